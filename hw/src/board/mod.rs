@@ -1,0 +1,138 @@
+//! Board descriptions: memory map, console, interrupt controller, firmware
+//! conduit. Pure data, so the kernel's boot code reads like a recipe and the
+//! descriptions can be checked on the host.
+
+mod qemu_virt;
+mod zcu102;
+
+pub use qemu_virt::QEMU_VIRT;
+pub use zcu102::ZCU102;
+
+use core::ops::Range;
+
+/// Which UART model the board's console is, and where it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ConsoleUart {
+    /// Arm PrimeCell PL011 (QEMU virt).
+    Pl011 { base: usize },
+    /// Cadence UART (Zynq UltraScale+).
+    Cadence { base: usize },
+}
+
+/// How the kernel calls the PSCI firmware.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PsciConduit {
+    /// `hvc #0` (QEMU virt without EL2 firmware).
+    Hvc,
+    /// `smc #0` (ZynqMP: ATF at EL3, or QEMU's emulation of it).
+    Smc,
+}
+
+/// Everything the kernel must know about a board before it can read a DTB.
+#[derive(Clone, Debug)]
+pub struct Board {
+    /// Name used by the image tool and printed by `hello`.
+    pub name: &'static str,
+    /// RAM the kernel assumes when no DTB describes memory.
+    pub default_ram: Range<usize>,
+    /// Physical range in which RAM may lie at all (covers every `-m` size);
+    /// the boot identity map treats it as normal memory.
+    pub ram_window: Range<usize>,
+    /// Where a DTB may be found when the loader passes none in x0.
+    pub dtb_fallback: Option<usize>,
+    /// Console UART.
+    pub console: ConsoleUart,
+    /// GICv2 distributor base.
+    pub gicd: usize,
+    /// GICv2 CPU interface base.
+    pub gicc: usize,
+    /// How PSCI is reached.
+    pub psci: PsciConduit,
+    /// Cores assumed when no DTB lists them (their MPIDR Aff0 are 0..cores).
+    pub default_cores: usize,
+    /// MMIO windows mapped as device memory.
+    pub devices: &'static [Range<usize>],
+    /// Generic timer frequency to assume if firmware left CNTFRQ_EL0 at 0.
+    pub default_timer_hz: u64,
+}
+
+/// Bytes in one gibibyte; the boot identity map is made of 1 GiB blocks.
+pub const GIB: usize = 1 << 30;
+
+/// Memory type of one 1 GiB slot of the boot identity map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BootSlot {
+    /// Not mapped.
+    Invalid,
+    /// Normal, cacheable (RAM).
+    Normal,
+    /// Device-nGnRE (MMIO).
+    Device,
+}
+
+impl Board {
+    /// Memory type of the 1 GiB slot `index` in the boot identity map: RAM
+    /// slots are normal memory, slots holding MMIO are device memory.
+    pub const fn boot_slot(&self, index: usize) -> BootSlot {
+        let start = index * GIB;
+        let end = start + GIB;
+        if overlaps(&self.ram_window, start, end) {
+            return BootSlot::Normal;
+        }
+        let mut i = 0;
+        while i < self.devices.len() {
+            if overlaps(&self.devices[i], start, end) {
+                return BootSlot::Device;
+            }
+            i += 1;
+        }
+        BootSlot::Invalid
+    }
+}
+
+const fn overlaps(r: &Range<usize>, start: usize, end: usize) -> bool {
+    r.start < end && start < r.end
+}
+
+/// The board this image was built for.
+#[cfg(feature = "qemu-virt")]
+pub const CURRENT: &Board = &QEMU_VIRT;
+/// The board this image was built for.
+#[cfg(feature = "zcu102")]
+pub const CURRENT: &Board = &ZCU102;
+#[cfg(all(target_os = "none", not(any(feature = "qemu-virt", feature = "zcu102"))))]
+compile_error!("select a board: build with feature `qemu-virt` or `zcu102` (see image/)");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn virt_boot_map_has_devices_below_ram_and_pcie_ecam() {
+        assert_eq!(QEMU_VIRT.boot_slot(0), BootSlot::Device);
+        assert_eq!(QEMU_VIRT.boot_slot(1), BootSlot::Normal);
+        assert_eq!(QEMU_VIRT.boot_slot(256), BootSlot::Device);
+        assert_eq!(QEMU_VIRT.boot_slot(100), BootSlot::Invalid);
+    }
+
+    #[test]
+    fn zcu102_boot_map_has_ddr_low_and_devices_at_the_top_of_4g() {
+        assert_eq!(ZCU102.boot_slot(0), BootSlot::Normal);
+        assert_eq!(ZCU102.boot_slot(1), BootSlot::Normal);
+        assert_eq!(ZCU102.boot_slot(3), BootSlot::Device);
+        assert_eq!(ZCU102.boot_slot(2), BootSlot::Invalid);
+    }
+
+    #[test]
+    fn consoles_and_gics_lie_in_device_windows() {
+        for b in [&QEMU_VIRT, &ZCU102] {
+            let uart = match b.console {
+                ConsoleUart::Pl011 { base } | ConsoleUart::Cadence { base } => base,
+            };
+            for addr in [uart, b.gicd, b.gicc] {
+                assert!(b.devices.iter().any(|d| d.contains(&addr)), "{} {addr:#x}", b.name);
+            }
+            assert!(b.default_cores <= crate::layout::MAX_CORES);
+        }
+    }
+}

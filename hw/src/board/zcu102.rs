@@ -1,0 +1,27 @@
+//! Xilinx ZCU102 (`-M xlnx-zcu102`): the Zynq UltraScale+ MPSoC the QFDB carries.
+
+use super::{Board, ConsoleUart, PsciConduit};
+
+/// The ZCU102 evaluation board (Zynq UltraScale+ ZU9EG).
+pub const ZCU102: Board = Board {
+    name: "zcu102",
+    // Low DDR; the runner gives QEMU `-m 2G`.
+    default_ram: 0x0000_0000..0x8000_0000,
+    ram_window: 0x0000_0000..0x8000_0000,
+    // Firmware passes a DTB in x0 if it has one; QEMU gives none.
+    dtb_fallback: None,
+    console: ConsoleUart::Cadence { base: 0xff00_0000 },
+    gicd: 0xf901_0000,
+    gicc: 0xf902_0000,
+    psci: PsciConduit::Smc,
+    default_cores: 4,
+    devices: &[
+        // GIC-400.
+        0xf900_0000..0xf908_0000,
+        // Low-power domain peripherals: UARTs, I2C, GPIO, ...
+        0xff00_0000..0xff10_0000,
+        // Full-power domain DMA (ZDMA) and SMMU.
+        0xfd00_0000..0xfd80_0000,
+    ],
+    default_timer_hz: 62_500_000,
+};

@@ -1,0 +1,14 @@
+//! Faultline's hardware layer: what each board is made of, and the drivers for
+//! devices the kernel needs before anything else (the console UARTs).
+//!
+//! Boards are plain data ([`board::Board`]); the kernel in `libos` reads the
+//! selected one through [`board::CURRENT`] and never names a board itself. A
+//! board is chosen with one Cargo feature (`qemu-virt` or `zcu102`) when the
+//! image is built.
+#![cfg_attr(not(test), no_std)]
+
+pub mod board;
+pub mod gicv2;
+pub mod layout;
+pub mod mmio;
+pub mod uart;

@@ -1,0 +1,45 @@
+//! A window of device registers. The one `unsafe` step is creating it (the
+//! caller vouches that the address is a device of that size, mapped as device
+//! memory); reads and writes are then bounds-checked volatile accesses.
+
+/// A block of 32-bit device registers at a fixed address.
+#[derive(Debug)]
+pub struct Mmio {
+    base: usize,
+    len: usize,
+}
+
+impl Mmio {
+    /// Describes the registers at `base..base + len`.
+    ///
+    /// # Safety
+    /// `base..base + len` must be a device's register block, mapped as device
+    /// memory for as long as this value is used, and accessing its registers
+    /// must not violate memory safety (it is not RAM that Rust owns).
+    pub const unsafe fn new(base: usize, len: usize) -> Self {
+        Self { base, len }
+    }
+
+    /// Physical (and, with the identity map, virtual) base address.
+    pub fn base(&self) -> usize {
+        self.base
+    }
+
+    fn reg(&self, offset: usize) -> *mut u32 {
+        assert!(offset % 4 == 0 && offset + 4 <= self.len, "register {offset:#x} out of range");
+        (self.base + offset) as *mut u32
+    }
+
+    /// Reads the 32-bit register at `offset`.
+    pub fn read(&self, offset: usize) -> u32 {
+        // SAFETY: `new`'s contract makes the block valid device memory; the
+        // offset is checked to lie inside it and to be aligned.
+        unsafe { self.reg(offset).read_volatile() }
+    }
+
+    /// Writes the 32-bit register at `offset`.
+    pub fn write(&self, offset: usize, value: u32) {
+        // SAFETY: as in `read`.
+        unsafe { self.reg(offset).write_volatile(value) }
+    }
+}

@@ -1,0 +1,70 @@
+//! Cadence UART (Zynq UltraScale+ `uart0`/`uart1`), the ZCU102 and QFDB console.
+//!
+//! Register map per the Zynq UltraScale+ TRM (UG1085, "UART"): control (CR),
+//! mode (MR), baud generator (BAUDGEN), channel status (SR), FIFO (FIFO) and
+//! baud divider (BAUDDIV).
+
+use super::Uart;
+use crate::mmio::Mmio;
+
+const CR: usize = 0x00;
+const MR: usize = 0x04;
+const IDR: usize = 0x0c;
+const BAUDGEN: usize = 0x18;
+const SR: usize = 0x2c;
+const FIFO: usize = 0x30;
+const BAUDDIV: usize = 0x34;
+
+const CR_RXRST: u32 = 1 << 0;
+const CR_TXRST: u32 = 1 << 1;
+const CR_RX_EN: u32 = 1 << 2;
+const CR_TX_EN: u32 = 1 << 4;
+const CR_STOPBRK: u32 = 1 << 8;
+/// Mode: 8 data bits, no parity, 1 stop bit, normal channel mode.
+const MR_8N1: u32 = 0b100 << 3;
+const SR_TXEMPTY: u32 = 1 << 3;
+const SR_TXFULL: u32 = 1 << 4;
+const ALL_INTERRUPTS: u32 = 0x3fff;
+
+/// 115200 baud from the ZCU102's 100 MHz UART reference clock:
+/// 100 MHz / (124 * (6 + 1)) = 115207 baud.
+const BAUD_CD: u32 = 124;
+const BAUD_BDIV: u32 = 6;
+
+/// A Cadence UART used as a polled console.
+pub struct Cadence {
+    regs: Mmio,
+}
+
+impl Cadence {
+    /// Driver for the Cadence UART whose registers are `regs` (4 KiB block).
+    pub fn new(regs: Mmio) -> Self {
+        Self { regs }
+    }
+}
+
+impl Uart for Cadence {
+    fn init(&mut self) {
+        self.regs.write(IDR, ALL_INTERRUPTS);
+        // Disable, program the line, reset both FIFOs, then enable.
+        self.regs.write(CR, CR_STOPBRK | (1 << 5) | (1 << 3));
+        self.regs.write(MR, MR_8N1);
+        self.regs.write(BAUDGEN, BAUD_CD);
+        self.regs.write(BAUDDIV, BAUD_BDIV);
+        self.regs.write(CR, CR_STOPBRK | CR_TXRST | CR_RXRST);
+        self.regs.write(CR, CR_STOPBRK | CR_TX_EN | CR_RX_EN);
+    }
+
+    fn put(&mut self, byte: u8) {
+        while self.regs.read(SR) & SR_TXFULL != 0 {
+            core::hint::spin_loop();
+        }
+        self.regs.write(FIFO, byte as u32);
+    }
+
+    fn flush(&mut self) {
+        while self.regs.read(SR) & SR_TXEMPTY == 0 {
+            core::hint::spin_loop();
+        }
+    }
+}

@@ -1,0 +1,271 @@
+//! Command-line parsing for the `faultline-image` binary.
+//!
+//! Kept in the library, apart from `main.rs`, so the grammar has unit tests. Parsing
+//! only checks the shape of the command line; whether the app exists is checked later
+//! against the workspace.
+
+use std::fmt;
+use std::time::Duration;
+
+use crate::board::Board;
+
+/// Usage text, printed by `--help` and after a usage error.
+pub const USAGE: &str = "\
+usage:
+  faultline-image list
+      list the apps and boards
+  faultline-image build APP [--board BOARD] [-- ARGS...]
+      build APP and write target/images/BOARD/APP.{elf,bin[,uimg]}
+  faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
+                          [--qemu-arg ARG]... [-- ARGS...]
+      build APP, boot it under QEMU and exit with the guest's status
+      (124 when the timeout kills it)
+
+options:
+  --board BOARD    qemu-virt (default) or zcu102
+  --smp N          CPUs (qemu-virt: 1-8, default 4; zcu102: always 4)
+  --el2            start the CPUs at EL2 (QEMU virtualization=on)
+  --timeout SECS   kill QEMU after SECS seconds (fractions allowed)
+  --qemu-arg ARG   pass ARG to QEMU after the standard options (repeatable)
+  ARGS             the app's command line: embedded in the image, and given to
+                   QEMU with -append on qemu-virt; no whitespace or '\"' inside
+";
+
+/// A parsed command line.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Cli {
+    /// Print the usage text.
+    Help,
+    /// List apps and boards.
+    List,
+    /// Build an app's images.
+    Build {
+        /// App to build.
+        app: String,
+        /// Board to build for.
+        board: Board,
+        /// The app's command line.
+        args: Vec<String>,
+    },
+    /// Build an app and boot it.
+    Run {
+        /// App to build and boot.
+        app: String,
+        /// Board to build for and emulate.
+        board: Board,
+        /// CPU count, if given.
+        smp: Option<u32>,
+        /// Start at EL2.
+        el2: bool,
+        /// Time limit for the QEMU run.
+        timeout: Option<Duration>,
+        /// Extra QEMU arguments.
+        qemu_args: Vec<String>,
+        /// The app's command line.
+        args: Vec<String>,
+    },
+}
+
+/// A command line that does not follow [`USAGE`]; the CLI prints it with the usage and
+/// exits with status 2.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+fn usage(msg: impl Into<String>) -> UsageError {
+    UsageError(msg.into())
+}
+
+/// Parses the arguments after the program name.
+pub fn parse(argv: &[String]) -> Result<Cli, UsageError> {
+    let Some((command, rest)) = argv.split_first() else {
+        return Err(usage("no command given"));
+    };
+    match command.as_str() {
+        "-h" | "--help" | "help" => Ok(Cli::Help),
+        "list" => {
+            if rest.iter().any(|a| a == "-h" || a == "--help") {
+                Ok(Cli::Help)
+            } else if let Some(extra) = rest.first() {
+                Err(usage(format!("`list` takes no arguments (got `{extra}`)")))
+            } else {
+                Ok(Cli::List)
+            }
+        }
+        "build" | "run" => parse_app_command(command == "run", rest),
+        other => Err(usage(format!("unknown command `{other}`"))),
+    }
+}
+
+/// Parses `APP [options] [-- ARGS...]` for `build` (when `run` is false) and `run`.
+fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
+    let mut app = None;
+    let mut board = Board::default();
+    let mut smp = None;
+    let mut el2 = false;
+    let mut timeout = None;
+    let mut qemu_args = Vec::new();
+    let mut args = Vec::new();
+
+    let mut it = rest.iter();
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            args.extend(it.by_ref().cloned());
+            break;
+        }
+        // Accept both `--opt value` and `--opt=value`.
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (arg.as_str(), None),
+        };
+        let mut value = |name: &str| -> Result<String, UsageError> {
+            inline
+                .clone()
+                .or_else(|| it.next().cloned())
+                .ok_or_else(|| usage(format!("{name} needs a value")))
+        };
+        match name {
+            "-h" | "--help" => return Ok(Cli::Help),
+            "--board" => {
+                let v = value(name)?;
+                board = Board::parse(&v).map_err(|e| usage(e.to_string()))?;
+            }
+            "--smp" if run => {
+                let v = value(name)?;
+                let n = v
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&n| n > 0)
+                    .ok_or_else(|| usage(format!("--smp wants a CPU count, got `{v}`")))?;
+                smp = Some(n);
+            }
+            "--el2" if run && inline.is_none() => el2 = true,
+            "--timeout" if run => {
+                let v = value(name)?;
+                let secs = v
+                    .parse::<f64>()
+                    .ok()
+                    .filter(|s| s.is_finite() && *s > 0.0)
+                    .and_then(|s| Duration::try_from_secs_f64(s).ok())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "--timeout wants a positive number of seconds, got `{v}`"
+                        ))
+                    })?;
+                timeout = Some(secs);
+            }
+            "--qemu-arg" if run => qemu_args.push(value(name)?),
+            _ if arg.starts_with('-') => {
+                let cmd = if run { "run" } else { "build" };
+                return Err(usage(format!("unknown option `{arg}` for `{cmd}`")));
+            }
+            _ if app.is_none() => app = Some(arg.clone()),
+            _ => {
+                return Err(usage(format!(
+                    "unexpected argument `{arg}` (app arguments go after `--`)"
+                )))
+            }
+        }
+    }
+
+    let app = app.ok_or_else(|| usage("no app given"))?;
+    Ok(if run {
+        Cli::Run {
+            app,
+            board,
+            smp,
+            el2,
+            timeout,
+            qemu_args,
+            args,
+        }
+    } else {
+        Cli::Build { app, board, args }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(line: &str) -> Result<Cli, UsageError> {
+        let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
+        parse(&argv)
+    }
+
+    fn err(line: &str) -> String {
+        p(line).unwrap_err().0
+    }
+
+    #[test]
+    fn help_and_list() {
+        assert_eq!(p("--help").unwrap(), Cli::Help);
+        assert_eq!(p("help").unwrap(), Cli::Help);
+        assert_eq!(p("run hello --help").unwrap(), Cli::Help);
+        assert_eq!(p("list").unwrap(), Cli::List);
+        assert!(err("list x").contains("no arguments"));
+        assert!(err("").contains("no command"));
+        assert!(err("flash hello").contains("unknown command `flash`"));
+    }
+
+    #[test]
+    fn build_defaults_and_args() {
+        assert_eq!(
+            p("build hello").unwrap(),
+            Cli::Build {
+                app: "hello".into(),
+                board: Board::QemuVirt,
+                args: vec![],
+            }
+        );
+        assert_eq!(
+            p("build --board=zcu102 kv -- --port 7 --smp").unwrap(),
+            Cli::Build {
+                app: "kv".into(),
+                board: Board::Zcu102,
+                args: vec!["--port".into(), "7".into(), "--smp".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn run_with_every_option() {
+        assert_eq!(
+            p("run selftest --board zcu102 --smp 4 --el2 --timeout 2.5 --qemu-arg -s -- a b")
+                .unwrap(),
+            Cli::Run {
+                app: "selftest".into(),
+                board: Board::Zcu102,
+                smp: Some(4),
+                el2: true,
+                timeout: Some(Duration::from_millis(2500)),
+                qemu_args: vec!["-s".into()],
+                args: vec!["a".into(), "b".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(err("build").contains("no app"));
+        assert!(err("build --board").contains("--board needs a value"));
+        let m = err("build hello --board pi");
+        assert!(m.contains("pi") && m.contains("qemu-virt, zcu102"), "{m}");
+        // Run-only options are unknown to build.
+        assert!(err("build hello --smp 2").contains("unknown option `--smp`"));
+        assert!(err("build hello --el2").contains("unknown option"));
+        assert!(err("run hello --smp 0").contains("CPU count"));
+        assert!(err("run hello --smp x").contains("CPU count"));
+        assert!(err("run hello --timeout -1").contains("positive"));
+        assert!(err("run hello --timeout nan").contains("positive"));
+        assert!(err("run hello --el2=yes").contains("unknown option"));
+        assert!(err("run hello extra").contains("after `--`"));
+    }
+}

@@ -1,0 +1,142 @@
+//! `faultline-image`: build Faultline images and boot them under QEMU.
+//!
+//! See `faultline-image --help` (or [`faultline_image::cli::USAGE`]) for the commands.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use faultline_image::cli::{self, Cli, USAGE};
+use faultline_image::{
+    bootargs, build, check_app, list_apps, run, workspace_root, Board, RunOptions,
+};
+
+/// Exit status when the run was cut short by `--timeout` (as `timeout(1)` uses).
+const EXIT_TIMEOUT: u8 = 124;
+/// Exit status for a command line that does not follow the usage.
+const EXIT_USAGE: u8 = 2;
+/// Exit status for any other failure of the tool itself.
+const EXIT_FAILURE: u8 = 1;
+
+fn main() -> ExitCode {
+    let mut argv = Vec::new();
+    for arg in std::env::args_os().skip(1) {
+        match arg.into_string() {
+            Ok(s) => argv.push(s),
+            Err(bad) => return usage_error(&format!("argument {bad:?} is not UTF-8")),
+        }
+    }
+    let command = match cli::parse(&argv) {
+        Ok(c) => c,
+        Err(e) => return usage_error(&e.0),
+    };
+    let root = workspace_root();
+    match command {
+        Cli::Help => {
+            print!("{USAGE}");
+            ExitCode::SUCCESS
+        }
+        Cli::List => list(&root),
+        Cli::Build { app, board, args } => {
+            if let Err(code) = check_app_or_usage(&root, &app) {
+                return code;
+            }
+            if let Err(e) = bootargs::command_line(&args) {
+                return usage_error(&e.to_string());
+            }
+            match build(&root, &app, board, &args) {
+                Ok(built) => {
+                    print!("{}", built.summary(&root));
+                    ExitCode::SUCCESS
+                }
+                Err(e) => failure(&e),
+            }
+        }
+        Cli::Run {
+            app,
+            board,
+            smp,
+            el2,
+            timeout,
+            qemu_args,
+            args,
+        } => {
+            let opts = RunOptions {
+                smp,
+                el2,
+                args: args.clone(),
+                extra: qemu_args,
+            };
+            if let Err(code) = check_app_or_usage(&root, &app) {
+                return code;
+            }
+            if let Err(e) = faultline_image::qemu::check_options(board, &opts) {
+                return usage_error(&e.to_string());
+            }
+            let built = match build(&root, &app, board, &args) {
+                Ok(b) => b,
+                Err(e) => return failure(&e),
+            };
+            eprint!("{}", built.summary(&root));
+            let outcome = match run(&built, &opts, timeout, true) {
+                Ok(o) => o,
+                Err(e) => return failure(&e),
+            };
+            let ms = outcome.wall.as_millis();
+            if outcome.timed_out {
+                let limit = timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
+                eprintln!(
+                    "faultline: {app} on {board} timed out after {limit} s; QEMU killed \
+                     after {ms} ms (QEMU wall time)"
+                );
+                return ExitCode::from(EXIT_TIMEOUT);
+            }
+            match outcome.status {
+                Some(status) => {
+                    eprintln!(
+                        "faultline: {app} on {board} exited with status {status} after {ms} ms \
+                         (QEMU wall time)"
+                    );
+                    // Exit statuses are 0..=255 on the platforms QEMU runs on.
+                    ExitCode::from(status as u8)
+                }
+                None => {
+                    eprintln!(
+                        "faultline: {app} on {board}: QEMU was killed by a signal after {ms} ms"
+                    );
+                    ExitCode::from(EXIT_FAILURE)
+                }
+            }
+        }
+    }
+}
+
+/// `list`: the apps of the workspace and the boards.
+fn list(root: &Path) -> ExitCode {
+    match list_apps(root) {
+        Ok(apps) => {
+            println!("apps:   {}", apps.join(" "));
+            println!("boards: {}", Board::names().join(" "));
+            ExitCode::SUCCESS
+        }
+        Err(e) => failure(&e),
+    }
+}
+
+/// An unknown app is a usage error (status 2), reported with the list of valid apps.
+fn check_app_or_usage(root: &Path, app: &str) -> Result<(), ExitCode> {
+    match check_app(root, app) {
+        Ok(()) => Ok(()),
+        Err(e @ faultline_image::Error::UnknownApp { .. }) => Err(usage_error(&e.to_string())),
+        Err(e) => Err(failure(&e)),
+    }
+}
+
+fn usage_error(msg: &str) -> ExitCode {
+    eprintln!("faultline-image: {msg}\n\n{USAGE}");
+    ExitCode::from(EXIT_USAGE)
+}
+
+fn failure(e: &faultline_image::Error) -> ExitCode {
+    eprintln!("faultline-image: error: {e}");
+    ExitCode::from(EXIT_FAILURE)
+}

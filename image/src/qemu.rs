@@ -1,0 +1,207 @@
+//! The QEMU command line for each board, kept in one place so the CLI and the boot
+//! tests start the guest the same way.
+
+use std::process::Command;
+
+use crate::board::Board;
+use crate::bootargs;
+use crate::build::Built;
+use crate::error::{Error, Result};
+
+/// The QEMU binary used for every board.
+pub const QEMU: &str = "qemu-system-aarch64";
+/// CPUs on `qemu-virt` unless `--smp` says otherwise.
+pub const DEFAULT_SMP: u32 = 4;
+/// The most CPUs a GICv2 can route interrupts to (QEMU refuses more on `virt`).
+pub const VIRT_MAX_SMP: u32 = 8;
+/// The zcu102 has exactly this many Cortex-A53 application cores.
+pub const ZCU102_CPUS: u32 = 4;
+
+/// How to boot a built image.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Number of CPUs; `None` is the board's default (4 on both boards).
+    pub smp: Option<u32>,
+    /// Start the CPUs at EL2 (QEMU's `virtualization=on`) instead of EL1.
+    pub el2: bool,
+    /// Guest command line, passed with `-append` where the board has a device tree.
+    pub args: Vec<String>,
+    /// Extra QEMU arguments, appended last (e.g. `-d int` or `-s -S` for debugging).
+    pub extra: Vec<String>,
+}
+
+/// Checks that `opts` fit `board`, so a bad `--smp` is reported before a long build.
+pub fn check_options(board: Board, opts: &RunOptions) -> Result<()> {
+    match board {
+        Board::QemuVirt => {
+            let smp = opts.smp.unwrap_or(DEFAULT_SMP);
+            if !(1..=VIRT_MAX_SMP).contains(&smp) {
+                return Err(Error::Options(format!(
+                    "qemu-virt with GICv2 supports 1 to {VIRT_MAX_SMP} CPUs; --smp {smp} is out of range"
+                )));
+            }
+        }
+        Board::Zcu102 => {
+            if opts.smp.is_some_and(|n| n != ZCU102_CPUS) {
+                return Err(Error::Options(
+                    "zcu102 has 4 Cortex-A53 cores; --smp is fixed".into(),
+                ));
+            }
+        }
+    }
+    bootargs::command_line(&opts.args)?;
+    Ok(())
+}
+
+/// The QEMU command that boots `built` with `opts`.
+///
+/// The command is returned unstarted so callers choose how to wire its standard streams.
+/// Fails when the options do not fit the board (see [`check_options`]).
+pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
+    check_options(built.board, opts)?;
+    let mut cmd = Command::new(QEMU);
+    match built.board {
+        Board::QemuVirt => {
+            let smp = opts.smp.unwrap_or(DEFAULT_SMP);
+            let mut machine = String::from("virt,gic-version=2,iommu=smmuv3");
+            if opts.el2 {
+                machine += ",virtualization=on";
+            }
+            cmd.args(["-M", &machine, "-cpu", "cortex-a53"]).args([
+                "-smp",
+                &smp.to_string(),
+                "-m",
+                "1G",
+            ]);
+        }
+        Board::Zcu102 => {
+            let mut machine = String::from("xlnx-zcu102");
+            if opts.el2 {
+                machine += ",virtualization=on";
+            }
+            cmd.args(["-M", &machine, "-m", "2G"]);
+            // The board's DisplayPort has an audio device; without this QEMU 7.2 tries
+            // ALSA and fills stderr with failures on machines without sound.
+            cmd.env("QEMU_AUDIO_DRV", "none");
+        }
+    }
+    cmd.args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
+        .args(["-semihosting", "-no-reboot", "-kernel"])
+        .arg(&built.elf);
+    if built.board == Board::QemuVirt && !opts.args.is_empty() {
+        cmd.arg("-append").arg(opts.args.join(" "));
+    }
+    cmd.args(&opts.extra);
+    Ok(cmd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    fn built(board: Board) -> Built {
+        Built {
+            app: "hello".into(),
+            board,
+            elf: PathBuf::from("/img/hello.elf"),
+            bin: PathBuf::from("/img/hello.bin"),
+            uimage: None,
+            load_addr: 0x4008_0000,
+            entry: 0x4008_0000,
+        }
+    }
+
+    fn argv(cmd: &Command) -> String {
+        let mut parts = vec![cmd.get_program().to_str().unwrap().to_string()];
+        parts.extend(cmd.get_args().map(|a| a.to_str().unwrap().to_string()));
+        parts.join(" ")
+    }
+
+    #[test]
+    fn qemu_virt_defaults() {
+        let cmd = qemu_command(&built(Board::QemuVirt), &RunOptions::default()).unwrap();
+        assert_eq!(
+            argv(&cmd),
+            "qemu-system-aarch64 -M virt,gic-version=2,iommu=smmuv3 -cpu cortex-a53 -smp 4 \
+             -m 1G -display none -serial stdio -monitor none -semihosting -no-reboot \
+             -kernel /img/hello.elf"
+        );
+    }
+
+    #[test]
+    fn qemu_virt_with_everything() {
+        let opts = RunOptions {
+            smp: Some(2),
+            el2: true,
+            args: vec!["a=1".into(), "b".into()],
+            extra: vec!["-d".into(), "int".into()],
+        };
+        let cmd = qemu_command(&built(Board::QemuVirt), &opts).unwrap();
+        let args: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();
+        assert_eq!(args[1], "virt,gic-version=2,iommu=smmuv3,virtualization=on");
+        assert!(argv(&cmd).contains(" -smp 2 "));
+        // The command line stays one argument; extra arguments come last.
+        assert_eq!(&args[args.len() - 4..], ["-append", "a=1 b", "-d", "int"]);
+    }
+
+    #[test]
+    fn qemu_virt_cpu_range() {
+        let b = built(Board::QemuVirt);
+        for n in [0, 9] {
+            let opts = RunOptions {
+                smp: Some(n),
+                ..RunOptions::default()
+            };
+            assert!(qemu_command(&b, &opts).is_err(), "smp {n}");
+        }
+        let opts = RunOptions {
+            smp: Some(8),
+            ..RunOptions::default()
+        };
+        assert!(qemu_command(&b, &opts).is_ok());
+    }
+
+    #[test]
+    fn zcu102_line() {
+        let opts = RunOptions {
+            args: vec!["ignored-here".into()],
+            ..RunOptions::default()
+        };
+        let cmd = qemu_command(&built(Board::Zcu102), &opts).unwrap();
+        assert_eq!(
+            argv(&cmd),
+            "qemu-system-aarch64 -M xlnx-zcu102 -m 2G -display none -serial stdio \
+             -monitor none -semihosting -no-reboot -kernel /img/hello.elf"
+        );
+        let el2 = RunOptions {
+            el2: true,
+            smp: Some(4),
+            ..RunOptions::default()
+        };
+        let cmd = qemu_command(&built(Board::Zcu102), &el2).unwrap();
+        assert!(argv(&cmd).contains("-M xlnx-zcu102,virtualization=on "));
+    }
+
+    #[test]
+    fn zcu102_cpu_count_is_fixed() {
+        let opts = RunOptions {
+            smp: Some(2),
+            ..RunOptions::default()
+        };
+        let err = qemu_command(&built(Board::Zcu102), &opts).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "zcu102 has 4 Cortex-A53 cores; --smp is fixed"
+        );
+    }
+
+    #[test]
+    fn append_args_are_checked_like_embedded_ones() {
+        let opts = RunOptions {
+            args: vec!["two words".into()],
+            ..RunOptions::default()
+        };
+        assert!(qemu_command(&built(Board::QemuVirt), &opts).is_err());
+    }
+}

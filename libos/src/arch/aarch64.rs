@@ -1,0 +1,179 @@
+//! AArch64 mechanism: boot assembly, vectors, registers, barriers.
+
+use aarch64_cpu::registers::{
+    Readable, Writeable, CNTFRQ_EL0, CNTVCT_EL0, CNTV_CTL_EL0, CNTV_CVAL_EL0, CurrentEL, DAIF,
+    MPIDR_EL1, TPIDR_EL1,
+};
+use core::arch::{asm, global_asm};
+use hw::layout::{CORE_STACKS_SIZE, EXCEPTION_STACK_SIZE, MAIN_STACK_SIZE, PAGE_SIZE};
+
+pub mod exception;
+pub mod probe;
+
+/// MAIR_EL1: attribute 0 = Device-nGnRE, attribute 1 = Normal write-back.
+pub const MAIR: u64 = 0xff04;
+/// MAIR index of device memory.
+pub const ATTR_DEVICE: u64 = 0;
+/// MAIR index of normal memory.
+pub const ATTR_NORMAL: u64 = 1;
+/// Virtual address bits translated by TTBR0 (T0SZ = 64 - 39): the walk starts at level 1.
+pub const VA_BITS: u32 = 39;
+/// TCR_EL1: 39-bit VA, 4 KiB granule, inner-shareable write-back walks,
+/// TTBR1 walks disabled, 40-bit physical addresses, 8-bit ASIDs.
+pub const TCR: u64 = (64 - VA_BITS as u64)
+    | (0b01 << 8)
+    | (0b01 << 10)
+    | (0b11 << 12)
+    | (25 << 16)
+    | (1 << 23)
+    | (0b010 << 32);
+const SCTLR_RESET: u64 = 0x30d0_0800;
+/// SCTLR_EL1 bits set at boot: MMU, data cache, SP alignment check, I-cache.
+const SCTLR_SET: u64 = (1 << 0) | (1 << 2) | (1 << 3) | (1 << 12);
+/// SCTLR_EL1 bits cleared at boot: alignment check, WXN, big-endian.
+const SCTLR_CLEAR: u64 = (1 << 1) | (1 << 19) | (1 << 24) | (1 << 25);
+
+global_asm!(
+    include_str!("boot.S"),
+    sctlr_reset = const SCTLR_RESET,
+    mair = const MAIR,
+    tcr = const TCR,
+    boot_map = sym crate::mm::boot_map::BOOT_MAP,
+    sctlr_set = const SCTLR_SET,
+    sctlr_clear = const SCTLR_CLEAR,
+    core_stacks_size = const CORE_STACKS_SIZE,
+    thread_stack_top = const PAGE_SIZE + MAIN_STACK_SIZE,
+    exception_stack_top = const PAGE_SIZE + MAIN_STACK_SIZE + PAGE_SIZE + EXCEPTION_STACK_SIZE,
+    kernel_entry = sym crate::boot::kernel_entry,
+);
+
+global_asm!(
+    include_str!("vectors.S"),
+    frame_size = const core::mem::size_of::<exception::Frame>(),
+    handle_exception = sym exception::handle_exception,
+);
+
+global_asm!(include_str!("probe.S"));
+
+/// The calling core's index (0 is the boot core), kept in TPIDR_EL1.
+#[inline]
+pub fn core_id() -> usize {
+    TPIDR_EL1.get() as usize
+}
+
+/// This core's MPIDR affinity fields (what PSCI calls the core).
+pub fn mpidr() -> u64 {
+    MPIDR_EL1.get() & 0xff_00ff_ffff
+}
+
+/// Exception level the kernel runs at.
+pub fn current_el() -> u8 {
+    CurrentEL.read(CurrentEL::EL) as u8
+}
+
+/// Masks IRQs and returns whether they were unmasked before.
+#[inline]
+pub fn irq_save_disable() -> bool {
+    let was_enabled = !DAIF.is_set(DAIF::I);
+    // SAFETY: masking IRQs on this core has no memory-safety effect.
+    unsafe { asm!("msr daifset, #2", options(nomem, nostack, preserves_flags)) };
+    was_enabled
+}
+
+/// Unmasks IRQs if `was_enabled` (the value `irq_save_disable` returned).
+#[inline]
+pub fn irq_restore(was_enabled: bool) {
+    if was_enabled {
+        irq_enable();
+    }
+}
+
+/// Unmasks IRQs on this core.
+#[inline]
+pub fn irq_enable() {
+    // SAFETY: handlers are installed before any interrupt is enabled at the GIC.
+    unsafe { asm!("msr daifclr, #2", options(nomem, nostack, preserves_flags)) };
+}
+
+/// Waits for an interrupt.
+#[inline]
+pub fn wait_for_interrupt() {
+    aarch64_cpu::asm::wfi();
+}
+
+/// Waits for an event (`sev` from another core) or an interrupt.
+#[inline]
+pub fn wait_for_event() {
+    aarch64_cpu::asm::wfe();
+}
+
+/// Wakes cores waiting in `wait_for_event`.
+#[inline]
+pub fn send_event() {
+    aarch64_cpu::asm::sev();
+}
+
+/// The virtual counter (ticks since the machine started).
+#[inline]
+pub fn counter() -> u64 {
+    // ISB so the read is not hoisted above earlier instructions.
+    aarch64_cpu::asm::barrier::isb(aarch64_cpu::asm::barrier::SY);
+    CNTVCT_EL0.get()
+}
+
+/// Counter frequency in Hz as firmware programmed it (0 if it did not).
+pub fn counter_frequency() -> u64 {
+    CNTFRQ_EL0.get()
+}
+
+/// Arms this core's virtual timer to fire at counter value `deadline`.
+pub fn timer_arm(deadline: u64) {
+    CNTV_CVAL_EL0.set(deadline);
+    CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::SET + CNTV_CTL_EL0::IMASK::CLEAR);
+}
+
+/// Stops this core's virtual timer.
+pub fn timer_disarm() {
+    CNTV_CTL_EL0.write(CNTV_CTL_EL0::ENABLE::CLEAR);
+}
+
+/// Switches this core from the boot identity map to the kernel page table
+/// `root` (ASID `asid`), and drops the boot map's TLB entries.
+///
+/// # Safety
+/// `root` must be a complete page table that maps the running code, its
+/// stacks and all memory in use identically to the boot map.
+pub unsafe fn switch_page_table(root: usize, asid: u16) {
+    // SAFETY: the caller guarantees the new table maps everything in use the
+    // same way. The boot map's entries are non-global with ASID 0, so they
+    // cannot conflict with the kernel's entries under `asid` before the TLBI.
+    unsafe {
+        asm!(
+            "dsb ishst",
+            "msr ttbr0_el1, {ttbr}",
+            "isb",
+            "tlbi aside1, xzr",
+            "dsb nsh",
+            "isb",
+            ttbr = in(reg) root as u64 | (asid as u64) << 48,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
+/// Makes page-table stores visible to the table walkers of all cores (and
+/// SMMUs) before the caller relies on the new entry.
+#[inline]
+pub fn publish_page_table_update() {
+    // SAFETY: barriers have no effect on memory safety.
+    unsafe { asm!("dsb ishst", "isb", options(nostack, preserves_flags)) };
+}
+
+/// The frame pointer of the caller (for backtraces).
+#[inline(always)]
+pub fn frame_pointer() -> usize {
+    let fp: usize;
+    // SAFETY: reads a register.
+    unsafe { asm!("mov {}, x29", out(reg) fp, options(nomem, nostack, preserves_flags)) };
+    fp
+}

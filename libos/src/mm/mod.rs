@@ -1,0 +1,286 @@
+//! The memory manager: physical frames, the kernel page table, regions of
+//! virtual memory, the heap, and the one function that resolves page faults.
+//!
+//! ```text
+//!  CPU data abort ──┐                         ┌─ demand-zero region: take a frame,
+//!                   ├─► mm::resolve(addr, ──► │  zero it, map it, return Ok
+//!  SMMU fault event ┘       access)           └─ anything else: Err(FaultError)
+//! ```
+//!
+//! `resolve` takes no CPU exception context, so the CPU's abort handler and
+//! the SMMU's event handler share it.
+
+pub mod boot_map;
+pub mod frame;
+pub mod layout;
+pub mod regions;
+
+#[cfg(target_os = "none")]
+mod heap;
+#[cfg(target_os = "none")]
+mod region;
+#[cfg(target_os = "none")]
+mod resolve;
+#[cfg(target_os = "none")]
+mod space;
+
+#[cfg(target_os = "none")]
+pub use region::Region;
+#[cfg(target_os = "none")]
+pub use resolve::resolve;
+
+pub use crate::arch::esr::Access;
+pub use frame::{OutOfFrames, FRAME_SIZE};
+
+use core::fmt;
+
+/// Why a fault could not be resolved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FaultError {
+    /// The address belongs to no region (a wild pointer, or a guard).
+    NoRegion,
+    /// The region's pages are mapped by its owner, not on demand.
+    NotDemandPaged,
+    /// The region does not allow this access.
+    PermissionDenied(Access),
+    /// No frame is left to back the page.
+    OutOfFrames,
+}
+
+impl fmt::Display for FaultError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            FaultError::NoRegion => f.write_str("address is in no region"),
+            FaultError::NotDemandPaged => f.write_str("region is not demand-paged"),
+            FaultError::PermissionDenied(a) => write!(f, "region does not allow {a:?} access"),
+            FaultError::OutOfFrames => f.write_str("out of physical memory frames"),
+        }
+    }
+}
+
+/// Why a memory-manager request failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MmError {
+    /// No frame is left.
+    OutOfFrames,
+    /// No virtual range of that size is free.
+    NoAddressSpace,
+    /// Too many regions exist.
+    TooManyRegions,
+    /// The range is not inside the region.
+    OutOfRange,
+}
+
+impl fmt::Display for MmError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            MmError::OutOfFrames => f.write_str("out of physical memory frames"),
+            MmError::NoAddressSpace => f.write_str("no free virtual address range that large"),
+            MmError::TooManyRegions => f.write_str("too many regions"),
+            MmError::OutOfRange => f.write_str("range lies outside the region"),
+        }
+    }
+}
+
+impl From<OutOfFrames> for MmError {
+    fn from(_: OutOfFrames) -> Self {
+        MmError::OutOfFrames
+    }
+}
+
+impl From<regions::ReserveError> for MmError {
+    fn from(e: regions::ReserveError) -> Self {
+        match e {
+            regions::ReserveError::NoAddressSpace => MmError::NoAddressSpace,
+            regions::ReserveError::TooManyRegions => MmError::TooManyRegions,
+        }
+    }
+}
+
+/// Memory figures for `hello` and the benchmarks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct MemoryStats {
+    /// Frames of RAM the allocator manages.
+    pub total_frames: usize,
+    /// Frames not in use.
+    pub free_frames: usize,
+    /// Demand faults resolved since boot.
+    pub demand_faults: u64,
+    /// Bytes of heap in use.
+    pub heap_used: usize,
+    /// Bytes of heap mapped.
+    pub heap_mapped: usize,
+}
+
+#[cfg(target_os = "none")]
+pub use kernel::*;
+
+#[cfg(target_os = "none")]
+mod kernel {
+    use super::frame::{FrameAllocator, FRAME_SIZE};
+    use super::layout;
+    use super::space::{AddressSpace, Attrs};
+    use super::*;
+    use crate::sync::IrqSpinLock;
+    use core::ops::Range;
+    use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+    use hw::layout::MAX_CORES;
+
+    /// The frame allocator (lock order: after `SPACE`).
+    pub(super) static FRAMES: IrqSpinLock<Option<FrameAllocator<'static>>> = IrqSpinLock::new(None);
+    /// The address space (lock order: after the heap, before `FRAMES`).
+    pub(super) static SPACE: IrqSpinLock<Option<AddressSpace>> = IrqSpinLock::new(None);
+    static KERNEL_ROOT: AtomicUsize = AtomicUsize::new(0);
+    pub(super) static DEMAND_FAULTS: AtomicU64 = AtomicU64::new(0);
+
+    /// Fills a frame with zeros through the identity map.
+    pub(super) fn zero_frame(frame: usize) {
+        // SAFETY: `frame` was just taken from the allocator, so nothing else
+        // refers to it, and RAM is identity-mapped read-write.
+        unsafe { core::ptr::write_bytes(frame as *mut u8, 0, FRAME_SIZE) };
+    }
+
+    /// Called after pages were unmapped and the CPU TLBs invalidated: other
+    /// translation caches (the SMMU's) hear of it here.
+    pub(super) fn after_unmap(_range: Range<usize>) {}
+
+    /// Runs `f` on the frame allocator.
+    pub(super) fn with_frames<R>(f: impl FnOnce(&mut FrameAllocator<'static>) -> R) -> R {
+        f(FRAMES.lock().as_mut().expect("memory manager is initialized"))
+    }
+
+    /// Runs `f` on the address space.
+    pub(super) fn with_space<R>(f: impl FnOnce(&mut AddressSpace) -> R) -> R {
+        f(SPACE.lock().as_mut().expect("memory manager is initialized"))
+    }
+
+    /// Sets up frames, the kernel page table (W^X image, guard pages, RAM,
+    /// MMIO), switches this core to it, and starts the heap. `ram` is the
+    /// RAM range holding the image; `keep` lists ranges (the DTB) to leave alone.
+    pub fn init(ram: Range<usize>, keep: &[Range<usize>]) {
+        let image = layout::image();
+        let frames = (ram.end - ram.start) / FRAME_SIZE;
+        let bitmap_start = image.image.end.next_multiple_of(FRAME_SIZE);
+        let words = FrameAllocator::bitmap_words(frames);
+        let bitmap_end = (bitmap_start + words * 8).next_multiple_of(FRAME_SIZE);
+        assert!(bitmap_end <= ram.end, "RAM too small for the frame bitmap");
+        // SAFETY: the bitmap lies in RAM after the image, which no Rust object
+        // occupies; the frame allocator reserves it below so it is never reused.
+        let bitmap = unsafe { core::slice::from_raw_parts_mut(bitmap_start as *mut u64, words) };
+        let mut allocator = FrameAllocator::new(ram.start, frames, bitmap);
+        allocator.add_free(ram.clone());
+        allocator.reserve(0..FRAME_SIZE);
+        allocator.reserve(image.image.clone());
+        allocator.reserve(bitmap_start..bitmap_end);
+        for range in keep {
+            allocator.reserve(range.clone());
+        }
+        *FRAMES.lock() = Some(allocator);
+
+        let mut space = AddressSpace::new();
+        let map = |space: &mut AddressSpace, range: Range<usize>, attrs| {
+            if !range.is_empty() {
+                space.map_identity(range.clone(), attrs).unwrap_or_else(|e| {
+                    panic!("cannot map {:#x}..{:#x}: {e}", range.start, range.end)
+                });
+            }
+        };
+        map(&mut space, image.text.clone(), Attrs::Text);
+        map(&mut space, image.rodata.clone(), Attrs::ReadOnly);
+        map(&mut space, image.data.clone(), Attrs::ReadWrite);
+        for core in 0..MAX_CORES {
+            let stacks = layout::core_stacks(image.stacks.start, core);
+            map(&mut space, stacks.thread, Attrs::ReadWrite);
+            map(&mut space, stacks.exception, Attrs::ReadWrite);
+        }
+        map(&mut space, ram.start.max(FRAME_SIZE)..image.image.start, Attrs::ReadWrite);
+        map(&mut space, image.image.end..ram.end, Attrs::ReadWrite);
+        for device in hw::board::CURRENT.devices {
+            map(&mut space, device.clone(), Attrs::Device);
+        }
+        let root = space.root();
+        KERNEL_ROOT.store(root, Ordering::Release);
+        // SAFETY: the new table maps the image, stacks, RAM and MMIO at the
+        // same addresses as the boot map, so everything in use stays valid.
+        unsafe { crate::arch::switch_page_table(root, super::space::KERNEL_ASID) };
+        space.mark_active();
+        *SPACE.lock() = Some(space);
+        heap::init();
+    }
+
+    /// Switches a secondary core from the boot map to the kernel table.
+    pub fn init_secondary() {
+        let root = KERNEL_ROOT.load(Ordering::Acquire);
+        assert_ne!(root, 0, "boot core builds the kernel table first");
+        // SAFETY: as in `init`: the kernel table is complete and identical to
+        // the boot map for everything this core uses.
+        unsafe { crate::arch::switch_page_table(root, super::space::KERNEL_ASID) };
+    }
+
+    /// Physical address of the kernel page table's root (for the SMMU).
+    pub fn kernel_root() -> usize {
+        KERNEL_ROOT.load(Ordering::Acquire)
+    }
+
+    /// The physical address `va` maps to, if it is mapped.
+    pub fn translate(va: usize) -> Option<usize> {
+        with_space(|s| s.translate(va))
+    }
+
+    /// Current memory figures.
+    pub fn stats() -> MemoryStats {
+        let (total_frames, free_frames) = with_frames(|f| (f.total(), f.free_count()));
+        let (heap_used, heap_mapped) = heap::usage();
+        MemoryStats {
+            total_frames,
+            free_frames,
+            demand_faults: DEMAND_FAULTS.load(Ordering::Relaxed),
+            heap_used,
+            heap_mapped,
+        }
+    }
+
+    /// Allocates one frame (for tests and drivers that need physical memory).
+    pub fn alloc_frame() -> Result<usize, OutOfFrames> {
+        with_frames(|f| f.alloc())
+    }
+
+    /// Returns a frame from [`alloc_frame`].
+    pub fn free_frame(frame: usize) {
+        with_frames(|f| f.free(frame))
+    }
+
+    /// Allocates `count` contiguous frames aligned to `align` bytes.
+    pub fn alloc_contiguous(count: usize, align: usize) -> Result<usize, OutOfFrames> {
+        with_frames(|f| f.alloc_contiguous(count, align))
+    }
+
+    /// Returns frames from [`alloc_contiguous`].
+    pub fn free_contiguous(frame: usize, count: usize) {
+        with_frames(|f| f.free_contiguous(frame, count))
+    }
+
+    /// Maps fresh zeroed frames at every unmapped page of `range`. On
+    /// running out of frames, what this call mapped is undone.
+    pub(super) fn populate(range: Range<usize>, writable: bool) -> Result<(), MmError> {
+        let attrs = if writable { Attrs::ReadWrite } else { Attrs::ReadOnly };
+        with_space(|space| {
+            let mut page = range.start;
+            while page < range.end {
+                if space.translate(page).is_none() {
+                    let frame = match with_frames(|f| f.alloc()) {
+                        Ok(frame) => frame,
+                        Err(e) => {
+                            space.unmap_and_free(range.start..page);
+                            return Err(e.into());
+                        }
+                    };
+                    zero_frame(frame);
+                    space.map_page(page, frame, attrs).expect("mapping a free page cannot fail");
+                }
+                page += FRAME_SIZE;
+            }
+            Ok(())
+        })
+    }
+}

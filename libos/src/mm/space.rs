@@ -1,0 +1,192 @@
+//! The kernel's one address space: the page table every core (and, through
+//! the SMMU, every device) translates with, plus the table of regions.
+//! Callers hold the `SPACE` lock; frames come from `FRAMES` (lock order:
+//! heap, then space, then frames).
+
+use super::frame::FRAME_SIZE;
+use super::regions::RegionTable;
+use super::FRAMES;
+use aarch64_paging::descriptor::{El1Attributes, PhysicalAddress};
+use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
+use aarch64_paging::{MapError, Mapping};
+use core::ops::Range;
+use core::ptr::NonNull;
+
+/// ASID of the kernel address space (the boot map uses 0).
+pub const KERNEL_ASID: u16 = 1;
+
+/// Memory types and permissions a mapping can have.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attrs {
+    /// Kernel code: read-only, executable.
+    Text,
+    /// Read-only data.
+    ReadOnly,
+    /// Read-write data, never executable.
+    ReadWrite,
+    /// Device registers.
+    Device,
+}
+
+impl Attrs {
+    fn bits(self) -> El1Attributes {
+        use El1Attributes as A;
+        let normal = A::VALID | A::ATTRIBUTE_INDEX_1 | A::INNER_SHAREABLE | A::ACCESSED | A::UXN;
+        match self {
+            Attrs::Text => normal | A::READ_ONLY,
+            Attrs::ReadOnly => normal | A::READ_ONLY | A::PXN,
+            Attrs::ReadWrite => normal | A::PXN,
+            Attrs::Device => A::VALID | A::ATTRIBUTE_INDEX_0 | A::ACCESSED | A::UXN | A::PXN,
+        }
+    }
+}
+
+/// Page-table pages come from the frame allocator and are reached through
+/// the identity map of RAM.
+pub struct FrameTables;
+
+impl Translation<El1Attributes> for FrameTables {
+    fn allocate_table(&mut self) -> (NonNull<PageTable<El1Attributes>>, PhysicalAddress) {
+        let frame = FRAMES
+            .lock()
+            .as_mut()
+            .expect("frame allocator is initialized before page tables")
+            .alloc_for_table()
+            .expect("out of frames even for page tables (the reserve is exhausted)");
+        super::zero_frame(frame);
+        (NonNull::new(frame as *mut _).expect("frame 0 is never allocated"), PhysicalAddress(frame))
+    }
+
+    unsafe fn deallocate_table(&mut self, table: NonNull<PageTable<El1Attributes>>) {
+        if let Some(frames) = FRAMES.lock().as_mut() {
+            frames.free(table.as_ptr() as usize);
+        }
+    }
+
+    fn physical_to_virtual(&self, pa: PhysicalAddress) -> NonNull<PageTable<El1Attributes>> {
+        NonNull::new(pa.0 as *mut _).expect("page tables never live at address 0")
+    }
+}
+
+/// The page table and the regions that carve up its address space.
+pub struct AddressSpace {
+    table: Mapping<FrameTables, El1And0>,
+    /// Reserved virtual ranges.
+    pub regions: RegionTable,
+}
+
+// SAFETY: the page table is plain memory owned by this value; all access goes
+// through the `SPACE` lock.
+unsafe impl Send for AddressSpace {}
+
+fn region(range: Range<usize>) -> MemoryRegion {
+    MemoryRegion::new(range.start, range.end)
+}
+
+impl AddressSpace {
+    /// An empty address space (a level-1 root: 39-bit VAs).
+    pub fn new() -> Self {
+        let table = Mapping::with_asid_and_va_range(
+            FrameTables,
+            KERNEL_ASID as usize,
+            1,
+            El1And0,
+            VaRange::Lower,
+        );
+        Self { table, regions: RegionTable::new(super::layout::REGION_WINDOW) }
+    }
+
+    /// Physical address of the root table (for TTBR0 and the SMMU's CD.TTB0).
+    pub fn root(&self) -> usize {
+        self.table.root_address().0
+    }
+
+    /// Records that the table is live on some core: changes from now on do
+    /// TLB maintenance and respect break-before-make.
+    pub fn mark_active(&self) {
+        self.table.mark_active();
+    }
+
+    /// Maps `range` to the same physical addresses (blocks where aligned).
+    pub fn map_identity(&mut self, range: Range<usize>, attrs: Attrs) -> Result<(), MapError> {
+        self.table.map_range(&region(range.clone()), PhysicalAddress(range.start), attrs.bits(), Constraints::empty())
+    }
+
+    /// Maps the page at `va` to the frame `pa`.
+    pub fn map_page(&mut self, va: usize, pa: usize, attrs: Attrs) -> Result<(), MapError> {
+        self.table.map_range(
+            &region(va..va + FRAME_SIZE),
+            PhysicalAddress(pa),
+            attrs.bits(),
+            Constraints::NO_BLOCK_MAPPINGS,
+        )
+    }
+
+    /// The physical address `va` translates to, if mapped.
+    pub fn translate(&self, va: usize) -> Option<usize> {
+        let page = va & !(FRAME_SIZE - 1);
+        let mut pa = None;
+        self.table
+            .walk_range(&region(page..page + FRAME_SIZE), &mut |_, desc, level| {
+                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                    let block = 1usize << (12 + 9 * (3 - level));
+                    pa = Some(desc.output_address().0 + (va & (block - 1)));
+                }
+                Ok(())
+            })
+            .ok()?;
+        pa
+    }
+
+    /// Number of mapped 4 KiB pages in `range`.
+    pub fn resident_pages(&self, range: Range<usize>) -> usize {
+        let mut pages = 0;
+        self.table
+            .walk_range(&region(range), &mut |mr, desc, level| {
+                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                    pages += mr.len() / FRAME_SIZE;
+                }
+                Ok(())
+            })
+            .ok();
+        pages
+    }
+
+    /// Unmaps every page in `range` (page-aligned) and, after the TLBs have
+    /// forgotten them, returns their frames to the allocator. Returns the
+    /// number of pages that were mapped.
+    pub fn unmap_and_free(&mut self, range: Range<usize>) -> usize {
+        const CHUNK: usize = 512 * FRAME_SIZE;
+        let mut freed = 0;
+        let mut start = range.start;
+        while start < range.end {
+            let end = ((start / CHUNK + 1) * CHUNK).min(range.end);
+            let mut frames = [0usize; 512];
+            let mut count = 0;
+            self.table
+                .walk_range(&region(start..end), &mut |_, desc, level| {
+                    // Regions are mapped with pages only, so leaves are at level 3.
+                    if desc.is_valid() && level == 3 {
+                        frames[count] = desc.output_address().0;
+                        count += 1;
+                    }
+                    Ok(())
+                })
+                .ok();
+            if count > 0 {
+                self.table
+                    .map_range(&region(start..end), PhysicalAddress(0), El1Attributes::empty(), Constraints::empty())
+                    .expect("unmapping pages of a live table is always allowed");
+                super::after_unmap(start..end);
+                let mut frames_lock = FRAMES.lock();
+                let allocator = frames_lock.as_mut().expect("frame allocator is initialized");
+                for &frame in &frames[..count] {
+                    allocator.free(frame);
+                }
+                freed += count;
+            }
+            start = end;
+        }
+        freed
+    }
+}

@@ -1,0 +1,143 @@
+//! Time: a monotonic clock from the generic timer's virtual counter, and
+//! sleeping on the per-core virtual timer interrupt.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+use core::time::Duration;
+
+/// Counter ticks per second, learned at boot.
+static FREQUENCY: AtomicU64 = AtomicU64::new(1);
+
+/// A point on the monotonic clock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Instant(u64);
+
+fn ticks_to_duration(ticks: u64) -> Duration {
+    let hz = FREQUENCY.load(Ordering::Relaxed);
+    Duration::new(ticks / hz, ((ticks % hz) * 1_000_000_000 / hz) as u32)
+}
+
+fn duration_to_ticks(d: Duration) -> u64 {
+    let hz = FREQUENCY.load(Ordering::Relaxed) as u128;
+    (d.as_nanos() * hz).div_ceil(1_000_000_000) as u64
+}
+
+impl Instant {
+    /// The instant at counter value `ticks`.
+    #[cfg_attr(not(target_os = "none"), allow(dead_code))]
+    pub(crate) fn from_ticks(ticks: u64) -> Instant {
+        Instant(ticks)
+    }
+
+    /// Time elapsed since `earlier` (zero if `earlier` is later).
+    pub fn duration_since(self, earlier: Instant) -> Duration {
+        ticks_to_duration(self.0.saturating_sub(earlier.0))
+    }
+
+    /// Time elapsed since this instant.
+    #[cfg(target_os = "none")]
+    pub fn elapsed(self) -> Duration {
+        now().duration_since(self)
+    }
+
+    /// Time since the machine started (the counter's zero).
+    pub fn since_boot(self) -> Duration {
+        ticks_to_duration(self.0)
+    }
+
+    /// The instant `d` after this one.
+    pub fn add(self, d: Duration) -> Instant {
+        Instant(self.0.saturating_add(duration_to_ticks(d)))
+    }
+}
+
+#[cfg(target_os = "none")]
+pub use guest::*;
+
+#[cfg(target_os = "none")]
+mod guest {
+    use super::*;
+    use crate::arch;
+    use hw::layout::MAX_CORES;
+
+    /// The virtual timer's interrupt (a per-core PPI).
+    pub const TIMER_INTID: u32 = 27;
+
+    static TIMER_INTERRUPTS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+
+    /// Learns the counter frequency (board default if firmware set none).
+    pub(crate) fn init(default_hz: u64) {
+        let hz = match arch::counter_frequency() {
+            0 => default_hz,
+            hz => hz,
+        };
+        FREQUENCY.store(hz, Ordering::Relaxed);
+    }
+
+    /// Installs the timer interrupt on the calling core.
+    pub(crate) fn init_core() {
+        arch::timer_disarm();
+        crate::irq::enable_local(TIMER_INTID, on_timer);
+    }
+
+    fn on_timer() {
+        arch::timer_disarm();
+        TIMER_INTERRUPTS[arch::core_id()].fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The current instant.
+    pub fn now() -> Instant {
+        Instant(arch::counter())
+    }
+
+    /// Time since the machine started.
+    pub fn uptime() -> Duration {
+        now().since_boot()
+    }
+
+    /// Counter frequency in Hz.
+    pub fn frequency() -> u64 {
+        FREQUENCY.load(Ordering::Relaxed)
+    }
+
+    /// Timer interrupts taken so far by `core`.
+    pub fn timer_interrupts(core: usize) -> u64 {
+        TIMER_INTERRUPTS[core].load(Ordering::Relaxed)
+    }
+
+    /// Sleeps for at least `d`, waiting for the timer interrupt in low power.
+    pub fn sleep(d: Duration) {
+        sleep_until(now().add(d));
+    }
+
+    /// Sleeps until `deadline` has passed.
+    pub fn sleep_until(deadline: Instant) {
+        // Arm and wait with IRQs masked, so the interrupt cannot slip in
+        // between the check and the WFI; WFI still wakes on it, and it is
+        // taken as soon as IRQs are let in again.
+        let irqs_were_enabled = arch::irq_save_disable();
+        while now() < deadline {
+            arch::timer_arm(deadline.0);
+            arch::wait_for_interrupt();
+            arch::irq_enable();
+            arch::irq_save_disable();
+        }
+        arch::timer_disarm();
+        arch::irq_restore(irqs_were_enabled);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ticks_convert_both_ways() {
+        FREQUENCY.store(62_500_000, Ordering::Relaxed);
+        assert_eq!(ticks_to_duration(62_500_000), Duration::from_secs(1));
+        assert_eq!(ticks_to_duration(625), Duration::from_micros(10));
+        assert_eq!(duration_to_ticks(Duration::from_millis(2)), 125_000);
+        let a = Instant(1000);
+        assert_eq!(a.add(Duration::from_micros(16)).0, 2000);
+        assert_eq!(Instant(5).duration_since(Instant(10)), Duration::ZERO);
+    }
+}

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Build a Faultline app for a board and boot it under QEMU.
+#
+# A thin wrapper: it makes sure QEMU and cargo are there, then hands over to the
+# `faultline-image run` command (image/), which builds the image, starts QEMU and
+# exits with the guest's status (124 when --timeout kills it).
+set -euo pipefail
+
+usage() {
+    cat <<'EOF'
+usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout SECS]
+                         [--qemu-arg ARG]... [-- APP ARGS...]
+
+  APP              an app under apps/ (./run-qemu.sh --list shows them)
+  --board BOARD    qemu-virt (default) or zcu102
+  --smp N          CPUs (qemu-virt: 1-8, default 4; zcu102: always 4)
+  --el2            start the CPUs at EL2 (QEMU virtualization=on)
+  --timeout SECS   kill QEMU after SECS seconds; exit status 124
+  --qemu-arg ARG   extra QEMU argument, e.g. --qemu-arg -s --qemu-arg -S (repeatable)
+  -- ARGS          the app's command line (embedded in the image; -append on qemu-virt)
+
+Exits with the guest's exit status.
+EOF
+}
+
+case "${1:-}" in
+    -h | --help | help)
+        usage
+        exit 0
+        ;;
+    "")
+        usage >&2
+        exit 2
+        ;;
+esac
+
+if ! command -v qemu-system-aarch64 >/dev/null 2>&1; then
+    echo "run-qemu.sh: qemu-system-aarch64 not found; installing qemu-system-arm" >&2
+    sudo=""
+    if [[ $(id -u) -ne 0 ]]; then
+        sudo="sudo"
+    fi
+    $sudo apt-get update
+    $sudo apt-get install -y qemu-system-arm
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+    cat >&2 <<'EOF'
+run-qemu.sh: cargo not found. Install Rust with rustup (https://rustup.rs):
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    . "$HOME/.cargo/env"
+The toolchain and the aarch64-unknown-none target then come from rust-toolchain.toml.
+EOF
+    exit 1
+fi
+
+cd "$(dirname "${BASH_SOURCE[0]}")"
+
+if [[ $1 == --list ]]; then
+    exec cargo run -q --release -p faultline-image -- list
+fi
+
+exec cargo run -q --release -p faultline-image -- run "$@"
