@@ -12,7 +12,7 @@ extern crate alloc;
 use crate::{arch, args::Args, dtb, mm, smp, time};
 use core::ops::Range;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
-use hw::board::CURRENT as BOARD;
+use hw::board::{PsciConduit, CURRENT as BOARD};
 use hw::layout::{BOOTARGS_SIZE, MAX_CORES};
 
 /// The `.bootargs` section the image tool fills with the app's arguments.
@@ -106,7 +106,9 @@ fn boot_core(dtb_addr: usize) -> ! {
             }
         }
     }
-    smp::start_secondaries(&mpidrs[..count], BOARD.psci);
+    let psci = facts.as_ref().and_then(|f| f.psci).unwrap_or(BOARD.psci);
+    PSCI.store(psci as u8, Ordering::Relaxed);
+    smp::start_secondaries(&mpidrs[..count], psci);
 
     let command_line = facts.as_ref().and_then(|f| f.bootargs).unwrap_or_else(embedded_args);
     let args = Args::parse(command_line);
@@ -149,3 +151,13 @@ pub fn entry_el() -> u8 {
 }
 
 static ENTRY_EL: AtomicU8 = AtomicU8::new(0);
+static PSCI: AtomicU8 = AtomicU8::new(u8::MAX);
+
+/// How PSCI is called on this machine (the DTB's word, else the board's).
+pub fn psci_conduit() -> PsciConduit {
+    match PSCI.load(Ordering::Relaxed) {
+        x if x == PsciConduit::Hvc as u8 => PsciConduit::Hvc,
+        x if x == PsciConduit::Smc as u8 => PsciConduit::Smc,
+        _ => BOARD.psci,
+    }
+}

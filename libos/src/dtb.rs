@@ -3,6 +3,7 @@
 //! with trees built there.
 
 use core::ops::Range;
+use hw::board::PsciConduit;
 use hw::layout::MAX_CORES;
 
 /// Facts from a device tree.
@@ -16,6 +17,9 @@ pub struct DtbFacts<'a> {
     pub cpus_listed: usize,
     /// `/chosen/bootargs`, if present.
     pub bootargs: Option<&'a str>,
+    /// How to call PSCI (`/psci` `method`): QEMU virt switches from HVC to
+    /// SMC when it emulates EL2.
+    pub psci: Option<PsciConduit>,
 }
 
 /// Why a blob is not a usable device tree.
@@ -63,6 +67,11 @@ pub fn parse(blob: &[u8]) -> Result<DtbFacts<'_>, DtbError> {
         .and_then(|n| n.property("bootargs"))
         .and_then(|p| p.as_str())
         .filter(|s| !s.trim().is_empty());
+    facts.psci = match fdt.find_node("/psci").and_then(|n| n.property("method")).and_then(|p| p.as_str()) {
+        Some("hvc") => Some(PsciConduit::Hvc),
+        Some("smc") => Some(PsciConduit::Smc),
+        _ => None,
+    };
     Ok(facts)
 }
 
@@ -105,6 +114,9 @@ mod tests {
             w.end_node(cpu).unwrap();
         }
         w.end_node(cpus_node).unwrap();
+        let psci = w.begin_node("psci").unwrap();
+        w.property_string("method", "smc").unwrap();
+        w.end_node(psci).unwrap();
         w.end_node(root).unwrap();
         w.finish().unwrap()
     }
@@ -117,6 +129,7 @@ mod tests {
         assert_eq!(facts.memory[0], Some(0x4000_0000..0x8000_0000));
         assert_eq!(facts.cpus, [Some(0), Some(1), Some(2), Some(3)]);
         assert_eq!(facts.bootargs, Some("4096 4096 100"));
+        assert_eq!(facts.psci, Some(PsciConduit::Smc));
         assert_eq!(facts.ram_containing(0x4020_0000), Some(0x4000_0000..0x8000_0000));
         assert_eq!(facts.ram_containing(0x1000), None);
     }

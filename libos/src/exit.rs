@@ -13,7 +13,7 @@ pub fn exit(code: i32) -> ! {
         ));
     }
     crate::console::flush();
-    let _ = match hw::board::CURRENT.psci {
+    let _ = match crate::boot::psci_conduit() {
         PsciConduit::Hvc => smccc::psci::system_off::<smccc::Hvc>(),
         PsciConduit::Smc => smccc::psci::system_off::<smccc::Smc>(),
     };

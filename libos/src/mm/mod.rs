@@ -27,7 +27,7 @@ mod space;
 #[cfg(target_os = "none")]
 pub use region::Region;
 #[cfg(target_os = "none")]
-pub use resolve::resolve;
+pub use resolve::{resolve, Resolution};
 
 pub use crate::arch::esr::Access;
 pub use frame::{OutOfFrames, FRAME_SIZE};
@@ -265,6 +265,12 @@ mod kernel {
     pub(super) fn populate(range: Range<usize>, writable: bool) -> Result<(), MmError> {
         let attrs = if writable { Attrs::ReadWrite } else { Attrs::ReadOnly };
         with_space(|space| {
+            // Fail fast rather than map (and then unmap) most of a request
+            // that cannot fit; the rollback below covers concurrent allocations.
+            let needed = (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
+            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE) {
+                return Err(MmError::OutOfFrames);
+            }
             let mut page = range.start;
             while page < range.end {
                 if space.translate(page).is_none() {
