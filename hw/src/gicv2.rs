@@ -65,7 +65,8 @@ impl GicV2 {
             self.gicd.write(GICD_IGROUPR + 4 * word, 0);
         }
         for word in 8..(lines / 4) as usize {
-            self.gicd.write(GICD_IPRIORITYR + 4 * word, DEFAULT_PRIORITY * 0x0101_0101);
+            self.gicd
+                .write(GICD_IPRIORITYR + 4 * word, DEFAULT_PRIORITY * 0x0101_0101);
             self.gicd.write(GICD_ITARGETSR + 4 * word, 0x0101_0101);
         }
         for word in 2..(lines / 16) as usize {
@@ -80,7 +81,8 @@ impl GicV2 {
         self.gicd.write(GICD_ICENABLER, u32::MAX);
         self.gicd.write(GICD_IGROUPR, 0);
         for word in 0..8 {
-            self.gicd.write(GICD_IPRIORITYR + 4 * word, DEFAULT_PRIORITY * 0x0101_0101);
+            self.gicd
+                .write(GICD_IPRIORITYR + 4 * word, DEFAULT_PRIORITY * 0x0101_0101);
         }
         self.gicc.write(GICC_PMR, 0xff);
         self.gicc.write(GICC_BPR, 0);
@@ -89,12 +91,18 @@ impl GicV2 {
 
     /// Enables delivery of `intid` (for a private one: on the calling core).
     pub fn enable(&self, intid: u32) {
-        self.gicd.write(GICD_ISENABLER + 4 * (intid / 32) as usize, 1 << (intid % 32));
+        self.gicd.write(
+            GICD_ISENABLER + 4 * (intid / 32) as usize,
+            1 << (intid % 32),
+        );
     }
 
     /// Disables delivery of `intid`.
     pub fn disable(&self, intid: u32) {
-        self.gicd.write(GICD_ICENABLER + 4 * (intid / 32) as usize, 1 << (intid % 32));
+        self.gicd.write(
+            GICD_ICENABLER + 4 * (intid / 32) as usize,
+            1 << (intid % 32),
+        );
     }
 
     /// Configures how `intid` signals (only meaningful for PPIs and SPIs).
@@ -102,10 +110,13 @@ impl GicV2 {
         let reg = GICD_ICFGR + 4 * (intid / 16) as usize;
         let bit = 1 << ((intid % 16) * 2 + 1);
         let value = self.gicd.read(reg);
-        self.gicd.write(reg, match trigger {
-            Trigger::Edge => value | bit,
-            Trigger::Level => value & !bit,
-        });
+        self.gicd.write(
+            reg,
+            match trigger {
+                Trigger::Edge => value | bit,
+                Trigger::Level => value & !bit,
+            },
+        );
     }
 
     /// Routes the shared interrupt `intid` to the core with GIC CPU number `cpu`.
@@ -130,6 +141,7 @@ impl GicV2 {
 
     /// Sends software interrupt `sgi` (0..16) to the cores in `cpu_mask`.
     pub fn send_sgi(&self, sgi: u32, cpu_mask: u8) {
-        self.gicd.write(GICD_SGIR, ((cpu_mask as u32) << 16) | (sgi & 0xf));
+        self.gicd
+            .write(GICD_SGIR, ((cpu_mask as u32) << 16) | (sgi & 0xf));
     }
 }

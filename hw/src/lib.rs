@@ -11,4 +11,5 @@ pub mod board;
 pub mod gicv2;
 pub mod layout;
 pub mod mmio;
+pub mod pci;
 pub mod uart;

@@ -27,7 +27,12 @@ pub struct Args {
 impl Args {
     /// Splits a command line into arguments.
     pub fn parse(command_line: &str) -> Args {
-        Args { items: command_line.split_ascii_whitespace().map(ToString::to_string).collect() }
+        Args {
+            items: command_line
+                .split_ascii_whitespace()
+                .map(ToString::to_string)
+                .collect(),
+        }
     }
 
     /// Number of arguments.
@@ -80,7 +85,11 @@ mod tests {
         section[12..17].copy_from_slice(b"a b c");
         assert_eq!(embedded_command_line(&section), Some("a b c"));
         section[8..12].copy_from_slice(&1000u32.to_le_bytes());
-        assert_eq!(embedded_command_line(&section), None, "length past the section");
+        assert_eq!(
+            embedded_command_line(&section),
+            None,
+            "length past the section"
+        );
         section[8..12].copy_from_slice(&u32::MAX.to_le_bytes());
         assert_eq!(embedded_command_line(&section), None);
     }

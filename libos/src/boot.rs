@@ -67,7 +67,9 @@ fn embedded_args() -> &'static str {
     }
     // SAFETY: the section is ordinary read-only data; the volatile read of
     // the header above keeps the compiler from folding the contents.
-    let bytes = unsafe { core::slice::from_raw_parts(core::hint::black_box(section.as_ptr()), BOOTARGS_SIZE) };
+    let bytes = unsafe {
+        core::slice::from_raw_parts(core::hint::black_box(section.as_ptr()), BOOTARGS_SIZE)
+    };
     crate::args::embedded_command_line(bytes).unwrap_or("")
 }
 
@@ -110,7 +112,10 @@ fn boot_core(dtb_addr: usize) -> ! {
     PSCI.store(psci as u8, Ordering::Relaxed);
     smp::start_secondaries(&mpidrs[..count], psci);
 
-    let command_line = facts.as_ref().and_then(|f| f.bootargs).unwrap_or_else(embedded_args);
+    let command_line = facts
+        .as_ref()
+        .and_then(|f| f.bootargs)
+        .unwrap_or_else(embedded_args);
     let args = Args::parse(command_line);
     MAIN_TICKS.store(arch::counter(), Ordering::Relaxed);
     log::info!(

@@ -43,7 +43,9 @@ fn device_for(uart: ConsoleUart) -> Device {
     match uart {
         // SAFETY: the board description names the console UART's register
         // block, which the boot and kernel maps cover as device memory.
-        ConsoleUart::Pl011 { base } => Device::Pl011(Pl011::new(unsafe { Mmio::new(base, 0x1000) })),
+        ConsoleUart::Pl011 { base } => {
+            Device::Pl011(Pl011::new(unsafe { Mmio::new(base, 0x1000) }))
+        }
         // SAFETY: as above.
         ConsoleUart::Cadence { base } => {
             Device::Cadence(Cadence::new(unsafe { Mmio::new(base, 0x1000) }))

@@ -43,7 +43,9 @@ pub fn parse(blob: &[u8]) -> Result<DtbFacts<'_>, DtbError> {
     let mut slots = facts.memory.iter_mut();
     for node in fdt.all_nodes().filter(|n| n.name.starts_with("memory")) {
         for reg in node.reg().into_iter().flatten() {
-            let (start, Some(size)) = (reg.starting_address as usize, reg.size) else { continue };
+            let (start, Some(size)) = (reg.starting_address as usize, reg.size) else {
+                continue;
+            };
             if size > 0 {
                 if let Some(slot) = slots.next() {
                     *slot = Some(start..start.saturating_add(size));
@@ -53,7 +55,10 @@ pub fn parse(blob: &[u8]) -> Result<DtbFacts<'_>, DtbError> {
     }
     // The crate's `cpus()` and `chosen()` panic when a node is missing, so
     // walk the nodes directly: a malformed tree must not stop the boot.
-    let cpus = fdt.find_node("/cpus").into_iter().flat_map(|n| n.children());
+    let cpus = fdt
+        .find_node("/cpus")
+        .into_iter()
+        .flat_map(|n| n.children());
     for cpu in cpus.filter(|c| c.name.split('@').next() == Some("cpu")) {
         if let Some(id) = cpu.property("reg").and_then(|p| p.as_usize()) {
             if facts.cpus_listed < MAX_CORES {
@@ -67,7 +72,11 @@ pub fn parse(blob: &[u8]) -> Result<DtbFacts<'_>, DtbError> {
         .and_then(|n| n.property("bootargs"))
         .and_then(|p| p.as_str())
         .filter(|s| !s.trim().is_empty());
-    facts.psci = match fdt.find_node("/psci").and_then(|n| n.property("method")).and_then(|p| p.as_str()) {
+    facts.psci = match fdt
+        .find_node("/psci")
+        .and_then(|n| n.property("method"))
+        .and_then(|p| p.as_str())
+    {
         Some("hvc") => Some(PsciConduit::Hvc),
         Some("smc") => Some(PsciConduit::Smc),
         _ => None,
@@ -78,7 +87,11 @@ pub fn parse(blob: &[u8]) -> Result<DtbFacts<'_>, DtbError> {
 impl DtbFacts<'_> {
     /// The RAM range containing `addr`.
     pub fn ram_containing(&self, addr: usize) -> Option<Range<usize>> {
-        self.memory.iter().flatten().find(|r| r.contains(&addr)).cloned()
+        self.memory
+            .iter()
+            .flatten()
+            .find(|r| r.contains(&addr))
+            .cloned()
     }
 }
 
@@ -101,7 +114,8 @@ mod tests {
         w.end_node(chosen).unwrap();
         let mem = w.begin_node("memory@40000000").unwrap();
         w.property_string("device_type", "memory").unwrap();
-        w.property_array_u64("reg", &[0x4000_0000, 0x4000_0000]).unwrap();
+        w.property_array_u64("reg", &[0x4000_0000, 0x4000_0000])
+            .unwrap();
         w.end_node(mem).unwrap();
         let cpus_node = w.begin_node("cpus").unwrap();
         w.property_u32("#address-cells", 1).unwrap();
@@ -130,7 +144,10 @@ mod tests {
         assert_eq!(facts.cpus, [Some(0), Some(1), Some(2), Some(3)]);
         assert_eq!(facts.bootargs, Some("4096 4096 100"));
         assert_eq!(facts.psci, Some(PsciConduit::Smc));
-        assert_eq!(facts.ram_containing(0x4020_0000), Some(0x4000_0000..0x8000_0000));
+        assert_eq!(
+            facts.ram_containing(0x4020_0000),
+            Some(0x4000_0000..0x8000_0000)
+        );
         assert_eq!(facts.ram_containing(0x1000), None);
     }
 

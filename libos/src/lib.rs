@@ -21,8 +21,8 @@
 //! - [`exit`]: ends the machine with a status.
 #![cfg_attr(not(test), no_std)]
 
-pub mod args;
 pub mod arch;
+pub mod args;
 pub mod dtb;
 pub mod mm;
 pub mod sync;

@@ -41,10 +41,18 @@ pub fn current() -> usize {
 
 /// MPIDR affinity of core `index`, if it is up.
 pub fn mpidr(index: usize) -> Option<u64> {
-    MPIDRS.get(index).map(|m| m.load(Ordering::Relaxed)).filter(|&m| m != u64::MAX)
+    MPIDRS
+        .get(index)
+        .map(|m| m.load(Ordering::Relaxed))
+        .filter(|&m| m != u64::MAX)
 }
 
-fn cpu_on(conduit: PsciConduit, mpidr: u64, entry: u64, context: u64) -> Result<(), smccc::psci::Error> {
+fn cpu_on(
+    conduit: PsciConduit,
+    mpidr: u64,
+    entry: u64,
+    context: u64,
+) -> Result<(), smccc::psci::Error> {
     match conduit {
         PsciConduit::Hvc => smccc::psci::cpu_on::<smccc::Hvc>(mpidr, entry, context),
         PsciConduit::Smc => smccc::psci::cpu_on::<smccc::Smc>(mpidr, entry, context),
@@ -116,7 +124,8 @@ pub fn on_each_core<F: Fn(usize) + Sync>(f: F) {
     let job: &(dyn Fn(usize) + Sync) = &f;
     // SAFETY: only the lifetime is erased; this function does not return
     // (and `f` is not dropped) before every other core has finished the call.
-    let job: *const (dyn Fn(usize) + Sync + 'static) = unsafe { core::mem::transmute(job as *const (dyn Fn(usize) + Sync)) };
+    let job: *const (dyn Fn(usize) + Sync + 'static) =
+        unsafe { core::mem::transmute(job as *const (dyn Fn(usize) + Sync)) };
     FINISHED.store(0, Ordering::Release);
     *JOB.lock() = Some(Job(job));
     GENERATION.fetch_add(1, Ordering::AcqRel);

@@ -20,20 +20,28 @@ pub struct IrqSpinLockGuard<'a, T> {
 impl<T> IrqSpinLock<T> {
     /// A new unlocked lock holding `value`.
     pub const fn new(value: T) -> Self {
-        Self { inner: spin::Mutex::new(value) }
+        Self {
+            inner: spin::Mutex::new(value),
+        }
     }
 
     /// Masks IRQs, then spins until the lock is free.
     pub fn lock(&self) -> IrqSpinLockGuard<'_, T> {
         let irqs_were_enabled = arch::irq_save_disable();
-        IrqSpinLockGuard { guard: Some(self.inner.lock()), irqs_were_enabled }
+        IrqSpinLockGuard {
+            guard: Some(self.inner.lock()),
+            irqs_were_enabled,
+        }
     }
 
     /// Takes the lock if it is free.
     pub fn try_lock(&self) -> Option<IrqSpinLockGuard<'_, T>> {
         let irqs_were_enabled = arch::irq_save_disable();
         match self.inner.try_lock() {
-            Some(guard) => Some(IrqSpinLockGuard { guard: Some(guard), irqs_were_enabled }),
+            Some(guard) => Some(IrqSpinLockGuard {
+                guard: Some(guard),
+                irqs_were_enabled,
+            }),
             None => {
                 arch::irq_restore(irqs_were_enabled);
                 None

@@ -10,14 +10,21 @@ fn main(args: libos::Args) -> i32 {
     let stats = mm::stats();
     println!("hello from faultline");
     println!("board: {}", libos::board().name);
-    println!("entered at EL{}, running at EL{}", libos::boot::entry_el(), libos::arch::current_el());
+    println!(
+        "entered at EL{}, running at EL{}",
+        libos::boot::entry_el(),
+        libos::arch::current_el()
+    );
     println!("cores: {}", smp::cores());
     println!(
         "memory: {} MiB RAM, {} MiB free",
         stats.total_frames * mm::FRAME_SIZE >> 20,
         stats.free_frames * mm::FRAME_SIZE >> 20
     );
-    println!("args: {}", args.iter().collect::<alloc::vec::Vec<_>>().join(" "));
+    println!(
+        "args: {}",
+        args.iter().collect::<alloc::vec::Vec<_>>().join(" ")
+    );
     println!("boot time: {} ms", libos::boot::boot_time().as_millis());
     0
 }

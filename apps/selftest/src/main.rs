@@ -40,7 +40,11 @@ fn main(args: libos::Args) -> i32 {
         }
     }
     println!("{passed} passed, {failed} failed");
-    if failed == 0 { 0 } else { 1 }
+    if failed == 0 {
+        0
+    } else {
+        1
+    }
 }
 
 /// Fails the current test with a formatted reason unless `cond` holds.

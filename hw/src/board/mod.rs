@@ -100,7 +100,10 @@ pub const CURRENT: &Board = &QEMU_VIRT;
 /// The board this image was built for.
 #[cfg(feature = "zcu102")]
 pub const CURRENT: &Board = &ZCU102;
-#[cfg(all(target_os = "none", not(any(feature = "qemu-virt", feature = "zcu102"))))]
+#[cfg(all(
+    target_os = "none",
+    not(any(feature = "qemu-virt", feature = "zcu102"))
+))]
 compile_error!("select a board: build with feature `qemu-virt` or `zcu102` (see image/)");
 
 #[cfg(test)]
@@ -130,7 +133,11 @@ mod tests {
                 ConsoleUart::Pl011 { base } | ConsoleUart::Cadence { base } => base,
             };
             for addr in [uart, b.gicd, b.gicc] {
-                assert!(b.devices.iter().any(|d| d.contains(&addr)), "{} {addr:#x}", b.name);
+                assert!(
+                    b.devices.iter().any(|d| d.contains(&addr)),
+                    "{} {addr:#x}",
+                    b.name
+                );
             }
             assert!(b.default_cores <= crate::layout::MAX_CORES);
         }

@@ -1,7 +1,7 @@
 //! AArch64 mechanism: boot assembly, vectors, registers, barriers.
 
 use aarch64_cpu::registers::{
-    Readable, Writeable, CNTFRQ_EL0, CNTVCT_EL0, CNTV_CTL_EL0, CNTV_CVAL_EL0, CurrentEL, DAIF,
+    CurrentEL, Readable, Writeable, CNTFRQ_EL0, CNTVCT_EL0, CNTV_CTL_EL0, CNTV_CVAL_EL0, DAIF,
     MPIDR_EL1, TPIDR_EL1,
 };
 use core::arch::{asm, global_asm};

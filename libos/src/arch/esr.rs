@@ -79,7 +79,11 @@ impl Esr {
             Some(Access::Execute)
         } else if self.is_data_abort() {
             // WnR (bit 6); cache maintenance (CM, bit 8) reports as a write.
-            Some(if self.iss() & (1 << 6) != 0 { Access::Write } else { Access::Read })
+            Some(if self.iss() & (1 << 6) != 0 {
+                Access::Write
+            } else {
+                Access::Read
+            })
         } else {
             None
         }
@@ -128,7 +132,13 @@ impl fmt::Display for AbortKind {
 
 impl fmt::Display for Esr {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        write!(f, "ESR {:#010x}: {} (EC {:#04x})", self.0, self.class_name(), self.class())?;
+        write!(
+            f,
+            "ESR {:#010x}: {} (EC {:#04x})",
+            self.0,
+            self.class_name(),
+            self.class()
+        )?;
         if let (Some(kind), Some(access)) = (self.abort_kind(), self.access()) {
             let what = match access {
                 Access::Read => "read",
@@ -158,7 +168,10 @@ mod tests {
         assert_eq!(esr.access(), Some(Access::Write));
         let text = esr.to_string();
         assert!(text.contains("data abort"), "{text}");
-        assert!(text.contains("translation fault at level 3 on write"), "{text}");
+        assert!(
+            text.contains("translation fault at level 3 on write"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -175,7 +188,13 @@ mod tests {
         assert_eq!(Esr(0x9600_000f).access(), Some(Access::Read));
         let brk = Esr(0xf200_0001);
         assert_eq!(brk.abort_kind(), None);
-        assert!(brk.to_string().contains("BRK instruction (EC 0x3c), immediate 0x1"), "{brk}");
-        assert!(Esr(0x0200_0000).to_string().contains("undefined instruction"));
+        assert!(
+            brk.to_string()
+                .contains("BRK instruction (EC 0x3c), immediate 0x1"),
+            "{brk}"
+        );
+        assert!(Esr(0x0200_0000)
+            .to_string()
+            .contains("undefined instruction"));
     }
 }

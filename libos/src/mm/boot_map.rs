@@ -52,7 +52,10 @@ mod tests {
     #[test]
     fn virt_ram_is_executable_normal_memory_and_mmio_is_device() {
         let t = boot_map(&QEMU_VIRT).0;
-        assert_eq!(t[1], 0x4000_0000 | 0b01 | (1 << 2) | (0b11 << 8) | (1 << 10) | (1 << 11) | UXN);
+        assert_eq!(
+            t[1],
+            0x4000_0000 | 0b01 | (1 << 2) | (0b11 << 8) | (1 << 10) | (1 << 11) | UXN
+        );
         assert_eq!(t[0] & PXN, PXN, "MMIO is never executable");
         assert_eq!((t[0] >> 2) & 7, ATTR_DEVICE);
         assert_eq!(t[256] & !0xfff_u64 & ((1 << 48) - 1), 256 << 30);

@@ -44,9 +44,18 @@ impl<'a> FrameAllocator<'a> {
     /// An allocator for `frames` frames from `base` (frame-aligned), all in use.
     pub fn new(base: usize, frames: usize, bitmap: &'a mut [u64]) -> Self {
         assert!(base % FRAME_SIZE == 0, "RAM base must be frame-aligned");
-        assert!(bitmap.len() >= Self::bitmap_words(frames), "bitmap too small");
+        assert!(
+            bitmap.len() >= Self::bitmap_words(frames),
+            "bitmap too small"
+        );
         bitmap.fill(u64::MAX);
-        Self { base, frames, used: bitmap, free: 0, cursor: 0 }
+        Self {
+            base,
+            frames,
+            used: bitmap,
+            free: 0,
+            cursor: 0,
+        }
     }
 
     /// Physical range covered.
@@ -94,7 +103,10 @@ impl<'a> FrameAllocator<'a> {
     /// Frame indices touching `range`, clipped to the allocator.
     fn indices_touching(&self, range: Range<usize>) -> Range<usize> {
         let start = (range.start.max(self.base) / FRAME_SIZE) * FRAME_SIZE;
-        let end = range.end.min(self.base + self.frames * FRAME_SIZE).next_multiple_of(FRAME_SIZE);
+        let end = range
+            .end
+            .min(self.base + self.frames * FRAME_SIZE)
+            .next_multiple_of(FRAME_SIZE);
         if start >= end {
             return 0..0;
         }
@@ -178,7 +190,10 @@ impl<'a> FrameAllocator<'a> {
 
     /// Returns a frame. Freeing a frame that is not allocated is a kernel bug.
     pub fn free(&mut self, frame: usize) {
-        assert!(frame % FRAME_SIZE == 0 && self.range().contains(&frame), "bad frame {frame:#x}");
+        assert!(
+            frame % FRAME_SIZE == 0 && self.range().contains(&frame),
+            "bad frame {frame:#x}"
+        );
         let index = (frame - self.base) / FRAME_SIZE;
         assert!(self.is_used(index), "double free of frame {frame:#x}");
         self.set_used(index, false);

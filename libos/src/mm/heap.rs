@@ -22,9 +22,13 @@ struct State {
 
 impl State {
     fn grow(&mut self, at_least: usize) -> bool {
-        let Some(region) = self.region.as_mut() else { return false };
+        let Some(region) = self.region.as_mut() else {
+            return false;
+        };
         let by = at_least.max(HEAP_STEP).next_multiple_of(super::FRAME_SIZE);
-        if self.mapped + by > region.len() || region.populate(self.mapped..self.mapped + by).is_err() {
+        if self.mapped + by > region.len()
+            || region.populate(self.mapped..self.mapped + by).is_err()
+        {
             return false;
         }
         // SAFETY: the `by` bytes after the heap's end are now mapped and
@@ -38,12 +42,18 @@ impl State {
 struct KernelHeap(IrqSpinLock<State>);
 
 #[global_allocator]
-static HEAP: KernelHeap = KernelHeap(IrqSpinLock::new(State { heap: Heap::empty(), region: None, mapped: 0 }));
+static HEAP: KernelHeap = KernelHeap(IrqSpinLock::new(State {
+    heap: Heap::empty(),
+    region: None,
+    mapped: 0,
+}));
 
 /// Reserves the heap region and maps its first megabyte.
 pub(super) fn init() {
     let mut region = Region::explicit(HEAP_RESERVE).expect("room for the heap region");
-    region.populate(0..HEAP_STEP).expect("frames for the initial heap");
+    region
+        .populate(0..HEAP_STEP)
+        .expect("frames for the initial heap");
     let mut state = HEAP.0.lock();
     // SAFETY: the first HEAP_STEP bytes of the region are mapped and owned by
     // the heap from now on.

@@ -28,6 +28,8 @@ mod space;
 pub use region::Region;
 #[cfg(target_os = "none")]
 pub use resolve::{resolve, Resolution};
+#[cfg(target_os = "none")]
+pub use space::BLOCK_SIZE;
 
 pub use crate::arch::esr::Access;
 pub use frame::{OutOfFrames, FRAME_SIZE};
@@ -69,6 +71,8 @@ pub enum MmError {
     TooManyRegions,
     /// The range is not inside the region.
     OutOfRange,
+    /// A page is pinned too many times over.
+    TooManyPins,
 }
 
 impl fmt::Display for MmError {
@@ -78,6 +82,7 @@ impl fmt::Display for MmError {
             MmError::NoAddressSpace => f.write_str("no free virtual address range that large"),
             MmError::TooManyRegions => f.write_str("too many regions"),
             MmError::OutOfRange => f.write_str("range lies outside the region"),
+            MmError::TooManyPins => f.write_str("page pinned too many times"),
         }
     }
 }
@@ -104,8 +109,12 @@ pub struct MemoryStats {
     pub total_frames: usize,
     /// Frames not in use.
     pub free_frames: usize,
-    /// Demand faults resolved since boot.
+    /// Demand faults resolved since boot (zero-fill and swap-in).
     pub demand_faults: u64,
+    /// Pages brought back from the backing store since boot.
+    pub swap_ins: u64,
+    /// Pages evicted to the backing store since boot.
+    pub evictions: u64,
     /// Bytes of heap in use.
     pub heap_used: usize,
     /// Bytes of heap mapped.
@@ -132,6 +141,15 @@ mod kernel {
     pub(super) static SPACE: IrqSpinLock<Option<AddressSpace>> = IrqSpinLock::new(None);
     static KERNEL_ROOT: AtomicUsize = AtomicUsize::new(0);
     pub(super) static DEMAND_FAULTS: AtomicU64 = AtomicU64::new(0);
+    pub(super) static SWAP_INS: AtomicU64 = AtomicU64::new(0);
+    pub(super) static EVICTIONS: AtomicU64 = AtomicU64::new(0);
+    static UNMAP_HOOK: IrqSpinLock<Option<fn(Range<usize>)>> = IrqSpinLock::new(None);
+
+    /// Registers the function told about every unmapped range after the CPU
+    /// TLBs were invalidated (the SMMU driver invalidates its IOTLB there).
+    pub fn set_unmap_hook(hook: fn(Range<usize>)) {
+        *UNMAP_HOOK.lock() = Some(hook);
+    }
 
     /// Fills a frame with zeros through the identity map.
     pub(super) fn zero_frame(frame: usize) {
@@ -140,18 +158,36 @@ mod kernel {
         unsafe { core::ptr::write_bytes(frame as *mut u8, 0, FRAME_SIZE) };
     }
 
+    /// Copies one frame's contents to another through the identity map.
+    pub(super) fn copy_frame(from: usize, to: usize) {
+        // SAFETY: both frames are allocated to the caller, distinct, and
+        // identity-mapped read-write; nothing else accesses them meanwhile.
+        unsafe { core::ptr::copy_nonoverlapping(from as *const u8, to as *mut u8, FRAME_SIZE) };
+    }
+
     /// Called after pages were unmapped and the CPU TLBs invalidated: other
     /// translation caches (the SMMU's) hear of it here.
-    pub(super) fn after_unmap(_range: Range<usize>) {}
+    pub(super) fn after_unmap(range: Range<usize>) {
+        let hook = *UNMAP_HOOK.lock();
+        if let Some(hook) = hook {
+            hook(range);
+        }
+    }
 
     /// Runs `f` on the frame allocator.
     pub(super) fn with_frames<R>(f: impl FnOnce(&mut FrameAllocator<'static>) -> R) -> R {
-        f(FRAMES.lock().as_mut().expect("memory manager is initialized"))
+        f(FRAMES
+            .lock()
+            .as_mut()
+            .expect("memory manager is initialized"))
     }
 
     /// Runs `f` on the address space.
     pub(super) fn with_space<R>(f: impl FnOnce(&mut AddressSpace) -> R) -> R {
-        f(SPACE.lock().as_mut().expect("memory manager is initialized"))
+        f(SPACE
+            .lock()
+            .as_mut()
+            .expect("memory manager is initialized"))
     }
 
     /// Sets up frames, the kernel page table (W^X image, guard pages, RAM,
@@ -180,9 +216,11 @@ mod kernel {
         let mut space = AddressSpace::new();
         let map = |space: &mut AddressSpace, range: Range<usize>, attrs| {
             if !range.is_empty() {
-                space.map_identity(range.clone(), attrs).unwrap_or_else(|e| {
-                    panic!("cannot map {:#x}..{:#x}: {e}", range.start, range.end)
-                });
+                space
+                    .map_identity(range.clone(), attrs)
+                    .unwrap_or_else(|e| {
+                        panic!("cannot map {:#x}..{:#x}: {e}", range.start, range.end)
+                    });
             }
         };
         map(&mut space, image.text.clone(), Attrs::Text);
@@ -193,7 +231,11 @@ mod kernel {
             map(&mut space, stacks.thread, Attrs::ReadWrite);
             map(&mut space, stacks.exception, Attrs::ReadWrite);
         }
-        map(&mut space, ram.start.max(FRAME_SIZE)..image.image.start, Attrs::ReadWrite);
+        map(
+            &mut space,
+            ram.start.max(FRAME_SIZE)..image.image.start,
+            Attrs::ReadWrite,
+        );
         map(&mut space, image.image.end..ram.end, Attrs::ReadWrite);
         for device in hw::board::CURRENT.devices {
             map(&mut space, device.clone(), Attrs::Device);
@@ -235,6 +277,8 @@ mod kernel {
             total_frames,
             free_frames,
             demand_faults: DEMAND_FAULTS.load(Ordering::Relaxed),
+            swap_ins: SWAP_INS.load(Ordering::Relaxed),
+            evictions: EVICTIONS.load(Ordering::Relaxed),
             heap_used,
             heap_mapped,
         }
@@ -263,12 +307,18 @@ mod kernel {
     /// Maps fresh zeroed frames at every unmapped page of `range`. On
     /// running out of frames, what this call mapped is undone.
     pub(super) fn populate(range: Range<usize>, writable: bool) -> Result<(), MmError> {
-        let attrs = if writable { Attrs::ReadWrite } else { Attrs::ReadOnly };
+        let attrs = if writable {
+            Attrs::ReadWrite
+        } else {
+            Attrs::ReadOnly
+        };
         with_space(|space| {
             // Fail fast rather than map (and then unmap) most of a request
             // that cannot fit; the rollback below covers concurrent allocations.
-            let needed = (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
-            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE) {
+            let needed =
+                (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
+            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE)
+            {
                 return Err(MmError::OutOfFrames);
             }
             let mut page = range.start;
@@ -282,7 +332,9 @@ mod kernel {
                         }
                     };
                     zero_frame(frame);
-                    space.map_page(page, frame, attrs).expect("mapping a free page cannot fail");
+                    space
+                        .map_page(page, frame, attrs)
+                        .expect("mapping a free page cannot fail");
                 }
                 page += FRAME_SIZE;
             }

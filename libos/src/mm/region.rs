@@ -1,9 +1,13 @@
 //! Regions: ranges of virtual memory that apps and drivers own.
 
 use super::regions::{Backing, RegionInfo};
-use super::{populate, with_space, MmError, FRAME_SIZE};
+use super::space::{Attrs, PageState, MAX_PINS};
+use super::{
+    copy_frame, populate, resolve, with_frames, with_space, Access, MmError, EVICTIONS, FRAME_SIZE,
+};
 use core::ops::Range;
 use core::sync::atomic::AtomicU64;
+use core::sync::atomic::Ordering;
 
 /// A reserved range of virtual addresses whose pages are either mapped now
 /// (`eager`) or on first touch (`demand_zero`). Dropping it unmaps the pages
@@ -23,9 +27,20 @@ const LARGE: usize = 2 << 20;
 
 impl Region {
     fn reserve(len: usize, backing: Backing) -> Result<Region, MmError> {
+        Self::reserve_with(len, backing, false)
+    }
+
+    fn reserve_with(len: usize, backing: Backing, huge: bool) -> Result<Region, MmError> {
         let align = if len >= LARGE { LARGE } else { FRAME_SIZE };
-        let info = with_space(|s| s.regions.reserve(len, align, backing, true))?;
+        let info = with_space(|s| s.regions.reserve_with(len, align, backing, true, huge))?;
         Ok(Region { info })
+    }
+
+    /// Like [`Region::demand_zero`], but a first touch maps a whole 2 MiB
+    /// block when one fits and is free (transparent huge pages); evicting
+    /// or pinning part of a block splits it into pages.
+    pub fn demand_zero_huge(len: usize) -> Result<Region, MmError> {
+        Self::reserve_with(len, Backing::DemandZero, true)
     }
 
     /// Reserves `len` bytes whose pages appear, zeroed, when first touched.
@@ -85,7 +100,9 @@ impl Region {
     pub fn as_atomic_u64s(&self) -> &[AtomicU64] {
         // SAFETY: the start is page-aligned, zeroed memory is a valid
         // AtomicU64, and atomics allow shared mutation.
-        unsafe { core::slice::from_raw_parts(self.info.start as *const AtomicU64, self.info.len / 8) }
+        unsafe {
+            core::slice::from_raw_parts(self.info.start as *const AtomicU64, self.info.len / 8)
+        }
     }
 
     fn absolute(&self, offsets: Range<usize>) -> Result<Range<usize>, MmError> {
@@ -107,6 +124,115 @@ impl Region {
     pub fn discard(&mut self, offsets: Range<usize>) -> Result<usize, MmError> {
         let range = self.absolute(offsets)?;
         Ok(with_space(|s| s.unmap_and_free(range)))
+    }
+
+    fn attrs(&self) -> Attrs {
+        if self.info.writable {
+            Attrs::ReadWrite
+        } else {
+            Attrs::ReadOnly
+        }
+    }
+
+    /// Evicts the resident, unpinned pages touching `offsets` to the backing
+    /// store (zero pages take no space there); the next access, by a core or
+    /// a device, brings them back. Returns pages evicted.
+    pub fn evict(&mut self, offsets: Range<usize>) -> Result<usize, MmError> {
+        let range = self.absolute(offsets)?;
+        let attrs = self.attrs();
+        let mut evicted = 0;
+        for page in range.step_by(FRAME_SIZE) {
+            with_space(|space| -> Result<(), MmError> {
+                let PageState::Mapped {
+                    pa,
+                    in_block,
+                    pins: 0,
+                } = space.page_state(page)
+                else {
+                    return Ok(());
+                };
+                if in_block {
+                    space.split_block(page, attrs);
+                }
+                // SAFETY: the frame is mapped only here, and the address-space
+                // lock keeps every core's fault handler out while it is read.
+                let contents =
+                    unsafe { core::slice::from_raw_parts(pa as *const u64, FRAME_SIZE / 8) };
+                let slot = if contents.iter().all(|&w| w == 0) {
+                    0
+                } else {
+                    let slot = with_frames(|f| f.alloc())?;
+                    copy_frame(pa, slot);
+                    slot
+                };
+                space.mark_evicted(page, slot);
+                with_frames(|f| f.free(pa));
+                evicted += 1;
+                Ok(())
+            })?;
+        }
+        EVICTIONS.fetch_add(evicted as u64, Ordering::Relaxed);
+        Ok(evicted)
+    }
+
+    /// Makes the pages touching `offsets` resident and keeps them so until
+    /// [`Region::unpin`]: eviction skips them, and devices never fault there.
+    /// Pins nest (up to 15 per page).
+    pub fn pin(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
+        let range = self.absolute(offsets)?;
+        let attrs = self.attrs();
+        let access = if self.info.writable {
+            Access::Write
+        } else {
+            Access::Read
+        };
+        for page in range.clone().step_by(FRAME_SIZE) {
+            loop {
+                resolve(page, access).map_err(|_| MmError::OutOfFrames)?;
+                let pinned = with_space(|space| match space.page_state(page) {
+                    PageState::Mapped { pins, .. } if pins == MAX_PINS => Err(MmError::TooManyPins),
+                    PageState::Mapped { pa, in_block, pins } => {
+                        if in_block {
+                            space.split_block(page, attrs);
+                        }
+                        space.set_pins(page, pa, attrs, pins + 1);
+                        Ok(true)
+                    }
+                    // Evicted again between resolving and locking: retry.
+                    _ => Ok(false),
+                });
+                match pinned {
+                    Ok(true) => break,
+                    Ok(false) => continue,
+                    Err(e) => {
+                        self.unpin(range.start - self.info.start..page - self.info.start)?;
+                        return Err(e);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Releases one pin of each page touching `offsets`.
+    pub fn unpin(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
+        let range = self.absolute(offsets)?;
+        let attrs = self.attrs();
+        with_space(|space| {
+            for page in range.step_by(FRAME_SIZE) {
+                if let PageState::Mapped {
+                    pa,
+                    in_block: false,
+                    pins,
+                } = space.page_state(page)
+                {
+                    if pins > 0 {
+                        space.set_pins(page, pa, attrs, pins - 1);
+                    }
+                }
+            }
+        });
+        Ok(())
     }
 
     /// Pages currently backed by frames.

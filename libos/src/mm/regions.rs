@@ -28,6 +28,8 @@ pub struct RegionInfo {
     pub backing: Backing,
     /// Whether stores are allowed.
     pub writable: bool,
+    /// Whether demand faults may map whole 2 MiB blocks (transparent huge pages).
+    pub huge: bool,
 }
 
 impl RegionInfo {
@@ -68,7 +70,11 @@ pub const GAP: usize = 0x1000;
 impl RegionTable {
     /// An empty table handing out addresses from `window`.
     pub const fn new(window: Range<usize>) -> Self {
-        Self { window, regions: [None; MAX_REGIONS], count: 0 }
+        Self {
+            window,
+            regions: [None; MAX_REGIONS],
+            count: 0,
+        }
     }
 
     fn live(&self) -> &[Option<RegionInfo>] {
@@ -83,6 +89,18 @@ impl RegionTable {
         backing: Backing,
         writable: bool,
     ) -> Result<RegionInfo, ReserveError> {
+        self.reserve_with(len, align, backing, writable, false)
+    }
+
+    /// Like [`RegionTable::reserve`], optionally allowing 2 MiB block mappings.
+    pub fn reserve_with(
+        &mut self,
+        len: usize,
+        align: usize,
+        backing: Backing,
+        writable: bool,
+        huge: bool,
+    ) -> Result<RegionInfo, ReserveError> {
         if self.count == MAX_REGIONS {
             return Err(ReserveError::TooManyRegions);
         }
@@ -90,17 +108,28 @@ impl RegionTable {
         let mut candidate = self.window.start.next_multiple_of(align);
         let mut slot = self.count;
         for (i, r) in self.live().iter().flatten().enumerate() {
-            if candidate.checked_add(len + GAP).is_some_and(|end| end <= r.start) {
+            if candidate
+                .checked_add(len + GAP)
+                .is_some_and(|end| end <= r.start)
+            {
                 slot = i;
                 break;
             }
             candidate = (r.start + r.len + GAP).next_multiple_of(align);
         }
-        let end = candidate.checked_add(len).ok_or(ReserveError::NoAddressSpace)?;
+        let end = candidate
+            .checked_add(len)
+            .ok_or(ReserveError::NoAddressSpace)?;
         if end > self.window.end {
             return Err(ReserveError::NoAddressSpace);
         }
-        let info = RegionInfo { start: candidate, len, backing, writable };
+        let info = RegionInfo {
+            start: candidate,
+            len,
+            backing,
+            writable,
+            huge,
+        };
         self.regions.copy_within(slot..self.count, slot + 1);
         self.regions[slot] = Some(info);
         self.count += 1;
@@ -109,7 +138,10 @@ impl RegionTable {
 
     /// Forgets the region starting at `start`.
     pub fn remove(&mut self, start: usize) -> Option<RegionInfo> {
-        let i = self.live().iter().position(|r| r.is_some_and(|r| r.start == start))?;
+        let i = self
+            .live()
+            .iter()
+            .position(|r| r.is_some_and(|r| r.start == start))?;
         let info = self.regions[i].take();
         self.regions.copy_within(i + 1..self.count, i);
         self.count -= 1;
@@ -127,7 +159,11 @@ impl RegionTable {
 
     /// Changes whether the region at `start` is writable.
     pub fn set_writable(&mut self, start: usize, writable: bool) {
-        if let Some(r) = self.regions[..self.count].iter_mut().flatten().find(|r| r.start == start) {
+        if let Some(r) = self.regions[..self.count]
+            .iter_mut()
+            .flatten()
+            .find(|r| r.start == start)
+        {
             r.writable = writable;
         }
     }
@@ -152,8 +188,12 @@ mod tests {
     #[test]
     fn reservations_do_not_overlap_and_leave_a_guard_gap() {
         let mut t = RegionTable::new(WINDOW);
-        let a = t.reserve(10_000, 0x1000, Backing::DemandZero, true).unwrap();
-        let b = t.reserve(0x20_0000, 0x20_0000, Backing::DemandZero, true).unwrap();
+        let a = t
+            .reserve(10_000, 0x1000, Backing::DemandZero, true)
+            .unwrap();
+        let b = t
+            .reserve(0x20_0000, 0x20_0000, Backing::DemandZero, true)
+            .unwrap();
         assert_eq!(a.start, WINDOW.start);
         assert_eq!(a.len, 0x3000);
         assert_eq!(b.start % 0x20_0000, 0);
@@ -167,10 +207,14 @@ mod tests {
     #[test]
     fn freed_ranges_are_reused_first_fit() {
         let mut t = RegionTable::new(WINDOW);
-        let a = t.reserve(0x4000, 0x1000, Backing::DemandZero, true).unwrap();
+        let a = t
+            .reserve(0x4000, 0x1000, Backing::DemandZero, true)
+            .unwrap();
         let b = t.reserve(0x4000, 0x1000, Backing::Explicit, true).unwrap();
         assert_eq!(t.remove(a.start), Some(a));
-        let c = t.reserve(0x2000, 0x1000, Backing::DemandZero, false).unwrap();
+        let c = t
+            .reserve(0x2000, 0x1000, Backing::DemandZero, false)
+            .unwrap();
         assert_eq!(c.start, a.start);
         assert_eq!(t.find(b.start), Some(b));
         assert_eq!(t.len(), 2);
@@ -180,13 +224,25 @@ mod tests {
     fn exhaustion_is_an_error_not_a_panic() {
         let mut t = RegionTable::new(WINDOW);
         assert_eq!(
-            t.reserve(WINDOW.end - WINDOW.start + 1, 0x1000, Backing::DemandZero, true),
+            t.reserve(
+                WINDOW.end - WINDOW.start + 1,
+                0x1000,
+                Backing::DemandZero,
+                true
+            ),
             Err(ReserveError::NoAddressSpace)
         );
-        assert_eq!(t.reserve(usize::MAX - 0x2000, 0x1000, Backing::DemandZero, true), Err(ReserveError::NoAddressSpace));
+        assert_eq!(
+            t.reserve(usize::MAX - 0x2000, 0x1000, Backing::DemandZero, true),
+            Err(ReserveError::NoAddressSpace)
+        );
         for _ in 0..MAX_REGIONS {
-            t.reserve(0x1000, 0x1000, Backing::DemandZero, true).unwrap();
+            t.reserve(0x1000, 0x1000, Backing::DemandZero, true)
+                .unwrap();
         }
-        assert_eq!(t.reserve(0x1000, 0x1000, Backing::DemandZero, true), Err(ReserveError::TooManyRegions));
+        assert_eq!(
+            t.reserve(0x1000, 0x1000, Backing::DemandZero, true),
+            Err(ReserveError::TooManyRegions)
+        );
     }
 }

@@ -1,8 +1,11 @@
 //! Resolution of a page fault, from the CPU or from a device.
 
 use super::regions::Backing;
-use super::space::Attrs;
-use super::{with_frames, zero_frame, Access, FaultError, DEMAND_FAULTS, FRAME_SIZE, SPACE};
+use super::space::{AddressSpace, Attrs, PageState, BLOCK_SIZE};
+use super::{
+    copy_frame, with_frames, zero_frame, Access, FaultError, DEMAND_FAULTS, FRAME_SIZE, SPACE,
+    SWAP_INS,
+};
 use core::sync::atomic::Ordering;
 
 /// What `resolve` did.
@@ -10,6 +13,10 @@ use core::sync::atomic::Ordering;
 pub enum Resolution {
     /// A zeroed frame was mapped at the page.
     MappedZeroed,
+    /// A zeroed 2 MiB block was mapped around the page (huge-page region).
+    MappedBlock,
+    /// The page's contents were brought back from the backing store.
+    SwappedIn,
     /// Another core (or device fault) mapped the page first; retry the access.
     AlreadyMapped,
 }
@@ -33,13 +40,64 @@ pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
         return Err(FaultError::NotDemandPaged);
     }
     let page = addr & !(FRAME_SIZE - 1);
-    if space.translate(page).is_some() {
-        return Ok(Resolution::AlreadyMapped);
-    }
+    let attrs = if region.writable {
+        Attrs::ReadWrite
+    } else {
+        Attrs::ReadOnly
+    };
+    let resolution = match space.page_state(page) {
+        PageState::Mapped { .. } => return Ok(Resolution::AlreadyMapped),
+        PageState::Evicted { slot } => {
+            let frame = with_frames(|f| f.alloc()).map_err(|_| FaultError::OutOfFrames)?;
+            if slot == 0 {
+                zero_frame(frame);
+            } else {
+                copy_frame(slot, frame);
+                with_frames(|f| f.free(slot));
+            }
+            space
+                .map_page(page, frame, attrs)
+                .expect("mapping an evicted page cannot fail");
+            SWAP_INS.fetch_add(1, Ordering::Relaxed);
+            Resolution::SwappedIn
+        }
+        PageState::Unmapped => {
+            let block = page & !(BLOCK_SIZE - 1);
+            let fits = region.huge
+                && block >= region.start
+                && block + BLOCK_SIZE <= region.start + region.len;
+            match fits.then(|| space.block_is_empty(block)).unwrap_or(false) {
+                true => {
+                    match with_frames(|f| f.alloc_contiguous(BLOCK_SIZE / FRAME_SIZE, BLOCK_SIZE)) {
+                        Ok(frames) => {
+                            for i in 0..BLOCK_SIZE / FRAME_SIZE {
+                                zero_frame(frames + i * FRAME_SIZE);
+                            }
+                            space
+                                .map_block(block, frames, attrs)
+                                .expect("mapping an empty block cannot fail");
+                            Resolution::MappedBlock
+                        }
+                        Err(_) => map_zeroed_page(space, page, attrs)?,
+                    }
+                }
+                false => map_zeroed_page(space, page, attrs)?,
+            }
+        }
+    };
+    DEMAND_FAULTS.fetch_add(1, Ordering::Relaxed);
+    Ok(resolution)
+}
+
+fn map_zeroed_page(
+    space: &mut AddressSpace,
+    page: usize,
+    attrs: Attrs,
+) -> Result<Resolution, FaultError> {
     let frame = with_frames(|f| f.alloc()).map_err(|_| FaultError::OutOfFrames)?;
     zero_frame(frame);
-    let attrs = if region.writable { Attrs::ReadWrite } else { Attrs::ReadOnly };
-    space.map_page(page, frame, attrs).expect("mapping an unmapped page cannot fail");
-    DEMAND_FAULTS.fetch_add(1, Ordering::Relaxed);
+    space
+        .map_page(page, frame, attrs)
+        .expect("mapping an unmapped page cannot fail");
     Ok(Resolution::MappedZeroed)
 }

@@ -41,6 +41,38 @@ impl Attrs {
     }
 }
 
+/// What the page table says about one page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageState {
+    /// Never mapped, or discarded: a fault gives a zeroed page.
+    Unmapped,
+    /// Mapped to frame `pa` (a 4 KiB page, or inside a 2 MiB block).
+    Mapped {
+        /// Physical address of the page.
+        pa: usize,
+        /// Whether it is part of a 2 MiB block mapping.
+        in_block: bool,
+        /// How many pins hold it resident.
+        pins: u8,
+    },
+    /// Evicted: the contents wait in the backing-store frame `slot`
+    /// (0: the page was all zeros and needs no storage).
+    Evicted {
+        /// Backing-store frame, or 0 for a zero page.
+        slot: usize,
+    },
+}
+
+/// Software bit 0 on an invalid entry: the page was evicted.
+const EVICTED: El1Attributes = El1Attributes::SWFLAG_0;
+/// Pin count: software bits 0..3 of a valid entry.
+const PIN_SHIFT: usize = 55;
+const PIN_MASK: usize = 0xf << PIN_SHIFT;
+/// Most pins one page can hold.
+pub const MAX_PINS: u8 = 15;
+/// Size of a block mapping.
+pub const BLOCK_SIZE: usize = 2 << 20;
+
 /// Page-table pages come from the frame allocator and are reached through
 /// the identity map of RAM.
 pub struct FrameTables;
@@ -54,7 +86,10 @@ impl Translation<El1Attributes> for FrameTables {
             .alloc_for_table()
             .expect("out of frames even for page tables (the reserve is exhausted)");
         super::zero_frame(frame);
-        (NonNull::new(frame as *mut _).expect("frame 0 is never allocated"), PhysicalAddress(frame))
+        (
+            NonNull::new(frame as *mut _).expect("frame 0 is never allocated"),
+            PhysicalAddress(frame),
+        )
     }
 
     unsafe fn deallocate_table(&mut self, table: NonNull<PageTable<El1Attributes>>) {
@@ -93,7 +128,10 @@ impl AddressSpace {
             El1And0,
             VaRange::Lower,
         );
-        Self { table, regions: RegionTable::new(super::layout::REGION_WINDOW) }
+        Self {
+            table,
+            regions: RegionTable::new(super::layout::REGION_WINDOW),
+        }
     }
 
     /// Physical address of the root table (for TTBR0 and the SMMU's CD.TTB0).
@@ -109,7 +147,12 @@ impl AddressSpace {
 
     /// Maps `range` to the same physical addresses (blocks where aligned).
     pub fn map_identity(&mut self, range: Range<usize>, attrs: Attrs) -> Result<(), MapError> {
-        self.table.map_range(&region(range.clone()), PhysicalAddress(range.start), attrs.bits(), Constraints::empty())
+        self.table.map_range(
+            &region(range.clone()),
+            PhysicalAddress(range.start),
+            attrs.bits(),
+            Constraints::empty(),
+        )
     }
 
     /// Maps the page at `va` to the frame `pa`.
@@ -120,6 +163,107 @@ impl AddressSpace {
             attrs.bits(),
             Constraints::NO_BLOCK_MAPPINGS,
         )
+    }
+
+    /// The state of the page holding `va`.
+    pub fn page_state(&self, va: usize) -> PageState {
+        let page = va & !(FRAME_SIZE - 1);
+        let mut state = PageState::Unmapped;
+        self.table
+            .walk_range(&region(page..page + FRAME_SIZE), &mut |_, desc, level| {
+                let bits = desc.flags().bits();
+                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                    let block = 1usize << (12 + 9 * (3 - level));
+                    state = PageState::Mapped {
+                        pa: desc.output_address().0 + (page & (block - 1)),
+                        in_block: level < 3,
+                        pins: ((bits as usize & PIN_MASK) >> PIN_SHIFT) as u8,
+                    };
+                } else if !desc.is_valid() && level == 3 && desc.flags().contains(EVICTED) {
+                    state = PageState::Evicted {
+                        slot: desc.output_address().0,
+                    };
+                }
+                Ok(())
+            })
+            .ok();
+        state
+    }
+
+    /// Rewrites the leaf entry of the 4 KiB page `va` (which must exist at level 3).
+    fn set_leaf(&mut self, va: usize, pa: usize, flags: El1Attributes) {
+        self.table
+            .modify_range(&region(va..va + FRAME_SIZE), &|_, desc| {
+                desc.set(PhysicalAddress(pa), flags)
+            })
+            .expect("updating a level-3 entry of a live table");
+    }
+
+    /// Unmaps the page `va` and records that its contents are in `slot`
+    /// (0 for a zero page). The TLBs (CPU and, through the hook, SMMU) forget
+    /// the old mapping before this returns; the caller frees the old frame.
+    pub fn mark_evicted(&mut self, va: usize, slot: usize) {
+        self.set_leaf(va, slot, EVICTED | El1Attributes::TABLE_OR_PAGE);
+        super::after_unmap(va..va + FRAME_SIZE);
+    }
+
+    /// Sets the pin count of the mapped 4 KiB page `va`.
+    pub fn set_pins(&mut self, va: usize, pa: usize, attrs: Attrs, pins: u8) {
+        let flags = attrs.bits() | El1Attributes::TABLE_OR_PAGE;
+        let flags = El1Attributes::from_bits_retain(flags.bits() | (pins as usize) << PIN_SHIFT);
+        self.set_leaf(va, pa, flags);
+    }
+
+    /// Maps the 2 MiB block at `va` (aligned) to the contiguous frames at `pa`.
+    pub fn map_block(&mut self, va: usize, pa: usize, attrs: Attrs) -> Result<(), MapError> {
+        self.table.map_range(
+            &region(va..va + BLOCK_SIZE),
+            PhysicalAddress(pa),
+            attrs.bits(),
+            Constraints::empty(),
+        )
+    }
+
+    /// Whether nothing at all (no page, block, table or evicted entry) lies
+    /// in the 2 MiB block at `va`, so a block mapping can go there.
+    pub fn block_is_empty(&self, va: usize) -> bool {
+        let mut empty = true;
+        self.table
+            .walk_range(&region(va..va + BLOCK_SIZE), &mut |_, desc, level| {
+                if desc.is_valid() || level == 3 {
+                    empty = false;
+                }
+                Ok(())
+            })
+            .ok();
+        empty
+    }
+
+    /// Turns the block mapping covering `va` into 512 page mappings of the
+    /// same frames (break, invalidate, make), so one page of it can change.
+    pub fn split_block(&mut self, va: usize, attrs: Attrs) {
+        let start = va & !(BLOCK_SIZE - 1);
+        let Some(pa) = self.translate(start) else {
+            return;
+        };
+        let range = region(start..start + BLOCK_SIZE);
+        self.table
+            .map_range(
+                &range,
+                PhysicalAddress(0),
+                El1Attributes::empty(),
+                Constraints::empty(),
+            )
+            .expect("unmapping a live block is allowed");
+        super::after_unmap(start..start + BLOCK_SIZE);
+        self.table
+            .map_range(
+                &range,
+                PhysicalAddress(pa),
+                attrs.bits(),
+                Constraints::NO_BLOCK_MAPPINGS,
+            )
+            .expect("mapping an unmapped range is allowed");
     }
 
     /// The physical address `va` translates to, if mapped.
@@ -138,7 +282,7 @@ impl AddressSpace {
         pa
     }
 
-    /// Number of mapped 4 KiB pages in `range`.
+    /// Number of mapped 4 KiB pages in `range` (blocks count as 512).
     pub fn resident_pages(&self, range: Range<usize>) -> usize {
         let mut pages = 0;
         self.table
@@ -161,29 +305,49 @@ impl AddressSpace {
         let mut start = range.start;
         while start < range.end {
             let end = ((start / CHUNK + 1) * CHUNK).min(range.end);
-            let mut frames = [0usize; 512];
+            // (first frame, frames): pages, blocks, and backing-store slots.
+            let mut runs = [(0usize, 0usize); 512];
             let mut count = 0;
+            let mut mapped = 0;
             self.table
-                .walk_range(&region(start..end), &mut |_, desc, level| {
-                    // Regions are mapped with pages only, so leaves are at level 3.
+                .walk_range(&region(start..end), &mut |mr, desc, level| {
                     if desc.is_valid() && level == 3 {
-                        frames[count] = desc.output_address().0;
+                        runs[count] = (desc.output_address().0, 1);
+                        mapped += 1;
                         count += 1;
+                    } else if desc.is_valid() && level == 2 && !desc.is_table_or_page() {
+                        // A block: `mr` is clipped to the range, so free what it covers.
+                        let first = desc.output_address().0 + (mr.start().0 & (BLOCK_SIZE - 1));
+                        runs[count] = (first, mr.len() / FRAME_SIZE);
+                        mapped += mr.len() / FRAME_SIZE;
+                        count += 1;
+                    } else if !desc.is_valid() && level == 3 && desc.flags().contains(EVICTED) {
+                        if desc.output_address().0 != 0 {
+                            runs[count] = (desc.output_address().0, 1);
+                            count += 1;
+                        }
                     }
                     Ok(())
                 })
                 .ok();
             if count > 0 {
                 self.table
-                    .map_range(&region(start..end), PhysicalAddress(0), El1Attributes::empty(), Constraints::empty())
+                    .map_range(
+                        &region(start..end),
+                        PhysicalAddress(0),
+                        El1Attributes::empty(),
+                        Constraints::empty(),
+                    )
                     .expect("unmapping pages of a live table is always allowed");
                 super::after_unmap(start..end);
                 let mut frames_lock = FRAMES.lock();
-                let allocator = frames_lock.as_mut().expect("frame allocator is initialized");
-                for &frame in &frames[..count] {
-                    allocator.free(frame);
+                let allocator = frames_lock
+                    .as_mut()
+                    .expect("frame allocator is initialized");
+                for &(first, frames) in &runs[..count] {
+                    allocator.free_contiguous(first, frames);
                 }
-                freed += count;
+                freed += mapped;
             }
             start = end;
         }

@@ -11,18 +11,30 @@ pub fn frame_allocator() -> Outcome {
     for _ in 0..256 {
         frames.push(mm::alloc_frame().map_err(|e| alloc::format!("{e}"))?);
     }
-    check!(mm::stats().free_frames == before - 256, "free count did not drop by 256");
+    check!(
+        mm::stats().free_frames == before - 256,
+        "free count did not drop by 256"
+    );
     for &f in &frames {
         check!(f % FRAME_SIZE == 0, "frame {f:#x} is not page-aligned");
-        check!(f != 0 && !image.contains(&f), "frame {f:#x} overlaps the image or page 0");
-        check!(mm::translate(f) == Some(f), "frame {f:#x} is not identity-mapped");
+        check!(
+            f != 0 && !image.contains(&f),
+            "frame {f:#x} overlaps the image or page 0"
+        );
+        check!(
+            mm::translate(f) == Some(f),
+            "frame {f:#x} is not identity-mapped"
+        );
     }
     let mut sorted = frames.clone();
     sorted.sort();
     sorted.dedup();
     check!(sorted.len() == frames.len(), "a frame was handed out twice");
     frames.into_iter().for_each(mm::free_frame);
-    check!(mm::stats().free_frames == before, "frames were not all returned");
+    check!(
+        mm::stats().free_frames == before,
+        "frames were not all returned"
+    );
     Ok(())
 }
 
@@ -30,7 +42,10 @@ pub fn contiguous_frames() -> Outcome {
     let before = mm::stats().free_frames;
     let run = mm::alloc_contiguous(512, 2 << 20).map_err(|e| alloc::format!("{e}"))?;
     check!(run % (2 << 20) == 0, "run at {run:#x} is not 2 MiB aligned");
-    check!(mm::stats().free_frames == before - 512, "free count did not drop by 512");
+    check!(
+        mm::stats().free_frames == before - 512,
+        "free count did not drop by 512"
+    );
     mm::free_contiguous(run, 512);
     check!(mm::stats().free_frames == before, "run was not returned");
     Ok(())
@@ -39,17 +54,39 @@ pub fn contiguous_frames() -> Outcome {
 pub fn resolve_directly() -> Outcome {
     let region = Region::demand_zero(64 * 1024).map_err(|e| alloc::format!("{e}"))?;
     let addr = region.start() + 3 * FRAME_SIZE + 17;
-    check!(!region.is_resident(3 * FRAME_SIZE), "page resident before any fault");
+    check!(
+        !region.is_resident(3 * FRAME_SIZE),
+        "page resident before any fault"
+    );
     let first = mm::resolve(addr, Access::Write);
-    check!(first == Ok(mm::Resolution::MappedZeroed), "first resolve gave {first:?}");
+    check!(
+        first == Ok(mm::Resolution::MappedZeroed),
+        "first resolve gave {first:?}"
+    );
     let second = mm::resolve(addr, Access::Read);
-    check!(second == Ok(mm::Resolution::AlreadyMapped), "second resolve gave {second:?}");
-    check!(region.resident_pages() == 1, "{} pages resident", region.resident_pages());
+    check!(
+        second == Ok(mm::Resolution::AlreadyMapped),
+        "second resolve gave {second:?}"
+    );
+    check!(
+        region.resident_pages() == 1,
+        "{} pages resident",
+        region.resident_pages()
+    );
     let exec = mm::resolve(addr, Access::Execute);
-    check!(exec == Err(FaultError::PermissionDenied(Access::Execute)), "execute gave {exec:?}");
+    check!(
+        exec == Err(FaultError::PermissionDenied(Access::Execute)),
+        "execute gave {exec:?}"
+    );
     let outside = mm::resolve(region.start() + region.len() + 1, Access::Read);
-    check!(outside == Err(FaultError::NoRegion), "address past the region gave {outside:?}");
-    check!(region.as_slice()[3 * FRAME_SIZE + 17] == 0, "demand page is not zeroed");
+    check!(
+        outside == Err(FaultError::NoRegion),
+        "address past the region gave {outside:?}"
+    );
+    check!(
+        region.as_slice()[3 * FRAME_SIZE + 17] == 0,
+        "demand page is not zeroed"
+    );
     Ok(())
 }
 
@@ -58,38 +95,78 @@ pub fn sparse_demand_region() -> Outcome {
     const STRIDE: usize = 64 << 20;
     let before = mm::stats();
     let mut region = Region::demand_zero(LEN).map_err(|e| alloc::format!("{e}"))?;
-    check!(region.resident_pages() == 0, "fresh region has resident pages");
+    check!(
+        region.resident_pages() == 0,
+        "fresh region has resident pages"
+    );
     let bytes = region.as_mut_slice();
     for (i, offset) in (0..LEN).step_by(STRIDE).enumerate() {
         bytes[offset + 5] = i as u8 + 1;
     }
     let touched = LEN / STRIDE;
-    check!(region.resident_pages() == touched, "{} resident, {touched} touched", region.resident_pages());
+    check!(
+        region.resident_pages() == touched,
+        "{} resident, {touched} touched",
+        region.resident_pages()
+    );
     let after = mm::stats();
     let used = before.free_frames - after.free_frames;
     // One frame per touched page plus at most two page-table pages per touch.
-    check!(used >= touched && used <= 3 * touched, "{used} frames for {touched} pages");
-    check!(after.demand_faults - before.demand_faults == touched as u64, "fault count is off");
+    check!(
+        used >= touched && used <= 3 * touched,
+        "{used} frames for {touched} pages"
+    );
+    check!(
+        after.demand_faults - before.demand_faults == touched as u64,
+        "fault count is off"
+    );
     for (i, offset) in (0..LEN).step_by(STRIDE).enumerate() {
-        check!(region.as_slice()[offset + 5] == i as u8 + 1, "data lost at {offset:#x}");
+        check!(
+            region.as_slice()[offset + 5] == i as u8 + 1,
+            "data lost at {offset:#x}"
+        );
     }
     drop(region);
     let freed = mm::stats().free_frames;
-    check!(before.free_frames - freed <= 16, "dropping the region leaked {} frames", before.free_frames - freed);
+    check!(
+        before.free_frames - freed <= 16,
+        "dropping the region leaked {} frames",
+        before.free_frames - freed
+    );
     Ok(())
 }
 
 pub fn discard_and_refault() -> Outcome {
     let mut region = Region::eager(16 * FRAME_SIZE).map_err(|e| alloc::format!("{e}"))?;
-    check!(region.resident_pages() == 16, "eager region is not fully mapped");
+    check!(
+        region.resident_pages() == 16,
+        "eager region is not fully mapped"
+    );
     region.as_mut_slice().fill(0xab);
-    let freed = region.discard(4 * FRAME_SIZE..8 * FRAME_SIZE).map_err(|e| alloc::format!("{e}"))?;
+    let freed = region
+        .discard(4 * FRAME_SIZE..8 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
     check!(freed == 4, "discarded {freed} pages, expected 4");
-    check!(region.resident_pages() == 12, "{} resident after discard", region.resident_pages());
+    check!(
+        region.resident_pages() == 12,
+        "{} resident after discard",
+        region.resident_pages()
+    );
     let bytes = region.as_slice();
-    check!(bytes[4 * FRAME_SIZE..8 * FRAME_SIZE].iter().all(|&b| b == 0), "discarded pages kept data");
-    check!(bytes[..4 * FRAME_SIZE].iter().all(|&b| b == 0xab), "kept pages lost data");
-    check!(region.discard(0..17 * FRAME_SIZE) == Err(mm::MmError::OutOfRange), "range check missing");
+    check!(
+        bytes[4 * FRAME_SIZE..8 * FRAME_SIZE]
+            .iter()
+            .all(|&b| b == 0),
+        "discarded pages kept data"
+    );
+    check!(
+        bytes[..4 * FRAME_SIZE].iter().all(|&b| b == 0xab),
+        "kept pages lost data"
+    );
+    check!(
+        region.discard(0..17 * FRAME_SIZE) == Err(mm::MmError::OutOfRange),
+        "range check missing"
+    );
     Ok(())
 }
 
@@ -102,6 +179,169 @@ pub fn out_of_frames() -> Outcome {
         Ok(_) => return Err("more memory than RAM was mapped".into()),
     }
     let after = mm::stats().free_frames;
-    check!(before.free_frames - after <= 16, "the failed request leaked {} frames", before.free_frames - after);
+    check!(
+        before.free_frames - after <= 16,
+        "the failed request leaked {} frames",
+        before.free_frames - after
+    );
+    Ok(())
+}
+
+pub fn evicted_pages_come_back() -> Outcome {
+    const PAGES: usize = 64;
+    let mut region = Region::demand_zero(PAGES * FRAME_SIZE).map_err(|e| alloc::format!("{e}"))?;
+    for (i, byte) in region.as_mut_slice().iter_mut().enumerate() {
+        *byte = (i / FRAME_SIZE) as u8 ^ (i as u8);
+    }
+    // One page stays all zeros: it must come back as zeros with no storage.
+    region.as_mut_slice()[7 * FRAME_SIZE..8 * FRAME_SIZE].fill(0);
+    let before = mm::stats();
+    let evicted = region
+        .evict(0..PAGES * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(evicted == PAGES, "evicted {evicted} of {PAGES}");
+    check!(
+        region.resident_pages() == 0,
+        "{} pages still resident",
+        region.resident_pages()
+    );
+    check!(
+        mm::stats().free_frames == before.free_frames + 1,
+        "a zero page took backing storage"
+    );
+    for (i, &byte) in region.as_slice().iter().enumerate() {
+        let want = if i / FRAME_SIZE == 7 {
+            0
+        } else {
+            (i / FRAME_SIZE) as u8 ^ (i as u8)
+        };
+        check!(byte == want, "byte {i} came back as {byte}, not {want}");
+    }
+    let after = mm::stats();
+    check!(
+        after.swap_ins - before.swap_ins == PAGES as u64,
+        "{} swap-ins",
+        after.swap_ins - before.swap_ins
+    );
+    Ok(())
+}
+
+pub fn pinned_pages_stay_resident() -> Outcome {
+    let mut region = Region::demand_zero(32 * FRAME_SIZE).map_err(|e| alloc::format!("{e}"))?;
+    region
+        .pin(0..8 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(
+        region.resident_pages() == 8,
+        "pinning did not fault the pages in"
+    );
+    region
+        .pin(0..FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    region.as_mut_slice()[..32 * FRAME_SIZE].fill(1);
+    region
+        .evict(0..32 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(
+        region.resident_pages() == 8,
+        "{} resident: pinned pages were evicted",
+        region.resident_pages()
+    );
+    region
+        .unpin(0..8 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    region
+        .evict(0..32 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(
+        region.resident_pages() == 1,
+        "the doubly pinned page must stay, {} resident",
+        region.resident_pages()
+    );
+    region
+        .unpin(0..FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    region
+        .evict(0..32 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(
+        region.resident_pages() == 0,
+        "unpinned pages were not evicted"
+    );
+    check!(
+        region.as_slice().iter().all(|&b| b == 1),
+        "data lost across pin/evict"
+    );
+    Ok(())
+}
+
+pub fn huge_pages_map_blocks_and_split() -> Outcome {
+    let block = mm::BLOCK_SIZE;
+    let mut region = Region::demand_zero_huge(4 * block).map_err(|e| alloc::format!("{e}"))?;
+    region.as_mut_slice()[block + 5] = 9;
+    check!(
+        region.resident_pages() == 512,
+        "{} resident after one touch",
+        region.resident_pages()
+    );
+    for (i, b) in region.as_mut_slice()[block..2 * block]
+        .iter_mut()
+        .enumerate()
+    {
+        *b = (i % 251) as u8;
+    }
+    let evicted = region
+        .evict(block + 3 * FRAME_SIZE..block + 4 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(
+        evicted == 1 && region.resident_pages() == 511,
+        "split + evict left {} resident",
+        region.resident_pages()
+    );
+    check!(
+        region.as_slice()[block..2 * block]
+            .iter()
+            .enumerate()
+            .all(|(i, &b)| b == (i % 251) as u8),
+        "data changed across the split"
+    );
+    check!(
+        region.resident_pages() == 512,
+        "the evicted page did not come back"
+    );
+    drop(region);
+    Ok(())
+}
+
+pub fn evicted_pages_fault_in_on_all_cores_once() -> Outcome {
+    const PAGES: usize = 256;
+    let mut region = Region::demand_zero(PAGES * FRAME_SIZE).map_err(|e| alloc::format!("{e}"))?;
+    for (i, word) in region.as_atomic_u64s().iter().enumerate() {
+        word.store(i as u64 + 1, core::sync::atomic::Ordering::Relaxed);
+    }
+    region
+        .evict(0..PAGES * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    let before = mm::stats().swap_ins;
+    let bad = core::sync::atomic::AtomicUsize::new(0);
+    let words = region.as_atomic_u64s();
+    libos::smp::on_each_core(|core| {
+        for i in 0..PAGES {
+            let page = (i + core * 17) % PAGES;
+            let w = page * FRAME_SIZE / 8 + core;
+            if words[w].load(core::sync::atomic::Ordering::Relaxed) != w as u64 + 1 {
+                bad.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+            }
+        }
+    });
+    check!(
+        bad.load(core::sync::atomic::Ordering::Relaxed) == 0,
+        "wrong data after concurrent swap-in"
+    );
+    let swap_ins = mm::stats().swap_ins - before;
+    check!(
+        swap_ins == PAGES as u64,
+        "{swap_ins} swap-ins for {PAGES} pages (a page brought in twice?)"
+    );
     Ok(())
 }

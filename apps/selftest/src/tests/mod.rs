@@ -7,18 +7,55 @@ mod smp;
 
 /// Every test, in the order they run.
 pub const ALL: &[(&str, fn() -> crate::Outcome)] = &[
-    ("frame_allocator_hands_out_distinct_ram_frames", memory::frame_allocator),
+    (
+        "frame_allocator_hands_out_distinct_ram_frames",
+        memory::frame_allocator,
+    ),
     ("contiguous_frames_are_aligned", memory::contiguous_frames),
     ("resolve_maps_demand_pages_once", memory::resolve_directly),
-    ("demand_region_touched_sparsely", memory::sparse_demand_region),
-    ("discarded_pages_fault_back_as_zeros", memory::discard_and_refault),
+    (
+        "demand_region_touched_sparsely",
+        memory::sparse_demand_region,
+    ),
+    (
+        "discarded_pages_fault_back_as_zeros",
+        memory::discard_and_refault,
+    ),
     ("out_of_frames_is_an_error", memory::out_of_frames),
-    ("text_and_rodata_are_not_writable", protection::text_and_rodata_read_only),
-    ("data_stack_heap_and_regions_are_not_executable", protection::no_execute),
+    (
+        "evicted_pages_come_back_with_their_data",
+        memory::evicted_pages_come_back,
+    ),
+    (
+        "pinned_pages_stay_resident",
+        memory::pinned_pages_stay_resident,
+    ),
+    (
+        "huge_pages_map_blocks_and_split_on_evict",
+        memory::huge_pages_map_blocks_and_split,
+    ),
+    (
+        "text_and_rodata_are_not_writable",
+        protection::text_and_rodata_read_only,
+    ),
+    (
+        "data_stack_heap_and_regions_are_not_executable",
+        protection::no_execute,
+    ),
     ("guard_pages_and_null_fault", protection::guards_and_null),
-    ("fault_reports_decode_the_syndrome", protection::fault_decoding),
+    (
+        "fault_reports_decode_the_syndrome",
+        protection::fault_decoding,
+    ),
     ("run_on_every_core_and_join", smp::run_on_every_core),
-    ("demand_zero_faults_on_all_cores_at_once", smp::demand_faults_on_all_cores),
+    (
+        "demand_zero_faults_on_all_cores_at_once",
+        smp::demand_faults_on_all_cores,
+    ),
     ("heap_stress_on_all_cores", smp::heap_stress),
+    (
+        "evicted_pages_fault_in_on_all_cores_once",
+        memory::evicted_pages_fault_in_on_all_cores_once,
+    ),
     ("timer_interrupts_on_all_cores", smp::timer_interrupts),
 ];

@@ -18,9 +18,13 @@ fn expect_permission_fault(what: &str, r: Result<(), Esr>) -> Outcome {
 
 pub fn text_and_rodata_read_only() -> Outcome {
     let image = layout::image();
-    for (what, addr) in [("text", image.text.start + 64), ("rodata", image.rodata.start)] {
+    for (what, addr) in [
+        ("text", image.text.start + 64),
+        ("rodata", image.rodata.start),
+    ] {
         // SAFETY: reading kernel text/rodata has no side effects.
-        let byte = unsafe { probe::read_u8(addr) }.map_err(|e| alloc::format!("{what} unreadable: {e}"))?;
+        let byte = unsafe { probe::read_u8(addr) }
+            .map_err(|e| alloc::format!("{what} unreadable: {e}"))?;
         // SAFETY: writes back the byte just read, so even a (wrongly)
         // writable mapping is left unchanged; nothing writes there concurrently.
         expect_permission_fault(what, unsafe { probe::write_u8(addr, byte) })?;
@@ -64,7 +68,9 @@ pub fn guards_and_null() -> Outcome {
 
 pub fn fault_decoding() -> Outcome {
     // SAFETY: page 0 is never mapped.
-    let esr = unsafe { probe::write_u8(8, 1) }.err().ok_or("write to page 0 succeeded")?;
+    let esr = unsafe { probe::write_u8(8, 1) }
+        .err()
+        .ok_or("write to page 0 succeeded")?;
     let text = esr.to_string();
     check!(text.contains("data abort"), "{text}");
     check!(text.contains("translation fault at level"), "{text}");

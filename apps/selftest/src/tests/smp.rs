@@ -17,8 +17,16 @@ pub fn run_on_every_core() -> Outcome {
     });
     let cores = smp::cores();
     check!(cores >= 2, "only {cores} core(s) online");
-    check!(ran.load(Ordering::Relaxed) == (1 << cores) - 1, "mask {:#b}", ran.load(Ordering::Relaxed));
-    check!(calls.load(Ordering::Relaxed) == cores, "{} calls", calls.load(Ordering::Relaxed));
+    check!(
+        ran.load(Ordering::Relaxed) == (1 << cores) - 1,
+        "mask {:#b}",
+        ran.load(Ordering::Relaxed)
+    );
+    check!(
+        calls.load(Ordering::Relaxed) == cores,
+        "{} calls",
+        calls.load(Ordering::Relaxed)
+    );
     let mut ids: Vec<u64> = (0..cores).filter_map(smp::mpidr).collect();
     ids.sort();
     ids.dedup();
@@ -28,7 +36,11 @@ pub fn run_on_every_core() -> Outcome {
 }
 
 fn check_core_id(core: usize) {
-    assert_eq!(core, smp::current(), "job ran on another core than it was told");
+    assert_eq!(
+        core,
+        smp::current(),
+        "job ran on another core than it was told"
+    );
 }
 
 pub fn demand_faults_on_all_cores() -> Outcome {
@@ -49,16 +61,29 @@ pub fn demand_faults_on_all_cores() -> Outcome {
             words[base + core].store((page * 8 + core + 1) as u64, Ordering::Relaxed);
         }
     });
-    check!(nonzero.load(Ordering::Relaxed) == 0, "a fresh page was not zero");
+    check!(
+        nonzero.load(Ordering::Relaxed) == 0,
+        "a fresh page was not zero"
+    );
     for page in 0..PAGES {
         for core in 0..smp::cores() {
             let got = words[page * FRAME_SIZE / 8 + core].load(Ordering::Relaxed);
-            check!(got == (page * 8 + core + 1) as u64, "page {page} core {core}: lost a write");
+            check!(
+                got == (page * 8 + core + 1) as u64,
+                "page {page} core {core}: lost a write"
+            );
         }
     }
-    check!(region.resident_pages() == PAGES, "{} resident", region.resident_pages());
+    check!(
+        region.resident_pages() == PAGES,
+        "{} resident",
+        region.resident_pages()
+    );
     let faults = mm::stats().demand_faults - before.demand_faults;
-    check!(faults == PAGES as u64, "{faults} pages mapped for {PAGES} pages (a page mapped twice?)");
+    check!(
+        faults == PAGES as u64,
+        "{faults} pages mapped for {PAGES} pages (a page mapped twice?)"
+    );
     Ok(())
 }
 
@@ -86,7 +111,11 @@ pub fn heap_stress() -> Outcome {
                     failures.fetch_add(1, Ordering::Relaxed);
                 }
             } else {
-                let size = if step % 500 == 0 { 1 << 20 } else { 1 + rng.next() as usize % 16384 };
+                let size = if step % 500 == 0 {
+                    1 << 20
+                } else {
+                    1 + rng.next() as usize % 16384
+                };
                 let tag = rng.next() as u8;
                 live.push((tag, alloc::vec![tag; size]));
             }
@@ -97,9 +126,17 @@ pub fn heap_stress() -> Outcome {
             }
         }
     });
-    check!(failures.load(Ordering::Relaxed) == 0, "{} blocks were corrupted", failures.load(Ordering::Relaxed));
+    check!(
+        failures.load(Ordering::Relaxed) == 0,
+        "{} blocks were corrupted",
+        failures.load(Ordering::Relaxed)
+    );
     let stats = mm::stats();
-    check!(stats.heap_mapped > 1 << 20, "heap never grew ({} bytes mapped)", stats.heap_mapped);
+    check!(
+        stats.heap_mapped > 1 << 20,
+        "heap never grew ({} bytes mapped)",
+        stats.heap_mapped
+    );
     Ok(())
 }
 
@@ -120,6 +157,9 @@ pub fn timer_interrupts() -> Outcome {
         }
     });
     check!(short.load(Ordering::Relaxed) == 0, "a sleep returned early");
-    check!(missing.load(Ordering::Relaxed) == 0, "a core took fewer timer interrupts than sleeps");
+    check!(
+        missing.load(Ordering::Relaxed) == 0,
+        "a core took fewer timer interrupts than sleeps"
+    );
     Ok(())
 }

@@ -64,12 +64,26 @@ fn handle_sync(frame: &mut Frame, kind: u64) {
 
 fn crash(frame: &Frame, kind: u64, esr: Esr, far: u64, why: Option<crate::mm::FaultError>) -> ! {
     let mut report = CrashReport;
-    let origin = ["current EL, thread stack", "current EL, exception stack", "lower EL", "lower EL (AArch32)"]
-        [(kind >> 2) as usize & 3];
+    let origin = [
+        "current EL, thread stack",
+        "current EL, exception stack",
+        "lower EL",
+        "lower EL (AArch32)",
+    ][(kind >> 2) as usize & 3];
     let what = ["synchronous exception", "IRQ", "FIQ", "SError"][kind as usize & 3];
-    writeln!(report, "\n!!! CRASH on core {}: unexpected {what} ({origin})", super::core_id()).ok();
+    writeln!(
+        report,
+        "\n!!! CRASH on core {}: unexpected {what} ({origin})",
+        super::core_id()
+    )
+    .ok();
     writeln!(report, "    {esr}").ok();
-    writeln!(report, "    FAR {far:#018x}  ELR {:#018x}  SPSR {:#010x}", frame.elr, frame.spsr).ok();
+    writeln!(
+        report,
+        "    FAR {far:#018x}  ELR {:#018x}  SPSR {:#010x}",
+        frame.elr, frame.spsr
+    )
+    .ok();
     if let Some(why) = why {
         writeln!(report, "    memory manager: {why}").ok();
     }

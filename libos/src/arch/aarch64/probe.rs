@@ -5,8 +5,8 @@
 //! probe to learn whether QEMU runs with `-semihosting`. The exception
 //! handler recognises the probe instructions by address and resumes after them.
 
-use crate::arch::esr::Esr;
 use super::exception::Frame;
+use crate::arch::esr::Esr;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 #[repr(C)]
@@ -33,11 +33,16 @@ static SEMIHOSTING: AtomicBool = AtomicBool::new(true);
 pub(super) fn fix_up(frame: &mut Frame, esr: Esr) -> bool {
     let elr = frame.elr as usize;
     let is_abort = esr.abort_kind().is_some();
-    if is_abort && (elr == probe_read_insn as *const () as usize || elr == probe_write_insn as *const () as usize) {
+    if is_abort
+        && (elr == probe_read_insn as *const () as usize
+            || elr == probe_write_insn as *const () as usize)
+    {
         frame.x[0] = esr.0;
         frame.elr = probe_fixup as *const () as usize as u64;
         true
-    } else if esr.is_instruction_abort() && frame.x[30] as usize == probe_exec_return as *const () as usize {
+    } else if esr.is_instruction_abort()
+        && frame.x[30] as usize == probe_exec_return as *const () as usize
+    {
         frame.x[0] = esr.0;
         frame.elr = probe_exec_return as *const () as usize as u64;
         true
@@ -52,7 +57,11 @@ pub(super) fn fix_up(frame: &mut Frame, esr: Esr) -> bool {
 }
 
 fn result(r: ProbeResult) -> Result<u8, Esr> {
-    if r.esr == 0 { Ok(r.value as u8) } else { Err(Esr(r.esr)) }
+    if r.esr == 0 {
+        Ok(r.value as u8)
+    } else {
+        Err(Esr(r.esr))
+    }
 }
 
 /// Reads the byte at `addr`, returning the fault instead of crashing.
