@@ -8,8 +8,10 @@
 #![cfg_attr(not(test), no_std)]
 
 pub mod board;
+pub mod edu;
 pub mod gicv2;
 pub mod layout;
 pub mod mmio;
+pub mod nvme;
 pub mod pci;
 pub mod uart;

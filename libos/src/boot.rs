@@ -108,6 +108,9 @@ fn boot_core(dtb_addr: usize) -> ! {
             }
         }
     }
+    if let Some(pcie) = BOARD.pcie.as_ref() {
+        crate::pci::init(pcie);
+    }
     let psci = facts.as_ref().and_then(|f| f.psci).unwrap_or(BOARD.psci);
     PSCI.store(psci as u8, Ordering::Relaxed);
     smp::start_secondaries(&mpidrs[..count], psci);

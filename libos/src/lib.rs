@@ -39,6 +39,8 @@ pub mod irq;
 #[cfg(target_os = "none")]
 mod panic;
 #[cfg(target_os = "none")]
+pub mod pci;
+#[cfg(target_os = "none")]
 pub mod smp;
 
 pub use args::Args;

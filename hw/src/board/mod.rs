@@ -28,6 +28,28 @@ pub enum PsciConduit {
     Smc,
 }
 
+/// A generic ECAM PCIe host bridge.
+#[derive(Clone, Debug)]
+pub struct PcieHost {
+    /// Configuration space window (1 MiB per bus).
+    pub ecam: Range<usize>,
+    /// 32-bit memory window BARs are assigned from.
+    pub mmio32: Range<usize>,
+    /// First of the four SPIs that carry INTA..INTD.
+    pub first_intx_spi: u32,
+}
+
+/// An SMMUv3 in front of the PCIe root bus.
+#[derive(Clone, Debug)]
+pub struct Smmuv3 {
+    /// Register block (128 KiB).
+    pub base: usize,
+    /// Interrupt IDs: event queue, PRI queue, command-queue sync, global error.
+    pub eventq_intid: u32,
+    /// Global error interrupt.
+    pub gerror_intid: u32,
+}
+
 /// Everything the kernel must know about a board before it can read a DTB.
 #[derive(Clone, Debug)]
 pub struct Board {
@@ -54,6 +76,10 @@ pub struct Board {
     pub devices: &'static [Range<usize>],
     /// Generic timer frequency to assume if firmware left CNTFRQ_EL0 at 0.
     pub default_timer_hz: u64,
+    /// PCIe host bridge, if the board has one the kernel drives.
+    pub pcie: Option<PcieHost>,
+    /// SMMUv3 translating the PCIe devices' DMA, if present.
+    pub smmuv3: Option<Smmuv3>,
 }
 
 /// Bytes in one gibibyte; the boot identity map is made of 1 GiB blocks.

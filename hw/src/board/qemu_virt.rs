@@ -1,6 +1,6 @@
 //! QEMU `virt` (`-M virt,gic-version=2,iommu=smmuv3 -cpu cortex-a53`).
 
-use super::{Board, ConsoleUart, PsciConduit};
+use super::{Board, ConsoleUart, PcieHost, PsciConduit, Smmuv3};
 
 /// QEMU's `virt` machine, the development and CI platform.
 pub const QEMU_VIRT: Board = Board {
@@ -22,4 +22,15 @@ pub const QEMU_VIRT: Board = Board {
         0x40_1000_0000..0x40_2000_0000,
     ],
     default_timer_hz: 62_500_000,
+    pcie: Some(PcieHost {
+        ecam: 0x40_1000_0000..0x40_2000_0000,
+        mmio32: 0x1000_0000..0x3eff_0000,
+        first_intx_spi: 3,
+    }),
+    // `iommu=smmuv3`: SPIs 74 (event queue) and 77 (global errors).
+    smmuv3: Some(Smmuv3 {
+        base: 0x0905_0000,
+        eventq_intid: 106,
+        gerror_intid: 109,
+    }),
 };

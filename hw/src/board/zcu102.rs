@@ -24,4 +24,7 @@ pub const ZCU102: Board = Board {
         0xfd00_0000..0xfd80_0000,
     ],
     default_timer_hz: 62_500_000,
+    // QEMU models neither the PS PCIe controller nor the MMU-500.
+    pcie: None,
+    smmuv3: None,
 };

@@ -1,0 +1,406 @@
+//! NVMe controller driver (register level): admin queue bring-up, identify,
+//! one I/O queue pair, and read/write commands whose data pointers (PRPs)
+//! are IOVAs: with the SMMU translating through the CPU's page table they
+//! point straight into an application's unpinned virtual memory.
+//!
+//! Queues and PRP lists must stay in memory that never faults (a fault on a
+//! queue entry kills the controller, one on a PRP list fails the command), so
+//! the caller provides them from pinned, identity-mapped frames ([`QueueMemory`]).
+//!
+//! ```text
+//!  submit(cmd) ─► SQ[tail] ─► doorbell ─► controller DMAs data (PRPs = IOVAs)
+//!  poll() ◄─ CQ[head] (phase bit flips each lap) ◄─ completion + INTx
+//! ```
+
+use crate::mmio::Mmio;
+use core::sync::atomic::{fence, Ordering};
+
+/// PCI class code of an NVMe controller (mass storage, NVM, NVMe).
+pub const CLASS: u32 = 0x01_08_02;
+/// Page size the driver programs (CC.MPS = 0) and PRPs are made of.
+pub const PAGE: usize = 4096;
+
+const CAP: usize = 0x00;
+const CC: usize = 0x14;
+const CSTS: usize = 0x1c;
+const AQA: usize = 0x24;
+const ASQ: usize = 0x28;
+const ACQ: usize = 0x30;
+const INTMS: usize = 0x0c;
+const INTMC: usize = 0x10;
+const DOORBELLS: usize = 0x1000;
+
+const ADMIN_CREATE_SQ: u8 = 0x01;
+const ADMIN_CREATE_CQ: u8 = 0x05;
+const ADMIN_IDENTIFY: u8 = 0x06;
+/// I/O command: write.
+pub const OP_WRITE: u8 = 0x01;
+/// I/O command: read.
+pub const OP_READ: u8 = 0x02;
+
+/// Physically contiguous, zeroed, identity-mapped memory that never faults.
+pub trait QueueMemory {
+    /// `pages` pages aligned to a page; the address is also the bus address.
+    fn alloc_pages(&mut self, pages: usize) -> Option<usize>;
+}
+
+/// What can go wrong talking to the controller.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NvmeError {
+    /// The controller did not become ready (or stopped) in time.
+    Timeout,
+    /// The controller reported a fatal status (CSTS.CFS).
+    ControllerFatal,
+    /// No memory for queues.
+    NoMemory,
+    /// A command completed with this status (SCT << 8 | SC).
+    Status(u16),
+    /// A request outside the namespace, or not block-aligned.
+    BadRequest,
+    /// The submission queue is full.
+    QueueFull,
+}
+
+/// A completed command.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// The command identifier given at submission.
+    pub cid: u16,
+    /// `Ok` or the controller's status.
+    pub status: Result<(), NvmeError>,
+}
+
+struct Queue {
+    base: usize,
+    entries: u16,
+    index: u16,
+    phase: bool,
+}
+
+/// One NVMe controller with an admin queue pair and one I/O queue pair.
+pub struct Nvme {
+    regs: Mmio,
+    doorbell_stride: usize,
+    admin_sq: Queue,
+    admin_cq: Queue,
+    io_sq: Queue,
+    io_cq: Queue,
+    /// Namespace 1: number of blocks and block size.
+    blocks: u64,
+    block_size: usize,
+    /// Largest transfer per command in bytes.
+    max_transfer: usize,
+    /// Commands submitted and not yet completed on the I/O queue.
+    in_flight: u16,
+}
+
+fn spin_until(mut done: impl FnMut() -> bool, spins: u64) -> bool {
+    for _ in 0..spins {
+        if done() {
+            return true;
+        }
+        core::hint::spin_loop();
+    }
+    done()
+}
+
+/// Queue depth of the I/O queue pair.
+pub const IO_QUEUE_ENTRIES: u16 = 64;
+const ADMIN_ENTRIES: u16 = 16;
+
+impl Nvme {
+    /// Resets and enables the controller, identifies namespace 1, and
+    /// creates the I/O queues.
+    pub fn init(regs: Mmio, memory: &mut dyn QueueMemory) -> Result<Nvme, NvmeError> {
+        let cap = regs.read(CAP) as u64 | (regs.read(CAP + 4) as u64) << 32;
+        let doorbell_stride = 4 << ((cap >> 32) & 0xf);
+        let max_entries = ((cap & 0xffff) + 1) as u16;
+        let timeout_spins = (((cap >> 24) & 0xff) + 1) * 20_000_000;
+        regs.write(CC, 0);
+        if !spin_until(|| regs.read(CSTS) & 1 == 0, timeout_spins) {
+            return Err(NvmeError::Timeout);
+        }
+        let mut alloc = |entries: u16, size: usize| -> Result<Queue, NvmeError> {
+            let pages = (entries as usize * size).div_ceil(PAGE);
+            let base = memory.alloc_pages(pages).ok_or(NvmeError::NoMemory)?;
+            Ok(Queue {
+                base,
+                entries,
+                index: 0,
+                phase: true,
+            })
+        };
+        let admin_sq = alloc(ADMIN_ENTRIES, 64)?;
+        let admin_cq = alloc(ADMIN_ENTRIES, 16)?;
+        let io_entries = IO_QUEUE_ENTRIES.min(max_entries);
+        let io_sq = alloc(io_entries, 64)?;
+        let io_cq = alloc(io_entries, 16)?;
+        let identify = memory.alloc_pages(1).ok_or(NvmeError::NoMemory)?;
+        regs.write(
+            AQA,
+            ((ADMIN_ENTRIES as u32 - 1) << 16) | (ADMIN_ENTRIES as u32 - 1),
+        );
+        regs.write(ASQ, admin_sq.base as u32);
+        regs.write(ASQ + 4, (admin_sq.base as u64 >> 32) as u32);
+        regs.write(ACQ, admin_cq.base as u32);
+        regs.write(ACQ + 4, (admin_cq.base as u64 >> 32) as u32);
+        regs.write(INTMS, u32::MAX);
+        // EN, NVM command set, 4 KiB pages, round robin, 64-byte SQEs, 16-byte CQEs.
+        regs.write(CC, 1 | (6 << 16) | (4 << 20));
+        if !spin_until(|| regs.read(CSTS) & 0b11 != 0, timeout_spins) || regs.read(CSTS) & 0b10 != 0
+        {
+            return Err(if regs.read(CSTS) & 0b10 != 0 {
+                NvmeError::ControllerFatal
+            } else {
+                NvmeError::Timeout
+            });
+        }
+        let mut nvme = Nvme {
+            regs,
+            doorbell_stride,
+            admin_sq,
+            admin_cq,
+            io_sq,
+            io_cq,
+            blocks: 0,
+            block_size: 512,
+            max_transfer: PAGE,
+            in_flight: 0,
+        };
+        // Identify controller: MDTS (byte 77) bounds a command's transfer.
+        nvme.admin(ADMIN_IDENTIFY, 0, identify as u64, [1, 0, 0])?;
+        // SAFETY: the identify page is ours, identity-mapped, and the
+        // controller finished writing it (its completion was seen above).
+        let mdts = unsafe { core::ptr::read_volatile((identify + 77) as *const u8) };
+        nvme.max_transfer = if mdts == 0 {
+            1 << 20
+        } else {
+            (PAGE << mdts).min(1 << 20)
+        };
+        // Identify namespace 1: size and LBA format.
+        nvme.admin(ADMIN_IDENTIFY, 1, identify as u64, [0, 0, 0])?;
+        // SAFETY: as above.
+        let (nsze, flbas, lbaf) = unsafe {
+            let nsze = core::ptr::read_volatile(identify as *const u64);
+            let flbas = core::ptr::read_volatile((identify + 26) as *const u8) & 0xf;
+            let lbaf =
+                core::ptr::read_volatile((identify + 128 + 4 * flbas as usize) as *const u32);
+            (nsze, flbas, lbaf)
+        };
+        let _ = flbas;
+        nvme.blocks = nsze;
+        nvme.block_size = 1 << ((lbaf >> 16) & 0xff);
+        let entries = nvme.io_sq.entries as u32;
+        // Create the I/O completion queue (ID 1, contiguous, interrupts on vector 0).
+        nvme.admin(
+            ADMIN_CREATE_CQ,
+            0,
+            nvme.io_cq.base as u64,
+            [1 | (entries - 1) << 16, 0b11, 0],
+        )?;
+        // Create the I/O submission queue (ID 1, contiguous, completing to CQ 1).
+        nvme.admin(
+            ADMIN_CREATE_SQ,
+            0,
+            nvme.io_sq.base as u64,
+            [1 | (entries - 1) << 16, 1 | 1 << 16, 0],
+        )?;
+        Ok(nvme)
+    }
+
+    fn doorbell(&self, index: usize) -> usize {
+        DOORBELLS + index * self.doorbell_stride
+    }
+
+    /// Runs one admin command to completion (polled; only at init).
+    fn admin(&mut self, opcode: u8, nsid: u32, prp1: u64, cdw: [u32; 3]) -> Result<(), NvmeError> {
+        let mut entry = [0u32; 16];
+        entry[0] = opcode as u32 | (0xfff0 << 16);
+        entry[1] = nsid;
+        entry[6] = prp1 as u32;
+        entry[7] = (prp1 >> 32) as u32;
+        entry[10] = cdw[0];
+        entry[11] = cdw[1];
+        entry[12] = cdw[2];
+        write_entry(&mut self.admin_sq, &entry);
+        self.regs
+            .write(self.doorbell(0), self.admin_sq.index as u32);
+        let mut done = None;
+        let found = spin_until(
+            || {
+                done = take_completion(&mut self.admin_cq);
+                done.is_some()
+            },
+            2_000_000_000,
+        );
+        if !found {
+            return Err(NvmeError::Timeout);
+        }
+        self.regs
+            .write(self.doorbell(1), self.admin_cq.index as u32);
+        done.expect("completion seen").status
+    }
+
+    /// Blocks in namespace 1.
+    pub fn blocks(&self) -> u64 {
+        self.blocks
+    }
+
+    /// Bytes per block.
+    pub fn block_size(&self) -> usize {
+        self.block_size
+    }
+
+    /// Largest transfer one command may carry.
+    pub fn max_transfer(&self) -> usize {
+        self.max_transfer
+    }
+
+    /// Commands submitted and not yet completed.
+    pub fn in_flight(&self) -> u16 {
+        self.in_flight
+    }
+
+    /// Queues a read or write of `len` bytes at `lba` with data at `iova`.
+    /// `prp_list` is a pinned page this command may use for its PRP list
+    /// (needed when the data spans more than two pages); it must stay
+    /// untouched until the command completes.
+    pub fn submit(
+        &mut self,
+        cid: u16,
+        opcode: u8,
+        lba: u64,
+        iova: u64,
+        len: usize,
+        prp_list: usize,
+    ) -> Result<(), NvmeError> {
+        if len == 0 || len % self.block_size != 0 || len > self.max_transfer {
+            return Err(NvmeError::BadRequest);
+        }
+        let count = (len / self.block_size) as u64;
+        if lba.checked_add(count).is_none_or(|end| end > self.blocks) {
+            return Err(NvmeError::BadRequest);
+        }
+        if self.in_flight + 1 >= self.io_sq.entries {
+            return Err(NvmeError::QueueFull);
+        }
+        let (prp1, prp2) = build_prps(iova, len, prp_list);
+        let mut entry = [0u32; 16];
+        entry[0] = opcode as u32 | (cid as u32) << 16;
+        entry[1] = 1;
+        entry[6] = prp1 as u32;
+        entry[7] = (prp1 >> 32) as u32;
+        entry[8] = prp2 as u32;
+        entry[9] = (prp2 >> 32) as u32;
+        entry[10] = lba as u32;
+        entry[11] = (lba >> 32) as u32;
+        entry[12] = (count - 1) as u32;
+        write_entry(&mut self.io_sq, &entry);
+        self.in_flight += 1;
+        fence(Ordering::SeqCst);
+        self.regs.write(self.doorbell(2), self.io_sq.index as u32);
+        Ok(())
+    }
+
+    /// Takes every completion the controller has posted on the I/O queue.
+    pub fn poll(&mut self, mut f: impl FnMut(Completion)) -> usize {
+        let mut n = 0;
+        while let Some(c) = take_completion(&mut self.io_cq) {
+            self.in_flight = self.in_flight.saturating_sub(1);
+            n += 1;
+            f(c);
+        }
+        if n > 0 {
+            self.regs.write(self.doorbell(3), self.io_cq.index as u32);
+        }
+        n
+    }
+
+    /// Masks (true) or unmasks the controller's interrupt.
+    pub fn mask_interrupt(&self, masked: bool) {
+        self.regs.write(if masked { INTMS } else { INTMC }, 1);
+    }
+
+    /// Whether the controller reports a fatal error.
+    pub fn failed(&self) -> bool {
+        self.regs.read(CSTS) & 0b10 != 0
+    }
+}
+
+/// PRP1 and PRP2 for `len` bytes at `iova`: PRP2 is the second page when the
+/// data spans exactly two pages, else the address of a PRP list written into
+/// the page at `list` (page addresses of the data after the first page).
+pub fn build_prps(iova: u64, len: usize, list: usize) -> (u64, u64) {
+    let first_len = PAGE - (iova as usize % PAGE);
+    if len <= first_len {
+        return (iova, 0);
+    }
+    let second = (iova & !(PAGE as u64 - 1)) + PAGE as u64;
+    let rest_pages = (len - first_len).div_ceil(PAGE);
+    if rest_pages == 1 {
+        return (iova, second);
+    }
+    assert!(
+        rest_pages <= PAGE / 8,
+        "transfer too long for one PRP list page"
+    );
+    for i in 0..rest_pages {
+        // SAFETY: `list` is a pinned, identity-mapped page reserved for this
+        // command, and `i` stays within its 512 entries.
+        unsafe { core::ptr::write_volatile((list as *mut u64).add(i), second + (i * PAGE) as u64) };
+    }
+    (iova, list as u64)
+}
+
+fn write_entry(sq: &mut Queue, entry: &[u32; 16]) {
+    let slot = sq.base + sq.index as usize * 64;
+    for (i, word) in entry.iter().enumerate() {
+        // SAFETY: the queue's pages belong to this driver and the slot is
+        // inside them; the controller reads it only after the doorbell.
+        unsafe { core::ptr::write_volatile((slot as *mut u32).add(i), *word) };
+    }
+    sq.index = (sq.index + 1) % sq.entries;
+}
+
+fn take_completion(cq: &mut Queue) -> Option<Completion> {
+    let slot = cq.base + cq.index as usize * 16;
+    // SAFETY: the completion queue's pages belong to this driver; the
+    // controller writes entries, the driver only reads them.
+    let dw3 = unsafe { core::ptr::read_volatile((slot as *const u32).add(3)) };
+    if (dw3 >> 16) & 1 != cq.phase as u32 {
+        return None;
+    }
+    fence(Ordering::Acquire);
+    cq.index += 1;
+    if cq.index == cq.entries {
+        cq.index = 0;
+        cq.phase = !cq.phase;
+    }
+    let status = ((dw3 >> 17) & 0x7fff) as u16;
+    Some(Completion {
+        cid: dw3 as u16,
+        status: if status == 0 {
+            Ok(())
+        } else {
+            Err(NvmeError::Status(status & 0x7ff))
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prps_cover_one_two_and_many_pages() {
+        assert_eq!(build_prps(0x10_0000, 512, 0), (0x10_0000, 0));
+        assert_eq!(build_prps(0x10_0f00, 0x200, 0), (0x10_0f00, 0x10_1000));
+        assert_eq!(build_prps(0x10_0000, 2 * PAGE, 0), (0x10_0000, 0x10_1000));
+        let mut list = vec![0u64; 512];
+        let addr = list.as_mut_ptr() as usize;
+        let (p1, p2) = build_prps(0x10_0000, 4 * PAGE, addr);
+        assert_eq!((p1, p2), (0x10_0000, addr as u64));
+        assert_eq!(&list[..3], &[0x10_1000, 0x10_2000, 0x10_3000]);
+        assert_eq!(list[3], 0);
+    }
+}
