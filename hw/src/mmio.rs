@@ -45,4 +45,23 @@ impl Mmio {
         // SAFETY: as in `read`.
         unsafe { self.reg(offset).write_volatile(value) }
     }
+
+    fn reg64(&self, offset: usize) -> *mut u64 {
+        assert!(offset % 8 == 0 && offset + 8 <= self.len, "register {offset:#x} out of range");
+        (self.base + offset) as *mut u64
+    }
+
+    /// Reads the 64-bit register at `offset` with one 64-bit access (devices
+    /// such as the SMMUv3 have registers that must not be split in two).
+    pub fn read64(&self, offset: usize) -> u64 {
+        // SAFETY: `new`'s contract makes the block valid device memory; the
+        // offset is checked to lie inside it and to be 8-byte aligned.
+        unsafe { self.reg64(offset).read_volatile() }
+    }
+
+    /// Writes the 64-bit register at `offset` with one 64-bit access.
+    pub fn write64(&self, offset: usize, value: u64) {
+        // SAFETY: as in `read64`.
+        unsafe { self.reg64(offset).write_volatile(value) }
+    }
 }

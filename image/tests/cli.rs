@@ -6,6 +6,8 @@
 //! ELF the linker produced, boot-args patching, QEMU, exit status) without depending on
 //! the real kernel.
 
+mod common;
+
 #[path = "../src/testutil.rs"]
 mod testutil;
 
@@ -168,18 +170,6 @@ fn tiny_workspace() -> TempDir {
     dir
 }
 
-fn have_qemu() -> bool {
-    let ok = Command::new("qemu-system-aarch64")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipping: qemu-system-aarch64 is not installed");
-    }
-    ok
-}
 
 #[test]
 fn list_shows_apps_and_boards() {
@@ -237,9 +227,7 @@ fn build_and_run_a_tiny_guest() {
         .join("target/guest/zcu102/aarch64-unknown-none/release/tiny")
         .is_file());
 
-    if !have_qemu() {
-        return;
-    }
+    common::require_qemu();
     let out = tool(
         root,
         &["run", "tiny", "--timeout", "60", "--", "hello=1", "world"],

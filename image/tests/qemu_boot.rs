@@ -2,12 +2,13 @@
 //! `qemu_command` and `run`, so the QEMU command lines, exit-status passing, output
 //! capture and timeouts are checked without depending on the real kernel.
 //!
-//! Skipped (with a note) when `qemu-system-aarch64` is not installed.
+//! They fail when `qemu-system-aarch64` is missing (`./run-tests.sh` installs it).
+
+mod common;
 
 #[path = "../src/testutil.rs"]
 mod testutil;
 
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use faultline_image::{bootargs, package, run, Board, RunOptions};
@@ -16,18 +17,6 @@ use testutil::{ElfSpec, Segment, TempDir};
 /// Generous: QEMU itself starts in well under a second, but CI machines can be busy.
 const LIMIT: Duration = Duration::from_secs(60);
 
-fn have_qemu() -> bool {
-    let ok = Command::new("qemu-system-aarch64")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        eprintln!("skipping: qemu-system-aarch64 is not installed");
-    }
-    ok
-}
 
 /// A few AArch64 instructions, encoded by hand.
 mod a64 {
@@ -164,9 +153,7 @@ const ZCU102_LOAD: u64 = 0x0010_0000;
 
 #[test]
 fn qemu_virt_prints_and_exits_with_status() {
-    if !have_qemu() {
-        return;
-    }
+    common::require_qemu();
     let dir = TempDir::new("virt");
     let args = vec!["mode=test".to_string()];
     let elf = exit_kernel(VIRT_LOAD, Some(VIRT_UART), "synthetic kernel up\n", 40);
@@ -185,9 +172,7 @@ fn qemu_virt_prints_and_exits_with_status() {
 
 #[test]
 fn qemu_virt_el2() {
-    if !have_qemu() {
-        return;
-    }
+    common::require_qemu();
     let dir = TempDir::new("virt-el2");
     let elf = exit_kernel(VIRT_LOAD, None, "", 40);
     let built = package(&elf, "synthetic", Board::QemuVirt, &[], dir.path()).unwrap();
@@ -202,9 +187,7 @@ fn qemu_virt_el2() {
 
 #[test]
 fn zcu102_boots_and_exits_with_status() {
-    if !have_qemu() {
-        return;
-    }
+    common::require_qemu();
     let dir = TempDir::new("zcu");
     let args = vec!["x".to_string()];
     let elf = exit_kernel(ZCU102_LOAD, None, "", 40);
@@ -225,9 +208,7 @@ fn zcu102_boots_and_exits_with_status() {
 
 #[test]
 fn a_hung_guest_is_killed_at_the_timeout() {
-    if !have_qemu() {
-        return;
-    }
+    common::require_qemu();
     let dir = TempDir::new("hang");
     let built = package(
         &spinning_kernel(VIRT_LOAD),

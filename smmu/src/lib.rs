@@ -1,1 +1,27 @@
+//! Faultline's SMMU drivers.
+//!
+//! A device DMAs to application virtual addresses; the SMMU translates them by
+//! walking the very page table the CPU uses, so nothing has to be kept in sync
+//! and a page the CPU has not faulted in yet is a page fault for the device
+//! too. The SMMU reports such faults in an event queue; the kernel resolves
+//! them with the same function its data-abort handler calls and then lets the
+//! DMA scheduler retry (see "One DMA page fault, end to end" in
+//! ARCHITECTURE.md).
+//!
+//! - [`fault`]: what a fault is, independent of the SMMU that reported it, and
+//!   how floods of identical records are collapsed into one fault per page.
+//! - [`v3`]: the Arm SMMUv3 driver (QEMU `virt,iommu=smmuv3`).
+//!
+//! Everything but the register and memory accesses is pure and tested on the
+//! host; the driver reaches the hardware only through the [`v3::Regs`] and
+//! [`v3::QueueMemory`] traits.
 #![no_std]
+
+extern crate alloc;
+
+pub mod fault;
+#[cfg(feature = "hw")]
+mod mmio_regs;
+pub mod v3;
+
+pub use fault::{Access, Fault, FaultKind};

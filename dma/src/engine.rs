@@ -1,0 +1,124 @@
+//! DMA engines as the scheduler sees them, and the segments it hands them.
+//!
+//! A driver only starts segments and, if its SMMU stream stalls on faults,
+//! resumes them; it reports completions back through
+//! [`Scheduler::completed`](crate::Scheduler::completed), so the scheduler
+//! never blocks and never owns an interrupt.
+
+use core::ops::Range;
+
+use crate::transfer::TransferId;
+
+/// An SMMU StreamID: which device an event came from. Faults are matched to
+/// transfers by stream first, so two devices using the same buffer never
+/// take each other's faults.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct StreamId(pub u32);
+
+/// Index of an engine registered with
+/// [`Scheduler::add_engine`](crate::Scheduler::add_engine); it is also the
+/// engine's position in the slice passed to `poll`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct EngineId(pub usize);
+
+/// Which way the bytes go, which also says what access the device makes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Direction {
+    /// Memory to device: the device reads the buffer (a faulted read
+    /// returns zeros to the device).
+    ToDevice,
+    /// Device to memory: the device writes the buffer (a faulted write is
+    /// dropped).
+    FromDevice,
+}
+
+/// What the scheduler needs to know about an engine to cut and place work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineCaps {
+    /// Largest segment the engine takes, in bytes. Segments are cut at page
+    /// boundaries, so a value that is not a page multiple is rounded down.
+    pub max_segment: usize,
+    /// Whether the engine's SMMU stream stalls on a fault (and waits for
+    /// [`Engine::resume`]) instead of aborting the access.
+    pub can_resume: bool,
+    /// The StreamID its accesses carry.
+    pub stream: StreamId,
+}
+
+/// Names one attempt at one segment: what a driver hands back to
+/// [`Scheduler::completed`](crate::Scheduler::completed). The attempt number
+/// lets the scheduler tell a retransmission from the attempt it replaced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct SegmentId {
+    /// The transfer this segment belongs to.
+    pub transfer: TransferId,
+    /// Position of the segment within its transfer, from 0.
+    pub index: usize,
+    /// 0 for the first start, +1 for each retransmission.
+    pub attempt: u32,
+}
+
+/// One piece of work for an engine: move `va.len()` bytes between `va` and
+/// `device_addr`. A retransmission covers only the spoiled pages of its
+/// segment, so `va` may be a sub-range of the segment's first attempt.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Identity to report in the completion.
+    pub id: SegmentId,
+    /// Direction of the copy.
+    pub direction: Direction,
+    /// Application virtual addresses (= IOVAs) the device accesses.
+    pub va: Range<usize>,
+    /// Device-side address matching `va.start`.
+    pub device_addr: u64,
+}
+
+/// Why an engine refused a segment or ended one with an error.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum EngineError {
+    /// The engine cannot take another segment now; the scheduler tries again
+    /// at the next `poll` (this is not an error of the transfer).
+    Busy,
+    /// The device reported an error (driver-specific code); the transfer
+    /// fails with it.
+    Device(u32),
+}
+
+/// How an engine reports the end of a segment. Note that an aborting SMMU
+/// does not tell the device about a fault: such a segment completes `Ok` with
+/// spoiled data, and only the fault events reveal it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Completion {
+    /// The device finished the segment.
+    Ok,
+    /// The device gave up on the segment.
+    Error(EngineError),
+}
+
+/// What to do with a stalled access (SMMUv3 `CMD_RESUME` / SMMUv2 resume
+/// register), passed to [`Engine::resume`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Resume {
+    /// The page is resident now: retry the stalled access.
+    Retry,
+    /// Give the stalled access an abort response; the transfer has failed and
+    /// the scheduler waits for the segment's completion (with any status).
+    Abort,
+}
+
+/// A DMA engine driver.
+pub trait Engine {
+    /// Constant capabilities, read once when the engine is registered.
+    fn caps(&self) -> EngineCaps;
+
+    /// Queues `seg` on the device. Must not block; `Err(Busy)` defers it.
+    fn start(&mut self, seg: &Segment) -> Result<(), EngineError>;
+
+    /// Ends the stall of `seg` (only for engines with `can_resume`). Calling
+    /// it on a segment that is not stalled must be harmless: after lost fault
+    /// events the scheduler resumes every in-flight segment of the stream,
+    /// because it cannot know which ones stalled.
+    fn resume(&mut self, seg: &Segment, how: Resume) {
+        let _ = (seg, how);
+    }
+}

@@ -1,0 +1,117 @@
+//! Adaptive prefetch for the `FaultAwarePrefetch` policy (the paper's
+//! proposed future work).
+//!
+//! The rule, per transfer, with `k` in pages:
+//!
+//! ```text
+//!  fault that needed resolving at page p:
+//!     p == front  (right after the previous window: streaming)  k = min(2k, max)
+//!     otherwise   (first fault, or a jump)                      k = initial
+//!     make resident p+1 ..= p+k (within the transfer);  front = p+k+1
+//!
+//!  while streaming, before a segment ending at page e starts:
+//!     if e+k >= front: make resident front ..= e+k;     front = e+k+1
+//! ```
+//!
+//! The first half is prefetch on fault. The second keeps the window sliding
+//! ahead of the segments as they start: without it a device that runs a
+//! whole window of segments before the kernel sees the first fault (QEMU's
+//! device models do the whole DMA on the doorbell write) would fault on
+//! every page anyway, because by the time a fault is handled the device has
+//! already passed the pages prefetched for it. Faults on pages that were
+//! already resident when handled (the SMMU aborted the access before an
+//! earlier fault made the page resident) resolve nothing and leave `k`
+//! alone. A failed prefetch stops the window quietly; the page faults on its
+//! own later and fails the transfer then, with its reason.
+
+use core::ops::Range;
+
+/// Bounds of the prefetch window, in pages.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrefetchConfig {
+    /// Window after a non-sequential fault (at least 1).
+    pub initial: usize,
+    /// Largest window (at least `initial`).
+    pub max: usize,
+}
+
+impl Default for PrefetchConfig {
+    fn default() -> Self {
+        PrefetchConfig { initial: 4, max: 64 }
+    }
+}
+
+/// The window state of one transfer, in page numbers (address / page size).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Prefetcher {
+    k: usize,
+    front: Option<usize>,
+    streaming: bool,
+}
+
+impl Prefetcher {
+    pub(crate) fn new(cfg: &PrefetchConfig) -> Self {
+        Prefetcher { k: cfg.initial.max(1), front: None, streaming: false }
+    }
+
+    /// A fault at page `p` had to be resolved: the pages to prefetch.
+    pub(crate) fn on_fault(&mut self, cfg: &PrefetchConfig, p: usize) -> Range<usize> {
+        let initial = cfg.initial.max(1);
+        self.streaming = self.front == Some(p);
+        self.k = if self.streaming { self.k.saturating_mul(2).min(cfg.max.max(initial)) } else { initial };
+        let window = p.saturating_add(1)..p.saturating_add(1).saturating_add(self.k);
+        self.front = Some(window.end);
+        window
+    }
+
+    /// A segment whose last page is `last` is about to start: the pages to
+    /// prefetch now (empty unless streaming).
+    pub(crate) fn run_ahead(&mut self, last: usize) -> Range<usize> {
+        let (true, Some(front)) = (self.streaming, self.front) else { return 0..0 };
+        let target = last.saturating_add(1).saturating_add(self.k);
+        if target <= front {
+            return 0..0;
+        }
+        self.front = Some(target);
+        front..target
+    }
+
+    /// Current window size.
+    #[cfg(test)]
+    pub(crate) fn k(&self) -> usize {
+        self.k
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn window_doubles_while_streaming_and_resets_on_a_jump() {
+        let cfg = PrefetchConfig { initial: 2, max: 8 };
+        let mut p = Prefetcher::new(&cfg);
+        assert_eq!(p.on_fault(&cfg, 10), 11..13);
+        assert_eq!(p.on_fault(&cfg, 13), 14..18);
+        assert_eq!(p.on_fault(&cfg, 18), 19..27);
+        assert_eq!(p.on_fault(&cfg, 27), 28..36, "capped at max");
+        assert_eq!(p.k(), 8);
+        assert_eq!(p.on_fault(&cfg, 100), 101..103, "a jump shrinks back");
+        assert_eq!(p.k(), 2);
+    }
+
+    #[test]
+    fn run_ahead_only_while_streaming() {
+        let cfg = PrefetchConfig { initial: 4, max: 64 };
+        let mut p = Prefetcher::new(&cfg);
+        assert_eq!(p.run_ahead(3), 0..0, "nothing known yet");
+        p.on_fault(&cfg, 0);
+        assert_eq!(p.run_ahead(3), 0..0, "one fault is not a stream");
+        p.on_fault(&cfg, 5);
+        assert_eq!(p.k(), 8);
+        assert_eq!(p.run_ahead(10), 14..19);
+        assert_eq!(p.run_ahead(10), 0..0, "already ahead");
+        p.on_fault(&cfg, 40);
+        assert_eq!(p.run_ahead(60), 0..0, "a jump stops the run-ahead");
+    }
+}

@@ -1,0 +1,104 @@
+//! The fault path: one SMMU event at a time (`on_fault`), or the news that
+//! some were lost (`events_lost`).
+
+use crate::engine::StreamId;
+use crate::memory::{Access, Memory};
+use crate::pages;
+use crate::segment::Phase;
+use crate::transfer::{Policy, TransferError};
+
+use super::{FaultAction, Scheduler};
+
+impl Scheduler {
+    /// Handles one SMMU fault event: the device on `stream` could not
+    /// `access` the page holding `iova`.
+    ///
+    /// The event is matched to the in-flight segments of that stream whose
+    /// addresses hold `iova` (all of them, if transfers overlap: which one
+    /// faulted cannot be told apart, so each is treated as spoiled). Each
+    /// segment records each page once per attempt (dedup by stream and page,
+    /// until the segment starts again or is resumed). On the first record the
+    /// page is made resident here, with [`Memory::make_resident`], and for
+    /// `FaultAwarePrefetch` transfers the prefetch window after it (see
+    /// [`crate::prefetch`]). Segments on stalling engines are resumed at the
+    /// next `poll`; others are retransmitted once their completion arrives.
+    pub fn on_fault(&mut self, mem: &mut dyn Memory, stream: StreamId, iova: usize, access: Access) -> FaultAction {
+        let page_size = mem.page_size();
+        let page = pages::floor(iova, page_size);
+        let (mut matched, mut fresh, mut wanted) = (0, 0, false);
+        for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
+            let failing = t.error.is_some();
+            let Some(a) = t.running_at(iova) else { continue };
+            matched += 1;
+            let new = a.faulted.insert(page);
+            t.stats.fault_events += 1;
+            if new {
+                t.stats.faults += 1;
+                fresh += 1;
+                wanted |= !failing;
+            }
+        }
+        if matched == 0 {
+            self.strays += 1;
+            return FaultAction::Stray;
+        }
+        if fresh == 0 {
+            return FaultAction::Duplicate;
+        }
+        let resolved = match wanted && !mem.is_resident(page) {
+            false => Ok(false),
+            true => mem.make_resident(page, access).map(|()| true),
+        };
+        let (mut segments, mut prefetched) = (0, 0);
+        let cfg = self.config.prefetch;
+        for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
+            let stalls = t.stalls;
+            let Some(a) = t.running_at(iova) else { continue };
+            segments += 1;
+            if stalls {
+                a.resume_due = true;
+            }
+            match resolved {
+                Err(error) if t.error.is_none() => t.fail(TransferError::Unresolvable { va: page, error }),
+                Ok(true) if t.transfer.policy == Policy::FaultAwarePrefetch && t.error.is_none() => {
+                    let window = t.prefetch.on_fault(&cfg, page / page_size);
+                    prefetched += t.prefetch(mem, window);
+                }
+                _ => {}
+            }
+        }
+        match resolved {
+            Err(error) => FaultAction::Unresolvable(error),
+            Ok(_) => FaultAction::Handled { segments, prefetched },
+        }
+    }
+
+    /// The SMMU event queue overflowed: faults of `stream` may have gone
+    /// unreported. Every segment of the stream in flight now is treated as
+    /// faulted on all its pages: at its completion the whole attempt is
+    /// retransmitted, each page made resident first (pages resident all
+    /// along are sent again too: residency now says nothing about residency
+    /// while the device ran). On a stalling engine each such segment is also
+    /// resumed, since a stall may hide behind a lost event. `Pin` transfers
+    /// are skipped: their pages cannot fault. Returns the segments affected.
+    pub fn events_lost(&mut self, stream: StreamId) -> usize {
+        let mut affected = 0;
+        for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
+            let failing = t.error.is_some();
+            if t.transfer.policy == Policy::Pin && !failing {
+                continue;
+            }
+            let stalls = t.stalls;
+            for seg in &mut t.segs {
+                let Phase::InFlight(a) = &mut seg.phase else { continue };
+                a.resume_due |= stalls;
+                if !failing {
+                    a.suspect = true;
+                    t.stats.lost_event_segments += 1;
+                    affected += 1;
+                }
+            }
+        }
+        affected
+    }
+}

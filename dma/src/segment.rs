@@ -1,0 +1,235 @@
+//! One segment's state machine (drawn in [`crate::scheduler`]): what it is
+//! waiting for, which pages its running attempt faulted on, and what its
+//! completion means.
+
+use core::mem;
+use core::ops::Range;
+
+use crate::pages::PageSet;
+use crate::scheduler::SegmentState;
+
+/// One attempt of a segment on its engine.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Attempt {
+    /// 0 for the first start, +1 per retransmission.
+    pub(crate) number: u32,
+    /// Addresses this attempt covers (the whole segment, or the spoiled part
+    /// of it for a retransmission).
+    pub(crate) span: Range<usize>,
+    /// Pages faulted on since the start (or, on stalling engines, since the
+    /// last resume): the dedup set of fault events.
+    pub(crate) faulted: PageSet,
+    /// Fault events of the stream were lost while this attempt ran: treat
+    /// every page as spoiled.
+    pub(crate) suspect: bool,
+    /// The engine stalls and `poll` owes it a resume.
+    pub(crate) resume_due: bool,
+}
+
+/// Where a segment is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Never started.
+    Queued,
+    /// On the engine.
+    InFlight(Attempt),
+    /// Completed with these addresses spoiled; waits to start again.
+    Retransmit(Range<usize>),
+    /// Completed with correct data.
+    Done,
+    /// The transfer failed; this segment will not run (again).
+    Dropped,
+}
+
+/// What a clean engine completion of the running attempt means.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Finish {
+    /// The data is right.
+    Done,
+    /// These addresses were spoiled and will be sent again.
+    Retransmit(Range<usize>),
+    /// Spoiled again, and the retry bound is reached.
+    Exhausted(u32),
+}
+
+/// A segment of a transfer.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Seg {
+    /// The segment's addresses.
+    pub(crate) range: Range<usize>,
+    /// Retries taken (retransmissions, plus resumes on an already-faulted
+    /// page).
+    pub(crate) retries: u32,
+    /// Pages this segment faulted on in earlier rounds (stalling engines: a
+    /// fault on one of them again is a retry, not progress).
+    pub(crate) history: PageSet,
+    pub(crate) phase: Phase,
+    starts: u32,
+}
+
+impl Seg {
+    pub(crate) fn new(range: Range<usize>) -> Self {
+        Seg { range, retries: 0, history: PageSet::default(), phase: Phase::Queued, starts: 0 }
+    }
+
+    /// The running attempt, if its span holds `va`.
+    pub(crate) fn attempt_at(&mut self, va: usize) -> Option<&mut Attempt> {
+        match &mut self.phase {
+            Phase::InFlight(a) if a.span.contains(&va) => Some(a),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn in_flight(&self) -> bool {
+        matches!(self.phase, Phase::InFlight(_))
+    }
+
+    /// What would start next: the span, and whether it is a retransmission.
+    pub(crate) fn next_span(&self) -> Option<(Range<usize>, bool)> {
+        match &self.phase {
+            Phase::Queued => Some((self.range.clone(), false)),
+            Phase::Retransmit(span) => Some((span.clone(), true)),
+            _ => None,
+        }
+    }
+
+    /// Number the next attempt will carry.
+    pub(crate) fn next_attempt(&self) -> u32 {
+        self.starts
+    }
+
+    /// The engine took `span`: returns the attempt number.
+    pub(crate) fn started(&mut self, span: Range<usize>) -> u32 {
+        let number = self.starts;
+        self.starts += 1;
+        self.phase = Phase::InFlight(Attempt {
+            number,
+            span,
+            faulted: PageSet::default(),
+            suspect: false,
+            resume_due: false,
+        });
+        number
+    }
+
+    /// The running attempt ended `Ok`; `page` is the page size.
+    pub(crate) fn finish(&mut self, max_retries: u32, page: usize) -> Finish {
+        let Phase::InFlight(mut a) = mem::replace(&mut self.phase, Phase::Done) else {
+            return Finish::Done;
+        };
+        let spoiled = if a.suspect {
+            Some(a.span.clone())
+        } else {
+            a.faulted.hull(page).map(|h| h.start.max(a.span.start)..h.end.min(a.span.end))
+        };
+        let Some(spoiled) = spoiled else { return Finish::Done };
+        if self.retries >= max_retries {
+            self.phase = Phase::Dropped;
+            return Finish::Exhausted(self.retries);
+        }
+        self.retries += 1;
+        a.faulted.drain_into(&mut self.history);
+        self.phase = Phase::Retransmit(spoiled.clone());
+        Finish::Retransmit(spoiled)
+    }
+
+    /// A stalled attempt is about to be resumed with `Retry`: counts faults
+    /// on pages faulted before as retries. Err(retries) past the bound.
+    pub(crate) fn resume_retry(&mut self, max_retries: u32) -> Result<(), u32> {
+        let Phase::InFlight(a) = &mut self.phase else { return Ok(()) };
+        a.resume_due = false;
+        self.retries += a.faulted.drain_into(&mut self.history);
+        if self.retries > max_retries {
+            Err(self.retries)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// The public view of the phase.
+    pub(crate) fn state(&self, stalls: bool, failing: bool) -> SegmentState {
+        match &self.phase {
+            Phase::Queued if failing => SegmentState::Failed,
+            Phase::Queued => SegmentState::Queued,
+            Phase::InFlight(_) if failing => SegmentState::Failed,
+            Phase::InFlight(a) if a.resume_due => SegmentState::Resume,
+            Phase::InFlight(a) if a.suspect || !a.faulted.is_empty() => {
+                if stalls {
+                    SegmentState::Resume
+                } else {
+                    SegmentState::FaultWait
+                }
+            }
+            Phase::InFlight(_) => SegmentState::InFlight,
+            Phase::Retransmit(_) => SegmentState::Retransmit,
+            Phase::Done => SegmentState::Done,
+            Phase::Dropped => SegmentState::Failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: usize = 0x1000;
+
+    fn faulted(seg: &mut Seg, va: usize) -> bool {
+        seg.attempt_at(va).expect("in flight").faulted.insert(va - va % PAGE)
+    }
+
+    #[test]
+    fn clean_completion_is_done() {
+        let mut s = Seg::new(0x1000..0x5000);
+        assert_eq!(s.next_span(), Some((0x1000..0x5000, false)));
+        assert_eq!(s.started(0x1000..0x5000), 0);
+        assert_eq!(s.finish(8, PAGE), Finish::Done);
+        assert_eq!(s.next_span(), None);
+    }
+
+    #[test]
+    fn only_the_spoiled_pages_are_retransmitted() {
+        let mut s = Seg::new(0x1800..0x5000);
+        s.started(0x1800..0x5000);
+        assert!(faulted(&mut s, 0x1900));
+        assert!(!faulted(&mut s, 0x1904), "same page: duplicate");
+        assert!(faulted(&mut s, 0x2010));
+        assert_eq!(s.finish(8, PAGE), Finish::Retransmit(0x1800..0x3000));
+        assert_eq!(s.next_span(), Some((0x1800..0x3000, true)));
+        assert_eq!(s.started(0x1800..0x3000), 1);
+        assert!(s.attempt_at(0x4000).is_none(), "outside the retransmitted span");
+        assert_eq!(s.finish(8, PAGE), Finish::Done);
+    }
+
+    #[test]
+    fn suspect_attempts_retransmit_everything_and_retries_are_bounded() {
+        let mut s = Seg::new(0x1000..0x3000);
+        for round in 0..3 {
+            s.started(0x1000..0x3000);
+            if let Phase::InFlight(a) = &mut s.phase {
+                a.suspect = true;
+            }
+            let f = s.finish(2, PAGE);
+            if round < 2 {
+                assert_eq!(f, Finish::Retransmit(0x1000..0x3000));
+            } else {
+                assert_eq!(f, Finish::Exhausted(2));
+            }
+        }
+        assert_eq!(s.phase, Phase::Dropped);
+    }
+
+    #[test]
+    fn resumes_count_only_repeated_pages() {
+        let mut s = Seg::new(0x0..0x4000);
+        s.started(0x0..0x4000);
+        for va in [0x0, 0x1000, 0x2000] {
+            faulted(&mut s, va);
+            assert_eq!(s.resume_retry(1), Ok(()), "new page: progress");
+        }
+        faulted(&mut s, 0x1000);
+        assert_eq!(s.resume_retry(1), Ok(()));
+        faulted(&mut s, 0x1000);
+        assert_eq!(s.resume_retry(1), Err(2));
+    }
+}

@@ -1,0 +1,155 @@
+//! What an application asks for (a [`Transfer`] with a [`Policy`]) and what
+//! it gets back (a [`TransferReport`] or a [`TransferError`]).
+
+use core::fmt;
+use core::ops::Range;
+
+use crate::engine::{Direction, EngineError};
+use crate::memory::MemError;
+use crate::stats::Stats;
+
+/// Names a submitted transfer; ids are never reused by one scheduler.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct TransferId(pub u64);
+
+/// How the scheduler deals with non-resident pages of a transfer: the four
+/// strategies the benchmarks compare (see ARCHITECTURE.md, "Policies").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Policy {
+    /// Pin the whole buffer and make every page resident before the first
+    /// segment starts; unpin when the transfer ends. Faults cannot happen;
+    /// the cost is setup time and locked memory.
+    Pin,
+    /// Make every page resident before the first segment starts, without
+    /// pinning. Pages may be evicted again, so faults are still handled.
+    Prefault,
+    /// Do nothing up front; resolve each page when the device faults on it,
+    /// then resume or retransmit.
+    FaultAware,
+    /// Like `FaultAware`, and on a fault also make the next pages of the
+    /// transfer resident, with an adaptive window (see [`crate::prefetch`]).
+    FaultAwarePrefetch,
+}
+
+impl Policy {
+    /// Every policy, in the order reports print them.
+    pub const ALL: [Policy; 4] =
+        [Policy::Pin, Policy::Prefault, Policy::FaultAware, Policy::FaultAwarePrefetch];
+
+    /// Position in [`Policy::ALL`], for per-policy tables.
+    pub fn index(self) -> usize {
+        self as usize
+    }
+
+    /// Short lower-case name for reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Policy::Pin => "pin",
+            Policy::Prefault => "prefault",
+            Policy::FaultAware => "fault-aware",
+            Policy::FaultAwarePrefetch => "fault-aware+prefetch",
+        }
+    }
+}
+
+impl fmt::Display for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One DMA transfer on application virtual addresses, as submitted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Transfer {
+    /// Which way the bytes go.
+    pub direction: Direction,
+    /// The buffer, any byte alignment and length (not empty).
+    pub va: Range<usize>,
+    /// Device-side address matching `va.start` (RDMA: remote address).
+    /// Segments are assumed idempotent: copying the same bytes to or from the
+    /// same device address twice is harmless, which is what makes
+    /// retransmission correct.
+    pub device_addr: u64,
+    /// How non-resident pages are dealt with.
+    pub policy: Policy,
+}
+
+/// Why `submit` refused a transfer (nothing was queued).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SubmitError {
+    /// No engine with that id was registered.
+    UnknownEngine,
+    /// The buffer is empty (`va.start >= va.end`).
+    Empty,
+    /// The device-side range wraps around.
+    AddressOverflow,
+    /// The engine declared `max_segment == 0`.
+    ZeroMaxSegment,
+}
+
+impl fmt::Display for SubmitError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str(match self {
+            SubmitError::UnknownEngine => "no such engine",
+            SubmitError::Empty => "empty buffer",
+            SubmitError::AddressOverflow => "device range overflows",
+            SubmitError::ZeroMaxSegment => "engine takes segments of 0 bytes",
+        })
+    }
+}
+
+/// Why a transfer failed. A failed transfer is reported only once none of
+/// its segments is in flight any more, so the buffer may be reused at once.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum TransferError {
+    /// A page of the buffer cannot be made resident (at setup, on a fault, or
+    /// before a retransmission); `va` is the page's address.
+    Unresolvable {
+        /// Page-aligned address of the page.
+        va: usize,
+        /// The memory manager's reason.
+        error: MemError,
+    },
+    /// A segment kept faulting: it was retransmitted or resumed on a page it
+    /// had already faulted on more often than the configured bound.
+    RetriesExhausted {
+        /// The segment's addresses.
+        segment: Range<usize>,
+        /// Retries it took.
+        retries: u32,
+    },
+    /// The `Pin` policy could not pin the buffer.
+    Pin(MemError),
+    /// The engine refused a segment or ended one with an error.
+    Engine(EngineError),
+}
+
+impl fmt::Display for TransferError {
+    fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        match self {
+            TransferError::Unresolvable { va, error } => {
+                write!(f, "page {va:#x} cannot be made resident: {error}")
+            }
+            TransferError::RetriesExhausted { segment, retries } => write!(
+                f,
+                "segment {:#x}..{:#x} still faulting after {retries} retries",
+                segment.start, segment.end
+            ),
+            TransferError::Pin(e) => write!(f, "cannot pin the buffer: {e}"),
+            TransferError::Engine(EngineError::Busy) => f.write_str("engine busy"),
+            TransferError::Engine(EngineError::Device(code)) => {
+                write!(f, "device error {code:#x}")
+            }
+        }
+    }
+}
+
+/// What a successful transfer reports: its policy and its own statistics
+/// (the same counters the scheduler sums per policy).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TransferReport {
+    /// The policy it ran with.
+    pub policy: Policy,
+    /// Its counters and times.
+    pub stats: Stats,
+}

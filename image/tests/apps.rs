@@ -1,0 +1,170 @@
+//! Boot tests of the real apps: build each image, boot it under QEMU with a
+//! hard timeout, and check the exit status and the lines it prints. A hang
+//! or a wrong line fails with the whole serial log in the message.
+
+mod common;
+
+use faultline_image::{build_to, run, workspace_root, Board, RunOptions, RunOutcome};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// Far above any healthy run (selftest takes a few seconds), so only a hang trips it.
+const TIMEOUT: Duration = Duration::from_secs(240);
+
+struct Boot {
+    app: &'static str,
+    board: Board,
+    args: &'static [&'static str],
+    el2: bool,
+    smp: Option<u32>,
+}
+
+impl Boot {
+    fn new(app: &'static str, board: Board) -> Self {
+        Boot { app, board, args: &[], el2: false, smp: None }
+    }
+
+    /// Builds into a directory of this test's own and boots.
+    fn run(&self, test: &str) -> RunOutcome {
+        common::require_qemu();
+        let root = workspace_root();
+        let out: PathBuf = root.join("target/test-images").join(test);
+        let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
+        let built = build_to(&root, self.app, self.board, &args, &out).expect("image builds");
+        let options = RunOptions { smp: self.smp, el2: self.el2, args, extra: vec![] };
+        let mut outcome = run(&built, &options, Some(TIMEOUT), false).expect("QEMU starts");
+        // The console ends lines with CR LF, as a serial terminal wants.
+        outcome.output = outcome.output.replace("\r\n", "\n");
+        assert!(!outcome.timed_out, "{} on {} hung; serial log:\n{}", self.app, self.board, outcome.output);
+        outcome
+    }
+}
+
+fn expect_status(outcome: &RunOutcome, status: i32) {
+    assert_eq!(outcome.status, Some(status), "wrong exit status; serial log:\n{}", outcome.output);
+}
+
+fn expect_line(outcome: &RunOutcome, line: &str) {
+    assert!(
+        outcome.output.lines().any(|l| l.trim_end() == line),
+        "no line {line:?}; serial log:\n{}",
+        outcome.output
+    );
+}
+
+fn expect_text(outcome: &RunOutcome, text: &str) {
+    assert!(outcome.output.contains(text), "no {text:?}; serial log:\n{}", outcome.output);
+}
+
+#[test]
+fn hello_on_qemu_virt_reports_the_machine_and_boots_fast() {
+    let outcome = Boot::new("hello", Board::QemuVirt).run("hello-virt");
+    expect_status(&outcome, 0);
+    expect_line(&outcome, "board: qemu-virt");
+    expect_line(&outcome, "entered at EL1, running at EL1");
+    expect_line(&outcome, "cores: 4");
+    expect_line(&outcome, "memory: 1024 MiB RAM, 1020 MiB free");
+    expect_text(&outcome, "boot time: ");
+    // Reported, not asserted: wall time depends on the machine's load.
+    eprintln!("hello on qemu-virt: QEMU wall time {} ms", outcome.wall.as_millis());
+}
+
+#[test]
+fn hello_image_is_under_one_mebibyte() {
+    let root = workspace_root();
+    let out = root.join("target/test-images/hello-size");
+    let built = build_to(&root, "hello", Board::QemuVirt, &[], &out).expect("image builds");
+    let size = std::fs::metadata(&built.bin).unwrap().len();
+    assert!(size < 1 << 20, "hello.bin is {size} bytes");
+}
+
+#[test]
+fn hello_on_zcu102_uses_the_cadence_uart_and_embedded_args() {
+    let mut boot = Boot::new("hello", Board::Zcu102);
+    boot.args = &["alpha", "beta=2"];
+    let outcome = boot.run("hello-zcu102");
+    expect_status(&outcome, 0);
+    expect_line(&outcome, "board: zcu102");
+    expect_line(&outcome, "cores: 4");
+    expect_line(&outcome, "args: alpha beta=2");
+}
+
+#[test]
+fn hello_entered_at_el2_drops_to_el1_on_both_boards() {
+    for (board, name) in [(Board::QemuVirt, "hello-el2-virt"), (Board::Zcu102, "hello-el2-zcu102")] {
+        let mut boot = Boot::new("hello", board);
+        boot.el2 = true;
+        let outcome = boot.run(name);
+        expect_status(&outcome, 0);
+        expect_line(&outcome, "entered at EL2, running at EL1");
+        expect_line(&outcome, "cores: 4");
+    }
+}
+
+#[test]
+fn args_reach_the_app_through_the_dtb_on_qemu_virt() {
+    let mut boot = Boot::new("hello", Board::QemuVirt);
+    boot.args = &["4096", "4096", "100"];
+    boot.smp = Some(2);
+    let outcome = boot.run("hello-args");
+    expect_status(&outcome, 0);
+    expect_line(&outcome, "args: 4096 4096 100");
+    expect_line(&outcome, "cores: 2");
+}
+
+fn selftest_passes_on(board: Board, name: &str) {
+    let outcome = Boot::new("selftest", board).run(name);
+    expect_status(&outcome, 0);
+    expect_line(&outcome, "selftest: 4 cores took part");
+    let closing = outcome.output.lines().rev().find(|l| l.contains(" passed, ")).unwrap_or("");
+    assert!(closing.ends_with(" passed, 0 failed"), "selftest failed:\n{}", outcome.output);
+}
+
+#[test]
+fn selftest_passes_on_qemu_virt() {
+    selftest_passes_on(Board::QemuVirt, "selftest-virt");
+}
+
+#[test]
+fn selftest_passes_on_zcu102() {
+    selftest_passes_on(Board::Zcu102, "selftest-zcu102");
+}
+
+fn crash(mode: &'static str, name: &str) -> RunOutcome {
+    let mut boot = Boot::new("selftest", Board::QemuVirt);
+    boot.args = match mode {
+        "crash" => &["crash"],
+        "panic" => &["panic"],
+        _ => &["overflow"],
+    };
+    boot.run(name)
+}
+
+#[test]
+fn a_write_to_text_gives_a_decoded_crash_report() {
+    let outcome = crash("crash", "crash-text");
+    expect_status(&outcome, 102);
+    expect_text(&outcome, "!!! CRASH on core 0: unexpected synchronous exception");
+    expect_text(&outcome, "data abort (EC 0x25), permission fault at level 3 on write");
+    expect_text(&outcome, "FAR 0x0000000040200000");
+    expect_text(&outcome, " x29 ");
+    expect_text(&outcome, "backtrace:\n      #0 ");
+    expect_text(&outcome, "      #2 ");
+}
+
+#[test]
+fn a_panic_prints_its_message_and_a_backtrace() {
+    let outcome = crash("panic", "crash-panic");
+    expect_status(&outcome, 101);
+    expect_text(&outcome, "!!! PANIC on core 0: panicked at apps/selftest/src/tests/die.rs");
+    expect_text(&outcome, "deliberate panic from selftest");
+    expect_text(&outcome, "      #1 ");
+}
+
+#[test]
+fn a_stack_overflow_hits_the_guard_page() {
+    let outcome = crash("overflow", "crash-overflow");
+    expect_status(&outcome, 102);
+    expect_text(&outcome, "FAR is in a stack guard page: stack overflow");
+    expect_text(&outcome, "translation fault at level 3 on write");
+}
