@@ -47,7 +47,10 @@ impl Mmio {
     }
 
     fn reg64(&self, offset: usize) -> *mut u64 {
-        assert!(offset % 8 == 0 && offset + 8 <= self.len, "register {offset:#x} out of range");
+        assert!(
+            offset.is_multiple_of(8) && offset + 8 <= self.len,
+            "register {offset:#x} out of range"
+        );
         (self.base + offset) as *mut u64
     }
 

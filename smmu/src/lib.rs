@@ -15,6 +15,9 @@
 //! Everything but the register and memory accesses is pure and tested on the
 //! host; the driver reaches the hardware only through the [`v3::Regs`] and
 //! [`v3::QueueMemory`] traits.
+//!
+//! Feature `hw` implements [`v3::Regs`] for `hw::mmio::Mmio`, the kernel's
+//! register window type.
 #![no_std]
 
 extern crate alloc;

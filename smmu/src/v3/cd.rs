@@ -3,10 +3,10 @@
 //! Faultline gives every translated stream a CD that mirrors the CPU's
 //! TCR_EL1/TTBR0_EL1/MAIR_EL1, so the SMMU walks the kernel's own page table
 //! under the kernel's ASID. Field positions are Arm IHI 0070's "CD" layout and
-//! match what QEMU 7.2 parses (`CD_TSZ` word 0 [5:0], `CD_TG` [7:6], `CD_EPD`
-//! bits 14/30, `CD_ENDI` 15, `CD_VALID` 31, `CD_IPS` word 1 [2:0],
+//! match what QEMU 7.2 parses (`CD_TSZ` word 0 `[5:0]`, `CD_TG` `[7:6]`, `CD_EPD`
+//! bits 14/30, `CD_ENDI` 15, `CD_VALID` 31, `CD_IPS` word 1 `[2:0]`,
 //! `CD_AARCH64` word 1 bit 9, `CD_HD`/`CD_HA` 10/11, `CD_S` 12, `CD_R` 13,
-//! `CD_A` 14, `CD_ASID` word 1 [31:16], `CD_TTB` words 2-3 `& ~0xf`).
+//! `CD_A` 14, `CD_ASID` word 1 `[31:16]`, `CD_TTB` words 2-3 `& ~0xf`).
 
 use super::bits::{addr_bits, put};
 use super::regs::address_size_code;
@@ -81,9 +81,8 @@ pub fn encode(params: &CdParams) -> Result<Cd, CdError> {
     if !(16..=39).contains(&params.t0sz) {
         return Err(CdError::T0szOutOfRange(params.t0sz));
     }
-    let ips =
-        address_size_code(params.ips_bits).ok_or(CdError::UnsupportedIps(params.ips_bits))?;
-    if params.ttb0 % 16 != 0 {
+    let ips = address_size_code(params.ips_bits).ok_or(CdError::UnsupportedIps(params.ips_bits))?;
+    if !params.ttb0.is_multiple_of(16) {
         return Err(CdError::TtbMisaligned(params.ttb0));
     }
     if params.ttb0 >> params.ips_bits != 0 {
@@ -135,6 +134,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::identity_op)] // the zero fields are spelled out on purpose
     fn kernel_regime_bit_by_bit() {
         let cd = encode(&kernel(0x40_8000_0000)).unwrap();
         let expected_word0 = 25            // T0SZ [5:0]
@@ -183,12 +183,33 @@ mod tests {
     fn refuses_bad_parameters() {
         let good = kernel(0x1000);
         let bad = |p: CdParams| encode(&p).unwrap_err();
-        assert_eq!(bad(CdParams { t0sz: 15, ..good }), CdError::T0szOutOfRange(15));
-        assert_eq!(bad(CdParams { t0sz: 40, ..good }), CdError::T0szOutOfRange(40));
-        assert_eq!(bad(CdParams { ips_bits: 39, ..good }), CdError::UnsupportedIps(39));
-        assert_eq!(bad(CdParams { ttb0: 0x1008, ..good }), CdError::TtbMisaligned(0x1008));
         assert_eq!(
-            bad(CdParams { ttb0: 1 << 40, ..good }),
+            bad(CdParams { t0sz: 15, ..good }),
+            CdError::T0szOutOfRange(15)
+        );
+        assert_eq!(
+            bad(CdParams { t0sz: 40, ..good }),
+            CdError::T0szOutOfRange(40)
+        );
+        assert_eq!(
+            bad(CdParams {
+                ips_bits: 39,
+                ..good
+            }),
+            CdError::UnsupportedIps(39)
+        );
+        assert_eq!(
+            bad(CdParams {
+                ttb0: 0x1008,
+                ..good
+            }),
+            CdError::TtbMisaligned(0x1008)
+        );
+        assert_eq!(
+            bad(CdParams {
+                ttb0: 1 << 40,
+                ..good
+            }),
             CdError::TtbBeyondIps(1 << 40)
         );
         assert!(encode(&CdParams { t0sz: 16, ..good }).is_ok());

@@ -2,9 +2,9 @@
 //! configuration and translations.
 //!
 //! Field positions are Arm IHI 0070's command formats and match what QEMU
-//! 7.2 parses (`CMD_TYPE` word 0 [7:0], `CMD_SSEC` word 0 bit 10 (must be 0),
-//! `CMD_SYNC_CS` word 0 [13:12], `CMD_SID` word 1, `CMD_VMID` word 1 [15:0],
-//! `CMD_ASID` word 1 [31:16], `CMD_LEAF`/`CMD_STE_RANGE` word 2, `CMD_ADDR`
+//! 7.2 parses (`CMD_TYPE` word 0 `[7:0]`, `CMD_SSEC` word 0 bit 10 (must be 0),
+//! `CMD_SYNC_CS` word 0 `[13:12]`, `CMD_SID` word 1, `CMD_VMID` word 1 `[15:0]`,
+//! `CMD_ASID` word 1 `[31:16]`, `CMD_LEAF`/`CMD_STE_RANGE` word 2, `CMD_ADDR`
 //! words 2-3 `& ~0xfff`). CFGI_ALL is the spec's CFGI_STE_RANGE (0x04) with
 //! Range = 31: QEMU has an internal `SMMU_CMD_CFGI_ALL = 7` that it rejects as
 //! an illegal command.
@@ -18,7 +18,7 @@ pub type RawCommand = [u64; 2];
 /// Bytes in a command.
 pub const COMMAND_BYTES: usize = 16;
 
-/// Opcodes (word 0 bits [7:0]).
+/// Opcodes (word 0 bits `[7:0]`).
 pub mod opcode {
     /// Invalidate the cached STE of one stream.
     pub const CFGI_STE: u8 = 0x03;
@@ -113,7 +113,7 @@ impl Command {
     }
 }
 
-/// Why the SMMU stopped consuming commands (CMDQ_CONS.ERR, bits [30:24]).
+/// Why the SMMU stopped consuming commands (CMDQ_CONS.ERR, bits `[30:24]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CommandError {
     /// CERROR_ILL: unknown opcode or bad field.
@@ -175,11 +175,21 @@ mod tests {
         // TLBI_NH_VA: opcode 0x12, ASID 1 at [63:48]; word 1: address
         // [63:12] in place (the in-page offset dropped), Leaf at bit 0.
         assert_eq!(
-            Command::TlbiNhVa { asid: 1, va: 0x7f_1234_5678, leaf: true }.encode(),
+            Command::TlbiNhVa {
+                asid: 1,
+                va: 0x7f_1234_5678,
+                leaf: true
+            }
+            .encode(),
             [(1 << 48) | 0x12, 0x7f_1234_5000 | 1]
         );
         assert_eq!(
-            Command::TlbiNhVa { asid: 0xbeef, va: 0x1000, leaf: false }.encode(),
+            Command::TlbiNhVa {
+                asid: 0xbeef,
+                va: 0x1000,
+                leaf: false
+            }
+            .encode(),
             [0xbeef_0000_0000_0012, 0x1000]
         );
         // TLBI_NH_ASID: opcode 0x11, ASID at [63:48].
@@ -199,13 +209,19 @@ mod tests {
     #[test]
     fn command_errors() {
         assert_eq!(CommandError::from_cons(0x0000_0005), None);
-        assert_eq!(CommandError::from_cons(1 << 24 | 5), Some(CommandError::Illegal));
+        assert_eq!(
+            CommandError::from_cons(1 << 24 | 5),
+            Some(CommandError::Illegal)
+        );
         assert_eq!(CommandError::from_cons(2 << 24), Some(CommandError::Abort));
         assert_eq!(
             CommandError::from_cons(3 << 24),
             Some(CommandError::AtcInvalidationSync)
         );
-        assert_eq!(CommandError::from_cons(0x7f << 24), Some(CommandError::Other(0x7f)));
+        assert_eq!(
+            CommandError::from_cons(0x7f << 24),
+            Some(CommandError::Other(0x7f))
+        );
         // Bit 31 is not part of ERR.
         assert_eq!(CommandError::from_cons(1 << 31), None);
     }

@@ -1,10 +1,10 @@
 //! Event queue records: what the SMMU reports, decoded.
 //!
-//! Every record is 32 bytes. Word 0 carries the event code [7:0], SSV (bit
-//! 11), SubstreamID [31:12] and StreamID [63:32]; word 1 the stall tag
-//! [15:0], Stall (31), PnU (33), InD (34), RnW (35), S2 (39) and Class
-//! [41:40]; word 2 the input address; word 3 a second address (the IPA
-//! [51:12] of a stage-2 fault, or the physical address [51:3] of a failed
+//! Every record is 32 bytes. Word 0 carries the event code `[7:0]`, SSV (bit
+//! 11), SubstreamID `[31:12]` and StreamID `[63:32]`; word 1 the stall tag
+//! `[15:0]`, Stall (31), PnU (33), InD (34), RnW (35), S2 (39) and Class
+//! `[41:40]`; word 2 the input address; word 3 a second address (the IPA
+//! `[51:12]` of a stage-2 fault, or the physical address `[51:3]` of a failed
 //! fetch). These positions are Arm IHI 0070's and match what QEMU 7.2 writes
 //! (`EVT_SET_*` in `hw/arm/smmuv3-internal.h`).
 //!
@@ -23,7 +23,7 @@ pub type RawEvent = [u64; 4];
 /// Bytes in an event record.
 pub const EVENT_BYTES: usize = 32;
 
-/// Event codes (word 0 bits [7:0]).
+/// Event codes (word 0 bits `[7:0]`).
 pub mod code {
     /// Unsupported upstream transaction.
     pub const F_UUT: u8 = 0x01;
@@ -95,7 +95,7 @@ impl Transaction {
     }
 }
 
-/// Which access of the translation failed (word 1 Class, bits [41:40]).
+/// Which access of the translation failed (word 1 Class, bits `[41:40]`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultClass {
     /// Fetching the context descriptor.
@@ -158,7 +158,7 @@ pub enum Event {
         stream: u32,
         /// SubstreamID, if any.
         substream: Option<u32>,
-        /// Physical address of the fetch ([51:3]).
+        /// Physical address of the fetch (`[51:3]`).
         fetch_addr: u64,
     },
     /// C_BAD_STE: the STE is invalid (V = 0, as for a stream that was never
@@ -198,7 +198,7 @@ pub enum Event {
     BadSubstreamId {
         /// StreamID.
         stream: u32,
-        /// SubstreamID (word 0 [31:12]).
+        /// SubstreamID (word 0 `[31:12]`).
         substream: u32,
     },
     /// F_CD_FETCH: reading the CD aborted.
@@ -207,7 +207,7 @@ pub enum Event {
         stream: u32,
         /// SubstreamID, if any.
         substream: Option<u32>,
-        /// Physical address of the fetch ([51:3], per the specification;
+        /// Physical address of the fetch (`[51:3]`, per the specification;
         /// QEMU leaves it 0 and writes the address in word 2 instead).
         fetch_addr: u64,
     },
@@ -222,7 +222,7 @@ pub enum Event {
     WalkExternalAbort {
         /// The faulting transaction.
         fault: TranslationFault,
-        /// Physical address of the descriptor read ([51:3]).
+        /// Physical address of the descriptor read (`[51:3]`).
         fetch_addr: u64,
     },
     /// F_TRANSLATION: no valid translation (the page is not mapped).
@@ -268,7 +268,7 @@ pub enum Event {
     VmsFetchAbort {
         /// StreamID.
         stream: u32,
-        /// Physical address of the fetch ([51:3]).
+        /// Physical address of the fetch (`[51:3]`).
         fetch_addr: u64,
     },
     /// An IMPLEMENTATION DEFINED event (codes 0xe0..=0xef).
@@ -432,7 +432,7 @@ impl Event {
         }
     }
 
-    /// The StreamID the record names (word 0 [63:32]).
+    /// The StreamID the record names (word 0 `[63:32]`).
     pub fn stream(&self) -> u32 {
         match *self {
             Self::UnsupportedUpstream { stream, .. }
@@ -485,13 +485,13 @@ mod tests {
     use super::*;
     use crate::fault::{Access, FaultKind};
 
-    /// Word 0 from its fields: code [7:0], SSV (11), SSID [31:12], SID [63:32].
+    /// Word 0 from its fields: code `[7:0]`, SSV (11), SSID `[31:12]`, SID `[63:32]`.
     fn w0(code: u8, sid: u32, ssid: Option<u32>) -> u64 {
         let (ssv, ssid) = ssid.map_or((0, 0), |s| (1, s as u64));
         code as u64 | ssv << 11 | ssid << 12 | (sid as u64) << 32
     }
 
-    /// Word 1 from its fields: PnU (33), InD (34), RnW (35), S2 (39), Class [41:40].
+    /// Word 1 from its fields: PnU (33), InD (34), RnW (35), S2 (39), Class `[41:40]`.
     fn w1(read: bool, instruction: bool, privileged: bool, s2: bool, class: u64) -> u64 {
         (privileged as u64) << 33
             | (instruction as u64) << 34
@@ -515,7 +515,12 @@ mod tests {
     fn translation_fault_as_qemu_writes_it() {
         // QEMU: a device read of 0x7f_0000_1234 on StreamID 0x10, no
         // substream; EVT_SET_RNW(1), class left 0.
-        let raw = [w0(0x10, 0x10, None), w1(true, false, false, false, 0), 0x7f_0000_1234, 0];
+        let raw = [
+            w0(0x10, 0x10, None),
+            w1(true, false, false, false, 0),
+            0x7f_0000_1234,
+            0,
+        ];
         assert_eq!(raw[0], 0x0000_0010_0000_0010);
         assert_eq!(raw[1], 1 << 35);
         let event = Event::decode(&raw);
@@ -555,7 +560,12 @@ mod tests {
             (code::F_PERMISSION, FaultKind::Permission),
         ];
         for (code, kind) in kinds {
-            let raw = [w0(code, 3, None), w1(false, false, false, false, 2), 0x5000, 0];
+            let raw = [
+                w0(code, 3, None),
+                w1(false, false, false, false, 2),
+                0x5000,
+                0,
+            ];
             let fault = Event::decode(&raw).as_fault().unwrap();
             assert_eq!(fault.kind, kind);
             assert_eq!(fault.access, Access::Write);
@@ -603,7 +613,11 @@ mod tests {
         assert_eq!(fetch_addr, 0x40_0000_0ff8);
         assert_eq!(fault.class, FaultClass::TranslationTable);
         assert_eq!(fault.ipa, None);
-        assert_eq!(event.as_fault(), None, "an abort is not a fault mm can resolve");
+        assert_eq!(
+            event.as_fault(),
+            None,
+            "an abort is not a fault mm can resolve"
+        );
     }
 
     #[test]
@@ -612,18 +626,42 @@ mod tests {
         let plain = |code| Event::decode(&[w0(code, sid, None), 0, 0, 0]);
         assert_eq!(
             plain(code::C_BAD_STREAMID),
-            Event::BadStreamId { stream: sid, substream: None }
+            Event::BadStreamId {
+                stream: sid,
+                substream: None
+            }
         );
-        assert_eq!(plain(code::C_BAD_STE), Event::BadSte { stream: sid, substream: None });
-        assert_eq!(plain(code::C_BAD_CD), Event::BadCd { stream: sid, substream: None });
-        assert_eq!(plain(code::F_STREAM_DISABLED), Event::StreamDisabled { stream: sid });
+        assert_eq!(
+            plain(code::C_BAD_STE),
+            Event::BadSte {
+                stream: sid,
+                substream: None
+            }
+        );
+        assert_eq!(
+            plain(code::C_BAD_CD),
+            Event::BadCd {
+                stream: sid,
+                substream: None
+            }
+        );
+        assert_eq!(
+            plain(code::F_STREAM_DISABLED),
+            Event::StreamDisabled { stream: sid }
+        );
         assert_eq!(
             plain(code::F_CFG_CONFLICT),
-            Event::ConfigConflict { stream: sid, substream: None }
+            Event::ConfigConflict {
+                stream: sid,
+                substream: None
+            }
         );
         assert_eq!(
             Event::decode(&[w0(code::C_BAD_SUBSTREAMID, sid, None) | 9 << 12, 0, 0, 0]),
-            Event::BadSubstreamId { stream: sid, substream: 9 }
+            Event::BadSubstreamId {
+                stream: sid,
+                substream: 9
+            }
         );
         for event in [
             plain(code::C_BAD_STREAMID),
@@ -642,18 +680,29 @@ mod tests {
         for (code, expect) in [
             (
                 code::F_STE_FETCH,
-                Event::SteFetchAbort { stream: 2, substream: Some(1), fetch_addr: 0x40_0123_4560 },
+                Event::SteFetchAbort {
+                    stream: 2,
+                    substream: Some(1),
+                    fetch_addr: 0x40_0123_4560,
+                },
             ),
             (
                 code::F_CD_FETCH,
-                Event::CdFetchAbort { stream: 2, substream: Some(1), fetch_addr: 0x40_0123_4560 },
+                Event::CdFetchAbort {
+                    stream: 2,
+                    substream: Some(1),
+                    fetch_addr: 0x40_0123_4560,
+                },
             ),
         ] {
             assert_eq!(Event::decode(&[w0(code, 2, Some(1)), 0, 0, w3]), expect);
         }
         assert_eq!(
             Event::decode(&[w0(code::F_VMS_FETCH, 2, None), 0, 0, w3]),
-            Event::VmsFetchAbort { stream: 2, fetch_addr: 0x40_0123_4560 }
+            Event::VmsFetchAbort {
+                stream: 2,
+                fetch_addr: 0x40_0123_4560
+            }
         );
     }
 
@@ -662,15 +711,29 @@ mod tests {
         let w1w = w1(false, false, false, false, 0);
         assert_eq!(
             Event::decode(&[w0(code::F_UUT, 7, None), w1w, 0x8000, 0]),
-            Event::UnsupportedUpstream { stream: 7, substream: None, iova: 0x8000, transaction: WRITE }
+            Event::UnsupportedUpstream {
+                stream: 7,
+                substream: None,
+                iova: 0x8000,
+                transaction: WRITE
+            }
         );
         assert_eq!(
             Event::decode(&[w0(code::F_BAD_ATS_TREQ, 7, Some(3)), 1 << 35, 0x8000, 0]),
-            Event::BadAtsRequest { stream: 7, substream: Some(3), iova: 0x8000, transaction: READ }
+            Event::BadAtsRequest {
+                stream: 7,
+                substream: Some(3),
+                iova: 0x8000,
+                transaction: READ
+            }
         );
         assert_eq!(
             Event::decode(&[w0(code::F_TRANSL_FORBIDDEN, 7, None), 1 << 35, 0x9000, 0]),
-            Event::TranslationForbidden { stream: 7, iova: 0x9000, read: true }
+            Event::TranslationForbidden {
+                stream: 7,
+                iova: 0x9000,
+                read: true
+            }
         );
         assert_eq!(
             Event::decode(&[w0(code::F_TLB_CONFLICT, 7, None), 1 << 39, 0xa000, 0]),
@@ -684,7 +747,12 @@ mod tests {
         );
         assert_eq!(
             Event::decode(&[w0(code::E_PAGE_REQUEST, 7, Some(0)), 1 << 35, 0xb000, 0]),
-            Event::PageRequest { stream: 7, substream: Some(0), iova: 0xb000, transaction: READ }
+            Event::PageRequest {
+                stream: 7,
+                substream: Some(0),
+                iova: 0xb000,
+                transaction: READ
+            }
         );
     }
 

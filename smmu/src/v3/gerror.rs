@@ -36,7 +36,7 @@ pub mod bits {
 pub struct CommandFailure {
     /// The SMMU's reason.
     pub error: CommandError,
-    /// Opcode of the refused command (word 0 [7:0]).
+    /// Opcode of the refused command (word 0 `[7:0]`).
     pub opcode: u8,
 }
 

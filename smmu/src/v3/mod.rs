@@ -11,14 +11,37 @@
 //! The encoders ([`ste`], [`cd`], [`cmd`]), the decoders ([`event`],
 //! [`regs::Features`], [`gerror`]) and the queue arithmetic ([`queue`]) are
 //! pure; [`Smmu`] drives them over the [`Regs`] and [`QueueMemory`] traits.
+//!
+//! How the kernel is meant to use it (the tests in `smmu/tests/driver.rs` do
+//! the same against a software SMMU):
+//!
+//! ```text
+//! // Boot: the register window (feature `hw` implements Regs for Mmio).
+//! let mmio = unsafe { Mmio::new(0x0905_0000, regs::MMIO_SIZE) };
+//! let mut smmu = Smmu::new(mmio, frames, Config::pci_root_bus())?;
+//! smmu.attach(requester_id, &CdParams { ttb0: root, t0sz: 25, asid: 1,
+//!                                       mair: 0xff04, ips_bits: 40 })?;
+//! // Unmap hook (CPU TLBIs do not reach the SMMU):
+//! smmu.invalidate_range(1, unmapped)?;
+//! // eventq interrupt (INTID 106, an edge):
+//! let d = smmu.drain_faults_dedup(&mut faults);  // loop while d.more_pending
+//! for f in &faults { mm::resolve(f.iova, f.access); dma::fault_resolved(f.stream, ..) }
+//! // gerror interrupt (INTID 109), and after a drain reporting events_lost:
+//! if smmu.check_gerror().events_lost || d.events_lost {
+//!     /* faults were lost: retransmit every transfer in flight */
+//! }
+//! ```
 
 mod bits;
 pub mod cd;
 pub mod cmd;
+mod config;
 mod dma;
 mod driver;
+mod error;
 pub mod event;
 pub mod gerror;
+mod platform;
 pub mod queue;
 pub mod regs;
 pub mod ste;
@@ -26,9 +49,10 @@ mod strtab;
 
 pub use cd::{CdError, CdParams};
 pub use cmd::{Command, CommandError};
-pub use driver::{
-    Allocation, Config, Drained, Error, FaultsDrained, QueueMemory, Regs, Smmu, Unattached, Wait,
-};
+pub use config::{Config, Unattached};
+pub use driver::{Drained, FaultsDrained, Smmu};
+pub use error::{Allocation, Error, Wait};
 pub use event::Event;
 pub use gerror::GerrorStatus;
+pub use platform::{QueueMemory, Regs};
 pub use regs::{Features, ProbeError};

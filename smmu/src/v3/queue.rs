@@ -96,8 +96,16 @@ mod tests {
             for used in 0..=n {
                 let produced = consumed + used;
                 let (prod, cons) = (ptr(produced), ptr(consumed));
-                assert_eq!(ring.is_empty(prod, cons), used == 0, "log2 {log2} {prod} {cons}");
-                assert_eq!(ring.is_full(prod, cons), used == n, "log2 {log2} {prod} {cons}");
+                assert_eq!(
+                    ring.is_empty(prod, cons),
+                    used == 0,
+                    "log2 {log2} {prod} {cons}"
+                );
+                assert_eq!(
+                    ring.is_full(prod, cons),
+                    used == n,
+                    "log2 {log2} {prod} {cons}"
+                );
                 assert_eq!(ring.used(prod, cons), used);
                 assert_eq!(ring.free(prod, cons), n - used);
                 assert_eq!(ring.index(prod), (produced % n) as usize);

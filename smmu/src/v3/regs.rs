@@ -63,17 +63,17 @@ pub mod cr0 {
 
 /// CR1 fields: cacheability and shareability of table and queue accesses.
 pub mod cr1 {
-    /// Inner cacheability of queue accesses, bits [1:0].
+    /// Inner cacheability of queue accesses, bits `[1:0]`.
     pub const QUEUE_IC: u32 = 0;
-    /// Outer cacheability of queue accesses, bits [3:2].
+    /// Outer cacheability of queue accesses, bits `[3:2]`.
     pub const QUEUE_OC: u32 = 2;
-    /// Shareability of queue accesses, bits [5:4].
+    /// Shareability of queue accesses, bits `[5:4]`.
     pub const QUEUE_SH: u32 = 4;
-    /// Inner cacheability of table (STE, CD, page table) accesses, bits [7:6].
+    /// Inner cacheability of table (STE, CD, page table) accesses, bits `[7:6]`.
     pub const TABLE_IC: u32 = 6;
-    /// Outer cacheability of table accesses, bits [9:8].
+    /// Outer cacheability of table accesses, bits `[9:8]`.
     pub const TABLE_OC: u32 = 8;
-    /// Shareability of table accesses, bits [11:10].
+    /// Shareability of table accesses, bits `[11:10]`.
     pub const TABLE_SH: u32 = 10;
     /// Cacheability encoding: write-back.
     pub const WRITE_BACK: u32 = 0b01;
@@ -101,11 +101,11 @@ pub mod irq_ctrl {
 pub mod strtab {
     /// STRTAB_BASE read-allocate hint.
     pub const BASE_RA: u64 = 1 << 62;
-    /// STRTAB_BASE_CFG.LOG2SIZE, bits [5:0]: log2 of the number of StreamIDs.
+    /// STRTAB_BASE_CFG.LOG2SIZE, bits `[5:0]`: log2 of the number of StreamIDs.
     pub const CFG_LOG2SIZE: u32 = 0;
-    /// STRTAB_BASE_CFG.SPLIT, bits [10:6]: StreamID bits resolved by level 2.
+    /// STRTAB_BASE_CFG.SPLIT, bits `[10:6]`: StreamID bits resolved by level 2.
     pub const CFG_SPLIT: u32 = 6;
-    /// STRTAB_BASE_CFG.FMT, bits [17:16]: 0 linear, 1 two-level.
+    /// STRTAB_BASE_CFG.FMT, bits `[17:16]`: 0 linear, 1 two-level.
     pub const CFG_FMT: u32 = 16;
     /// FMT value of a two-level table.
     pub const FMT_TWO_LEVEL: u32 = 1;
@@ -115,11 +115,11 @@ pub mod strtab {
 pub mod queue_base {
     /// Read-allocate (command queue) or write-allocate (event queue) hint.
     pub const ALLOCATE: u64 = 1 << 62;
-    /// LOG2SIZE, bits [4:0].
+    /// LOG2SIZE, bits `[4:0]`.
     pub const LOG2SIZE_MASK: u64 = 0x1f;
 }
 
-/// CMDQ_CONS error field, bits [30:24].
+/// CMDQ_CONS error field, bits `[30:24]`.
 pub const CMDQ_CONS_ERR_SHIFT: u32 = 24;
 /// EVENTQ_PROD.OVFLG / EVENTQ_CONS.OVACKFLG, bit 31.
 pub const EVENTQ_OVERFLOW: u32 = 1 << 31;
@@ -390,7 +390,7 @@ mod tests {
     use super::*;
 
     /// QEMU 7.2's ID registers, built field by field.
-    pub(crate) fn qemu_idrs() -> (u32, u32, u32, u32) {
+    fn qemu_idrs() -> (u32, u32, u32, u32) {
         let idr0 = (1 << 1)      // S1P
             | (0b10 << 2)        // TTF = AArch64
             | (1 << 4)           // COHACC
@@ -420,7 +420,10 @@ mod tests {
         assert_eq!(f.endianness, TableEndianness::Little);
         assert_eq!(f.stall, StallModel::TerminateOnly);
         assert!(f.terminate_aborts);
-        assert_eq!((f.sid_bits, f.eventq_max_log2, f.cmdq_max_log2), (16, 19, 19));
+        assert_eq!(
+            (f.sid_bits, f.eventq_max_log2, f.cmdq_max_log2),
+            (16, 19, 19)
+        );
         assert!(f.range_invalidation);
         assert_eq!(f.oas_bits, 44);
         assert!(f.granule_4k && !f.granule_16k && f.granule_64k);
@@ -446,7 +449,10 @@ mod tests {
             refuse(a, b, d & !0b111 | 1, 8),
             ProbeError::OutputAddressTooSmall { have: 36, need: 40 }
         );
-        assert_eq!(refuse(a, b, d & !0b111 | 7, 8), ProbeError::OutputAddressTooSmall { have: 0, need: 40 });
+        assert_eq!(
+            refuse(a, b, d & !0b111 | 7, 8),
+            ProbeError::OutputAddressTooSmall { have: 0, need: 40 }
+        );
         assert_eq!(refuse(a & !(1 << 4), b, d, 8), ProbeError::NotCoherent);
         assert_eq!(refuse(a | (0b11 << 21), b, d, 8), ProbeError::BigEndianOnly);
         assert_eq!(
@@ -475,6 +481,6 @@ mod tests {
     fn event_queue_registers_live_in_page_1() {
         assert_eq!(EVENTQ_PROD, 0x10000 + 0xa8);
         assert_eq!(EVENTQ_CONS, 0x10000 + 0xac);
-        assert!(EVENTQ_CONS + 4 <= MMIO_SIZE);
+        const { assert!(EVENTQ_CONS + 4 <= MMIO_SIZE) };
     }
 }

@@ -3,9 +3,9 @@
 //! A stream either aborts, bypasses translation, or is translated at stage 1
 //! through one context descriptor. Field positions are Arm IHI 0070's "STE"
 //! layout and match what QEMU 7.2 parses (`hw/arm/smmuv3-internal.h`: V =
-//! word 0 bit 0, Config = bits [3:1], S1Fmt = [5:4], S1ContextPtr = word 0
-//! `& ~0x3f` plus word 1 [15:0], S1CDMax = word 1 [31:27], S1STALLD = word 2
-//! bit 27, STRW = word 2 [31:30]).
+//! word 0 bit 0, Config = bits `[3:1]`, S1Fmt = `[5:4]`, S1ContextPtr = word 0
+//! `& ~0x3f` plus word 1 `[15:0]`, S1CDMax = word 1 `[31:27]`, S1STALLD = word 2
+//! bit 27, STRW = word 2 `[31:30]`).
 
 use super::bits::{addr_bits, get, put};
 
@@ -17,7 +17,7 @@ pub const STE_BYTES: usize = 64;
 
 /// STE.V, word 0 bit 0.
 pub const V: u64 = 1 << 0;
-/// STE.Config, word 0 bits [3:1].
+/// STE.Config, word 0 bits `[3:1]`.
 pub const CONFIG_SHIFT: u32 = 1;
 /// Config: abort all traffic, recording nothing.
 pub const CONFIG_ABORT: u64 = 0b000;
@@ -26,15 +26,15 @@ pub const CONFIG_BYPASS: u64 = 0b100;
 /// Config: stage 1 translates, stage 2 bypassed.
 pub const CONFIG_S1_TRANSLATE: u64 = 0b101;
 
-/// Word 1 (bits [127:64]) fields of a stage-1 STE.
+/// Word 1 (bits `[127:64]`) fields of a stage-1 STE.
 mod word1 {
-    /// S1CIR, bits [3:2]: inner cacheability of CD fetches.
+    /// S1CIR, bits `[3:2]`: inner cacheability of CD fetches.
     pub const S1CIR: u32 = 2;
-    /// S1COR, bits [5:4]: outer cacheability of CD fetches.
+    /// S1COR, bits `[5:4]`: outer cacheability of CD fetches.
     pub const S1COR: u32 = 4;
-    /// S1CSH, bits [7:6]: shareability of CD fetches.
+    /// S1CSH, bits `[7:6]`: shareability of CD fetches.
     pub const S1CSH: u32 = 6;
-    /// SHCFG, bits [45:44]: shareability override when bypassing.
+    /// SHCFG, bits `[45:44]`: shareability override when bypassing.
     pub const SHCFG: u32 = 44;
     /// Cacheability: write-back, read-allocate.
     pub const WBRA: u64 = 0b01;

@@ -9,10 +9,11 @@
 //! SMMU (C_BAD_STREAMID) whatever `Unattached` says.
 
 use super::cd::CD_BYTES;
-use super::driver::{Allocation, Error, QueueMemory, Regs};
+use super::dma::DmaBuf;
+use super::error::{Allocation, Error};
+use super::platform::{alloc, QueueMemory, Regs};
 use super::regs::strtab as cfg;
 use super::ste::{self, Ste, STE_BYTES};
-use super::{dma::DmaBuf, driver::alloc};
 use alloc::vec::Vec;
 
 /// StreamID bits resolved by a level-2 table (one PCI bus).
@@ -31,7 +32,12 @@ impl Group {
     fn new<M: QueueMemory>(mem: &mut M, bits: u32, default: &Ste) -> Result<Self, Error> {
         let bytes = STE_BYTES << bits;
         let mut stes = alloc(mem, bytes, bytes, Allocation::StreamTable)?;
-        let cds = alloc(mem, CD_BYTES << bits, CD_BYTES, Allocation::ContextDescriptors)?;
+        let cds = alloc(
+            mem,
+            CD_BYTES << bits,
+            CD_BYTES,
+            Allocation::ContextDescriptors,
+        )?;
         for entry in 0..1usize << bits {
             for (w, &word) in default.iter().enumerate() {
                 stes.write(entry * ENTRY_WORDS + w, word);
@@ -148,7 +154,10 @@ impl StreamTable {
         let (g, i) = self.locate(sid)?;
         if self.groups[g].is_none() {
             let group = Group::new(mem, self.group_bits, &self.default)?;
-            let l1 = self.l1.as_mut().expect("only two-level groups are allocated late");
+            let l1 = self
+                .l1
+                .as_mut()
+                .expect("only two-level groups are allocated late");
             // The level-2 STEs must be visible before the descriptor that
             // points at them.
             regs.dma_fence();
@@ -156,11 +165,5 @@ impl StreamTable {
             self.groups[g] = Some(group);
         }
         Ok((self.groups[g].as_mut().expect("allocated above"), i))
-    }
-
-    /// The group holding `sid`, if it has one.
-    pub(crate) fn group(&self, sid: u32) -> Option<(&Group, usize)> {
-        let (g, i) = self.locate(sid).ok()?;
-        Some((self.groups[g].as_ref()?, i))
     }
 }
