@@ -111,6 +111,9 @@ fn boot_core(dtb_addr: usize) -> ! {
     if let Some(pcie) = BOARD.pcie.as_ref() {
         crate::pci::init(pcie);
     }
+    if let Some(smmu) = BOARD.smmuv3.as_ref() {
+        crate::iommu::init(smmu);
+    }
     let psci = facts.as_ref().and_then(|f| f.psci).unwrap_or(BOARD.psci);
     PSCI.store(psci as u8, Ordering::Relaxed);
     smp::start_secondaries(&mpidrs[..count], psci);

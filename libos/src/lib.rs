@@ -35,6 +35,10 @@ pub mod console;
 #[cfg(target_os = "none")]
 pub mod exit;
 #[cfg(target_os = "none")]
+pub mod dma;
+#[cfg(target_os = "none")]
+pub mod iommu;
+#[cfg(target_os = "none")]
 pub mod irq;
 #[cfg(target_os = "none")]
 mod panic;
