@@ -37,6 +37,7 @@ impl PageSet {
         }
     }
 
+    #[cfg(test)]
     pub(crate) fn contains(&self, page: usize) -> bool {
         self.0.binary_search(&page).is_ok()
     }

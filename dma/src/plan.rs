@@ -38,7 +38,9 @@ impl Plan {
 
     /// Index of the segment holding `va`, if the transfer does.
     pub(crate) fn index_of(&self, va: usize) -> Option<usize> {
-        self.va.contains(&va).then(|| va / self.unit - self.va.start / self.unit)
+        self.va
+            .contains(&va)
+            .then(|| va / self.unit - self.va.start / self.unit)
     }
 }
 

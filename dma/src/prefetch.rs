@@ -37,7 +37,10 @@ pub struct PrefetchConfig {
 
 impl Default for PrefetchConfig {
     fn default() -> Self {
-        PrefetchConfig { initial: 4, max: 64 }
+        PrefetchConfig {
+            initial: 4,
+            max: 64,
+        }
     }
 }
 
@@ -51,14 +54,22 @@ pub(crate) struct Prefetcher {
 
 impl Prefetcher {
     pub(crate) fn new(cfg: &PrefetchConfig) -> Self {
-        Prefetcher { k: cfg.initial.max(1), front: None, streaming: false }
+        Prefetcher {
+            k: cfg.initial.max(1),
+            front: None,
+            streaming: false,
+        }
     }
 
     /// A fault at page `p` had to be resolved: the pages to prefetch.
     pub(crate) fn on_fault(&mut self, cfg: &PrefetchConfig, p: usize) -> Range<usize> {
         let initial = cfg.initial.max(1);
         self.streaming = self.front == Some(p);
-        self.k = if self.streaming { self.k.saturating_mul(2).min(cfg.max.max(initial)) } else { initial };
+        self.k = if self.streaming {
+            self.k.saturating_mul(2).min(cfg.max.max(initial))
+        } else {
+            initial
+        };
         let window = p.saturating_add(1)..p.saturating_add(1).saturating_add(self.k);
         self.front = Some(window.end);
         window
@@ -67,7 +78,9 @@ impl Prefetcher {
     /// A segment whose last page is `last` is about to start: the pages to
     /// prefetch now (empty unless streaming).
     pub(crate) fn run_ahead(&mut self, last: usize) -> Range<usize> {
-        let (true, Some(front)) = (self.streaming, self.front) else { return 0..0 };
+        let (true, Some(front)) = (self.streaming, self.front) else {
+            return 0..0;
+        };
         let target = last.saturating_add(1).saturating_add(self.k);
         if target <= front {
             return 0..0;
@@ -102,7 +115,10 @@ mod tests {
 
     #[test]
     fn run_ahead_only_while_streaming() {
-        let cfg = PrefetchConfig { initial: 4, max: 64 };
+        let cfg = PrefetchConfig {
+            initial: 4,
+            max: 64,
+        };
         let mut p = Prefetcher::new(&cfg);
         assert_eq!(p.run_ahead(3), 0..0, "nothing known yet");
         p.on_fault(&cfg, 0);

@@ -69,7 +69,13 @@ pub(crate) struct Seg {
 
 impl Seg {
     pub(crate) fn new(range: Range<usize>) -> Self {
-        Seg { range, retries: 0, history: PageSet::default(), phase: Phase::Queued, starts: 0 }
+        Seg {
+            range,
+            retries: 0,
+            history: PageSet::default(),
+            phase: Phase::Queued,
+            starts: 0,
+        }
     }
 
     /// The running attempt, if its span holds `va`.
@@ -78,10 +84,6 @@ impl Seg {
             Phase::InFlight(a) if a.span.contains(&va) => Some(a),
             _ => None,
         }
-    }
-
-    pub(crate) fn in_flight(&self) -> bool {
-        matches!(self.phase, Phase::InFlight(_))
     }
 
     /// What would start next: the span, and whether it is a retransmission.
@@ -120,9 +122,13 @@ impl Seg {
         let spoiled = if a.suspect {
             Some(a.span.clone())
         } else {
-            a.faulted.hull(page).map(|h| h.start.max(a.span.start)..h.end.min(a.span.end))
+            a.faulted
+                .hull(page)
+                .map(|h| h.start.max(a.span.start)..h.end.min(a.span.end))
         };
-        let Some(spoiled) = spoiled else { return Finish::Done };
+        let Some(spoiled) = spoiled else {
+            return Finish::Done;
+        };
         if self.retries >= max_retries {
             self.phase = Phase::Dropped;
             return Finish::Exhausted(self.retries);
@@ -134,16 +140,19 @@ impl Seg {
     }
 
     /// A stalled attempt is about to be resumed with `Retry`: counts faults
-    /// on pages faulted before as retries. Err(retries) past the bound.
+    /// on pages faulted before as retries. Past the bound, Err(retries taken
+    /// so far).
     pub(crate) fn resume_retry(&mut self, max_retries: u32) -> Result<(), u32> {
-        let Phase::InFlight(a) = &mut self.phase else { return Ok(()) };
+        let Phase::InFlight(a) = &mut self.phase else {
+            return Ok(());
+        };
         a.resume_due = false;
-        self.retries += a.faulted.drain_into(&mut self.history);
-        if self.retries > max_retries {
-            Err(self.retries)
-        } else {
-            Ok(())
+        let retries = self.retries + a.faulted.drain_into(&mut self.history);
+        if retries > max_retries {
+            return Err(self.retries);
         }
+        self.retries = retries;
+        Ok(())
     }
 
     /// The public view of the phase.
@@ -175,7 +184,10 @@ mod tests {
     const PAGE: usize = 0x1000;
 
     fn faulted(seg: &mut Seg, va: usize) -> bool {
-        seg.attempt_at(va).expect("in flight").faulted.insert(va - va % PAGE)
+        seg.attempt_at(va)
+            .expect("in flight")
+            .faulted
+            .insert(va - va % PAGE)
     }
 
     #[test]
@@ -197,7 +209,10 @@ mod tests {
         assert_eq!(s.finish(8, PAGE), Finish::Retransmit(0x1800..0x3000));
         assert_eq!(s.next_span(), Some((0x1800..0x3000, true)));
         assert_eq!(s.started(0x1800..0x3000), 1);
-        assert!(s.attempt_at(0x4000).is_none(), "outside the retransmitted span");
+        assert!(
+            s.attempt_at(0x4000).is_none(),
+            "outside the retransmitted span"
+        );
         assert_eq!(s.finish(8, PAGE), Finish::Done);
     }
 
@@ -230,6 +245,6 @@ mod tests {
         faulted(&mut s, 0x1000);
         assert_eq!(s.resume_retry(1), Ok(()));
         faulted(&mut s, 0x1000);
-        assert_eq!(s.resume_retry(1), Err(2));
+        assert_eq!(s.resume_retry(1), Err(1));
     }
 }

@@ -33,8 +33,12 @@ pub enum Policy {
 
 impl Policy {
     /// Every policy, in the order reports print them.
-    pub const ALL: [Policy; 4] =
-        [Policy::Pin, Policy::Prefault, Policy::FaultAware, Policy::FaultAwarePrefetch];
+    pub const ALL: [Policy; 4] = [
+        Policy::Pin,
+        Policy::Prefault,
+        Policy::FaultAware,
+        Policy::FaultAwarePrefetch,
+    ];
 
     /// Position in [`Policy::ALL`], for per-policy tables.
     pub fn index(self) -> usize {

@@ -43,8 +43,17 @@ pub(super) struct Active {
 }
 
 impl Active {
-    pub(super) fn new(id: TransferId, engine: EngineId, caps: &EngineCaps, transfer: Transfer, config: &Config) -> Self {
-        let stats = Stats { bytes_requested: transfer.va.len() as u64, ..Stats::default() };
+    pub(super) fn new(
+        id: TransferId,
+        engine: EngineId,
+        caps: &EngineCaps,
+        transfer: Transfer,
+        config: &Config,
+    ) -> Self {
+        let stats = Stats {
+            bytes_requested: transfer.va.len() as u64,
+            ..Stats::default()
+        };
         Active {
             id,
             engine,
@@ -76,7 +85,9 @@ impl Active {
     pub(super) fn begin(&mut self, mem: &mut dyn Memory) {
         self.page = mem.page_size();
         let plan = Plan::new(self.transfer.va.clone(), self.max_segment, self.page);
-        self.segs = (0..plan.count()).map(|i| Seg::new(plan.segment(i))).collect();
+        self.segs = (0..plan.count())
+            .map(|i| Seg::new(plan.segment(i)))
+            .collect();
         self.plan = Some(plan);
         self.began_at = mem.now();
         let va = self.transfer.va.clone();
@@ -139,13 +150,17 @@ impl Active {
         if self.error.is_some() {
             return None;
         }
-        self.retransmit.front().copied().or((self.next < self.segs.len()).then_some(self.next))
+        self.retransmit
+            .front()
+            .copied()
+            .or((self.next < self.segs.len()).then_some(self.next))
     }
 
     /// Whether it can be reported: every segment done, or failed with none
     /// in flight.
     pub(super) fn is_over(&self) -> bool {
-        self.begun() && (self.done == self.segs.len() || (self.error.is_some() && self.in_flight == 0))
+        self.begun()
+            && (self.done == self.segs.len() || (self.error.is_some() && self.in_flight == 0))
     }
 
     /// What the engine is handed for attempt `attempt` of segment `index`
@@ -153,7 +168,11 @@ impl Active {
     pub(super) fn segment(&self, index: usize, attempt: u32, span: Range<usize>) -> Segment {
         let offset = (span.start - self.transfer.va.start) as u64;
         Segment {
-            id: SegmentId { transfer: self.id, index, attempt },
+            id: SegmentId {
+                transfer: self.id,
+                index,
+                attempt,
+            },
             direction: self.transfer.direction,
             device_addr: self.transfer.device_addr + offset,
             va: span,
@@ -185,7 +204,11 @@ impl Active {
 }
 
 /// Makes every page `range` touches resident. Returns how many needed it.
-pub(super) fn ensure_resident(mem: &mut dyn Memory, range: &Range<usize>, access: Access) -> Result<u64, TransferError> {
+pub(super) fn ensure_resident(
+    mem: &mut dyn Memory,
+    range: &Range<usize>,
+    access: Access,
+) -> Result<u64, TransferError> {
     let page = mem.page_size();
     ensure_pages(mem, pages::pages(range, page), access)
 }
@@ -199,7 +222,8 @@ pub(super) fn ensure_pages(
     let mut made = 0;
     for va in list {
         if !mem.is_resident(va) {
-            mem.make_resident(va, access).map_err(|error| TransferError::Unresolvable { va, error })?;
+            mem.make_resident(va, access)
+                .map_err(|error| TransferError::Unresolvable { va, error })?;
             made += 1;
         }
     }

@@ -14,9 +14,17 @@ impl Scheduler {
     /// events, already recorded, turn this completion into a retransmission
     /// of the spoiled pages instead of `Done`. Does not start anything; the
     /// next `poll` does.
-    pub fn completed(&mut self, engine: EngineId, seg: SegmentId, status: Completion) -> Result<(), UnknownSegment> {
+    pub fn completed(
+        &mut self,
+        engine: EngineId,
+        seg: SegmentId,
+        status: Completion,
+    ) -> Result<(), UnknownSegment> {
         let max = self.config.max_retries;
-        let t = self.transfers.get_mut(&seg.transfer).ok_or(UnknownSegment)?;
+        let t = self
+            .transfers
+            .get_mut(&seg.transfer)
+            .ok_or(UnknownSegment)?;
         if t.engine != engine {
             return Err(UnknownSegment);
         }
@@ -44,9 +52,10 @@ impl Scheduler {
                 match s.finish(max, t.page) {
                     Finish::Done => t.done += 1,
                     Finish::Retransmit(_) => t.retransmit.push_back(seg.index),
-                    Finish::Exhausted(retries) => {
-                        t.fail(TransferError::RetriesExhausted { segment: range, retries })
-                    }
+                    Finish::Exhausted(retries) => t.fail(TransferError::RetriesExhausted {
+                        segment: range,
+                        retries,
+                    }),
                 }
             }
         }

@@ -22,13 +22,21 @@ impl Scheduler {
     /// `FaultAwarePrefetch` transfers the prefetch window after it (see
     /// [`crate::prefetch`]). Segments on stalling engines are resumed at the
     /// next `poll`; others are retransmitted once their completion arrives.
-    pub fn on_fault(&mut self, mem: &mut dyn Memory, stream: StreamId, iova: usize, access: Access) -> FaultAction {
+    pub fn on_fault(
+        &mut self,
+        mem: &mut dyn Memory,
+        stream: StreamId,
+        iova: usize,
+        access: Access,
+    ) -> FaultAction {
         let page_size = mem.page_size();
         let page = pages::floor(iova, page_size);
         let (mut matched, mut fresh, mut wanted) = (0, 0, false);
         for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
             let failing = t.error.is_some();
-            let Some(a) = t.running_at(iova) else { continue };
+            let Some(a) = t.running_at(iova) else {
+                continue;
+            };
             matched += 1;
             let new = a.faulted.insert(page);
             t.stats.fault_events += 1;
@@ -45,22 +53,30 @@ impl Scheduler {
         if fresh == 0 {
             return FaultAction::Duplicate;
         }
-        let resolved = match wanted && !mem.is_resident(page) {
-            false => Ok(false),
-            true => mem.make_resident(page, access).map(|()| true),
+        // Ok(true): this event made the page resident (what drives prefetch).
+        let resolved = if wanted && !mem.is_resident(page) {
+            mem.make_resident(page, access).map(|()| true)
+        } else {
+            Ok(false)
         };
         let (mut segments, mut prefetched) = (0, 0);
         let cfg = self.config.prefetch;
         for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
             let stalls = t.stalls;
-            let Some(a) = t.running_at(iova) else { continue };
+            let Some(a) = t.running_at(iova) else {
+                continue;
+            };
             segments += 1;
             if stalls {
                 a.resume_due = true;
             }
             match resolved {
-                Err(error) if t.error.is_none() => t.fail(TransferError::Unresolvable { va: page, error }),
-                Ok(true) if t.transfer.policy == Policy::FaultAwarePrefetch && t.error.is_none() => {
+                Err(error) if t.error.is_none() => {
+                    t.fail(TransferError::Unresolvable { va: page, error })
+                }
+                Ok(true)
+                    if t.transfer.policy == Policy::FaultAwarePrefetch && t.error.is_none() =>
+                {
                     let window = t.prefetch.on_fault(&cfg, page / page_size);
                     prefetched += t.prefetch(mem, window);
                 }
@@ -69,7 +85,10 @@ impl Scheduler {
         }
         match resolved {
             Err(error) => FaultAction::Unresolvable(error),
-            Ok(_) => FaultAction::Handled { segments, prefetched },
+            Ok(_) => FaultAction::Handled {
+                segments,
+                prefetched,
+            },
         }
     }
 
@@ -90,7 +109,9 @@ impl Scheduler {
             }
             let stalls = t.stalls;
             for seg in &mut t.segs {
-                let Phase::InFlight(a) = &mut seg.phase else { continue };
+                let Phase::InFlight(a) = &mut seg.phase else {
+                    continue;
+                };
                 a.resume_due |= stalls;
                 if !failing {
                     a.suspect = true;

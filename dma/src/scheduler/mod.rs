@@ -34,27 +34,28 @@
 //!
 //! # Faults are resolved here
 //!
-//! `on_fault` itself calls [`Memory::make_resident`] for the faulted page
-//! (and the prefetch window) instead of returning a list for the kernel: the
-//! scheduler owns the prefetch rule and needs each error to fail exactly the
-//! transfers that wanted the page, and a library OS resolves by a plain
-//! function call anyway. A fault matching no in-flight segment on its stream
+//! `on_fault` itself calls [`Memory::make_resident`](crate::Memory::make_resident)
+//! for the faulted page (and the prefetch window) instead of returning a list
+//! for the kernel: the scheduler owns the prefetch rule and needs each error
+//! to fail exactly the transfers that wanted the page, and a library OS
+//! resolves by a plain function call anyway (`Memory::make_resident` is
+//! `mm::resolve`). A fault matching no in-flight segment on its stream
 //! is [`FaultAction::Stray`] (log it); nothing here panics.
 //!
 //! # One segment, from queue to done
 //!
 //! ```text
-//!              start                          completion, no fault seen
-//!   Queued ─────────────► InFlight ───────────────────────────────────► Done
-//!                          │  ▲  ▲
-//!         fault event, or  │  │  │ start again: only the spoiled pages,
-//!         events_lost      │  │  │ each made resident first (retry +1)
-//!                          ▼  │  │
-//!                    FaultWait ──┼── completion (engine aborted) ──► Retransmit
-//!                          │     │
-//!          engine stalls   │     │ poll: Engine::resume(Retry)
-//!          (can_resume)    ▼     │ (retry +1 if the page faulted before)
-//!                        Resume ─┘
+//!   Queued ──start──► InFlight ────── completion, no fault seen ──────► Done
+//!                      │  ▲  ▲
+//!                      │  │  └── start again ◄── Retransmit ◄── completion ──┐
+//!                      │  │      (spoiled pages only, made                   │
+//!          fault event │  │       resident first; retry +1)                  │
+//!       or events_lost │  │                                                  │
+//!                      ▼  └── poll: Engine::resume(Retry) ◄── Resume ◄──┐    │
+//!                   FaultWait  (retry +1 if the page faulted before)    │    │
+//!                      │                                                │    │
+//!                      ├── engine stalls (can_resume) ──────────────────┘    │
+//!                      └── engine aborts ────────────────────────────────────┘
 //!
 //!   any state ── page unresolvable | retries > bound | device error ──► Failed
 //! ```
@@ -93,7 +94,10 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config { max_retries: 8, prefetch: PrefetchConfig::default() }
+        Config {
+            max_retries: 8,
+            prefetch: PrefetchConfig::default(),
+        }
     }
 }
 
@@ -216,14 +220,25 @@ impl Scheduler {
     /// (at least 1). Ids count up from 0 in registration order; `poll` expects
     /// the engines in that order.
     pub fn add_engine(&mut self, engine: &dyn Engine, window: usize) -> EngineId {
-        self.engines.push(EngineSlot { caps: engine.caps(), window: window.max(1), in_flight: 0 });
+        self.engines.push(EngineSlot {
+            caps: engine.caps(),
+            window: window.max(1),
+            in_flight: 0,
+        });
         EngineId(self.engines.len() - 1)
     }
 
     /// Queues a transfer on an engine. Nothing touches memory or the engine
     /// until the next `poll`.
-    pub fn submit(&mut self, engine: EngineId, transfer: Transfer) -> Result<TransferId, SubmitError> {
-        let slot = self.engines.get(engine.0).ok_or(SubmitError::UnknownEngine)?;
+    pub fn submit(
+        &mut self,
+        engine: EngineId,
+        transfer: Transfer,
+    ) -> Result<TransferId, SubmitError> {
+        let slot = self
+            .engines
+            .get(engine.0)
+            .ok_or(SubmitError::UnknownEngine)?;
         if transfer.va.start >= transfer.va.end {
             return Err(SubmitError::Empty);
         }
@@ -236,7 +251,10 @@ impl Scheduler {
         }
         let id = TransferId(self.next_id);
         self.next_id += 1;
-        self.transfers.insert(id, Active::new(id, engine, &slot.caps, transfer, &self.config));
+        self.transfers.insert(
+            id,
+            Active::new(id, engine, &slot.caps, transfer, &self.config),
+        );
         Ok(id)
     }
 
@@ -273,7 +291,10 @@ impl Scheduler {
         Some(match (&t.error, t.begun()) {
             (Some(e), _) => TransferState::Failing(e.clone()),
             (None, false) => TransferState::Queued,
-            (None, true) => TransferState::Active { segments: t.segs.len(), done: t.done },
+            (None, true) => TransferState::Active {
+                segments: t.segs.len(),
+                done: t.done,
+            },
         })
     }
 

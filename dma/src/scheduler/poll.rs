@@ -38,7 +38,9 @@ impl Scheduler {
     fn resume_stalled(&mut self, engines: &mut [&mut dyn Engine], mem: &mut dyn Memory) {
         let max = self.config.max_retries;
         for t in self.transfers.values_mut() {
-            let Some(engine) = engines.get_mut(t.engine.0) else { continue };
+            let Some(engine) = engines.get_mut(t.engine.0) else {
+                continue;
+            };
             for i in 0..t.segs.len() {
                 let (number, span) = match &t.segs[i].phase {
                     Phase::InFlight(a) if a.resume_due => (a.number, a.span.clone()),
@@ -56,7 +58,10 @@ impl Scheduler {
                     let range = seg.range.clone();
                     let ready = resident.and_then(|_| {
                         seg.resume_retry(max)
-                            .map_err(|retries| TransferError::RetriesExhausted { segment: range, retries })
+                            .map_err(|retries| TransferError::RetriesExhausted {
+                                segment: range,
+                                retries,
+                            })
                     });
                     match ready {
                         Ok(()) => {
@@ -77,7 +82,9 @@ impl Scheduler {
     /// Starts segments on engine `e` while its window has room: oldest
     /// transfer first, retransmissions before new segments.
     fn fill(&mut self, e: usize, engine: &mut dyn Engine, mem: &mut dyn Memory) {
-        let Some(slot) = self.engines.get_mut(e) else { return };
+        let Some(slot) = self.engines.get_mut(e) else {
+            return;
+        };
         for t in self.transfers.values_mut() {
             if slot.in_flight >= slot.window {
                 return;
@@ -103,7 +110,12 @@ impl Scheduler {
     /// per-policy sums.
     fn report_over(&mut self, mem: &mut dyn Memory) {
         let now = mem.now();
-        let Scheduler { transfers, finished, totals, .. } = self;
+        let Scheduler {
+            transfers,
+            finished,
+            totals,
+            ..
+        } = self;
         transfers.retain(|&id, t| {
             if !t.is_over() {
                 return true;
@@ -119,7 +131,10 @@ impl Scheduler {
                     t.stats.failures = 1;
                     Err(e)
                 }
-                None => Ok(TransferReport { policy, stats: t.stats }),
+                None => Ok(TransferReport {
+                    policy,
+                    stats: t.stats,
+                }),
             };
             totals[policy.index()].add(&t.stats);
             finished.push((id, result));
@@ -131,8 +146,16 @@ impl Scheduler {
 /// Offers segment `i` of `t` to the engine. A retransmission first makes its
 /// pages resident again (they may have been evicted since the fault); a
 /// streaming `FaultAwarePrefetch` transfer first slides its prefetch window.
-fn start(t: &mut Active, i: usize, slot: &mut EngineSlot, engine: &mut dyn Engine, mem: &mut dyn Memory) -> Start {
-    let Some((span, again)) = t.segs[i].next_span() else { return Start::Failed };
+fn start(
+    t: &mut Active,
+    i: usize,
+    slot: &mut EngineSlot,
+    engine: &mut dyn Engine,
+    mem: &mut dyn Memory,
+) -> Start {
+    let Some((span, again)) = t.segs[i].next_span() else {
+        return Start::Failed;
+    };
     if again {
         if let Err(e) = ensure_resident(mem, &span, t.access()) {
             t.fail(e);
