@@ -88,11 +88,39 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
     cmd.args(["-display", "none", "-serial", "stdio", "-monitor", "none"])
         .args(["-semihosting", "-no-reboot", "-kernel"])
         .arg(&built.elf);
-    if built.board == Board::QemuVirt && !opts.args.is_empty() {
-        cmd.arg("-append").arg(opts.args.join(" "));
+    if built.board == Board::QemuVirt {
+        // The DMA devices behind the SMMU: edu for deterministic tests, and an
+        // NVMe disk kept beside the image, so data survives a restart.
+        let disk = disk_path(built);
+        cmd.args(["-device", "edu", "-drive"])
+            .arg(format!("if=none,id=nvm,format=raw,file={}", disk.display()))
+            .args(["-device", "nvme,drive=nvm,serial=faultline"]);
+        if !opts.args.is_empty() {
+            cmd.arg("-append").arg(opts.args.join(" "));
+        }
     }
     cmd.args(&opts.extra);
     Ok(cmd)
+}
+
+/// Size of the NVMe disk image created on first use (sparse).
+pub const DISK_SIZE: u64 = 1 << 30;
+
+/// The NVMe disk image of an app: `<image dir>/<app>.disk`.
+pub fn disk_path(built: &Built) -> std::path::PathBuf {
+    built.elf.with_extension("disk")
+}
+
+/// Creates the app's (sparse, zeroed) disk image if it does not exist yet.
+pub fn ensure_disk(built: &Built) -> Result<()> {
+    let path = disk_path(built);
+    if !path.exists() {
+        let file =
+            std::fs::File::create(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
+        file.set_len(DISK_SIZE)
+            .map_err(|e| Error::io(path.display().to_string(), e))?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -125,7 +153,8 @@ mod tests {
             argv(&cmd),
             "qemu-system-aarch64 -M virt,gic-version=2,iommu=smmuv3 -cpu cortex-a53 -smp 4 \
              -m 1G -display none -serial stdio -monitor none -semihosting -no-reboot \
-             -kernel /img/hello.elf"
+             -kernel /img/hello.elf -device edu -drive if=none,id=nvm,format=raw,file=/img/hello.disk \
+             -device nvme,drive=nvm,serial=faultline"
         );
     }
 

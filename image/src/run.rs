@@ -40,6 +40,9 @@ pub fn run(
     timeout: Option<Duration>,
     echo: bool,
 ) -> Result<RunOutcome> {
+    if built.board == crate::Board::QemuVirt {
+        crate::qemu::ensure_disk(built)?;
+    }
     run_command(qemu_command(built, opts)?, timeout, echo)
 }
 

@@ -21,7 +21,13 @@ struct Boot {
 
 impl Boot {
     fn new(app: &'static str, board: Board) -> Self {
-        Boot { app, board, args: &[], el2: false, smp: None }
+        Boot {
+            app,
+            board,
+            args: &[],
+            el2: false,
+            smp: None,
+        }
     }
 
     /// Builds into a directory of this test's own and boots.
@@ -31,17 +37,31 @@ impl Boot {
         let out: PathBuf = root.join("target/test-images").join(test);
         let args: Vec<String> = self.args.iter().map(|a| a.to_string()).collect();
         let built = build_to(&root, self.app, self.board, &args, &out).expect("image builds");
-        let options = RunOptions { smp: self.smp, el2: self.el2, args, extra: vec![] };
+        let options = RunOptions {
+            smp: self.smp,
+            el2: self.el2,
+            args,
+            extra: vec![],
+        };
         let mut outcome = run(&built, &options, Some(TIMEOUT), false).expect("QEMU starts");
         // The console ends lines with CR LF, as a serial terminal wants.
         outcome.output = outcome.output.replace("\r\n", "\n");
-        assert!(!outcome.timed_out, "{} on {} hung; serial log:\n{}", self.app, self.board, outcome.output);
+        assert!(
+            !outcome.timed_out,
+            "{} on {} hung; serial log:\n{}",
+            self.app, self.board, outcome.output
+        );
         outcome
     }
 }
 
 fn expect_status(outcome: &RunOutcome, status: i32) {
-    assert_eq!(outcome.status, Some(status), "wrong exit status; serial log:\n{}", outcome.output);
+    assert_eq!(
+        outcome.status,
+        Some(status),
+        "wrong exit status; serial log:\n{}",
+        outcome.output
+    );
 }
 
 fn expect_line(outcome: &RunOutcome, line: &str) {
@@ -53,7 +73,11 @@ fn expect_line(outcome: &RunOutcome, line: &str) {
 }
 
 fn expect_text(outcome: &RunOutcome, text: &str) {
-    assert!(outcome.output.contains(text), "no {text:?}; serial log:\n{}", outcome.output);
+    assert!(
+        outcome.output.contains(text),
+        "no {text:?}; serial log:\n{}",
+        outcome.output
+    );
 }
 
 #[test]
@@ -66,7 +90,10 @@ fn hello_on_qemu_virt_reports_the_machine_and_boots_fast() {
     expect_line(&outcome, "memory: 1024 MiB RAM, 1020 MiB free");
     expect_text(&outcome, "boot time: ");
     // Reported, not asserted: wall time depends on the machine's load.
-    eprintln!("hello on qemu-virt: QEMU wall time {} ms", outcome.wall.as_millis());
+    eprintln!(
+        "hello on qemu-virt: QEMU wall time {} ms",
+        outcome.wall.as_millis()
+    );
 }
 
 #[test]
@@ -91,7 +118,10 @@ fn hello_on_zcu102_uses_the_cadence_uart_and_embedded_args() {
 
 #[test]
 fn hello_entered_at_el2_drops_to_el1_on_both_boards() {
-    for (board, name) in [(Board::QemuVirt, "hello-el2-virt"), (Board::Zcu102, "hello-el2-zcu102")] {
+    for (board, name) in [
+        (Board::QemuVirt, "hello-el2-virt"),
+        (Board::Zcu102, "hello-el2-zcu102"),
+    ] {
         let mut boot = Boot::new("hello", board);
         boot.el2 = true;
         let outcome = boot.run(name);
@@ -116,8 +146,17 @@ fn selftest_passes_on(board: Board, name: &str) {
     let outcome = Boot::new("selftest", board).run(name);
     expect_status(&outcome, 0);
     expect_line(&outcome, "selftest: 4 cores took part");
-    let closing = outcome.output.lines().rev().find(|l| l.contains(" passed, ")).unwrap_or("");
-    assert!(closing.ends_with(" passed, 0 failed"), "selftest failed:\n{}", outcome.output);
+    let closing = outcome
+        .output
+        .lines()
+        .rev()
+        .find(|l| l.contains(" passed, "))
+        .unwrap_or("");
+    assert!(
+        closing.ends_with(" passed, 0 failed"),
+        "selftest failed:\n{}",
+        outcome.output
+    );
 }
 
 #[test]
@@ -144,8 +183,14 @@ fn crash(mode: &'static str, name: &str) -> RunOutcome {
 fn a_write_to_text_gives_a_decoded_crash_report() {
     let outcome = crash("crash", "crash-text");
     expect_status(&outcome, 102);
-    expect_text(&outcome, "!!! CRASH on core 0: unexpected synchronous exception");
-    expect_text(&outcome, "data abort (EC 0x25), permission fault at level 3 on write");
+    expect_text(
+        &outcome,
+        "!!! CRASH on core 0: unexpected synchronous exception",
+    );
+    expect_text(
+        &outcome,
+        "data abort (EC 0x25), permission fault at level 3 on write",
+    );
     expect_text(&outcome, "FAR 0x0000000040200000");
     expect_text(&outcome, " x29 ");
     expect_text(&outcome, "backtrace:\n      #0 ");
@@ -156,7 +201,10 @@ fn a_write_to_text_gives_a_decoded_crash_report() {
 fn a_panic_prints_its_message_and_a_backtrace() {
     let outcome = crash("panic", "crash-panic");
     expect_status(&outcome, 101);
-    expect_text(&outcome, "!!! PANIC on core 0: panicked at apps/selftest/src/tests/die.rs");
+    expect_text(
+        &outcome,
+        "!!! PANIC on core 0: panicked at apps/selftest/src/tests/die.rs",
+    );
     expect_text(&outcome, "deliberate panic from selftest");
     expect_text(&outcome, "      #1 ");
 }

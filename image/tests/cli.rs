@@ -170,7 +170,6 @@ fn tiny_workspace() -> TempDir {
     dir
 }
 
-
 #[test]
 fn list_shows_apps_and_boards() {
     let ws = tiny_workspace();

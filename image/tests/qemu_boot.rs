@@ -17,7 +17,6 @@ use testutil::{ElfSpec, Segment, TempDir};
 /// Generous: QEMU itself starts in well under a second, but CI machines can be busy.
 const LIMIT: Duration = Duration::from_secs(60);
 
-
 /// A few AArch64 instructions, encoded by hand.
 mod a64 {
     /// `movz xd, #imm, lsl #(16*hw)`

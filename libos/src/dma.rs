@@ -1,15 +1,361 @@
-//! DMA service: the kernel side of the fault path (temporary: resolves only).
+//! DMA on virtual addresses: the kernel side of the fault path.
+//!
+//! Apps hand the scheduler transfers on their own virtual addresses; the
+//! devices reach them through the SMMU, which walks the CPU's page table.
+//! `service` is the one loop that moves everything forward, in the order
+//! the scheduler's correctness depends on:
+//!
+//! ```text
+//!  1. observe completions (engines)           ┐ a completion is believed only
+//!  2. drain the SMMU: faults → on_fault       │ after every fault its DMA
+//!       (mm::resolve, prefetch), lost events  │ raised has been seen
+//!  3. hand the observed completions over      ┘ → Done, or retransmit
+//!  4. poll: start queued segments and retransmissions
+//! ```
+//!
+//! It runs from the SMMU's and the devices' interrupts, and from `wait`.
 
-/// Called from the SMMU's interrupts.
-pub(crate) fn service_from_irq() {
-    let drained = crate::iommu::drain();
-    for f in &drained.faults {
-        let access = match f.access {
-            smmu::Access::Read => crate::mm::Access::Read,
-            smmu::Access::Write => crate::mm::Access::Write,
-            smmu::Access::Execute => crate::mm::Access::Execute,
-        };
-        let r = crate::mm::resolve(f.iova as usize, access);
-        log::info!("device fault {:?} -> {:?}", f, r);
+extern crate alloc;
+
+use crate::mm::{self, FaultError, MmError};
+use crate::sync::IrqSpinLock;
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::ops::Range;
+use core::time::Duration;
+use hw::edu::{Edu, EduEngine};
+use hw::gicv2::Trigger;
+use hw::mmio::Mmio;
+use hw::nvme::{Nvme, NvmeEngine, QueueMemory};
+
+pub use dma::{
+    Direction, EngineId, Policy, Segment, Stats, SubmitError, Transfer, TransferError, TransferId,
+    TransferReport,
+};
+
+/// A device engine the kernel drives: the scheduler's view plus a way to
+/// collect finished segments.
+pub trait DeviceEngine: dma::Engine + Send {
+    /// Collects segments the device has finished since the last call.
+    fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>);
+    /// The SMMU StreamID of the device.
+    fn stream(&self) -> u32 {
+        self.caps().stream.0
     }
+}
+
+impl DeviceEngine for EduEngine {
+    fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>) {
+        EduEngine::poll_completions(self, |id, c| out.push((id, c)));
+    }
+}
+
+impl DeviceEngine for NvmeEngine {
+    fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>) {
+        NvmeEngine::poll_completions(self, |id, c| out.push((id, c)));
+    }
+}
+
+/// The memory manager as the scheduler sees it.
+struct KernelMemory;
+
+fn mem_error(e: MmError) -> dma::MemError {
+    match e {
+        MmError::OutOfFrames | MmError::TooManyPins | MmError::Fault(FaultError::OutOfFrames) => {
+            dma::MemError::OutOfMemory
+        }
+        MmError::Fault(FaultError::PermissionDenied(_)) => dma::MemError::PermissionDenied,
+        _ => dma::MemError::NoRegion,
+    }
+}
+
+impl dma::Memory for KernelMemory {
+    fn page_size(&self) -> usize {
+        mm::FRAME_SIZE
+    }
+
+    fn is_resident(&self, va: usize) -> bool {
+        // "Would a device access not fault?": without knowing the access,
+        // a read-only page counts as not resident, so that a device write
+        // there reaches `make_resident` and gets its permission error.
+        mm::accessible(va, true)
+    }
+
+    fn make_resident(&mut self, va: usize, access: dma::Access) -> Result<(), dma::MemError> {
+        let access = match access {
+            dma::Access::Read => mm::Access::Read,
+            dma::Access::Write => mm::Access::Write,
+        };
+        mm::resolve(va, access)
+            .map(|_| ())
+            .map_err(|e| mem_error(e.into()))
+    }
+
+    fn pin(&mut self, range: Range<usize>) -> Result<(), dma::MemError> {
+        mm::pin(range).map_err(mem_error)
+    }
+
+    fn unpin(&mut self, range: Range<usize>) {
+        let _ = mm::unpin(range);
+    }
+
+    fn now(&self) -> u64 {
+        crate::time::now().since_boot().as_nanos() as u64
+    }
+}
+
+struct Service {
+    scheduler: dma::Scheduler,
+    engines: Vec<Box<dyn DeviceEngine>>,
+    finished: BTreeMap<TransferId, Result<TransferReport, TransferError>>,
+    /// Faults no in-flight transfer explained (logged, counted).
+    stray: u64,
+    /// Times the SMMU reported lost events.
+    lost_event_reports: u64,
+    /// Faults taken by devices, after deduplication.
+    device_faults: u64,
+}
+
+static SERVICE: IrqSpinLock<Option<Service>> = IrqSpinLock::new(None);
+
+fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
+    let mut guard = SERVICE.lock();
+    let service = guard.get_or_insert_with(|| Service {
+        scheduler: dma::Scheduler::new(dma::Config::default()),
+        engines: Vec::new(),
+        finished: BTreeMap::new(),
+        stray: 0,
+        lost_event_reports: 0,
+        device_faults: 0,
+    });
+    f(service)
+}
+
+/// Runs the service loop once (see the module diagram).
+fn service() {
+    with_service(|s| {
+        // 1. Completions the devices have posted so far.
+        let mut observed = Vec::new();
+        let mut batch = Vec::new();
+        for (i, engine) in s.engines.iter_mut().enumerate() {
+            engine.poll_completions(&mut batch);
+            observed.extend(batch.drain(..).map(|(seg, c)| (EngineId(i), seg, c)));
+        }
+        // 2. Every fault their DMA raised is in the event queue by now.
+        let drained = crate::iommu::drain();
+        let mut mem = KernelMemory;
+        for fault in &drained.faults {
+            let access = match fault.access {
+                crate::iommu::DeviceAccess::Write => dma::Access::Write,
+                _ => dma::Access::Read,
+            };
+            s.device_faults += 1;
+            let stream = dma::StreamId(fault.stream);
+            if let dma::FaultAction::Stray =
+                s.scheduler
+                    .on_fault(&mut mem, stream, fault.iova as usize, access)
+            {
+                s.stray += 1;
+                log::warn!("device fault matches no transfer: {fault:?}");
+            }
+        }
+        if drained.events_lost {
+            s.lost_event_reports += 1;
+            let mut suspect = 0;
+            for i in 0..s.engines.len() {
+                suspect += s
+                    .scheduler
+                    .events_lost(dma::StreamId(s.engines[i].stream()));
+            }
+            log::warn!(
+                "SMMU event queue overflowed: {suspect} in-flight segment(s) will be made whole"
+            );
+        }
+        // 3. Only now are the completions believed.
+        for (engine, segment, completion) in observed {
+            if s.scheduler.completed(engine, segment, completion).is_err() {
+                log::warn!("completion for an unknown segment {segment:?}");
+            }
+        }
+        // 4. Start what can start.
+        let mut engines: Vec<&mut dyn dma::Engine> = s
+            .engines
+            .iter_mut()
+            .map(|e| e.as_mut() as &mut dyn dma::Engine)
+            .collect();
+        s.scheduler.poll(&mut engines, &mut mem);
+        for (id, result) in s.scheduler.take_finished() {
+            s.finished.insert(id, result);
+        }
+    });
+}
+
+/// Called from the SMMU's and the devices' interrupts.
+pub(crate) fn service_from_irq() {
+    service();
+}
+
+/// Registers a device engine that runs up to `window` segments at once.
+pub fn add_engine(engine: Box<dyn DeviceEngine>, window: usize) -> EngineId {
+    with_service(|s| {
+        let id = s.scheduler.add_engine(engine.as_ref(), window);
+        s.engines.push(engine);
+        id
+    })
+}
+
+/// Queues a transfer and starts what it can; see [`wait`].
+pub fn submit(engine: EngineId, transfer: Transfer) -> Result<TransferId, SubmitError> {
+    let id = with_service(|s| s.scheduler.submit(engine, transfer))?;
+    service();
+    Ok(id)
+}
+
+/// The outcome of transfer `id`, if it has finished.
+pub fn try_take(id: TransferId) -> Option<Result<TransferReport, TransferError>> {
+    service();
+    with_service(|s| s.finished.remove(&id))
+}
+
+/// Waits for transfer `id` to finish (in low power between interrupts).
+pub fn wait(id: TransferId) -> Result<TransferReport, TransferError> {
+    loop {
+        if let Some(result) = try_take(id) {
+            return result;
+        }
+        crate::time::wait_for_interrupt_or(Duration::from_millis(1));
+    }
+}
+
+/// Runs one transfer to the end.
+pub fn run(engine: EngineId, transfer: Transfer) -> Result<TransferReport, TransferError> {
+    wait(submit(engine, transfer).map_err(|e| {
+        log::error!("DMA submit: {e}");
+        TransferError::Engine(dma::EngineError::Device(u32::MAX))
+    })?)
+}
+
+/// Statistics of every transfer run under `policy` so far.
+pub fn stats(policy: Policy) -> Stats {
+    with_service(|s| s.scheduler.stats(policy).clone())
+}
+
+/// Counters of the fault path as a whole.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FaultCounters {
+    /// Device faults after deduplication (one per stream, page and access).
+    pub device_faults: u64,
+    /// Faults that matched no in-flight transfer.
+    pub stray: u64,
+    /// Event-queue overflows recovered from.
+    pub lost_event_reports: u64,
+}
+
+/// The fault path's counters.
+pub fn fault_counters() -> FaultCounters {
+    with_service(|s| FaultCounters {
+        device_faults: s.device_faults,
+        stray: s.stray,
+        lost_event_reports: s.lost_event_reports,
+    })
+}
+
+/// Why a device could not be opened.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceError {
+    /// No such PCI function (is it on QEMU's command line?).
+    NotFound,
+    /// No SMMU: its DMA could not reach virtual addresses.
+    NoSmmu,
+    /// The controller did not come up.
+    Init(hw::nvme::NvmeError),
+}
+
+/// Zeroed contiguous frames for queues and PRP lists (pinned for good).
+struct Frames;
+
+impl QueueMemory for Frames {
+    fn alloc_pages(&mut self, pages: usize) -> Option<usize> {
+        let start = mm::alloc_contiguous(pages, mm::FRAME_SIZE).ok()?;
+        // SAFETY: freshly allocated frames, identity-mapped read-write.
+        unsafe { core::ptr::write_bytes(start as *mut u8, 0, pages * mm::FRAME_SIZE) };
+        Some(start)
+    }
+}
+
+fn register_intx(intid: Option<u32>) {
+    if let Some(intid) = intid {
+        if let Err(e) = crate::irq::register(intid, Trigger::Level, service_from_irq) {
+            log::warn!("INTx {intid}: {e:?}; completions are polled");
+        }
+    }
+}
+
+static EDU: IrqSpinLock<Option<EngineId>> = IrqSpinLock::new(None);
+static NVME: IrqSpinLock<Option<(EngineId, NvmeInfo)>> = IrqSpinLock::new(None);
+
+/// QEMU's edu device as a DMA engine (opened once, then shared).
+pub fn edu() -> Result<EngineId, DeviceError> {
+    if let Some(id) = *EDU.lock() {
+        return Ok(id);
+    }
+    if !crate::iommu::present() {
+        return Err(DeviceError::NoSmmu);
+    }
+    let f = crate::pci::find(hw::edu::VENDOR, hw::edu::DEVICE)
+        .into_iter()
+        .next()
+        .ok_or(DeviceError::NotFound)?;
+    let bar = f.bars[0].ok_or(DeviceError::NotFound)?;
+    // SAFETY: BAR0 was assigned by PCI enumeration inside the PCIe window,
+    // which the kernel maps as device memory; only this driver uses it.
+    let edu = Edu::new(unsafe { Mmio::new(bar.address, bar.size) });
+    let id = add_engine(
+        Box::new(EduEngine::new(edu, f.bdf.requester_id() as u32)),
+        1,
+    );
+    register_intx(f.intid);
+    *EDU.lock() = Some(id);
+    Ok(id)
+}
+
+/// What an app needs to know about the NVMe namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NvmeInfo {
+    /// Bytes in namespace 1.
+    pub capacity: u64,
+    /// Bytes per block: transfers and disk offsets must be multiples.
+    pub block_size: usize,
+    /// Largest segment (one command).
+    pub max_transfer: usize,
+}
+
+/// The first NVMe controller as a DMA engine (opened once, then shared).
+pub fn nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
+    if let Some(found) = *NVME.lock() {
+        return Ok(found);
+    }
+    if !crate::iommu::present() {
+        return Err(DeviceError::NoSmmu);
+    }
+    let f = crate::pci::functions()
+        .into_iter()
+        .find(|f| f.class == hw::nvme::CLASS)
+        .ok_or(DeviceError::NotFound)?;
+    let bar = f.bars[0].ok_or(DeviceError::NotFound)?;
+    // SAFETY: as for edu: an assigned BAR in the device-mapped PCIe window.
+    let regs = unsafe { Mmio::new(bar.address, bar.size) };
+    let nvme = Nvme::init(regs, &mut Frames).map_err(DeviceError::Init)?;
+    let info = NvmeInfo {
+        capacity: nvme.blocks() * nvme.block_size() as u64,
+        block_size: nvme.block_size(),
+        max_transfer: nvme.max_transfer(),
+    };
+    let engine = NvmeEngine::new(nvme, f.bdf.requester_id() as u32, &mut Frames)
+        .map_err(DeviceError::Init)?;
+    let id = add_engine(Box::new(engine), 16);
+    register_intx(f.intid);
+    *NVME.lock() = Some((id, info));
+    Ok((id, info))
 }

@@ -62,7 +62,10 @@ fn bring_up(base: usize, eventq_log2: u32) -> Result<(), Error> {
     // SAFETY: the board names the SMMU's 128 KiB register block, which the
     // kernel table maps as device memory.
     let regs = unsafe { Mmio::new(base, smmu::v3::regs::MMIO_SIZE) };
-    let config = Config { eventq_log2, ..Config::pci_root_bus() };
+    let config = Config {
+        eventq_log2,
+        ..Config::pci_root_bus()
+    };
     let mut smmu = Smmu::new(regs, FrameMemory, config)?;
     for f in crate::pci::functions() {
         smmu.attach(f.bdf.requester_id() as u32, &context())?;
@@ -96,7 +99,9 @@ pub fn present() -> bool {
 /// Re-initializes the SMMU with an event queue of 2^`log2` entries (tests
 /// use a tiny one to force overflows). Attached streams are attached again.
 pub fn set_event_queue_size(log2: u32) -> Result<(), Error> {
-    let Some((base, ..)) = *BOARD_SMMU.lock() else { return Ok(()) };
+    let Some((base, ..)) = *BOARD_SMMU.lock() else {
+        return Ok(());
+    };
     *SMMU.lock() = None;
     bring_up(base, log2)
 }
@@ -105,7 +110,11 @@ pub fn set_event_queue_size(log2: u32) -> Result<(), Error> {
 fn invalidate(range: Range<usize>) {
     if let Some(smmu) = SMMU.lock().as_mut() {
         if let Err(e) = smmu.invalidate_range(ASID, range.start as u64..range.end as u64) {
-            log::error!("SMMU invalidation of {:#x}..{:#x} failed: {e:?}", range.start, range.end);
+            log::error!(
+                "SMMU invalidation of {:#x}..{:#x} failed: {e:?}",
+                range.start,
+                range.end
+            );
         }
     }
 }
@@ -125,13 +134,18 @@ pub struct Drained {
 pub fn drain() -> Drained {
     let mut out = Drained::default();
     let mut guard = SMMU.lock();
-    let Some(smmu) = guard.as_mut() else { return out };
+    let Some(smmu) = guard.as_mut() else {
+        return out;
+    };
     loop {
         let d = smmu.drain_faults_dedup(&mut out.faults);
         out.records += d.records;
         out.events_lost |= d.events_lost;
         if let Some(other) = d.first_other {
-            log::warn!("SMMU: {} non-fault event(s), first: {other:?}", d.other_events);
+            log::warn!(
+                "SMMU: {} non-fault event(s), first: {other:?}",
+                d.other_events
+            );
         }
         if !d.more_pending {
             break;

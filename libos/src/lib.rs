@@ -33,9 +33,9 @@ pub mod boot;
 #[cfg(target_os = "none")]
 pub mod console;
 #[cfg(target_os = "none")]
-pub mod exit;
-#[cfg(target_os = "none")]
 pub mod dma;
+#[cfg(target_os = "none")]
+pub mod exit;
 #[cfg(target_os = "none")]
 pub mod iommu;
 #[cfg(target_os = "none")]

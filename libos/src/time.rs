@@ -109,6 +109,17 @@ mod guest {
         sleep_until(now().add(d));
     }
 
+    /// Waits for the next interrupt, or at most `limit`.
+    pub fn wait_for_interrupt_or(limit: Duration) {
+        let irqs_were_enabled = arch::irq_save_disable();
+        arch::timer_arm(now().add(limit).0);
+        arch::wait_for_interrupt();
+        arch::irq_enable();
+        arch::irq_save_disable();
+        arch::timer_disarm();
+        arch::irq_restore(irqs_were_enabled);
+    }
+
     /// Sleeps until `deadline` has passed.
     pub fn sleep_until(deadline: Instant) {
         // Arm and wait with IRQs masked, so the interrupt cannot slip in

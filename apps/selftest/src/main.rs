@@ -26,7 +26,13 @@ fn main(args: libos::Args) -> i32 {
     }
     let mut passed = 0;
     let mut failed = 0;
-    for (name, test) in tests::ALL {
+    let dma_tests = if libos::iommu::present() {
+        tests::DMA
+    } else {
+        println!("selftest: no SMMU on this board; DMA tests are not run");
+        &[]
+    };
+    for (name, test) in tests::ALL.iter().chain(dma_tests) {
         let start = libos::time::now();
         match test() {
             Ok(()) => {

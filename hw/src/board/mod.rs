@@ -80,6 +80,9 @@ pub struct Board {
     pub pcie: Option<PcieHost>,
     /// SMMUv3 translating the PCIe devices' DMA, if present.
     pub smmuv3: Option<Smmuv3>,
+    /// Unused virtual addresses below 256 MiB, for regions that devices with
+    /// a 28-bit DMA mask (edu) must reach; None where RAM or MMIO fills them.
+    pub low_dma_window: Option<Range<usize>>,
 }
 
 /// Bytes in one gibibyte; the boot identity map is made of 1 GiB blocks.

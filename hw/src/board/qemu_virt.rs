@@ -33,4 +33,6 @@ pub const QEMU_VIRT: Board = Board {
         eventq_intid: 106,
         gerror_intid: 109,
     }),
+    // The platform-bus and secure-memory holes: no device answers there.
+    low_dma_window: Some(0x0c00_0000..0x1000_0000),
 };

@@ -27,4 +27,5 @@ pub const ZCU102: Board = Board {
     // QEMU models neither the PS PCIe controller nor the MMU-500.
     pcie: None,
     smmuv3: None,
+    low_dma_window: None,
 };

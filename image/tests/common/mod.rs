@@ -11,5 +11,8 @@ pub fn require_qemu() {
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    assert!(ok, "qemu-system-aarch64 is not installed: run ./run-tests.sh, which installs it");
+    assert!(
+        ok,
+        "qemu-system-aarch64 is not installed: run ./run-tests.sh, which installs it"
+    );
 }

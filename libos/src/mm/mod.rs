@@ -25,7 +25,7 @@ mod resolve;
 mod space;
 
 #[cfg(target_os = "none")]
-pub use region::Region;
+pub use region::{pin, unpin, Region};
 #[cfg(target_os = "none")]
 pub use resolve::{resolve, Resolution};
 #[cfg(target_os = "none")]
@@ -73,6 +73,17 @@ pub enum MmError {
     OutOfRange,
     /// A page is pinned too many times over.
     TooManyPins,
+    /// A page could not be made resident.
+    Fault(FaultError),
+}
+
+impl From<FaultError> for MmError {
+    fn from(e: FaultError) -> Self {
+        match e {
+            FaultError::OutOfFrames => MmError::OutOfFrames,
+            e => MmError::Fault(e),
+        }
+    }
 }
 
 impl fmt::Display for MmError {
@@ -83,6 +94,7 @@ impl fmt::Display for MmError {
             MmError::TooManyRegions => f.write_str("too many regions"),
             MmError::OutOfRange => f.write_str("range lies outside the region"),
             MmError::TooManyPins => f.write_str("page pinned too many times"),
+            MmError::Fault(e) => write!(f, "cannot make a page resident: {e}"),
         }
     }
 }
@@ -267,6 +279,12 @@ mod kernel {
     /// The physical address `va` maps to, if it is mapped.
     pub fn translate(va: usize) -> Option<usize> {
         with_space(|s| s.translate(va))
+    }
+
+    /// Whether an access to `va` would succeed without a fault: the page is
+    /// mapped, and writable if `write`.
+    pub fn accessible(va: usize, write: bool) -> bool {
+        with_space(|s| s.translate(va).is_some() && (!write || s.is_writable(va)))
     }
 
     /// Current memory figures.

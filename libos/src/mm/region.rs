@@ -36,6 +36,33 @@ impl Region {
         Ok(Region { info })
     }
 
+    /// Like [`Region::demand_zero`], at addresses below 256 MiB, for devices
+    /// with a 28-bit DMA mask (QEMU's edu). Fails with `NoAddressSpace` on
+    /// boards without such a window.
+    pub fn demand_zero_low(len: usize) -> Result<Region, MmError> {
+        let info = with_space(|s| {
+            s.low_regions
+                .reserve(len, FRAME_SIZE, Backing::DemandZero, true)
+        })?;
+        Ok(Region { info })
+    }
+
+    /// Makes the region read-only (`false`) or writable again; a store, by
+    /// a core or a device, to a read-only page is a permission fault.
+    pub fn set_writable(&mut self, writable: bool) {
+        let attrs = if writable {
+            Attrs::ReadWrite
+        } else {
+            Attrs::ReadOnly
+        };
+        with_space(|s| {
+            s.regions.set_writable(self.info.start, writable);
+            s.low_regions.set_writable(self.info.start, writable);
+            s.reprotect(self.range(), attrs);
+        });
+        self.info.writable = writable;
+    }
+
     /// Like [`Region::demand_zero`], but a first touch maps a whole 2 MiB
     /// block when one fits and is free (transparent huge pages); evicting
     /// or pinning part of a block splits it into pages.
@@ -179,60 +206,12 @@ impl Region {
     /// [`Region::unpin`]: eviction skips them, and devices never fault there.
     /// Pins nest (up to 15 per page).
     pub fn pin(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
-        let range = self.absolute(offsets)?;
-        let attrs = self.attrs();
-        let access = if self.info.writable {
-            Access::Write
-        } else {
-            Access::Read
-        };
-        for page in range.clone().step_by(FRAME_SIZE) {
-            loop {
-                resolve(page, access).map_err(|_| MmError::OutOfFrames)?;
-                let pinned = with_space(|space| match space.page_state(page) {
-                    PageState::Mapped { pins, .. } if pins == MAX_PINS => Err(MmError::TooManyPins),
-                    PageState::Mapped { pa, in_block, pins } => {
-                        if in_block {
-                            space.split_block(page, attrs);
-                        }
-                        space.set_pins(page, pa, attrs, pins + 1);
-                        Ok(true)
-                    }
-                    // Evicted again between resolving and locking: retry.
-                    _ => Ok(false),
-                });
-                match pinned {
-                    Ok(true) => break,
-                    Ok(false) => continue,
-                    Err(e) => {
-                        self.unpin(range.start - self.info.start..page - self.info.start)?;
-                        return Err(e);
-                    }
-                }
-            }
-        }
-        Ok(())
+        pin(self.absolute(offsets)?)
     }
 
     /// Releases one pin of each page touching `offsets`.
     pub fn unpin(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
-        let range = self.absolute(offsets)?;
-        let attrs = self.attrs();
-        with_space(|space| {
-            for page in range.step_by(FRAME_SIZE) {
-                if let PageState::Mapped {
-                    pa,
-                    in_block: false,
-                    pins,
-                } = space.page_state(page)
-                {
-                    if pins > 0 {
-                        space.set_pins(page, pa, attrs, pins - 1);
-                    }
-                }
-            }
-        });
-        Ok(())
+        unpin(self.absolute(offsets)?)
     }
 
     /// Pages currently backed by frames.
@@ -250,7 +229,89 @@ impl Drop for Region {
     fn drop(&mut self) {
         with_space(|s| {
             s.unmap_and_free(self.info.range());
-            s.regions.remove(self.info.start);
+            s.remove_region(self.info.start);
         });
     }
+}
+
+/// Page-aligned span of the pages touching `range`.
+fn page_range(range: &Range<usize>) -> Range<usize> {
+    range.start / FRAME_SIZE * FRAME_SIZE..range.end.next_multiple_of(FRAME_SIZE)
+}
+
+/// The region holding all of `range`, and how its pages are mapped.
+fn region_of(range: &Range<usize>) -> Result<(RegionInfo, Attrs), MmError> {
+    let info = with_space(|s| s.find_region(range.start)).ok_or(MmError::OutOfRange)?;
+    if range.end > info.start + info.len || range.start >= range.end {
+        return Err(MmError::OutOfRange);
+    }
+    Ok((
+        info,
+        if info.writable {
+            Attrs::ReadWrite
+        } else {
+            Attrs::ReadOnly
+        },
+    ))
+}
+
+/// Pins the pages touching `range` (virtual addresses inside one region):
+/// makes them resident and keeps them so until [`unpin`]. Used by the
+/// pinning DMA baseline, which knows buffers only by address.
+pub fn pin(range: Range<usize>) -> Result<(), MmError> {
+    let (info, attrs) = region_of(&range)?;
+    let access = if info.writable {
+        Access::Write
+    } else {
+        Access::Read
+    };
+    let pages = page_range(&range);
+    for page in pages.clone().step_by(FRAME_SIZE) {
+        loop {
+            resolve(page, access).map_err(MmError::from)?;
+            let pinned = with_space(|space| match space.page_state(page) {
+                PageState::Mapped { pins, .. } if pins == MAX_PINS => Err(MmError::TooManyPins),
+                PageState::Mapped { pa, in_block, pins } => {
+                    if in_block {
+                        space.split_block(page, attrs);
+                    }
+                    space.set_pins(page, pa, attrs, pins + 1);
+                    Ok(true)
+                }
+                // Evicted again between resolving and locking: retry.
+                _ => Ok(false),
+            });
+            match pinned {
+                Ok(true) => break,
+                Ok(false) => continue,
+                Err(e) => {
+                    if page > pages.start {
+                        unpin(pages.start..page)?;
+                    }
+                    return Err(e);
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Releases one pin of each page touching `range` (virtual addresses).
+pub fn unpin(range: Range<usize>) -> Result<(), MmError> {
+    let (_, attrs) = region_of(&range)?;
+    with_space(|space| {
+        for page in page_range(&range).step_by(FRAME_SIZE) {
+            if let PageState::Mapped {
+                pa,
+                in_block: false,
+                pins,
+            } = space.page_state(page)
+            {
+                if pins > 0 {
+                    space.set_pins(page, pa, attrs, pins - 1);
+                }
+            }
+        }
+    });
+    Ok(())
 }

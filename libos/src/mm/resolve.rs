@@ -30,7 +30,7 @@ pub enum Resolution {
 pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
     let mut space = SPACE.lock();
     let space = space.as_mut().ok_or(FaultError::NoRegion)?;
-    let region = space.regions.find(addr).ok_or(FaultError::NoRegion)?;
+    let region = space.find_region(addr).ok_or(FaultError::NoRegion)?;
     match access {
         Access::Execute => return Err(FaultError::PermissionDenied(access)),
         Access::Write if !region.writable => return Err(FaultError::PermissionDenied(access)),

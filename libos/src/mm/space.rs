@@ -108,6 +108,8 @@ pub struct AddressSpace {
     table: Mapping<FrameTables, El1And0>,
     /// Reserved virtual ranges.
     pub regions: RegionTable,
+    /// Reserved ranges in the board's low DMA window (below 256 MiB).
+    pub low_regions: RegionTable,
 }
 
 // SAFETY: the page table is plain memory owned by this value; all access goes
@@ -128,9 +130,25 @@ impl AddressSpace {
             El1And0,
             VaRange::Lower,
         );
+        let low = hw::board::CURRENT.low_dma_window.clone().unwrap_or(0..0);
         Self {
             table,
             regions: RegionTable::new(super::layout::REGION_WINDOW),
+            low_regions: RegionTable::new(low),
+        }
+    }
+
+    /// The region containing `addr`, in either window.
+    pub fn find_region(&self, addr: usize) -> Option<super::regions::RegionInfo> {
+        self.regions
+            .find(addr)
+            .or_else(|| self.low_regions.find(addr))
+    }
+
+    /// Forgets the region starting at `start`, in whichever window it is.
+    pub fn remove_region(&mut self, start: usize) {
+        if self.regions.remove(start).is_none() {
+            self.low_regions.remove(start);
         }
     }
 
@@ -190,6 +208,21 @@ impl AddressSpace {
         state
     }
 
+    /// Whether the page holding `va` is mapped writable.
+    pub fn is_writable(&self, va: usize) -> bool {
+        let page = va & !(FRAME_SIZE - 1);
+        let mut writable = false;
+        self.table
+            .walk_range(&region(page..page + FRAME_SIZE), &mut |_, desc, level| {
+                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                    writable = !desc.flags().contains(El1Attributes::READ_ONLY);
+                }
+                Ok(())
+            })
+            .ok();
+        writable
+    }
+
     /// Rewrites the leaf entry of the 4 KiB page `va` (which must exist at level 3).
     fn set_leaf(&mut self, va: usize, pa: usize, flags: El1Attributes) {
         self.table
@@ -222,6 +255,23 @@ impl AddressSpace {
             attrs.bits(),
             Constraints::empty(),
         )
+    }
+
+    /// Changes the permissions of every mapped page in `range` (pages only,
+    /// so pin counts in software bits are kept).
+    pub fn reprotect(&mut self, range: Range<usize>, attrs: Attrs) {
+        let new = attrs.bits() | El1Attributes::TABLE_OR_PAGE;
+        self.table
+            .modify_range(&region(range.clone()), &|_, desc| {
+                if desc.level() == 3 && desc.flags().contains(El1Attributes::VALID) {
+                    let pins = desc.flags() & El1Attributes::from_bits_retain(PIN_MASK);
+                    desc.set(desc.output_address(), new | pins)
+                } else {
+                    Ok(())
+                }
+            })
+            .expect("changing permissions of live pages");
+        super::after_unmap(range);
     }
 
     /// Whether nothing at all (no page, block, table or evicted entry) lies

@@ -1,6 +1,7 @@
 //! The in-guest tests, grouped by subsystem.
 
 pub mod die;
+mod dma;
 mod memory;
 mod protection;
 mod smp;
@@ -58,4 +59,32 @@ pub const ALL: &[(&str, fn() -> crate::Outcome)] = &[
         memory::evicted_pages_fault_in_on_all_cores_once,
     ),
     ("timer_interrupts_on_all_cores", smp::timer_interrupts),
+];
+
+/// Tests of DMA through the SMMU, on boards that have one with devices.
+pub const DMA: &[(&str, fn() -> crate::Outcome)] = &[
+    (
+        "dma_into_untouched_buffer_lands_and_counts_faults",
+        dma::dma_into_untouched_buffer,
+    ),
+    (
+        "dma_from_evicted_buffer_reads_back_correct_data",
+        dma::dma_from_evicted_buffer,
+    ),
+    (
+        "device_write_to_read_only_page_is_reported_not_retried",
+        dma::device_write_to_read_only_page,
+    ),
+    (
+        "dma_outside_every_region_fails_and_corrupts_nothing",
+        dma::dma_outside_every_region,
+    ),
+    (
+        "event_queue_overflow_is_recovered_with_correct_data",
+        dma::event_queue_overflow_is_recovered,
+    ),
+    (
+        "nvme_round_trips_under_every_policy",
+        dma::nvme_round_trips_under_every_policy,
+    ),
 ];
