@@ -157,6 +157,7 @@ fn selftest_passes_on(board: Board, name: &str) -> RunOutcome {
         "selftest failed:\n{}",
         outcome.output
     );
+    outcome
 }
 
 #[test]
