@@ -322,39 +322,20 @@ mod kernel {
         with_frames(|f| f.free_contiguous(frame, count))
     }
 
-    /// Maps fresh zeroed frames at every unmapped page of `range`. On
-    /// running out of frames, what this call mapped is undone.
-    pub(super) fn populate(range: Range<usize>, writable: bool) -> Result<(), MmError> {
-        let attrs = if writable {
-            Attrs::ReadWrite
-        } else {
-            Attrs::ReadOnly
-        };
+    /// Makes every page of `range` (inside one region) present: evicted
+    /// pages come back with their contents, never-mapped ones are zeroed.
+    /// A request that cannot fit in the free frames fails before touching
+    /// anything; if frames run out midway anyway (another core allocated),
+    /// the pages made present so far stay so.
+    pub(super) fn populate(range: Range<usize>) -> Result<(), MmError> {
         with_space(|space| {
-            // Fail fast rather than map (and then unmap) most of a request
-            // that cannot fit; the rollback below covers concurrent allocations.
-            let needed =
-                (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
-            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE)
-            {
+            let region = space.find_region(range.start).ok_or(MmError::OutOfRange)?;
+            let needed = (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
+            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE) {
                 return Err(MmError::OutOfFrames);
             }
-            let mut page = range.start;
-            while page < range.end {
-                if space.translate(page).is_none() {
-                    let frame = match with_frames(|f| f.alloc()) {
-                        Ok(frame) => frame,
-                        Err(e) => {
-                            space.unmap_and_free(range.start..page);
-                            return Err(e.into());
-                        }
-                    };
-                    zero_frame(frame);
-                    space
-                        .map_page(page, frame, attrs)
-                        .expect("mapping a free page cannot fail");
-                }
-                page += FRAME_SIZE;
+            for page in range.step_by(FRAME_SIZE) {
+                super::resolve::make_present(space, &region, page)?;
             }
             Ok(())
         })

@@ -79,7 +79,7 @@ impl Region {
     /// Later `discard`ed pages fault back in as zeros.
     pub fn eager(len: usize) -> Result<Region, MmError> {
         let region = Self::reserve(len, Backing::DemandZero)?;
-        populate(region.range(), true)?;
+        populate(region.range())?;
         Ok(region)
     }
 
@@ -143,7 +143,7 @@ impl Region {
 
     /// Maps every page in `offsets` now (zeroed where not yet mapped).
     pub fn populate(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
-        populate(self.absolute(offsets)?, self.info.writable)
+        populate(self.absolute(offsets)?)
     }
 
     /// Unmaps the pages touching `offsets` and frees their frames; their

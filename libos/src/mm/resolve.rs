@@ -1,6 +1,7 @@
 //! Resolution of a page fault, from the CPU or from a device.
 
 use super::regions::Backing;
+use super::regions::RegionInfo;
 use super::space::{AddressSpace, Attrs, PageState, BLOCK_SIZE};
 use super::{
     copy_frame, with_frames, zero_frame, Access, FaultError, DEMAND_FAULTS, FRAME_SIZE, SPACE,
@@ -39,7 +40,21 @@ pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
     if region.backing != Backing::DemandZero {
         return Err(FaultError::NotDemandPaged);
     }
-    let page = addr & !(FRAME_SIZE - 1);
+    let resolution = make_present(space, &region, addr & !(FRAME_SIZE - 1))?;
+    if resolution != Resolution::AlreadyMapped {
+        DEMAND_FAULTS.fetch_add(1, Ordering::Relaxed);
+    }
+    Ok(resolution)
+}
+
+/// Makes the page at `page` of `region` present: swaps it in if it was
+/// evicted, maps a zeroed page (or block, in a huge-page region) if it was
+/// never mapped. Shared by fault resolution and eager population.
+pub(super) fn make_present(
+    space: &mut AddressSpace,
+    region: &RegionInfo,
+    page: usize,
+) -> Result<Resolution, FaultError> {
     let attrs = if region.writable {
         Attrs::ReadWrite
     } else {
@@ -85,7 +100,6 @@ pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
             }
         }
     };
-    DEMAND_FAULTS.fetch_add(1, Ordering::Relaxed);
     Ok(resolution)
 }
 

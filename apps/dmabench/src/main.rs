@@ -1,0 +1,101 @@
+//! `dmabench`: NVMe reads and writes straight from and to application
+//! virtual memory, under the four DMA policies side by side in one run, for
+//! cold, warm, sparse and memory-pressure buffers. Prints a table with
+//! ratios against `pin`, then the same rows as CSV between `---- csv ----`
+//! markers (bench/dmabench.sh turns them into a file and a plot).
+//!
+//! Arguments: `quick` (4 KiB..1 MiB only), or a list of sizes in KiB.
+#![no_std]
+#![no_main]
+
+extern crate alloc;
+
+mod cell;
+mod report;
+
+use alloc::vec::Vec;
+use cell::{Scenario, Spec};
+use libos::dma::{Direction, Policy};
+use libos::println;
+
+libos::main!(main);
+
+/// The policies, `pin` first: ratios are against it.
+pub const POLICIES: [Policy; 4] = [Policy::Pin, Policy::Prefault, Policy::FaultAware, Policy::FaultAwarePrefetch];
+
+fn sizes(args: &libos::Args) -> Result<Vec<usize>, &'static str> {
+    if args.contains("quick") {
+        return Ok([4, 64, 1024].iter().map(|k| k << 10).collect());
+    }
+    let explicit: Vec<usize> = args.iter().filter_map(|a| a.parse::<usize>().ok()).map(|k| k << 10).collect();
+    if !explicit.is_empty() {
+        if explicit.iter().any(|&s| s == 0 || s % 4096 != 0 || s > 64 << 20) {
+            return Err("sizes are KiB, multiples of 4, at most 65536");
+        }
+        return Ok(explicit);
+    }
+    Ok([4, 64, 1024, 16 << 10, 64 << 10].iter().map(|k| k << 10).collect())
+}
+
+fn main(args: libos::Args) -> i32 {
+    let sizes = match sizes(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("usage: dmabench [quick | SIZE_KIB...]: {e}");
+            return 2;
+        }
+    };
+    let (engine, info) = match libos::dma::nvme() {
+        Ok(found) => found,
+        Err(e) => {
+            println!("dmabench: no NVMe engine ({e:?}); run it on qemu-virt");
+            return 1;
+        }
+    };
+    println!("dmabench: NVMe {} MiB, {}-byte blocks, {} KiB per command", info.capacity >> 20, info.block_size, info.max_transfer >> 10);
+    let started = libos::time::now();
+    let mut bench = match cell::Bench::new(engine, info) {
+        Ok(b) => b,
+        Err(e) => {
+            println!("dmabench: setup failed: {e}");
+            return 1;
+        }
+    };
+    log::info!("pattern area written in {} ms", started.elapsed().as_millis());
+    let mut rows = Vec::new();
+    for scenario in [Scenario::Warm, Scenario::Cold, Scenario::Sparse, Scenario::Pressure] {
+        for direction in [Direction::FromDevice, Direction::ToDevice] {
+            for &size in &sizes {
+                for policy in POLICIES {
+                    let spec = Spec { scenario, direction, size, policy };
+                    let started = libos::time::now();
+                    match bench.run(&spec) {
+                        Ok(row) => {
+                            log::info!(
+                                "{} {:?} {} KiB {}: {} ms",
+                                scenario.name(),
+                                direction,
+                                size >> 10,
+                                policy.name(),
+                                started.elapsed().as_millis()
+                            );
+                            rows.push(row)
+                        }
+                        Err(e) => {
+                            println!("dmabench: {spec:?} failed: {e}");
+                            return 1;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    report::table(&rows);
+    let first_byte = bench.time_to_first_byte(1 << 30);
+    report::first_byte(&first_byte);
+    report::fault_cost(&rows);
+    report::targets(&rows, &first_byte);
+    report::csv(&rows);
+    println!("corrupted bytes: {}", bench.corrupted_bytes());
+    if bench.corrupted_bytes() == 0 { 0 } else { 1 }
+}

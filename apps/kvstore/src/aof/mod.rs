@@ -1,0 +1,22 @@
+//! The append-only log: how the dataset survives a restart.
+//!
+//! Every command that changes the dataset is logged in a canonical,
+//! replay-safe form (see [`crate::commands::Outcome::effects`]) as one
+//! checksummed record. On start the server [`replay`]s the log into a fresh
+//! engine, truncates it at the first torn or corrupt record, and from time to
+//! time [`rewrite`]s it to just the live data.
+
+mod crc32c;
+mod fsync;
+mod policy;
+mod record;
+mod rewrite;
+
+pub use crc32c::crc32c;
+pub use fsync::AppendFsync;
+pub use policy::{should_rewrite, RewritePolicy};
+pub use record::{
+    encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,
+    VERSION,
+};
+pub use rewrite::rewrite;

@@ -1,0 +1,40 @@
+//! Per-connection state the commands can see and change.
+
+use alloc::vec::Vec;
+
+/// What the engine knows about one connection. The server creates one per
+/// client and passes it to every [`Engine::execute`](super::Engine::execute).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ClientCtx {
+    id: u64,
+    pub(crate) name: Option<Vec<u8>>,
+    pub(crate) quit: bool,
+}
+
+impl ClientCtx {
+    /// A new connection; `id` is what `CLIENT ID` reports (unique per
+    /// server run, chosen by the server).
+    pub fn new(id: u64) -> Self {
+        ClientCtx {
+            id,
+            name: None,
+            quit: false,
+        }
+    }
+
+    /// The connection's id.
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The name set with `CLIENT SETNAME`, if any.
+    pub fn name(&self) -> Option<&[u8]> {
+        self.name.as_deref()
+    }
+
+    /// Whether the client sent `QUIT`: the server should write the pending
+    /// replies and close the connection.
+    pub fn should_close(&self) -> bool {
+        self.quit
+    }
+}

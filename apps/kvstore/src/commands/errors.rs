@@ -1,0 +1,81 @@
+//! Error replies, worded exactly as Redis 7 words them: clients and test
+//! suites match on this text.
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::resp::Reply;
+
+/// `-ERR wrong number of arguments for 'get' command`.
+pub fn wrong_args(fullname: &str) -> Reply {
+    Reply::Error(format!(
+        "ERR wrong number of arguments for '{fullname}' command"
+    ))
+}
+
+/// `-ERR syntax error`.
+pub fn syntax() -> Reply {
+    Reply::error("ERR syntax error")
+}
+
+/// `-ERR value is not an integer or out of range`.
+pub fn not_integer() -> Reply {
+    Reply::error("ERR value is not an integer or out of range")
+}
+
+/// `-ERR increment or decrement would overflow`.
+pub fn overflow() -> Reply {
+    Reply::error("ERR increment or decrement would overflow")
+}
+
+/// `-ERR invalid expire time in 'set' command`.
+pub fn invalid_expire(fullname: &str) -> Reply {
+    Reply::Error(format!("ERR invalid expire time in '{fullname}' command"))
+}
+
+/// `-OOM command not allowed when used memory > 'maxmemory'.`
+pub fn oom() -> Reply {
+    Reply::error("OOM command not allowed when used memory > 'maxmemory'.")
+}
+
+/// `-ERR string exceeds maximum allowed size (proto-max-bulk-len)`.
+pub fn too_long() -> Reply {
+    Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+}
+
+/// `-ERR unknown command 'foo', with args beginning with: 'a' 'b' `: the
+/// name and then arguments, each quoted and followed by a space, until 128
+/// bytes of arguments have been shown.
+pub fn unknown_command(args: &[Vec<u8>]) -> Reply {
+    let name = args.first().map_or(&[][..], |n| &n[..n.len().min(128)]);
+    let mut shown: Vec<u8> = Vec::new();
+    for arg in args.iter().skip(1) {
+        if shown.len() >= 128 {
+            break;
+        }
+        let room = 128 - shown.len();
+        shown.push(b'\'');
+        shown.extend_from_slice(&arg[..arg.len().min(room)]);
+        shown.extend_from_slice(b"' ");
+    }
+    Reply::Error(format!(
+        "ERR unknown command '{}', with args beginning with: {}",
+        lossy(name),
+        lossy(&shown)
+    ))
+}
+
+/// `-ERR unknown subcommand 'foo'. Try CONFIG HELP.`
+pub fn unknown_subcommand(command: &[u8], sub: &[u8]) -> Reply {
+    Reply::Error(format!(
+        "ERR unknown subcommand '{}'. Try {} HELP.",
+        lossy(&sub[..sub.len().min(128)]),
+        lossy(command).to_ascii_uppercase()
+    ))
+}
+
+/// Arguments echoed in error text may be any bytes; error lines are text.
+pub fn lossy(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

@@ -1,0 +1,81 @@
+//! The context one command runs in, and the helpers every command uses to
+//! read keys (expiring them lazily) and to record what it changed.
+
+use alloc::vec::Vec;
+
+use super::{ClientCtx, Stats};
+use crate::config::Config;
+use crate::store::{Entry, Store};
+use crate::Args;
+
+/// Everything a command handler may look at or change.
+pub(crate) struct Exec<'a> {
+    pub store: &'a mut Store,
+    pub config: &'a mut Config,
+    pub stats: &'a mut Stats,
+    pub client: &'a mut ClientCtx,
+    /// The caller's clock, in milliseconds.
+    pub now: u64,
+    /// When the engine was created, for `INFO` uptime.
+    pub started_ms: u64,
+    /// Replaying the log: keys never expire lazily, expiry times in the
+    /// past are stored as given, and nothing is logged.
+    pub loading: bool,
+    /// The command's full name for error text (`set`, `config|get`).
+    pub fullname: &'static str,
+    /// Canonical commands describing the changes made, in order.
+    pub effects: Vec<Args>,
+}
+
+impl Exec<'_> {
+    /// The live entry for `key`. A key found expired is removed first, and
+    /// the removal logged as `DEL`: a later logged write may depend on the
+    /// key being gone, and replay does not expire keys by itself.
+    pub fn live(&mut self, key: &[u8]) -> Option<&Entry> {
+        if !self.loading && self.store.get(key)?.is_expired(self.now) {
+            self.store.remove(key);
+            self.stats.expired_keys += 1;
+            self.log([&b"DEL"[..], key]);
+            return None;
+        }
+        self.store.get(key)
+    }
+
+    /// Like [`live`](Exec::live), counting a keyspace hit or miss: for
+    /// commands that read values.
+    pub fn read(&mut self, key: &[u8]) -> Option<&Entry> {
+        let found = self.live(key).is_some();
+        if self.loading {
+            // Replay is not client traffic.
+        } else if found {
+            self.stats.keyspace_hits += 1;
+        } else {
+            self.stats.keyspace_misses += 1;
+        }
+        // `live` already removed the key if it was expired.
+        self.store.get(key)
+    }
+
+    /// Whether `key` exists and is live.
+    pub fn exists(&mut self, key: &[u8]) -> bool {
+        self.live(key).is_some()
+    }
+
+    /// Whether an absolute expiry time has already passed, so that setting
+    /// it means deleting the key (never while loading).
+    pub fn already_expired(&self, at: u64) -> bool {
+        !self.loading && at <= self.now
+    }
+
+    /// Records one canonical command for the log.
+    pub fn log<I, A>(&mut self, args: I)
+    where
+        I: IntoIterator<Item = A>,
+        A: AsRef<[u8]>,
+    {
+        if !self.loading {
+            self.effects
+                .push(args.into_iter().map(|a| a.as_ref().to_vec()).collect());
+        }
+    }
+}

@@ -1,0 +1,174 @@
+//! `INFO [section ...]`: the server report monitoring tools and
+//! `redis-cli` parse, in Redis's `field:value` format.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+use super::exec::Exec;
+use super::REDIS_VERSION;
+use crate::resp::Reply;
+
+/// Writes one section of the report.
+type Section = fn(&Exec<'_>, &mut String);
+
+/// The sections, in report order.
+const SECTIONS: &[(&str, Section)] = &[
+    ("server", server),
+    ("clients", clients),
+    ("memory", memory),
+    ("persistence", persistence),
+    ("stats", stats),
+    ("keyspace", keyspace),
+];
+
+/// `INFO [section ...]`: the named sections (any case), or all of them for
+/// none, `default`, `all` or `everything`. Unknown names are skipped.
+pub(crate) fn info(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    let wanted: Vec<Vec<u8>> = args[1..].iter().map(|a| a.to_ascii_lowercase()).collect();
+    let all = wanted.is_empty()
+        || wanted
+            .iter()
+            .any(|w| matches!(w.as_slice(), b"default" | b"all" | b"everything"));
+    let mut out = String::new();
+    for (name, write) in SECTIONS {
+        if all || wanted.iter().any(|w| w.as_slice() == name.as_bytes()) {
+            if !out.is_empty() {
+                out.push_str("\r\n");
+            }
+            write(x, &mut out);
+        }
+    }
+    Reply::bulk(out)
+}
+
+/// Appends `name:value\r\n`.
+fn field(out: &mut String, name: &str, value: impl core::fmt::Display) {
+    // Writing to a String cannot fail.
+    let _ = write!(out, "{name}:{value}\r\n");
+}
+
+fn server(x: &Exec<'_>, out: &mut String) {
+    let uptime = x.now.saturating_sub(x.started_ms) / 1000;
+    out.push_str("# Server\r\n");
+    field(out, "redis_version", REDIS_VERSION);
+    field(out, "redis_git_sha1", "00000000");
+    field(out, "redis_git_dirty", 0);
+    field(out, "redis_mode", "standalone");
+    field(out, "os", "Faultline aarch64");
+    field(out, "arch_bits", 64);
+    field(out, "multiplexing_api", "faultline");
+    field(out, "process_id", 1);
+    field(out, "tcp_port", x.config.port);
+    field(out, "server_time_usec", x.now.saturating_mul(1000));
+    field(out, "uptime_in_seconds", uptime);
+    field(out, "uptime_in_days", uptime / 86_400);
+    field(out, "executable", "/kvstore");
+    field(out, "config_file", "");
+}
+
+fn clients(x: &Exec<'_>, out: &mut String) {
+    out.push_str("# Clients\r\n");
+    field(out, "connected_clients", x.stats.connected_clients);
+    field(out, "blocked_clients", 0);
+    field(out, "maxclients", 10_000);
+}
+
+fn memory(x: &Exec<'_>, out: &mut String) {
+    let used = x.store.used_memory() as u64;
+    let peak = x.stats.used_memory_peak.max(used);
+    out.push_str("# Memory\r\n");
+    field(out, "used_memory", used);
+    field(out, "used_memory_human", human(used));
+    field(out, "used_memory_peak", peak);
+    field(out, "used_memory_peak_human", human(peak));
+    field(out, "maxmemory", x.config.maxmemory);
+    field(out, "maxmemory_human", human(x.config.maxmemory));
+    field(out, "maxmemory_policy", "noeviction");
+    field(out, "mem_allocator", "faultline");
+}
+
+fn persistence(x: &Exec<'_>, out: &mut String) {
+    let ok = |good: bool| if good { "ok" } else { "err" };
+    out.push_str("# Persistence\r\n");
+    field(out, "loading", u8::from(x.loading));
+    field(out, "rdb_changes_since_last_save", x.stats.dirty);
+    field(out, "rdb_bgsave_in_progress", 0);
+    field(out, "rdb_last_save_time", x.started_ms / 1000);
+    field(out, "rdb_last_bgsave_status", "ok");
+    field(out, "aof_enabled", u8::from(x.config.appendonly));
+    field(out, "aof_rewrite_in_progress", 0);
+    field(out, "aof_rewrite_scheduled", 0);
+    field(out, "aof_last_rewrite_time_sec", -1);
+    field(out, "aof_current_rewrite_time_sec", -1);
+    field(out, "aof_last_bgrewrite_status", "ok");
+    field(out, "aof_rewrites", x.stats.aof_rewrites);
+    field(out, "aof_last_write_status", ok(x.stats.aof_last_write_ok));
+    if x.config.appendonly {
+        field(out, "aof_current_size", x.stats.aof_current_size);
+        field(out, "aof_base_size", x.stats.aof_base_size);
+    }
+}
+
+fn stats(x: &Exec<'_>, out: &mut String) {
+    let s = &*x.stats;
+    out.push_str("# Stats\r\n");
+    field(
+        out,
+        "total_connections_received",
+        s.total_connections_received,
+    );
+    field(out, "total_commands_processed", s.total_commands_processed);
+    field(out, "instantaneous_ops_per_sec", 0);
+    field(out, "total_net_input_bytes", s.total_net_input_bytes);
+    field(out, "total_net_output_bytes", s.total_net_output_bytes);
+    field(out, "rejected_connections", s.rejected_connections);
+    field(out, "expired_keys", s.expired_keys);
+    field(out, "evicted_keys", 0);
+    field(out, "keyspace_hits", s.keyspace_hits);
+    field(out, "keyspace_misses", s.keyspace_misses);
+    field(out, "total_error_replies", s.total_error_replies);
+}
+
+fn keyspace(x: &Exec<'_>, out: &mut String) {
+    out.push_str("# Keyspace\r\n");
+    if !x.store.is_empty() {
+        let _ = write!(
+            out,
+            "db0:keys={},expires={},avg_ttl=0\r\n",
+            x.store.len(),
+            x.store.volatile_len()
+        );
+    }
+}
+
+/// Redis's human-readable sizes: `512B`, `1.50K`, `64.00M`, `2.00G`.
+fn human(bytes: u64) -> String {
+    const UNITS: [(u64, &str); 4] = [
+        (1 << 40, "T"),
+        (1 << 30, "G"),
+        (1 << 20, "M"),
+        (1 << 10, "K"),
+    ];
+    for (size, unit) in UNITS {
+        if bytes >= size {
+            let hundredths = u128::from(bytes) * 100 / u128::from(size);
+            return alloc::format!("{}.{:02}{unit}", hundredths / 100, hundredths % 100);
+        }
+    }
+    alloc::format!("{bytes}B")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::human;
+
+    #[test]
+    fn human_sizes() {
+        assert_eq!(human(0), "0B");
+        assert_eq!(human(1023), "1023B");
+        assert_eq!(human(1536), "1.50K");
+        assert_eq!(human(64 << 20), "64.00M");
+        assert_eq!(human(3 << 30), "3.00G");
+    }
+}

@@ -1,0 +1,235 @@
+//! Command execution: the [`Engine`] runs one parsed command against the
+//! dataset and returns the reply plus the canonical commands to log.
+//!
+//! # What gets logged
+//!
+//! Every change is described by [`Outcome::effects`] in a form that replays
+//! to the same dataset whenever the log is loaded:
+//!
+//! | command                              | logged as                          |
+//! |--------------------------------------|------------------------------------|
+//! | `SET k v EX 10` (`PX`, `EXAT`, ...)  | `SET k v PXAT <absolute ms>`        |
+//! | `SET k v NX` / `XX` / `GET`, `SETNX`, `GETSET` (if they wrote) | `SET k v` |
+//! | `INCR`, `DECR`, `INCRBY`, `DECRBY`   | `SET k <new value> KEEPTTL`        |
+//! | `EXPIRE`, `PEXPIRE`, `EXPIREAT`, ... | `PEXPIREAT k <absolute ms>`        |
+//! | any expiry time already in the past  | `DEL k` (if the key existed)       |
+//! | `DEL k1 k2` (k2 missing)             | `DEL k1`; nothing if none existed  |
+//! | `APPEND`, `MSET`, `PERSIST` (if it removed a TTL) | as given              |
+//! | `FLUSHALL`, `FLUSHDB`                | `FLUSHALL`                         |
+//! | a key found expired when touched     | `DEL k`, before the command's own  |
+//!
+//! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
+//! never expires keys while loading: the logged `DEL`s say exactly when
+//! keys went away, so every command sees the state it saw the first time.
+
+mod client;
+mod connection;
+mod errors;
+mod exec;
+mod expire;
+mod expiry_arg;
+mod info;
+mod introspect;
+mod keys;
+mod set_options;
+mod stats;
+mod strings;
+mod table;
+
+#[cfg(test)]
+mod tests;
+
+use alloc::vec::Vec;
+
+pub use client::ClientCtx;
+pub use stats::Stats;
+
+use crate::config::Config;
+use crate::resp::Reply;
+use crate::store::Store;
+use crate::Args;
+use exec::Exec;
+
+/// The version string `INFO` reports; clients compare against it to pick
+/// features, so it claims a Redis 7 the command set is compatible with.
+pub const REDIS_VERSION: &str = "7.2.0";
+
+/// The result of one command.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Outcome {
+    /// What to send the client.
+    pub reply: Reply,
+    /// Canonical commands to append to the log, in order; empty if the
+    /// dataset did not change.
+    pub effects: Vec<Args>,
+}
+
+impl Outcome {
+    /// Whether the command changed the dataset.
+    pub fn modified(&self) -> bool {
+        !self.effects.is_empty()
+    }
+}
+
+/// The database and everything commands need around it: the keyspace, the
+/// settings and the counters. One engine serves all clients; the server
+/// calls it with one command at a time.
+#[derive(Debug)]
+pub struct Engine {
+    store: Store,
+    config: Config,
+    stats: Stats,
+    started_ms: u64,
+}
+
+impl Engine {
+    /// An empty database with the given settings; `now_ms` is the start
+    /// time `INFO` measures uptime from.
+    pub fn new(config: Config, now_ms: u64) -> Self {
+        Engine {
+            store: Store::new(),
+            config,
+            stats: Stats::default(),
+            started_ms: now_ms,
+        }
+    }
+
+    /// Runs one command for `client` at time `now_ms` (milliseconds on the
+    /// same clock as every other call; use Unix time if the log must
+    /// survive restarts, since it stores absolute expiry times).
+    ///
+    /// ```
+    /// use kvstore::commands::{ClientCtx, Engine};
+    /// use kvstore::config::Config;
+    /// use kvstore::resp::Reply;
+    ///
+    /// let mut engine = Engine::new(Config::default(), 0);
+    /// let mut client = ClientCtx::new(1);
+    /// let args = |s: &str| s.split(' ').map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>();
+    /// let out = engine.execute(&args("SET k v EX 10"), &mut client, 5_000);
+    /// assert_eq!(out.reply, Reply::ok());
+    /// assert_eq!(out.effects, [args("SET k v PXAT 15000")]);
+    /// assert_eq!(engine.execute(&args("TTL k"), &mut client, 6_000).reply, Reply::Integer(9));
+    /// ```
+    pub fn execute(&mut self, args: &[Vec<u8>], client: &mut ClientCtx, now_ms: u64) -> Outcome {
+        let outcome = self.run(args, client, now_ms, false);
+        if outcome.reply.is_error() {
+            self.stats.total_error_replies += 1;
+        }
+        if outcome.modified() {
+            self.stats.dirty += 1;
+        }
+        let used = self.store.used_memory() as u64;
+        self.stats.used_memory_peak = self.stats.used_memory_peak.max(used);
+        outcome
+    }
+
+    /// Applies one command read back from the log. Keys do not expire while
+    /// loading, expiry times in the past are kept as they are, `maxmemory`
+    /// is not enforced and nothing is logged; call with the current time.
+    /// Returns the error reply if the command failed (a log written by this
+    /// engine never contains one).
+    pub fn load(&mut self, args: &[Vec<u8>], now_ms: u64) -> Result<(), Reply> {
+        let mut client = ClientCtx::new(0);
+        let reply = self.run(args, &mut client, now_ms, true).reply;
+        match reply {
+            Reply::Error(_) => Err(reply),
+            _ => Ok(()),
+        }
+    }
+
+    /// One step of background expiry: examines up to `budget` keys and
+    /// removes the expired ones. Returns the `DEL` commands to log. Call it
+    /// periodically (Redis does ten times a second).
+    pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Vec<Args> {
+        let removed = self.store.sweep_expired(now_ms, budget);
+        self.stats.expired_keys += removed.len() as u64;
+        removed
+            .into_iter()
+            .map(|key| alloc::vec![b"DEL".to_vec(), key])
+            .collect()
+    }
+
+    /// The keyspace, e.g. for [`aof::rewrite`](crate::aof::rewrite).
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The settings in force.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The settings, for the server to adjust.
+    pub fn config_mut(&mut self) -> &mut Config {
+        &mut self.config
+    }
+
+    /// The counters `INFO` reports.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
+    }
+
+    /// The counters, for the server to fill in connection and log figures.
+    pub fn stats_mut(&mut self) -> &mut Stats {
+        &mut self.stats
+    }
+
+    fn run(
+        &mut self,
+        args: &[Vec<u8>],
+        client: &mut ClientCtx,
+        now: u64,
+        loading: bool,
+    ) -> Outcome {
+        let reply = |reply| Outcome {
+            reply,
+            effects: Vec::new(),
+        };
+        let Some(mut spec) = args.first().and_then(|name| table::lookup(name)) else {
+            return reply(errors::unknown_command(args));
+        };
+        if !spec.arity_ok(args.len()) {
+            return reply(errors::wrong_args(spec.name));
+        }
+        if !spec.subcommands.is_empty() && args.len() >= 2 {
+            match spec.subcommand(&args[1]) {
+                Some(sub) => spec = sub,
+                None => return reply(errors::unknown_subcommand(&args[0], &args[1])),
+            }
+            if !spec.arity_ok(args.len()) {
+                return reply(errors::wrong_args(spec.name));
+            }
+        }
+        let Some(run) = spec.run else {
+            return reply(errors::wrong_args(spec.name));
+        };
+        let limit = self.config.maxmemory;
+        if let (Some(growth), false, true) = (spec.growth, loading, limit > 0) {
+            // noeviction: refuse writes that would push the estimate past
+            // the limit; writes that do not grow it are always allowed.
+            let grows = growth(&self.store, args);
+            if grows > 0 && (self.store.used_memory() + grows) as u64 > limit {
+                return reply(errors::oom());
+            }
+        }
+        let mut exec = Exec {
+            store: &mut self.store,
+            config: &mut self.config,
+            stats: &mut self.stats,
+            client,
+            now,
+            started_ms: self.started_ms,
+            loading,
+            fullname: spec.name,
+            effects: Vec::new(),
+        };
+        let reply = run(&mut exec, args);
+        let effects = exec.effects;
+        if !loading {
+            // Counted after running, so INFO does not count itself.
+            self.stats.total_commands_processed += 1;
+        }
+        Outcome { reply, effects }
+    }
+}

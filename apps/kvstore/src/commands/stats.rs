@@ -1,0 +1,78 @@
+//! Counters reported by `INFO`.
+
+/// Server counters. The engine maintains the command and keyspace ones; the
+/// server fills in what only it can see (connections, bytes on the wire,
+/// the log file) through [`Engine::stats_mut`](super::Engine::stats_mut).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stats {
+    /// Clients connected now (server).
+    pub connected_clients: u64,
+    /// Connections accepted since start (server).
+    pub total_connections_received: u64,
+    /// Connections refused, e.g. over a client limit (server).
+    pub rejected_connections: u64,
+    /// Request bytes read (server).
+    pub total_net_input_bytes: u64,
+    /// Reply bytes written (server).
+    pub total_net_output_bytes: u64,
+    /// Current size of the append-only log (server).
+    pub aof_current_size: u64,
+    /// Size of the log after the last rewrite or load (server).
+    pub aof_base_size: u64,
+    /// Log rewrites done (server).
+    pub aof_rewrites: u64,
+    /// Whether the last write to the log succeeded (server).
+    pub aof_last_write_ok: bool,
+    /// Commands executed (engine).
+    pub total_commands_processed: u64,
+    /// Error replies sent (engine).
+    pub total_error_replies: u64,
+    /// Reads that found their key (engine).
+    pub keyspace_hits: u64,
+    /// Reads that did not (engine).
+    pub keyspace_misses: u64,
+    /// Keys removed because they expired (engine).
+    pub expired_keys: u64,
+    /// Commands that changed the dataset (engine).
+    pub dirty: u64,
+    /// Highest memory estimate seen (engine).
+    pub used_memory_peak: u64,
+}
+
+impl Default for Stats {
+    fn default() -> Self {
+        Stats {
+            connected_clients: 0,
+            total_connections_received: 0,
+            rejected_connections: 0,
+            total_net_input_bytes: 0,
+            total_net_output_bytes: 0,
+            aof_current_size: 0,
+            aof_base_size: 0,
+            aof_rewrites: 0,
+            aof_last_write_ok: true,
+            total_commands_processed: 0,
+            total_error_replies: 0,
+            keyspace_hits: 0,
+            keyspace_misses: 0,
+            expired_keys: 0,
+            dirty: 0,
+            used_memory_peak: 0,
+        }
+    }
+}
+
+impl Stats {
+    /// `CONFIG RESETSTAT`: zero the cumulative counters, keeping the ones
+    /// that describe current state (clients connected, log sizes).
+    pub fn reset(&mut self) {
+        *self = Stats {
+            connected_clients: self.connected_clients,
+            aof_current_size: self.aof_current_size,
+            aof_base_size: self.aof_base_size,
+            aof_last_write_ok: self.aof_last_write_ok,
+            dirty: self.dirty,
+            ..Stats::default()
+        };
+    }
+}

@@ -1,0 +1,167 @@
+//! String commands: `GET`, `SET`, `GETSET`, `SETNX`, `INCR`/`DECR`/
+//! `INCRBY`/`DECRBY`, `APPEND`, `STRLEN`, `MGET`, `MSET`.
+
+use alloc::vec::Vec;
+
+use super::errors;
+use super::exec::Exec;
+use super::expiry_arg::set_expire_at;
+use super::set_options::SetOptions;
+use crate::num::{format_i64, parse_i64};
+use crate::resp::Reply;
+
+/// `GET key`: the value, or nil.
+pub(crate) fn get(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    Reply::Bulk(x.read(&args[1]).map(|e| e.value().to_vec()))
+}
+
+/// `SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT n|KEEPTTL]`.
+pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    let opts = match SetOptions::parse(&args[3..]) {
+        Ok(opts) => opts,
+        Err(reply) => return reply,
+    };
+    let expire_at = match opts.expire {
+        Some((unit, raw)) => match set_expire_at(x, unit, raw) {
+            Ok(at) => Some(at),
+            Err(reply) => return reply,
+        },
+        None => None,
+    };
+    let (key, value) = (&args[1], &args[2]);
+    let old = if opts.get {
+        x.read(key).map(|e| e.value().to_vec())
+    } else {
+        None
+    };
+    let found = x.exists(key);
+    if (opts.nx && found) || (opts.xx && !found) {
+        return Reply::Bulk(old);
+    }
+    match expire_at {
+        Some(at) if x.already_expired(at) => {
+            // Setting an expiry in the past deletes the key (Redis 7.2).
+            if x.store.remove(key).is_some() {
+                x.log([&b"DEL"[..], key]);
+            }
+        }
+        Some(at) => {
+            x.store.set(key, value.clone(), Some(at));
+            x.log([&b"SET"[..], key, value, b"PXAT", &format_i64(at as i64)]);
+        }
+        None if opts.keep_ttl => {
+            x.store.set_keep_ttl(key, value.clone());
+            x.log([&b"SET"[..], key, value, b"KEEPTTL"]);
+        }
+        None => {
+            x.store.set(key, value.clone(), None);
+            x.log([&b"SET"[..], key, value]);
+        }
+    }
+    if opts.get {
+        Reply::Bulk(old)
+    } else {
+        Reply::ok()
+    }
+}
+
+/// `GETSET key value`: sets (clearing any TTL) and returns the old value.
+pub(crate) fn getset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    let old = x.read(&args[1]).map(|e| e.value().to_vec());
+    x.store.set(&args[1], args[2].clone(), None);
+    x.log([&b"SET"[..], &args[1], &args[2]]);
+    Reply::Bulk(old)
+}
+
+/// `SETNX key value`: 1 if it set the key, 0 if the key existed.
+pub(crate) fn setnx(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    if x.exists(&args[1]) {
+        return Reply::Integer(0);
+    }
+    x.store.set(&args[1], args[2].clone(), None);
+    x.log([&b"SET"[..], &args[1], &args[2]]);
+    Reply::Integer(1)
+}
+
+/// `INCR key`.
+pub(crate) fn incr(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    add(x, &args[1], 1)
+}
+
+/// `DECR key`.
+pub(crate) fn decr(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    add(x, &args[1], -1)
+}
+
+/// `INCRBY key increment`.
+pub(crate) fn incrby(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    match parse_i64(&args[2]) {
+        Some(delta) => add(x, &args[1], delta),
+        None => errors::not_integer(),
+    }
+}
+
+/// `DECRBY key decrement`.
+pub(crate) fn decrby(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    match parse_i64(&args[2]) {
+        Some(i64::MIN) => Reply::error("ERR decrement would overflow"),
+        Some(delta) => add(x, &args[1], -delta),
+        None => errors::not_integer(),
+    }
+}
+
+/// Adds `delta` to the integer at `key` (missing = 0), keeping its TTL.
+fn add(x: &mut Exec<'_>, key: &[u8], delta: i64) -> Reply {
+    let current = match x.live(key) {
+        Some(entry) => match parse_i64(entry.value()) {
+            Some(n) => n,
+            None => return errors::not_integer(),
+        },
+        None => 0,
+    };
+    let Some(new) = current.checked_add(delta) else {
+        return errors::overflow();
+    };
+    let text = format_i64(new);
+    x.store.set_keep_ttl(key, text.clone());
+    x.log([&b"SET"[..], key, &text, b"KEEPTTL"]);
+    Reply::Integer(new)
+}
+
+/// `APPEND key suffix`: the new length.
+pub(crate) fn append(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    let (key, suffix) = (&args[1], &args[2]);
+    let current = x.live(key).map_or(0, |e| e.value().len());
+    if (current + suffix.len()) as u64 > x.config.proto_max_bulk_len {
+        return errors::too_long();
+    }
+    let len = x.store.append(key, suffix);
+    x.log([&b"APPEND"[..], key, suffix]);
+    Reply::Integer(len as i64)
+}
+
+/// `STRLEN key`: the value's length, 0 if missing.
+pub(crate) fn strlen(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    Reply::Integer(x.read(&args[1]).map_or(0, |e| e.value().len()) as i64)
+}
+
+/// `MGET key [key ...]`: values or nils, in order.
+pub(crate) fn mget(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    let values = args[1..]
+        .iter()
+        .map(|key| Reply::Bulk(x.read(key).map(|e| e.value().to_vec())))
+        .collect();
+    Reply::array(values)
+}
+
+/// `MSET key value [key value ...]`: sets all, clearing TTLs.
+pub(crate) fn mset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    if args.len().is_multiple_of(2) {
+        return errors::wrong_args(x.fullname);
+    }
+    for pair in args[1..].chunks(2) {
+        x.store.set(&pair[0], pair[1].clone(), None);
+    }
+    x.log(core::iter::once(&b"MSET"[..]).chain(args[1..].iter().map(|a| a.as_slice())));
+    Reply::ok()
+}

@@ -1,0 +1,298 @@
+//! The command table: names, arity, flags and handlers, in one place.
+//!
+//! Dispatch, argument-count errors, `-OOM` checks and the `COMMAND` reply
+//! all read this table, so they cannot disagree.
+
+use super::exec::Exec;
+use super::{connection, expire, info, introspect, keys, strings};
+use crate::resp::Reply;
+use crate::store::Store;
+
+/// Runs one command; `args[0]` is the command name (or, for subcommands,
+/// `args[1]` is the subcommand name).
+pub(crate) type Handler = fn(&mut Exec<'_>, &[alloc::vec::Vec<u8>]) -> Reply;
+
+/// How many bytes a write may add to the dataset, for `maxmemory`.
+pub(crate) type Growth = fn(&Store, &[alloc::vec::Vec<u8>]) -> usize;
+
+/// Flag bits, reported by `COMMAND` under Redis's names.
+pub(crate) const WRITE: u8 = 1;
+pub(crate) const READONLY: u8 = 2;
+pub(crate) const DENYOOM: u8 = 4;
+pub(crate) const FAST: u8 = 8;
+pub(crate) const ADMIN: u8 = 16;
+pub(crate) const LOADING: u8 = 32;
+pub(crate) const STALE: u8 = 64;
+
+/// Flag names in `COMMAND` order.
+pub(crate) const FLAG_NAMES: &[(u8, &str)] = &[
+    (WRITE, "write"),
+    (READONLY, "readonly"),
+    (DENYOOM, "denyoom"),
+    (ADMIN, "admin"),
+    (LOADING, "loading"),
+    (STALE, "stale"),
+    (FAST, "fast"),
+];
+
+/// One command or subcommand.
+pub(crate) struct Spec {
+    /// Lowercase full name: `get`, or `config|get` for a subcommand.
+    pub name: &'static str,
+    /// Redis arity: exact argument count including the name if positive,
+    /// minimum if negative.
+    pub arity: i32,
+    /// `WRITE`, `READONLY`, ... bits, for `COMMAND`.
+    pub flags: u8,
+    /// First key, last key (negative: from the end) and step, as `COMMAND`
+    /// reports them.
+    pub keys: (i32, i32, i32),
+    /// `None` for containers such as `CONFIG` that need a subcommand.
+    pub run: Option<Handler>,
+    /// Memory growth estimate; only `DENYOOM` commands have one.
+    pub growth: Option<Growth>,
+    pub subcommands: &'static [Spec],
+}
+
+impl Spec {
+    /// Whether `argc` arguments (name included) satisfy the arity.
+    pub fn arity_ok(&self, argc: usize) -> bool {
+        let argc = i64::try_from(argc).unwrap_or(i64::MAX);
+        let arity = i64::from(self.arity);
+        if arity >= 0 {
+            argc == arity
+        } else {
+            argc >= -arity
+        }
+    }
+
+    /// The name as typed after the `|`, for matching subcommands.
+    pub fn short_name(&self) -> &'static str {
+        self.name.rsplit('|').next().unwrap_or(self.name)
+    }
+
+    /// Finds a subcommand by name, any case.
+    pub fn subcommand(&self, name: &[u8]) -> Option<&'static Spec> {
+        find(self.subcommands, name)
+    }
+}
+
+/// Looks a command up by name, any case.
+pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
+    find(COMMANDS, name)
+}
+
+fn find(specs: &'static [Spec], name: &[u8]) -> Option<&'static Spec> {
+    specs
+        .iter()
+        .find(|spec| spec.short_name().as_bytes().eq_ignore_ascii_case(name))
+}
+
+const fn cmd(
+    name: &'static str,
+    arity: i32,
+    flags: u8,
+    keys: (i32, i32, i32),
+    run: Handler,
+) -> Spec {
+    Spec {
+        name,
+        arity,
+        flags,
+        keys,
+        run: Some(run),
+        growth: None,
+        subcommands: &[],
+    }
+}
+
+const fn grows(mut spec: Spec, growth: Growth) -> Spec {
+    spec.flags |= DENYOOM;
+    spec.growth = Some(growth);
+    spec
+}
+
+const fn container(name: &'static str, subcommands: &'static [Spec]) -> Spec {
+    Spec {
+        name,
+        arity: -2,
+        flags: 0,
+        keys: (0, 0, 0),
+        run: None,
+        growth: None,
+        subcommands,
+    }
+}
+
+const NO_KEYS: (i32, i32, i32) = (0, 0, 0);
+const ONE_KEY: (i32, i32, i32) = (1, 1, 1);
+const ALL_KEYS: (i32, i32, i32) = (1, -1, 1);
+
+/// Growth of setting `args[1]` to `args[2]`.
+fn set_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+    store.growth_if_set(&args[1], args[2].len())
+}
+
+/// Growth of `MSET k1 v1 k2 v2 ...` (repeated keys counted each time).
+fn mset_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+    args[1..]
+        .chunks(2)
+        .filter(|pair| pair.len() == 2)
+        .map(|pair| store.growth_if_set(&pair[0], pair[1].len()))
+        .sum()
+}
+
+/// Growth of `APPEND key suffix`.
+fn append_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+    match store.get(&args[1]) {
+        Some(_) => args[2].len(),
+        None => Store::cost(args[1].len(), args[2].len()),
+    }
+}
+
+/// Growth of an `INCR`-family command: at most a 20-digit number.
+fn counter_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+    store.growth_if_set(&args[1], 20)
+}
+
+const W: u8 = WRITE;
+const R: u8 = READONLY;
+const RF: u8 = READONLY | FAST;
+const WF: u8 = WRITE | FAST;
+const CONN: u8 = FAST | LOADING | STALE;
+
+/// Every command, in the order `COMMAND` lists them.
+pub(crate) static COMMANDS: &[Spec] = &[
+    cmd("ping", -1, CONN, NO_KEYS, connection::ping),
+    cmd("echo", 2, CONN, NO_KEYS, connection::echo),
+    cmd("quit", -1, CONN, NO_KEYS, connection::quit),
+    cmd("select", 2, CONN, NO_KEYS, connection::select),
+    container(
+        "client",
+        &[
+            cmd(
+                "client|setname",
+                3,
+                CONN,
+                NO_KEYS,
+                connection::client_setname,
+            ),
+            cmd(
+                "client|getname",
+                2,
+                CONN,
+                NO_KEYS,
+                connection::client_getname,
+            ),
+            cmd("client|id", 2, CONN, NO_KEYS, connection::client_id),
+            cmd(
+                "client|setinfo",
+                4,
+                CONN,
+                NO_KEYS,
+                connection::client_setinfo,
+            ),
+        ],
+    ),
+    cmd("get", 2, RF, ONE_KEY, strings::get),
+    grows(cmd("set", -3, W, ONE_KEY, strings::set), set_growth),
+    grows(cmd("getset", 3, WF, ONE_KEY, strings::getset), set_growth),
+    grows(cmd("setnx", 3, WF, ONE_KEY, strings::setnx), set_growth),
+    grows(cmd("incr", 2, WF, ONE_KEY, strings::incr), counter_growth),
+    grows(cmd("decr", 2, WF, ONE_KEY, strings::decr), counter_growth),
+    grows(
+        cmd("incrby", 3, WF, ONE_KEY, strings::incrby),
+        counter_growth,
+    ),
+    grows(
+        cmd("decrby", 3, WF, ONE_KEY, strings::decrby),
+        counter_growth,
+    ),
+    grows(
+        cmd("append", 3, WF, ONE_KEY, strings::append),
+        append_growth,
+    ),
+    cmd("strlen", 2, RF, ONE_KEY, strings::strlen),
+    cmd("mget", -2, RF, ALL_KEYS, strings::mget),
+    grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
+    cmd("del", -2, W, ALL_KEYS, keys::del),
+    cmd("exists", -2, RF, ALL_KEYS, keys::exists),
+    cmd("type", 2, RF, ONE_KEY, keys::type_of),
+    cmd("keys", 2, R, NO_KEYS, keys::keys),
+    cmd("scan", -2, R, NO_KEYS, keys::scan),
+    cmd("dbsize", 1, RF, NO_KEYS, keys::dbsize),
+    cmd("flushall", -1, W, NO_KEYS, keys::flush),
+    cmd("flushdb", -1, W, NO_KEYS, keys::flush),
+    cmd("expire", -3, WF, ONE_KEY, expire::expire),
+    cmd("pexpire", -3, WF, ONE_KEY, expire::pexpire),
+    cmd("expireat", -3, WF, ONE_KEY, expire::expireat),
+    cmd("pexpireat", -3, WF, ONE_KEY, expire::pexpireat),
+    cmd("ttl", 2, RF, ONE_KEY, expire::ttl),
+    cmd("pttl", 2, RF, ONE_KEY, expire::pttl),
+    cmd("persist", 2, WF, ONE_KEY, expire::persist),
+    cmd("info", -1, LOADING | STALE, NO_KEYS, info::info),
+    container(
+        "config",
+        &[
+            cmd(
+                "config|get",
+                -3,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                introspect::config_get,
+            ),
+            cmd(
+                "config|set",
+                -4,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                introspect::config_set,
+            ),
+            cmd(
+                "config|resetstat",
+                2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                introspect::config_resetstat,
+            ),
+        ],
+    ),
+    Spec {
+        name: "command",
+        arity: -1,
+        flags: LOADING | STALE,
+        keys: NO_KEYS,
+        run: Some(introspect::command),
+        growth: None,
+        subcommands: &[
+            cmd(
+                "command|count",
+                2,
+                LOADING | STALE,
+                NO_KEYS,
+                introspect::command_count,
+            ),
+            cmd(
+                "command|docs",
+                -2,
+                LOADING | STALE,
+                NO_KEYS,
+                introspect::command_docs,
+            ),
+            cmd(
+                "command|info",
+                -2,
+                LOADING | STALE,
+                NO_KEYS,
+                introspect::command_info,
+            ),
+            cmd(
+                "command|list",
+                -2,
+                LOADING | STALE,
+                NO_KEYS,
+                introspect::command_list,
+            ),
+        ],
+    },
+];

@@ -1,0 +1,178 @@
+use alloc::collections::BTreeSet;
+use alloc::format;
+
+use super::*;
+
+#[test]
+fn del_counts_only_existing_keys() {
+    let mut s = Session::new();
+    s.run("MSET a 1 b 2");
+    assert_eq!(s.run("DEL a b c a"), int(2));
+    assert_eq!(s.run("DEL a"), int(0));
+    assert_eq!(s.run("DBSIZE"), int(0));
+}
+
+#[test]
+fn exists_counts_repeats() {
+    let mut s = Session::new();
+    s.run("SET a 1");
+    assert_eq!(s.run("EXISTS a"), int(1));
+    assert_eq!(s.run("EXISTS a a missing"), int(2));
+}
+
+#[test]
+fn type_of_keys() {
+    let mut s = Session::new();
+    s.run("SET a 1");
+    assert_eq!(s.run("TYPE a"), Reply::Simple("string".into()));
+    assert_eq!(s.run("TYPE b"), Reply::Simple("none".into()));
+}
+
+#[test]
+fn keys_with_glob_patterns() {
+    let mut s = Session::new();
+    s.run("MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h*llo 6 other 7");
+    assert_eq!(
+        sorted(s.run("KEYS h?llo")),
+        ["h*llo", "hallo", "hello", "hxllo"]
+    );
+    assert_eq!(
+        sorted(s.run("KEYS h*llo")),
+        ["h*llo", "hallo", "heeeello", "hello", "hllo", "hxllo"]
+    );
+    assert_eq!(sorted(s.run("KEYS h[ae]llo")), ["hallo", "hello"]);
+    assert_eq!(sorted(s.run("KEYS h[^e]llo")), ["h*llo", "hallo", "hxllo"]);
+    assert_eq!(sorted(s.run("KEYS h[a-e]llo")), ["hallo", "hello"]);
+    assert_eq!(sorted(s.run("KEYS h\\*llo")), ["h*llo"]);
+    assert_eq!(sorted(s.run("KEYS *")).len(), 7);
+    assert_eq!(sorted(s.run("KEYS nothing*")), Vec::<String>::new());
+}
+
+#[test]
+fn keys_skips_expired_keys() {
+    let mut s = Session::new();
+    s.run("SET short v PX 10");
+    s.run("SET long v");
+    s.advance(11);
+    assert_eq!(sorted(s.run("KEYS *")), ["long"]);
+}
+
+/// Runs a full SCAN, calling `between` before every call after the first.
+fn full_scan(
+    s: &mut Session,
+    options: &str,
+    mut between: impl FnMut(&mut Session, usize),
+) -> Vec<String> {
+    let mut cursor = String::from("0");
+    let mut seen = Vec::new();
+    for call in 0.. {
+        if call > 0 {
+            between(s, call);
+        }
+        let Reply::Array(Some(reply)) = s.run(&format!("SCAN {cursor} {options}")) else {
+            panic!("SCAN must reply with an array");
+        };
+        let [Reply::Bulk(Some(next)), keys] = &reply[..] else {
+            panic!("bad SCAN reply {reply:?}");
+        };
+        seen.extend(sorted(keys.clone()));
+        cursor = String::from_utf8(next.clone()).unwrap();
+        if cursor == "0" {
+            return seen;
+        }
+        assert!(call < 10_000, "SCAN must terminate");
+    }
+    unreachable!()
+}
+
+#[test]
+fn scan_returns_every_key() {
+    let mut s = Session::new();
+    for i in 0..300 {
+        s.run(&format!("SET key:{i:06} v"));
+    }
+    let seen = full_scan(&mut s, "COUNT 7", |_, _| {});
+    assert_eq!(seen.len(), 300, "no duplicates without mutation");
+    assert_eq!(seen.iter().collect::<BTreeSet<_>>().len(), 300);
+}
+
+#[test]
+fn scan_is_complete_under_mutation() {
+    let mut s = Session::new();
+    for i in 0..400 {
+        s.run(&format!("SET stable:{i} v"));
+    }
+    for i in 0..200 {
+        s.run(&format!("SET churn:{i} v"));
+    }
+    let mut next_new = 0;
+    let seen = full_scan(&mut s, "COUNT 5", |s, call| {
+        // Between calls: delete some churn keys, add new ones.
+        s.run(&format!("DEL churn:{} churn:{}", call * 2, call * 2 + 1));
+        for _ in 0..3 {
+            s.run(&format!("SET new:{next_new} v"));
+            next_new += 1;
+        }
+    });
+    let seen: BTreeSet<String> = seen.into_iter().collect();
+    for i in 0..400 {
+        assert!(
+            seen.contains(&format!("stable:{i}")),
+            "stable:{i} was never returned"
+        );
+    }
+}
+
+#[test]
+fn scan_match_count_and_type() {
+    let mut s = Session::new();
+    for i in 0..50 {
+        s.run(&format!("SET user:{i} v"));
+        s.run(&format!("SET item:{i} v"));
+    }
+    let users = full_scan(&mut s, "MATCH user:* COUNT 3", |_, _| {});
+    assert_eq!(users.len(), 50);
+    assert!(users.iter().all(|k| k.starts_with("user:")));
+    assert_eq!(
+        full_scan(&mut s, "TYPE string COUNT 1000", |_, _| {}).len(),
+        100
+    );
+    assert!(full_scan(&mut s, "TYPE list", |_, _| {}).is_empty());
+    let Reply::Array(Some(one_call)) = s.run("SCAN 0 COUNT 1000") else {
+        panic!()
+    };
+    assert_eq!(one_call[0], bulk("0"), "a large COUNT finishes in one call");
+}
+
+#[test]
+fn scan_errors() {
+    let mut s = Session::new();
+    assert_eq!(s.run("SCAN abc"), err("ERR invalid cursor"));
+    assert_eq!(s.run("SCAN -1"), err("ERR invalid cursor"));
+    s.run("SET k v");
+    assert_eq!(
+        s.run("SCAN 18446744073709551615"),
+        array(&[bulk("0"), array(&[])]),
+        "a cursor past the end finishes the scan"
+    );
+    assert_eq!(s.run("SCAN 0 COUNT 0"), err("ERR syntax error"));
+    assert_eq!(
+        s.run("SCAN 0 COUNT x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("SCAN 0 MATCH"), err("ERR syntax error"));
+    assert_eq!(s.run("SCAN 0 FOO bar"), err("ERR syntax error"));
+}
+
+#[test]
+fn dbsize_and_flush() {
+    let mut s = Session::new();
+    s.run("MSET a 1 b 2 c 3");
+    assert_eq!(s.run("DBSIZE"), int(3));
+    assert_eq!(s.run("FLUSHDB"), ok());
+    assert_eq!(s.run("DBSIZE"), int(0));
+    s.run("SET a 1");
+    assert_eq!(s.run("FLUSHALL ASYNC"), ok());
+    assert_eq!(s.run("DBSIZE"), int(0));
+    assert_eq!(s.run("FLUSHALL NOW"), err("ERR syntax error"));
+}

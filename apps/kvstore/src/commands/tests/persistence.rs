@@ -1,0 +1,260 @@
+//! What commands log, and that the log replays to the same dataset.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+
+use super::*;
+use crate::aof::{encode_record_into, replay, rewrite, HEADER};
+
+#[test]
+fn relative_expiry_is_logged_as_absolute() {
+    let mut s = Session::new();
+    let now = s.now;
+    assert_eq!(
+        s.logged("SET k v EX 10"),
+        [format!("SET k v PXAT {}", now + 10_000)]
+    );
+    assert_eq!(
+        s.logged("SET k v PX 5"),
+        [format!("SET k v PXAT {}", now + 5)]
+    );
+    assert_eq!(s.logged("SET k v EXAT 2000"), ["SET k v PXAT 2000000"]);
+    assert_eq!(
+        s.logged("EXPIRE k 3"),
+        [format!("PEXPIREAT k {}", now + 3000)]
+    );
+    assert_eq!(
+        s.logged("PEXPIRE k 3"),
+        [format!("PEXPIREAT k {}", now + 3)]
+    );
+    assert_eq!(s.logged("EXPIREAT k 5000"), ["PEXPIREAT k 5000000"]);
+    assert_eq!(s.logged("PERSIST k"), ["PERSIST k"]);
+    assert_eq!(
+        s.logged("PERSIST k"),
+        Vec::<String>::new(),
+        "nothing to remove"
+    );
+}
+
+#[test]
+fn conditional_writes_are_logged_unconditionally() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("SET k v NX GET"), ["SET k v"]);
+    assert_eq!(
+        s.logged("SET k w NX"),
+        Vec::<String>::new(),
+        "did not write"
+    );
+    assert_eq!(s.logged("SET k w XX GET"), ["SET k w"]);
+    assert_eq!(s.logged("SET k x KEEPTTL"), ["SET k x KEEPTTL"]);
+    assert_eq!(s.logged("SETNX k y"), Vec::<String>::new());
+    assert_eq!(s.logged("SETNX j y"), ["SET j y"]);
+    assert_eq!(s.logged("GETSET j z"), ["SET j z"]);
+}
+
+#[test]
+fn counters_log_their_result() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("INCR n"), ["SET n 1 KEEPTTL"]);
+    assert_eq!(s.logged("INCRBY n 10"), ["SET n 11 KEEPTTL"]);
+    assert_eq!(s.logged("DECRBY n 20"), ["SET n -9 KEEPTTL"]);
+    assert_eq!(s.logged("DECR n"), ["SET n -10 KEEPTTL"]);
+    s.run("SET text abc");
+    assert_eq!(
+        s.logged("INCR text"),
+        Vec::<String>::new(),
+        "errors log nothing"
+    );
+}
+
+#[test]
+fn deletes_log_only_what_existed() {
+    let mut s = Session::new();
+    s.run("MSET a 1 b 2");
+    assert_eq!(s.logged("DEL a missing b"), ["DEL a b"]);
+    assert_eq!(s.logged("DEL a"), Vec::<String>::new());
+    assert_eq!(s.logged("FLUSHDB"), ["FLUSHALL"]);
+}
+
+#[test]
+fn other_writes_log_as_given() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("APPEND k abc"), ["APPEND k abc"]);
+    assert_eq!(s.logged("mset a 1 b 2"), ["MSET a 1 b 2"]);
+}
+
+#[test]
+fn reads_log_nothing_unless_they_expire_a_key() {
+    let mut s = Session::new();
+    s.run("SET k v PX 10");
+    assert_eq!(s.logged("GET k"), Vec::<String>::new());
+    s.advance(11);
+    assert_eq!(s.logged("GET k"), ["DEL k"], "lazy expiry is logged");
+    assert_eq!(s.logged("GET k"), Vec::<String>::new());
+    s.run("SET n 5 PX 10");
+    s.advance(11);
+    assert_eq!(
+        s.logged("INCR n"),
+        ["DEL n", "SET n 1 KEEPTTL"],
+        "the expiry comes first, so replay starts from a missing key too"
+    );
+}
+
+/// The live dataset at `now`: key -> (value, expiry).
+fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Vec<u8>, Option<u64>)> {
+    engine
+        .store()
+        .iter()
+        .filter(|(_, e)| !e.is_expired(now))
+        .map(|(k, e)| (k.to_vec(), (e.value().to_vec(), e.expire_at())))
+        .collect()
+}
+
+/// A fresh engine loaded from `log` at `now`.
+fn load(log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(Config::default(), now);
+    let report = replay(log, |args| {
+        engine.load(&args, now).expect("logged commands never fail");
+    });
+    assert_eq!(report.torn_tail, None);
+    engine
+}
+
+/// Deterministic pseudo-random numbers for the workload below.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+
+    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
+        items[self.below(items.len() as u64) as usize]
+    }
+}
+
+/// A random command over a handful of keys, heavy on expiry.
+fn random_command(rng: &mut Rng, now: u64) -> String {
+    let k = rng.pick(&["a", "b", "c", "d", "e"]);
+    let k2 = rng.pick(&["a", "b", "c", "d", "e"]);
+    let v = rng.pick(&["1", "22", "-5", "abc", "\"x y\""]);
+    let n = rng.below(60);
+    match rng.below(24) {
+        0 => format!("SET {k} {v}"),
+        1 => format!("SET {k} {v} PX {}", n + 1),
+        2 => format!("SET {k} {v} NX PX {}", n + 1),
+        3 => format!("SET {k} {v} XX GET"),
+        4 => format!("SET {k} {v} KEEPTTL"),
+        5 => format!("SET {k} {v} PXAT {}", now + n - 20),
+        6 => format!("GETSET {k} {v}"),
+        7 => format!("SETNX {k} {v}"),
+        8 => format!("INCR {k}"),
+        9 => format!("INCRBY {k} {n}"),
+        10 => format!("DECRBY {k} {n}"),
+        11 => format!("APPEND {k} {v}"),
+        12 => format!("DEL {k} {k2}"),
+        13 => format!("MSET {k} {v} {k2} 7"),
+        14 => format!("PEXPIRE {k} {}", n as i64 - 10),
+        15 => format!("EXPIRE {k} {} GT", n % 2),
+        16 => format!("PEXPIREAT {k} {} NX", now + n),
+        17 => format!("PERSIST {k}"),
+        18 => format!("GET {k}"),
+        19 => format!("MGET {k} {k2}"),
+        20 => format!("TTL {k}"),
+        21 if n < 3 => String::from("FLUSHALL"),
+        22 => format!("EXISTS {k}"),
+        _ => format!("STRLEN {k}"),
+    }
+}
+
+#[test]
+fn replaying_the_log_reproduces_the_dataset() {
+    let mut rng = Rng(42);
+    for round in 0..20 {
+        let mut s = Session::new();
+        let mut log = HEADER.to_vec();
+        for step in 0..150 {
+            s.advance(rng.below(15));
+            let line = random_command(&mut rng, s.now);
+            for effect in s.exec(&line).effects {
+                encode_record_into(&effect, &mut log);
+            }
+            if rng.below(10) == 0 {
+                for effect in s.engine.active_expire(s.now, 3) {
+                    encode_record_into(&effect, &mut log);
+                }
+            }
+            if step % 25 == 24 {
+                // Reloading now, or later, gives what the server has now.
+                for later in [0, 7, 40] {
+                    let at = s.now + later;
+                    assert_eq!(
+                        live(&load(&log, at), at),
+                        live(&s.engine, at),
+                        "round {round} step {step} (+{later} ms) after {line}"
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn rewrite_reproduces_the_dataset_with_expiries() {
+    let mut rng = Rng(7);
+    for _ in 0..20 {
+        let mut s = Session::new();
+        for _ in 0..100 {
+            s.advance(rng.below(10));
+            let line = random_command(&mut rng, s.now);
+            s.run(&line);
+        }
+        let compact = rewrite(s.engine.store(), s.now);
+        for later in [0, 5, 30, 100] {
+            let at = s.now + later;
+            assert_eq!(live(&load(&compact, s.now), at), live(&s.engine, at));
+        }
+    }
+}
+
+#[test]
+fn rewrite_is_minimal() {
+    let mut s = Session::new();
+    for _ in 0..100 {
+        s.run("INCR counter");
+    }
+    s.run("SET gone v PX 1");
+    s.run("SET ttl v EX 60");
+    s.advance(2);
+    let mut commands = Vec::new();
+    replay(&rewrite(s.engine.store(), s.now), |args| {
+        commands.push(show(&args))
+    });
+    commands.sort();
+    assert_eq!(
+        commands,
+        [
+            "SET counter 100".into(),
+            format!("SET ttl v PXAT {}", s.now - 2 + 60_000)
+        ]
+    );
+}
+
+#[test]
+fn loading_keeps_keys_that_expire_later_in_the_log() {
+    // Logged at t=1000: SET with a TTL, then an APPEND before it expired.
+    let mut log = HEADER.to_vec();
+    encode_record_into(&[&b"SET"[..], b"k", b"v", b"PXAT", b"1500"], &mut log);
+    encode_record_into(&[&b"APPEND"[..], b"k", b"x"], &mut log);
+    // Loaded long after the key expired: the APPEND must not resurrect it.
+    let engine = load(&log, 10_000);
+    assert!(live(&engine, 10_000).is_empty());
+    assert_eq!(
+        live(&engine, 1_200)[&b"k".to_vec()],
+        (b"vx".to_vec(), Some(1500))
+    );
+}

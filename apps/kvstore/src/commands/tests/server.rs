@@ -1,0 +1,219 @@
+use super::*;
+
+fn text(reply: Reply) -> String {
+    match reply {
+        Reply::Bulk(Some(bytes)) => String::from_utf8(bytes).unwrap(),
+        other => panic!("not a bulk string: {other:?}"),
+    }
+}
+
+#[test]
+fn ping_and_echo() {
+    let mut s = Session::new();
+    assert_eq!(s.run("PING"), Reply::Simple("PONG".into()));
+    assert_eq!(s.run("ping hi"), bulk("hi"));
+    assert_eq!(
+        s.run("PING a b"),
+        err("ERR wrong number of arguments for 'ping' command")
+    );
+    assert_eq!(s.run("ECHO \"hello world\""), bulk("hello world"));
+    assert_eq!(
+        s.run("ECHO"),
+        err("ERR wrong number of arguments for 'echo' command")
+    );
+}
+
+#[test]
+fn unknown_commands() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.run("foo a b"),
+        err("ERR unknown command 'foo', with args beginning with: 'a' 'b' ")
+    );
+    assert_eq!(
+        s.run("FOO"),
+        err("ERR unknown command 'FOO', with args beginning with: ")
+    );
+    let long = "x".repeat(200);
+    let Reply::Error(text) = s.run(&format!("nope {long} more")) else {
+        panic!()
+    };
+    assert!(
+        text.ends_with(&format!("'{}' ", "x".repeat(128))),
+        "arguments cut at 128 bytes"
+    );
+}
+
+#[test]
+fn wrong_argument_counts_name_the_command() {
+    let mut s = Session::new();
+    for (line, name) in [
+        ("GET", "get"),
+        ("GET a b", "get"),
+        ("del", "del"),
+        ("INCRBY k", "incrby"),
+        ("DBSIZE x", "dbsize"),
+        ("CONFIG", "config"),
+        ("CONFIG GET", "config|get"),
+        ("CLIENT SETNAME", "client|setname"),
+    ] {
+        assert_eq!(
+            s.run(line),
+            err(&format!(
+                "ERR wrong number of arguments for '{name}' command"
+            )),
+            "{line}"
+        );
+    }
+}
+
+#[test]
+fn select_only_db_zero() {
+    let mut s = Session::new();
+    assert_eq!(s.run("SELECT 0"), ok());
+    assert_eq!(s.run("SELECT 1"), err("ERR DB index is out of range"));
+    assert_eq!(
+        s.run("SELECT x"),
+        err("ERR value is not an integer or out of range")
+    );
+}
+
+#[test]
+fn quit_asks_the_server_to_close() {
+    let mut s = Session::new();
+    assert!(!s.client.should_close());
+    assert_eq!(s.run("QUIT"), ok());
+    assert!(s.client.should_close());
+}
+
+#[test]
+fn client_names() {
+    let mut s = Session::new();
+    assert_eq!(s.run("CLIENT GETNAME"), nil());
+    assert_eq!(s.run("CLIENT SETNAME worker-1"), ok());
+    assert_eq!(s.run("client getname"), bulk("worker-1"));
+    assert_eq!(s.client.name(), Some(&b"worker-1"[..]));
+    assert_eq!(
+        s.run("CLIENT SETNAME \"a b\""),
+        err("ERR Client names cannot contain spaces, newlines or special characters.")
+    );
+    assert_eq!(s.run("CLIENT SETNAME \"\""), ok());
+    assert_eq!(s.run("CLIENT GETNAME"), nil(), "empty name clears it");
+    assert_eq!(s.run("CLIENT ID"), int(7));
+    assert_eq!(s.run("CLIENT SETINFO LIB-NAME redis-py"), ok());
+    assert_eq!(
+        s.run("CLIENT KILL x"),
+        err("ERR unknown subcommand 'KILL'. Try CLIENT HELP.")
+    );
+}
+
+#[test]
+fn command_introspection() {
+    let mut s = Session::new();
+    let Reply::Integer(count) = s.run("COMMAND COUNT") else {
+        panic!()
+    };
+    let Reply::Array(Some(all)) = s.run("COMMAND") else {
+        panic!()
+    };
+    assert_eq!(all.len() as i64, count);
+    let Reply::Array(Some(info)) = s.run("COMMAND INFO get nosuch") else {
+        panic!()
+    };
+    let Reply::Array(Some(get)) = &info[0] else {
+        panic!()
+    };
+    assert_eq!(get[0], bulk("get"));
+    assert_eq!(get[1], int(2));
+    assert_eq!(
+        get[2],
+        array(&[
+            Reply::Simple("readonly".into()),
+            Reply::Simple("fast".into())
+        ])
+    );
+    assert_eq!(&get[3..6], &[int(1), int(1), int(1)]);
+    assert_eq!(info[1], Reply::Array(None));
+    assert_eq!(s.run("COMMAND DOCS"), array(&[]));
+    assert!(sorted(s.run("COMMAND LIST")).contains(&String::from("set")));
+    assert_eq!(
+        s.run("COMMAND BOGUS"),
+        err("ERR unknown subcommand 'BOGUS'. Try COMMAND HELP.")
+    );
+}
+
+#[test]
+fn config_get_for_benchmarks() {
+    let mut s = Session::new();
+    assert_eq!(s.run("CONFIG GET save"), bulks(&["save", ""]));
+    assert_eq!(s.run("CONFIG GET appendonly"), bulks(&["appendonly", "no"]));
+    assert_eq!(s.run("config get MAXMEMORY"), bulks(&["maxmemory", "0"]));
+    assert_eq!(s.run("CONFIG GET nonexistent"), array(&[]));
+    assert_eq!(
+        s.run("CONFIG GET maxmemory maxmemory*"),
+        bulks(&["maxmemory", "0", "maxmemory-policy", "noeviction"]),
+        "several patterns, no duplicates"
+    );
+    assert_eq!(
+        s.run("CONFIG FOO"),
+        err("ERR unknown subcommand 'FOO'. Try CONFIG HELP.")
+    );
+}
+
+#[test]
+fn config_set_is_all_or_nothing() {
+    let mut s = Session::new();
+    assert_eq!(s.run("CONFIG SET maxmemory 1mb"), ok());
+    assert_eq!(s.engine.config().maxmemory, 1 << 20);
+    assert_eq!(
+        s.run("CONFIG SET maxmemory 2mb appendfsync sometimes"),
+        err("ERR CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no")
+    );
+    assert_eq!(s.engine.config().maxmemory, 1 << 20, "nothing applied");
+    assert_eq!(
+        s.run("CONFIG SET appendonly yes"),
+        err("ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config")
+    );
+}
+
+#[test]
+fn info_sections() {
+    let mut s = Session::new();
+    s.engine.stats_mut().connected_clients = 3;
+    s.run("SET k v EX 100");
+    s.run("GET k");
+    s.run("GET missing");
+    s.advance(5_000);
+    let all = text(s.run("INFO"));
+    for needle in [
+        "# Server\r\n",
+        "redis_version:7.",
+        "uptime_in_seconds:5\r\n",
+        "# Clients\r\nconnected_clients:3\r\n",
+        "# Memory\r\nused_memory:",
+        "maxmemory_policy:noeviction\r\n",
+        "# Persistence\r\n",
+        "aof_enabled:0\r\n",
+        "# Stats\r\n",
+        "total_commands_processed:3\r\n",
+        "keyspace_hits:1\r\n",
+        "keyspace_misses:1\r\n",
+        "# Keyspace\r\ndb0:keys=1,expires=1,avg_ttl=0\r\n",
+    ] {
+        assert!(all.contains(needle), "missing {needle:?} in\n{all}");
+    }
+    let memory = text(s.run("INFO memory"));
+    assert!(memory.starts_with("# Memory\r\n"));
+    assert!(!memory.contains("# Server"));
+    let two = text(s.run("INFO SERVER stats"));
+    assert!(two.contains("# Server") && two.contains("# Stats") && !two.contains("# Memory"));
+    assert_eq!(text(s.run("INFO nosuchsection")), "");
+}
+
+#[test]
+fn resetstat_zeroes_counters() {
+    let mut s = Session::new();
+    s.run("GET missing");
+    assert_eq!(s.run("CONFIG RESETSTAT"), ok());
+    assert_eq!(s.engine.stats().keyspace_misses, 0);
+}

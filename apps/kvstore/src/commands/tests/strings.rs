@@ -1,0 +1,225 @@
+use super::*;
+
+#[test]
+fn get_and_set() {
+    let mut s = Session::new();
+    assert_eq!(s.run("GET k"), nil());
+    assert_eq!(s.run("SET k hello"), ok());
+    assert_eq!(s.run("GET k"), bulk("hello"));
+    assert_eq!(
+        s.run("set k \"new value\""),
+        ok(),
+        "names are case-insensitive"
+    );
+    assert_eq!(s.run("GeT k"), bulk("new value"));
+}
+
+#[test]
+fn values_and_keys_are_binary_safe() {
+    let mut s = Session::new();
+    let key = b"k\r\n\0\xff".to_vec();
+    let value = b"\r\n$3\r\n\0".to_vec();
+    let set = [b"SET".to_vec(), key.clone(), value.clone()];
+    assert_eq!(s.engine.execute(&set, &mut s.client, s.now).reply, ok());
+    let get = [b"GET".to_vec(), key];
+    assert_eq!(
+        s.engine.execute(&get, &mut s.client, s.now).reply,
+        Reply::bulk(value)
+    );
+}
+
+#[test]
+fn set_nx_and_xx() {
+    let mut s = Session::new();
+    assert_eq!(s.run("SET k v XX"), nil(), "XX needs an existing key");
+    assert_eq!(s.run("SET k v1 NX"), ok());
+    assert_eq!(s.run("SET k v2 NX"), nil(), "NX needs a missing key");
+    assert_eq!(s.run("SET k v3 XX"), ok());
+    assert_eq!(s.run("GET k"), bulk("v3"));
+}
+
+#[test]
+fn set_get_returns_the_old_value() {
+    let mut s = Session::new();
+    assert_eq!(s.run("SET k v1 GET"), nil());
+    assert_eq!(s.run("SET k v2 GET"), bulk("v1"));
+    assert_eq!(s.run("GET k"), bulk("v2"));
+}
+
+#[test]
+fn set_nx_get_combinations() {
+    let mut s = Session::new();
+    // NX GET on a missing key: sets it, returns nil.
+    assert_eq!(s.run("SET k v1 NX GET"), nil());
+    assert_eq!(s.run("GET k"), bulk("v1"));
+    // NX GET on an existing key: does not set, returns the current value.
+    assert_eq!(s.run("SET k v2 NX GET"), bulk("v1"));
+    assert_eq!(s.run("GET k"), bulk("v1"));
+    // XX GET on a missing key: does not set, returns nil.
+    assert_eq!(s.run("SET other v XX GET"), nil());
+    assert_eq!(s.run("EXISTS other"), int(0));
+    // XX GET on an existing key: sets, returns the old value.
+    assert_eq!(s.run("SET k v3 XX GET"), bulk("v1"));
+    assert_eq!(s.run("GET k"), bulk("v3"));
+}
+
+#[test]
+fn set_with_expiry_options() {
+    let mut s = Session::new();
+    assert_eq!(s.run("SET a v EX 10"), ok());
+    assert_eq!(s.run("PTTL a"), int(10_000));
+    assert_eq!(s.run("SET b v PX 1500"), ok());
+    assert_eq!(s.run("PTTL b"), int(1500));
+    let at_s = s.now / 1000 + 100;
+    assert_eq!(s.run(&format!("SET c v EXAT {at_s}")), ok());
+    assert_eq!(s.run("TTL c"), int(100));
+    assert_eq!(s.run(&format!("SET d v PXAT {}", s.now + 42)), ok());
+    assert_eq!(s.run("PTTL d"), int(42));
+    // A plain SET clears the TTL; KEEPTTL keeps it.
+    assert_eq!(s.run("SET a w KEEPTTL"), ok());
+    assert_eq!(s.run("PTTL a"), int(10_000));
+    assert_eq!(s.run("SET a w"), ok());
+    assert_eq!(s.run("TTL a"), int(-1));
+}
+
+#[test]
+fn set_syntax_and_expire_errors() {
+    let mut s = Session::new();
+    let syntax = err("ERR syntax error");
+    assert_eq!(s.run("SET k v NX XX"), syntax);
+    assert_eq!(s.run("SET k v EX 10 PX 100"), syntax);
+    assert_eq!(s.run("SET k v EX 10 KEEPTTL"), syntax);
+    assert_eq!(s.run("SET k v EX"), syntax);
+    assert_eq!(s.run("SET k v BOGUS"), syntax);
+    assert_eq!(
+        s.run("SET k v EX ten"),
+        err("ERR value is not an integer or out of range")
+    );
+    let invalid = err("ERR invalid expire time in 'set' command");
+    assert_eq!(s.run("SET k v EX 0"), invalid);
+    assert_eq!(s.run("SET k v PX -5"), invalid);
+    assert_eq!(
+        s.run("SET k v EX 9223372036854776"),
+        invalid,
+        "overflows in ms"
+    );
+    assert_eq!(
+        s.run("SET k v PX 9223372036854775807"),
+        invalid,
+        "overflows when added to now"
+    );
+    assert_eq!(s.run("EXISTS k"), int(0), "nothing was set");
+    assert_eq!(
+        s.run("SET k"),
+        err("ERR wrong number of arguments for 'set' command")
+    );
+}
+
+#[test]
+fn set_with_expiry_in_the_past_deletes() {
+    let mut s = Session::new();
+    s.run("SET k v");
+    assert_eq!(s.logged("SET k v2 PXAT 5"), ["DEL k"]);
+    assert_eq!(s.run("EXISTS k"), int(0));
+    assert_eq!(
+        s.logged("SET k v2 EXAT 1"),
+        Vec::<String>::new(),
+        "nothing to delete"
+    );
+}
+
+#[test]
+fn getset_and_setnx() {
+    let mut s = Session::new();
+    assert_eq!(s.run("GETSET k v1"), nil());
+    assert_eq!(s.run("SET k v1 EX 100"), ok());
+    assert_eq!(s.run("GETSET k v2"), bulk("v1"));
+    assert_eq!(s.run("TTL k"), int(-1), "GETSET clears the TTL");
+    assert_eq!(s.run("SETNX k v3"), int(0));
+    assert_eq!(s.run("SETNX other v3"), int(1));
+    assert_eq!(s.run("GET other"), bulk("v3"));
+}
+
+#[test]
+fn counters() {
+    let mut s = Session::new();
+    assert_eq!(s.run("INCR n"), int(1), "missing counts as 0");
+    assert_eq!(s.run("INCRBY n 41"), int(42));
+    assert_eq!(s.run("DECR n"), int(41));
+    assert_eq!(s.run("DECRBY n 50"), int(-9));
+    assert_eq!(s.run("GET n"), bulk("-9"));
+    assert_eq!(s.run("INCRBY n -1"), int(-10));
+}
+
+#[test]
+fn counters_keep_the_ttl() {
+    let mut s = Session::new();
+    s.run("SET n 5 EX 100");
+    assert_eq!(s.run("INCR n"), int(6));
+    assert_eq!(s.run("TTL n"), int(100));
+}
+
+#[test]
+fn counter_errors() {
+    let mut s = Session::new();
+    let not_int = err("ERR value is not an integer or out of range");
+    s.run("SET text hello");
+    assert_eq!(s.run("INCR text"), not_int);
+    s.run("SET spaced \" 1\"");
+    assert_eq!(s.run("INCR spaced"), not_int);
+    s.run("SET padded 01");
+    assert_eq!(s.run("INCR padded"), not_int);
+    assert_eq!(s.run("INCRBY n abc"), not_int);
+    assert_eq!(s.run("INCRBY n 1.5"), not_int);
+    assert_eq!(s.run("INCRBY n 99999999999999999999"), not_int);
+    let overflow = err("ERR increment or decrement would overflow");
+    s.run("SET max 9223372036854775807");
+    assert_eq!(s.run("INCR max"), overflow);
+    s.run("SET min -9223372036854775808");
+    assert_eq!(s.run("DECR min"), overflow);
+    assert_eq!(
+        s.run("DECRBY x -9223372036854775808"),
+        err("ERR decrement would overflow")
+    );
+    assert_eq!(s.run("GET max"), bulk("9223372036854775807"), "unchanged");
+}
+
+#[test]
+fn append_and_strlen() {
+    let mut s = Session::new();
+    assert_eq!(s.run("STRLEN k"), int(0));
+    assert_eq!(s.run("APPEND k Hello"), int(5));
+    assert_eq!(s.run("APPEND k \" World\""), int(11));
+    assert_eq!(s.run("GET k"), bulk("Hello World"));
+    assert_eq!(s.run("STRLEN k"), int(11));
+}
+
+#[test]
+fn append_respects_proto_max_bulk_len() {
+    let mut s = Session::with_config(Config {
+        proto_max_bulk_len: 4,
+        ..Config::default()
+    });
+    assert_eq!(s.run("APPEND k abc"), int(3));
+    assert_eq!(
+        s.run("APPEND k de"),
+        err("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+    );
+}
+
+#[test]
+fn mget_and_mset() {
+    let mut s = Session::new();
+    assert_eq!(s.run("MSET a 1 b 2"), ok());
+    assert_eq!(
+        s.run("MGET a missing b"),
+        array(&[bulk("1"), nil(), bulk("2")])
+    );
+    assert_eq!(
+        s.run("MSET a 1 b"),
+        err("ERR wrong number of arguments for 'mset' command")
+    );
+    s.run("SET t v EX 10");
+    s.run("MSET t w");
+    assert_eq!(s.run("TTL t"), int(-1), "MSET clears TTLs");
+}

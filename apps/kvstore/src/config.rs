@@ -1,0 +1,252 @@
+//! Server settings, by their Redis names.
+//!
+//! One struct holds every knob the core obeys, so the server can build it
+//! from boot arguments (`Config::set("maxmemory", "64mb")`), commands can
+//! read it, and `CONFIG GET` can list it under the names clients expect
+//! (`redis-benchmark` asks for `save` and `appendonly` on start).
+
+use alloc::string::{String, ToString};
+use alloc::vec::Vec;
+
+use crate::aof::{AppendFsync, RewritePolicy};
+use crate::glob;
+use crate::num::{parse_memory, parse_u64};
+use crate::resp::Limits;
+
+/// Settings the engine and the server obey. Defaults are Redis's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Config {
+    /// TCP port the server listens on (`port`); reported by `INFO`.
+    pub port: u16,
+    /// Memory limit in bytes for the dataset estimate; 0 = unlimited.
+    /// Writes that would exceed it fail with `-OOM` (policy `noeviction`).
+    pub maxmemory: u64,
+    /// Largest value or request argument, in bytes (`proto-max-bulk-len`).
+    pub proto_max_bulk_len: u64,
+    /// Whether the server keeps an append-only log (`appendonly`).
+    pub appendonly: bool,
+    /// When the server syncs the log to stable storage (`appendfsync`).
+    pub appendfsync: AppendFsync,
+    /// When the server compacts the log (`auto-aof-rewrite-*`).
+    pub aof_rewrite: RewritePolicy,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            port: 6379,
+            maxmemory: 0,
+            proto_max_bulk_len: 512 * 1024 * 1024,
+            appendonly: false,
+            appendfsync: AppendFsync::EverySec,
+            aof_rewrite: RewritePolicy::default(),
+        }
+    }
+}
+
+/// Why a setting could not be changed; [`ConfigError::message`] words it as
+/// Redis's `CONFIG SET` does.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ConfigError {
+    /// No parameter by that name.
+    Unknown(String),
+    /// The value does not parse; carries the parameter and what it expects.
+    Invalid(String, &'static str),
+    /// The parameter cannot be changed while running.
+    Immutable(String),
+}
+
+impl ConfigError {
+    /// The error text for a `-ERR` reply.
+    pub fn message(&self) -> String {
+        match self {
+            ConfigError::Unknown(name) => {
+                alloc::format!("ERR Unknown option or number of arguments for CONFIG SET - '{name}'")
+            }
+            ConfigError::Invalid(name, why) => {
+                alloc::format!("ERR CONFIG SET failed (possibly related to argument '{name}') - {why}")
+            }
+            ConfigError::Immutable(name) => alloc::format!(
+                "ERR CONFIG SET failed (possibly related to argument '{name}') - can't set immutable config"
+            ),
+        }
+    }
+}
+
+/// Parameters `CONFIG GET` lists, in order; the first group is backed by
+/// [`Config`], the rest are fixed facts about this server.
+const NAMES: &[&str] = &[
+    "port",
+    "maxmemory",
+    "proto-max-bulk-len",
+    "appendonly",
+    "appendfsync",
+    "auto-aof-rewrite-percentage",
+    "auto-aof-rewrite-min-size",
+    "save",
+    "maxmemory-policy",
+    "databases",
+    "timeout",
+    "bind",
+    "maxclients",
+    "appendfilename",
+    "dir",
+];
+
+impl Config {
+    /// Parser limits matching these settings (`proto-max-bulk-len`), so a
+    /// request is refused before it is buffered, not after.
+    pub fn parser_limits(&self) -> Limits {
+        Limits {
+            max_bulk_len: self.proto_max_bulk_len,
+            ..Limits::default()
+        }
+    }
+
+    /// The current value of parameter `name` (lowercase), as text.
+    pub fn get(&self, name: &str) -> Option<String> {
+        let number = |n: u64| alloc::format!("{n}");
+        Some(match name {
+            "port" => number(u64::from(self.port)),
+            "maxmemory" => number(self.maxmemory),
+            "proto-max-bulk-len" => number(self.proto_max_bulk_len),
+            "appendonly" => String::from(if self.appendonly { "yes" } else { "no" }),
+            "appendfsync" => self.appendfsync.as_str().to_string(),
+            "auto-aof-rewrite-percentage" => number(self.aof_rewrite.percentage),
+            "auto-aof-rewrite-min-size" => number(self.aof_rewrite.min_size),
+            "save" => String::new(),
+            "maxmemory-policy" => String::from("noeviction"),
+            "databases" => String::from("1"),
+            "timeout" => String::from("0"),
+            "bind" => String::from("* -::*"),
+            "maxclients" => String::from("10000"),
+            "appendfilename" => String::from("appendonly.aof"),
+            "dir" => String::from("/"),
+            _ => return None,
+        })
+    }
+
+    /// `(name, value)` for every parameter whose name matches the glob
+    /// `pattern`, ignoring case: what `CONFIG GET pattern` returns.
+    pub fn matching(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
+        NAMES
+            .iter()
+            .filter(|name| glob::matches_nocase(pattern, name.as_bytes()))
+            .filter_map(|&name| Some((name, self.get(name)?)))
+            .collect()
+    }
+
+    /// Sets parameter `name` (any case) from its text form, as a config
+    /// file or boot argument would: every [`Config`] field can be set.
+    pub fn set(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
+        let lower = name.to_ascii_lowercase();
+        let invalid = |why| ConfigError::Invalid(lower.clone(), why);
+        const MEMORY: &str = "argument must be a memory value";
+        match lower.as_str() {
+            "port" => {
+                self.port = parse_u64(value)
+                    .and_then(|p| u16::try_from(p).ok())
+                    .ok_or_else(|| invalid("argument must be a port number"))?
+            }
+            "maxmemory" => self.maxmemory = parse_memory(value).ok_or_else(|| invalid(MEMORY))?,
+            "proto-max-bulk-len" => {
+                self.proto_max_bulk_len = parse_memory(value)
+                    .filter(|&n| n >= 1024 * 1024)
+                    .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
+            }
+            "appendonly" => {
+                self.appendonly = match value.to_ascii_lowercase().as_slice() {
+                    b"yes" => true,
+                    b"no" => false,
+                    _ => return Err(invalid("argument must be 'yes' or 'no'")),
+                }
+            }
+            "appendfsync" => {
+                self.appendfsync = AppendFsync::parse(value).ok_or_else(|| {
+                    invalid("argument(s) must be one of the following: always, everysec, no")
+                })?
+            }
+            "auto-aof-rewrite-percentage" => {
+                self.aof_rewrite.percentage = parse_u64(value)
+                    .ok_or_else(|| invalid("argument couldn't be parsed into an integer"))?
+            }
+            "auto-aof-rewrite-min-size" => {
+                self.aof_rewrite.min_size = parse_memory(value).ok_or_else(|| invalid(MEMORY))?
+            }
+            _ if NAMES.contains(&lower.as_str()) => return Err(ConfigError::Immutable(lower)),
+            _ => return Err(ConfigError::Unknown(lower)),
+        }
+        Ok(())
+    }
+
+    /// Like [`set`](Config::set), for `CONFIG SET` on a running server:
+    /// settings the server only reads at start (`port`, `appendonly`) are
+    /// refused as immutable.
+    pub fn set_at_runtime(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
+        let lower = name.to_ascii_lowercase();
+        if matches!(lower.as_str(), "port" | "appendonly") {
+            return Err(ConfigError::Immutable(lower));
+        }
+        self.set(&lower, value)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn get_by_pattern_like_config_get() {
+        let config = Config::default();
+        assert_eq!(config.matching(b"save"), vec![("save", String::new())]);
+        assert_eq!(
+            config.matching(b"APPENDONLY"),
+            vec![("appendonly", String::from("no"))]
+        );
+        let maxmemory: Vec<_> = config.matching(b"maxmemory*");
+        assert_eq!(
+            maxmemory,
+            vec![
+                ("maxmemory", String::from("0")),
+                ("maxmemory-policy", String::from("noeviction")),
+            ]
+        );
+        assert!(config.matching(b"no-such-thing").is_empty());
+    }
+
+    #[test]
+    fn set_parses_redis_value_syntax() {
+        let mut config = Config::default();
+        config.set("maxmemory", b"64mb").unwrap();
+        assert_eq!(config.maxmemory, 64 << 20);
+        config.set("AppendOnly", b"yes").unwrap();
+        assert!(config.appendonly);
+        config.set("appendfsync", b"always").unwrap();
+        assert_eq!(config.appendfsync, AppendFsync::Always);
+        config.set("auto-aof-rewrite-min-size", b"1gb").unwrap();
+        assert_eq!(config.aof_rewrite.min_size, 1 << 30);
+        config.set("port", b"7000").unwrap();
+        assert_eq!(config.get("port").as_deref(), Some("7000"));
+    }
+
+    #[test]
+    fn set_errors_read_like_redis() {
+        let mut config = Config::default();
+        assert_eq!(
+            config.set("maxmemory", b"lots").unwrap_err().message(),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
+        );
+        assert_eq!(
+            config.set("nope", b"1").unwrap_err().message(),
+            "ERR Unknown option or number of arguments for CONFIG SET - 'nope'"
+        );
+        assert_eq!(
+            config.set_at_runtime("port", b"1").unwrap_err(),
+            ConfigError::Immutable(String::from("port"))
+        );
+        assert_eq!(
+            config.set("databases", b"16").unwrap_err(),
+            ConfigError::Immutable(String::from("databases"))
+        );
+    }
+}

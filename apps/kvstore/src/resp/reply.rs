@@ -1,0 +1,152 @@
+//! Replies and their RESP2 encoding.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+/// One reply to one command, in RESP2's five shapes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// `+OK`: a short status line.
+    Simple(String),
+    /// `-ERR ...`: the text includes the error code (`ERR`, `OOM`, ...).
+    Error(String),
+    /// `:42`.
+    Integer(i64),
+    /// `$3\r\nfoo` or, for `None`, the null bulk string `$-1`.
+    Bulk(Option<Vec<u8>>),
+    /// `*2\r\n...` or, for `None`, the null array `*-1`.
+    Array(Option<Vec<Reply>>),
+}
+
+impl Reply {
+    /// `+OK`, the most common reply.
+    pub fn ok() -> Self {
+        Reply::Simple(String::from("OK"))
+    }
+
+    /// The null bulk string: a missing key.
+    pub fn nil() -> Self {
+        Reply::Bulk(None)
+    }
+
+    /// A bulk string holding `bytes`.
+    pub fn bulk(bytes: impl Into<Vec<u8>>) -> Self {
+        Reply::Bulk(Some(bytes.into()))
+    }
+
+    /// An array of replies.
+    pub fn array(items: Vec<Reply>) -> Self {
+        Reply::Array(Some(items))
+    }
+
+    /// An error reply; `text` starts with the error code, e.g.
+    /// `"ERR syntax error"`.
+    pub fn error(text: impl Into<String>) -> Self {
+        Reply::Error(text.into())
+    }
+
+    /// Whether this is an error reply.
+    pub fn is_error(&self) -> bool {
+        matches!(self, Reply::Error(_))
+    }
+
+    /// Appends the RESP2 encoding to `out`. Line breaks inside status and
+    /// error text would break framing, so they are written as spaces (Redis
+    /// does the same).
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        match self {
+            Reply::Simple(text) => line(out, b'+', text.as_bytes()),
+            Reply::Error(text) => line(out, b'-', text.as_bytes()),
+            Reply::Integer(n) => header(out, b':', *n),
+            Reply::Bulk(None) => out.extend_from_slice(b"$-1\r\n"),
+            Reply::Bulk(Some(bytes)) => {
+                header(out, b'$', len_i64(bytes.len()));
+                out.extend_from_slice(bytes);
+                out.extend_from_slice(b"\r\n");
+            }
+            Reply::Array(None) => out.extend_from_slice(b"*-1\r\n"),
+            Reply::Array(Some(items)) => {
+                header(out, b'*', len_i64(items.len()));
+                for item in items {
+                    item.encode(out);
+                }
+            }
+        }
+    }
+
+    /// The RESP2 encoding as a new buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.encode(&mut out);
+        out
+    }
+}
+
+fn len_i64(len: usize) -> i64 {
+    i64::try_from(len).unwrap_or(i64::MAX)
+}
+
+fn line(out: &mut Vec<u8>, kind: u8, text: &[u8]) {
+    out.push(kind);
+    out.extend(
+        text.iter()
+            .map(|&b| if b == b'\r' || b == b'\n' { b' ' } else { b }),
+    );
+    out.extend_from_slice(b"\r\n");
+}
+
+fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
+    out.push(kind);
+    out.extend_from_slice(&crate::num::format_i64(n));
+    out.extend_from_slice(b"\r\n");
+}
+
+/// Encodes a command as the RESP array of bulk strings that a client would
+/// send; the append-only log stores commands in this form.
+pub fn encode_command<A: AsRef<[u8]>>(args: &[A], out: &mut Vec<u8>) {
+    header(out, b'*', len_i64(args.len()));
+    for arg in args {
+        let arg = arg.as_ref();
+        header(out, b'$', len_i64(arg.len()));
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::vec;
+
+    #[test]
+    fn every_shape() {
+        assert_eq!(Reply::ok().to_bytes(), b"+OK\r\n");
+        assert_eq!(
+            Reply::error("ERR syntax error").to_bytes(),
+            b"-ERR syntax error\r\n"
+        );
+        assert_eq!(Reply::Integer(-7).to_bytes(), b":-7\r\n");
+        assert_eq!(Reply::bulk(&b"a\r\nb"[..]).to_bytes(), b"$4\r\na\r\nb\r\n");
+        assert_eq!(Reply::nil().to_bytes(), b"$-1\r\n");
+        assert_eq!(Reply::Array(None).to_bytes(), b"*-1\r\n");
+        assert_eq!(
+            Reply::array(vec![Reply::Integer(1), Reply::nil(), Reply::array(vec![])]).to_bytes(),
+            b"*3\r\n:1\r\n$-1\r\n*0\r\n"
+        );
+    }
+
+    #[test]
+    fn line_breaks_cannot_escape_a_status_line() {
+        assert_eq!(
+            Reply::error("ERR bad\r\nthing").to_bytes(),
+            b"-ERR bad  thing\r\n"
+        );
+    }
+
+    #[test]
+    fn commands_encode_as_bulk_arrays() {
+        let mut out = Vec::new();
+        encode_command(&[&b"SET"[..], b"k", b""], &mut out);
+        assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+    }
+}

@@ -1,0 +1,352 @@
+//! The keyspace: binary keys to string values, each with an optional
+//! absolute expiry time, plus a running estimate of the memory it uses.
+//!
+//! The store knows nothing of commands or of the current time: it answers
+//! "is this key expired at `now`?" but never expires anything on its own.
+//! Deciding when to drop an expired key, and logging that, is the
+//! [`Engine`](crate::commands::Engine)'s job.
+
+mod key;
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+use core::ops::Bound;
+
+use key::{KeyView, Probe, StoredKey};
+
+/// Estimated bytes a key costs beyond its key and value bytes: map node
+/// share, the key and value headers and allocator overhead. An estimate is
+/// all `maxmemory` needs; it only has to grow with the data.
+pub const ENTRY_OVERHEAD: usize = 96;
+
+/// `SCAN` cursors name buckets of 2^11 hash values, keeping them below 2^53.
+const CURSOR_SHIFT: u32 = 11;
+
+/// A stored value and when it expires.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Entry {
+    value: Vec<u8>,
+    expire_at: Option<u64>,
+}
+
+impl Entry {
+    /// The value bytes.
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// The absolute expiry time in milliseconds, if the key has one.
+    pub fn expire_at(&self) -> Option<u64> {
+        self.expire_at
+    }
+
+    /// Whether the key is expired at `now_ms` (Redis: strictly after its
+    /// expiry time).
+    pub fn is_expired(&self, now_ms: u64) -> bool {
+        self.expire_at.is_some_and(|at| now_ms > at)
+    }
+}
+
+/// The keyspace of one database.
+#[derive(Debug, Default)]
+pub struct Store {
+    map: BTreeMap<StoredKey, Entry>,
+    used: usize,
+    volatile: usize,
+    /// Hash position where the next active-expiry sweep resumes.
+    sweep: u64,
+}
+
+impl Store {
+    /// An empty keyspace.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Number of keys, including expired ones not yet removed (as Redis's
+    /// `DBSIZE`).
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Whether there are no keys at all.
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
+    /// Number of keys with an expiry time.
+    pub fn volatile_len(&self) -> usize {
+        self.volatile
+    }
+
+    /// Estimated memory used by the data, in bytes.
+    pub fn used_memory(&self) -> usize {
+        self.used
+    }
+
+    /// Estimated memory a key of `key_len` bytes holding `value_len` bytes
+    /// costs.
+    pub fn cost(key_len: usize, value_len: usize) -> usize {
+        key_len + value_len + ENTRY_OVERHEAD
+    }
+
+    /// How much [`used_memory`](Store::used_memory) would grow if `key` were
+    /// set to a value of `value_len` bytes (0 if it would shrink).
+    pub fn growth_if_set(&self, key: &[u8], value_len: usize) -> usize {
+        let old = self
+            .get(key)
+            .map_or(0, |e| Self::cost(key.len(), e.value.len()));
+        Self::cost(key.len(), value_len).saturating_sub(old)
+    }
+
+    /// The entry for `key`, expired or not.
+    pub fn get(&self, key: &[u8]) -> Option<&Entry> {
+        self.map.get(&Probe::new(key) as &dyn KeyView)
+    }
+
+    /// Sets `key` to `value` with the given expiry, replacing any old entry.
+    pub fn set(&mut self, key: &[u8], value: Vec<u8>, expire_at: Option<u64>) {
+        self.put(key, Entry { value, expire_at });
+    }
+
+    /// Sets `key` to `value`, keeping its expiry time if it has one.
+    pub fn set_keep_ttl(&mut self, key: &[u8], value: Vec<u8>) {
+        let expire_at = self.get(key).and_then(|e| e.expire_at);
+        self.set(key, value, expire_at);
+    }
+
+    /// Appends `suffix` to the value of `key` (creating it empty, without
+    /// expiry, if missing); returns the new length.
+    pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> usize {
+        match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
+            Some(entry) => {
+                entry.value.extend_from_slice(suffix);
+                self.used += suffix.len();
+                entry.value.len()
+            }
+            None => {
+                self.set(key, suffix.to_vec(), None);
+                suffix.len()
+            }
+        }
+    }
+
+    /// Removes `key`, returning its entry if it existed.
+    pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
+        let entry = self.map.remove(&Probe::new(key) as &dyn KeyView)?;
+        self.forget(key.len(), &entry);
+        Some(entry)
+    }
+
+    /// Sets or clears the expiry of `key`; returns whether the key exists.
+    pub fn set_expire(&mut self, key: &[u8], expire_at: Option<u64>) -> bool {
+        let Some(entry) = self.map.get_mut(&Probe::new(key) as &dyn KeyView) else {
+            return false;
+        };
+        match (entry.expire_at.is_some(), expire_at.is_some()) {
+            (false, true) => self.volatile += 1,
+            (true, false) => self.volatile -= 1,
+            _ => {}
+        }
+        entry.expire_at = expire_at;
+        true
+    }
+
+    /// Removes every key.
+    pub fn clear(&mut self) {
+        self.map.clear();
+        self.used = 0;
+        self.volatile = 0;
+    }
+
+    /// Every key and entry (expired ones included), in keyspace order.
+    pub fn iter(&self) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
+        self.map.iter().map(|(k, e)| (k.bytes(), e))
+    }
+
+    /// One step of a cursor scan: keys from position `cursor` on, at least
+    /// `count` of them (a few more if several share a hash bucket), and the
+    /// cursor to continue from (0 when the scan is complete). Expired keys
+    /// are included; callers filter.
+    ///
+    /// A scan from cursor 0 until the returned cursor is 0 again returns
+    /// every key that existed for the whole scan at least once, however keys
+    /// are added or removed in between: the cursor names a bucket of the key
+    /// hash, buckets are visited in increasing order, and a step never stops
+    /// inside a bucket, so no key can be skipped.
+    ///
+    /// Cursors stay below 2^53 so that clients that hold them in a double
+    /// (JavaScript) do not round them.
+    pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<&[u8]>) {
+        let mut keys = Vec::new();
+        // Cursor c > 0 resumes at bucket c - 1; past the last bucket, done.
+        let first_bucket = cursor.saturating_sub(1);
+        if first_bucket > u64::MAX >> CURSOR_SHIFT {
+            return (0, keys);
+        }
+        let start = Probe::at(first_bucket << CURSOR_SHIFT);
+        let range = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
+        let mut last_bucket = None;
+        for (key, _) in self.map.range::<dyn KeyView, _>(range) {
+            let bucket = key.hash() >> CURSOR_SHIFT;
+            if keys.len() >= count.max(1) && last_bucket != Some(bucket) {
+                return (bucket + 1, keys);
+            }
+            keys.push(key.bytes());
+            last_bucket = Some(bucket);
+        }
+        (0, keys)
+    }
+
+    /// Examines up to `budget` keys, continuing round-robin from where the
+    /// last call stopped, and removes those expired at `now_ms`; returns the
+    /// removed keys. A cheap background complement to expiring keys when
+    /// they are touched.
+    pub fn sweep_expired(&mut self, now_ms: u64, budget: usize) -> Vec<Vec<u8>> {
+        let mut expired = Vec::new();
+        if self.volatile == 0 || budget == 0 {
+            return expired;
+        }
+        let start = Probe::at(self.sweep);
+        let after = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
+        let before = (Bound::Unbounded, Bound::Excluded(&start as &dyn KeyView));
+        let wrapped = self.map.range::<dyn KeyView, _>(before);
+        let mut next = None;
+        let keys = self.map.range::<dyn KeyView, _>(after).chain(wrapped);
+        for (examined, (key, entry)) in keys.enumerate() {
+            if examined == budget {
+                next = Some(key.hash());
+                break;
+            }
+            if entry.is_expired(now_ms) {
+                expired.push(key.bytes().to_vec());
+            }
+        }
+        // Examined everything: start the next sweep from the beginning.
+        self.sweep = next.unwrap_or(0);
+        for key in &expired {
+            self.remove(key);
+        }
+        expired
+    }
+
+    fn put(&mut self, key: &[u8], entry: Entry) {
+        self.used += Self::cost(key.len(), entry.value.len());
+        if entry.expire_at.is_some() {
+            self.volatile += 1;
+        }
+        match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
+            Some(slot) => {
+                let old = core::mem::replace(slot, entry);
+                self.forget(key.len(), &old);
+            }
+            None => {
+                self.map.insert(StoredKey::new(key), entry);
+            }
+        }
+    }
+
+    fn forget(&mut self, key_len: usize, entry: &Entry) {
+        self.used -= Self::cost(key_len, entry.value.len());
+        if entry.expire_at.is_some() {
+            self.volatile -= 1;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::collections::BTreeSet;
+    use alloc::format;
+
+    #[test]
+    fn set_get_remove_and_memory() {
+        let mut store = Store::new();
+        assert_eq!(store.used_memory(), 0);
+        store.set(b"k", b"hello".to_vec(), None);
+        assert_eq!(store.get(b"k").unwrap().value(), b"hello");
+        assert_eq!(store.used_memory(), Store::cost(1, 5));
+        store.set(b"k", b"hi".to_vec(), Some(10));
+        assert_eq!(store.used_memory(), Store::cost(1, 2));
+        assert_eq!(store.volatile_len(), 1);
+        assert_eq!(store.append(b"k", b"!!"), 4);
+        assert_eq!(
+            store.get(b"k").unwrap().expire_at(),
+            Some(10),
+            "append keeps the TTL"
+        );
+        assert_eq!(store.used_memory(), Store::cost(1, 4));
+        assert!(store.remove(b"k").is_some());
+        assert!(store.remove(b"k").is_none());
+        assert_eq!(
+            (store.used_memory(), store.volatile_len(), store.len()),
+            (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn expiry_is_strictly_after() {
+        let mut store = Store::new();
+        store.set(b"k", b"v".to_vec(), Some(100));
+        let entry = store.get(b"k").unwrap();
+        assert!(!entry.is_expired(100));
+        assert!(entry.is_expired(101));
+        store.set_keep_ttl(b"k", b"w".to_vec());
+        assert_eq!(store.get(b"k").unwrap().expire_at(), Some(100));
+        assert!(store.set_expire(b"k", None));
+        assert_eq!(store.volatile_len(), 0);
+        assert!(!store.set_expire(b"missing", Some(1)));
+    }
+
+    #[test]
+    fn growth_estimate() {
+        let mut store = Store::new();
+        assert_eq!(store.growth_if_set(b"k", 10), Store::cost(1, 10));
+        store.set(b"k", vec![0; 10], None);
+        assert_eq!(store.growth_if_set(b"k", 15), 5);
+        assert_eq!(store.growth_if_set(b"k", 3), 0);
+    }
+
+    #[test]
+    fn scan_visits_every_key_once_when_nothing_changes() {
+        let mut store = Store::new();
+        for i in 0..1000 {
+            store.set(format!("key:{i:06}").as_bytes(), vec![], None);
+        }
+        let (mut cursor, mut seen, mut calls) = (0, Vec::new(), 0);
+        loop {
+            let (next, keys) = store.scan(cursor, 10);
+            seen.extend(keys.into_iter().map(|k| k.to_vec()));
+            calls += 1;
+            if next == 0 {
+                break;
+            }
+            assert!(next > cursor, "cursors only move forward");
+            assert!(next < 1 << 53, "cursors fit in a double");
+            cursor = next;
+        }
+        assert_eq!(seen.len(), 1000);
+        assert_eq!(seen.iter().collect::<BTreeSet<_>>().len(), 1000);
+        assert!((100..=101).contains(&calls), "COUNT is honoured: {calls}");
+    }
+
+    #[test]
+    fn sweep_removes_expired_keys_within_budget() {
+        let mut store = Store::new();
+        for i in 0..100u64 {
+            let expire = if i % 2 == 0 { Some(i) } else { None };
+            store.set(format!("k{i}").as_bytes(), vec![], expire);
+        }
+        let mut removed = 0;
+        for _ in 0..10 {
+            let batch = store.sweep_expired(1000, 10);
+            assert!(batch.len() <= 10);
+            removed += batch.len();
+        }
+        assert_eq!(removed, 50, "ten sweeps of ten cover all hundred keys");
+        assert_eq!(store.len(), 50);
+        assert_eq!(store.volatile_len(), 0);
+        assert!(store.sweep_expired(1000, 10).is_empty());
+    }
+}
