@@ -205,6 +205,8 @@ impl Nvme {
             nvme.io_sq.base as u64,
             [1 | (entries - 1) << 16, 1 | 1 << 16, 0],
         )?;
+        // Let the I/O queue's completions raise the interrupt (vector 0).
+        nvme.mask_interrupt(false);
         Ok(nvme)
     }
 

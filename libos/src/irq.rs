@@ -11,6 +11,12 @@ const MAX_INTID: usize = 1020;
 pub type Handler = fn();
 
 static GIC: IrqSpinLock<Option<GicV2>> = IrqSpinLock::new(None);
+static TAKEN: [core::sync::atomic::AtomicU64; MAX_INTID] = [const { core::sync::atomic::AtomicU64::new(0) }; MAX_INTID];
+
+/// How many times interrupt `intid` has been taken since boot.
+pub fn taken(intid: u32) -> u64 {
+    TAKEN.get(intid as usize).map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed))
+}
 static HANDLERS: IrqSpinLock<[Option<Handler>; MAX_INTID]> = IrqSpinLock::new([None; MAX_INTID]);
 
 /// A registration request that cannot be honoured.
@@ -73,6 +79,7 @@ pub fn unregister(intid: u32) {
 pub(crate) fn dispatch() {
     while let Some(iar) = with_gic(|gic| gic.acknowledge()) {
         let intid = (iar & 0x3ff) as usize;
+        TAKEN[intid].fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         let handler = HANDLERS.lock()[intid];
         match handler {
             Some(handler) => handler(),

@@ -117,8 +117,10 @@ impl Bench {
         for (i, b) in buf.as_mut_slice().iter_mut().enumerate() {
             *b = disk_pattern(i);
         }
+        log::info!("pattern filled");
         let t = Transfer { direction: Direction::ToDevice, va: buf.range(), device_addr: READ_AREA, policy: Policy::Prefault };
-        dma::run(engine, t).map_err(err("writing the pattern area"))?;
+        let r = dma::run(engine, t).map_err(err("writing the pattern area"))?;
+        log::info!("pattern written: {:?}", r.stats);
         Ok(Bench { engine, corrupted: 0 })
     }
 

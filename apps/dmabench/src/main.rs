@@ -61,7 +61,13 @@ fn main(args: libos::Args) -> i32 {
             return 1;
         }
     };
-    log::info!("pattern area written in {} ms", started.elapsed().as_millis());
+    log::info!(
+        "pattern area written in {} ms; irqs 35..39: {:?}, smmu {} {}",
+        started.elapsed().as_millis(),
+        (35..39).map(libos::irq::taken).collect::<Vec<_>>(),
+        libos::irq::taken(106),
+        libos::irq::taken(109)
+    );
     let mut rows = Vec::new();
     for scenario in [Scenario::Warm, Scenario::Cold, Scenario::Sparse, Scenario::Pressure] {
         for direction in [Direction::FromDevice, Direction::ToDevice] {

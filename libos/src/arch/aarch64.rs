@@ -161,6 +161,21 @@ pub unsafe fn switch_page_table(root: usize, asid: u16) {
     }
 }
 
+/// Drops every TLB entry tagged with `asid`, on all cores.
+pub fn invalidate_asid(asid: u16) {
+    // SAFETY: TLB maintenance and barriers only affect translation caching.
+    unsafe {
+        asm!(
+            "dsb ishst",
+            "tlbi aside1is, {asid}",
+            "dsb ish",
+            "isb",
+            asid = in(reg) (asid as u64) << 48,
+            options(nostack, preserves_flags),
+        );
+    }
+}
+
 /// Makes page-table stores visible to the table walkers of all cores (and
 /// SMMUs) before the caller relies on the new entry.
 #[inline]

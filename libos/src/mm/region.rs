@@ -3,7 +3,7 @@
 use super::regions::{Backing, RegionInfo};
 use super::space::{Attrs, PageState, MAX_PINS};
 use super::{
-    copy_frame, populate, resolve, with_frames, with_space, Access, MmError, EVICTIONS, FRAME_SIZE,
+    populate, resolve, with_space, Access, MmError, EVICTIONS, FRAME_SIZE,
 };
 use core::ops::Range;
 use core::sync::atomic::AtomicU64;
@@ -168,35 +168,11 @@ impl Region {
         let range = self.absolute(offsets)?;
         let attrs = self.attrs();
         let mut evicted = 0;
-        for page in range.step_by(FRAME_SIZE) {
-            with_space(|space| -> Result<(), MmError> {
-                let PageState::Mapped {
-                    pa,
-                    in_block,
-                    pins: 0,
-                } = space.page_state(page)
-                else {
-                    return Ok(());
-                };
-                if in_block {
-                    space.split_block(page, attrs);
-                }
-                // SAFETY: the frame is mapped only here, and the address-space
-                // lock keeps every core's fault handler out while it is read.
-                let contents =
-                    unsafe { core::slice::from_raw_parts(pa as *const u64, FRAME_SIZE / 8) };
-                let slot = if contents.iter().all(|&w| w == 0) {
-                    0
-                } else {
-                    let slot = with_frames(|f| f.alloc())?;
-                    copy_frame(pa, slot);
-                    slot
-                };
-                space.mark_evicted(page, slot);
-                with_frames(|f| f.free(pa));
-                evicted += 1;
-                Ok(())
-            })?;
+        let mut start = range.start;
+        while start < range.end {
+            let end = ((start / super::BLOCK_SIZE + 1) * super::BLOCK_SIZE).min(range.end);
+            evicted += with_space(|space| space.evict_range(start..end, attrs))?;
+            start = end;
         }
         EVICTIONS.fetch_add(evicted as u64, Ordering::Relaxed);
         Ok(evicted)

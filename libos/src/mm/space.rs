@@ -5,6 +5,7 @@
 
 use super::frame::FRAME_SIZE;
 use super::regions::RegionTable;
+use super::frame::OutOfFrames;
 use super::FRAMES;
 use aarch64_paging::descriptor::{El1Attributes, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
@@ -31,12 +32,14 @@ pub enum Attrs {
 impl Attrs {
     fn bits(self) -> El1Attributes {
         use El1Attributes as A;
-        let normal = A::VALID | A::ATTRIBUTE_INDEX_1 | A::INNER_SHAREABLE | A::ACCESSED | A::UXN;
+        // Non-global: tagged with the kernel's ASID, so one TLBI by ASID (CPU
+        // or SMMU) drops them all.
+        let normal = A::VALID | A::ATTRIBUTE_INDEX_1 | A::INNER_SHAREABLE | A::ACCESSED | A::UXN | A::NON_GLOBAL;
         match self {
             Attrs::Text => normal | A::READ_ONLY,
             Attrs::ReadOnly => normal | A::READ_ONLY | A::PXN,
             Attrs::ReadWrite => normal | A::PXN,
-            Attrs::Device => A::VALID | A::ATTRIBUTE_INDEX_0 | A::ACCESSED | A::UXN | A::PXN,
+            Attrs::Device => A::VALID | A::ATTRIBUTE_INDEX_0 | A::ACCESSED | A::UXN | A::PXN | A::NON_GLOBAL,
         }
     }
 }
@@ -93,8 +96,16 @@ impl Translation<El1Attributes> for FrameTables {
     }
 
     unsafe fn deallocate_table(&mut self, table: NonNull<PageTable<El1Attributes>>) {
-        if let Some(frames) = FRAMES.lock().as_mut() {
-            frames.free(table.as_ptr() as usize);
+        let frame = table.as_ptr() as usize;
+        let mut deferred = DEFERRED_TABLES.lock();
+        if deferred.active && deferred.count < deferred.frames.len() {
+            // The table is unlinked but walkers may still cache it until the
+            // caller's TLB invalidation: free it after that.
+            let n = deferred.count;
+            deferred.frames[n] = frame;
+            deferred.count += 1;
+        } else if let Some(frames) = FRAMES.lock().as_mut() {
+            frames.free(frame);
         }
     }
 
@@ -102,6 +113,21 @@ impl Translation<El1Attributes> for FrameTables {
         NonNull::new(pa.0 as *mut _).expect("page tables never live at address 0")
     }
 }
+
+/// Page-table pages unlinked while the table was marked not live, waiting
+/// for the TLB invalidation after which no walker can still use them.
+struct DeferredTables {
+    active: bool,
+    frames: [usize; 8],
+    count: usize,
+}
+
+static DEFERRED_TABLES: crate::sync::IrqSpinLock<DeferredTables> =
+    crate::sync::IrqSpinLock::new(DeferredTables { active: false, frames: [0; 8], count: 0 });
+
+/// Ranges longer than this are unmapped with one TLB invalidation by ASID
+/// per 2 MiB instead of one per page.
+const PER_PAGE_INVALIDATION_LIMIT: usize = 16 * FRAME_SIZE;
 
 /// The page table and the regions that carve up its address space.
 pub struct AddressSpace {
@@ -173,14 +199,22 @@ impl AddressSpace {
         )
     }
 
-    /// Maps the page at `va` to the frame `pa`.
+    /// Writes a mapping where every entry in `range` is invalid. No TLB
+    /// can hold a translation for an invalid entry, so no invalidation is
+    /// needed, only a barrier; the library would broadcast a TLBI per page
+    /// (costly: QEMU stops every vCPU for each), so it is told the table is
+    /// not live while it writes.
+    fn map_into_invalid(&mut self, range: Range<usize>, pa: usize, attrs: Attrs, c: Constraints) -> Result<(), MapError> {
+        self.table.mark_inactive();
+        let result = self.table.map_range(&region(range), PhysicalAddress(pa), attrs.bits(), c);
+        self.table.mark_active();
+        crate::arch::publish_page_table_update();
+        result
+    }
+
+    /// Maps the unmapped (or evicted) page at `va` to the frame `pa`.
     pub fn map_page(&mut self, va: usize, pa: usize, attrs: Attrs) -> Result<(), MapError> {
-        self.table.map_range(
-            &region(va..va + FRAME_SIZE),
-            PhysicalAddress(pa),
-            attrs.bits(),
-            Constraints::NO_BLOCK_MAPPINGS,
-        )
+        self.map_into_invalid(va..va + FRAME_SIZE, pa, attrs, Constraints::NO_BLOCK_MAPPINGS)
     }
 
     /// The state of the page holding `va`.
@@ -232,12 +266,57 @@ impl AddressSpace {
             .expect("updating a level-3 entry of a live table");
     }
 
-    /// Unmaps the page `va` and records that its contents are in `slot`
-    /// (0 for a zero page). The TLBs (CPU and, through the hook, SMMU) forget
-    /// the old mapping before this returns; the caller frees the old frame.
-    pub fn mark_evicted(&mut self, va: usize, slot: usize) {
-        self.set_leaf(va, slot, EVICTED | El1Attributes::TABLE_OR_PAGE);
-        super::after_unmap(va..va + FRAME_SIZE);
+    /// Evicts the resident, unpinned pages of `range` (at most one 2 MiB
+    /// block) to the backing store: their entries become invalid first (one
+    /// TLB invalidation for all, CPU and SMMU), so no core or device can
+    /// still write them, then their contents are copied out and their frames
+    /// freed. Zero pages keep no copy. Returns pages evicted.
+    pub fn evict_range(&mut self, range: Range<usize>, attrs: Attrs) -> Result<usize, OutOfFrames> {
+        let mut victims = [(0usize, 0usize, 0usize); 512];
+        let mut count = 0;
+        for page in range.clone().step_by(FRAME_SIZE) {
+            if let PageState::Mapped { pa, in_block, pins: 0 } = self.page_state(page) {
+                if in_block {
+                    self.split_block(page, attrs);
+                }
+                let slot = match FRAMES.lock().as_mut().expect("frame allocator is initialized").alloc() {
+                    Ok(slot) => slot,
+                    Err(_) if count > 0 => break,
+                    Err(e) => return Err(e),
+                };
+                victims[count] = (page, pa, slot);
+                count += 1;
+            }
+        }
+        if count == 0 {
+            return Ok(0);
+        }
+        let evicted = EVICTED | El1Attributes::TABLE_OR_PAGE;
+        self.table.mark_inactive();
+        for &(page, _, slot) in &victims[..count] {
+            self.set_leaf(page, slot, evicted);
+        }
+        self.table.mark_active();
+        crate::arch::invalidate_asid(KERNEL_ASID);
+        super::after_unmap(range);
+        let mut frames = FRAMES.lock();
+        let frames = frames.as_mut().expect("frame allocator is initialized");
+        for &(page, pa, slot) in &victims[..count] {
+            // SAFETY: the page's entry is invalid and the TLBs are clean, so
+            // nothing writes the frame any more; it is ours until freed below.
+            let contents = unsafe { core::slice::from_raw_parts(pa as *const u64, FRAME_SIZE / 8) };
+            if contents.iter().all(|&w| w == 0) {
+                frames.free(slot);
+                // Rewriting an invalid entry needs no invalidation.
+                self.table.mark_inactive();
+                self.set_leaf(page, 0, evicted);
+                self.table.mark_active();
+            } else {
+                super::copy_frame(pa, slot);
+            }
+            frames.free(pa);
+        }
+        Ok(count)
     }
 
     /// Sets the pin count of the mapped 4 KiB page `va`.
@@ -249,12 +328,7 @@ impl AddressSpace {
 
     /// Maps the 2 MiB block at `va` (aligned) to the contiguous frames at `pa`.
     pub fn map_block(&mut self, va: usize, pa: usize, attrs: Attrs) -> Result<(), MapError> {
-        self.table.map_range(
-            &region(va..va + BLOCK_SIZE),
-            PhysicalAddress(pa),
-            attrs.bits(),
-            Constraints::empty(),
-        )
+        self.map_into_invalid(va..va + BLOCK_SIZE, pa, attrs, Constraints::empty())
     }
 
     /// Changes the permissions of every mapped page in `range` (pages only,
@@ -346,6 +420,34 @@ impl AddressSpace {
         pages
     }
 
+    /// Makes every entry in `range` invalid and invalidates the TLBs (CPU and,
+    /// through the hook, SMMU). `by_asid`: one invalidation of the kernel's
+    /// ASID instead of one per page (for large ranges); page-table pages the
+    /// change frees are returned only after it.
+    fn unmap(&mut self, range: Range<usize>, by_asid: bool) {
+        let invalid = El1Attributes::empty();
+        if by_asid {
+            DEFERRED_TABLES.lock().active = true;
+            self.table.mark_inactive();
+            let result = self.table.map_range(&region(range.clone()), PhysicalAddress(0), invalid, Constraints::empty());
+            self.table.mark_active();
+            crate::arch::invalidate_asid(KERNEL_ASID);
+            let mut deferred = DEFERRED_TABLES.lock();
+            let mut frames = FRAMES.lock();
+            for &frame in &deferred.frames[..deferred.count] {
+                frames.as_mut().expect("frame allocator is initialized").free(frame);
+            }
+            deferred.count = 0;
+            deferred.active = false;
+            result.expect("unmapping is always allowed");
+        } else {
+            self.table
+                .map_range(&region(range.clone()), PhysicalAddress(0), invalid, Constraints::empty())
+                .expect("unmapping pages of a live table is always allowed");
+        }
+        super::after_unmap(range);
+    }
+
     /// Unmaps every page in `range` (page-aligned) and, after the TLBs have
     /// forgotten them, returns their frames to the allocator. Returns the
     /// number of pages that were mapped.
@@ -381,15 +483,7 @@ impl AddressSpace {
                 })
                 .ok();
             if count > 0 {
-                self.table
-                    .map_range(
-                        &region(start..end),
-                        PhysicalAddress(0),
-                        El1Attributes::empty(),
-                        Constraints::empty(),
-                    )
-                    .expect("unmapping pages of a live table is always allowed");
-                super::after_unmap(start..end);
+                self.unmap(start..end, range.end - range.start > PER_PAGE_INVALIDATION_LIMIT);
                 let mut frames_lock = FRAMES.lock();
                 let allocator = frames_lock
                     .as_mut()
