@@ -139,6 +139,12 @@ impl GicV2 {
         self.gicc.write(GICC_EOIR, iar);
     }
 
+    /// The calling core's bit in target lists (GICD_ITARGETSR0 is banked:
+    /// each core reads its own CPU interface's bit).
+    pub fn cpu_mask(&self) -> u8 {
+        self.gicd.read(GICD_ITARGETSR) as u8
+    }
+
     /// Sends software interrupt `sgi` (0..16) to the cores in `cpu_mask`.
     pub fn send_sgi(&self, sgi: u32, cpu_mask: u8) {
         self.gicd

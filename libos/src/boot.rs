@@ -90,6 +90,7 @@ fn boot_core(dtb_addr: usize) -> ! {
 
     crate::irq::init(BOARD.gicd, BOARD.gicc);
     time::init_core();
+    smp::init_core(0);
     arch::irq_enable();
 
     let mut mpidrs = [0u64; MAX_CORES];
@@ -141,6 +142,7 @@ fn secondary_core(core: usize) -> ! {
     mm::init_secondary();
     crate::irq::init_core();
     time::init_core();
+    smp::init_core(core);
     arch::irq_enable();
     smp::secondary_ready(core)
 }

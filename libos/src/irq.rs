@@ -67,6 +67,19 @@ pub fn register(intid: u32, trigger: Trigger, handler: Handler) -> Result<(), Ir
     })
 }
 
+/// The calling core's bit for [`send_wakeup`].
+pub(crate) fn cpu_mask() -> u8 {
+    with_gic(|gic| gic.cpu_mask())
+}
+
+/// The software interrupt that wakes cores idling in WFI.
+pub(crate) const WAKEUP_SGI: u32 = 0;
+
+/// Wakes the cores in `cpu_mask` (GIC target-list bits) with [`WAKEUP_SGI`].
+pub(crate) fn send_wakeup(cpu_mask: u8) {
+    with_gic(|gic| gic.send_sgi(WAKEUP_SGI, cpu_mask));
+}
+
 /// Disables the shared interrupt `intid` and forgets its handler.
 pub fn unregister(intid: u32) {
     with_gic(|gic| gic.disable(intid));

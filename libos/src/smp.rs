@@ -2,8 +2,8 @@
 //! every core at once.
 //!
 //! ```text
-//!  boot core: on_each_core(f) ─ publish f, bump GENERATION, SEV ─┐
-//!  other cores (idle in WFE) ─ see new generation, run f(core) ──┼─ FINISHED += 1, SEV
+//!  boot core: on_each_core(f) ─ publish f, bump GENERATION, SGI ─┐
+//!  other cores (idle in WFI) ─ see new generation, run f(core) ──┼─ FINISHED += 1, SGI to core 0
 //!  boot core: runs f(0) too, waits until FINISHED == cores - 1 ──┘  returns
 //! ```
 
@@ -17,6 +17,8 @@ use hw::layout::MAX_CORES;
 /// Cores that have come up (the boot core counts).
 static ONLINE: AtomicUsize = AtomicUsize::new(1);
 static MPIDRS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(u64::MAX) }; MAX_CORES];
+/// Each core's GIC target-list bit, for waking it with a software interrupt.
+static GIC_MASKS: [core::sync::atomic::AtomicU8; MAX_CORES] = [const { core::sync::atomic::AtomicU8::new(0) }; MAX_CORES];
 
 /// A job for all cores, its lifetime erased (see `on_each_core`).
 #[derive(Clone, Copy)]
@@ -65,6 +67,32 @@ unsafe extern "C" {
 
 /// Starts every core in `mpidrs` other than the calling one and waits (up to
 /// a second each) for them to come online.
+/// Does nothing: the wake-up interrupt only ends a WFI.
+fn on_wakeup() {}
+
+/// Enables the wake-up interrupt on the calling core and records its bit.
+pub(crate) fn init_core(index: usize) {
+    crate::irq::enable_local(crate::irq::WAKEUP_SGI, on_wakeup);
+    GIC_MASKS[index].store(crate::irq::cpu_mask(), Ordering::Relaxed);
+}
+
+/// Waits in WFI until `done()` holds. IRQs are masked around the check so a
+/// wake-up between the check and the WFI is not lost (WFI still wakes on a
+/// pending interrupt); QEMU halts a vCPU in WFI, while WFE would spin.
+fn idle_until(mut done: impl FnMut() -> bool) {
+    let irqs_were_enabled = arch::irq_save_disable();
+    while !done() {
+        arch::wait_for_interrupt();
+        arch::irq_enable();
+        arch::irq_save_disable();
+    }
+    arch::irq_restore(irqs_were_enabled);
+}
+
+fn wake(core: usize) {
+    crate::irq::send_wakeup(GIC_MASKS[core].load(Ordering::Relaxed));
+}
+
 pub(crate) fn start_secondaries(mpidrs: &[u64], conduit: PsciConduit) {
     let me = arch::mpidr();
     MPIDRS[0].store(me, Ordering::Relaxed);
@@ -98,19 +126,15 @@ pub(crate) fn secondary_ready(index: usize) -> ! {
     ONLINE.fetch_add(1, Ordering::AcqRel);
     let mut seen = GENERATION.load(Ordering::Acquire);
     loop {
-        let generation = GENERATION.load(Ordering::Acquire);
-        if generation == seen {
-            arch::wait_for_event();
-            continue;
-        }
-        seen = generation;
+        idle_until(|| GENERATION.load(Ordering::Acquire) != seen);
+        seen = GENERATION.load(Ordering::Acquire);
         let job = *JOB.lock();
         if let Some(Job(f)) = job {
             // SAFETY: `on_each_core` keeps the closure alive until FINISHED
             // counts this core, which happens only after the call returns.
             unsafe { (*f)(index) };
             FINISHED.fetch_add(1, Ordering::AcqRel);
-            arch::send_event();
+            wake(0);
         }
     }
 }
@@ -129,10 +153,10 @@ pub fn on_each_core<F: Fn(usize) + Sync>(f: F) {
     FINISHED.store(0, Ordering::Release);
     *JOB.lock() = Some(Job(job));
     GENERATION.fetch_add(1, Ordering::AcqRel);
-    arch::send_event();
-    f(0);
-    while FINISHED.load(Ordering::Acquire) < others {
-        arch::wait_for_event();
+    for core in 1..=others {
+        wake(core);
     }
+    f(0);
+    idle_until(|| FINISHED.load(Ordering::Acquire) >= others);
     *JOB.lock() = None;
 }

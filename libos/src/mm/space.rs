@@ -323,7 +323,11 @@ impl AddressSpace {
     pub fn set_pins(&mut self, va: usize, pa: usize, attrs: Attrs, pins: u8) {
         let flags = attrs.bits() | El1Attributes::TABLE_OR_PAGE;
         let flags = El1Attributes::from_bits_retain(flags.bits() | (pins as usize) << PIN_SHIFT);
+        // Only software bits change, which no table walker reads, so a TLB
+        // entry with the old ones is still right: no invalidation needed.
+        self.table.mark_inactive();
         self.set_leaf(va, pa, flags);
+        self.table.mark_active();
     }
 
     /// Maps the 2 MiB block at `va` (aligned) to the contiguous frames at `pa`.
