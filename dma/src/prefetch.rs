@@ -1,5 +1,51 @@
 //! Adaptive prefetch for the `FaultAwarePrefetch` policy (the paper's
-//! proposed future work).
+//! proposed future work): cold transfers are prepared segment by segment
+//! ahead of the device, and faults widen a prefetch window.
+//!
+//! # Cold transfers on an aborting SMMU: prepare, do not fault
+//!
+//! ```text
+//!  first poll of the transfer (the probe, O(pages of one segment)):
+//!     every page of segment 0 resident?  yes: warm, run as FaultAware + the
+//!                                             fault window below (no cost)
+//!                                        no:  cold
+//!  cold, poll, for each new segment i the window has room for:
+//!     make resident the pages of i (unless already prepared), start i
+//!  cold, the window is full (or the engine busy):
+//!     make resident the pages of the next segment (one ahead), start later
+//!  warm, a fault (a page that was not resident after all):  now cold
+//!
+//!  time ─►   prepare 0 │ prepare 1 │ prepare 2 │ ...   (CPU, in poll)
+//!                      │ DMA 0     │ DMA 1     │ DMA 2 (device)
+//!            └─setup──┘  setup_ns = segment 0's pages only, whatever the size
+//! ```
+//!
+//! "Make resident" is [`Memory::make_resident`](crate::Memory::make_resident),
+//! exactly what a fault on the page would call, preceded by the cheap
+//! `is_resident`; the pages are counted in
+//! [`Stats::pages_prepared`](crate::Stats::pages_prepared). Work per poll is
+//! bounded by the engine's free window slots plus one segment, so
+//! completions keep flowing and the device is never left waiting for a
+//! buffer-sized setup. An error fails the transfer with the memory
+//! manager's reason, as the device's fault on that page would. Nothing
+//! depends on the preparation for correctness: a prepared page evicted
+//! before the device reaches it faults and goes through the fault path (and
+//! the window below) like any other.
+//!
+//! Why: behind an aborting SMMU a fault does not delay the device, it spoils
+//! the data. Every fault costs a retransmission of the spoiled span, a trip
+//! through the event queue (one record per small access: about a thousand
+//! per 4 KiB page on QEMU) and the fault service; and since the device runs
+//! its queued segments before the kernel sees the first event, on a cold
+//! buffer most of what was in flight is spoiled before any fault is
+//! resolved. Resolving a page ahead costs the same `make_resident` and none
+//! of that, and it overlaps with the DMA of the previous segments, so a cold
+//! transfer does the same page work as `Pin` without the pinning and without
+//! the up-front pass over the buffer. A stalling SMMU loses no
+//! data on a fault (the access waits for the resume), so there the policy
+//! still relies on faults plus the window below, and the probe is skipped.
+//!
+//! # The prefetch window on faults
 //!
 //! The rule, per transfer, with `k` in pages:
 //!

@@ -24,6 +24,9 @@ pub struct Stats {
     pub fault_events: u64,
     /// Pages made resident ahead of need by the prefetcher.
     pub pages_prefetched: u64,
+    /// Pages a cold `FaultAwarePrefetch` transfer made resident right before
+    /// the segment holding them started (see [`crate::prefetch`]).
+    pub pages_prepared: u64,
     /// Pages made resident by the `Pin`/`Prefault` setup.
     pub pages_setup: u64,
     /// Retransmissions started.
@@ -34,7 +37,9 @@ pub struct Stats {
     pub resumes: u64,
     /// In-flight segments treated as faulted because fault events were lost.
     pub lost_event_segments: u64,
-    /// Time spent in `Pin`/`Prefault` setup before the first segment starts.
+    /// Time spent before the first segment starts: `Pin`/`Prefault` setup,
+    /// or the preparation of a cold `FaultAwarePrefetch` transfer's first
+    /// segment (waiting for a busy engine not included).
     pub setup_ns: u64,
     /// Time from the start of setup to the end of the transfer.
     pub total_ns: u64,
@@ -51,6 +56,7 @@ impl Stats {
         self.faults += other.faults;
         self.fault_events += other.fault_events;
         self.pages_prefetched += other.pages_prefetched;
+        self.pages_prepared += other.pages_prepared;
         self.pages_setup += other.pages_setup;
         self.retransmissions += other.retransmissions;
         self.retransmitted_bytes += other.retransmitted_bytes;
@@ -66,7 +72,7 @@ impl fmt::Display for Stats {
         write!(
             f,
             "transfers {} (failed {}), requested {} B, moved {} B, segments {}, \
-             faults {} ({} events), prefetched {} pages, setup {} pages, \
+             faults {} ({} events), prefetched {} pages, prepared {} pages, setup {} pages, \
              retransmitted {} B in {}, resumes {}, lost-event segments {}, \
              setup {} ns, total {} ns",
             self.transfers,
@@ -77,6 +83,7 @@ impl fmt::Display for Stats {
             self.faults,
             self.fault_events,
             self.pages_prefetched,
+            self.pages_prepared,
             self.pages_setup,
             self.retransmitted_bytes,
             self.retransmissions,

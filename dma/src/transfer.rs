@@ -27,7 +27,10 @@ pub enum Policy {
     /// then resume or retransmit.
     FaultAware,
     /// Like `FaultAware`, and on a fault also make the next pages of the
-    /// transfer resident, with an adaptive window (see [`crate::prefetch`]).
+    /// transfer resident, with an adaptive window; on an aborting engine, a
+    /// cold buffer (first segment not all resident) has each segment's pages
+    /// made resident just before it starts, pipelined with the DMA of the
+    /// previous ones (see [`crate::prefetch`]).
     FaultAwarePrefetch,
 }
 

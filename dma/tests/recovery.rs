@@ -24,6 +24,13 @@ fn lost_fault_events_still_end_byte_exact() {
                 rig.mem.make_warm(BASE + 64 * KIB..BASE + 96 * KIB);
                 // Every event of the first window of segments is lost.
                 rig.lose_events_for = 2;
+                // Evict the buffer once after the first poll, so that pages a
+                // cold `FaultAwarePrefetch` transfer prepared fault too.
+                rig.after_step = Some(Box::new(|mem: &mut SimMemory, step: usize| {
+                    if step == 1 {
+                        mem.evict(BASE..BASE + MIB);
+                    }
+                }));
                 let id = rig.submit(e, dir, va.clone(), 0x10, policy);
                 rig.run();
                 let s = rig.report(id).stats;

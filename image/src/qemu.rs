@@ -71,7 +71,7 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
                 "-smp",
                 &smp.to_string(),
                 "-m",
-                "1G",
+                "2G",
             ]);
         }
         Board::Zcu102 => {
@@ -152,7 +152,7 @@ mod tests {
         assert_eq!(
             argv(&cmd),
             "qemu-system-aarch64 -M virt,gic-version=2,iommu=smmuv3 -cpu cortex-a53 -smp 4 \
-             -m 1G -display none -serial stdio -monitor none -semihosting -no-reboot \
+             -m 2G -display none -serial stdio -monitor none -semihosting -no-reboot \
              -kernel /img/hello.elf -device edu -drive if=none,id=nvm,format=raw,file=/img/hello.disk \
              -device nvme,drive=nvm,serial=faultline"
         );

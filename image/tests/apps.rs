@@ -87,7 +87,7 @@ fn hello_on_qemu_virt_reports_the_machine_and_boots_fast() {
     expect_line(&outcome, "board: qemu-virt");
     expect_line(&outcome, "entered at EL1, running at EL1");
     expect_line(&outcome, "cores: 4");
-    expect_text(&outcome, "\nmemory: 1024 MiB RAM, ");
+    expect_text(&outcome, "\nmemory: 2048 MiB RAM, ");
     expect_text(&outcome, "boot time: ");
     // Reported, not asserted: wall time depends on the machine's load.
     eprintln!(

@@ -38,6 +38,12 @@ pub(super) struct Active {
     pub(super) error: Option<TransferError>,
     pub(super) pinned: Option<Range<usize>>,
     pub(super) prefetch: Prefetcher,
+    /// `FaultAwarePrefetch` on an aborting engine found non-resident pages
+    /// (in its first segment, or by a fault later): each new segment has its
+    /// pages made resident right before it starts (see [`crate::prefetch`]).
+    pub(super) cold: bool,
+    /// Segments `0..prepared` have had their pages made resident (cold only).
+    pub(super) prepared: usize,
     pub(super) stats: Stats,
     pub(super) began_at: u64,
 }
@@ -71,6 +77,8 @@ impl Active {
             error: None,
             pinned: None,
             prefetch: Prefetcher::new(&config.prefetch),
+            cold: false,
+            prepared: 0,
             stats,
             began_at: 0,
         }
@@ -103,7 +111,17 @@ impl Active {
                 }
             }
             crate::Policy::Prefault => ensure_resident(mem, &va, self.access()),
-            crate::Policy::FaultAware | crate::Policy::FaultAwarePrefetch => Ok(0),
+            crate::Policy::FaultAware => Ok(0),
+            crate::Policy::FaultAwarePrefetch => {
+                // The probe: residency of the first segment's pages only, so
+                // O(one segment) whatever the buffer size. A stalling engine
+                // loses nothing to a fault and is left to the fault path.
+                self.cold = !self.stalls
+                    && self.segs.first().is_some_and(|s| {
+                        pages::pages(&s.range, self.page).any(|va| !mem.is_resident(va))
+                    });
+                Ok(0)
+            }
         };
         match setup {
             Ok(pages) => self.stats.pages_setup += pages,
@@ -176,6 +194,45 @@ impl Active {
             direction: self.transfer.direction,
             device_addr: self.transfer.device_addr + offset,
             va: span,
+        }
+    }
+
+    /// Whether segment `i` is a new segment of a cold transfer whose pages
+    /// have not been prepared yet.
+    pub(super) fn needs_preparing(&self, i: usize) -> bool {
+        self.cold && self.error.is_none() && i >= self.prepared && i < self.segs.len()
+    }
+
+    /// Makes the pages of new segment `i` (= `self.prepared`) resident, the
+    /// same resolution a fault would get, and counts them; before the first
+    /// start the time goes to `setup_ns`. An error fails the transfer, as
+    /// the device's fault on that page would (false).
+    pub(super) fn prepare(&mut self, mem: &mut dyn Memory, i: usize) -> bool {
+        let before = mem.now();
+        let range = self.segs[i].range.clone();
+        let made = ensure_resident(mem, &range, self.access());
+        if self.stats.segments == 0 {
+            self.stats.setup_ns += mem.now().saturating_sub(before);
+        }
+        match made {
+            Ok(n) => {
+                self.stats.pages_prepared += n;
+                self.prepared = i + 1;
+                true
+            }
+            Err(e) => {
+                self.fail(e);
+                false
+            }
+        }
+    }
+
+    /// The engine is full: prepare the next new segment now (one ahead of
+    /// the window) so that it can start the moment a slot frees, while the
+    /// device still works on the segments in flight.
+    pub(super) fn prepare_ahead(&mut self, mem: &mut dyn Memory) {
+        if self.needs_preparing(self.next) {
+            self.prepare(mem, self.next);
         }
     }
 

@@ -70,6 +70,11 @@ impl Scheduler {
             if stalls {
                 a.resume_due = true;
             }
+            // A warm-probed transfer met a non-resident page after all:
+            // prepare its remaining segments from now on.
+            if t.transfer.policy == Policy::FaultAwarePrefetch && !stalls {
+                t.cold = true;
+            }
             match resolved {
                 Err(error) if t.error.is_none() => {
                     t.fail(TransferError::Unresolvable { va: page, error })

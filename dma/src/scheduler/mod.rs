@@ -6,8 +6,11 @@
 //!  ──────                                 ─────────                          ───────────────
 //!  submit(engine, Transfer) ────────────► queued, FIFO per engine
 //!  poll(engines, mem) ──────────────────► set up (Pin, Prefault) ──────────► pin, make_resident
+//!                                         probe (FaultAwarePrefetch) ──────► is_resident, segment 0
 //!                                         resume stalled segments ─────────► Engine::resume
 //!                                         start segments up to the window ─► Engine::start
+//!                                          (cold: prepare each first) ─────► make_resident
+//!                                         window full: prepare one ahead ──► make_resident
 //!                                         report finished transfers ───────► unpin
 //!  SMMU event queue, drained:
 //!    on_fault(mem, stream, iova, rw) ───► match in-flight segment, dedup,
@@ -42,6 +45,15 @@
 //! `mm::resolve`). A fault matching no in-flight segment on its stream
 //! is [`FaultAction::Stray`] (log it); nothing here panics.
 //!
+//! # Cold `FaultAwarePrefetch` transfers are prepared, not faulted
+//!
+//! On an aborting engine a `FaultAwarePrefetch` transfer whose first segment
+//! is not all resident (or that faults later) makes each new segment's pages
+//! resident right before starting it, and one segment ahead once the window
+//! is full, so the device runs on resident pages while the next segment is
+//! prepared; see [`crate::prefetch`] for the rule and why it suits an
+//! aborting SMMU. Warm transfers pay only the probe of their first segment.
+//!
 //! # One segment, from queue to done
 //!
 //! ```text
@@ -58,6 +70,9 @@
 //!                      └── engine aborts ────────────────────────────────────┘
 //!
 //!   any state ── page unresolvable | retries > bound | device error ──► Failed
+//!
+//!   (cold FaultAwarePrefetch: Queued ──pages made resident──► start, and an
+//!    error there is "page unresolvable")
 //! ```
 //!
 //! A transfer is `Queued` until its first `poll` (setup happens there),

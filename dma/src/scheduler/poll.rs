@@ -99,9 +99,15 @@ impl Scheduler {
                 let Some(i) = t.next_to_start() else { break };
                 match start(t, i, slot, engine, mem) {
                     Start::Started => {}
-                    Start::Busy => return,
+                    Start::Busy => {
+                        t.prepare_ahead(mem);
+                        return;
+                    }
                     Start::Failed => break,
                 }
+            }
+            if slot.in_flight >= slot.window {
+                t.prepare_ahead(mem);
             }
         }
     }
@@ -144,8 +150,10 @@ impl Scheduler {
 }
 
 /// Offers segment `i` of `t` to the engine. A retransmission first makes its
-/// pages resident again (they may have been evicted since the fault); a
-/// streaming `FaultAwarePrefetch` transfer first slides its prefetch window.
+/// pages resident again (they may have been evicted since the fault); a new
+/// segment of a cold `FaultAwarePrefetch` transfer first has its pages
+/// prepared (unless `prepare_ahead` did it already); a streaming one slides
+/// its prefetch window.
 fn start(
     t: &mut Active,
     i: usize,
@@ -161,6 +169,8 @@ fn start(
             t.fail(e);
             return Start::Failed;
         }
+    } else if t.needs_preparing(i) && !t.prepare(mem, i) {
+        return Start::Failed;
     }
     if t.transfer.policy == Policy::FaultAwarePrefetch {
         let window = t.prefetch.run_ahead((span.end - 1) / t.page);

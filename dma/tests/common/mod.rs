@@ -8,6 +8,7 @@
 //! clock only moves when something costs time.
 #![allow(dead_code)]
 
+use std::cell::Cell;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Range;
 
@@ -39,6 +40,11 @@ pub struct SimMemory {
     regions: Vec<(Range<usize>, bool)>,
     /// `make_resident` says Ok but the page never becomes resident.
     pub forgetful: bool,
+    /// Pages whose next `make_resident` says Ok but leaves them out (as if
+    /// evicted right after); the call after that works.
+    pub forget_once: BTreeSet<usize>,
+    /// `is_resident` calls so far.
+    pub residency_checks: Cell<u64>,
     /// Frames left for new pages (`None`: unlimited).
     pub frames_left: Option<usize>,
     pub clock: u64,
@@ -148,6 +154,7 @@ impl Memory for SimMemory {
     }
 
     fn is_resident(&self, va: usize) -> bool {
+        self.residency_checks.set(self.residency_checks.get() + 1);
         self.resident.contains(&page_of(va))
     }
 
@@ -168,7 +175,7 @@ impl Memory for SimMemory {
             *left -= 1;
         }
         self.clock += RESOLVE_NS;
-        if !self.forgetful {
+        if !self.forgetful && !self.forget_once.remove(&page) {
             self.resident.insert(page);
         }
         Ok(())

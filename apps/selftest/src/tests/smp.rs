@@ -152,7 +152,10 @@ pub fn timer_interrupts() -> Outcome {
         if start.elapsed() < Duration::from_millis(10) {
             short.fetch_add(1, Ordering::Relaxed);
         }
-        if libos::time::timer_interrupts(core) < irqs + 5 {
+        // A sleep can also end on the clock check right after another
+        // interrupt, just before its own timer interrupt arrives, so not
+        // every sleep is counted; but the timer must have fired on this core.
+        if libos::time::timer_interrupts(core) == irqs {
             missing.fetch_add(1, Ordering::Relaxed);
         }
     });
