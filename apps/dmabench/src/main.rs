@@ -4,7 +4,8 @@
 //! ratios against `pin`, then the same rows as CSV between `---- csv ----`
 //! markers (bench/dmabench.sh turns them into a file and a plot).
 //!
-//! Arguments: `quick` (4 KiB..1 MiB only), or a list of sizes in KiB.
+//! Arguments: `quick` (4 KiB..1 MiB), `full` (4 KiB..64 MiB), or sizes in
+//! KiB; by default 4 KiB..16 MiB.
 #![no_std]
 #![no_main]
 
@@ -27,6 +28,9 @@ fn sizes(args: &libos::Args) -> Result<Vec<usize>, &'static str> {
     if args.contains("quick") {
         return Ok([4, 64, 1024].iter().map(|k| k << 10).collect());
     }
+    if args.contains("full") {
+        return Ok([4, 64, 1024, 16 << 10, 64 << 10].iter().map(|k| k << 10).collect());
+    }
     let explicit: Vec<usize> = args.iter().filter_map(|a| a.parse::<usize>().ok()).map(|k| k << 10).collect();
     if !explicit.is_empty() {
         if explicit.iter().any(|&s| s == 0 || s % 4096 != 0 || s > 64 << 20) {
@@ -34,14 +38,14 @@ fn sizes(args: &libos::Args) -> Result<Vec<usize>, &'static str> {
         }
         return Ok(explicit);
     }
-    Ok([4, 64, 1024, 16 << 10, 64 << 10].iter().map(|k| k << 10).collect())
+    Ok([4, 64, 1024, 16 << 10].iter().map(|k| k << 10).collect())
 }
 
 fn main(args: libos::Args) -> i32 {
     let sizes = match sizes(&args) {
         Ok(s) => s,
         Err(e) => {
-            println!("usage: dmabench [quick | SIZE_KIB...]: {e}");
+            println!("usage: dmabench [quick | full | SIZE_KIB...]: {e}");
             return 2;
         }
     };
