@@ -125,18 +125,21 @@ pub fn targets(rows: &[Row], first_byte: &[(Policy, Result<Duration, String>)]) 
                 verdict(retx < 5.0)
             );
         }
-        if let (Some(pin), Some(fa)) = (cell(Scenario::Sparse, Policy::Pin), cell(Scenario::Sparse, Policy::FaultAware)) {
-            let r = fa.throughput() / pin.throughput();
-            let used = largest / FRAME_SIZE;
-            let resident = fa.peak_resident_pages as f64 / used as f64;
-            println!(
-                "  sparse {}: fault-aware {:.2}x pin incl. setup (>= 1.5): {}; peak resident {:.2}x used (<= 1.1): {}",
-                dir(direction),
-                r,
-                verdict(r >= 1.5),
-                resident,
-                verdict(resident <= 1.1)
-            );
+        for policy in [Policy::FaultAware, Policy::FaultAwarePrefetch] {
+            if let (Some(pin), Some(fa)) = (cell(Scenario::Sparse, Policy::Pin), cell(Scenario::Sparse, policy)) {
+                let r = fa.throughput() / pin.throughput();
+                let used = largest / FRAME_SIZE;
+                let resident = fa.peak_resident_pages as f64 / used as f64;
+                println!(
+                    "  sparse {}: {} {:.2}x pin incl. setup (>= 1.5): {}; peak resident {:.2}x used (<= 1.1): {}",
+                    dir(direction),
+                    policy.name(),
+                    r,
+                    verdict(r >= 1.5),
+                    resident,
+                    verdict(resident <= 1.1)
+                );
+            }
         }
     }
     let get = |p| first_byte.iter().find(|(q, _)| *q == p).and_then(|(_, r)| r.as_ref().ok()).copied();
