@@ -8,6 +8,9 @@ use core::ops::Range;
 use crate::pages::PageSet;
 use crate::scheduler::SegmentState;
 
+/// How many times looser the bound on lost-event retransmissions is.
+const LOST_EVENT_RETRY_FACTOR: u32 = 8;
+
 /// One attempt of a segment on its engine.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Attempt {
@@ -60,6 +63,8 @@ pub(crate) struct Seg {
     /// Retries taken (retransmissions, plus resumes on an already-faulted
     /// page).
     pub(crate) retries: u32,
+    /// Retransmissions caused only by lost fault events.
+    pub(crate) lost_event_retries: u32,
     /// Pages this segment faulted on in earlier rounds (stalling engines: a
     /// fault on one of them again is a retry, not progress).
     pub(crate) history: PageSet,
@@ -72,6 +77,7 @@ impl Seg {
         Seg {
             range,
             retries: 0,
+            lost_event_retries: 0,
             history: PageSet::default(),
             phase: Phase::Queued,
             starts: 0,
@@ -129,11 +135,24 @@ impl Seg {
         let Some(spoiled) = spoiled else {
             return Finish::Done;
         };
-        if self.retries >= max_retries {
-            self.phase = Phase::Dropped;
-            return Finish::Exhausted(self.retries);
+        // A retransmission forced only by lost events (no fault of this
+        // attempt was seen) has its own, looser bound: its pages were all
+        // made resident before it started, so it is spoiled again only while
+        // other segments still overflow the event queue, which their own
+        // (strict) bound ends.
+        if a.suspect && a.faulted.is_empty() {
+            if self.lost_event_retries >= max_retries * LOST_EVENT_RETRY_FACTOR {
+                self.phase = Phase::Dropped;
+                return Finish::Exhausted(self.retries + self.lost_event_retries);
+            }
+            self.lost_event_retries += 1;
+        } else {
+            if self.retries >= max_retries {
+                self.phase = Phase::Dropped;
+                return Finish::Exhausted(self.retries);
+            }
+            self.retries += 1;
         }
-        self.retries += 1;
         a.faulted.drain_into(&mut self.history);
         self.phase = Phase::Retransmit(spoiled.clone());
         Finish::Retransmit(spoiled)
@@ -218,9 +237,30 @@ mod tests {
 
     #[test]
     fn suspect_attempts_retransmit_everything_and_retries_are_bounded() {
+        // Lost events alone: a looser bound (max_retries * LOST_EVENT_RETRY_FACTOR).
+        let bound = 2 * LOST_EVENT_RETRY_FACTOR;
+        let mut s = Seg::new(0x1000..0x3000);
+        for round in 0..=bound {
+            s.started(0x1000..0x3000);
+            if let Phase::InFlight(a) = &mut s.phase {
+                a.suspect = true;
+            }
+            let f = s.finish(2, PAGE);
+            if round < bound {
+                assert_eq!(f, Finish::Retransmit(0x1000..0x3000));
+            } else {
+                assert_eq!(f, Finish::Exhausted(bound));
+            }
+        }
+        assert_eq!(s.phase, Phase::Dropped);
+    }
+
+    #[test]
+    fn faulted_suspect_attempts_count_against_the_strict_bound() {
         let mut s = Seg::new(0x1000..0x3000);
         for round in 0..3 {
             s.started(0x1000..0x3000);
+            faulted(&mut s, 0x1000);
             if let Phase::InFlight(a) = &mut s.phase {
                 a.suspect = true;
             }
@@ -231,7 +271,6 @@ mod tests {
                 assert_eq!(f, Finish::Exhausted(2));
             }
         }
-        assert_eq!(s.phase, Phase::Dropped);
     }
 
     #[test]

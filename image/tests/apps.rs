@@ -176,7 +176,10 @@ fn selftest_passes_on_qemu_virt() {
 #[test]
 fn selftest_passes_on_zcu102() {
     let outcome = selftest_passes_on(Board::Zcu102, "selftest-zcu102");
-    expect_line(&outcome, "selftest: no SMMU on this board; DMA tests are not run");
+    expect_line(
+        &outcome,
+        "selftest: no SMMU on this board; DMA tests are not run",
+    );
 }
 
 fn crash(mode: &'static str, name: &str) -> RunOutcome {

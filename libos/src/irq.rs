@@ -11,11 +11,14 @@ const MAX_INTID: usize = 1020;
 pub type Handler = fn();
 
 static GIC: IrqSpinLock<Option<GicV2>> = IrqSpinLock::new(None);
-static TAKEN: [core::sync::atomic::AtomicU64; MAX_INTID] = [const { core::sync::atomic::AtomicU64::new(0) }; MAX_INTID];
+static TAKEN: [core::sync::atomic::AtomicU64; MAX_INTID] =
+    [const { core::sync::atomic::AtomicU64::new(0) }; MAX_INTID];
 
 /// How many times interrupt `intid` has been taken since boot.
 pub fn taken(intid: u32) -> u64 {
-    TAKEN.get(intid as usize).map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed))
+    TAKEN
+        .get(intid as usize)
+        .map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed))
 }
 static HANDLERS: IrqSpinLock<[Option<Handler>; MAX_INTID]> = IrqSpinLock::new([None; MAX_INTID]);
 

@@ -18,7 +18,8 @@ use hw::layout::MAX_CORES;
 static ONLINE: AtomicUsize = AtomicUsize::new(1);
 static MPIDRS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(u64::MAX) }; MAX_CORES];
 /// Each core's GIC target-list bit, for waking it with a software interrupt.
-static GIC_MASKS: [core::sync::atomic::AtomicU8; MAX_CORES] = [const { core::sync::atomic::AtomicU8::new(0) }; MAX_CORES];
+static GIC_MASKS: [core::sync::atomic::AtomicU8; MAX_CORES] =
+    [const { core::sync::atomic::AtomicU8::new(0) }; MAX_CORES];
 
 /// A job for all cores, its lifetime erased (see `on_each_core`).
 #[derive(Clone, Copy)]

@@ -120,10 +120,18 @@ impl Bench {
             *b = disk_pattern(i);
         }
         log::info!("pattern filled");
-        let t = Transfer { direction: Direction::ToDevice, va: buf.range(), device_addr: READ_AREA, policy: Policy::Prefault };
+        let t = Transfer {
+            direction: Direction::ToDevice,
+            va: buf.range(),
+            device_addr: READ_AREA,
+            policy: Policy::Prefault,
+        };
         let r = dma::run(engine, t).map_err(err("writing the pattern area"))?;
         log::info!("pattern written: {:?}", r.stats);
-        Ok(Bench { engine, corrupted: 0 })
+        Ok(Bench {
+            engine,
+            corrupted: 0,
+        })
     }
 
     /// Bytes that differed from what they should have been, over the run.
@@ -138,7 +146,11 @@ impl Bench {
     /// Runs one cell.
     pub fn run(&mut self, spec: &Spec) -> Result<Row, String> {
         let reps = Self::reps(spec.size);
-        let registered = if spec.scenario == Scenario::Sparse { 10 * spec.size } else { spec.size };
+        let registered = if spec.scenario == Scenario::Sparse {
+            10 * spec.size
+        } else {
+            spec.size
+        };
         let mut reused = None;
         // A reused buffer is registered once, as an RDMA buffer would be: a
         // pinned one then never faults (pressure cannot evict it).
@@ -192,7 +204,11 @@ impl Bench {
             let setup = start.elapsed();
             // A buffer registered (pinned) once needs no per-transfer pinning:
             // it cannot fault, so the transfer runs with nothing to set up.
-            let policy = if spec.policy == Policy::Pin && register_once { Policy::FaultAware } else { spec.policy };
+            let policy = if spec.policy == Policy::Pin && register_once {
+                Policy::FaultAware
+            } else {
+                spec.policy
+            };
             let transfer = Transfer {
                 direction: spec.direction,
                 va: region.start()..region.start() + spec.size,
@@ -221,7 +237,8 @@ impl Bench {
         row.kernel = (counters.busy - counters_before.busy) / reps as u32;
         let faults = counters.faults_serviced - counters_before.faults_serviced;
         if faults > 0 {
-            row.fault_cost = Some((counters.fault_service - counters_before.fault_service) / faults as u32);
+            row.fault_cost =
+                Some((counters.fault_service - counters_before.fault_service) / faults as u32);
         }
         row.latencies.sort();
         Ok(row)
@@ -240,7 +257,12 @@ impl Bench {
             Direction::FromDevice => count_bad(&region.as_slice()[..spec.size], expected_at),
             Direction::ToDevice => {
                 let mut back = Region::eager(spec.size).map_err(err("check buffer"))?;
-                let t = Transfer { direction: Direction::FromDevice, va: back.range(), device_addr: disk, policy: Policy::Prefault };
+                let t = Transfer {
+                    direction: Direction::FromDevice,
+                    va: back.range(),
+                    device_addr: disk,
+                    policy: Policy::Prefault,
+                };
                 dma::run(self.engine, t).map_err(err("read back"))?;
                 let bad = count_bad(&back.as_mut_slice()[..spec.size], expected_at);
                 drop(back);
@@ -312,5 +334,9 @@ fn fill_used_part(region: &mut Region, spec: &Spec) {
 }
 
 fn count_bad(bytes: &[u8], expected: impl Fn(usize) -> u8) -> u64 {
-    bytes.iter().enumerate().filter(|&(i, &b)| b != expected(i)).count() as u64
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b != expected(i))
+        .count() as u64
 }

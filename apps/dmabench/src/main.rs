@@ -22,18 +22,33 @@ use libos::println;
 libos::main!(main);
 
 /// The policies, `pin` first: ratios are against it.
-pub const POLICIES: [Policy; 4] = [Policy::Pin, Policy::Prefault, Policy::FaultAware, Policy::FaultAwarePrefetch];
+pub const POLICIES: [Policy; 4] = [
+    Policy::Pin,
+    Policy::Prefault,
+    Policy::FaultAware,
+    Policy::FaultAwarePrefetch,
+];
 
 fn sizes(args: &libos::Args) -> Result<Vec<usize>, &'static str> {
     if args.contains("quick") {
         return Ok([4, 64, 1024].iter().map(|k| k << 10).collect());
     }
     if args.contains("full") {
-        return Ok([4, 64, 1024, 16 << 10, 64 << 10].iter().map(|k| k << 10).collect());
+        return Ok([4, 64, 1024, 16 << 10, 64 << 10]
+            .iter()
+            .map(|k| k << 10)
+            .collect());
     }
-    let explicit: Vec<usize> = args.iter().filter_map(|a| a.parse::<usize>().ok()).map(|k| k << 10).collect();
+    let explicit: Vec<usize> = args
+        .iter()
+        .filter_map(|a| a.parse::<usize>().ok())
+        .map(|k| k << 10)
+        .collect();
     if !explicit.is_empty() {
-        if explicit.iter().any(|&s| s == 0 || s % 4096 != 0 || s > 64 << 20) {
+        if explicit
+            .iter()
+            .any(|&s| s == 0 || s % 4096 != 0 || s > 64 << 20)
+        {
             return Err("sizes are KiB, multiples of 4, at most 65536");
         }
         return Ok(explicit);
@@ -56,7 +71,12 @@ fn main(args: libos::Args) -> i32 {
             return 1;
         }
     };
-    println!("dmabench: NVMe {} MiB, {}-byte blocks, {} KiB per command", info.capacity >> 20, info.block_size, info.max_transfer >> 10);
+    println!(
+        "dmabench: NVMe {} MiB, {}-byte blocks, {} KiB per command",
+        info.capacity >> 20,
+        info.block_size,
+        info.max_transfer >> 10
+    );
     let started = libos::time::now();
     let mut bench = match cell::Bench::new(engine, info) {
         Ok(b) => b,
@@ -73,11 +93,21 @@ fn main(args: libos::Args) -> i32 {
         libos::irq::taken(109)
     );
     let mut rows = Vec::new();
-    for scenario in [Scenario::Warm, Scenario::Cold, Scenario::Sparse, Scenario::Pressure] {
+    for scenario in [
+        Scenario::Warm,
+        Scenario::Cold,
+        Scenario::Sparse,
+        Scenario::Pressure,
+    ] {
         for direction in [Direction::FromDevice, Direction::ToDevice] {
             for &size in &sizes {
                 for policy in POLICIES {
-                    let spec = Spec { scenario, direction, size, policy };
+                    let spec = Spec {
+                        scenario,
+                        direction,
+                        size,
+                        policy,
+                    };
                     let started = libos::time::now();
                     match bench.run(&spec) {
                         Ok(row) => {
@@ -107,5 +137,9 @@ fn main(args: libos::Args) -> i32 {
     report::targets(&rows, &first_byte);
     report::csv(&rows);
     println!("corrupted bytes: {}", bench.corrupted_bytes());
-    if bench.corrupted_bytes() == 0 { 0 } else { 1 }
+    if bench.corrupted_bytes() == 0 {
+        0
+    } else {
+        1
+    }
 }

@@ -16,7 +16,11 @@ fn dir(d: Direction) -> &'static str {
 }
 
 fn size(bytes: usize) -> String {
-    if bytes >= 1 << 20 { alloc::format!("{}M", bytes >> 20) } else { alloc::format!("{}K", bytes >> 10) }
+    if bytes >= 1 << 20 {
+        alloc::format!("{}M", bytes >> 20)
+    } else {
+        alloc::format!("{}K", bytes >> 10)
+    }
 }
 
 fn pin_of<'a>(rows: &'a [Row], row: &Row) -> Option<&'a Row> {
@@ -37,10 +41,24 @@ pub fn table(rows: &[Row]) {
     println!();
     println!(
         "{:<8} {:<5} {:>4} {:<20} {:>9} {:>6} {:>8} {:>8} {:>9} {:>7} {:>9} {:>8} {:>8}",
-        "scenario", "dir", "size", "policy", "MB/s", "x pin", "p50 ms", "p99 ms", "setup us", "faults", "retx KiB", "kern ms", "peak KiB"
+        "scenario",
+        "dir",
+        "size",
+        "policy",
+        "MB/s",
+        "x pin",
+        "p50 ms",
+        "p99 ms",
+        "setup us",
+        "faults",
+        "retx KiB",
+        "kern ms",
+        "peak KiB"
     );
     for row in rows {
-        let ratio = pin_of(rows, row).map(|p| row.throughput() / p.throughput()).unwrap_or(f64::NAN);
+        let ratio = pin_of(rows, row)
+            .map(|p| row.throughput() / p.throughput())
+            .unwrap_or(f64::NAN);
         println!(
             "{:<8} {:<5} {:>4} {:<20} {:>9.1} {:>6.2} {:>8.3} {:>8.3} {:>9.0} {:>7.1} {:>9.1} {:>8.3} {:>8}",
             row.spec.scenario.name(),
@@ -64,7 +82,11 @@ pub fn table(rows: &[Row]) {
 pub fn first_byte(results: &[(Policy, Result<Duration, String>)]) {
     println!();
     println!("time before the first byte moves, 1 GiB never-touched buffer:");
-    let pin = results.iter().find(|(p, _)| *p == Policy::Pin).and_then(|(_, r)| r.as_ref().ok()).copied();
+    let pin = results
+        .iter()
+        .find(|(p, _)| *p == Policy::Pin)
+        .and_then(|(_, r)| r.as_ref().ok())
+        .copied();
     for (policy, result) in results {
         match (result, pin) {
             (Ok(d), Some(pin)) => println!(
@@ -84,20 +106,37 @@ pub fn fault_cost(rows: &[Row]) {
     println!();
     println!("cost of one device fault (SMMU event read to resubmission), guest time:");
     for policy in crate::POLICIES {
-        let costs: alloc::vec::Vec<Duration> =
-            rows.iter().filter(|r| r.spec.policy == policy).filter_map(|r| r.fault_cost).collect();
+        let costs: alloc::vec::Vec<Duration> = rows
+            .iter()
+            .filter(|r| r.spec.policy == policy)
+            .filter_map(|r| r.fault_cost)
+            .collect();
         if costs.is_empty() {
             println!("  {:<20} no faults", policy.name());
         } else {
             let mean = costs.iter().sum::<Duration>() / costs.len() as u32;
-            println!("  {:<20} {:>8.1} us mean over {} cells", policy.name(), mean.as_secs_f64() * 1e6, costs.len());
+            println!(
+                "  {:<20} {:>8.1} us mean over {} cells",
+                policy.name(),
+                mean.as_secs_f64() * 1e6,
+                costs.len()
+            );
         }
     }
 }
 
-fn find(rows: &[Row], scenario: Scenario, direction: Direction, size: usize, policy: Policy) -> Option<&Row> {
+fn find(
+    rows: &[Row],
+    scenario: Scenario,
+    direction: Direction,
+    size: usize,
+    policy: Policy,
+) -> Option<&Row> {
     rows.iter().find(|r| {
-        r.spec.scenario == scenario && r.spec.direction == direction && r.spec.size == size && r.spec.policy == policy
+        r.spec.scenario == scenario
+            && r.spec.direction == direction
+            && r.spec.size == size
+            && r.spec.policy == policy
     })
 }
 
@@ -109,11 +148,22 @@ pub fn targets(rows: &[Row], first_byte: &[(Policy, Result<Duration, String>)]) 
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     for direction in [Direction::FromDevice, Direction::ToDevice] {
         let cell = |s, p| find(rows, s, direction, largest, p);
-        if let (Some(pin), Some(fa)) = (cell(Scenario::Warm, Policy::Pin), cell(Scenario::Warm, Policy::FaultAware)) {
+        if let (Some(pin), Some(fa)) = (
+            cell(Scenario::Warm, Policy::Pin),
+            cell(Scenario::Warm, Policy::FaultAware),
+        ) {
             let r = fa.throughput() / pin.throughput();
-            println!("  warm {}: fault-aware {:.2}x pin (>= 0.98): {}", dir(direction), r, verdict(r >= 0.98));
+            println!(
+                "  warm {}: fault-aware {:.2}x pin (>= 0.98): {}",
+                dir(direction),
+                r,
+                verdict(r >= 0.98)
+            );
         }
-        if let (Some(pin), Some(pf)) = (cell(Scenario::Cold, Policy::Pin), cell(Scenario::Cold, Policy::FaultAwarePrefetch)) {
+        if let (Some(pin), Some(pf)) = (
+            cell(Scenario::Cold, Policy::Pin),
+            cell(Scenario::Cold, Policy::FaultAwarePrefetch),
+        ) {
             let r = pf.throughput() / pin.throughput();
             let retx = pf.retransmitted / largest as f64 * 100.0;
             println!(
@@ -126,7 +176,10 @@ pub fn targets(rows: &[Row], first_byte: &[(Policy, Result<Duration, String>)]) 
             );
         }
         for policy in [Policy::FaultAware, Policy::FaultAwarePrefetch] {
-            if let (Some(pin), Some(fa)) = (cell(Scenario::Sparse, Policy::Pin), cell(Scenario::Sparse, policy)) {
+            if let (Some(pin), Some(fa)) = (
+                cell(Scenario::Sparse, Policy::Pin),
+                cell(Scenario::Sparse, policy),
+            ) {
                 let r = fa.throughput() / pin.throughput();
                 let used = largest / FRAME_SIZE;
                 let resident = fa.peak_resident_pages as f64 / used as f64;
@@ -142,10 +195,20 @@ pub fn targets(rows: &[Row], first_byte: &[(Policy, Result<Duration, String>)]) 
             }
         }
     }
-    let get = |p| first_byte.iter().find(|(q, _)| *q == p).and_then(|(_, r)| r.as_ref().ok()).copied();
+    let get = |p| {
+        first_byte
+            .iter()
+            .find(|(q, _)| *q == p)
+            .and_then(|(_, r)| r.as_ref().ok())
+            .copied()
+    };
     if let (Some(pin), Some(fa)) = (get(Policy::Pin), get(Policy::FaultAware)) {
         let r = pin.as_secs_f64() / fa.as_secs_f64().max(1e-9);
-        println!("  first byte, 1 GiB: fault-aware {:.0}x sooner than pin (>= 100): {}", r, verdict(r >= 100.0));
+        println!(
+            "  first byte, 1 GiB: fault-aware {:.0}x sooner than pin (>= 100): {}",
+            r,
+            verdict(r >= 100.0)
+        );
     }
 }
 
@@ -155,7 +218,9 @@ pub fn csv(rows: &[Row]) {
     println!("---- csv ----");
     println!("scenario,direction,size_bytes,policy,throughput_mbs,ratio_vs_pin,p50_us,p99_us,setup_us,faults,retransmitted_bytes,kernel_us,peak_resident_kib,fault_cost_us");
     for row in rows {
-        let ratio = pin_of(rows, row).map(|p| row.throughput() / p.throughput()).unwrap_or(f64::NAN);
+        let ratio = pin_of(rows, row)
+            .map(|p| row.throughput() / p.throughput())
+            .unwrap_or(f64::NAN);
         println!(
             "{},{},{},{},{:.2},{:.3},{:.1},{:.1},{:.1},{:.2},{:.0},{:.1},{},{}",
             row.spec.scenario.name(),
@@ -171,7 +236,9 @@ pub fn csv(rows: &[Row]) {
             row.retransmitted,
             row.kernel.as_secs_f64() * 1e6,
             row.peak_resident_pages * FRAME_SIZE / 1024,
-            row.fault_cost.map(|d| alloc::format!("{:.1}", d.as_secs_f64() * 1e6)).unwrap_or_default()
+            row.fault_cost
+                .map(|d| alloc::format!("{:.1}", d.as_secs_f64() * 1e6))
+                .unwrap_or_default()
         );
     }
     println!("---- end csv ----");

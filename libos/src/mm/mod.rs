@@ -330,8 +330,10 @@ mod kernel {
     pub(super) fn populate(range: Range<usize>) -> Result<(), MmError> {
         with_space(|space| {
             let region = space.find_region(range.start).ok_or(MmError::OutOfRange)?;
-            let needed = (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
-            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE) {
+            let needed =
+                (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
+            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE)
+            {
                 return Err(MmError::OutOfFrames);
             }
             for page in range.step_by(FRAME_SIZE) {

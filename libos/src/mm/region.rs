@@ -2,9 +2,7 @@
 
 use super::regions::{Backing, RegionInfo};
 use super::space::{Attrs, PageState, MAX_PINS};
-use super::{
-    populate, resolve, with_space, Access, MmError, EVICTIONS, FRAME_SIZE,
-};
+use super::{populate, resolve, with_space, Access, MmError, EVICTIONS, FRAME_SIZE};
 use core::ops::Range;
 use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering;

@@ -3,9 +3,9 @@
 //! Callers hold the `SPACE` lock; frames come from `FRAMES` (lock order:
 //! heap, then space, then frames).
 
+use super::frame::OutOfFrames;
 use super::frame::FRAME_SIZE;
 use super::regions::RegionTable;
-use super::frame::OutOfFrames;
 use super::FRAMES;
 use aarch64_paging::descriptor::{El1Attributes, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
@@ -34,12 +34,19 @@ impl Attrs {
         use El1Attributes as A;
         // Non-global: tagged with the kernel's ASID, so one TLBI by ASID (CPU
         // or SMMU) drops them all.
-        let normal = A::VALID | A::ATTRIBUTE_INDEX_1 | A::INNER_SHAREABLE | A::ACCESSED | A::UXN | A::NON_GLOBAL;
+        let normal = A::VALID
+            | A::ATTRIBUTE_INDEX_1
+            | A::INNER_SHAREABLE
+            | A::ACCESSED
+            | A::UXN
+            | A::NON_GLOBAL;
         match self {
             Attrs::Text => normal | A::READ_ONLY,
             Attrs::ReadOnly => normal | A::READ_ONLY | A::PXN,
             Attrs::ReadWrite => normal | A::PXN,
-            Attrs::Device => A::VALID | A::ATTRIBUTE_INDEX_0 | A::ACCESSED | A::UXN | A::PXN | A::NON_GLOBAL,
+            Attrs::Device => {
+                A::VALID | A::ATTRIBUTE_INDEX_0 | A::ACCESSED | A::UXN | A::PXN | A::NON_GLOBAL
+            }
         }
     }
 }
@@ -123,7 +130,11 @@ struct DeferredTables {
 }
 
 static DEFERRED_TABLES: crate::sync::IrqSpinLock<DeferredTables> =
-    crate::sync::IrqSpinLock::new(DeferredTables { active: false, frames: [0; 8], count: 0 });
+    crate::sync::IrqSpinLock::new(DeferredTables {
+        active: false,
+        frames: [0; 8],
+        count: 0,
+    });
 
 /// Ranges longer than this are unmapped with one TLB invalidation by ASID
 /// per 2 MiB instead of one per page.
@@ -204,9 +215,17 @@ impl AddressSpace {
     /// needed, only a barrier; the library would broadcast a TLBI per page
     /// (costly: QEMU stops every vCPU for each), so it is told the table is
     /// not live while it writes.
-    fn map_into_invalid(&mut self, range: Range<usize>, pa: usize, attrs: Attrs, c: Constraints) -> Result<(), MapError> {
+    fn map_into_invalid(
+        &mut self,
+        range: Range<usize>,
+        pa: usize,
+        attrs: Attrs,
+        c: Constraints,
+    ) -> Result<(), MapError> {
         self.table.mark_inactive();
-        let result = self.table.map_range(&region(range), PhysicalAddress(pa), attrs.bits(), c);
+        let result = self
+            .table
+            .map_range(&region(range), PhysicalAddress(pa), attrs.bits(), c);
         self.table.mark_active();
         crate::arch::publish_page_table_update();
         result
@@ -214,7 +233,12 @@ impl AddressSpace {
 
     /// Maps the unmapped (or evicted) page at `va` to the frame `pa`.
     pub fn map_page(&mut self, va: usize, pa: usize, attrs: Attrs) -> Result<(), MapError> {
-        self.map_into_invalid(va..va + FRAME_SIZE, pa, attrs, Constraints::NO_BLOCK_MAPPINGS)
+        self.map_into_invalid(
+            va..va + FRAME_SIZE,
+            pa,
+            attrs,
+            Constraints::NO_BLOCK_MAPPINGS,
+        )
     }
 
     /// The state of the page holding `va`.
@@ -275,11 +299,21 @@ impl AddressSpace {
         let mut victims = [(0usize, 0usize, 0usize); 512];
         let mut count = 0;
         for page in range.clone().step_by(FRAME_SIZE) {
-            if let PageState::Mapped { pa, in_block, pins: 0 } = self.page_state(page) {
+            if let PageState::Mapped {
+                pa,
+                in_block,
+                pins: 0,
+            } = self.page_state(page)
+            {
                 if in_block {
                     self.split_block(page, attrs);
                 }
-                let slot = match FRAMES.lock().as_mut().expect("frame allocator is initialized").alloc() {
+                let slot = match FRAMES
+                    .lock()
+                    .as_mut()
+                    .expect("frame allocator is initialized")
+                    .alloc()
+                {
                     Ok(slot) => slot,
                     Err(_) if count > 0 => break,
                     Err(e) => return Err(e),
@@ -433,20 +467,33 @@ impl AddressSpace {
         if by_asid {
             DEFERRED_TABLES.lock().active = true;
             self.table.mark_inactive();
-            let result = self.table.map_range(&region(range.clone()), PhysicalAddress(0), invalid, Constraints::empty());
+            let result = self.table.map_range(
+                &region(range.clone()),
+                PhysicalAddress(0),
+                invalid,
+                Constraints::empty(),
+            );
             self.table.mark_active();
             crate::arch::invalidate_asid(KERNEL_ASID);
             let mut deferred = DEFERRED_TABLES.lock();
             let mut frames = FRAMES.lock();
             for &frame in &deferred.frames[..deferred.count] {
-                frames.as_mut().expect("frame allocator is initialized").free(frame);
+                frames
+                    .as_mut()
+                    .expect("frame allocator is initialized")
+                    .free(frame);
             }
             deferred.count = 0;
             deferred.active = false;
             result.expect("unmapping is always allowed");
         } else {
             self.table
-                .map_range(&region(range.clone()), PhysicalAddress(0), invalid, Constraints::empty())
+                .map_range(
+                    &region(range.clone()),
+                    PhysicalAddress(0),
+                    invalid,
+                    Constraints::empty(),
+                )
                 .expect("unmapping pages of a live table is always allowed");
         }
         super::after_unmap(range);
@@ -487,7 +534,10 @@ impl AddressSpace {
                 })
                 .ok();
             if count > 0 {
-                self.unmap(start..end, range.end - range.start > PER_PAGE_INVALIDATION_LIMIT);
+                self.unmap(
+                    start..end,
+                    range.end - range.start > PER_PAGE_INVALIDATION_LIMIT,
+                );
                 let mut frames_lock = FRAMES.lock();
                 let allocator = frames_lock
                     .as_mut()
