@@ -58,8 +58,6 @@ pub struct Spec {
 pub struct Row {
     /// The cell.
     pub spec: Spec,
-    /// Transfers timed.
-    pub reps: usize,
     /// Per-transfer latency including setup, sorted.
     pub latencies: Vec<Duration>,
     /// Mean setup time before the first byte moved.
@@ -167,7 +165,6 @@ impl Bench {
         }
         let mut row = Row {
             spec: *spec,
-            reps,
             latencies: Vec::with_capacity(reps),
             setup: Duration::ZERO,
             faults: 0.0,
