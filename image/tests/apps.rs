@@ -229,3 +229,52 @@ fn a_stack_overflow_hits_the_guard_page() {
     expect_text(&outcome, "FAR is in a stack guard page: stack overflow");
     expect_text(&outcome, "translation fault at level 3 on write");
 }
+
+/// The guest's `checksum: sum S hash H` line.
+fn stencil_hash(outcome: &RunOutcome) -> u64 {
+    let line = outcome
+        .output
+        .lines()
+        .find(|l| l.starts_with("checksum: "))
+        .unwrap_or_else(|| panic!("no checksum line; serial log:\n{}", outcome.output));
+    let hash = line.rsplit(' ').next().unwrap();
+    u64::from_str_radix(hash, 16).unwrap()
+}
+
+#[test]
+fn stencil_matches_the_host_reference_bit_for_bit_on_every_core_count() {
+    // Sizes that do not divide by the core count, 2D then 3D.
+    let mut boot = Boot::new("stencil", Board::QemuVirt);
+    boot.args = &["67", "45", "30", "scaling"];
+    let outcome = boot.run("stencil-2d");
+    expect_status(&outcome, 0);
+    expect_text(&outcome, "cores 4: ");
+    let reference = stencil::reference(&stencil::dims(67, 45, None).unwrap(), 30);
+    assert_eq!(
+        stencil_hash(&outcome),
+        reference.hash,
+        "serial log:\n{}",
+        outcome.output
+    );
+
+    let mut boot = Boot::new("stencil", Board::QemuVirt);
+    boot.args = &["19", "14", "11", "12", "--3d"];
+    let outcome = boot.run("stencil-3d");
+    expect_status(&outcome, 0);
+    let reference = stencil::reference(&stencil::dims(19, 14, Some(11)).unwrap(), 12);
+    assert_eq!(
+        stencil_hash(&outcome),
+        reference.hash,
+        "serial log:\n{}",
+        outcome.output
+    );
+}
+
+#[test]
+fn stencil_refuses_bad_arguments_with_its_usage() {
+    let mut boot = Boot::new("stencil", Board::QemuVirt);
+    boot.args = &["2", "10", "5"];
+    let outcome = boot.run("stencil-bad");
+    expect_status(&outcome, 2);
+    expect_text(&outcome, "usage: stencil NX NY ITERS");
+}
