@@ -124,37 +124,101 @@ fn invalidate(range: Range<usize>) {
 pub struct Drained {
     /// Distinct faults (one per stream, page and access).
     pub faults: Vec<Fault>,
-    /// Records were dropped (event queue overflow): the fault list is incomplete.
+    /// Records were dropped (event queue overflow), or more distinct faults
+    /// arrived than one drain keeps: the fault list is incomplete.
     pub events_lost: bool,
     /// Event records read.
     pub records: usize,
 }
 
+/// Distinct faults one drain keeps; past that the drain reports lost
+/// events, whose recovery covers every in-flight transfer anyway.
+const DRAIN_CAPACITY: usize = 1024;
+
+/// A fixed-size set of faults, filled while the SMMU lock is held: nothing
+/// there may allocate, because growing the heap maps pages, which takes the
+/// address-space lock, whose holders (unmaps) take the SMMU lock.
+struct FaultSet {
+    faults: [Option<Fault>; DRAIN_CAPACITY],
+    len: usize,
+    overflowed: bool,
+}
+
+impl FaultSet {
+    const EMPTY: FaultSet = FaultSet {
+        faults: [None; DRAIN_CAPACITY],
+        len: 0,
+        overflowed: false,
+    };
+
+    fn key(f: &Fault) -> (u32, u64, smmu::Access) {
+        (f.stream, f.page(), f.access)
+    }
+
+    /// Adds `fault` unless one for the same stream, page and access is in.
+    fn insert(&mut self, fault: Fault) {
+        // Open addressing on the page number: duplicates come in long runs
+        // (QEMU logs a faulting page once per 4 bytes), so probes are short.
+        let mut slot = (fault.page() as usize / smmu::fault::PAGE_SIZE as usize) % DRAIN_CAPACITY;
+        for _ in 0..DRAIN_CAPACITY {
+            match &self.faults[slot] {
+                Some(f) if Self::key(f) == Self::key(&fault) => return,
+                Some(_) => slot = (slot + 1) % DRAIN_CAPACITY,
+                None => {
+                    if self.len + 1 == DRAIN_CAPACITY {
+                        self.overflowed = true;
+                        return;
+                    }
+                    self.faults[slot] = Some(fault);
+                    self.len += 1;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+static FAULT_SET: IrqSpinLock<FaultSet> = IrqSpinLock::new(FaultSet::EMPTY);
+
 /// Takes every pending fault event and the global error state.
 pub fn drain() -> Drained {
     let mut out = Drained::default();
-    let mut guard = SMMU.lock();
-    let Some(smmu) = guard.as_mut() else {
-        return out;
-    };
-    loop {
-        let d = smmu.drain_faults_dedup(&mut out.faults);
-        out.records += d.records;
-        out.events_lost |= d.events_lost;
-        if let Some(other) = d.first_other {
-            log::warn!(
-                "SMMU: {} non-fault event(s), first: {other:?}",
-                d.other_events
-            );
+    let mut set = FAULT_SET.lock();
+    set.len = 0;
+    set.overflowed = false;
+    set.faults.iter_mut().for_each(|f| *f = None);
+    {
+        let mut guard = SMMU.lock();
+        let Some(smmu) = guard.as_mut() else {
+            return out;
+        };
+        let mut others = 0;
+        let mut first_other = None;
+        loop {
+            let d = smmu.drain_events(|event| match event.as_fault() {
+                Some(fault) => set.insert(fault),
+                None => {
+                    others += 1;
+                    first_other.get_or_insert(event);
+                }
+            });
+            out.records += d.records;
+            out.events_lost |= d.events_lost;
+            if !d.more_pending {
+                break;
+            }
         }
-        if !d.more_pending {
-            break;
+        let gerror = smmu.check_gerror();
+        out.events_lost |= gerror.events_lost || set.overflowed;
+        drop(guard);
+        if let Some(other) = first_other {
+            log::warn!("SMMU: {others} non-fault event(s), first: {other:?}");
+        }
+        if gerror.active != 0 && !gerror.events_lost {
+            log::error!("SMMU global error: {gerror:?}");
         }
     }
-    let gerror = smmu.check_gerror();
-    out.events_lost |= gerror.events_lost;
-    if gerror.active != 0 && !gerror.events_lost {
-        log::error!("SMMU global error: {gerror:?}");
-    }
+    // Outside the SMMU lock: allocating is fine here.
+    out.faults = set.faults.iter().flatten().copied().collect();
     out
 }
