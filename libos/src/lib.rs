@@ -41,6 +41,8 @@ pub mod iommu;
 #[cfg(target_os = "none")]
 pub mod irq;
 #[cfg(target_os = "none")]
+pub mod net;
+#[cfg(target_os = "none")]
 mod panic;
 #[cfg(target_os = "none")]
 pub mod pci;

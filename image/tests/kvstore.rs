@@ -1,0 +1,144 @@
+//! The key-value store under QEMU, driven from the host over TCP (QEMU user
+//! networking forwards a local port to the guest's 6379).
+
+mod common;
+
+use faultline_image::{build_to, qemu_command, workspace_root, Board, RunOptions};
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// QEMU with kvstore, killed when dropped.
+struct Guest {
+    child: Child,
+    port: u16,
+    log: std::path::PathBuf,
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Guest {
+    fn start(test: &str) -> Guest {
+        common::require_qemu();
+        let root = workspace_root();
+        let out = root.join("target/test-images").join(test);
+        let built = build_to(&root, "kvstore", Board::QemuVirt, &[], &out).expect("image builds");
+        faultline_image::qemu::ensure_disk(&built).unwrap();
+        // A free local port for the forward.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let net = format!("user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:6379");
+        let extra = ["-netdev", &net, "-device", "virtio-net-pci,netdev=n0"]
+            .map(String::from)
+            .to_vec();
+        let options = RunOptions {
+            extra,
+            ..RunOptions::default()
+        };
+        let log = out.join("serial.log");
+        let mut cmd = qemu_command(&built, &options).unwrap();
+        cmd.stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::inherit());
+        Guest {
+            child: cmd.spawn().expect("QEMU starts"),
+            port,
+            log,
+        }
+    }
+
+    fn serial(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Connects once the guest says it is ready (within a minute).
+    fn connect(&self) -> TcpStream {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if self.serial().contains("kvstore: ready") {
+                if let Ok(s) = TcpStream::connect(("127.0.0.1", self.port)) {
+                    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                    return s;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "kvstore never became reachable; serial log:\n{}",
+            self.serial()
+        );
+    }
+}
+
+/// Sends `request` and reads until `expected.len()` bytes arrived.
+fn exchange(s: &mut TcpStream, request: &[u8], expected: &[u8]) {
+    s.write_all(request).unwrap();
+    let mut got = vec![0; expected.len()];
+    s.read_exact(&mut got).unwrap_or_else(|e| {
+        panic!(
+            "reading a reply to {:?}: {e}",
+            String::from_utf8_lossy(request)
+        )
+    });
+    assert_eq!(
+        String::from_utf8_lossy(&got),
+        String::from_utf8_lossy(expected),
+        "reply to {:?}",
+        String::from_utf8_lossy(request)
+    );
+}
+
+#[test]
+fn redis_protocol_commands_pipelining_and_protocol_errors() {
+    let guest = Guest::start("kvstore-basic");
+    let mut s = guest.connect();
+    exchange(&mut s, b"*1\r\n$4\r\nPING\r\n", b"+PONG\r\n");
+    exchange(
+        &mut s,
+        b"*3\r\n$3\r\nSET\r\n$3\r\nkey\r\n$5\r\nva\r\nl\r\n",
+        b"+OK\r\n",
+    );
+    exchange(
+        &mut s,
+        b"*2\r\n$3\r\nGET\r\n$3\r\nkey\r\n",
+        b"$5\r\nva\r\nl\r\n",
+    );
+    // Inline commands and a pipeline of several in one write.
+    exchange(
+        &mut s,
+        b"INCR n\r\nINCR n\r\nINCRBY n 40\r\nGET missing\r\n",
+        b":1\r\n:2\r\n:42\r\n$-1\r\n",
+    );
+    exchange(
+        &mut s,
+        b"*1\r\n$3\r\nGET\r\n",
+        b"-ERR wrong number of arguments for 'get' command\r\n",
+    );
+    exchange(&mut s, b"SET k v EX 100\r\nTTL k\r\n", b"+OK\r\n:100\r\n");
+    // A second client sees the first one's data.
+    let mut t = guest.connect();
+    exchange(&mut t, b"GET n\r\n", b"$2\r\n42\r\n");
+    // A protocol error is answered, then the connection is closed.
+    exchange(
+        &mut t,
+        b"*1\r\nx\r\n",
+        b"-ERR Protocol error: expected '$', got 'x'\r\n",
+    );
+    let mut rest = Vec::new();
+    let closed = t.read_to_end(&mut rest).is_ok();
+    assert!(
+        closed && rest.is_empty(),
+        "connection not closed after a protocol error: {rest:?}"
+    );
+    // The first client is unaffected.
+    exchange(&mut s, b"PING\r\n", b"+PONG\r\n");
+}

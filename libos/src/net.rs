@@ -1,0 +1,224 @@
+//! Networking: the virtio-net PCI device (driven by `virtio-drivers`) and
+//! the `smoltcp` TCP/IP stack, for apps that serve clients.
+//!
+//! ```text
+//!  app ── smoltcp sockets ──► Interface::poll ──► NetDevice (smoltcp phy)
+//!                                                  └─► VirtIONet (virtqueues)
+//!                                                       └─► bounce frames (device DMA, untranslated)
+//! ```
+//!
+//! A virtio device that does not negotiate ACCESS_PLATFORM (virtio-drivers
+//! does not) bypasses QEMU's SMMU and uses physical addresses, so buffers
+//! it sees are bounced through identity-mapped frames ([`KernelHal`]).
+
+extern crate alloc;
+
+use crate::mm;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::ptr::NonNull;
+use smoltcp::iface::{Config, Interface, SocketSet};
+use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
+use smoltcp::time::Instant;
+use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
+use virtio_drivers::device::net::VirtIONet;
+use virtio_drivers::transport::pci::bus::{Cam, DeviceFunction, MmioCam, PciRoot};
+use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::{BufferDirection, Hal, PhysAddr};
+
+pub use smoltcp;
+
+/// DMA memory and address translation for virtio-drivers.
+pub struct KernelHal;
+
+fn frames(bytes: usize) -> usize {
+    bytes.div_ceil(mm::FRAME_SIZE)
+}
+
+// SAFETY: `dma_alloc` returns zeroed, page-aligned, identity-mapped frames
+// owned by the caller until `dma_dealloc`; `mmio_phys_to_virt` returns the
+// identity mapping of a PCI BAR the kernel maps as device memory; `share`
+// copies into fresh frames and `unshare` copies back and frees them.
+unsafe impl Hal for KernelHal {
+    fn dma_alloc(pages: usize, _direction: BufferDirection) -> (PhysAddr, NonNull<u8>) {
+        let pa = mm::alloc_contiguous(pages, mm::FRAME_SIZE).expect("frames for virtio queues");
+        // SAFETY: the frames were just allocated and are identity-mapped.
+        unsafe { core::ptr::write_bytes(pa as *mut u8, 0, pages * mm::FRAME_SIZE) };
+        (
+            pa as PhysAddr,
+            NonNull::new(pa as *mut u8).expect("frame 0 is never allocated"),
+        )
+    }
+
+    unsafe fn dma_dealloc(paddr: PhysAddr, _vaddr: NonNull<u8>, pages: usize) -> i32 {
+        mm::free_contiguous(paddr as usize, pages);
+        0
+    }
+
+    unsafe fn mmio_phys_to_virt(paddr: PhysAddr, _size: usize) -> NonNull<u8> {
+        NonNull::new(paddr as *mut u8).expect("BARs are never at 0")
+    }
+
+    unsafe fn share(buffer: NonNull<[u8]>, direction: BufferDirection) -> PhysAddr {
+        let len = buffer.len();
+        let pa =
+            mm::alloc_contiguous(frames(len), mm::FRAME_SIZE).expect("frames for a virtio buffer");
+        if direction != BufferDirection::DeviceToDriver {
+            // SAFETY: the caller guarantees the buffer is valid and unshared;
+            // the bounce frames are ours and identity-mapped.
+            unsafe {
+                core::ptr::copy_nonoverlapping(buffer.as_ptr() as *const u8, pa as *mut u8, len)
+            };
+        }
+        pa as PhysAddr
+    }
+
+    unsafe fn unshare(paddr: PhysAddr, buffer: NonNull<[u8]>, direction: BufferDirection) {
+        let len = buffer.len();
+        if direction != BufferDirection::DriverToDevice {
+            // SAFETY: as in `share`; the device is done with the bounce frames.
+            unsafe {
+                core::ptr::copy_nonoverlapping(paddr as *const u8, buffer.as_ptr() as *mut u8, len)
+            };
+        }
+        mm::free_contiguous(paddr as usize, frames(len));
+    }
+}
+
+const QUEUE_SIZE: usize = 64;
+const BUFFER_LEN: usize = 2048;
+
+/// The NIC as smoltcp sees it.
+pub struct NetDevice {
+    nic: VirtIONet<KernelHal, PciTransport, QUEUE_SIZE>,
+}
+
+/// A received frame, handed to smoltcp.
+pub struct RxToken(Vec<u8>);
+/// Room to send one frame.
+pub struct TxToken<'a>(&'a mut VirtIONet<KernelHal, PciTransport, QUEUE_SIZE>);
+
+impl phy::RxToken for RxToken {
+    fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
+        f(&self.0)
+    }
+}
+
+impl phy::TxToken for TxToken<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let mut tx = self.0.new_tx_buffer(len);
+        let r = f(tx.packet_mut());
+        if let Err(e) = self.0.send(tx) {
+            log::warn!("virtio-net send: {e:?}");
+        }
+        r
+    }
+}
+
+impl Device for NetDevice {
+    type RxToken<'a> = RxToken;
+    type TxToken<'a> = TxToken<'a>;
+
+    fn receive(&mut self, _now: Instant) -> Option<(RxToken, TxToken<'_>)> {
+        if !self.nic.can_recv() {
+            return None;
+        }
+        let buffer = self.nic.receive().ok()?;
+        let frame = buffer.packet().to_vec();
+        let _ = self.nic.recycle_rx_buffer(buffer);
+        Some((RxToken(frame), TxToken(&mut self.nic)))
+    }
+
+    fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
+        self.nic.can_send().then(|| TxToken(&mut self.nic))
+    }
+
+    fn capabilities(&self) -> DeviceCapabilities {
+        let mut caps = DeviceCapabilities::default();
+        caps.medium = Medium::Ethernet;
+        caps.max_transmission_unit = 1514;
+        caps
+    }
+}
+
+/// Why the network could not come up.
+#[derive(Debug)]
+pub enum NetError {
+    /// No virtio-net function on the PCI bus (is `-netdev`/`-device` given?).
+    NotFound,
+    /// The device refused to initialize.
+    Device(virtio_drivers::Error),
+    /// The PCI transport could not be set up.
+    Transport(virtio_drivers::transport::pci::VirtioPciError),
+}
+
+/// The interface, its device and the sockets, polled together.
+pub struct Net {
+    /// The IP interface.
+    pub iface: Interface,
+    /// The NIC.
+    pub device: NetDevice,
+    /// The sockets the app created.
+    pub sockets: SocketSet<'static>,
+}
+
+/// The smoltcp clock: milliseconds since boot.
+pub fn now() -> Instant {
+    Instant::from_micros(crate::time::uptime().as_micros() as i64)
+}
+
+/// Finds the virtio-net device and brings up an interface with QEMU user
+/// networking's address (10.0.2.15/24, gateway 10.0.2.2).
+pub fn init() -> Result<Net, NetError> {
+    let f = crate::pci::functions()
+        .into_iter()
+        .find(|f| f.vendor == 0x1af4 && (f.device == 0x1000 || f.device == 0x1041))
+        .ok_or(NetError::NotFound)?;
+    let ecam = hw::board::CURRENT
+        .pcie
+        .as_ref()
+        .ok_or(NetError::NotFound)?
+        .ecam
+        .start;
+    // SAFETY: the ECAM window is mapped as device memory for good; this
+    // root is used only to read the function's capabilities (the kernel's
+    // own enumeration is finished).
+    let cam = unsafe { MmioCam::new(ecam as *mut u8, Cam::Ecam) };
+    let mut root = PciRoot::new(cam);
+    let df = DeviceFunction {
+        bus: f.bdf.bus,
+        device: f.bdf.device,
+        function: f.bdf.function,
+    };
+    let transport =
+        PciTransport::new::<KernelHal, _>(&mut root, df).map_err(NetError::Transport)?;
+    let nic = VirtIONet::<KernelHal, PciTransport, QUEUE_SIZE>::new(transport, BUFFER_LEN)
+        .map_err(NetError::Device)?;
+    let mac = EthernetAddress(nic.mac_address());
+    let mut device = NetDevice { nic };
+    let mut config = Config::new(HardwareAddress::Ethernet(mac));
+    config.random_seed = crate::arch::counter();
+    let mut iface = Interface::new(config, &mut device, now());
+    iface.update_ip_addrs(|addrs| {
+        addrs
+            .push(IpCidr::new(IpAddress::v4(10, 0, 2, 15), 24))
+            .ok();
+    });
+    iface
+        .routes_mut()
+        .add_default_ipv4_route(Ipv4Address::new(10, 0, 2, 2))
+        .ok();
+    log::info!("net: virtio-net {:?}, mac {mac}, 10.0.2.15/24", f.bdf);
+    Ok(Net {
+        iface,
+        device,
+        sockets: SocketSet::new(vec![]),
+    })
+}
+
+impl Net {
+    /// Moves packets between the NIC and the sockets.
+    pub fn poll(&mut self) {
+        self.iface.poll(now(), &mut self.device, &mut self.sockets);
+    }
+}
