@@ -17,6 +17,7 @@ usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout
   --el2            start the CPUs at EL2 (QEMU virtualization=on)
   --timeout SECS   kill QEMU after SECS seconds; exit status 124
   --qemu-arg ARG   extra QEMU argument, e.g. --qemu-arg -s --qemu-arg -S (repeatable)
+  --port PORT      forward 127.0.0.1:PORT to the guest's 6379 (kvstore: 6379 by default)
   -- ARGS          the app's command line (embedded in the image; -append on qemu-virt)
 
 Exits with the guest's exit status.

@@ -27,6 +27,8 @@ options:
   --el2            start the CPUs at EL2 (QEMU virtualization=on)
   --timeout SECS   kill QEMU after SECS seconds (fractions allowed)
   --qemu-arg ARG   pass ARG to QEMU after the standard options (repeatable)
+  --port PORT      forward 127.0.0.1:PORT to the guest's 6379 over virtio-net
+                   (kvstore gets 6379 by default)
   ARGS             the app's command line: embedded in the image, and given to
                    QEMU with -append on qemu-virt; no whitespace or '\"' inside
 ";
@@ -61,6 +63,8 @@ pub enum Cli {
         timeout: Option<Duration>,
         /// Extra QEMU arguments.
         qemu_args: Vec<String>,
+        /// Host port forwarded to the guest's 6379 (None: the app's default).
+        port: Option<u16>,
         /// The app's command line.
         args: Vec<String>,
     },
@@ -112,6 +116,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut el2 = false;
     let mut timeout = None;
     let mut qemu_args = Vec::new();
+    let mut port = None;
     let mut args = Vec::new();
 
     let mut it = rest.iter();
@@ -162,6 +167,15 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                 timeout = Some(secs);
             }
             "--qemu-arg" if run => qemu_args.push(value(name)?),
+            "--port" if run => {
+                let v = value(name)?;
+                port = Some(
+                    v.parse::<u16>()
+                        .ok()
+                        .filter(|&p| p > 0)
+                        .ok_or_else(|| usage(format!("--port wants a TCP port, got `{v}`")))?,
+                );
+            }
             _ if arg.starts_with('-') => {
                 let cmd = if run { "run" } else { "build" };
                 return Err(usage(format!("unknown option `{arg}` for `{cmd}`")));
@@ -184,6 +198,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             el2,
             timeout,
             qemu_args,
+            port,
             args,
         }
     } else {
@@ -247,6 +262,7 @@ mod tests {
                 el2: true,
                 timeout: Some(Duration::from_millis(2500)),
                 qemu_args: vec!["-s".into()],
+                port: None,
                 args: vec!["a".into(), "b".into()],
             }
         );

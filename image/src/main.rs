@@ -58,14 +58,23 @@ fn main() -> ExitCode {
             el2,
             timeout,
             qemu_args,
+            port,
             args,
         } => {
+            // The key-value store is a server: reachable on 6379 unless told otherwise.
+            let port = port.or((app == "kvstore").then_some(faultline_image::qemu::GUEST_PORT));
             let opts = RunOptions {
                 smp,
                 el2,
                 args: args.clone(),
                 extra: qemu_args,
+                port,
             };
+            if let Some(port) = port {
+                eprintln!(
+                    "faultline: {app} is reachable at 127.0.0.1:{port} (e.g. redis-cli -p {port})"
+                );
+            }
             if let Err(code) = check_app_or_usage(&root, &app) {
                 return code;
             }

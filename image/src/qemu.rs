@@ -28,6 +28,9 @@ pub struct RunOptions {
     pub args: Vec<String>,
     /// Extra QEMU arguments, appended last (e.g. `-d int` or `-s -S` for debugging).
     pub extra: Vec<String>,
+    /// Give the guest a virtio-net NIC on QEMU user networking and forward
+    /// this host port (on 127.0.0.1) to the guest's port 6379 (qemu-virt).
+    pub port: Option<u16>,
 }
 
 /// Checks that `opts` fit `board`, so a bad `--smp` is reported before a long build.
@@ -95,6 +98,13 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
         cmd.args(["-device", "edu", "-drive"])
             .arg(format!("if=none,id=nvm,format=raw,file={}", disk.display()))
             .args(["-device", "nvme,drive=nvm,serial=faultline"]);
+        if let Some(port) = opts.port {
+            cmd.arg("-netdev")
+                .arg(format!(
+                    "user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_PORT}"
+                ))
+                .args(["-device", "virtio-net-pci,netdev=net0"]);
+        }
         if !opts.args.is_empty() {
             cmd.arg("-append").arg(opts.args.join(" "));
         }
@@ -102,6 +112,9 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
     cmd.args(&opts.extra);
     Ok(cmd)
 }
+
+/// Guest TCP port `RunOptions::port` forwards to (kvstore's).
+pub const GUEST_PORT: u16 = 6379;
 
 /// Size of the NVMe disk image created on first use (sparse).
 pub const DISK_SIZE: u64 = 1 << 30;
@@ -165,6 +178,7 @@ mod tests {
             el2: true,
             args: vec!["a=1".into(), "b".into()],
             extra: vec!["-d".into(), "int".into()],
+            port: Some(16379),
         };
         let cmd = qemu_command(&built(Board::QemuVirt), &opts).unwrap();
         let args: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();
@@ -172,6 +186,9 @@ mod tests {
         assert!(argv(&cmd).contains(" -smp 2 "));
         // The command line stays one argument; extra arguments come last.
         assert_eq!(&args[args.len() - 4..], ["-append", "a=1 b", "-d", "int"]);
+        assert!(argv(&cmd).contains(
+            " -netdev user,id=net0,hostfwd=tcp:127.0.0.1:16379-:6379 -device virtio-net-pci,netdev=net0 "
+        ));
     }
 
     #[test]

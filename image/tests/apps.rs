@@ -41,7 +41,7 @@ impl Boot {
             smp: self.smp,
             el2: self.el2,
             args,
-            extra: vec![],
+            ..RunOptions::default()
         };
         let mut outcome = run(&built, &options, Some(TIMEOUT), false).expect("QEMU starts");
         // The console ends lines with CR LF, as a serial terminal wants.
