@@ -25,10 +25,17 @@ impl Drop for Guest {
 
 impl Guest {
     fn start(test: &str) -> Guest {
+        Self::start_with(test, &[])
+    }
+
+    /// Boots kvstore with `args`; the NVMe disk in the test's directory is
+    /// kept between boots of the same test.
+    fn start_with(test: &str, args: &[&str]) -> Guest {
         common::require_qemu();
         let root = workspace_root();
         let out = root.join("target/test-images").join(test);
-        let built = build_to(&root, "kvstore", Board::QemuVirt, &[], &out).expect("image builds");
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let built = build_to(&root, "kvstore", Board::QemuVirt, &args, &out).expect("image builds");
         faultline_image::qemu::ensure_disk(&built).unwrap();
         // A free local port for the forward.
         let port = TcpListener::bind("127.0.0.1:0")
@@ -54,6 +61,13 @@ impl Guest {
             port,
             log,
         }
+    }
+
+    /// Kills QEMU at once, as a power cut would.
+    fn kill(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.serial()
     }
 
     fn serial(&self) -> String {
@@ -141,4 +155,73 @@ fn redis_protocol_commands_pipelining_and_protocol_errors() {
     );
     // The first client is unaffected.
     exchange(&mut s, b"PING\r\n", b"+PONG\r\n");
+}
+
+fn fresh_disk(test: &str) {
+    let disk = workspace_root()
+        .join("target/test-images")
+        .join(test)
+        .join("kvstore.disk");
+    let _ = std::fs::remove_file(disk);
+}
+
+#[test]
+fn acknowledged_writes_survive_sigkill_under_appendfsync_always() {
+    let test = "kvstore-crash";
+    fresh_disk(test);
+    let guest = Guest::start_with(test, &["appendfsync", "always"]);
+    let mut s = guest.connect();
+    let mut acknowledged = Vec::new();
+    // Write until the guest is killed from another thread mid-stream.
+    let killer = {
+        let pid = guest.child.id();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(1500));
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+        })
+    };
+    for i in 0..100_000u32 {
+        let request = format!(
+            "SET crash{i} value-{i}-{}\r\n",
+            "v".repeat((i % 300) as usize)
+        );
+        if s.write_all(request.as_bytes()).is_err() {
+            break;
+        }
+        let mut reply = [0u8; 5];
+        match s.read_exact(&mut reply) {
+            Ok(()) if &reply == b"+OK\r\n" => acknowledged.push(i),
+            _ => break,
+        }
+    }
+    killer.join().unwrap();
+    let log = guest.kill();
+    assert!(
+        acknowledged.len() > 10,
+        "too few writes before the kill ({}); serial log:\n{log}",
+        acknowledged.len()
+    );
+
+    let guest = Guest::start_with(test, &["appendfsync", "always"]);
+    let mut s = guest.connect();
+    for &i in &acknowledged {
+        let value = format!("value-{i}-{}", "v".repeat((i % 300) as usize));
+        let expected = format!("${}\r\n{value}\r\n", value.len());
+        exchange(
+            &mut s,
+            format!("GET crash{i}\r\n").as_bytes(),
+            expected.as_bytes(),
+        );
+    }
+    assert!(
+        guest.serial().contains("kvstore: log replayed: "),
+        "{}",
+        guest.serial()
+    );
+    eprintln!(
+        "{} acknowledged writes, all present after SIGKILL and restart",
+        acknowledged.len()
+    );
 }

@@ -109,6 +109,25 @@ mod guest {
         sleep_until(now().add(d));
     }
 
+    /// Wall-clock time in milliseconds since the Unix epoch, from the
+    /// board's RTC read once at boot plus the monotonic clock; without an
+    /// RTC it counts from boot.
+    pub fn unix_time_ms() -> u64 {
+        static BOOT_EPOCH_S: AtomicU64 = AtomicU64::new(u64::MAX);
+        let mut epoch = BOOT_EPOCH_S.load(Ordering::Relaxed);
+        if epoch == u64::MAX {
+            let now_s = hw::board::CURRENT.rtc_pl031.map_or(0, |base| {
+                // SAFETY: the board names its PL031, inside a device window the
+                // kernel maps; reading RTCDR (offset 0) has no side effects.
+                let rtc = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
+                rtc.read(0) as u64
+            });
+            epoch = now_s.saturating_sub(uptime().as_secs());
+            BOOT_EPOCH_S.store(epoch, Ordering::Relaxed);
+        }
+        epoch * 1000 + uptime().as_millis() as u64
+    }
+
     /// Waits for the next interrupt, or at most `limit`.
     pub fn wait_for_interrupt_or(limit: Duration) {
         let irqs_were_enabled = arch::irq_save_disable();

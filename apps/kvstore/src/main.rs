@@ -9,6 +9,8 @@
 #![cfg_attr(target_os = "none", no_main)]
 
 #[cfg(target_os = "none")]
+mod disklog;
+#[cfg(target_os = "none")]
 mod server;
 
 /// The server runs in the guest only.

@@ -6,9 +6,12 @@ extern crate alloc;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::time::Duration;
+use kvstore::aof::{self, AppendFsync};
 use kvstore::commands::{ClientCtx, Engine};
 use kvstore::config::Config;
 use kvstore::resp::Parser;
+
+use crate::disklog::DiskLog;
 use libos::net::smoltcp::iface::SocketHandle;
 use libos::net::smoltcp::socket::tcp;
 use libos::println;
@@ -34,10 +37,26 @@ struct Connection {
 }
 
 fn now_ms() -> u64 {
-    libos::time::uptime().as_millis() as u64
+    libos::time::unix_time_ms()
 }
 
-fn main(_args: libos::Args) -> i32 {
+/// `appendfsync always|everysec|no` from the arguments (default everysec).
+fn fsync_policy(args: &libos::Args) -> Result<AppendFsync, ()> {
+    let items: Vec<&str> = args.iter().collect();
+    match items.iter().position(|a| *a == "appendfsync") {
+        None => Ok(AppendFsync::EverySec),
+        Some(i) => items
+            .get(i + 1)
+            .and_then(|p| AppendFsync::parse(p.as_bytes()))
+            .ok_or(()),
+    }
+}
+
+fn main(args: libos::Args) -> i32 {
+    let Ok(fsync) = fsync_policy(&args) else {
+        println!("usage: kvstore [appendfsync always|everysec|no]");
+        return 2;
+    };
     let mut net = match libos::net::init() {
         Ok(net) => net,
         Err(e) => {
@@ -45,8 +64,41 @@ fn main(_args: libos::Args) -> i32 {
             return 1;
         }
     };
-    let config = Config::default();
+    let mut config = Config::default();
+    config.appendfsync = fsync;
     let mut engine = Engine::new(config.clone(), now_ms());
+    let mut log = match libos::dma::nvme() {
+        Ok((nvme, info)) => {
+            let now = now_ms();
+            let opened = DiskLog::open(nvme, info, fsync, |cmd| {
+                if let Err(e) = engine.load(&cmd, now) {
+                    println!("kvstore: log record not replayable: {e:?}");
+                }
+            });
+            match opened {
+                Ok((log, opened)) => {
+                    if let Some(cut) = opened.cut {
+                        println!("kvstore: {cut}");
+                    }
+                    println!(
+                        "kvstore: log replayed: {} records, {} bytes, {} keys",
+                        opened.records,
+                        opened.bytes,
+                        engine.store().len()
+                    );
+                    Some(log)
+                }
+                Err(e) => {
+                    println!("kvstore: cannot open the log on NVMe: {e}; persistence is off");
+                    None
+                }
+            }
+        }
+        Err(e) => {
+            println!("kvstore: no NVMe disk ({e:?}); persistence is off");
+            None
+        }
+    };
     let mut next_id = 1;
     let mut conns: Vec<Connection> = (0..CONNECTIONS)
         .map(|_| {
@@ -65,6 +117,7 @@ fn main(_args: libos::Args) -> i32 {
             }
         })
         .collect();
+    let mut record = Vec::new();
     println!(
         "kvstore: ready on port {PORT} ({} ms after boot)",
         libos::time::uptime().as_millis()
@@ -104,6 +157,13 @@ fn main(_args: libos::Args) -> i32 {
                     match c.parser.next_command() {
                         Ok(Some(args)) => {
                             let outcome = engine.execute(&args, &mut c.client, now_ms());
+                            if let Some(log) = log.as_mut() {
+                                for effect in &outcome.effects {
+                                    record.clear();
+                                    aof::encode_record_into(effect, &mut record);
+                                    log.append(&record);
+                                }
+                            }
                             outcome.reply.encode(&mut c.output);
                             if c.client.should_close() {
                                 c.closing = true;
@@ -119,6 +179,23 @@ fn main(_args: libos::Args) -> i32 {
                     }
                 }
                 busy = true;
+            }
+        }
+        // Replies to writes leave only once the log holds them (appendfsync
+        // always), so no acknowledged write can be lost.
+        if let Some(l) = log.as_mut() {
+            if l.flush_due() {
+                if let Err(e) = l.flush() {
+                    println!("kvstore: log write failed: {e}; persistence is off");
+                    log = None;
+                }
+                engine.stats_mut().aof_current_size = log.as_ref().map_or(0, |l| l.durable_bytes());
+            }
+        }
+        for c in conns.iter_mut() {
+            let socket = net.sockets.get_mut::<tcp::Socket>(c.handle);
+            if !c.open {
+                continue;
             }
             if !c.output.is_empty() && socket.can_send() {
                 if let Ok(sent) = socket.send_slice(&c.output) {

@@ -80,6 +80,8 @@ pub struct Board {
     pub pcie: Option<PcieHost>,
     /// SMMUv3 translating the PCIe devices' DMA, if present.
     pub smmuv3: Option<Smmuv3>,
+    /// PL031 real-time clock (seconds since the Unix epoch), if present.
+    pub rtc_pl031: Option<usize>,
     /// Unused virtual addresses below 256 MiB, for regions that devices with
     /// a 28-bit DMA mask (edu) must reach; None where RAM or MMIO fills them.
     pub low_dma_window: Option<Range<usize>>,

@@ -28,4 +28,5 @@ pub const ZCU102: Board = Board {
     pcie: None,
     smmuv3: None,
     low_dma_window: None,
+    rtc_pl031: None,
 };
