@@ -83,6 +83,17 @@ pub(crate) fn send_wakeup(cpu_mask: u8) {
     with_gic(|gic| gic.send_sgi(WAKEUP_SGI, cpu_mask));
 }
 
+/// Stops delivery of `intid` without forgetting its handler (a level
+/// interrupt whose source only the app can quiet masks itself this way).
+pub fn mask(intid: u32) {
+    with_gic(|gic| gic.disable(intid));
+}
+
+/// Resumes delivery of `intid` after [`mask`].
+pub fn unmask(intid: u32) {
+    with_gic(|gic| gic.enable(intid));
+}
+
 /// Disables the shared interrupt `intid` and forgets its handler.
 pub fn unregister(intid: u32) {
     with_gic(|gic| gic.disable(intid));

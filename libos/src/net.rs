@@ -152,6 +152,15 @@ pub enum NetError {
     Transport(virtio_drivers::transport::pci::VirtioPciError),
 }
 
+static NET_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
+
+/// The NIC's INTx is level-triggered and only the driver (owned by the app)
+/// can quiet it, so the handler masks it; `Net::poll` acknowledges the
+/// device and unmasks. The interrupt's job is to end the app's WFI.
+fn on_net_interrupt() {
+    crate::irq::mask(NET_INTID.load(core::sync::atomic::Ordering::Relaxed));
+}
+
 /// The interface, its device and the sockets, polled together.
 pub struct Net {
     /// The IP interface.
@@ -208,6 +217,12 @@ pub fn init() -> Result<Net, NetError> {
         .routes_mut()
         .add_default_ipv4_route(Ipv4Address::new(10, 0, 2, 2))
         .ok();
+    if let Some(intid) = f.intid {
+        NET_INTID.store(intid, core::sync::atomic::Ordering::Relaxed);
+        if let Err(e) = crate::irq::register(intid, hw::gicv2::Trigger::Level, on_net_interrupt) {
+            log::warn!("net: INTx {intid}: {e:?}; polling only");
+        }
+    }
     log::info!("net: virtio-net {:?}, mac {mac}, 10.0.2.15/24", f.bdf);
     Ok(Net {
         iface,
@@ -217,8 +232,14 @@ pub fn init() -> Result<Net, NetError> {
 }
 
 impl Net {
-    /// Moves packets between the NIC and the sockets.
+    /// Moves packets between the NIC and the sockets, and re-arms the
+    /// NIC's interrupt.
     pub fn poll(&mut self) {
+        self.device.nic.ack_interrupt();
         self.iface.poll(now(), &mut self.device, &mut self.sockets);
+        let intid = NET_INTID.load(core::sync::atomic::Ordering::Relaxed);
+        if intid != 0 {
+            crate::irq::unmask(intid);
+        }
     }
 }

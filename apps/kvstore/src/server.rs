@@ -21,9 +21,9 @@ libos::main!(main);
 /// Port the server listens on.
 const PORT: u16 = 6379;
 /// Connections served at once.
-const CONNECTIONS: usize = 64;
-/// Socket buffer sizes (pipelined clients need room).
-const SOCKET_BUFFER: usize = 64 * 1024;
+const CONNECTIONS: usize = 128;
+/// Socket buffer sizes (room for pipelined clients).
+const SOCKET_BUFFER: usize = 16 * 1024;
 /// Output kept per connection before the server stops reading from it.
 const OUTPUT_LIMIT: usize = 1 << 20;
 
@@ -106,6 +106,10 @@ fn main(args: libos::Args) -> i32 {
                 tcp::SocketBuffer::new(vec![0; SOCKET_BUFFER]),
                 tcp::SocketBuffer::new(vec![0; SOCKET_BUFFER]),
             );
+            let mut socket = socket;
+            // Listening before "ready" is printed: a SYN that finds no
+            // listener is answered with a reset.
+            let _ = socket.listen(PORT);
             let handle = net.sockets.add(socket);
             Connection {
                 handle,
