@@ -203,6 +203,8 @@ pub fn init() -> Result<Net, NetError> {
         PciTransport::new::<KernelHal, _>(&mut root, df).map_err(NetError::Transport)?;
     let nic = VirtIONet::<KernelHal, PciTransport, QUEUE_SIZE>::new(transport, BUFFER_LEN)
         .map_err(NetError::Device)?;
+    let mut nic = nic;
+    nic.enable_interrupts();
     let mac = EthernetAddress(nic.mac_address());
     let mut device = NetDevice { nic };
     let mut config = Config::new(HardwareAddress::Ethernet(mac));
