@@ -180,14 +180,13 @@ impl Nvme {
         // Identify namespace 1: size and LBA format.
         nvme.admin(ADMIN_IDENTIFY, 1, identify as u64, [0, 0, 0])?;
         // SAFETY: as above.
-        let (nsze, flbas, lbaf) = unsafe {
+        let (nsze, lbaf) = unsafe {
             let nsze = core::ptr::read_volatile(identify as *const u64);
             let flbas = core::ptr::read_volatile((identify + 26) as *const u8) & 0xf;
             let lbaf =
                 core::ptr::read_volatile((identify + 128 + 4 * flbas as usize) as *const u32);
-            (nsze, flbas, lbaf)
+            (nsze, lbaf)
         };
-        let _ = flbas;
         nvme.blocks = nsze;
         nvme.block_size = 1 << ((lbaf >> 16) & 0xff);
         let entries = nvme.io_sq.entries as u32;

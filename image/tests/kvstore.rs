@@ -157,6 +157,11 @@ fn redis_protocol_commands_pipelining_and_protocol_errors() {
     exchange(&mut s, b"PING\r\n", b"+PONG\r\n");
 }
 
+/// The value the crash test writes for key `i` (lengths vary).
+fn crash_value(i: u32) -> String {
+    format!("value-{i}-{}", "v".repeat((i % 300) as usize))
+}
+
 fn fresh_disk(test: &str) {
     let disk = workspace_root()
         .join("target/test-images")
@@ -183,10 +188,7 @@ fn acknowledged_writes_survive_sigkill_under_appendfsync_always() {
         })
     };
     for i in 0..100_000u32 {
-        let request = format!(
-            "SET crash{i} value-{i}-{}\r\n",
-            "v".repeat((i % 300) as usize)
-        );
+        let request = format!("SET crash{i} {}\r\n", crash_value(i));
         if s.write_all(request.as_bytes()).is_err() {
             break;
         }
@@ -207,7 +209,7 @@ fn acknowledged_writes_survive_sigkill_under_appendfsync_always() {
     let guest = Guest::start_with(test, &["appendfsync", "always"]);
     let mut s = guest.connect();
     for &i in &acknowledged {
-        let value = format!("value-{i}-{}", "v".repeat((i % 300) as usize));
+        let value = crash_value(i);
         let expected = format!("${}\r\n{value}\r\n", value.len());
         exchange(
             &mut s,

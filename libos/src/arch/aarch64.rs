@@ -101,18 +101,6 @@ pub fn wait_for_interrupt() {
     aarch64_cpu::asm::wfi();
 }
 
-/// Waits for an event (`sev` from another core) or an interrupt.
-#[inline]
-pub fn wait_for_event() {
-    aarch64_cpu::asm::wfe();
-}
-
-/// Wakes cores waiting in `wait_for_event`.
-#[inline]
-pub fn send_event() {
-    aarch64_cpu::asm::sev();
-}
-
 /// The virtual counter (ticks since the machine started).
 #[inline]
 pub fn counter() -> u64 {
