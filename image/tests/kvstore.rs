@@ -227,3 +227,36 @@ fn acknowledged_writes_survive_sigkill_under_appendfsync_always() {
         acknowledged.len()
     );
 }
+
+#[test]
+fn a_stalled_or_flooding_client_does_not_stall_the_others() {
+    let guest = Guest::start("kvstore-misbehave");
+    let mut stalled = guest.connect();
+    // Half a command, then silence.
+    stalled.write_all(b"*3\r\n$3\r\nSET\r\n$1\r\nk").unwrap();
+    // A client that pipelines without ever reading its replies.
+    let mut flood = guest.connect();
+    flood
+        .set_write_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    let burst = b"SET flood 0123456789012345678901234567890123456789\r\n".repeat(200);
+    for _ in 0..50 {
+        if flood.write_all(&burst).is_err() {
+            break; // its buffers are full: the server stopped reading it
+        }
+    }
+    let mut fine = guest.connect();
+    for i in 0..20 {
+        exchange(
+            &mut fine,
+            format!("SET ok{i} {i}\r\n").as_bytes(),
+            b"+OK\r\n",
+        );
+    }
+    exchange(&mut fine, b"GET ok19\r\n", b"$2\r\n19\r\n");
+    // The stalled client finishes its command later and is answered.
+    stalled.write_all(b"\r\n$1\r\nv\r\n").unwrap();
+    let mut reply = [0u8; 5];
+    stalled.read_exact(&mut reply).unwrap();
+    assert_eq!(&reply, b"+OK\r\n");
+}
