@@ -14,4 +14,5 @@ pub mod layout;
 pub mod mmio;
 pub mod nvme;
 pub mod pci;
+pub mod rdma;
 pub mod uart;
