@@ -34,7 +34,7 @@ pub mod transfer;
 pub use engine::{Completion, Direction, Engine, EngineCaps, EngineError, Resume, Segment};
 pub use engine::{EngineId, SegmentId, StreamId};
 pub use memory::{Access, MemError, Memory};
-pub use prefetch::PrefetchConfig;
+pub use prefetch::{PrefetchConfig, Prefetcher};
 pub use scheduler::{Config, FaultAction, Scheduler, SegmentState, TransferState, UnknownSegment};
 pub use stats::Stats;
 pub use transfer::{Policy, SubmitError, Transfer, TransferError, TransferId, TransferReport};

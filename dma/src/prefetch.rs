@@ -91,15 +91,19 @@ impl Default for PrefetchConfig {
 }
 
 /// The window state of one transfer, in page numbers (address / page size).
+/// The kernel also keeps one per device for faults outside any transfer
+/// (an RDMA engine writing into this node): the same streaming rule,
+/// bounded by the end of the region instead of the transfer's.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Prefetcher {
+pub struct Prefetcher {
     k: usize,
     front: Option<usize>,
     streaming: bool,
 }
 
 impl Prefetcher {
-    pub(crate) fn new(cfg: &PrefetchConfig) -> Self {
+    /// A window that has seen no fault yet.
+    pub fn new(cfg: &PrefetchConfig) -> Self {
         Prefetcher {
             k: cfg.initial.max(1),
             front: None,
@@ -108,7 +112,7 @@ impl Prefetcher {
     }
 
     /// A fault at page `p` had to be resolved: the pages to prefetch.
-    pub(crate) fn on_fault(&mut self, cfg: &PrefetchConfig, p: usize) -> Range<usize> {
+    pub fn on_fault(&mut self, cfg: &PrefetchConfig, p: usize) -> Range<usize> {
         let initial = cfg.initial.max(1);
         self.streaming = self.front == Some(p);
         self.k = if self.streaming {

@@ -125,6 +125,10 @@ struct Service {
     /// Faults outside any transfer resolved for an engine that waits on
     /// them (incoming RDMA).
     unclaimed_resolved: u64,
+    /// Pages made resident ahead of such faults.
+    unclaimed_prefetched: u64,
+    /// The prefetch window of each such engine's incoming stream.
+    incoming: BTreeMap<u32, dma::Prefetcher>,
     /// Times the SMMU reported lost events.
     lost_event_reports: u64,
     /// Faults taken by devices, after deduplication.
@@ -138,6 +142,13 @@ struct Service {
     faults_serviced: u64,
 }
 
+/// Prefetch window for faults outside any transfer (incoming RDMA): up to
+/// 1 MiB ahead while a device streams.
+const INCOMING_PREFETCH: dma::PrefetchConfig = dma::PrefetchConfig {
+    initial: 4,
+    max: 256,
+};
+
 static SERVICE: IrqSpinLock<Option<Service>> = IrqSpinLock::new(None);
 
 fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
@@ -148,6 +159,8 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
         finished: BTreeMap::new(),
         stray: 0,
         unclaimed_resolved: 0,
+        unclaimed_prefetched: 0,
+        incoming: BTreeMap::new(),
         lost_event_reports: 0,
         device_faults: 0,
         busy: Duration::ZERO,
@@ -194,8 +207,26 @@ fn service() {
                             dma::Access::Read => mm::Access::Read,
                         };
                         let resolved = mm::resolve(fault.iova as usize, access);
-                        if let Err(e) = &resolved {
-                            log::debug!("device fault at {:#x} unresolvable: {e:?}", fault.iova);
+                        match &resolved {
+                            Ok(_) => {
+                                // Incoming RDMA streams through memory like a
+                                // transfer does: resolve ahead of it.
+                                let cfg = INCOMING_PREFETCH;
+                                let window = s
+                                    .incoming
+                                    .entry(fault.stream)
+                                    .or_insert_with(|| dma::Prefetcher::new(&cfg))
+                                    .on_fault(&cfg, fault.iova as usize / mm::FRAME_SIZE);
+                                for page in window {
+                                    if mm::resolve(page * mm::FRAME_SIZE, access).is_err() {
+                                        break;
+                                    }
+                                    s.unclaimed_prefetched += 1;
+                                }
+                            }
+                            Err(e) => {
+                                log::debug!("device fault at {:#x} unresolvable: {e:?}", fault.iova)
+                            }
                         }
                         engine.page_ready(fault.iova, resolved.is_ok());
                         s.unclaimed_resolved += 1;
@@ -308,6 +339,8 @@ pub struct FaultCounters {
     pub stray: u64,
     /// Faults outside any transfer resolved for an engine (incoming RDMA).
     pub unclaimed_resolved: u64,
+    /// Pages made resident ahead of those faults.
+    pub unclaimed_prefetched: u64,
     /// Event-queue overflows recovered from.
     pub lost_event_reports: u64,
     /// Kernel time spent servicing DMA (completions, faults, starts).
@@ -324,6 +357,7 @@ pub fn fault_counters() -> FaultCounters {
         device_faults: s.device_faults,
         stray: s.stray,
         unclaimed_resolved: s.unclaimed_resolved,
+        unclaimed_prefetched: s.unclaimed_prefetched,
         lost_event_reports: s.lost_event_reports,
         busy: s.busy,
         fault_service: s.fault_service,
