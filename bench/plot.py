@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Draws dmabench's CSV as an SVG: one panel per scenario and direction,
+"""Draws dmabench's (or rdmabench's) CSV as an SVG: one panel per scenario and direction,
 throughput of each policy relative to pin (including setup), per size.
 Standard library only, so it runs on a fresh machine."""
 
@@ -16,7 +16,7 @@ def size_label(n):
     return f"{n >> 20}M" if n >= 1 << 20 else f"{n >> 10}K"
 
 
-def main(src, dst):
+def main(src, dst, title="dmabench"):
     rows = list(csv.DictReader(open(src)))
     panels = defaultdict(list)
     for r in rows:
@@ -25,7 +25,7 @@ def main(src, dst):
     pw, ph, cols = 420, 220, 2
     height = ph * ((len(keys) + cols - 1) // cols) + 60
     svg = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{pw * cols}" height="{height}" font-family="sans-serif" font-size="11">']
-    svg.append('<text x="10" y="18" font-size="14">dmabench: throughput relative to pin, setup included (log scale)</text>')
+    svg.append(f'<text x="10" y="18" font-size="14">{title}: throughput relative to pin, setup included (log scale)</text>')
     for i, pol in enumerate(POLICIES):
         svg.append(f'<rect x="{10 + 170 * i}" y="28" width="10" height="10" fill="{COLORS[pol]}"/>')
         svg.append(f'<text x="{24 + 170 * i}" y="37">{pol}</text>')
@@ -61,4 +61,4 @@ def main(src, dst):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2])
+    main(*sys.argv[1:4])

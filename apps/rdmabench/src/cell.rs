@@ -25,7 +25,7 @@ fn policy_name(p: Policy) -> &'static str {
         Policy::Pin => "pin",
         Policy::Prefault => "prefault",
         Policy::FaultAware => "fault-aware",
-        Policy::FaultAwarePrefetch => "fa+prefetch",
+        Policy::FaultAwarePrefetch => "fault-aware+prefetch",
     }
 }
 
@@ -310,7 +310,7 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
 
     println!("rdmabench: RDMA on virtual addresses, node 0 -> node 1; ratios against pin (setup included)");
     println!(
-        "{:<6} {:<7} {:>9} {:<12} {:>10} {:>9} {:>7} {:>9} {:>8} {:>8} {:>12}",
+        "{:<6} {:<7} {:>9} {:<20} {:>10} {:>9} {:>7} {:>9} {:>8} {:>8} {:>12}",
         "op",
         "buffer",
         "size",
@@ -338,7 +338,7 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
                     let row = b.cell(op, buffer, size, policy);
                     let base = *pin_time.get_or_insert(row.time);
                     println!(
-                        "{:<6} {:<7} {:>9} {:<12} {:>10.1} {:>9.3} {:>7.2} {:>9.3} {:>8} {:>8} {:>12}{}",
+                        "{:<6} {:<7} {:>9} {:<20} {:>10.1} {:>9.3} {:>7.2} {:>9.3} {:>8} {:>8} {:>12}{}",
                         op,
                         buffer.name(),
                         size,
@@ -392,18 +392,18 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
 
     targets(&rows, &lat);
     println!("---- csv ----");
-    println!(
-        "op,buffer,size,policy,mbps,time_ms,setup_ms,faults,remote_faults,retransmitted_bytes,ok"
-    );
+    println!("direction,scenario,size_bytes,policy,mbps,time_ms,ratio_vs_pin,setup_ms,faults,remote_faults,retransmitted_bytes,ok");
     for r in &rows {
+        let pin = find(&rows, r.op, r.buffer, r.size, Policy::Pin).map_or(r.time, |p| p.time);
         println!(
-            "{},{},{},{},{:.2},{:.4},{:.4},{},{},{},{}",
+            "{},{},{},{},{:.2},{:.4},{:.4},{:.4},{},{},{},{}",
             r.op,
             r.buffer.name(),
             r.size,
             policy_name(r.policy),
             r.mbps(),
             r.time.as_secs_f64() * 1e3,
+            pin.as_secs_f64() / r.time.as_secs_f64().max(1e-9),
             r.setup.as_secs_f64() * 1e3,
             r.faults_local,
             r.faults_remote,
@@ -411,7 +411,7 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
             r.ok
         );
     }
-    println!("---- end ----");
+    println!("---- end csv ----");
     b.remote_cmd(&[QUIT]);
     i32::from(rows.iter().any(|r| !r.ok))
 }

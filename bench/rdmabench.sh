@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs rdmabench on two nodes (all policies side by side in one run), and in
+# the same invocation the RDMA engine's self-benchmark: the host's own
+# memcpy bandwidth against the engine's data path, the physical limit of an
+# emulated engine. Keeps the log, extracts the CSV and draws a plot.
+#
+#   bench/rdmabench.sh           # 4 KiB .. 16 MiB
+#   bench/rdmabench.sh quick     # 4 KiB .. 4 MiB
+#   bench/rdmabench.sh full      # 4 KiB .. 64 MiB
+#
+# Output: target/bench/rdmabench.{log,csv,svg}
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+out=target/bench
+mkdir -p "$out"
+cargo build -q --release -p faultline-rdma-engine
+echo "== host memcpy vs engine data path (faultline-rdma-engine --self-bench)" | tee "$out/rdmabench.log"
+target/release/faultline-rdma-engine --self-bench 2>&1 | tee -a "$out/rdmabench.log"
+status=0
+./run-qemu.sh rdmabench --nodes 2 --smp 2 --timeout 3000 -- "$@" | tee -a "$out/rdmabench.log" || status=$?
+sed -n '/---- csv ----/,/---- end csv ----/p' "$out/rdmabench.log" | sed '1d;$d' | sed 's/^\[n0\] //' | tr -d '\r' > "$out/rdmabench.csv"
+python3 bench/plot.py "$out/rdmabench.csv" "$out/rdmabench.svg" rdmabench
+echo "rdmabench: $out/rdmabench.log, $out/rdmabench.csv, $out/rdmabench.svg"
+exit "$status"
