@@ -8,15 +8,17 @@
 //!                                     ◀──▶ fabric (UDP to other engines)
 //! ```
 
+pub mod cli;
+pub mod device;
 pub mod dma;
 pub mod engine;
-
+pub mod fabric;
 pub mod fabric_msg;
-
+pub mod frontend;
 pub mod guest;
 pub mod iotlb;
 pub mod ring;
-
+pub mod selfbench;
 pub mod stats;
 pub mod sys;
 pub mod vhost_msg;
