@@ -9,7 +9,8 @@ set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout SECS]
-                         [--qemu-arg ARG]... [-- APP ARGS...]
+                         [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
+                         [-- APP ARGS...]
 
   APP              an app under apps/ (./run-qemu.sh --list shows them)
   --board BOARD    qemu-virt (default) or zcu102
@@ -18,6 +19,9 @@ usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout
   --timeout SECS   kill QEMU after SECS seconds; exit status 124
   --qemu-arg ARG   extra QEMU argument, e.g. --qemu-arg -s --qemu-arg -S (repeatable)
   --port PORT      forward 127.0.0.1:PORT to the guest's 6379 (kvstore: 6379 by default)
+  --nodes N        boot N nodes joined by RDMA engines (hw/rdma-engine); output
+                   lines are prefixed [nR]; fails if any node fails or hangs
+  --loss F         with --nodes: drop this fraction of fabric datagrams (tests)
   -- ARGS          the app's command line (embedded in the image; -append on qemu-virt)
 
 Exits with the guest's exit status.

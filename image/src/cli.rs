@@ -17,7 +17,8 @@ usage:
   faultline-image build APP [--board BOARD] [-- ARGS...]
       build APP and write target/images/BOARD/APP.{elf,bin[,uimg]}
   faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
-                          [--qemu-arg ARG]... [-- ARGS...]
+                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
+                          [-- ARGS...]
       build APP, boot it under QEMU and exit with the guest's status
       (124 when the timeout kills it)
 
@@ -29,6 +30,11 @@ options:
   --qemu-arg ARG   pass ARG to QEMU after the standard options (repeatable)
   --port PORT      forward 127.0.0.1:PORT to the guest's 6379 over virtio-net
                    (kvstore gets 6379 by default)
+  --nodes N        boot N nodes (qemu-virt), each with an RDMA engine, joined by
+                   one fabric; output lines are prefixed [nR]; fails if any
+                   node fails or hangs
+  --loss F         with --nodes: each engine drops this fraction of its
+                   fabric datagrams (0 to 0.5), to test retransmission
   ARGS             the app's command line: embedded in the image, and given to
                    QEMU with -append on qemu-virt; no whitespace or '\"' inside
 ";
@@ -65,6 +71,10 @@ pub enum Cli {
         qemu_args: Vec<String>,
         /// Host port forwarded to the guest's 6379 (None: the app's default).
         port: Option<u16>,
+        /// Nodes to boot (1 without `--nodes`: a plain single run).
+        nodes: Option<u16>,
+        /// Injected fabric loss for multi-node runs.
+        loss: Option<f64>,
         /// The app's command line.
         args: Vec<String>,
     },
@@ -117,6 +127,8 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut timeout = None;
     let mut qemu_args = Vec::new();
     let mut port = None;
+    let mut nodes = None;
+    let mut loss = None;
     let mut args = Vec::new();
 
     let mut it = rest.iter();
@@ -176,6 +188,26 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                         .ok_or_else(|| usage(format!("--port wants a TCP port, got `{v}`")))?,
                 );
             }
+            "--nodes" if run => {
+                let v = value(name)?;
+                nodes = Some(
+                    v.parse::<u16>()
+                        .ok()
+                        .filter(|&n| n > 0)
+                        .ok_or_else(|| usage(format!("--nodes wants a node count, got `{v}`")))?,
+                );
+            }
+            "--loss" if run => {
+                let v = value(name)?;
+                loss = Some(
+                    v.parse::<f64>()
+                        .ok()
+                        .filter(|f| (0.0..=0.5).contains(f))
+                        .ok_or_else(|| {
+                            usage(format!("--loss wants a fraction 0..0.5, got `{v}`"))
+                        })?,
+                );
+            }
             _ if arg.starts_with('-') => {
                 let cmd = if run { "run" } else { "build" };
                 return Err(usage(format!("unknown option `{arg}` for `{cmd}`")));
@@ -190,6 +222,9 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     }
 
     let app = app.ok_or_else(|| usage("no app given"))?;
+    if loss.is_some() && nodes.is_none() {
+        return Err(usage("--loss needs --nodes"));
+    }
     Ok(if run {
         Cli::Run {
             app,
@@ -199,6 +234,8 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             timeout,
             qemu_args,
             port,
+            nodes,
+            loss,
             args,
         }
     } else {
@@ -209,6 +246,22 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn nodes_and_loss() {
+        match p("run stencil --nodes 2 --loss 0.01 -- 64 64 10").unwrap() {
+            Cli::Run {
+                nodes, loss, args, ..
+            } => {
+                assert_eq!((nodes, loss), (Some(2), Some(0.01)));
+                assert_eq!(args, ["64", "64", "10"]);
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(p("run stencil --nodes 0").is_err());
+        assert!(p("run stencil --loss 0.01").is_err());
+        assert!(p("run stencil --nodes 2 --loss 0.9").is_err());
+    }
 
     fn p(line: &str) -> Result<Cli, UsageError> {
         let argv: Vec<String> = line.split_whitespace().map(String::from).collect();
@@ -263,6 +316,8 @@ mod tests {
                 timeout: Some(Duration::from_millis(2500)),
                 qemu_args: vec!["-s".into()],
                 port: None,
+                nodes: None,
+                loss: None,
                 args: vec!["a".into(), "b".into()],
             }
         );

@@ -13,6 +13,7 @@ pub mod board;
 pub mod bootargs;
 pub mod build;
 pub mod cli;
+pub mod cluster;
 pub mod elf;
 pub mod error;
 pub mod qemu;

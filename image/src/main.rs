@@ -59,6 +59,8 @@ fn main() -> ExitCode {
             timeout,
             qemu_args,
             port,
+            nodes,
+            loss,
             args,
         } => {
             // The key-value store is a server: reachable on 6379 unless told otherwise.
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
                 args: args.clone(),
                 extra: qemu_args,
                 port,
+                rdma: None,
             };
             if let Some(port) = port {
                 eprintln!(
@@ -86,6 +89,10 @@ fn main() -> ExitCode {
                 Err(e) => return failure(&e),
             };
             eprint!("{}", built.summary(&root));
+            if let Some(nodes) = nodes {
+                let fabric = faultline_image::cluster::FabricOptions { loss };
+                return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);
+            }
             let outcome = match run(&built, &opts, timeout, true) {
                 Ok(o) => o,
                 Err(e) => return failure(&e),
@@ -148,4 +155,43 @@ fn usage_error(msg: &str) -> ExitCode {
 fn failure(e: &faultline_image::Error) -> ExitCode {
     eprintln!("faultline-image: error: {e}");
     ExitCode::from(EXIT_FAILURE)
+}
+
+/// `run --nodes N`: boots every node and reports each one's end; fails if any failed.
+fn run_nodes(
+    root: &std::path::Path,
+    built: &faultline_image::Built,
+    opts: &RunOptions,
+    nodes: u16,
+    fabric: &faultline_image::cluster::FabricOptions,
+    timeout: Option<std::time::Duration>,
+) -> ExitCode {
+    let outcome = match faultline_image::cluster::run_cluster(
+        root, built, opts, nodes, fabric, timeout, true,
+    ) {
+        Ok(o) => o,
+        Err(e) => return failure(&e),
+    };
+    let mut worst = 0u8;
+    for (rank, node) in outcome.nodes.iter().enumerate() {
+        let ms = node.wall.as_millis();
+        let end = match (node.timed_out, node.status) {
+            (true, _) => {
+                worst = worst.max(EXIT_TIMEOUT);
+                "timed out or was stopped".to_string()
+            }
+            (false, Some(s)) => {
+                if s != 0 {
+                    worst = worst.max(s as u8).max(1);
+                }
+                format!("exited with status {s}")
+            }
+            (false, None) => {
+                worst = worst.max(EXIT_FAILURE);
+                "was killed by a signal".to_string()
+            }
+        };
+        eprintln!("faultline: node {rank} {end} after {ms} ms (QEMU wall time)");
+    }
+    ExitCode::from(worst)
 }

@@ -31,7 +31,22 @@ pub struct RunOptions {
     /// Give the guest a virtio-net NIC on QEMU user networking and forward
     /// this host port (on 127.0.0.1) to the guest's port 6379 (qemu-virt).
     pub port: Option<u16>,
+    /// Attach this node's RDMA engine (qemu-virt; see [`crate::cluster`]).
+    pub rdma: Option<RdmaAttach>,
 }
+
+/// Where a node's RDMA engine listens, and which node it is.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RdmaAttach {
+    /// The engine's vhost-user socket.
+    pub socket: std::path::PathBuf,
+    /// The node's rank (the last byte of the engine's MAC address).
+    pub rank: u8,
+}
+
+/// Guest RAM on `qemu-virt`. With an RDMA engine it is a shared memfd, so
+/// the engine process can map it.
+pub const VIRT_RAM: &str = "2G";
 
 /// Checks that `opts` fit `board`, so a bad `--smp` is reported before a long build.
 pub fn check_options(board: Board, opts: &RunOptions) -> Result<()> {
@@ -70,11 +85,14 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
             if opts.el2 {
                 machine += ",virtualization=on";
             }
+            if opts.rdma.is_some() {
+                machine += ",memory-backend=ram";
+            }
             cmd.args(["-M", &machine, "-cpu", "cortex-a53"]).args([
                 "-smp",
                 &smp.to_string(),
                 "-m",
-                "2G",
+                VIRT_RAM,
             ]);
         }
         Board::Zcu102 => {
@@ -105,6 +123,20 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
                 ))
                 .args(["-device", "virtio-net-pci,netdev=net0"]);
         }
+        if let Some(rdma) = &opts.rdma {
+            // The engine reaches guest memory through the shared memfd, and
+            // every access is translated by the SMMU (iommu_platform; ats=off
+            // so guest TLB invalidations reach the engine as IOTLB unmaps).
+            let mac = hw_mac(rdma.rank);
+            cmd.arg("-object")
+                .arg(format!("memory-backend-memfd,id=ram,size={VIRT_RAM},share=on"))
+                .arg("-chardev")
+                .arg(format!("socket,id=rdma,path={}", rdma.socket.display()))
+                .args(["-netdev", "vhost-user,id=rdma,chardev=rdma", "-device"])
+                .arg(format!(
+                    "virtio-net-pci,netdev=rdma,iommu_platform=on,ats=off,disable-legacy=on,mac={mac}"
+                ));
+        }
         if !opts.args.is_empty() {
             cmd.arg("-append").arg(opts.args.join(" "));
         }
@@ -112,6 +144,19 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
     cmd.args(&opts.extra);
     Ok(cmd)
 }
+
+/// The engine's MAC on node `rank`, as QEMU writes it (see `hw::rdma`).
+fn hw_mac(rank: u8) -> String {
+    let p = RDMA_MAC_PREFIX;
+    format!(
+        "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{rank:02x}",
+        p[0], p[1], p[2], p[3], p[4]
+    )
+}
+
+/// First five bytes of every RDMA engine's MAC; the guest driver finds its
+/// engine by them (the same bytes as `hw::rdma::MAC_PREFIX`).
+pub const RDMA_MAC_PREFIX: [u8; 5] = [0x02, 0xfa, 0x17, 0x0d, 0x4a];
 
 /// Guest TCP port `RunOptions::port` forwards to (kvstore's).
 pub const GUEST_PORT: u16 = 6379;
@@ -179,6 +224,7 @@ mod tests {
             args: vec!["a=1".into(), "b".into()],
             extra: vec!["-d".into(), "int".into()],
             port: Some(16379),
+            rdma: None,
         };
         let cmd = qemu_command(&built(Board::QemuVirt), &opts).unwrap();
         let args: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();
@@ -188,6 +234,26 @@ mod tests {
         assert_eq!(&args[args.len() - 4..], ["-append", "a=1 b", "-d", "int"]);
         assert!(argv(&cmd).contains(
             " -netdev user,id=net0,hostfwd=tcp:127.0.0.1:16379-:6379 -device virtio-net-pci,netdev=net0 "
+        ));
+    }
+
+    #[test]
+    fn qemu_virt_with_an_rdma_engine() {
+        let opts = RunOptions {
+            rdma: Some(RdmaAttach {
+                socket: PathBuf::from("/tmp/n1.sock"),
+                rank: 1,
+            }),
+            ..RunOptions::default()
+        };
+        let line = argv(&qemu_command(&built(Board::QemuVirt), &opts).unwrap());
+        assert!(line.contains("-M virt,gic-version=2,iommu=smmuv3,memory-backend=ram "));
+        assert!(line.contains(" -object memory-backend-memfd,id=ram,size=2G,share=on "));
+        assert!(line.contains(
+            " -chardev socket,id=rdma,path=/tmp/n1.sock -netdev vhost-user,id=rdma,chardev=rdma "
+        ));
+        assert!(line.ends_with(
+            "-device virtio-net-pci,netdev=rdma,iommu_platform=on,ats=off,disable-legacy=on,mac=02:fa:17:0d:4a:01"
         ));
     }
 

@@ -3,6 +3,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -50,7 +51,18 @@ pub fn run(
 ///
 /// With `echo`, each line is also written to this process's stdout as it arrives. With a
 /// `timeout`, the process is killed once it has run that long.
-pub fn run_command(mut cmd: Command, timeout: Option<Duration>, echo: bool) -> Result<RunOutcome> {
+pub fn run_command(cmd: Command, timeout: Option<Duration>, echo: bool) -> Result<RunOutcome> {
+    run_watched(cmd, timeout, echo.then_some(""), None)
+}
+
+/// [`run_command`] for one of several processes: echoed lines get `prefix`, and
+/// setting `stop` kills the process early (counted as a timeout).
+pub fn run_watched(
+    mut cmd: Command,
+    timeout: Option<Duration>,
+    prefix: Option<&str>,
+    stop: Option<&AtomicBool>,
+) -> Result<RunOutcome> {
     cmd.stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -69,7 +81,8 @@ pub fn run_command(mut cmd: Command, timeout: Option<Duration>, echo: bool) -> R
     drop(tx);
 
     let mut output = Vec::new();
-    let timed_out = !collect(&rx, deadline, echo, &mut output);
+    let echo = Echo { prefix, stop };
+    let timed_out = !collect(&rx, deadline, &echo, &mut output);
     let status = if timed_out {
         kill(&mut child)?
     } else {
@@ -83,7 +96,7 @@ pub fn run_command(mut cmd: Command, timeout: Option<Duration>, echo: bool) -> R
     // started still holds them, so wait only briefly and leave such readers behind.
     let grace = Instant::now() + Duration::from_millis(500);
     while let Ok(line) = rx.recv_timeout(grace.saturating_duration_since(Instant::now())) {
-        take(line, echo, &mut output);
+        take(line, &echo, &mut output);
     }
     Ok(RunOutcome {
         status: status.and_then(|s| s.code()),
@@ -122,38 +135,62 @@ fn forward_lines(stream: impl Read + Send + 'static, tx: mpsc::Sender<Vec<u8>>) 
     });
 }
 
-/// Gathers lines until both streams close (returns true) or the deadline passes
-/// (returns false).
+/// Where echoed lines go and what may stop a run early.
+struct Echo<'a> {
+    /// Echo each line to stdout with this prefix (`None`: no echo).
+    prefix: Option<&'a str>,
+    /// Set by someone else to end the run (as if the deadline had passed).
+    stop: Option<&'a AtomicBool>,
+}
+
+/// Gathers lines until both streams close (returns true) or the deadline passes or
+/// `stop` is set (returns false).
 fn collect(
     rx: &Receiver<Vec<u8>>,
     deadline: Option<Instant>,
-    echo: bool,
+    echo: &Echo,
     out: &mut Vec<u8>,
 ) -> bool {
+    // Without a stop flag a line or the deadline ends each wait; with one, wake up
+    // now and then to look at it.
+    let tick = Duration::from_millis(100);
     loop {
-        let line = match deadline {
+        if echo.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+            return false;
+        }
+        let now = Instant::now();
+        let wait = match (deadline, echo.stop.is_some()) {
+            (Some(d), true) => Some(d.saturating_duration_since(now).min(tick)),
+            (Some(d), false) => Some(d.saturating_duration_since(now)),
+            (None, true) => Some(tick),
+            (None, false) => None,
+        };
+        let line = match wait {
             None => match rx.recv() {
                 Ok(line) => line,
                 Err(_) => return true,
             },
-            Some(deadline) => {
-                let left = deadline.saturating_duration_since(Instant::now());
-                match rx.recv_timeout(left) {
-                    Ok(line) => line,
-                    Err(RecvTimeoutError::Disconnected) => return true,
-                    Err(RecvTimeoutError::Timeout) => return false,
+            Some(wait) => match rx.recv_timeout(wait) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Disconnected) => return true,
+                Err(RecvTimeoutError::Timeout) => {
+                    if deadline.is_some_and(|d| Instant::now() >= d) {
+                        return false;
+                    }
+                    continue;
                 }
-            }
+            },
         };
         take(line, echo, out);
     }
 }
 
-/// Appends a line to the output and, with `echo`, copies it to stdout.
-fn take(line: Vec<u8>, echo: bool, out: &mut Vec<u8>) {
-    if echo {
+/// Appends a line to the output and, when echoing, copies it to stdout.
+fn take(line: Vec<u8>, echo: &Echo, out: &mut Vec<u8>) {
+    if let Some(prefix) = echo.prefix {
         let mut stdout = std::io::stdout().lock();
         // A closed stdout (e.g. piped into `head`) must not stop the run.
+        let _ = stdout.write_all(prefix.as_bytes());
         let _ = stdout.write_all(&line);
         let _ = stdout.flush();
     }
@@ -255,6 +292,15 @@ mod tests {
             false,
         )
         .unwrap();
+        assert!(out.timed_out);
+        assert!(t0.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_stop_flag_ends_the_run() {
+        let stop = AtomicBool::new(true);
+        let t0 = Instant::now();
+        let out = run_watched(sh("exec sleep 30"), None, None, Some(&stop)).unwrap();
         assert!(out.timed_out);
         assert!(t0.elapsed() < Duration::from_secs(10));
     }

@@ -43,6 +43,17 @@ pub trait DeviceEngine: dma::Engine + Send {
     fn stream(&self) -> u32 {
         self.caps().stream.0
     }
+    /// Whether faults of this device that match no transfer are still its
+    /// own to wait on (an RDMA engine's incoming WRITEs and READs): the
+    /// service then resolves the page and calls [`page_ready`](Self::page_ready).
+    fn resolves_unclaimed_faults(&self) -> bool {
+        false
+    }
+    /// The page at `va` that faulted outside any transfer is present now
+    /// (`resolved`), or can never be.
+    fn page_ready(&mut self, va: u64, resolved: bool) {
+        let _ = (va, resolved);
+    }
 }
 
 impl DeviceEngine for EduEngine {
@@ -111,6 +122,9 @@ struct Service {
     finished: BTreeMap<TransferId, Result<TransferReport, TransferError>>,
     /// Faults no in-flight transfer explained (logged, counted).
     stray: u64,
+    /// Faults outside any transfer resolved for an engine that waits on
+    /// them (incoming RDMA).
+    unclaimed_resolved: u64,
     /// Times the SMMU reported lost events.
     lost_event_reports: u64,
     /// Faults taken by devices, after deduplication.
@@ -133,6 +147,7 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
         engines: Vec::new(),
         finished: BTreeMap::new(),
         stray: 0,
+        unclaimed_resolved: 0,
         lost_event_reports: 0,
         device_faults: 0,
         busy: Duration::ZERO,
@@ -168,8 +183,28 @@ fn service() {
                 s.scheduler
                     .on_fault(&mut mem, stream, fault.iova as usize, access)
             {
-                s.stray += 1;
-                log::warn!("device fault matches no transfer: {fault:?}");
+                let owner = s
+                    .engines
+                    .iter_mut()
+                    .find(|e| e.stream() == fault.stream && e.resolves_unclaimed_faults());
+                match owner {
+                    Some(engine) => {
+                        let access = match access {
+                            dma::Access::Write => mm::Access::Write,
+                            dma::Access::Read => mm::Access::Read,
+                        };
+                        let resolved = mm::resolve(fault.iova as usize, access);
+                        if let Err(e) = &resolved {
+                            log::debug!("device fault at {:#x} unresolvable: {e:?}", fault.iova);
+                        }
+                        engine.page_ready(fault.iova, resolved.is_ok());
+                        s.unclaimed_resolved += 1;
+                    }
+                    None => {
+                        s.stray += 1;
+                        log::warn!("device fault matches no transfer: {fault:?}");
+                    }
+                }
             }
         }
         if drained.events_lost {
@@ -210,6 +245,12 @@ fn service() {
 
 /// Called from the SMMU's and the devices' interrupts.
 pub(crate) fn service_from_irq() {
+    service();
+}
+
+/// Moves all DMA work forward once (for drivers that wait on their own
+/// completions, like the RDMA verbs).
+pub fn poke() {
     service();
 }
 
@@ -265,6 +306,8 @@ pub struct FaultCounters {
     pub device_faults: u64,
     /// Faults that matched no in-flight transfer.
     pub stray: u64,
+    /// Faults outside any transfer resolved for an engine (incoming RDMA).
+    pub unclaimed_resolved: u64,
     /// Event-queue overflows recovered from.
     pub lost_event_reports: u64,
     /// Kernel time spent servicing DMA (completions, faults, starts).
@@ -280,6 +323,7 @@ pub fn fault_counters() -> FaultCounters {
     with_service(|s| FaultCounters {
         device_faults: s.device_faults,
         stray: s.stray,
+        unclaimed_resolved: s.unclaimed_resolved,
         lost_event_reports: s.lost_event_reports,
         busy: s.busy,
         fault_service: s.fault_service,
@@ -310,7 +354,8 @@ impl QueueMemory for Frames {
     }
 }
 
-fn register_intx(intid: Option<u32>) {
+/// Routes a DMA device's INTx to the service.
+pub(crate) fn register_intx(intid: Option<u32>) {
     if let Some(intid) = intid {
         if let Err(e) = crate::irq::register(intid, Trigger::Level, service_from_irq) {
             log::warn!("INTx {intid}: {e:?}; completions are polled");

@@ -47,6 +47,8 @@ mod panic;
 #[cfg(target_os = "none")]
 pub mod pci;
 #[cfg(target_os = "none")]
+pub mod rdma;
+#[cfg(target_os = "none")]
 pub mod smp;
 
 pub use args::Args;

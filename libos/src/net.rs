@@ -181,7 +181,11 @@ pub fn now() -> Instant {
 pub fn init() -> Result<Net, NetError> {
     let f = crate::pci::functions()
         .into_iter()
-        .find(|f| f.vendor == 0x1af4 && (f.device == 0x1000 || f.device == 0x1041))
+        .find(|f| {
+            // An RDMA engine looks like a virtio-net function too.
+            crate::pci::is_virtio_net(f)
+                && !crate::pci::virtio_net_mac(f).is_some_and(|m| hw::rdma::is_engine_mac(&m))
+        })
         .ok_or(NetError::NotFound)?;
     let ecam = hw::board::CURRENT
         .pcie

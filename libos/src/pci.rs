@@ -50,3 +50,52 @@ pub fn find(vendor: u16, device: u16) -> Vec<Function> {
         .cloned()
         .collect()
 }
+
+/// Vendor ID of every virtio PCI function.
+pub const VIRTIO_VENDOR: u16 = 0x1af4;
+
+/// Whether `f` is a virtio network function (transitional or modern). Both
+/// the NIC and the RDMA engine look like one; [`virtio_net_mac`] tells them
+/// apart.
+pub fn is_virtio_net(f: &Function) -> bool {
+    f.vendor == VIRTIO_VENDOR && (f.device == 0x1000 || f.device == 0x1041)
+}
+
+/// A virtio transport for `f`, for a driver that owns the function.
+pub fn virtio_transport(
+    f: &Function,
+) -> Result<
+    virtio_drivers::transport::pci::PciTransport,
+    virtio_drivers::transport::pci::VirtioPciError,
+> {
+    use virtio_drivers::transport::pci::bus::{Cam, DeviceFunction, MmioCam, PciRoot};
+    let ecam = hw::board::CURRENT
+        .pcie
+        .as_ref()
+        .map(|p| p.ecam.start)
+        .ok_or(virtio_drivers::transport::pci::VirtioPciError::InvalidVendorId(f.vendor))?;
+    // SAFETY: the ECAM window is mapped as device memory for good; this
+    // root only reads the function's capabilities (the kernel's own
+    // enumeration is finished).
+    let cam = unsafe { MmioCam::new(ecam as *mut u8, Cam::Ecam) };
+    let mut root = PciRoot::new(cam);
+    let df = DeviceFunction {
+        bus: f.bdf.bus,
+        device: f.bdf.device,
+        function: f.bdf.function,
+    };
+    virtio_drivers::transport::pci::PciTransport::new::<crate::net::KernelHal, _>(&mut root, df)
+}
+
+/// The MAC address in a virtio-net function's configuration space.
+pub fn virtio_net_mac(f: &Function) -> Option<[u8; 6]> {
+    use virtio_drivers::transport::Transport;
+    // Dropping a transport resets the device, which must not happen to a
+    // function another driver may already run: keep it from dropping.
+    let transport = core::mem::ManuallyDrop::new(virtio_transport(f).ok()?);
+    let mut mac = [0u8; 6];
+    for (i, byte) in mac.iter_mut().enumerate() {
+        *byte = transport.read_config_space::<u8>(i).ok()?;
+    }
+    Some(mac)
+}

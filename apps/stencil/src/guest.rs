@@ -12,12 +12,12 @@ use stencil::{checksum, set_boundary, slab, sweep, Dims};
 
 libos::main!(main);
 
-const USAGE: &str = "usage: stencil NX NY ITERS [scaling] | stencil NX NY NZ ITERS --3d [scaling]";
+const USAGE: &str = "usage: stencil NX NY ITERS [scaling|halo-bench] | stencil NX NY NZ ITERS --3d [scaling|halo-bench]\n(with --nodes N the grid is split across the nodes; halo-bench compares fault-aware and pinned ghost units)";
 
 fn parse(args: &libos::Args) -> Option<(Dims, usize, bool)> {
     let numbers: Vec<usize> = args
         .iter()
-        .filter(|a| !a.starts_with("--") && *a != "scaling")
+        .filter(|a| !a.starts_with("--") && *a != "scaling" && *a != "halo-bench")
         .map(|a| a.parse().ok())
         .collect::<Option<_>>()?;
     let three_d = args.contains("--3d");
@@ -30,14 +30,24 @@ fn parse(args: &libos::Args) -> Option<(Dims, usize, bool)> {
 }
 
 /// A sense-reversing barrier for the cores of one `on_each_core` job.
-struct Barrier {
+pub(crate) struct Barrier {
     waiting: AtomicUsize,
     generation: AtomicUsize,
     parties: usize,
 }
 
 impl Barrier {
-    fn wait(&self) {
+    /// A barrier for `parties` cores.
+    pub(crate) fn new(parties: usize) -> Self {
+        Barrier {
+            waiting: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            parties,
+        }
+    }
+
+    /// Returns once all parties have called it.
+    pub(crate) fn wait(&self) {
         let generation = self.generation.load(Ordering::Acquire);
         if self.waiting.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
             self.waiting.store(0, Ordering::Relaxed);
@@ -64,11 +74,7 @@ fn run(
     set_boundary(d, a);
     set_boundary(d, b);
     let grids = [SharedGrid(a.as_mut_ptr()), SharedGrid(b.as_mut_ptr())];
-    let barrier = Barrier {
-        waiting: AtomicUsize::new(0),
-        generation: AtomicUsize::new(0),
-        parties: workers,
-    };
+    let barrier = Barrier::new(workers);
     let busy: Vec<AtomicU64> = (0..smp::cores()).map(|_| AtomicU64::new(0)).collect();
     let start = time::now();
     smp::on_each_core(|core| {
@@ -128,6 +134,11 @@ fn main(args: libos::Args) -> i32 {
         println!("{USAGE}");
         return 2;
     };
+    if let Ok(rdma) = libos::rdma::open() {
+        if rdma.nodes() > 1 {
+            return across_nodes(d, iterations, &rdma, args.contains("halo-bench"));
+        }
+    }
     let bytes = d.cells() * 8;
     let cores = smp::cores();
     println!(
@@ -188,4 +199,57 @@ fn as_f64_ref(region: &Region, cells: usize) -> &[f64] {
     let bytes = &region.as_slice()[..cells * 8];
     // SAFETY: as in `as_f64`, read-only.
     unsafe { core::slice::from_raw_parts(bytes.as_ptr() as *const f64, cells) }
+}
+
+/// The multi-node run (see `distributed`): fault-aware halos, and with
+/// `halo-bench` also pinned ones, side by side.
+fn across_nodes(d: Dims, iterations: usize, rdma: &libos::rdma::Rdma, bench: bool) -> i32 {
+    use crate::distributed::{report, run, Halo};
+    println!(
+        "stencil: {}x{}x{} grid, {} iterations, node {} of {}, {} cores per node",
+        d.nx,
+        d.ny,
+        d.nz,
+        iterations,
+        rdma.rank(),
+        rdma.nodes(),
+        smp::cores()
+    );
+    let halos: &[Halo] = if bench {
+        &[Halo::FaultAware, Halo::Pinned]
+    } else {
+        &[Halo::FaultAware]
+    };
+    let mut results = Vec::new();
+    for &halo in halos {
+        let outcome = match run(d, iterations, rdma, halo) {
+            Ok(o) => o,
+            Err(e) => {
+                println!("stencil: node {}: {e}", rdma.rank());
+                return 1;
+            }
+        };
+        let steady = report(rdma.rank(), halo, &outcome);
+        let first = outcome
+            .iterations
+            .first()
+            .map_or(Duration::ZERO, |(c, w, _, _)| *c + *w);
+        results.push((halo, first, steady, outcome.checksum));
+    }
+    if let [(_, fa_first, fa_steady, _), (_, pin_first, pin_steady, _)] = results.as_slice() {
+        println!(
+            "node {} halo-bench: first iteration fault-aware/pinned {:.2}x time, steady-state pinned/fault-aware {:.3}x speed (target >= 0.98)",
+            rdma.rank(),
+            fa_first.as_secs_f64() / pin_first.as_secs_f64().max(1e-9),
+            pin_steady.as_secs_f64() / fa_steady.as_secs_f64().max(1e-9)
+        );
+    }
+    if let Some((_, _, _, Some(c))) = results.first() {
+        if results.iter().any(|r| r.3.is_some_and(|x| x != *c)) {
+            println!("stencil: checksums differ between halo modes");
+            return 1;
+        }
+        println!("checksum: sum {:.17e} hash {:016x}", c.sum, c.hash);
+    }
+    0
 }

@@ -146,17 +146,83 @@ pub struct Checksum {
     pub hash: u64,
 }
 
-/// Checksums `grid`.
-pub fn checksum(grid: &[f64]) -> Checksum {
-    let mut sum = 0.0;
-    let mut hash = 0xcbf2_9ce4_8422_2325u64;
-    for v in grid {
-        sum += v;
-        for b in v.to_bits().to_le_bytes() {
-            hash = (hash ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+impl Checksum {
+    /// The checksum of no cells: the start of a fold.
+    pub fn empty() -> Self {
+        Checksum {
+            sum: 0.0,
+            hash: 0xcbf2_9ce4_8422_2325,
         }
     }
-    Checksum { sum, hash }
+
+    /// Folds `cells` in, after everything folded so far. Folding a grid in
+    /// pieces, in memory order, gives the same bits as folding it whole, so
+    /// nodes that each hold a slab can pass the fold along.
+    pub fn fold(mut self, cells: &[f64]) -> Self {
+        for v in cells {
+            self.sum += v;
+            for b in v.to_bits().to_le_bytes() {
+                self.hash = (self.hash ^ b as u64).wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+        self
+    }
+}
+
+/// Checksums `grid`.
+pub fn checksum(grid: &[f64]) -> Checksum {
+    Checksum::empty().fold(grid)
+}
+
+/// Updates one work unit (a row in 2D, a plane in 3D) into `out` from the
+/// unit itself and its two neighbours, each its own slice: how a node
+/// sweeps the units next to its ghost units, which live in memory of their
+/// own. Same operation order as [`sweep`], so the bits are the same.
+pub fn sweep_unit(d: &Dims, prev: &[f64], cur: &[f64], next: &[f64], out: &mut [f64]) {
+    let (nx, ny) = (d.nx, d.ny);
+    if d.is_3d() {
+        for y in 1..ny - 1 {
+            for x in 1..nx - 1 {
+                let i = y * nx + x;
+                let s =
+                    ((cur[i - 1] + cur[i + 1]) + (cur[i - nx] + cur[i + nx])) + (prev[i] + next[i]);
+                out[i] = s * (1.0 / 6.0);
+            }
+        }
+    } else {
+        for x in 1..nx - 1 {
+            out[x] = ((prev[x] + next[x]) + (cur[x - 1] + cur[x + 1])) * 0.25;
+        }
+    }
+}
+
+/// Cells in one work unit: a row (2D) or a plane (3D).
+pub fn unit_cells(d: &Dims) -> usize {
+    if d.is_3d() {
+        d.nx * d.ny
+    } else {
+        d.nx
+    }
+}
+
+/// Writes the boundary values of work unit `unit` (global index) into
+/// `cells`, which holds just that unit.
+pub fn set_unit_boundary(d: &Dims, unit: usize, cells: &mut [f64]) {
+    if d.is_3d() {
+        for y in 0..d.ny {
+            for x in 0..d.nx {
+                if let Some(v) = boundary(d, x, y, unit) {
+                    cells[y * d.nx + x] = v;
+                }
+            }
+        }
+    } else {
+        for x in 0..d.nx {
+            if let Some(v) = boundary(d, x, unit, 0) {
+                cells[x] = v;
+            }
+        }
+    }
 }
 
 /// Runs `iterations` sweeps on one core and returns the final grid's
@@ -204,6 +270,47 @@ mod tests {
                 std::mem::swap(&mut a, &mut b);
             }
             assert_eq!(checksum(&a), whole);
+        }
+    }
+
+    /// Sweeps the grid the way a node does: unit by unit, each unit and its
+    /// neighbours as separate slices, the grid split into node slabs whose
+    /// checksums are folded one after another.
+    fn by_units(d: &Dims, iterations: usize, nodes: usize) -> Checksum {
+        let u = unit_cells(d);
+        let units = if d.is_3d() { d.nz } else { d.ny };
+        let mut a: Vec<Vec<f64>> = (0..units)
+            .map(|k| {
+                let mut cells = vec![0.0; u];
+                set_unit_boundary(d, k, &mut cells);
+                cells
+            })
+            .collect();
+        let mut b = a.clone();
+        for _ in 0..iterations {
+            for k in d.work_units() {
+                sweep_unit(d, &a[k - 1], &a[k], &a[k + 1], &mut b[k]);
+            }
+            std::mem::swap(&mut a, &mut b);
+        }
+        let mut c = Checksum::empty();
+        for node in 0..nodes {
+            let mine = slab(d.work_units(), node, nodes);
+            let first = if node == 0 { 0 } else { mine.start };
+            let last = if node == nodes - 1 { units } else { mine.end };
+            for cells in &a[first..last] {
+                c = c.fold(cells);
+            }
+        }
+        c
+    }
+
+    #[test]
+    fn unit_sweeps_and_folded_checksums_match_the_whole_grid() {
+        for d in [dims(37, 23, None).unwrap(), dims(11, 9, Some(7)).unwrap()] {
+            for nodes in 1..=4 {
+                assert_eq!(by_units(&d, 15, nodes), reference(&d, 15), "{d:?} {nodes}");
+            }
         }
     }
 

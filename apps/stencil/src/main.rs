@@ -4,10 +4,14 @@
 //! ./run-qemu.sh stencil -- NX NY ITERS            2D, 5-point
 //! ./run-qemu.sh stencil -- NX NY NZ ITERS --3d    3D, 7-point
 //! add `scaling` to also run on 1, 2, ... cores and print the speedup
+//! ./run-qemu.sh stencil --nodes 2 -- NX NY ITERS [halo-bench]
+//!                                                 split across nodes, halos by RDMA
 //! ```
 #![cfg_attr(target_os = "none", no_std)]
 #![cfg_attr(target_os = "none", no_main)]
 
+#[cfg(target_os = "none")]
+mod distributed;
 #[cfg(target_os = "none")]
 mod guest;
 

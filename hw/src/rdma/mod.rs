@@ -7,6 +7,7 @@
 //! the SMMU. It is told apart from a real NIC by its MAC address, which
 //! starts with [`MAC_PREFIX`] and ends with the node's rank.
 
+pub mod request;
 pub mod wire;
 
 /// First five bytes of the MAC address the runner gives every engine

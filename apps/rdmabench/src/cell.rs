@@ -1,0 +1,484 @@
+//! The initiator: runs every (operation, buffer, size, policy) cell and
+//! prints the table.
+
+extern crate alloc;
+
+use crate::protocol::{self, ARENA, EVICT, FREE, HELLO, PIN, QUIT, STATS, TOUCH};
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::time::Duration;
+use libos::dma::Policy;
+use libos::mm::{Region, FRAME_SIZE};
+use libos::println;
+use libos::rdma::{QueuePair, Rdma, Status};
+
+const POLICIES: [Policy; 4] = [
+    Policy::Pin,
+    Policy::Prefault,
+    Policy::FaultAware,
+    Policy::FaultAwarePrefetch,
+];
+
+fn policy_name(p: Policy) -> &'static str {
+    match p {
+        Policy::Pin => "pin",
+        Policy::Prefault => "prefault",
+        Policy::FaultAware => "fault-aware",
+        Policy::FaultAwarePrefetch => "fa+prefetch",
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Buffer {
+    Warm,
+    Cold,
+    Sparse,
+}
+
+impl Buffer {
+    fn name(self) -> &'static str {
+        match self {
+            Buffer::Warm => "warm",
+            Buffer::Cold => "cold",
+            Buffer::Sparse => "sparse",
+        }
+    }
+}
+
+/// One measured cell.
+struct Row {
+    op: &'static str,
+    buffer: Buffer,
+    size: usize,
+    policy: Policy,
+    /// Setup (pinning/touching both sides) plus the transfer, median.
+    time: Duration,
+    setup: Duration,
+    faults_local: u64,
+    faults_remote: u64,
+    retransmitted: u64,
+    ok: bool,
+}
+
+impl Row {
+    fn mbps(&self) -> f64 {
+        self.size as f64 / self.time.as_secs_f64().max(1e-9) / 1e6
+    }
+}
+
+/// Both arenas and a cursor that hands out never-used offsets.
+struct Bench<'a> {
+    rdma: &'a Rdma,
+    qp: QueuePair,
+    local: Region,
+    remote: usize,
+    next: usize,
+}
+
+impl Bench<'_> {
+    /// Fresh (never touched) offsets for `len` bytes on both sides.
+    fn fresh(&mut self, len: usize) -> usize {
+        let off = self.next;
+        self.next += len.next_multiple_of(2 << 20);
+        if self.next > ARENA {
+            self.next = 0;
+        }
+        off
+    }
+
+    fn remote_cmd(&self, words: &[u64]) -> Option<Vec<u64>> {
+        protocol::send(self.rdma, &self.qp, words)
+            .then(|| protocol::recv(self.rdma, 1))
+            .flatten()
+    }
+
+    fn remote_ns(&self, cmd: u64, off: usize, len: usize) -> Duration {
+        let r = self.remote_cmd(&[cmd, off as u64, len as u64]);
+        Duration::from_nanos(r.and_then(|w| w.first().copied()).unwrap_or(0))
+    }
+
+    fn free(&mut self, off: usize, len: usize) {
+        let _ = self.local.unpin(off..off + len);
+        let _ = self.local.discard(off..off + len);
+        self.remote_ns(FREE, off, len);
+    }
+
+    /// One transfer of `len` bytes at `off` on both sides.
+    fn transfer(
+        &self,
+        op: &str,
+        off: usize,
+        len: usize,
+        policy: Policy,
+    ) -> Result<libos::rdma::WorkCompletion, String> {
+        let local = self.local.start() + off..self.local.start() + off + len;
+        let remote = self.remote + off;
+        let id = match op {
+            "write" => self.qp.write(local, remote, policy),
+            _ => self.qp.read(local, remote, policy),
+        }
+        .map_err(|e| format!("{e:?}"))?;
+        let wc = self.rdma.wait(id).map_err(|e| format!("{e:?}"))?;
+        if wc.status != Status::Success {
+            return Err(format!("{:?}", wc.status));
+        }
+        Ok(wc)
+    }
+
+    /// Runs one cell: `reps` transfers, the median time reported.
+    fn cell(&mut self, op: &'static str, buffer: Buffer, size: usize, policy: Policy) -> Row {
+        let reps = match (buffer, size) {
+            (Buffer::Warm, s) if s <= 1 << 20 => 8,
+            (Buffer::Warm, _) => 4,
+            (_, s) if s <= 1 << 20 => 3,
+            _ => 1,
+        };
+        let registered = if buffer == Buffer::Sparse {
+            size * 10
+        } else {
+            size
+        };
+        let mut times = Vec::new();
+        let mut row = Row {
+            op,
+            buffer,
+            size,
+            policy,
+            time: Duration::ZERO,
+            setup: Duration::ZERO,
+            faults_local: 0,
+            faults_remote: 0,
+            retransmitted: 0,
+            ok: true,
+        };
+        let warm_off = (buffer == Buffer::Warm).then(|| {
+            let off = self.fresh(registered);
+            let _ = self.local.populate(off..off + registered);
+            self.remote_ns(TOUCH, off, registered);
+            if policy == Policy::Pin {
+                // Registered once, reused: the pinned steady state.
+                let _ = self.local.pin(off..off + registered);
+                self.remote_ns(PIN, off, registered);
+            }
+            off
+        });
+        for _ in 0..reps {
+            let off = warm_off.unwrap_or_else(|| self.fresh(registered));
+            if op == "read" && buffer != Buffer::Warm {
+                // Something to read: written, then evicted on the target.
+                self.remote_ns(TOUCH, off, registered);
+                self.remote_ns(EVICT, off, registered);
+            }
+            let start = libos::time::now();
+            let mut setup = Duration::ZERO;
+            if policy == Policy::Pin && buffer != Buffer::Warm {
+                // Registration of both sides counts: the whole registered
+                // buffer, even if only part of it is used.
+                let t = libos::time::now();
+                let _ = self.local.pin(off..off + registered);
+                setup += t.elapsed() + self.remote_ns(PIN, off, registered);
+            }
+            // Sparse: the 10% in use is the first tenth of every 10 pages.
+            let used: Vec<usize> = if buffer == Buffer::Sparse {
+                (0..registered / FRAME_SIZE)
+                    .filter(|p| p % 10 == 0)
+                    .map(|p| off + p * FRAME_SIZE)
+                    .take(size / FRAME_SIZE)
+                    .collect()
+            } else {
+                alloc::vec![off]
+            };
+            let piece = if buffer == Buffer::Sparse {
+                FRAME_SIZE
+            } else {
+                size
+            };
+            for at in used {
+                match self.transfer(op, at, piece, policy) {
+                    Ok(wc) => {
+                        row.faults_local += wc.report.as_ref().map_or(0, |r| r.stats.faults)
+                            + wc.engine.local_faults;
+                        row.faults_remote += wc.engine.remote_faults;
+                        row.retransmitted += wc.engine.retransmitted_bytes;
+                    }
+                    Err(e) => {
+                        println!("{op} {} {size} {}: {e}", buffer.name(), policy_name(policy));
+                        row.ok = false;
+                    }
+                }
+            }
+            times.push(start.elapsed());
+            row.setup += setup;
+            if buffer != Buffer::Warm {
+                self.free(off, registered);
+            }
+        }
+        if let Some(off) = warm_off {
+            self.free(off, registered);
+        }
+        times.sort();
+        row.time = times[times.len() / 2];
+        row.setup /= reps as u32;
+        row.faults_local /= reps as u64;
+        row.faults_remote /= reps as u64;
+        row.retransmitted /= reps as u64;
+        row
+    }
+}
+
+/// Average latency of `n` 64-byte warm WRITEs under `policy`.
+fn small_write_latency(b: &mut Bench, policy: Policy, n: u32) -> Duration {
+    let off = b.fresh(FRAME_SIZE);
+    let _ = b.local.populate(off..off + FRAME_SIZE);
+    b.remote_ns(TOUCH, off, FRAME_SIZE);
+    if policy == Policy::Pin {
+        let _ = b.local.pin(off..off + FRAME_SIZE);
+    }
+    let start = libos::time::now();
+    for _ in 0..n {
+        let _ = b.transfer("write", off, 64, policy);
+    }
+    let avg = start.elapsed() / n;
+    b.free(off, FRAME_SIZE);
+    avg
+}
+
+/// End-to-end cost of one remote fault: a 1-page WRITE into a
+/// never-touched remote page minus one into a resident page, averaged.
+fn remote_fault_cost(b: &mut Bench) -> (Duration, Duration) {
+    let n = 16;
+    let off = b.fresh(2 * n * FRAME_SIZE);
+    let _ = b.local.populate(off..off + 2 * n * FRAME_SIZE);
+    b.remote_ns(TOUCH, off + n * FRAME_SIZE, n * FRAME_SIZE);
+    let mut cold = Duration::ZERO;
+    let mut warm = Duration::ZERO;
+    for i in 0..n {
+        let t = libos::time::now();
+        let _ = b.transfer(
+            "write",
+            off + i * FRAME_SIZE,
+            FRAME_SIZE,
+            Policy::FaultAware,
+        );
+        cold += t.elapsed();
+        let t = libos::time::now();
+        let _ = b.transfer(
+            "write",
+            off + (n + i) * FRAME_SIZE,
+            FRAME_SIZE,
+            Policy::FaultAware,
+        );
+        warm += t.elapsed();
+    }
+    b.free(off, 2 * n * FRAME_SIZE);
+    (cold / n as u32, warm / n as u32)
+}
+
+/// Node 0: the whole table.
+pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
+    for _ in 0..8 {
+        let _ = rdma.post_recv(64);
+    }
+    let Ok(qp) = rdma.queue_pair(1) else {
+        return 1;
+    };
+    let remote = match protocol::recv(rdma, 1).as_deref() {
+        Some([HELLO, base]) => *base as usize,
+        other => {
+            println!("rdmabench: no hello from node 1: {other:?}");
+            return 1;
+        }
+    };
+    let Ok(local) = Region::demand_zero(ARENA) else {
+        println!("rdmabench: no room for the arena");
+        return 1;
+    };
+    let mut b = Bench {
+        rdma,
+        qp,
+        local,
+        remote,
+        next: 0,
+    };
+    let busy0 = libos::dma::fault_counters().busy;
+    let remote_busy0 = b
+        .remote_cmd(&[STATS])
+        .and_then(|w| w.first().copied())
+        .unwrap_or(0);
+    let wall0 = libos::time::now();
+
+    println!("rdmabench: RDMA on virtual addresses, node 0 -> node 1; ratios against pin (setup included)");
+    println!(
+        "{:<6} {:<7} {:>9} {:<12} {:>10} {:>9} {:>7} {:>9} {:>8} {:>8} {:>12}",
+        "op",
+        "buffer",
+        "size",
+        "policy",
+        "MB/s",
+        "time ms",
+        "x pin",
+        "setup ms",
+        "faults",
+        "remote",
+        "retx bytes"
+    );
+    let mut rows = Vec::new();
+    for op in ["write", "read"] {
+        for buffer in [Buffer::Warm, Buffer::Cold, Buffer::Sparse] {
+            for &size in sizes {
+                if buffer == Buffer::Sparse && size < 64 << 10 {
+                    continue;
+                }
+                if op == "read" && size > 4 << 20 {
+                    continue;
+                }
+                let mut pin_time = None;
+                for policy in POLICIES {
+                    let row = b.cell(op, buffer, size, policy);
+                    let base = *pin_time.get_or_insert(row.time);
+                    println!(
+                        "{:<6} {:<7} {:>9} {:<12} {:>10.1} {:>9.3} {:>7.2} {:>9.3} {:>8} {:>8} {:>12}{}",
+                        op,
+                        buffer.name(),
+                        size,
+                        policy_name(policy),
+                        row.mbps(),
+                        row.time.as_secs_f64() * 1e3,
+                        base.as_secs_f64() / row.time.as_secs_f64().max(1e-9),
+                        row.setup.as_secs_f64() * 1e3,
+                        row.faults_local,
+                        row.faults_remote,
+                        row.retransmitted,
+                        if row.ok { "" } else { "  ERROR" }
+                    );
+                    rows.push(row);
+                }
+            }
+        }
+    }
+
+    println!("small WRITE latency (64 B, warm, average of 200):");
+    let mut lat = Vec::new();
+    for policy in POLICIES {
+        let l = small_write_latency(&mut b, policy, 200);
+        println!(
+            "  {:<12} {:>8.1} us",
+            policy_name(policy),
+            l.as_secs_f64() * 1e6
+        );
+        lat.push((policy, l));
+    }
+    let (cold, warm) = remote_fault_cost(&mut b);
+    println!(
+        "remote fault, end to end: {:.1} us (1-page WRITE into a never-touched page {:.1} us, into a resident one {:.1} us)",
+        (cold.as_secs_f64() - warm.as_secs_f64()) * 1e6,
+        cold.as_secs_f64() * 1e6,
+        warm.as_secs_f64() * 1e6
+    );
+    let wall = wall0.elapsed();
+    let busy = libos::dma::fault_counters().busy - busy0;
+    let remote_busy = b
+        .remote_cmd(&[STATS])
+        .and_then(|w| w.first().copied())
+        .unwrap_or(0)
+        - remote_busy0;
+    println!(
+        "libOS CPU: initiator {:.1}% of {:.1} s in the DMA/fault service, target {:.1}%",
+        busy.as_secs_f64() / wall.as_secs_f64() * 100.0,
+        wall.as_secs_f64(),
+        remote_busy as f64 / 1e9 / wall.as_secs_f64() * 100.0
+    );
+
+    targets(&rows, &lat);
+    println!("---- csv ----");
+    println!(
+        "op,buffer,size,policy,mbps,time_ms,setup_ms,faults,remote_faults,retransmitted_bytes,ok"
+    );
+    for r in &rows {
+        println!(
+            "{},{},{},{},{:.2},{:.4},{:.4},{},{},{},{}",
+            r.op,
+            r.buffer.name(),
+            r.size,
+            policy_name(r.policy),
+            r.mbps(),
+            r.time.as_secs_f64() * 1e3,
+            r.setup.as_secs_f64() * 1e3,
+            r.faults_local,
+            r.faults_remote,
+            r.retransmitted,
+            r.ok
+        );
+    }
+    println!("---- end ----");
+    b.remote_cmd(&[QUIT]);
+    i32::from(rows.iter().any(|r| !r.ok))
+}
+
+fn find<'a>(
+    rows: &'a [Row],
+    op: &str,
+    buffer: Buffer,
+    size: usize,
+    policy: Policy,
+) -> Option<&'a Row> {
+    rows.iter()
+        .find(|r| r.op == op && r.buffer == buffer && r.size == size && r.policy == policy)
+}
+
+fn targets(rows: &[Row], lat: &[(Policy, Duration)]) {
+    println!("targets:");
+    let ratio = |a: Option<&Row>, b: Option<&Row>| match (a, b) {
+        (Some(a), Some(b)) => Some(b.time.as_secs_f64() / a.time.as_secs_f64().max(1e-9)),
+        _ => None,
+    };
+    let show = |name: &str, v: Option<f64>, want: f64| match v {
+        Some(v) => println!(
+            "  {name}: {v:.2}x (target >= {want}) {}",
+            if v >= want { "met" } else { "NOT met" }
+        ),
+        None => println!("  {name}: not measured"),
+    };
+    let largest = rows
+        .iter()
+        .filter(|r| r.buffer == Buffer::Warm && r.op == "write")
+        .map(|r| r.size)
+        .max()
+        .unwrap_or(0);
+    show(
+        &format!(
+            "warm WRITE {} KiB throughput, fault-aware vs pin",
+            largest >> 10
+        ),
+        ratio(
+            find(rows, "write", Buffer::Warm, largest, Policy::FaultAware),
+            find(rows, "write", Buffer::Warm, largest, Policy::Pin),
+        ),
+        0.98,
+    );
+    let l = |p| {
+        lat.iter()
+            .find(|(q, _)| *q == p)
+            .map(|(_, d)| d.as_secs_f64())
+    };
+    if let (Some(fa), Some(pin)) = (l(Policy::FaultAware), l(Policy::Pin)) {
+        show(
+            "warm small-WRITE latency, pin/fault-aware",
+            Some(pin / fa.max(1e-12)),
+            0.98,
+        );
+    }
+    for p in [Policy::FaultAware, Policy::FaultAwarePrefetch] {
+        show(
+            &format!("cold 4 MiB WRITE incl. setup, {} vs pin", policy_name(p)),
+            ratio(
+                find(rows, "write", Buffer::Cold, 4 << 20, p),
+                find(rows, "write", Buffer::Cold, 4 << 20, Policy::Pin),
+            ),
+            1.46,
+        );
+    }
+    let bad = rows.iter().filter(|r| !r.ok).count();
+    println!("  cells with errors: {bad} (target 0; every transfer is checked by status)");
+}

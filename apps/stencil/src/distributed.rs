@@ -1,0 +1,526 @@
+//! Across nodes: each node owns a slab of work units (rows in 2D, planes in
+//! 3D) and, every iteration, RDMA-WRITEs its two edge units straight into
+//! its neighbours' ghost units, which start as never-touched pages.
+//!
+//! ```text
+//!  node r-1 ...[ own units ][ghost bottom x3]      (ghost: untouched demand pages)
+//!                  ▲ WRITE+imm unit lo                 ▲
+//!  node r   [ghost top x3][ own units lo..hi ][ghost bottom x3]
+//!                                   │ WRITE+imm unit hi-1
+//!  node r+1                         ▼ [ghost top x3][ own units ]...
+//!
+//!  iteration it:  core 0: units lo and hi-1 → post WRITEs to ghost[(it+1) % 3]
+//!                 all cores: interior units (overlaps the WRITEs)
+//!                 core 0: wait for own WRITEs + both neighbours' imm for it
+//!                 barrier
+//! ```
+//!
+//! Three ghost buffers per side: a neighbour is at most one iteration ahead
+//! (it needs our edge units to finish an iteration), so it writes the
+//! buffers for `it+1` and `it+2` while we still read the one for `it`.
+//! Buffer 0 holds the initial state, set locally; buffers 1 and 2 are first
+//! touched by the engine in iterations 0 and 1 — the remote faults — and
+//! every later WRITE lands on resident pages.
+//!
+//! The checksum is folded in memory order from node 0 to the last node
+//! (each passes the running fold on with a SEND), so it equals the
+//! single-node one bit for bit.
+
+extern crate alloc;
+
+use alloc::format;
+use alloc::string::String;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+use core::time::Duration;
+use libos::dma::Policy;
+use libos::mm::{Region, FRAME_SIZE};
+use libos::rdma::{Op, QueuePair, Rdma, Status, WorkCompletion, WorkId};
+use libos::{println, smp, time};
+use stencil::{set_unit_boundary, slab, sweep_unit, unit_cells, Checksum, Dims};
+
+use crate::guest::Barrier;
+
+/// Ghost buffers per side (see the module doc).
+const GHOST_BUFFERS: usize = 3;
+/// Bit of an immediate value that says the unit came from the node below.
+const FROM_BELOW: u32 = 1 << 31;
+/// RECVs kept posted per neighbour.
+const RECVS: usize = 8;
+
+/// How the halo exchange treats memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Halo {
+    /// Ghost units are never-touched demand pages; WRITEs run fault-aware.
+    FaultAware,
+    /// Ghost units are pinned (made resident and locked) before the run,
+    /// WRITEs run with the pin policy: the registered-memory baseline.
+    Pinned,
+}
+
+/// What one node measured.
+pub struct Outcome {
+    /// The final checksum (known on node 0 and the last node).
+    pub checksum: Option<Checksum>,
+    /// Per iteration: (compute, halo wait, remote faults of our WRITEs,
+    /// faults resolved here for incoming WRITEs).
+    pub iterations: Vec<(Duration, Duration, u64, u64)>,
+    /// Wall time of all iterations.
+    pub wall: Duration,
+}
+
+/// A node's share of the grid.
+struct Slab {
+    d: Dims,
+    /// Global index of the first owned unit.
+    lo: usize,
+    /// One past the last owned unit.
+    hi: usize,
+    /// Owned units, two buffers (old/new alternate).
+    own: [Region; 2],
+    /// Ghost units: [top 0..3][bottom 0..3], each `pitch` bytes apart.
+    ghost: Region,
+    /// Fixed boundary units for the grid's first and last unit.
+    edges: Region,
+    pitch: usize,
+}
+
+fn cells_of(bytes: &[u8], n: usize) -> &[f64] {
+    let bytes = &bytes[..n * 8];
+    // SAFETY: region memory is page-aligned, any bit pattern is an f64, and
+    // the slice borrows the bytes for its lifetime.
+    unsafe { core::slice::from_raw_parts(bytes.as_ptr() as *const f64, n) }
+}
+
+#[allow(clippy::mut_from_ref)]
+fn cells_at(base: usize, n: usize) -> &'static mut [f64] {
+    // SAFETY: callers pass addresses inside a live region of the slab, and
+    // each unit is written by one core per iteration while no core reads it
+    // (the barrier separates iterations), as `Slab` lays out.
+    unsafe { core::slice::from_raw_parts_mut(base as *mut f64, n) }
+}
+
+impl Slab {
+    fn new(d: Dims, rank: usize, nodes: usize, halo: Halo) -> Result<Self, String> {
+        let units = d.work_units();
+        let mine = slab(units.clone(), rank, nodes);
+        if mine.is_empty() {
+            return Err(format!("{nodes} nodes for {} work units", units.len()));
+        }
+        let u = unit_cells(&d) * 8;
+        let pitch = u.next_multiple_of(FRAME_SIZE);
+        let region = |len| Region::demand_zero(len).map_err(|e| format!("{e:?}"));
+        let own = [region(mine.len() * u)?, region(mine.len() * u)?];
+        let ghost = region(2 * GHOST_BUFFERS * pitch)?;
+        let edges = region(2 * pitch)?;
+        let s = Slab {
+            d,
+            lo: mine.start,
+            hi: mine.end,
+            own,
+            ghost,
+            edges,
+            pitch,
+        };
+        for k in s.lo..s.hi {
+            for b in 0..2 {
+                set_unit_boundary(&d, k, s.own_unit(b, k));
+            }
+        }
+        let last = units.end;
+        set_unit_boundary(&d, 0, s.edge(0));
+        set_unit_boundary(&d, last, s.edge(1));
+        // Ghost buffer 0 holds the neighbours' initial edge units; 1 and 2
+        // stay untouched until the first WRITEs.
+        if s.lo > 1 {
+            set_unit_boundary(&d, s.lo - 1, s.ghost_unit(0, 0));
+        }
+        if s.hi < last {
+            set_unit_boundary(&d, s.hi, s.ghost_unit(1, 0));
+        }
+        let mut s = s;
+        if halo == Halo::Pinned {
+            s.pin_ghosts()?;
+        }
+        Ok(s)
+    }
+
+    /// Pins the ghost units (the registered-memory baseline).
+    fn pin_ghosts(&mut self) -> Result<(), String> {
+        let len = self.ghost.len();
+        self.ghost
+            .pin(0..len)
+            .map_err(|e| format!("pinning ghosts: {e:?}"))
+    }
+
+    fn unit_len(&self) -> usize {
+        unit_cells(&self.d)
+    }
+
+    fn own_unit(&self, buffer: usize, k: usize) -> &'static mut [f64] {
+        let u = self.unit_len();
+        cells_at(self.own[buffer].start() + (k - self.lo) * u * 8, u)
+    }
+
+    /// Ghost unit of `side` (0 top, 1 bottom) in `buffer`.
+    fn ghost_unit(&self, side: usize, buffer: usize) -> &'static mut [f64] {
+        cells_at(self.ghost_va(side, buffer), self.unit_len())
+    }
+
+    fn ghost_va(&self, side: usize, buffer: usize) -> usize {
+        self.ghost.start() + (side * GHOST_BUFFERS + buffer) * self.pitch
+    }
+
+    fn edge(&self, side: usize) -> &'static mut [f64] {
+        cells_at(self.edges.start() + side * self.pitch, self.unit_len())
+    }
+
+    /// The unit above `k` as iteration `it` reads it.
+    fn prev(&self, it: usize, k: usize) -> &'static [f64] {
+        match k {
+            1 => self.edge(0),
+            k if k == self.lo => self.ghost_unit(0, it % GHOST_BUFFERS),
+            k => self.own_unit(it % 2, k - 1),
+        }
+    }
+
+    /// The unit below `k` as iteration `it` reads it.
+    fn next(&self, it: usize, k: usize) -> &'static [f64] {
+        let last = self.d.work_units().end;
+        match k + 1 {
+            n if n == last => self.edge(1),
+            n if n == self.hi => self.ghost_unit(1, it % GHOST_BUFFERS),
+            n => self.own_unit(it % 2, n),
+        }
+    }
+
+    fn sweep(&self, it: usize, k: usize) {
+        let cur = self.own_unit(it % 2, k);
+        let out = self.own_unit((it + 1) % 2, k);
+        sweep_unit(&self.d, self.prev(it, k), cur, self.next(it, k), out);
+    }
+}
+
+/// The neighbours of this node and where their ghost buffers are.
+struct Neighbours {
+    above: Option<(QueuePair, usize)>,
+    below: Option<(QueuePair, usize)>,
+}
+
+fn expect_ok(wc: &WorkCompletion, what: &str) -> Result<(), String> {
+    if wc.status == Status::Success {
+        Ok(())
+    } else {
+        Err(format!("{what}: {:?} at {:#x}", wc.status, wc.fault_va))
+    }
+}
+
+/// Waits for a RECV completion from `node` carrying at least 8 bytes.
+fn recv_from(rdma: &Rdma, node: u16, parked: &mut Vec<WorkCompletion>) -> Result<Vec<u8>, String> {
+    let start = time::now();
+    loop {
+        if let Some(i) = parked
+            .iter()
+            .position(|w| w.op == Op::Recv && w.node == node && w.imm.is_none())
+        {
+            let wc = parked.remove(i);
+            expect_ok(&wc, "recv")?;
+            return Ok(wc.data);
+        }
+        match rdma.poll() {
+            Some(wc) => parked.push(wc),
+            None => {
+                if start.elapsed() > Duration::from_secs(120) {
+                    return Err(format!("nothing from node {node} in 120 s"));
+                }
+                time::wait_for_interrupt_or(Duration::from_millis(1));
+            }
+        }
+    }
+}
+
+fn send_words(qp: &QueuePair, rdma: &Rdma, words: &[u64]) -> Result<(), String> {
+    let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+    let id = qp.send(&bytes).map_err(|e| format!("{e:?}"))?;
+    expect_ok(&rdma.wait(id).map_err(|e| format!("{e:?}"))?, "send")
+}
+
+fn words(data: &[u8]) -> Vec<u64> {
+    data.chunks_exact(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
+        .collect()
+}
+
+/// State of one iteration's halo exchange, run by core 0.
+struct Exchange<'a> {
+    rdma: &'a Rdma,
+    halo: Halo,
+    /// Completions that arrived before anyone asked for them.
+    parked: Vec<WorkCompletion>,
+    /// Immediates received, by (iteration, from below).
+    arrived: Vec<(u32, bool)>,
+}
+
+impl Exchange<'_> {
+    fn post(&mut self, s: &Slab, n: &Neighbours, it: usize) -> Result<Vec<WorkId>, String> {
+        let policy = match self.halo {
+            Halo::FaultAware => Policy::FaultAware,
+            Halo::Pinned => Policy::Pin,
+        };
+        let target = (it + 1) % GHOST_BUFFERS;
+        let mut ids = Vec::new();
+        let bytes = s.unit_len() * 8;
+        if let Some((qp, ghost)) = &n.above {
+            // Our first unit is the bottom ghost of the node above.
+            let src = s.own_unit((it + 1) % 2, s.lo).as_ptr() as usize;
+            let dst = ghost + (GHOST_BUFFERS + target) * s.pitch;
+            let imm = it as u32 | FROM_BELOW;
+            ids.push(qp.write_with_imm(src..src + bytes, dst, imm, policy));
+        }
+        if let Some((qp, ghost)) = &n.below {
+            let src = s.own_unit((it + 1) % 2, s.hi - 1).as_ptr() as usize;
+            let dst = ghost + target * s.pitch;
+            ids.push(qp.write_with_imm(src..src + bytes, dst, it as u32, policy));
+        }
+        ids.into_iter()
+            .map(|r| r.map_err(|e| format!("posting a halo WRITE: {e:?}")))
+            .collect()
+    }
+
+    /// Waits for our WRITEs of iteration `it` and the neighbours' units for
+    /// it; returns the remote faults our WRITEs took.
+    fn finish(&mut self, n: &Neighbours, it: usize, ids: &[WorkId]) -> Result<u64, String> {
+        let mut remote_faults = 0;
+        for &id in ids {
+            let wc = self
+                .rdma
+                .wait(id)
+                .map_err(|e| format!("halo WRITE: {e:?}"))?;
+            expect_ok(&wc, "halo WRITE")?;
+            remote_faults += wc.engine.remote_faults;
+        }
+        let want: Vec<(u32, bool)> = [(n.above.is_some(), false), (n.below.is_some(), true)]
+            .into_iter()
+            .filter(|(present, _)| *present)
+            .map(|(_, below)| (it as u32, below))
+            .collect();
+        let start = time::now();
+        while !want.iter().all(|w| self.arrived.contains(w)) {
+            match self.rdma.poll() {
+                Some(wc) if wc.op == Op::Recv && wc.imm.is_some() => {
+                    expect_ok(&wc, "halo arrival")?;
+                    let imm = wc.imm.unwrap_or_default();
+                    self.arrived
+                        .push((imm & !FROM_BELOW, imm & FROM_BELOW != 0));
+                    self.rdma.post_recv(8).map_err(|e| format!("{e:?}"))?;
+                }
+                Some(wc) => self.parked.push(wc),
+                None => {
+                    if start.elapsed() > Duration::from_secs(120) {
+                        return Err(format!("iteration {it}: halo units missing after 120 s"));
+                    }
+                    time::wait_for_interrupt_or(Duration::from_micros(200));
+                }
+            }
+        }
+        self.arrived.retain(|w| !want.contains(w));
+        Ok(remote_faults)
+    }
+}
+
+/// Runs `iterations` on this node's slab with every core, exchanging halos
+/// with the neighbours, and folds the checksum along the nodes.
+pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcome, String> {
+    let (rank, nodes) = (rdma.rank() as usize, rdma.nodes() as usize);
+    let s = Slab::new(d, rank, nodes, halo)?;
+    for _ in 0..2 * RECVS {
+        rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
+    }
+    // Tell each neighbour where our ghost buffers are.
+    let mut parked = Vec::new();
+    let qp = |node: usize| rdma.queue_pair(node as u16).map_err(|e| format!("{e:?}"));
+    let mut neighbours = Neighbours {
+        above: None,
+        below: None,
+    };
+    for node in [rank.wrapping_sub(1), rank + 1] {
+        if node < nodes {
+            send_words(&qp(node)?, rdma, &[s.ghost_va(0, 0) as u64])?;
+        }
+    }
+    for (node, is_above) in [(rank.wrapping_sub(1), true), (rank + 1, false)] {
+        if node < nodes {
+            let base = words(&recv_from(rdma, node as u16, &mut parked)?)
+                .first()
+                .copied()
+                .ok_or("empty address message")? as usize;
+            let entry = Some((qp(node)?, base));
+            if is_above {
+                neighbours.above = entry;
+            } else {
+                neighbours.below = entry;
+            }
+        }
+    }
+
+    let workers = smp::cores();
+    let barrier = Barrier::new(workers);
+    let compute: Vec<AtomicU64> = (0..iterations).map(|_| AtomicU64::new(0)).collect();
+    let mut per_iteration = vec![(Duration::ZERO, Duration::ZERO, 0u64, 0u64); iterations];
+    let mut failure: Option<String> = None;
+    let exchange = spin::Mutex::new(Exchange {
+        rdma,
+        halo,
+        parked,
+        arrived: Vec::new(),
+    });
+    let results = spin::Mutex::new((&mut per_iteration, &mut failure));
+    let interior = s.lo + 1..s.hi.saturating_sub(1).max(s.lo + 1);
+    let start = time::now();
+    smp::on_each_core(|core| {
+        for it in 0..iterations {
+            let t = time::now();
+            let mut posted = Vec::new();
+            if core == 0 {
+                s.sweep(it, s.lo);
+                if s.hi - 1 != s.lo {
+                    s.sweep(it, s.hi - 1);
+                }
+                match exchange.lock().post(&s, &neighbours, it) {
+                    Ok(ids) => posted = ids,
+                    Err(e) => {
+                        results.lock().1.get_or_insert(e);
+                    }
+                }
+            }
+            for k in slab(interior.clone(), core, workers) {
+                s.sweep(it, k);
+            }
+            let spent = t.elapsed();
+            compute[it].fetch_max(spent.as_nanos() as u64, Ordering::Relaxed);
+            if core == 0 {
+                let before = rdma.pages_ready();
+                let w = time::now();
+                let faults = exchange.lock().finish(&neighbours, it, &posted);
+                let waited = w.elapsed();
+                let mut r = results.lock();
+                match faults {
+                    Ok(f) => r.0[it] = (spent, waited, f, rdma.pages_ready() - before),
+                    Err(e) => {
+                        r.1.get_or_insert(e);
+                    }
+                }
+            }
+            barrier.wait();
+        }
+    });
+    let wall = start.elapsed();
+    drop(results);
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    for (it, c) in compute.iter().enumerate() {
+        per_iteration[it].0 = Duration::from_nanos(c.load(Ordering::Relaxed));
+    }
+    let mut parked = core::mem::take(&mut exchange.lock().parked);
+    let checksum = fold_checksum(&s, iterations, rdma, &mut parked)?;
+    Ok(Outcome {
+        checksum,
+        iterations: per_iteration,
+        wall,
+    })
+}
+
+/// Passes the checksum fold from node 0 to the last node, which sends the
+/// result back to node 0.
+fn fold_checksum(
+    s: &Slab,
+    iterations: usize,
+    rdma: &Rdma,
+    parked: &mut Vec<WorkCompletion>,
+) -> Result<Option<Checksum>, String> {
+    let (rank, nodes) = (rdma.rank(), rdma.nodes());
+    let mut c = if rank == 0 {
+        Checksum::empty().fold(s.edge(0))
+    } else {
+        let w = words(&recv_from(rdma, rank - 1, parked)?);
+        match w.as_slice() {
+            [sum, hash] => Checksum {
+                sum: f64::from_bits(*sum),
+                hash: *hash,
+            },
+            _ => return Err("bad checksum message".into()),
+        }
+    };
+    let final_buffer = iterations % 2;
+    for k in s.lo..s.hi {
+        c = c.fold(cells_of(
+            bytes_of(s.own_unit(final_buffer, k)),
+            s.unit_len(),
+        ));
+    }
+    let qp = |n: u16| rdma.queue_pair(n).map_err(|e| format!("{e:?}"));
+    if rank + 1 < nodes {
+        send_words(&qp(rank + 1)?, rdma, &[c.sum.to_bits(), c.hash])?;
+    } else {
+        c = c.fold(s.edge(1));
+        if rank != 0 {
+            send_words(&qp(0)?, rdma, &[c.sum.to_bits(), c.hash])?;
+        }
+        return Ok(Some(c));
+    }
+    if rank == 0 {
+        let w = words(&recv_from(rdma, nodes - 1, parked)?);
+        if let [sum, hash] = w.as_slice() {
+            return Ok(Some(Checksum {
+                sum: f64::from_bits(*sum),
+                hash: *hash,
+            }));
+        }
+        return Err("bad final checksum message".into());
+    }
+    Ok(None)
+}
+
+fn bytes_of(cells: &[f64]) -> &[u8] {
+    // SAFETY: any f64 is 8 plain bytes; the slice covers the same memory.
+    unsafe { core::slice::from_raw_parts(cells.as_ptr() as *const u8, cells.len() * 8) }
+}
+
+/// Prints one node's per-iteration lines (all of them up to 12 iterations,
+/// else the first 4 and the last 2) and a summary; returns the median
+/// steady-state iteration time (iterations 2..).
+pub fn report(rank: u16, halo: Halo, o: &Outcome) -> Duration {
+    let n = o.iterations.len();
+    for (it, (compute, wait, faults, resolved)) in o.iterations.iter().enumerate() {
+        if n <= 12 || it < 4 || it + 2 >= n {
+            println!(
+                "node {rank} iter {it}: compute {:.3} ms, halo {:.3} ms, remote faults {faults}, faults resolved here {resolved}",
+                compute.as_secs_f64() * 1e3,
+                wait.as_secs_f64() * 1e3
+            );
+        } else if it == 4 {
+            println!("node {rank} ...");
+        }
+    }
+    let mut steady: Vec<Duration> = o
+        .iterations
+        .iter()
+        .skip(2)
+        .map(|(c, w, _, _)| *c + *w)
+        .collect();
+    steady.sort();
+    let median = steady.get(steady.len() / 2).copied().unwrap_or_default();
+    let first = o
+        .iterations
+        .first()
+        .map_or(Duration::ZERO, |(c, w, _, _)| *c + *w);
+    println!(
+        "node {rank} {halo:?}: wall {:.1} ms, first iteration {:.3} ms, steady-state {:.3} ms/iteration",
+        o.wall.as_secs_f64() * 1e3,
+        first.as_secs_f64() * 1e3,
+        median.as_secs_f64() * 1e3
+    );
+    median
+}

@@ -1,0 +1,329 @@
+//! Running one app on several nodes: N QEMU instances, each with its own RDMA
+//! engine process, the engines wired into one fabric.
+//!
+//! ```text
+//!  faultline-image run APP --nodes 2
+//!   ├─ faultline-rdma-engine --rank 0 --socket d/n0.sock --base-port P ─┐ UDP on
+//!   ├─ faultline-rdma-engine --rank 1 --socket d/n1.sock --base-port P ─┘ 127.0.0.1:P+rank
+//!   ├─ qemu (node 0) ── vhost-user d/n0.sock      output prefixed "[n0] "
+//!   └─ qemu (node 1) ── vhost-user d/n1.sock      output prefixed "[n1] "
+//! ```
+//!
+//! Each node learns its rank and the node count from its engine (the
+//! engine's MAC ends with the rank, and its HELLO answer carries both). The
+//! run succeeds only if every node exits with status 0; when one node fails,
+//! the others get [`FAILURE_GRACE`] to finish, then are stopped.
+
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use crate::build::{describe, Built};
+use crate::error::{Error, Result};
+use crate::qemu::{qemu_command, RdmaAttach, RunOptions};
+use crate::run::{run_watched, RunOutcome};
+
+/// Most nodes a run may have (ranks are one byte of the MAC; this machine
+/// class runs 2–4 comfortably).
+pub const MAX_NODES: u16 = 16;
+/// How long the other nodes may go on after one node failed.
+pub const FAILURE_GRACE: Duration = Duration::from_secs(10);
+/// How long an engine may take to start listening.
+const ENGINE_START: Duration = Duration::from_secs(20);
+/// The engine's package and binary name.
+pub const ENGINE: &str = "faultline-rdma-engine";
+
+/// Options of the fabric itself.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct FabricOptions {
+    /// Fraction of datagrams each engine drops on purpose (loss injection).
+    pub loss: Option<f64>,
+}
+
+/// How a multi-node run ended.
+#[derive(Clone, Debug)]
+pub struct ClusterOutcome {
+    /// Each node's QEMU run, by rank.
+    pub nodes: Vec<RunOutcome>,
+    /// What each engine printed, by rank.
+    pub engines: Vec<String>,
+}
+
+impl ClusterOutcome {
+    /// Whether every node exited with status 0 in time.
+    pub fn success(&self) -> bool {
+        self.nodes.iter().all(RunOutcome::success)
+    }
+
+    /// All output, node by node, each line prefixed with its node.
+    pub fn output(&self) -> String {
+        let mut all = String::new();
+        for (rank, node) in self.nodes.iter().enumerate() {
+            for line in node.output.lines() {
+                all += &format!("[n{rank}] {line}\n");
+            }
+        }
+        for (rank, engine) in self.engines.iter().enumerate() {
+            for line in engine.lines() {
+                all += &format!("[e{rank}] {line}\n");
+            }
+        }
+        all
+    }
+}
+
+/// Builds the engine (host release build) and returns its path.
+pub fn build_engine(root: &Path) -> Result<PathBuf> {
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(root)
+        .args(["build", "--release", "-q", "-p", ENGINE]);
+    let status = cmd
+        .status()
+        .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
+    if !status.success() {
+        return Err(Error::Options(format!(
+            "building the RDMA engine failed: `{}`",
+            describe(&cmd)
+        )));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join("target"));
+    Ok(target.join("release").join(ENGINE))
+}
+
+/// A base port with `n` consecutive free UDP ports on loopback after it.
+fn free_ports(n: u16) -> Result<u16> {
+    let seed = std::process::id() as u16;
+    for attempt in 0..200u16 {
+        let base = 20000 + (seed.wrapping_add(attempt.wrapping_mul(97)) % 40000);
+        let held: Vec<_> = (0..n)
+            .map_while(|i| UdpSocket::bind(("127.0.0.1", base + i)).ok())
+            .collect();
+        if held.len() == n as usize {
+            return Ok(base);
+        }
+    }
+    Err(Error::Options(
+        "no free UDP ports on 127.0.0.1 for the fabric".into(),
+    ))
+}
+
+/// A running engine: the process and its collected stderr.
+struct EngineProcess {
+    child: Child,
+    output: mpsc::Receiver<String>,
+}
+
+impl EngineProcess {
+    fn start(engine: &Path, args: &[String], rank: u16, echo: bool) -> Result<Self> {
+        let mut cmd = Command::new(engine);
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut child = cmd
+            .spawn()
+            .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
+        let stderr = child.stderr.take().expect("piped");
+        let (tx, rx) = mpsc::channel();
+        let (ready_tx, ready_rx) = mpsc::channel();
+        thread::spawn(move || {
+            let mut ready = Some(ready_tx);
+            for line in BufReader::new(stderr).lines() {
+                let Ok(line) = line else { break };
+                if echo {
+                    println!("[e{rank}] {line}");
+                }
+                if line.contains("listening on") {
+                    if let Some(r) = ready.take() {
+                        let _ = r.send(());
+                    }
+                }
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        match ready_rx.recv_timeout(ENGINE_START) {
+            Ok(()) => Ok(Self { child, output: rx }),
+            Err(_) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                let said: Vec<String> = rx.try_iter().collect();
+                Err(Error::Options(format!(
+                    "RDMA engine {rank} did not start listening: {}",
+                    said.join(" / ")
+                )))
+            }
+        }
+    }
+
+    /// Stops the engine (if QEMU's exit did not end it) and returns its output.
+    fn finish(mut self) -> String {
+        let deadline = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                break;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        thread::sleep(Duration::from_millis(50));
+        self.output.try_iter().collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// Boots `built` on `nodes` nodes joined by RDMA engines.
+pub fn run_cluster(
+    root: &Path,
+    built: &Built,
+    opts: &RunOptions,
+    nodes: u16,
+    fabric: &FabricOptions,
+    timeout: Option<Duration>,
+    echo: bool,
+) -> Result<ClusterOutcome> {
+    if !(1..=MAX_NODES).contains(&nodes) {
+        return Err(Error::Options(format!(
+            "--nodes must be 1 to {MAX_NODES}, got {nodes}"
+        )));
+    }
+    if built.board != crate::Board::QemuVirt {
+        return Err(Error::Options(
+            "multi-node runs need qemu-virt (the engine sits behind its SMMUv3)".into(),
+        ));
+    }
+    crate::qemu::ensure_disk(built)?;
+    let engine = build_engine(root)?;
+    let dir = tempdir()?;
+    let base = free_ports(nodes)?;
+    let mut engines = Vec::new();
+    for rank in 0..nodes {
+        let socket = dir.join(format!("n{rank}.sock"));
+        let mut args = vec![
+            "--socket".to_string(),
+            socket.display().to_string(),
+            "--rank".into(),
+            rank.to_string(),
+            "--nodes".into(),
+            nodes.to_string(),
+            "--base-port".into(),
+            base.to_string(),
+        ];
+        if let Some(loss) = fabric.loss {
+            args.extend(["--loss".into(), loss.to_string()]);
+        }
+        engines.push(EngineProcess::start(&engine, &args, rank, echo)?);
+    }
+    let stop = Arc::new(AtomicBool::new(false));
+    let (done_tx, done_rx) = mpsc::channel();
+    let mut handles = Vec::new();
+    for rank in 0..nodes {
+        let mut node_opts = opts.clone();
+        node_opts.rdma = Some(RdmaAttach {
+            socket: dir.join(format!("n{rank}.sock")),
+            rank: rank as u8,
+        });
+        // Every node but the first boots without the host port forward.
+        if rank > 0 {
+            node_opts.port = None;
+        }
+        let cmd = qemu_command(built, &node_opts)?;
+        let stop = Arc::clone(&stop);
+        let done_tx = done_tx.clone();
+        handles.push(thread::spawn(move || {
+            let prefix = format!("[n{rank}] ");
+            let out = run_watched(cmd, timeout, echo.then_some(prefix.as_str()), Some(&stop));
+            let _ = done_tx.send(out.as_ref().map(RunOutcome::success).unwrap_or(false));
+            out
+        }));
+    }
+    drop(done_tx);
+    // The first failure starts the grace period for the others.
+    let mut grace_end: Option<Instant> = None;
+    let mut finished = 0;
+    while finished < nodes {
+        let wait = grace_end.map_or(Duration::from_secs(3600), |g| {
+            g.saturating_duration_since(Instant::now())
+        });
+        match done_rx.recv_timeout(wait) {
+            Ok(ok) => {
+                finished += 1;
+                if !ok && grace_end.is_none() {
+                    grace_end = Some(Instant::now() + FAILURE_GRACE);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                if grace_end.is_some() {
+                    stop.store(true, Ordering::Relaxed);
+                }
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => break,
+        }
+    }
+    let mut outcomes = Vec::new();
+    for h in handles {
+        outcomes.push(
+            h.join()
+                .map_err(|_| Error::Options("a node's runner thread panicked".into()))??,
+        );
+    }
+    let engines = engines.into_iter().map(EngineProcess::finish).collect();
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(ClusterOutcome {
+        nodes: outcomes,
+        engines,
+    })
+}
+
+/// A fresh private directory for the engines' sockets.
+fn tempdir() -> Result<PathBuf> {
+    let base = std::env::temp_dir();
+    for i in 0..1000u32 {
+        let dir = base.join(format!("faultline-{}-{i}", std::process::id()));
+        if std::fs::create_dir(&dir).is_ok() {
+            return Ok(dir);
+        }
+    }
+    Err(Error::Options(format!(
+        "cannot create a directory in {}",
+        base.display()
+    )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_consecutive_and_bindable() {
+        let base = free_ports(3).unwrap();
+        for i in 0..3 {
+            UdpSocket::bind(("127.0.0.1", base + i)).unwrap();
+        }
+    }
+
+    #[test]
+    fn output_is_prefixed_by_node() {
+        let node = |s: &str| RunOutcome {
+            status: Some(0),
+            output: s.into(),
+            timed_out: false,
+            wall: Duration::ZERO,
+        };
+        let out = ClusterOutcome {
+            nodes: vec![node("a\nb\n"), node("c\n")],
+            engines: vec!["e".into()],
+        };
+        assert!(out.success());
+        assert_eq!(out.output(), "[n0] a\n[n0] b\n[n1] c\n[e0] e\n");
+    }
+}

@@ -1,0 +1,258 @@
+//! The RDMA engine's PCI function: virtio transport, the two queues and
+//! their message slots. Nothing here knows about transfers or verbs.
+//!
+//! ```text
+//!  post(wr) ──► slot in TX frames ──► request queue (1) ──► engine
+//!  poll()   ◄── slot in RX frames ◄── completion queue (0) ◄┘  (slot re-posted)
+//! ```
+//!
+//! The device negotiates `VIRTIO_F_ACCESS_PLATFORM`, so the engine reaches
+//! every address, the rings included, through the SMMU: an address the
+//! driver gives it is a virtual address ([`IovaHal`]), and no buffer is
+//! bounced.
+
+extern crate alloc;
+
+use crate::mm;
+use crate::net::KernelHal;
+use alloc::vec::Vec;
+use core::ptr::NonNull;
+use hw::rdma::wire::{
+    Completion, WorkRequest, COMPLETION_QUEUE, CQE_SIZE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE,
+};
+use virtio_drivers::queue::VirtQueue;
+use virtio_drivers::transport::pci::PciTransport;
+use virtio_drivers::transport::Transport;
+use virtio_drivers::{BufferDirection, Hal, PhysAddr};
+
+/// Slots per queue (the queue size).
+pub const SLOTS: usize = 64;
+/// Bytes reserved per message slot (header + message, rounded up).
+const SLOT_BYTES: usize = 128;
+const _: () =
+    assert!(NET_HDR_SIZE + WR_SIZE <= SLOT_BYTES && NET_HDR_SIZE + CQE_SIZE <= SLOT_BYTES);
+
+bitflags::bitflags! {
+    /// The virtio features this driver accepts.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    struct Features: u64 {
+        /// Modern virtio (fixed-size net header, little-endian).
+        const VERSION_1 = 1 << 32;
+        /// Device accesses go through the platform IOMMU (our SMMU).
+        const ACCESS_PLATFORM = 1 << 33;
+    }
+}
+
+/// DMA addresses for a device behind the SMMU, which shares the CPU's page
+/// table: the device address of a buffer is its virtual address.
+pub struct IovaHal;
+
+// SAFETY: queue memory comes from `KernelHal` (zeroed, identity-mapped,
+// pinned frames, so its physical address is also its virtual address, the
+// IOVA); `share` hands out the buffer's own virtual address, valid for the
+// device for as long as the caller keeps the buffer, which `VirtQueue`'s
+// contract requires until `unshare`.
+unsafe impl Hal for IovaHal {
+    fn dma_alloc(pages: usize, direction: BufferDirection) -> (PhysAddr, NonNull<u8>) {
+        KernelHal::dma_alloc(pages, direction)
+    }
+
+    unsafe fn dma_dealloc(paddr: PhysAddr, vaddr: NonNull<u8>, pages: usize) -> i32 {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { KernelHal::dma_dealloc(paddr, vaddr, pages) }
+    }
+
+    unsafe fn mmio_phys_to_virt(paddr: PhysAddr, size: usize) -> NonNull<u8> {
+        // SAFETY: forwarded with the caller's guarantees.
+        unsafe { KernelHal::mmio_phys_to_virt(paddr, size) }
+    }
+
+    unsafe fn share(buffer: NonNull<[u8]>, _direction: BufferDirection) -> PhysAddr {
+        buffer.as_ptr() as *mut u8 as usize as PhysAddr
+    }
+
+    unsafe fn unshare(_paddr: PhysAddr, _buffer: NonNull<[u8]>, _direction: BufferDirection) {}
+}
+
+/// Why the engine could not be brought up.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DeviceError {
+    /// The transport could not be created.
+    Transport,
+    /// The engine does not offer translated DMA (ACCESS_PLATFORM), so it
+    /// could not reach virtual addresses.
+    NoAccessPlatform,
+    /// A queue could not be set up.
+    Queue,
+    /// No frames for the message slots.
+    OutOfMemory,
+}
+
+/// Fixed message slots in pinned frames: slot `i` is `SLOT_BYTES` at
+/// `base + i * SLOT_BYTES`.
+struct Slots {
+    base: usize,
+    /// Slot index of each queue token (descriptor head) in flight.
+    by_token: [u16; SLOTS],
+    free: Vec<u16>,
+}
+
+impl Slots {
+    fn new() -> Result<Self, DeviceError> {
+        let pages = (SLOTS * SLOT_BYTES).div_ceil(mm::FRAME_SIZE);
+        let base =
+            mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| DeviceError::OutOfMemory)?;
+        Ok(Self {
+            base,
+            by_token: [0; SLOTS],
+            free: (0..SLOTS as u16).rev().collect(),
+        })
+    }
+
+    /// The bytes of slot `i`.
+    fn slot(&self, i: u16) -> &'static mut [u8] {
+        assert!((i as usize) < SLOTS);
+        // SAFETY: the slot lies in frames this struct owns for good; each
+        // slot is handed to at most one user at a time (the free list / the
+        // queue token map), so no two live references overlap.
+        unsafe {
+            core::slice::from_raw_parts_mut(
+                (self.base + i as usize * SLOT_BYTES) as *mut u8,
+                SLOT_BYTES,
+            )
+        }
+    }
+}
+
+/// The engine's PCI function, initialised and running.
+pub struct Device {
+    transport: PciTransport,
+    requests: VirtQueue<IovaHal, SLOTS>,
+    completions: VirtQueue<IovaHal, SLOTS>,
+    tx: Slots,
+    rx: Slots,
+}
+
+fn message_len(slot: &[u8], len: usize) -> &[u8] {
+    &slot[NET_HDR_SIZE..NET_HDR_SIZE + len]
+}
+
+impl Device {
+    /// Initialises the engine behind `f` and gives it every completion slot.
+    pub fn open(f: &hw::pci::Function) -> Result<Self, DeviceError> {
+        let mut transport = crate::pci::virtio_transport(f).map_err(|_| DeviceError::Transport)?;
+        let wanted = Features::VERSION_1 | Features::ACCESS_PLATFORM;
+        let got = transport.begin_init(wanted);
+        if !got.contains(Features::ACCESS_PLATFORM) {
+            return Err(DeviceError::NoAccessPlatform);
+        }
+        let completions =
+            VirtQueue::new(&mut transport, COMPLETION_QUEUE, false, false).map_err(|e| {
+                log::error!("rdma: completion queue: {e:?}");
+                DeviceError::Queue
+            })?;
+        let requests = VirtQueue::new(&mut transport, REQUEST_QUEUE, false, false)
+            .map_err(|_| DeviceError::Queue)?;
+        let mut device = Self {
+            transport,
+            requests,
+            completions,
+            tx: Slots::new()?,
+            rx: Slots::new()?,
+        };
+        while let Some(i) = device.rx.free.pop() {
+            device.give_completion_slot(i);
+        }
+        device.transport.finish_init();
+        device.transport.notify(COMPLETION_QUEUE);
+        Ok(device)
+    }
+
+    fn give_completion_slot(&mut self, i: u16) {
+        let slot = self.rx.slot(i);
+        // SAFETY: the slot stays valid and untouched by the driver until the
+        // device returns it through `pop_used` in `poll`.
+        match unsafe { self.completions.add(&[], &mut [slot]) } {
+            Ok(token) => self.rx.by_token[token as usize] = i,
+            Err(e) => {
+                log::error!("rdma: completion slot {i} not queued: {e:?}");
+                self.rx.free.push(i);
+            }
+        }
+    }
+
+    /// Takes back request slots the engine has consumed.
+    fn reclaim_requests(&mut self) {
+        while let Some(token) = self.requests.peek_used() {
+            let i = self.tx.by_token[token as usize];
+            let slot = self.tx.slot(i);
+            // SAFETY: `token` was returned by `add` for exactly this slot.
+            if unsafe { self.requests.pop_used(token, &[slot], &mut []) }.is_err() {
+                return;
+            }
+            self.tx.free.push(i);
+        }
+    }
+
+    /// Hands `wr` to the engine. `false` if every request slot is in use
+    /// (the engine has not consumed them yet); try again later.
+    pub fn post(&mut self, wr: &WorkRequest) -> bool {
+        self.reclaim_requests();
+        let Some(i) = self.tx.free.pop() else {
+            return false;
+        };
+        let slot = self.tx.slot(i);
+        slot[..NET_HDR_SIZE].fill(0);
+        slot[NET_HDR_SIZE..NET_HDR_SIZE + WR_SIZE].copy_from_slice(&wr.encode());
+        let len = NET_HDR_SIZE + WR_SIZE;
+        // SAFETY: the slot is not touched again until `reclaim_requests`
+        // pops its token.
+        match unsafe { self.requests.add(&[&slot[..len]], &mut []) } {
+            Ok(token) => {
+                self.tx.by_token[token as usize] = i;
+                if self.requests.should_notify() {
+                    self.transport.notify(REQUEST_QUEUE);
+                }
+                true
+            }
+            Err(_) => {
+                self.tx.free.push(i);
+                false
+            }
+        }
+    }
+
+    /// Acknowledges the device's interrupt (INTx is level-triggered: this
+    /// lowers it).
+    pub fn ack_interrupt(&mut self) {
+        self.transport.ack_interrupt();
+    }
+
+    /// Passes every completion the engine has posted to `each`, and gives
+    /// the slots back to the engine.
+    pub fn poll(&mut self, mut each: impl FnMut(Completion)) {
+        let mut returned = false;
+        while let Some(token) = self.completions.peek_used() {
+            let i = self.rx.by_token[token as usize];
+            let slot = self.rx.slot(i);
+            // SAFETY: `token` was returned by `add` for exactly this slot.
+            let Ok(len) = (unsafe { self.completions.pop_used(token, &[], &mut [slot]) }) else {
+                break;
+            };
+            let slot = self.rx.slot(i);
+            match (len as usize).checked_sub(NET_HDR_SIZE) {
+                Some(n) if n >= CQE_SIZE => {
+                    if let Some(c) = Completion::decode(message_len(slot, CQE_SIZE)) {
+                        each(c);
+                    }
+                }
+                _ => log::warn!("rdma: short completion ({len} bytes) ignored"),
+            }
+            self.give_completion_slot(i);
+            returned = true;
+        }
+        if returned && self.completions.should_notify() {
+            self.transport.notify(COMPLETION_QUEUE);
+        }
+    }
+}

@@ -1,0 +1,586 @@
+//! Verbs: what an app calls to move data between nodes.
+//!
+//! ```text
+//!  let rdma = rdma::open()?;                      // this node's engine
+//!  let qp = rdma.queue_pair(1)?;                  // to node 1
+//!  let id = qp.write(buf.as_ptr_range(), remote, Policy::FaultAware)?;
+//!  let wc = rdma.wait(id)?;                       // or rdma.poll()
+//!  assert_eq!(wc.status, Status::Success);
+//! ```
+//!
+//! Work is identified by a [`WorkId`]; completions come back in the order
+//! they finish. One completion queue per node is enough for a library OS
+//! (every app thread shares the address space).
+
+extern crate alloc;
+
+use super::device::{Device, DeviceError};
+use super::engine::{EngineCounters, RdmaEngine, State, STATE};
+use crate::dma::{self as kdma, Policy, Transfer, TransferError, TransferId, TransferReport};
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::ops::Range;
+use core::time::Duration;
+use dma::{Direction, EngineId};
+use hw::rdma::request::device_address;
+use hw::rdma::wire::{
+    Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM, MAX_SEND, WRITE_WITH_IMM,
+};
+
+/// How long the engine may stay silent before work is reported as lost.
+pub const DEVICE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// Why a verb could not be carried out.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RdmaError {
+    /// No RDMA engine on this node (not started with `--nodes`?).
+    NotFound,
+    /// The engine is there but could not be brought up.
+    Device(DeviceError),
+    /// The engine did not answer within [`DEVICE_TIMEOUT`]: its process
+    /// has probably died.
+    NotResponding,
+    /// No such node.
+    BadNode(u16),
+    /// A SEND longer than the engine takes, or an empty buffer.
+    BadLength(usize),
+    /// The DMA scheduler refused the transfer.
+    Submit(kdma::SubmitError),
+    /// No such work in flight.
+    UnknownWork(WorkId),
+}
+
+/// Names one posted piece of work.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct WorkId(pub u64);
+
+/// What a piece of work was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Op {
+    /// Local copy.
+    Copy,
+    /// RDMA WRITE (with or without an immediate value).
+    Write,
+    /// RDMA READ.
+    Read,
+    /// Two-sided send.
+    Send,
+    /// A receive buffer that was filled (by a SEND or a WRITE's immediate).
+    Recv,
+}
+
+/// The end of one piece of work.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WorkCompletion {
+    /// Which work.
+    pub id: WorkId,
+    /// What it was.
+    pub op: Op,
+    /// The peer node (RECV: the sender).
+    pub node: u16,
+    /// How it ended.
+    pub status: Status,
+    /// Bytes moved (RECV: received).
+    pub len: u64,
+    /// The immediate value that came with a RECV completion.
+    pub imm: Option<u32>,
+    /// Received bytes (RECV only).
+    pub data: Vec<u8>,
+    /// Engine-side counters (faults on each side, bytes sent again).
+    pub engine: EngineCounters,
+    /// The scheduler's report for COPY/WRITE/READ (policy, faults
+    /// resolved on this node, setup and total time).
+    pub report: Option<TransferReport>,
+    /// Address that could not be made present, for access errors.
+    pub fault_va: u64,
+}
+
+/// Work the verbs layer is waiting for.
+enum Pending {
+    /// A scheduler transfer; `imm` is sent once the data is placed.
+    Transfer {
+        id: WorkId,
+        op: Op,
+        node: u16,
+        imm: Option<u32>,
+    },
+    /// A direct request; `buffer` keeps a SEND's bytes or a RECV's room
+    /// alive until the engine is done with it.
+    Direct {
+        id: WorkId,
+        op: Op,
+        node: u16,
+        buffer: Vec<u8>,
+        /// For the immediate of a WRITE: the transfer's outcome so far.
+        report: Option<(TransferReport, EngineCounters)>,
+    },
+}
+
+struct Verbs {
+    engine: EngineId,
+    rank: u16,
+    nodes: u16,
+    next: u64,
+    transfers: BTreeMap<TransferId, Pending>,
+    direct: BTreeMap<u64, Pending>,
+    done: Vec<WorkCompletion>,
+}
+
+static VERBS: crate::sync::IrqSpinLock<Option<Verbs>> = crate::sync::IrqSpinLock::new(None);
+
+/// This node's RDMA engine: rank, node count, and the verbs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Rdma {
+    rank: u16,
+    nodes: u16,
+}
+
+/// A connection to one remote node (the engine keeps no per-pair state, so
+/// this is just the node and a handle).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QueuePair {
+    rdma: Rdma,
+    node: u16,
+}
+
+fn find_engine() -> Option<hw::pci::Function> {
+    crate::pci::functions().into_iter().find(|f| {
+        crate::pci::is_virtio_net(f)
+            && crate::pci::virtio_net_mac(f).is_some_and(|m| hw::rdma::is_engine_mac(&m))
+    })
+}
+
+/// Opens this node's engine (once; later calls return the same handle),
+/// asks it for the rank and node count, and registers it with the DMA
+/// scheduler.
+pub fn open() -> Result<Rdma, RdmaError> {
+    if let Some(v) = VERBS.lock().as_ref() {
+        return Ok(Rdma {
+            rank: v.rank,
+            nodes: v.nodes,
+        });
+    }
+    let f = find_engine().ok_or(RdmaError::NotFound)?;
+    if !crate::iommu::present() {
+        return Err(RdmaError::Device(DeviceError::NoAccessPlatform));
+    }
+    let mut device = Device::open(&f).map_err(RdmaError::Device)?;
+    let hello = WorkRequest {
+        opcode: Opcode::Hello as u8,
+        wr_id: 1,
+        ..Default::default()
+    };
+    if !device.post(&hello) {
+        return Err(RdmaError::NotResponding);
+    }
+    let start = crate::time::now();
+    let answer = loop {
+        let mut got = None;
+        device.poll(|c| got = got.or(Some(c)));
+        if let Some(c) = got {
+            break c;
+        }
+        if start.elapsed() > DEVICE_TIMEOUT {
+            return Err(RdmaError::NotResponding);
+        }
+        crate::time::sleep(Duration::from_micros(200));
+    };
+    let (rank, nodes) = (answer.node, answer.imm as u16);
+    *STATE.lock() = Some(State::new(device));
+    let stream = f.bdf.requester_id() as u32;
+    let engine = kdma::add_engine(Box::new(RdmaEngine { stream }), super::engine::WINDOW);
+    kdma::register_intx(f.intid);
+    *VERBS.lock() = Some(Verbs {
+        engine,
+        rank,
+        nodes,
+        next: 1,
+        transfers: BTreeMap::new(),
+        direct: BTreeMap::new(),
+        done: Vec::new(),
+    });
+    log::info!("rdma: engine {:?}, node {rank} of {nodes}", f.bdf);
+    Ok(Rdma { rank, nodes })
+}
+
+fn with_verbs<R>(f: impl FnOnce(&mut Verbs) -> R) -> R {
+    f(VERBS
+        .lock()
+        .as_mut()
+        .expect("rdma::open succeeded before any verb"))
+}
+
+fn status_of(result: &Result<TransferReport, TransferError>) -> (Status, u64) {
+    match result {
+        Ok(_) => (Status::Success, 0),
+        Err(TransferError::Engine(dma::EngineError::Device(code))) => {
+            (Status::from_u8(*code as u8), 0)
+        }
+        Err(TransferError::Unresolvable { va, .. }) => (Status::LocalAccessError, *va as u64),
+        Err(TransferError::Pin(_)) => (Status::LocalAccessError, 0),
+        Err(TransferError::RetriesExhausted { .. }) => (Status::RetriesExhausted, 0),
+        Err(TransferError::Engine(dma::EngineError::Busy)) => (Status::BadRequest, 0),
+    }
+}
+
+impl Rdma {
+    /// This node's rank, from 0.
+    pub fn rank(&self) -> u16 {
+        self.rank
+    }
+
+    /// How many nodes the fabric has.
+    pub fn nodes(&self) -> u16 {
+        self.nodes
+    }
+
+    /// A queue pair to `node` (any node but this one).
+    pub fn queue_pair(&self, node: u16) -> Result<QueuePair, RdmaError> {
+        if node >= self.nodes || node == self.rank {
+            return Err(RdmaError::BadNode(node));
+        }
+        Ok(QueuePair { rdma: *self, node })
+    }
+
+    /// Copies `src` to `dst` on this node with the engine.
+    pub fn copy(&self, src: Range<usize>, dst: usize, policy: Policy) -> Result<WorkId, RdmaError> {
+        self.transfer(Op::Copy, None, Direction::ToDevice, src, dst, policy, None)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn transfer(
+        &self,
+        op: Op,
+        node: Option<u16>,
+        direction: Direction,
+        local: Range<usize>,
+        other: usize,
+        policy: Policy,
+        imm: Option<u32>,
+    ) -> Result<WorkId, RdmaError> {
+        let engine = with_verbs(|v| v.engine);
+        let transfer = Transfer {
+            direction,
+            va: local,
+            device_addr: device_address(node, other),
+            policy,
+        };
+        let tid = kdma::submit(engine, transfer).map_err(RdmaError::Submit)?;
+        Ok(with_verbs(|v| {
+            v.next += 1;
+            let id = WorkId(v.next);
+            v.transfers.insert(
+                tid,
+                Pending::Transfer {
+                    id,
+                    op,
+                    node: node.unwrap_or(self.rank),
+                    imm,
+                },
+            );
+            id
+        }))
+    }
+
+    /// Posts a direct request; `buffer` stays with the driver until the
+    /// request completes.
+    fn direct(
+        &self,
+        op: Op,
+        mut wr: WorkRequest,
+        buffer: Vec<u8>,
+        id: Option<WorkId>,
+        report: Option<(TransferReport, EngineCounters)>,
+    ) -> Result<WorkId, RdmaError> {
+        let start = crate::time::now();
+        let tag = loop {
+            let posted = STATE.lock().as_mut().and_then(|s| {
+                let tag = s.direct_tag();
+                wr.wr_id = tag;
+                s.post(&wr).then_some(tag)
+            });
+            if let Some(tag) = posted {
+                break tag;
+            }
+            if start.elapsed() > DEVICE_TIMEOUT {
+                return Err(RdmaError::NotResponding);
+            }
+            kdma::poke();
+            crate::time::wait_for_interrupt_or(Duration::from_millis(1));
+        };
+        Ok(with_verbs(|v| {
+            let id = id.unwrap_or_else(|| {
+                v.next += 1;
+                WorkId(v.next)
+            });
+            v.direct.insert(
+                tag,
+                Pending::Direct {
+                    id,
+                    op,
+                    node: wr.node,
+                    buffer,
+                    report,
+                },
+            );
+            id
+        }))
+    }
+
+    /// Posts a receive buffer of `capacity` bytes for one SEND (or one
+    /// WRITE's immediate value) from any node.
+    pub fn post_recv(&self, capacity: usize) -> Result<WorkId, RdmaError> {
+        let buffer = vec![0u8; capacity.max(1)];
+        let wr = WorkRequest {
+            opcode: Opcode::Recv as u8,
+            local_va: buffer.as_ptr() as u64,
+            len: capacity as u64,
+            ..Default::default()
+        };
+        self.direct(Op::Recv, wr, buffer, None, None)
+    }
+
+    /// Collects what has finished; returns one completion if any.
+    pub fn poll(&self) -> Option<WorkCompletion> {
+        self.progress();
+        with_verbs(|v| (!v.done.is_empty()).then(|| v.done.remove(0)))
+    }
+
+    /// Waits for work `id` (other completions stay queued for `poll`).
+    /// `NotResponding` if the engine stays silent for [`DEVICE_TIMEOUT`].
+    pub fn wait(&self, id: WorkId) -> Result<WorkCompletion, RdmaError> {
+        self.wait_for(id, DEVICE_TIMEOUT)
+    }
+
+    /// [`wait`](Self::wait) with an explicit bound.
+    pub fn wait_for(&self, id: WorkId, limit: Duration) -> Result<WorkCompletion, RdmaError> {
+        let start = crate::time::now();
+        loop {
+            self.progress();
+            let found = with_verbs(|v| {
+                let at = v.done.iter().position(|c| c.id == id);
+                match at {
+                    Some(i) => Some(Ok(v.done.remove(i))),
+                    None if !v.knows(id) => Some(Err(RdmaError::UnknownWork(id))),
+                    None => None,
+                }
+            });
+            if let Some(r) = found {
+                return r;
+            }
+            if start.elapsed() > limit {
+                return Err(RdmaError::NotResponding);
+            }
+            crate::time::wait_for_interrupt_or(Duration::from_millis(1));
+        }
+    }
+
+    /// Engine counters since boot (every transfer and message).
+    pub fn totals(&self) -> EngineCounters {
+        STATE.lock().as_ref().map(|s| s.totals).unwrap_or_default()
+    }
+
+    /// Faults the kernel resolved for the engine outside any local
+    /// transfer (incoming WRITEs and READs, COPY destinations).
+    pub fn pages_ready(&self) -> u64 {
+        STATE
+            .lock()
+            .as_ref()
+            .map(|s| s.pages_ready)
+            .unwrap_or_default()
+    }
+
+    /// Moves finished transfers and direct completions to the done list.
+    fn progress(&self) {
+        kdma::poke();
+        let tids: Vec<TransferId> = with_verbs(|v| v.transfers.keys().copied().collect());
+        for tid in tids {
+            let Some(result) = kdma::try_take(tid) else {
+                continue;
+            };
+            let counters = STATE
+                .lock()
+                .as_mut()
+                .and_then(|s| s.counters.remove(&tid))
+                .unwrap_or_default();
+            let Some(Pending::Transfer { id, op, node, imm }) =
+                with_verbs(|v| v.transfers.remove(&tid))
+            else {
+                continue;
+            };
+            let (status, fault_va) = status_of(&result);
+            let report = result.ok();
+            if let (Some(imm), Status::Success, Some(r)) = (imm, status, report.clone()) {
+                // The data is placed (every segment was acknowledged by the
+                // target): now deliver the immediate value.
+                let wr = WorkRequest {
+                    opcode: Opcode::Write as u8,
+                    flags: WRITE_WITH_IMM,
+                    node,
+                    imm,
+                    ..Default::default()
+                };
+                if self
+                    .direct(Op::Write, wr, Vec::new(), Some(id), Some((r, counters)))
+                    .is_ok()
+                {
+                    continue;
+                }
+            }
+            let len = report.as_ref().map_or(0, |r| r.stats.bytes_moved);
+            with_verbs(|v| {
+                v.done.push(WorkCompletion {
+                    id,
+                    op,
+                    node,
+                    status,
+                    len,
+                    imm: None,
+                    data: Vec::new(),
+                    engine: counters,
+                    report,
+                    fault_va,
+                })
+            });
+        }
+        let cqes: Vec<Completion> = STATE
+            .lock()
+            .as_mut()
+            .map(|s| s.direct.drain(..).collect())
+            .unwrap_or_default();
+        for c in cqes {
+            with_verbs(|v| v.finish_direct(c));
+        }
+    }
+}
+
+impl Verbs {
+    fn knows(&self, id: WorkId) -> bool {
+        let matches = |p: &Pending| match p {
+            Pending::Transfer { id: i, .. } | Pending::Direct { id: i, .. } => *i == id,
+        };
+        self.transfers.values().any(matches) || self.direct.values().any(matches)
+    }
+
+    fn finish_direct(&mut self, c: Completion) {
+        let Some(Pending::Direct {
+            id,
+            op,
+            node,
+            mut buffer,
+            report,
+        }) = self.direct.remove(&c.wr_id)
+        else {
+            log::warn!("rdma: completion for unknown work {:#x}", c.wr_id);
+            return;
+        };
+        let mut engine = EngineCounters::default();
+        engine.add(&c);
+        let (report, len) = match report {
+            Some((r, before)) => {
+                engine.local_faults += before.local_faults;
+                engine.remote_faults += before.remote_faults;
+                engine.retransmitted_bytes += before.retransmitted_bytes;
+                let len = r.stats.bytes_moved;
+                (Some(r), len)
+            }
+            None => (None, c.len),
+        };
+        let received = op == Op::Recv;
+        if received {
+            buffer.truncate((c.len as usize).min(buffer.len()));
+        } else {
+            buffer.clear();
+        }
+        self.done.push(WorkCompletion {
+            id,
+            op,
+            node: if received { c.node } else { node },
+            status: c.status(),
+            len,
+            imm: (c.flags & CQE_HAS_IMM != 0).then_some(c.imm),
+            data: buffer,
+            engine,
+            report,
+            fault_va: c.fault_va,
+        });
+    }
+}
+
+impl QueuePair {
+    /// The remote node.
+    pub fn node(&self) -> u16 {
+        self.node
+    }
+
+    /// RDMA WRITE of `local` to `remote_va` on the remote node.
+    pub fn write(
+        &self,
+        local: Range<usize>,
+        remote_va: usize,
+        policy: Policy,
+    ) -> Result<WorkId, RdmaError> {
+        let node = Some(self.node);
+        self.rdma.transfer(
+            Op::Write,
+            node,
+            Direction::ToDevice,
+            local,
+            remote_va,
+            policy,
+            None,
+        )
+    }
+
+    /// RDMA WRITE followed, once the data is placed, by `imm` delivered to a
+    /// RECV posted on the remote node (so it learns the data is there).
+    pub fn write_with_imm(
+        &self,
+        local: Range<usize>,
+        remote_va: usize,
+        imm: u32,
+        policy: Policy,
+    ) -> Result<WorkId, RdmaError> {
+        let node = Some(self.node);
+        let dir = Direction::ToDevice;
+        self.rdma
+            .transfer(Op::Write, node, dir, local, remote_va, policy, Some(imm))
+    }
+
+    /// RDMA READ of the remote node's `remote_va` into `local`.
+    pub fn read(
+        &self,
+        local: Range<usize>,
+        remote_va: usize,
+        policy: Policy,
+    ) -> Result<WorkId, RdmaError> {
+        let node = Some(self.node);
+        self.rdma.transfer(
+            Op::Read,
+            node,
+            Direction::FromDevice,
+            local,
+            remote_va,
+            policy,
+            None,
+        )
+    }
+
+    /// Sends `data` (at most 4 KiB) to a RECV posted on the remote node.
+    pub fn send(&self, data: &[u8]) -> Result<WorkId, RdmaError> {
+        if data.is_empty() || data.len() as u64 > MAX_SEND {
+            return Err(RdmaError::BadLength(data.len()));
+        }
+        let buffer = data.to_vec();
+        let wr = WorkRequest {
+            opcode: Opcode::Send as u8,
+            node: self.node,
+            local_va: buffer.as_ptr() as u64,
+            len: buffer.len() as u64,
+            ..Default::default()
+        };
+        self.rdma.direct(Op::Send, wr, buffer, None, None)
+    }
+}
