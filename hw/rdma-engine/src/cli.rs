@@ -35,7 +35,8 @@ pub struct Options {
 }
 
 /// Usage text.
-pub const USAGE: &str = "usage: faultline-rdma-engine --socket PATH --rank R --nodes N --base-port P \
+pub const USAGE: &str =
+    "usage: faultline-rdma-engine --socket PATH --rank R --nodes N --base-port P \
 [--loss FRACTION] [--seed S] [--verbose]\n       faultline-rdma-engine --self-bench [--mib N]";
 
 /// Parses the arguments (without the program name).
@@ -44,7 +45,11 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     let (mut socket, mut rank, mut nodes, mut base) = (None, None, None, None);
     let (mut loss, mut seed, mut verbose, mut bench, mut mib) = (0.0, 1, false, false, 1);
     while let Some(a) = it.next() {
-        let mut val = |name: &str| it.next().cloned().ok_or_else(|| format!("{name} needs a value"));
+        let mut val = |name: &str| {
+            it.next()
+                .cloned()
+                .ok_or_else(|| format!("{name} needs a value"))
+        };
         fn num<T: std::str::FromStr>(name: &str, v: String) -> Result<T, String> {
             v.parse().map_err(|_| format!("{name}: bad value {v:?}"))
         }
@@ -80,7 +85,15 @@ pub fn parse(args: &[String]) -> Result<Command, String> {
     if !(0.0..=1.0).contains(&loss) {
         return Err("--loss must be a fraction in 0..=1".into());
     }
-    Ok(Command::Serve(Options { socket, rank, nodes, base_port, loss, seed, verbose }))
+    Ok(Command::Serve(Options {
+        socket,
+        rank,
+        nodes,
+        base_port,
+        loss,
+        seed,
+        verbose,
+    }))
 }
 
 #[cfg(test)]
@@ -93,20 +106,43 @@ mod tests {
 
     #[test]
     fn a_node_command_line_parses() {
-        let c = parse(&args("--socket /tmp/r0 --rank 1 --nodes 2 --base-port 7000 --loss 0.1 --seed 9 --verbose")).unwrap();
-        let Command::Serve(o) = c else { panic!("{c:?}") };
-        assert_eq!((o.rank, o.nodes, o.base_port, o.seed, o.verbose), (1, 2, 7000, 9, true));
+        let c = parse(&args(
+            "--socket /tmp/r0 --rank 1 --nodes 2 --base-port 7000 --loss 0.1 --seed 9 --verbose",
+        ))
+        .unwrap();
+        let Command::Serve(o) = c else {
+            panic!("{c:?}")
+        };
+        assert_eq!(
+            (o.rank, o.nodes, o.base_port, o.seed, o.verbose),
+            (1, 2, 7000, 9, true)
+        );
         assert_eq!(o.socket, PathBuf::from("/tmp/r0"));
-        assert_eq!(parse(&args("--self-bench")).unwrap(), Command::SelfBench { mib: 1 });
+        assert_eq!(
+            parse(&args("--self-bench")).unwrap(),
+            Command::SelfBench { mib: 1 }
+        );
     }
 
     #[test]
     fn mistakes_are_explained() {
-        assert_eq!(parse(&args("--rank 0 --nodes 1 --base-port 1")).unwrap_err(), "--socket is required");
-        assert!(parse(&args("--socket s --rank 2 --nodes 2 --base-port 1")).unwrap_err().contains("not below"));
-        assert!(parse(&args("--socket s --rank 0 --nodes 1 --base-port x")).unwrap_err().contains("bad value"));
-        assert!(parse(&args("--socket s --rank 0 --nodes 1 --base-port 1 --loss 2")).is_err());
+        assert_eq!(
+            parse(&args("--rank 0 --nodes 1 --base-port 1")).unwrap_err(),
+            "--socket is required"
+        );
+        assert!(parse(&args("--socket s --rank 2 --nodes 2 --base-port 1"))
+            .unwrap_err()
+            .contains("not below"));
+        assert!(parse(&args("--socket s --rank 0 --nodes 1 --base-port x"))
+            .unwrap_err()
+            .contains("bad value"));
+        assert!(parse(&args(
+            "--socket s --rank 0 --nodes 1 --base-port 1 --loss 2"
+        ))
+        .is_err());
         assert!(parse(&args("--bogus")).unwrap_err().contains("unknown"));
-        assert!(parse(&args("--socket")).unwrap_err().contains("needs a value"));
+        assert!(parse(&args("--socket"))
+            .unwrap_err()
+            .contains("needs a value"));
     }
 }

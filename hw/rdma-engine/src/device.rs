@@ -16,7 +16,9 @@ use crate::frontend::{QueueConfig, Shared, QUEUES};
 use crate::guest::{log, GuestDma, MissChannel};
 use crate::ring::{RingError, SplitRing};
 use crate::sys;
-use hw::rdma::wire::{Completion, WorkRequest, COMPLETION_QUEUE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE};
+use hw::rdma::wire::{
+    Completion, WorkRequest, COMPLETION_QUEUE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE,
+};
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::sync::atomic::Ordering;
@@ -50,7 +52,13 @@ pub struct Device {
 
 impl Device {
     /// The engine thread of node `rank`.
-    pub fn new(shared: Arc<Shared>, engine: Engine, fabric: Fabric, rank: u16, verbose: bool) -> Self {
+    pub fn new(
+        shared: Arc<Shared>,
+        engine: Engine,
+        fabric: Fabric,
+        rank: u16,
+        verbose: bool,
+    ) -> Self {
         let dma = GuestDma::new(shared.tr.clone(), None, shared.stats.clone(), verbose, rank);
         Self {
             shared,
@@ -122,13 +130,24 @@ impl Device {
             return;
         }
         self.seen = gen;
-        if let Some(sock) = self.shared.backend.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        if let Some(sock) = self
+            .shared
+            .backend
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
             match MissChannel::new(sock) {
                 Ok(ch) => self.dma.set_channel(Some(ch)),
                 Err(e) => eprintln!("rdma-engine {}: backend channel unusable: {e}", self.rank),
             }
         }
-        let cfgs: [QueueConfig; QUEUES] = self.shared.queues.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let cfgs: [QueueConfig; QUEUES] = self
+            .shared
+            .queues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
         for (i, cfg) in cfgs.iter().enumerate() {
             if !cfg.ready() {
                 if self.queues[i].take().is_some() {
@@ -136,15 +155,18 @@ impl Device {
                 }
                 continue;
             }
-            let (Some(addr), Some(kick)) = (cfg.addr, cfg.kick.clone()) else { continue };
+            let (Some(addr), Some(kick)) = (cfg.addr, cfg.kick.clone()) else {
+                continue;
+            };
             match &mut self.queues[i] {
                 Some(q) if q.layout == cfg.layout => {
                     q.kick = kick;
                     q.call = cfg.call.clone();
                 }
-                slot => match SplitRing::new(cfg.size, addr.desc, addr.avail, addr.used, cfg.base) {
-                    Ok(ring) => {
-                        log(
+                slot => {
+                    match SplitRing::new(cfg.size, addr.desc, addr.avail, addr.used, cfg.base) {
+                        Ok(ring) => {
+                            log(
                             self.rank,
                             self.verbose,
                             &format!(
@@ -152,17 +174,25 @@ impl Device {
                                 cfg.size, addr.desc, addr.avail, addr.used
                             ),
                         );
-                        *slot = Some(Queue { ring, layout: cfg.layout, kick, call: cfg.call.clone(), broken: false });
+                            *slot = Some(Queue {
+                                ring,
+                                layout: cfg.layout,
+                                kick,
+                                call: cfg.call.clone(),
+                                broken: false,
+                            });
+                        }
+                        Err(e) => eprintln!("rdma-engine {}: queue {i} refused: {e:?}", self.rank),
                     }
-                    Err(e) => eprintln!("rdma-engine {}: queue {i} refused: {e:?}", self.rank),
-                },
+                }
             }
         }
     }
 
     fn publish(&self, i: usize) {
         if let Some(q) = &self.queues[i] {
-            self.shared.next_avail[i].store(0x1_0000 | u32::from(q.ring.next_avail()), Ordering::Release);
+            self.shared.next_avail[i]
+                .store(0x1_0000 | u32::from(q.ring.next_avail()), Ordering::Release);
         }
     }
 
@@ -177,7 +207,10 @@ impl Device {
     }
 
     fn ring_error(&mut self, i: usize, e: RingError) {
-        eprintln!("rdma-engine {}: queue {i}: bad ring access ({e:?}); the buffer is dropped", self.rank);
+        eprintln!(
+            "rdma-engine {}: queue {i}: bad ring access ({e:?}); the buffer is dropped",
+            self.rank
+        );
         if let (RingError::Fault(_), Some(q)) = (e, self.queues[i].as_mut()) {
             // The ring itself is not translatable: wait for the next kick.
             q.broken = true;
@@ -189,7 +222,9 @@ impl Device {
         let i = REQUEST_QUEUE as usize;
         let mut used = false;
         for _ in 0..BATCH {
-            let Some(q) = self.queues[i].as_mut() else { break };
+            let Some(q) = self.queues[i].as_mut() else {
+                break;
+            };
             q.broken = false;
             let chain = match q.ring.pop(&mut self.dma) {
                 Ok(Some(c)) => c,
@@ -235,7 +270,9 @@ impl Device {
         let i = COMPLETION_QUEUE as usize;
         let mut used = false;
         while let Some(c) = self.pending.front().copied() {
-            let Some(q) = self.queues[i].as_mut() else { break };
+            let Some(q) = self.queues[i].as_mut() else {
+                break;
+            };
             let chain = match q.ring.pop(&mut self.dma) {
                 Ok(Some(ch)) => ch,
                 Ok(None) => break,
@@ -263,7 +300,10 @@ impl Device {
             }
             if written as usize == buf.len() {
                 log(self.rank, self.verbose, &format!("completion {:?}", c));
-                self.shared.stats.completions.fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .stats
+                    .completions
+                    .fetch_add(1, Ordering::Relaxed);
                 self.pending.pop_front();
             }
         }

@@ -24,7 +24,10 @@ pub struct Loss {
 impl Loss {
     /// Drops `fraction` (0..=1) of the datagrams, chosen from `seed`.
     pub fn new(fraction: f64, seed: u64) -> Self {
-        Self { fraction, state: seed }
+        Self {
+            fraction,
+            state: seed,
+        }
     }
 
     /// Whether to drop the next datagram.
@@ -52,22 +55,42 @@ pub struct Fabric {
 
 impl Fabric {
     /// Binds `peers[rank]` (nonblocking).
-    pub fn bind(rank: u16, peers: Vec<SocketAddr>, loss: Loss, stats: Arc<Stats>) -> io::Result<Self> {
-        let me = *peers.get(rank as usize).ok_or_else(|| io::Error::other("rank outside the peer list"))?;
+    pub fn bind(
+        rank: u16,
+        peers: Vec<SocketAddr>,
+        loss: Loss,
+        stats: Arc<Stats>,
+    ) -> io::Result<Self> {
+        let me = *peers
+            .get(rank as usize)
+            .ok_or_else(|| io::Error::other("rank outside the peer list"))?;
         let sock = UdpSocket::bind(me)?;
         Self::with_socket(sock, peers, loss, stats)
     }
 
     /// Uses an already bound socket (the self-benchmark binds port 0).
-    pub fn with_socket(sock: UdpSocket, peers: Vec<SocketAddr>, loss: Loss, stats: Arc<Stats>) -> io::Result<Self> {
+    pub fn with_socket(
+        sock: UdpSocket,
+        peers: Vec<SocketAddr>,
+        loss: Loss,
+        stats: Arc<Stats>,
+    ) -> io::Result<Self> {
         sock.set_nonblocking(true)?;
         sys::set_socket_buffers(sock.as_raw_fd(), SOCKET_BUFFER);
-        Ok(Self { sock, peers, loss, stats, buf: vec![0; 65536] })
+        Ok(Self {
+            sock,
+            peers,
+            loss,
+            stats,
+            buf: vec![0; 65536],
+        })
     }
 
     /// The loopback addresses of `nodes` engines from `base_port`.
     pub fn loopback_peers(base_port: u16, nodes: u16) -> Vec<SocketAddr> {
-        (0..nodes).map(|r| SocketAddr::from(([127, 0, 0, 1], base_port.wrapping_add(r)))).collect()
+        (0..nodes)
+            .map(|r| SocketAddr::from(([127, 0, 0, 1], base_port.wrapping_add(r))))
+            .collect()
     }
 
     /// For poll.
@@ -124,7 +147,8 @@ mod tests {
         let b = UdpSocket::bind("127.0.0.1:0").unwrap();
         let peers = vec![a.local_addr().unwrap(), b.local_addr().unwrap()];
         let stats = Arc::new(Stats::default());
-        let mut fa = Fabric::with_socket(a, peers.clone(), Loss::new(0.0, 0), stats.clone()).unwrap();
+        let mut fa =
+            Fabric::with_socket(a, peers.clone(), Loss::new(0.0, 0), stats.clone()).unwrap();
         let mut fb = Fabric::with_socket(b, peers.clone(), Loss::new(0.0, 0), stats).unwrap();
         let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
         stranger.send_to(b"who", peers[1]).unwrap();

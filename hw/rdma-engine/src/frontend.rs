@@ -106,7 +106,13 @@ pub struct Frontend {
 impl Frontend {
     /// Serves `sock` (QEMU's connection).
     pub fn new(sock: UnixStream, shared: Arc<Shared>, rank: u16, verbose: bool) -> Self {
-        Self { sock, shared, rank, verbose, features: 0 }
+        Self {
+            sock,
+            shared,
+            rank,
+            verbose,
+            features: 0,
+        }
     }
 
     /// Handles messages until QEMU hangs up (Ok) or breaks the protocol.
@@ -128,12 +134,17 @@ impl Frontend {
                     true
                 }
                 Err(e) => {
-                    eprintln!("rdma-engine {}: {} refused: {e}", self.rank, msg::name(h.request));
+                    eprintln!(
+                        "rdma-engine {}: {} refused: {e}",
+                        self.rank,
+                        msg::name(h.request)
+                    );
                     false
                 }
             };
             if h.need_reply() {
-                self.sock.write_all(&msg::reply_u64(h.request, u64::from(!ok)))?;
+                self.sock
+                    .write_all(&msg::reply_u64(h.request, u64::from(!ok)))?;
             }
         }
     }
@@ -150,12 +161,19 @@ impl Frontend {
     fn handle(&mut self, h: &Header, p: &[u8], fds: Vec<OwnedFd>) -> io::Result<Option<Vec<u8>>> {
         let verbose = self.verbose;
         if verbose && h.request != req::IOTLB_MSG {
-            log(self.rank, true, &format!("vhost-user {}", msg::name(h.request)));
+            log(
+                self.rank,
+                true,
+                &format!("vhost-user {}", msg::name(h.request)),
+            );
         }
         match h.request {
             req::GET_FEATURES => return Ok(Some(msg::reply_u64(h.request, msg::OFFERED_FEATURES))),
             req::GET_PROTOCOL_FEATURES => {
-                return Ok(Some(msg::reply_u64(h.request, msg::OFFERED_PROTOCOL_FEATURES)))
+                return Ok(Some(msg::reply_u64(
+                    h.request,
+                    msg::OFFERED_PROTOCOL_FEATURES,
+                )))
             }
             req::SET_FEATURES => {
                 self.features = msg::decode_u64(p).map_err(bad)?;
@@ -201,7 +219,11 @@ impl Frontend {
                 let base = {
                     let q = self.shared.queues.lock().unwrap_or_else(|e| e.into_inner());
                     let published = self.shared.next_avail[i].load(Ordering::Acquire);
-                    if published & 0x1_0000 != 0 { published as u16 } else { q[i].base }
+                    if published & 0x1_0000 != 0 {
+                        published as u16
+                    } else {
+                        q[i].base
+                    }
                 };
                 // Stops the ring: the engine drops it at its next look.
                 self.update(i, |q| {
@@ -210,13 +232,20 @@ impl Frontend {
                     q.base = base;
                 });
                 self.shared.next_avail[i].store(0, Ordering::Release);
-                let st = VringState { index: s.index, num: u32::from(base) };
+                let st = VringState {
+                    index: s.index,
+                    num: u32::from(base),
+                };
                 return Ok(Some(msg::encode(h.request, msg::FLAG_REPLY, &st.encode())));
             }
             req::SET_VRING_KICK | req::SET_VRING_CALL | req::SET_VRING_ERR => {
                 let v = msg::decode_u64(p).map_err(bad)?;
                 let i = self.queue((v & 0xff) as u32)?;
-                let fd = if v & msg::VRING_NOFD != 0 { None } else { fds.into_iter().next().map(Arc::new) };
+                let fd = if v & msg::VRING_NOFD != 0 {
+                    None
+                } else {
+                    fds.into_iter().next().map(Arc::new)
+                };
                 if let Some(fd) = &fd {
                     sys::set_nonblocking(fd.as_raw_fd())?;
                 }
@@ -232,8 +261,15 @@ impl Frontend {
                 self.update(i, |q| q.enabled = s.num != 0);
             }
             req::SET_BACKEND_REQ_FD => {
-                let fd = fds.into_iter().next().ok_or_else(|| bad(MsgError::Field("backend fd", 0)))?;
-                *self.shared.backend.lock().unwrap_or_else(|e| e.into_inner()) = Some(UnixStream::from(fd));
+                let fd = fds
+                    .into_iter()
+                    .next()
+                    .ok_or_else(|| bad(MsgError::Field("backend fd", 0)))?;
+                *self
+                    .shared
+                    .backend
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner()) = Some(UnixStream::from(fd));
                 self.shared.changed();
             }
             req::IOTLB_MSG => self.iotlb(p)?,
@@ -258,39 +294,64 @@ impl Frontend {
             log(
                 self.rank,
                 self.verbose,
-                &format!("memory: guest {:#x}+{:#x} at QEMU {:#x}", r.guest_phys, r.size, r.uaddr),
+                &format!(
+                    "memory: guest {:#x}+{:#x} at QEMU {:#x}",
+                    r.guest_phys, r.size, r.uaddr
+                ),
             );
-            out.push(Region { uaddr: r.uaddr, size: r.size, map, offset: r.mmap_offset });
+            out.push(Region {
+                uaddr: r.uaddr,
+                size: r.size,
+                map,
+                offset: r.mmap_offset,
+            });
         }
         let tr = &self.shared.tr;
         *tr.regions.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(Regions(out));
         // Old translations named addresses of the old table.
-        tr.iotlb.write().unwrap_or_else(|e| e.into_inner()).invalidate(0, 0);
+        tr.iotlb
+            .write()
+            .unwrap_or_else(|e| e.into_inner())
+            .invalidate(0, 0);
         Ok(())
     }
 
     fn iotlb(&mut self, p: &[u8]) -> io::Result<()> {
         let m = IotlbMsg::decode(p).map_err(bad)?;
-        let mut tlb = self.shared.tr.iotlb.write().unwrap_or_else(|e| e.into_inner());
+        let mut tlb = self
+            .shared
+            .tr
+            .iotlb
+            .write()
+            .unwrap_or_else(|e| e.into_inner());
         match m.kind {
             msg::IOTLB_UPDATE => {
                 self.shared.stats.updates.fetch_add(1, Ordering::Relaxed);
                 log(
                     self.rank,
                     self.verbose,
-                    &format!("IOTLB update iova={:#x} size={:#x} perm={}", m.iova, m.size, m.perm),
+                    &format!(
+                        "IOTLB update iova={:#x} size={:#x} perm={}",
+                        m.iova, m.size, m.perm
+                    ),
                 );
                 if !tlb.insert(m.iova, m.size, m.uaddr, m.perm) {
                     return Err(bad(MsgError::Field("IOTLB update size", m.size)));
                 }
             }
             msg::IOTLB_INVALIDATE => {
-                self.shared.stats.invalidations.fetch_add(1, Ordering::Relaxed);
+                self.shared
+                    .stats
+                    .invalidations
+                    .fetch_add(1, Ordering::Relaxed);
                 let n = tlb.invalidate(m.iova, m.size);
                 log(
                     self.rank,
                     self.verbose,
-                    &format!("IOTLB invalidate iova={:#x} size={:#x}: {n} entries", m.iova, m.size),
+                    &format!(
+                        "IOTLB invalidate iova={:#x} size={:#x}: {n} entries",
+                        m.iova, m.size
+                    ),
                 );
             }
             other => return Err(bad(MsgError::Field("IOTLB message type", u64::from(other)))),

@@ -33,8 +33,10 @@ fn main() {
 fn serve(o: &Options) -> std::io::Result<()> {
     let stats = Arc::new(Stats::default());
     let peers = Fabric::loopback_peers(o.base_port, o.nodes);
-    let fabric = Fabric::bind(o.rank, peers, Loss::new(o.loss, o.seed), stats.clone())
-        .map_err(|e| std::io::Error::new(e.kind(), format!("UDP port {}: {e}", o.base_port + o.rank)))?;
+    let fabric =
+        Fabric::bind(o.rank, peers, Loss::new(o.loss, o.seed), stats.clone()).map_err(|e| {
+            std::io::Error::new(e.kind(), format!("UDP port {}: {e}", o.base_port + o.rank))
+        })?;
     // A socket file left by an earlier run would make bind fail.
     if std::fs::symlink_metadata(&o.socket).is_ok_and(|m| {
         use std::os::unix::fs::FileTypeExt;
@@ -44,21 +46,37 @@ fn serve(o: &Options) -> std::io::Result<()> {
     }
     let listener = UnixListener::bind(&o.socket)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", o.socket.display())))?;
-    eprintln!("rdma-engine {}: listening on {}", o.rank, o.socket.display());
+    eprintln!(
+        "rdma-engine {}: listening on {}",
+        o.rank,
+        o.socket.display()
+    );
     let (sock, _) = listener.accept()?;
     drop(listener);
     let _ = std::fs::remove_file(&o.socket);
     let shared = Arc::new(Shared::new(stats.clone())?);
-    let mut device = Device::new(shared.clone(), Engine::new(o.rank, o.nodes, Config::default()), fabric, o.rank, o.verbose);
-    let engine_thread = std::thread::Builder::new().name("engine".into()).spawn(move || {
-        device.run();
-        device.engine().counters
-    })?;
+    let mut device = Device::new(
+        shared.clone(),
+        Engine::new(o.rank, o.nodes, Config::default()),
+        fabric,
+        o.rank,
+        o.verbose,
+    );
+    let engine_thread = std::thread::Builder::new()
+        .name("engine".into())
+        .spawn(move || {
+            device.run();
+            device.engine().counters
+        })?;
     let result = Frontend::new(sock, shared.clone(), o.rank, o.verbose).serve();
     shared.done.store(true, Ordering::Release);
     shared.changed();
-    let counters = engine_thread.join().map_err(|_| std::io::Error::other("engine thread failed"))?;
-    stats.retransmits.store(counters.retransmits, Ordering::Relaxed);
+    let counters = engine_thread
+        .join()
+        .map_err(|_| std::io::Error::other("engine thread failed"))?;
+    stats
+        .retransmits
+        .store(counters.retransmits, Ordering::Relaxed);
     stats.bytes.store(counters.bytes, Ordering::Relaxed);
     eprintln!("rdma-engine {}: {}", o.rank, stats.summary());
     result.map_err(|e| std::io::Error::new(e.kind(), format!("vhost-user connection: {e}")))

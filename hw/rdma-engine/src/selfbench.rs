@@ -32,7 +32,13 @@ pub fn memcpy_bandwidth(len: usize, for_at_least: Duration) -> f64 {
 
 /// Runs one engine's loop until `stop`, posting `wr` again each time it
 /// completes when `repeat` (counting completions).
-fn node_loop(mut engine: Engine, mut mem: FlatMemory, mut fabric: Fabric, stop: &AtomicBool, wr: Option<WorkRequest>) -> (u64, Option<Status>) {
+fn node_loop(
+    mut engine: Engine,
+    mut mem: FlatMemory,
+    mut fabric: Fabric,
+    stop: &AtomicBool,
+    wr: Option<WorkRequest>,
+) -> (u64, Option<Status>) {
     let start = Instant::now();
     let now = || start.elapsed().as_micros() as u64;
     let mut done = 0u64;
@@ -67,7 +73,10 @@ fn node_loop(mut engine: Engine, mut mem: FlatMemory, mut fabric: Fabric, stop: 
 }
 
 /// Engine WRITE throughput in bytes per second for `len`-byte messages.
-pub fn fabric_bandwidth(len: u64, for_at_least: Duration) -> std::io::Result<(f64, Option<Status>)> {
+pub fn fabric_bandwidth(
+    len: u64,
+    for_at_least: Duration,
+) -> std::io::Result<(f64, Option<Status>)> {
     let a = UdpSocket::bind("127.0.0.1:0")?;
     let b = UdpSocket::bind("127.0.0.1:0")?;
     let peers = vec![a.local_addr()?, b.local_addr()?];
@@ -79,19 +88,39 @@ pub fn fabric_bandwidth(len: u64, for_at_least: Duration) -> std::io::Result<(f6
     src.slice_mut(BASE, len as usize).fill(0x5a);
     let dst = FlatMemory::new(BASE, size);
     let stop = AtomicBool::new(false);
-    let wr = WorkRequest { opcode: Opcode::Write as u8, node: 1, wr_id: 1, local_va: BASE, remote_va: BASE + len, len, ..WorkRequest::default() };
+    let wr = WorkRequest {
+        opcode: Opcode::Write as u8,
+        node: 1,
+        wr_id: 1,
+        local_va: BASE,
+        remote_va: BASE + len,
+        len,
+        ..WorkRequest::default()
+    };
     let start = Instant::now();
     let (done, failure) = std::thread::scope(|s| {
         let stop = &stop;
-        let target = s.spawn(move || node_loop(Engine::new(1, 2, Config::default()), dst, fb, stop, None));
-        let init = s.spawn(move || node_loop(Engine::new(0, 2, Config::default()), src, fa, stop, Some(wr)));
+        let target =
+            s.spawn(move || node_loop(Engine::new(1, 2, Config::default()), dst, fb, stop, None));
+        let init = s.spawn(move || {
+            node_loop(
+                Engine::new(0, 2, Config::default()),
+                src,
+                fa,
+                stop,
+                Some(wr),
+            )
+        });
         std::thread::sleep(for_at_least);
         stop.store(true, Ordering::Relaxed);
         let r = init.join().expect("initiator thread");
         let _ = target.join();
         r
     });
-    Ok((done as f64 * len as f64 / start.elapsed().as_secs_f64(), failure))
+    Ok((
+        done as f64 * len as f64 / start.elapsed().as_secs_f64(),
+        failure,
+    ))
 }
 
 /// Prints memcpy and fabric throughput and their ratio.
@@ -101,7 +130,10 @@ pub fn run(mib: u64) {
     match fabric_bandwidth(len, Duration::from_secs(2)) {
         Ok((fabric, failure)) => {
             println!("memcpy {mib} MiB: {:.2} GB/s", memcpy / 1e9);
-            println!("engine WRITE {mib} MiB over loopback UDP: {:.2} GB/s", fabric / 1e9);
+            println!(
+                "engine WRITE {mib} MiB over loopback UDP: {:.2} GB/s",
+                fabric / 1e9
+            );
             println!("ratio engine/memcpy: {:.3}", fabric / memcpy);
             if let Some(s) = failure {
                 eprintln!("rdma-engine: self-bench: a WRITE ended {s:?}");

@@ -58,6 +58,9 @@ pub(super) struct Op {
     /// COPY: bytes already in place.
     pub copied: u64,
     pub parked: Option<Park>,
+    /// Page of the last local fault and how many times in a row.
+    pub last_fault: Option<u64>,
+    pub same_page_faults: u32,
     last_heard: u64,
     rnr: u32,
 }
@@ -115,6 +118,8 @@ impl Op {
             segs,
             copied: 0,
             parked: None,
+            last_fault: None,
+            same_page_faults: 0,
             last_heard: now,
             rnr: 0,
         }

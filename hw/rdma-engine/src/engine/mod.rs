@@ -52,7 +52,8 @@ pub struct Config {
     pub rnr_tries: u32,
     /// Wait for a PAGE_READY/RESUME/RETRY before retrying anyway.
     pub fault_fallback: u64,
-    /// Local faults of one request before RetriesExhausted.
+    /// Local faults of one request on the same page in a row before
+    /// RetriesExhausted.
     pub max_local_faults: u32,
 }
 
@@ -244,7 +245,15 @@ impl Engine {
             return;
         };
         op.cqe.local_faults += 1;
-        if op.cqe.local_faults > max {
+        // The bound is on faults of the same page in a row: a cold buffer
+        // faults once per page, a page that never stays resolved loops.
+        op.same_page_faults = if op.last_fault == Some(page) {
+            op.same_page_faults + 1
+        } else {
+            1
+        };
+        op.last_fault = Some(page);
+        if op.same_page_faults > max {
             return self.finish(id, Status::RetriesExhausted, page);
         }
         let wr_id = op.wr.wr_id;

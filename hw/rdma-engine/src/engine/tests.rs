@@ -257,6 +257,28 @@ fn a_fault_that_never_clears_exhausts_the_retries() {
 }
 
 #[test]
+fn a_cold_buffer_faults_once_per_page_without_exhausting_the_retries() {
+    let mut f = Fabric::new(1);
+    let pages = 40;
+    for p in 0..pages {
+        f.mem(0).evict(BASE + p * PAGE);
+    }
+    f.post(
+        0,
+        wr(Opcode::Copy, 10, 0, BASE + 0x10_0000, BASE, pages * PAGE),
+    );
+    for p in 0..pages {
+        f.mem(0).make_present(BASE + p * PAGE);
+        f.page_ready(0, BASE + p * PAGE, false);
+    }
+    let c = f.finished(0, 10).unwrap();
+    assert_eq!(
+        (status(&c), c.local_faults),
+        (Status::Success, pages as u32)
+    );
+}
+
+#[test]
 fn a_parked_request_is_retried_by_the_fallback_timer() {
     let mut f = Fabric::new(1);
     f.mem(0).evict(BASE);
