@@ -45,8 +45,33 @@ pub(super) struct Seg {
     len: u64,
     /// The IMM message of a WRITE with immediate, after the data.
     notify: bool,
+    /// Times sent (the first send is not a retransmission).
     sends: u32,
+    /// Retransmission timeouts in a row (loss bound and backoff).
+    timeouts: u32,
+    /// Bytes from the segment's start the target reported placed before a
+    /// fault: a WRITE resends only the rest.
+    placed: u64,
+    /// Page of the last remote fault and how many times in a row.
+    fault_page: Option<u64>,
+    same_fault: u32,
     state: SegState,
+}
+
+impl Seg {
+    fn new(offset: u64, len: u64, notify: bool) -> Self {
+        Self {
+            offset,
+            len,
+            notify,
+            sends: 0,
+            timeouts: 0,
+            placed: 0,
+            fault_page: None,
+            same_fault: 0,
+            state: SegState::Unsent,
+        }
+    }
 }
 
 /// One work request in progress on this node.
@@ -72,13 +97,7 @@ impl Op {
             let mut off = 0;
             while off < wr.len {
                 let len = cfg.seg_size.min(wr.len - off);
-                segs.push(Seg {
-                    offset: off,
-                    len,
-                    notify: false,
-                    sends: 0,
-                    state: SegState::Unsent,
-                });
+                segs.push(Seg::new(off, len, false));
                 off += len;
             }
         };
@@ -86,23 +105,11 @@ impl Op {
             Opcode::Write => {
                 data(&mut segs);
                 if wr.flags & WRITE_WITH_IMM != 0 {
-                    segs.push(Seg {
-                        offset: wr.len,
-                        len: 0,
-                        notify: true,
-                        sends: 0,
-                        state: SegState::Unsent,
-                    });
+                    segs.push(Seg::new(wr.len, 0, true));
                 }
             }
             Opcode::Read => data(&mut segs),
-            Opcode::Send => segs.push(Seg {
-                offset: 0,
-                len: wr.len,
-                notify: true,
-                sends: 0,
-                state: SegState::Unsent,
-            }),
+            Opcode::Send => segs.push(Seg::new(0, wr.len, true)),
             _ => {}
         }
         let cqe = Completion {
@@ -144,8 +151,8 @@ enum Sent {
 }
 
 impl Engine {
-    fn rto(&self, sends: u32) -> u64 {
-        let shift = sends.saturating_sub(1).min(20);
+    fn rto(&self, timeouts: u32) -> u64 {
+        let shift = timeouts.min(20);
         (self.cfg.rto << shift).min(self.cfg.rto_max)
     }
 
@@ -171,6 +178,16 @@ impl Engine {
             if op.segs[i].notify && !op.segs[..i].iter().all(|s| s.state == SegState::Done) {
                 return;
             }
+            // A sliding window: nothing further than `window` segments past
+            // the oldest unfinished one (which may wait for a remote fault).
+            let oldest = op
+                .segs
+                .iter()
+                .position(|s| s.state != SegState::Done)
+                .unwrap_or(0);
+            if i >= oldest + self.cfg.window {
+                return;
+            }
             if flying == 0 {
                 op.last_heard = now;
             }
@@ -188,7 +205,7 @@ impl Engine {
             return Sent::Stopped;
         };
         let seg = op.segs[i].clone();
-        if seg.sends >= max {
+        if seg.timeouts >= max {
             self.finish(id, Status::RetriesExhausted, 0);
             return Sent::Stopped;
         }
@@ -207,13 +224,16 @@ impl Engine {
                 m.len = seg.len;
             }
             (kind, _) => {
-                if kind == Opcode::Send {
+                let from = if kind == Opcode::Send {
                     m.kind = Kind::Send;
+                    0
                 } else {
-                    m.va = wr.remote_va + seg.offset;
-                }
-                m.payload = vec![0; seg.len as usize];
-                if let Err(f) = dma.read(wr.local_va + seg.offset, &mut m.payload) {
+                    seg.placed
+                };
+                m.offset = seg.offset + from;
+                m.va = wr.remote_va + m.offset;
+                m.payload = vec![0; (seg.len - from) as usize];
+                if let Err(f) = dma.read(wr.local_va + m.offset, &mut m.payload) {
                     match f.kind {
                         FaultKind::Smmu => self.park(id, f.va, now),
                         FaultKind::Fatal => self.finish(id, Status::LocalAccessError, f.va),
@@ -223,7 +243,7 @@ impl Engine {
             }
         }
         if seg.sends > 0 {
-            op.cqe.retransmitted_bytes += seg.len;
+            op.cqe.retransmitted_bytes += m.payload.len() as u64;
             self.counters.retransmits += 1;
         }
         op.segs[i].sends += 1;
@@ -273,6 +293,22 @@ impl Engine {
             (Kind::Nack, Some(Reason::Fault)) => {
                 if op.segs[i].state != SegState::Done {
                     let page = m.va;
+                    let s = &mut op.segs[i];
+                    // The bound is on the same page faulting again and again
+                    // (a cold segment faults once per page it covers).
+                    s.same_fault = if s.fault_page == Some(page) {
+                        s.same_fault + 1
+                    } else {
+                        1
+                    };
+                    s.fault_page = Some(page);
+                    if s.same_fault > self.cfg.max_tries {
+                        return self.finish(id, Status::RetriesExhausted, page);
+                    }
+                    if op.kind == Opcode::Write && !s.notify {
+                        let reached = m.offset.saturating_sub(s.offset).min(s.len);
+                        s.placed = s.placed.max(reached);
+                    }
                     let known = op.segs.iter().any(
                         |s| matches!(s.state, SegState::RemoteFault { page: p, .. } if p == page),
                     );
@@ -295,7 +331,7 @@ impl Engine {
                 }
                 if op.segs[i].state != SegState::Done {
                     // Bounded by `rnr_tries`, not by the loss bound.
-                    op.segs[i].sends = 0;
+                    op.segs[i].timeouts = 0;
                     op.segs[i].state = SegState::Rnr {
                         until: now + self.cfg.rnr_delay,
                     };
@@ -332,7 +368,7 @@ impl Engine {
             .filter(|&i| {
                 let s = &op.segs[i];
                 match s.state {
-                    SegState::InFlight { sent_at } => now >= sent_at + self.rto(s.sends),
+                    SegState::InFlight { sent_at } => now >= sent_at + self.rto(s.timeouts),
                     SegState::RemoteFault { since, .. } => now >= since + self.cfg.fault_fallback,
                     SegState::Rnr { until } => now >= until,
                     _ => false,
@@ -341,7 +377,9 @@ impl Engine {
             .collect();
         for i in due {
             if let Some(op) = self.ops.get_mut(&id) {
-                if !matches!(op.segs[i].state, SegState::InFlight { .. }) && op.in_flight() == 0 {
+                if matches!(op.segs[i].state, SegState::InFlight { .. }) {
+                    op.segs[i].timeouts += 1;
+                } else if op.in_flight() == 0 {
                     op.last_heard = now;
                 }
             }

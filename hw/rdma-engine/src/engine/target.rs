@@ -17,9 +17,11 @@
 //!
 //! Duplicates (a resent segment whose ACK was lost) are recognised per
 //! (initiator, transfer) and acknowledged without placing or delivering
-//! again. Once a transfer has a fault pending at a page, its later
-//! segments reaching past that page are refused too, so that a transfer
-//! that fails places nothing beyond the page that failed.
+//! again. Segments fault independently, so the libOS resolves the pages of
+//! a window in parallel; a NACK says how far its segment got, and only the
+//! rest is resent. Once a page of a transfer failed, every later segment
+//! of it is refused: segments already in flight may have landed beyond
+//! the failed page, nothing sent after the failure does.
 
 use super::Engine;
 use crate::dma::{Dma, FaultKind};
@@ -34,7 +36,6 @@ const REMEMBERED: usize = 4096;
 #[derive(Default)]
 struct InXfer {
     placed: HashSet<u32>,
-    fault: Option<u64>,
     failed: Option<u64>,
     delivered: bool,
 }
@@ -77,6 +78,7 @@ impl Target {
 impl Engine {
     fn answer(&mut self, to: &Msg, kind: Kind, reason: Option<Reason>, va: u64) {
         let mut m = Msg::new(kind, self.rank, to.xfer, to.seg);
+        m.offset = to.offset;
         m.reason = reason;
         m.va = va;
         self.send(to.src, &m);
@@ -94,12 +96,8 @@ impl Engine {
                 if x.placed.contains(&m.seg) {
                     return self.answer(&m, Kind::Ack, None, 0);
                 }
-                let Some(end) = m.va.checked_add(m.payload.len() as u64) else {
+                if m.va.checked_add(m.payload.len() as u64).is_none() {
                     return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
-                };
-                if let Some(p) = x.fault.filter(|&p| end > p) {
-                    self.target.wait(p, key);
-                    return self.answer(&m, Kind::Nack, Some(Reason::Fault), p);
                 }
                 match dma.write(m.va, &m.payload) {
                     Ok(()) => {
@@ -107,9 +105,11 @@ impl Engine {
                         self.answer(&m, Kind::Ack, None, 0)
                     }
                     Err(f) if f.kind == FaultKind::Smmu => {
-                        self.target.xfer(key).fault = Some(f.va);
                         self.target.wait(f.va, key);
-                        self.answer(&m, Kind::Nack, Some(Reason::Fault), f.va)
+                        // Tell how far the segment got: only the rest is resent.
+                        let mut to = m.clone();
+                        to.offset = m.offset + f.done;
+                        self.answer(&to, Kind::Nack, Some(Reason::Fault), f.va)
                     }
                     Err(f) => self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va),
                 }
@@ -186,8 +186,6 @@ impl Engine {
             if let Some(x) = self.target.incoming.get_mut(&key) {
                 if failed {
                     x.failed = Some(page);
-                } else if x.fault == Some(page) {
-                    x.fault = None;
                 }
             }
             let mut m = Msg::new(
