@@ -105,10 +105,9 @@ impl Device {
     fn turn(&mut self) {
         let now = self.now();
         while let Some(d) = self.fabric.recv() {
-            let d = d.to_vec();
-            self.engine.on_datagram(&d, &mut self.dma, now);
-            self.flush_datagrams();
+            self.engine.on_datagram(d, &mut self.dma, now);
         }
+        self.flush_datagrams();
         self.take_requests();
         let now = self.now();
         self.engine.tick(&mut self.dma, now);

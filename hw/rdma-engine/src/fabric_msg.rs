@@ -127,7 +127,27 @@ impl Msg {
 
     /// Encodes header and payload.
     pub fn encode(&self) -> Vec<u8> {
-        let mut b = Vec::with_capacity(HDR + self.payload.len());
+        let mut b = self.header().to_vec();
+        b.extend_from_slice(&self.payload);
+        b
+    }
+
+    /// A datagram of this header and `len` payload bytes that `fill`
+    /// writes in place (the engine reads guest memory straight into it).
+    pub fn encode_with<E>(
+        &self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Vec<u8>, E> {
+        let mut b = vec![0u8; HDR + len];
+        fill(&mut b[HDR..])?;
+        b[..HDR].copy_from_slice(&self.header());
+        Ok(b)
+    }
+
+    /// The encoded header alone.
+    pub fn header(&self) -> [u8; HDR] {
+        let mut b = Vec::with_capacity(HDR);
         b.extend_from_slice(&MAGIC.to_le_bytes());
         b.push(self.kind as u8);
         b.push(self.reason.map_or(0, |r| r as u8));
@@ -139,12 +159,18 @@ impl Msg {
         b.extend_from_slice(&self.offset.to_le_bytes());
         b.extend_from_slice(&self.va.to_le_bytes());
         b.extend_from_slice(&self.len.to_le_bytes());
-        b.extend_from_slice(&self.payload);
-        b
+        b.try_into().expect("header is HDR bytes")
     }
 
     /// Decodes a datagram; `None` for anything that is not one of ours.
     pub fn decode(b: &[u8]) -> Option<Self> {
+        let (mut m, payload) = Self::decode_split(b)?;
+        m.payload = payload.to_vec();
+        Some(m)
+    }
+
+    /// Decodes the header and borrows the payload (no copy).
+    pub fn decode_split(b: &[u8]) -> Option<(Self, &[u8])> {
         if b.len() < HDR || b.len() > HDR + MAX_PAYLOAD {
             return None;
         }
@@ -159,7 +185,7 @@ impl Msg {
             Kind::Nack => Some(Reason::from_u8(b[3])?),
             _ => None,
         };
-        Some(Self {
+        let m = Self {
             kind,
             reason,
             src: u16_at(4),
@@ -169,8 +195,9 @@ impl Msg {
             offset: u64_at(24),
             va: u64_at(32),
             len: u64_at(40),
-            payload: b[HDR..].to_vec(),
-        })
+            payload: Vec::new(),
+        };
+        Some((m, &b[HDR..]))
     }
 }
 

@@ -52,11 +52,10 @@ fn node_loop(
         }
         let _ = sys::poll_readable(&[fabric.fd()], 2);
         while let Some(d) = fabric.recv() {
-            let d = d.to_vec();
-            engine.on_datagram(&d, &mut mem, now());
-            for (dst, d) in engine.take_datagrams() {
-                fabric.send(dst, &d);
-            }
+            engine.on_datagram(d, &mut mem, now());
+        }
+        for (dst, d) in engine.take_datagrams() {
+            fabric.send(dst, &d);
         }
         engine.tick(&mut mem, now());
         for c in engine.take_completions() {

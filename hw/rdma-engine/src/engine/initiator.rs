@@ -210,6 +210,7 @@ impl Engine {
             return Sent::Stopped;
         }
         let wr = op.wr;
+        let mut datagram = None;
         let mut m = Msg::new(Kind::WriteData, rank, id, i as u32);
         m.offset = seg.offset;
         m.len = wr.len;
@@ -232,28 +233,34 @@ impl Engine {
                 };
                 m.offset = seg.offset + from;
                 m.va = wr.remote_va + m.offset;
-                m.payload = vec![0; (seg.len - from) as usize];
-                if let Err(f) = dma.read(wr.local_va + m.offset, &mut m.payload) {
-                    match f.kind {
-                        FaultKind::Smmu => self.park(id, f.va, now),
-                        FaultKind::Fatal => self.finish(id, Status::LocalAccessError, f.va),
+                let n = (seg.len - from) as usize;
+                // Read the source straight into the datagram.
+                let d = m.encode_with(n, |buf| dma.read(wr.local_va + m.offset, buf));
+                match d {
+                    Ok(d) => datagram = Some(d),
+                    Err(f) => {
+                        match f.kind {
+                            FaultKind::Smmu => self.park(id, f.va, now),
+                            FaultKind::Fatal => self.finish(id, Status::LocalAccessError, f.va),
+                        }
+                        return Sent::Stopped;
                     }
-                    return Sent::Stopped;
                 }
             }
         }
+        let d = datagram.unwrap_or_else(|| m.encode());
         if seg.sends > 0 {
-            op.cqe.retransmitted_bytes += m.payload.len() as u64;
+            op.cqe.retransmitted_bytes += (d.len() - crate::fabric_msg::HDR) as u64;
             self.counters.retransmits += 1;
         }
         op.segs[i].sends += 1;
         op.segs[i].state = SegState::InFlight { sent_at: now };
-        self.send(wr.node, &m);
+        self.datagrams.push((wr.node, d));
         Sent::Ok
     }
 
     /// An answer from a target about one of our operations.
-    pub(super) fn on_response(&mut self, m: Msg, dma: &mut dyn Dma, now: u64) {
+    pub(super) fn on_response(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma, now: u64) {
         let Some(op) = self.ops.get_mut(&m.xfer) else {
             return;
         }; // late: already finished
@@ -273,9 +280,9 @@ impl Engine {
                 let s = &op.segs[i];
                 let wanted = op.kind == Opcode::Read
                     && s.state != SegState::Done
-                    && m.payload.len() as u64 == s.len;
+                    && payload.len() as u64 == s.len;
                 if wanted {
-                    match dma.write(op.wr.local_va + s.offset, &m.payload) {
+                    match dma.write(op.wr.local_va + s.offset, payload) {
                         Ok(()) => op.segs[i].state = SegState::Done,
                         Err(f) => {
                             op.segs[i].state = SegState::Unsent;

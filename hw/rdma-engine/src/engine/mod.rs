@@ -189,13 +189,19 @@ impl Engine {
 
     /// Takes one datagram from the fabric (anything malformed is dropped).
     pub fn on_datagram(&mut self, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
-        let Some(m) = Msg::decode(bytes) else { return };
+        let Some((m, payload)) = Msg::decode_split(bytes) else {
+            return;
+        };
         if m.src >= self.nodes {
             return;
         }
         match m.kind {
-            Kind::WriteData | Kind::ReadReq | Kind::Send | Kind::Imm => self.on_request(m, dma),
-            Kind::Ack | Kind::Nack | Kind::Retry | Kind::ReadData => self.on_response(m, dma, now),
+            Kind::WriteData | Kind::ReadReq | Kind::Send | Kind::Imm => {
+                self.on_request(m, payload, dma)
+            }
+            Kind::Ack | Kind::Nack | Kind::Retry | Kind::ReadData => {
+                self.on_response(m, payload, dma, now)
+            }
         }
     }
 

@@ -85,7 +85,7 @@ impl Engine {
     }
 
     /// A request from an initiator.
-    pub(super) fn on_request(&mut self, m: Msg, dma: &mut dyn Dma) {
+    pub(super) fn on_request(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
         let key = (m.src, m.xfer);
         match m.kind {
             Kind::WriteData => {
@@ -96,10 +96,10 @@ impl Engine {
                 if x.placed.contains(&m.seg) {
                     return self.answer(&m, Kind::Ack, None, 0);
                 }
-                if m.va.checked_add(m.payload.len() as u64).is_none() {
+                if m.va.checked_add(payload.len() as u64).is_none() {
                     return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
                 }
-                match dma.write(m.va, &m.payload) {
+                match dma.write(m.va, payload) {
                     Ok(()) => {
                         self.target.xfer(key).placed.insert(m.seg);
                         self.answer(&m, Kind::Ack, None, 0)
@@ -118,13 +118,9 @@ impl Engine {
                 if m.len > MAX_PAYLOAD as u64 || m.va.checked_add(m.len).is_none() {
                     return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
                 }
-                let mut data = vec![0u8; m.len as usize];
-                match dma.read(m.va, &mut data) {
-                    Ok(()) => {
-                        let mut r = Msg::new(Kind::ReadData, self.rank, m.xfer, m.seg);
-                        r.payload = data;
-                        self.send(m.src, &r);
-                    }
+                let r = Msg::new(Kind::ReadData, self.rank, m.xfer, m.seg);
+                match r.encode_with(m.len as usize, |buf| dma.read(m.va, buf)) {
+                    Ok(d) => self.datagrams.push((m.src, d)),
                     Err(f) if f.kind == FaultKind::Smmu => {
                         self.target.wait(f.va, key);
                         self.answer(&m, Kind::Nack, Some(Reason::Fault), f.va)
@@ -132,13 +128,13 @@ impl Engine {
                     Err(f) => self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va),
                 }
             }
-            Kind::Send | Kind::Imm => self.deliver(m, dma),
+            Kind::Send | Kind::Imm => self.deliver(m, payload, dma),
             _ => {}
         }
     }
 
     /// A SEND or a WRITE's immediate: consumes the oldest RECV, once.
-    fn deliver(&mut self, m: Msg, dma: &mut dyn Dma) {
+    fn deliver(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
         let key = (m.src, m.xfer);
         if self.target.xfer(key).delivered {
             return self.answer(&m, Kind::Ack, None, 0);
@@ -154,11 +150,11 @@ impl Engine {
             ..Completion::default()
         };
         if m.kind == Kind::Send {
-            if m.payload.len() as u64 > recv.len {
+            if payload.len() as u64 > recv.len {
                 return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
             }
-            match dma.write(recv.local_va, &m.payload) {
-                Ok(()) => cqe.len = m.payload.len() as u64,
+            match dma.write(recv.local_va, payload) {
+                Ok(()) => cqe.len = payload.len() as u64,
                 Err(f) if f.kind == FaultKind::Smmu => {
                     self.target.wait(f.va, key);
                     return self.answer(&m, Kind::Nack, Some(Reason::Fault), f.va);
