@@ -61,7 +61,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             seg_size: MAX_PAYLOAD as u64,
-            window: 8,
+            window: 16,
             rto: 20_000,
             rto_max: 400_000,
             max_tries: 16,
