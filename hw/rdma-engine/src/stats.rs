@@ -32,11 +32,7 @@ impl Stats {
     pub fn summary(&self) -> String {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let misses = g(&self.misses);
-        let avg = if misses > 0 {
-            g(&self.miss_us) / misses
-        } else {
-            0
-        };
+        let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
             "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped",
             g(&self.wrs),
