@@ -1,0 +1,318 @@
+//! The engine thread of the device process: waits on the request queue's
+//! kick, the completion queue's kick, the fabric socket and timers, and
+//! moves work between the guest's rings, the protocol core and the fabric.
+//!
+//! ```text
+//!  kick(TX) ─▶ pop [hdr][WorkRequest] ─▶ Engine::post ─┐
+//!  UDP ─────────────────────────────▶ Engine::on_datagram
+//!  timer ───────────────────────────▶ Engine::tick     │
+//!                       datagrams ◀────────────────────┤
+//!  RX buffers ◀─ [hdr][Completion] ◀─ completions ◀────┘ (held while RX is empty)
+//! ```
+
+use crate::engine::Engine;
+use crate::fabric::Fabric;
+use crate::frontend::{QueueConfig, Shared, QUEUES};
+use crate::guest::{log, GuestDma, MissChannel};
+use crate::ring::{RingError, SplitRing};
+use crate::sys;
+use hw::rdma::wire::{
+    Completion, WorkRequest, COMPLETION_QUEUE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE,
+};
+use std::collections::VecDeque;
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Instant;
+
+struct Queue {
+    ring: SplitRing,
+    layout: u64,
+    kick: Arc<OwnedFd>,
+    call: Option<Arc<OwnedFd>>,
+    broken: bool,
+}
+
+/// Requests taken from the ring per loop turn (so the fabric is not starved).
+const BATCH: usize = 64;
+
+/// The device's engine thread.
+pub struct Device {
+    shared: Arc<Shared>,
+    engine: Engine,
+    dma: GuestDma,
+    fabric: Fabric,
+    queues: [Option<Queue>; QUEUES],
+    seen: u64,
+    pending: VecDeque<Completion>,
+    start: Instant,
+    rank: u16,
+    verbose: bool,
+}
+
+impl Device {
+    /// The engine thread of node `rank`.
+    pub fn new(
+        shared: Arc<Shared>,
+        engine: Engine,
+        fabric: Fabric,
+        rank: u16,
+        verbose: bool,
+    ) -> Self {
+        let dma = GuestDma::new(shared.tr.clone(), None, shared.stats.clone(), verbose, rank);
+        Self {
+            shared,
+            engine,
+            dma,
+            fabric,
+            queues: [None, None],
+            seen: u64::MAX,
+            pending: VecDeque::new(),
+            start: Instant::now(),
+            rank,
+            verbose,
+        }
+    }
+
+    fn now(&self) -> u64 {
+        self.start.elapsed().as_micros() as u64
+    }
+
+    /// Runs until QEMU hangs up.
+    pub fn run(&mut self) {
+        while !self.shared.done.load(Ordering::Acquire) {
+            self.refresh();
+            let mut fds = vec![self.shared.wake.as_raw_fd(), self.fabric.fd()];
+            fds.extend(self.queues.iter().flatten().map(|q| q.kick.as_raw_fd()));
+            let timeout = if self.engine.busy() { 2 } else { 100 };
+            let ready = match sys::poll_readable(&fds, timeout) {
+                Ok(r) => r,
+                Err(e) => {
+                    eprintln!("rdma-engine {}: poll failed: {e}", self.rank);
+                    return;
+                }
+            };
+            for (fd, r) in fds.iter().zip(&ready) {
+                if *r && *fd != self.fabric.fd() {
+                    sys::eventfd_drain(*fd);
+                }
+            }
+            self.turn();
+        }
+    }
+
+    /// One pass over every source of work.
+    fn turn(&mut self) {
+        let now = self.now();
+        while let Some(d) = self.fabric.recv() {
+            self.engine.on_datagram(d, &mut self.dma, now);
+        }
+        self.flush_datagrams();
+        self.take_requests();
+        let now = self.now();
+        self.engine.tick(&mut self.dma, now);
+        self.flush_datagrams();
+        self.pending.extend(self.engine.take_completions());
+        self.deliver_completions();
+    }
+
+    fn flush_datagrams(&mut self) {
+        for (dst, d) in self.engine.take_datagrams() {
+            self.fabric.send(dst, &d);
+        }
+    }
+
+    /// Picks up what the frontend thread changed.
+    fn refresh(&mut self) {
+        let gen = self.shared.generation.load(Ordering::Acquire);
+        if gen == self.seen {
+            return;
+        }
+        self.seen = gen;
+        if let Some(sock) = self
+            .shared
+            .backend
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+        {
+            match MissChannel::new(sock) {
+                Ok(ch) => self.dma.set_channel(Some(ch)),
+                Err(e) => eprintln!("rdma-engine {}: backend channel unusable: {e}", self.rank),
+            }
+        }
+        let cfgs: [QueueConfig; QUEUES] = self
+            .shared
+            .queues
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone();
+        for (i, cfg) in cfgs.iter().enumerate() {
+            if !cfg.ready() {
+                if self.queues[i].take().is_some() {
+                    log(self.rank, self.verbose, &format!("queue {i} stopped"));
+                }
+                continue;
+            }
+            let (Some(addr), Some(kick)) = (cfg.addr, cfg.kick.clone()) else {
+                continue;
+            };
+            match &mut self.queues[i] {
+                Some(q) if q.layout == cfg.layout => {
+                    q.kick = kick;
+                    q.call = cfg.call.clone();
+                }
+                slot => {
+                    match SplitRing::new(cfg.size, addr.desc, addr.avail, addr.used, cfg.base) {
+                        Ok(ring) => {
+                            log(
+                            self.rank,
+                            self.verbose,
+                            &format!(
+                                "queue {i} running: {} entries, desc {:#x} avail {:#x} used {:#x} (IOVAs)",
+                                cfg.size, addr.desc, addr.avail, addr.used
+                            ),
+                        );
+                            *slot = Some(Queue {
+                                ring,
+                                layout: cfg.layout,
+                                kick,
+                                call: cfg.call.clone(),
+                                broken: false,
+                            });
+                        }
+                        Err(e) => eprintln!("rdma-engine {}: queue {i} refused: {e:?}", self.rank),
+                    }
+                }
+            }
+        }
+    }
+
+    fn publish(&self, i: usize) {
+        if let Some(q) = &self.queues[i] {
+            self.shared.next_avail[i]
+                .store(0x1_0000 | u32::from(q.ring.next_avail()), Ordering::Release);
+        }
+    }
+
+    fn interrupt(&mut self, i: usize) {
+        if let Some(q) = &self.queues[i] {
+            if let Some(call) = &q.call {
+                if q.ring.wants_interrupt(&mut self.dma) {
+                    let _ = sys::eventfd_signal(call.as_raw_fd());
+                }
+            }
+        }
+    }
+
+    fn ring_error(&mut self, i: usize, e: RingError) {
+        eprintln!(
+            "rdma-engine {}: queue {i}: bad ring access ({e:?}); the buffer is dropped",
+            self.rank
+        );
+        if let (RingError::Fault(_), Some(q)) = (e, self.queues[i].as_mut()) {
+            // The ring itself is not translatable: wait for the next kick.
+            q.broken = true;
+        }
+    }
+
+    /// Takes work requests from the request queue.
+    fn take_requests(&mut self) {
+        let i = REQUEST_QUEUE as usize;
+        let mut used = false;
+        for _ in 0..BATCH {
+            let Some(q) = self.queues[i].as_mut() else {
+                break;
+            };
+            q.broken = false;
+            let chain = match q.ring.pop(&mut self.dma) {
+                Ok(Some(c)) => c,
+                Ok(None) => break,
+                Err(e) => {
+                    self.ring_error(i, e);
+                    break;
+                }
+            };
+            self.publish(i);
+            let msg = chain.read(&mut self.dma, NET_HDR_SIZE + WR_SIZE);
+            if let Some(q) = self.queues[i].as_mut() {
+                if let Err(e) = q.ring.push(&mut self.dma, chain.head, 0) {
+                    self.ring_error(i, e);
+                    break;
+                }
+                used = true;
+            }
+            let wr = match msg {
+                Ok(m) => WorkRequest::decode(m.get(NET_HDR_SIZE..).unwrap_or(&[])),
+                Err(e) => {
+                    self.ring_error(i, e);
+                    continue;
+                }
+            };
+            let Some(wr) = wr else {
+                eprintln!("rdma-engine {}: a request buffer shorter than header + work request was dropped", self.rank);
+                continue;
+            };
+            self.shared.stats.wrs.fetch_add(1, Ordering::Relaxed);
+            log(self.rank, self.verbose, &format!("WR {:?}", wr));
+            let now = self.now();
+            self.engine.post(wr, &mut self.dma, now);
+            self.flush_datagrams();
+        }
+        if used {
+            self.interrupt(i);
+        }
+    }
+
+    /// Writes held completions into receive buffers while there are some.
+    fn deliver_completions(&mut self) {
+        let i = COMPLETION_QUEUE as usize;
+        let mut used = false;
+        while let Some(c) = self.pending.front().copied() {
+            let Some(q) = self.queues[i].as_mut() else {
+                break;
+            };
+            let chain = match q.ring.pop(&mut self.dma) {
+                Ok(Some(ch)) => ch,
+                Ok(None) => break,
+                Err(e) => {
+                    self.ring_error(i, e);
+                    break;
+                }
+            };
+            self.publish(i);
+            let mut buf = vec![0u8; NET_HDR_SIZE];
+            buf.extend_from_slice(&c.encode());
+            let written = match chain.write(&mut self.dma, &buf) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.ring_error(i, e);
+                    0
+                }
+            };
+            if let Some(q) = self.queues[i].as_mut() {
+                if let Err(e) = q.ring.push(&mut self.dma, chain.head, written) {
+                    self.ring_error(i, e);
+                    break;
+                }
+                used = true;
+            }
+            if written as usize == buf.len() {
+                log(self.rank, self.verbose, &format!("completion {:?}", c));
+                self.shared
+                    .stats
+                    .completions
+                    .fetch_add(1, Ordering::Relaxed);
+                self.pending.pop_front();
+            }
+        }
+        if used {
+            self.interrupt(i);
+        }
+    }
+
+    /// The engine's counters, for the exit summary.
+    pub fn engine(&self) -> &Engine {
+        &self.engine
+    }
+}

@@ -1,0 +1,399 @@
+//! The initiator side of WRITE, READ and SEND: an operation cut into
+//! segments, each sent, acknowledged, refused or timed out on its own
+//! (selective acknowledgement; the segment index is the sequence number).
+//!
+//! ```text
+//!  segment:  Unsent ──send──▶ InFlight ──ACK / READ_DATA placed──▶ Done
+//!                               │  ▲ timeout (rto doubles): send again
+//!                               │  │
+//!             NACK(fault, page) ▼  │ RETRY(page) from the target, or fallback
+//!                             RemoteFault
+//!             NACK(not ready) ─▶ Rnr ──after rnr_delay──▶ InFlight
+//!  operation: all Done ─▶ (WRITE with imm: the IMM segment) ─▶ Success
+//!             NACK(access error) ─▶ RemoteAccessError
+//!             a segment sent max_tries times ─▶ RetriesExhausted
+//!             InFlight and nothing heard for dead_after ─▶ PeerUnreachable
+//!             local fault reading the source / placing READ data ─▶ parked
+//! ```
+
+use super::{Config, Engine};
+use crate::dma::{Dma, FaultKind};
+use crate::fabric_msg::{Kind, Msg, Reason};
+use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
+
+/// Where a parked operation waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Park {
+    /// The local page that faulted.
+    pub page: u64,
+    /// When to retry anyway.
+    pub due: u64,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum SegState {
+    Unsent,
+    InFlight { sent_at: u64 },
+    RemoteFault { page: u64, since: u64 },
+    Rnr { until: u64 },
+    Done,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct Seg {
+    offset: u64,
+    len: u64,
+    /// The IMM message of a WRITE with immediate, after the data.
+    notify: bool,
+    /// Times sent (the first send is not a retransmission).
+    sends: u32,
+    /// Retransmission timeouts in a row (loss bound and backoff).
+    timeouts: u32,
+    /// Bytes from the segment's start the target reported placed before a
+    /// fault: a WRITE resends only the rest.
+    placed: u64,
+    /// Page of the last remote fault and how many times in a row.
+    fault_page: Option<u64>,
+    same_fault: u32,
+    state: SegState,
+}
+
+impl Seg {
+    fn new(offset: u64, len: u64, notify: bool) -> Self {
+        Self {
+            offset,
+            len,
+            notify,
+            sends: 0,
+            timeouts: 0,
+            placed: 0,
+            fault_page: None,
+            same_fault: 0,
+            state: SegState::Unsent,
+        }
+    }
+}
+
+/// One work request in progress on this node.
+pub(super) struct Op {
+    pub wr: WorkRequest,
+    pub kind: Opcode,
+    pub cqe: Completion,
+    pub segs: Vec<Seg>,
+    /// COPY: bytes already in place.
+    pub copied: u64,
+    pub parked: Option<Park>,
+    /// Page of the last local fault and how many times in a row.
+    pub last_fault: Option<u64>,
+    pub same_page_faults: u32,
+    last_heard: u64,
+    rnr: u32,
+}
+
+impl Op {
+    pub fn new(wr: WorkRequest, kind: Opcode, cfg: &Config, now: u64) -> Self {
+        let mut segs = Vec::new();
+        let data = |segs: &mut Vec<Seg>| {
+            let mut off = 0;
+            while off < wr.len {
+                let len = cfg.seg_size.min(wr.len - off);
+                segs.push(Seg::new(off, len, false));
+                off += len;
+            }
+        };
+        match kind {
+            Opcode::Write => {
+                data(&mut segs);
+                if wr.flags & WRITE_WITH_IMM != 0 {
+                    segs.push(Seg::new(wr.len, 0, true));
+                }
+            }
+            Opcode::Read => data(&mut segs),
+            Opcode::Send => segs.push(Seg::new(0, wr.len, true)),
+            _ => {}
+        }
+        let cqe = Completion {
+            opcode: wr.opcode,
+            node: wr.node,
+            wr_id: wr.wr_id,
+            ..Completion::default()
+        };
+        Self {
+            wr,
+            kind,
+            cqe,
+            segs,
+            copied: 0,
+            parked: None,
+            last_fault: None,
+            same_page_faults: 0,
+            last_heard: now,
+            rnr: 0,
+        }
+    }
+
+    fn in_flight(&self) -> usize {
+        self.segs
+            .iter()
+            .filter(|s| matches!(s.state, SegState::InFlight { .. }))
+            .count()
+    }
+
+    /// Restarts the silence clock (after a wait that was not the peer's fault).
+    pub fn rearm(&mut self, now: u64) {
+        self.last_heard = now;
+    }
+}
+
+enum Sent {
+    Ok,
+    Stopped,
+}
+
+impl Engine {
+    fn rto(&self, timeouts: u32) -> u64 {
+        let shift = timeouts.min(20);
+        (self.cfg.rto << shift).min(self.cfg.rto_max)
+    }
+
+    /// Sends unsent segments of `id` while the window has room.
+    pub(super) fn pump(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
+        loop {
+            let Some(op) = self.ops.get_mut(&id) else {
+                return;
+            };
+            if op.parked.is_some() {
+                return;
+            }
+            if op.segs.iter().all(|s| s.state == SegState::Done) {
+                return self.finish(id, Status::Success, 0);
+            }
+            let flying = op.in_flight();
+            if flying >= self.cfg.window {
+                return;
+            }
+            let Some(i) = op.segs.iter().position(|s| s.state == SegState::Unsent) else {
+                return;
+            };
+            if op.segs[i].notify && !op.segs[..i].iter().all(|s| s.state == SegState::Done) {
+                return;
+            }
+            // A sliding window: nothing further than `window` segments past
+            // the oldest unfinished one (which may wait for a remote fault).
+            let oldest = op
+                .segs
+                .iter()
+                .position(|s| s.state != SegState::Done)
+                .unwrap_or(0);
+            if i >= oldest + self.cfg.window {
+                return;
+            }
+            if flying == 0 {
+                op.last_heard = now;
+            }
+            if let Sent::Stopped = self.transmit(id, i, dma, now) {
+                return;
+            }
+        }
+    }
+
+    /// Sends segment `i` of `id` (again); counts it against the bound.
+    fn transmit(&mut self, id: u64, i: usize, dma: &mut dyn Dma, now: u64) -> Sent {
+        let max = self.cfg.max_tries;
+        let rank = self.rank;
+        let Some(op) = self.ops.get_mut(&id) else {
+            return Sent::Stopped;
+        };
+        let seg = op.segs[i].clone();
+        if seg.timeouts >= max {
+            self.finish(id, Status::RetriesExhausted, 0);
+            return Sent::Stopped;
+        }
+        let wr = op.wr;
+        let mut datagram = None;
+        let mut m = Msg::new(Kind::WriteData, rank, id, i as u32);
+        m.offset = seg.offset;
+        m.len = wr.len;
+        match (op.kind, seg.notify) {
+            (Opcode::Write, true) => {
+                m.kind = Kind::Imm;
+                m.imm = wr.imm;
+            }
+            (Opcode::Read, _) => {
+                m.kind = Kind::ReadReq;
+                m.va = wr.remote_va + seg.offset;
+                m.len = seg.len;
+            }
+            (kind, _) => {
+                let from = if kind == Opcode::Send {
+                    m.kind = Kind::Send;
+                    0
+                } else {
+                    seg.placed
+                };
+                m.offset = seg.offset + from;
+                m.va = wr.remote_va + m.offset;
+                let n = (seg.len - from) as usize;
+                // Read the source straight into the datagram.
+                let d = m.encode_with(n, |buf| dma.read(wr.local_va + m.offset, buf));
+                match d {
+                    Ok(d) => datagram = Some(d),
+                    Err(f) => {
+                        match f.kind {
+                            FaultKind::Smmu => self.park(id, f.va, now),
+                            FaultKind::Fatal => self.finish(id, Status::LocalAccessError, f.va),
+                        }
+                        return Sent::Stopped;
+                    }
+                }
+            }
+        }
+        let d = datagram.unwrap_or_else(|| m.encode());
+        if seg.sends > 0 {
+            op.cqe.retransmitted_bytes += (d.len() - crate::fabric_msg::HDR) as u64;
+            self.counters.retransmits += 1;
+        }
+        op.segs[i].sends += 1;
+        op.segs[i].state = SegState::InFlight { sent_at: now };
+        self.datagrams.push((wr.node, d));
+        Sent::Ok
+    }
+
+    /// An answer from a target about one of our operations.
+    pub(super) fn on_response(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma, now: u64) {
+        let Some(op) = self.ops.get_mut(&m.xfer) else {
+            return;
+        }; // late: already finished
+        let i = m.seg as usize;
+        if m.src != op.wr.node || (m.kind != Kind::Retry && i >= op.segs.len()) {
+            return;
+        }
+        let id = m.xfer;
+        op.last_heard = now;
+        match (m.kind, m.reason) {
+            (Kind::Ack, _) => {
+                if op.kind != Opcode::Read {
+                    op.segs[i].state = SegState::Done;
+                }
+            }
+            (Kind::ReadData, _) => {
+                let s = &op.segs[i];
+                let wanted = op.kind == Opcode::Read
+                    && s.state != SegState::Done
+                    && payload.len() as u64 == s.len;
+                if wanted {
+                    match dma.write(op.wr.local_va + s.offset, payload) {
+                        Ok(()) => op.segs[i].state = SegState::Done,
+                        Err(f) => {
+                            op.segs[i].state = SegState::Unsent;
+                            match f.kind {
+                                FaultKind::Smmu if op.parked.is_none() => self.park(id, f.va, now),
+                                FaultKind::Smmu => {}
+                                FaultKind::Fatal => {
+                                    return self.finish(id, Status::LocalAccessError, f.va)
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            (Kind::Nack, Some(Reason::Fault)) => {
+                if op.segs[i].state != SegState::Done {
+                    let page = m.va;
+                    let s = &mut op.segs[i];
+                    // The bound is on the same page faulting again and again
+                    // (a cold segment faults once per page it covers).
+                    s.same_fault = if s.fault_page == Some(page) {
+                        s.same_fault + 1
+                    } else {
+                        1
+                    };
+                    s.fault_page = Some(page);
+                    if s.same_fault > self.cfg.max_tries {
+                        return self.finish(id, Status::RetriesExhausted, page);
+                    }
+                    if op.kind == Opcode::Write && !s.notify {
+                        let reached = m.offset.saturating_sub(s.offset).min(s.len);
+                        s.placed = s.placed.max(reached);
+                    }
+                    let known = op.segs.iter().any(
+                        |s| matches!(s.state, SegState::RemoteFault { page: p, .. } if p == page),
+                    );
+                    if !known {
+                        op.cqe.remote_faults += 1;
+                    }
+                    op.segs[i].state = SegState::RemoteFault { page, since: now };
+                }
+            }
+            (Kind::Nack, Some(Reason::AccessError)) => {
+                return self.finish(id, Status::RemoteAccessError, m.va)
+            }
+            (Kind::Nack, Some(Reason::BadRequest)) => {
+                return self.finish(id, Status::BadRequest, 0)
+            }
+            (Kind::Nack, Some(Reason::NotReady)) => {
+                op.rnr += 1;
+                if op.rnr >= self.cfg.rnr_tries {
+                    return self.finish(id, Status::ReceiverNotReady, 0);
+                }
+                if op.segs[i].state != SegState::Done {
+                    // Bounded by `rnr_tries`, not by the loss bound.
+                    op.segs[i].timeouts = 0;
+                    op.segs[i].state = SegState::Rnr {
+                        until: now + self.cfg.rnr_delay,
+                    };
+                }
+            }
+            (Kind::Retry, _) => {
+                let again: Vec<usize> = (0..op.segs.len())
+                    .filter(|&j| matches!(op.segs[j].state, SegState::RemoteFault { page, .. } if page == m.va))
+                    .collect();
+                for j in again {
+                    if let Sent::Stopped = self.transmit(id, j, dma, now) {
+                        return;
+                    }
+                }
+            }
+            _ => return,
+        }
+        self.pump(id, dma, now);
+    }
+
+    /// Timers of operation `id`.
+    pub(super) fn tick_op(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
+        let Some(op) = self.ops.get(&id) else { return };
+        if let Some(p) = op.parked {
+            if now >= p.due {
+                self.unpark(id, dma, now);
+            }
+            return;
+        }
+        if op.in_flight() > 0 && now.saturating_sub(op.last_heard) >= self.cfg.dead_after {
+            return self.finish(id, Status::PeerUnreachable, 0);
+        }
+        let due: Vec<usize> = (0..op.segs.len())
+            .filter(|&i| {
+                let s = &op.segs[i];
+                match s.state {
+                    SegState::InFlight { sent_at } => now >= sent_at + self.rto(s.timeouts),
+                    SegState::RemoteFault { since, .. } => now >= since + self.cfg.fault_fallback,
+                    SegState::Rnr { until } => now >= until,
+                    _ => false,
+                }
+            })
+            .collect();
+        for i in due {
+            if let Some(op) = self.ops.get_mut(&id) {
+                if matches!(op.segs[i].state, SegState::InFlight { .. }) {
+                    op.segs[i].timeouts += 1;
+                } else if op.in_flight() == 0 {
+                    op.last_heard = now;
+                }
+            }
+            if let Sent::Stopped = self.transmit(id, i, dma, now) {
+                return;
+            }
+        }
+        self.pump(id, dma, now);
+    }
+}

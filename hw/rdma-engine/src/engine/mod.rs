@@ -1,0 +1,339 @@
+//! The engine's protocol core: work requests in, completions and fabric
+//! datagrams out. Pure: memory is a [`Dma`], time is a number of
+//! microseconds the caller passes, datagrams are returned rather than sent,
+//! so host tests drive two engines through any loss, reordering or fault.
+//!
+//! ```text
+//!   post(WR) ──▶ COPY/HELLO/RECV/RESUME/PAGE_READY: handled here (this file)
+//!            └─▶ WRITE/READ/SEND: an initiator operation (initiator.rs),
+//!                segments out, ACK/NACK/RETRY/READ_DATA back
+//!   on_datagram(from peer) ──▶ requests: target side (target.rs)
+//!                          └─▶ responses: initiator side
+//!   tick(now) ──▶ retransmission timers, fault fallbacks, dead peers
+//! ```
+//!
+//! Local faults (an access of this engine that the node's SMMU could not
+//! translate) park the operation until the libOS answers: RESUME(wr_id) or
+//! PAGE_READY(page) go on, RESUME with abort or PAGE_READY failed end it
+//! with LocalAccessError. A RESUME that arrives for a request not (yet)
+//! parked is remembered and applies to its next park. A long fallback timer
+//! retries a parked operation anyway; every park counts against a bound.
+
+mod initiator;
+mod target;
+
+use crate::dma::{Dma, FaultKind};
+use crate::fabric_msg::{Kind, Msg, MAX_PAYLOAD};
+use hw::rdma::wire::{
+    Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, RESUME_ABORT,
+};
+use initiator::Op;
+use std::collections::{BTreeMap, VecDeque};
+pub use target::Target;
+
+/// Tunables of the protocol (times in microseconds).
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// Bytes of one WRITE/READ segment (one datagram).
+    pub seg_size: u64,
+    /// Segments of one operation in flight at once.
+    pub window: usize,
+    /// First retransmission timeout; doubles per retry up to `rto_max`.
+    pub rto: u64,
+    /// Largest retransmission timeout.
+    pub rto_max: u64,
+    /// Sends of one segment (loss or remote fault) before RetriesExhausted.
+    pub max_tries: u32,
+    /// Silence of a peer with segments in flight before PeerUnreachable.
+    pub dead_after: u64,
+    /// Wait before sending again to a node with no RECV posted.
+    pub rnr_delay: u64,
+    /// NOT_READY answers before ReceiverNotReady.
+    pub rnr_tries: u32,
+    /// Wait for a PAGE_READY/RESUME/RETRY before retrying anyway.
+    pub fault_fallback: u64,
+    /// Local faults of one request on the same page in a row before
+    /// RetriesExhausted.
+    pub max_local_faults: u32,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            seg_size: MAX_PAYLOAD as u64,
+            window: 16,
+            rto: 20_000,
+            rto_max: 400_000,
+            max_tries: 16,
+            dead_after: 2_000_000,
+            rnr_delay: 20_000,
+            rnr_tries: 50,
+            fault_fallback: 1_000_000,
+            max_local_faults: 16,
+        }
+    }
+}
+
+/// Counters the device process reports.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Payload bytes of successful requests (and of delivered SENDs).
+    pub bytes: u64,
+    /// Datagrams sent again.
+    pub retransmits: u64,
+}
+
+/// How many early RESUMEs are remembered.
+const EARLY_RESUMES: usize = 256;
+
+/// One node's engine.
+pub struct Engine {
+    rank: u16,
+    nodes: u16,
+    cfg: Config,
+    next_xfer: u64,
+    ops: BTreeMap<u64, Op>,
+    target: Target,
+    early_resumes: VecDeque<(u64, bool)>,
+    completions: Vec<Completion>,
+    datagrams: Vec<(u16, Vec<u8>)>,
+    /// What it has done.
+    pub counters: Counters,
+}
+
+impl Engine {
+    /// The engine of node `rank` of `nodes`.
+    pub fn new(rank: u16, nodes: u16, cfg: Config) -> Self {
+        Self {
+            rank,
+            nodes,
+            cfg,
+            next_xfer: 1,
+            ops: BTreeMap::new(),
+            target: Target::default(),
+            early_resumes: VecDeque::new(),
+            completions: Vec::new(),
+            datagrams: Vec::new(),
+            counters: Counters::default(),
+        }
+    }
+
+    /// Completions produced since the last call, in order.
+    pub fn take_completions(&mut self) -> Vec<Completion> {
+        std::mem::take(&mut self.completions)
+    }
+
+    /// Datagrams to send (destination rank, bytes) since the last call.
+    pub fn take_datagrams(&mut self) -> Vec<(u16, Vec<u8>)> {
+        std::mem::take(&mut self.datagrams)
+    }
+
+    /// Whether requests are in progress (the caller should tick soon).
+    pub fn busy(&self) -> bool {
+        !self.ops.is_empty()
+    }
+
+    fn send(&mut self, dst: u16, m: &Msg) {
+        self.datagrams.push((dst, m.encode()));
+    }
+
+    fn complete_now(&mut self, wr: &WorkRequest, status: Status) {
+        self.completions.push(Completion {
+            opcode: wr.opcode,
+            status: status as u8,
+            node: wr.node,
+            wr_id: wr.wr_id,
+            ..Completion::default()
+        });
+    }
+
+    /// Takes one work request from the driver.
+    pub fn post(&mut self, wr: WorkRequest, dma: &mut dyn Dma, now: u64) {
+        let Some(op) = Opcode::from_u8(wr.opcode) else {
+            return self.complete_now(&wr, Status::BadRequest);
+        };
+        let remote = matches!(op, Opcode::Write | Opcode::Read | Opcode::Send);
+        let wraps = |va: u64| va.checked_add(wr.len).is_none();
+        let bad = (remote && wr.node >= self.nodes)
+            || (op == Opcode::Send && wr.len > MAX_SEND)
+            || (op == Opcode::Recv && wr.len > MAX_SEND)
+            || (matches!(
+                op,
+                Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send | Opcode::Recv
+            ) && wraps(wr.local_va))
+            || (matches!(op, Opcode::Copy | Opcode::Write | Opcode::Read) && wraps(wr.remote_va));
+        if bad {
+            return self.complete_now(&wr, Status::BadRequest);
+        }
+        match op {
+            Opcode::Hello => self.completions.push(Completion {
+                opcode: wr.opcode,
+                node: self.rank,
+                imm: u32::from(self.nodes),
+                wr_id: wr.wr_id,
+                ..Completion::default()
+            }),
+            Opcode::Recv => self.target.post_recv(wr),
+            Opcode::Resume => self.resume(wr.wr_id, wr.flags & RESUME_ABORT != 0, dma, now),
+            Opcode::PageReady => {
+                self.page_ready(wr.local_va, wr.flags & PAGE_READY_FAILED != 0, dma, now)
+            }
+            Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send => {
+                let id = self.next_xfer;
+                self.next_xfer += 1;
+                self.ops.insert(id, Op::new(wr, op, &self.cfg, now));
+                self.proceed(id, dma, now);
+            }
+        }
+    }
+
+    /// Takes one datagram from the fabric (anything malformed is dropped).
+    pub fn on_datagram(&mut self, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
+        let Some((m, payload)) = Msg::decode_split(bytes) else {
+            return;
+        };
+        if m.src >= self.nodes {
+            return;
+        }
+        match m.kind {
+            Kind::WriteData | Kind::ReadReq | Kind::Send | Kind::Imm => {
+                self.on_request(m, payload, dma)
+            }
+            Kind::Ack | Kind::Nack | Kind::Retry | Kind::ReadData => {
+                self.on_response(m, payload, dma, now)
+            }
+        }
+    }
+
+    /// Runs timers: retransmissions, fault fallbacks, dead peers.
+    pub fn tick(&mut self, dma: &mut dyn Dma, now: u64) {
+        let ids: Vec<u64> = self.ops.keys().copied().collect();
+        for id in ids {
+            self.tick_op(id, dma, now);
+        }
+    }
+
+    /// Moves operation `id` as far as it can go now.
+    fn proceed(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
+        let Some(op) = self.ops.get(&id) else { return };
+        if op.parked.is_some() {
+            return;
+        }
+        if op.kind == Opcode::Copy {
+            self.run_copy(id, dma, now);
+        } else {
+            self.pump(id, dma, now);
+        }
+    }
+
+    fn run_copy(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
+        let Some(op) = self.ops.get_mut(&id) else {
+            return;
+        };
+        let (src, dst, len, done) = (op.wr.local_va, op.wr.remote_va, op.wr.len, op.copied);
+        match dma.copy(src + done, dst + done, len - done) {
+            Ok(()) => self.finish(id, Status::Success, 0),
+            Err(f) => {
+                op.copied += f.done;
+                match f.kind {
+                    FaultKind::Smmu => self.park(id, f.va, now),
+                    FaultKind::Fatal => self.finish(id, Status::LocalAccessError, f.va),
+                }
+            }
+        }
+    }
+
+    /// Stops operation `id` on a local fault at `page` until the libOS
+    /// answers (or the fallback timer fires).
+    fn park(&mut self, id: u64, page: u64, now: u64) {
+        let max = self.cfg.max_local_faults;
+        let Some(op) = self.ops.get_mut(&id) else {
+            return;
+        };
+        op.cqe.local_faults += 1;
+        // The bound is on faults of the same page in a row: a cold buffer
+        // faults once per page, a page that never stays resolved loops.
+        op.same_page_faults = if op.last_fault == Some(page) {
+            op.same_page_faults + 1
+        } else {
+            1
+        };
+        op.last_fault = Some(page);
+        if op.same_page_faults > max {
+            return self.finish(id, Status::RetriesExhausted, page);
+        }
+        let wr_id = op.wr.wr_id;
+        let mut due = now + self.cfg.fault_fallback;
+        if let Some(i) = self.early_resumes.iter().position(|&(w, _)| w == wr_id) {
+            let (_, abort) = self.early_resumes.remove(i).expect("index from position");
+            if abort {
+                return self.finish(id, Status::LocalAccessError, page);
+            }
+            due = now; // the answer came first: go on at the next tick
+        }
+        op.parked = Some(initiator::Park { page, due });
+    }
+
+    fn unpark(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
+        if let Some(op) = self.ops.get_mut(&id) {
+            op.parked = None;
+            op.rearm(now);
+        }
+        self.proceed(id, dma, now);
+    }
+
+    fn resume(&mut self, wr_id: u64, abort: bool, dma: &mut dyn Dma, now: u64) {
+        let found = self
+            .ops
+            .iter()
+            .find(|(_, o)| o.wr.wr_id == wr_id && o.parked.is_some())
+            .map(|(&id, o)| (id, o.parked));
+        match found {
+            Some((id, Some(p))) if abort => self.finish(id, Status::LocalAccessError, p.page),
+            Some((id, _)) => self.unpark(id, dma, now),
+            None => {
+                if self.early_resumes.len() == EARLY_RESUMES {
+                    self.early_resumes.pop_front();
+                }
+                self.early_resumes.push_back((wr_id, abort));
+            }
+        }
+    }
+
+    fn page_ready(&mut self, va: u64, failed: bool, dma: &mut dyn Dma, now: u64) {
+        let page = crate::dma::page_of(va);
+        let parked: Vec<u64> = self
+            .ops
+            .iter()
+            .filter(|(_, o)| o.parked.is_some_and(|p| p.page == page))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in parked {
+            if failed {
+                self.finish(id, Status::LocalAccessError, page);
+            } else {
+                self.unpark(id, dma, now);
+            }
+        }
+        self.target_page_ready(page, failed);
+    }
+
+    /// Ends operation `id` with one completion.
+    fn finish(&mut self, id: u64, status: Status, fault_va: u64) {
+        let Some(op) = self.ops.remove(&id) else {
+            return;
+        };
+        let mut c = op.cqe;
+        c.status = status as u8;
+        if status == Status::Success {
+            c.len = op.wr.len;
+            self.counters.bytes += op.wr.len;
+        } else {
+            c.fault_va = fault_va;
+        }
+        self.completions.push(c);
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+//! The target side: segments other engines send to this node, placed or
+//! read through this node's SMMU, and the remote-fault protocol.
+//!
+//! ```text
+//!  initiator                       target (this file)
+//!  WRITE_DATA(xfer, seg, va) ────▶ write va.. through the SMMU
+//!                            ◀──── ACK(seg)                     placed
+//!                            ◀──── NACK(fault, page)            SMMU fault: the guest
+//!                                   waiters[page] += (src,xfer)  sees the event
+//!     ... libOS resolves the page, posts PAGE_READY(page) here ...
+//!                            ◀──── RETRY(page)                  → initiator resends
+//!                            ◀──── NACK(access error, page)     PAGE_READY failed
+//!  READ_REQ(xfer, seg, va, len) ─▶ read va..: READ_DATA(seg, bytes) or NACK as above
+//!  SEND / IMM(xfer) ─────────────▶ oldest RECV: place, RECV completion, ACK;
+//!                                   none posted: NACK(not ready)
+//! ```
+//!
+//! Duplicates (a resent segment whose ACK was lost) are recognised per
+//! (initiator, transfer) and acknowledged without placing or delivering
+//! again. Segments fault independently, so the libOS resolves the pages of
+//! a window in parallel; a NACK says how far its segment got, and only the
+//! rest is resent. Once a page of a transfer failed, every later segment
+//! of it is refused: segments already in flight may have landed beyond
+//! the failed page, nothing sent after the failure does.
+
+use super::Engine;
+use crate::dma::{Dma, FaultKind};
+use crate::fabric_msg::{Kind, Msg, Reason, MAX_PAYLOAD};
+use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM};
+use std::collections::{HashMap, HashSet, VecDeque};
+
+/// Transfers remembered for duplicate suppression.
+const REMEMBERED: usize = 4096;
+
+/// What the target knows of one incoming transfer.
+#[derive(Default)]
+struct InXfer {
+    placed: HashSet<u32>,
+    failed: Option<u64>,
+    delivered: bool,
+}
+
+/// Target-side state of an engine.
+#[derive(Default)]
+pub struct Target {
+    recvs: VecDeque<WorkRequest>,
+    incoming: HashMap<(u16, u64), InXfer>,
+    order: VecDeque<(u16, u64)>,
+    waiters: HashMap<u64, Vec<(u16, u64)>>,
+}
+
+impl Target {
+    /// Queues a RECV buffer for SENDs and WRITEs with immediate.
+    pub fn post_recv(&mut self, wr: WorkRequest) {
+        self.recvs.push_back(wr);
+    }
+
+    fn xfer(&mut self, key: (u16, u64)) -> &mut InXfer {
+        if !self.incoming.contains_key(&key) {
+            if self.order.len() == REMEMBERED {
+                if let Some(old) = self.order.pop_front() {
+                    self.incoming.remove(&old);
+                }
+            }
+            self.order.push_back(key);
+        }
+        self.incoming.entry(key).or_default()
+    }
+
+    fn wait(&mut self, page: u64, key: (u16, u64)) {
+        let w = self.waiters.entry(page).or_default();
+        if !w.contains(&key) {
+            w.push(key);
+        }
+    }
+}
+
+impl Engine {
+    fn answer(&mut self, to: &Msg, kind: Kind, reason: Option<Reason>, va: u64) {
+        let mut m = Msg::new(kind, self.rank, to.xfer, to.seg);
+        m.offset = to.offset;
+        m.reason = reason;
+        m.va = va;
+        self.send(to.src, &m);
+    }
+
+    /// A request from an initiator.
+    pub(super) fn on_request(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
+        let key = (m.src, m.xfer);
+        match m.kind {
+            Kind::WriteData => {
+                let x = self.target.xfer(key);
+                if let Some(p) = x.failed {
+                    return self.answer(&m, Kind::Nack, Some(Reason::AccessError), p);
+                }
+                if x.placed.contains(&m.seg) {
+                    return self.answer(&m, Kind::Ack, None, 0);
+                }
+                if m.va.checked_add(payload.len() as u64).is_none() {
+                    return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
+                }
+                match dma.write(m.va, payload) {
+                    Ok(()) => {
+                        self.target.xfer(key).placed.insert(m.seg);
+                        self.answer(&m, Kind::Ack, None, 0)
+                    }
+                    Err(f) if f.kind == FaultKind::Smmu => {
+                        self.target.wait(f.va, key);
+                        // Tell how far the segment got: only the rest is resent.
+                        let mut to = m.clone();
+                        to.offset = m.offset + f.done;
+                        self.answer(&to, Kind::Nack, Some(Reason::Fault), f.va)
+                    }
+                    Err(f) => self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va),
+                }
+            }
+            Kind::ReadReq => {
+                if m.len > MAX_PAYLOAD as u64 || m.va.checked_add(m.len).is_none() {
+                    return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
+                }
+                let r = Msg::new(Kind::ReadData, self.rank, m.xfer, m.seg);
+                match r.encode_with(m.len as usize, |buf| dma.read(m.va, buf)) {
+                    Ok(d) => self.datagrams.push((m.src, d)),
+                    Err(f) if f.kind == FaultKind::Smmu => {
+                        self.target.wait(f.va, key);
+                        self.answer(&m, Kind::Nack, Some(Reason::Fault), f.va)
+                    }
+                    Err(f) => self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va),
+                }
+            }
+            Kind::Send | Kind::Imm => self.deliver(m, payload, dma),
+            _ => {}
+        }
+    }
+
+    /// A SEND or a WRITE's immediate: consumes the oldest RECV, once.
+    fn deliver(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
+        let key = (m.src, m.xfer);
+        if self.target.xfer(key).delivered {
+            return self.answer(&m, Kind::Ack, None, 0);
+        }
+        let Some(&recv) = self.target.recvs.front() else {
+            return self.answer(&m, Kind::Nack, Some(Reason::NotReady), 0);
+        };
+        let mut cqe = Completion {
+            opcode: Opcode::Recv as u8,
+            status: Status::Success as u8,
+            node: m.src,
+            wr_id: recv.wr_id,
+            ..Completion::default()
+        };
+        if m.kind == Kind::Send {
+            if payload.len() as u64 > recv.len {
+                return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
+            }
+            match dma.write(recv.local_va, payload) {
+                Ok(()) => cqe.len = payload.len() as u64,
+                Err(f) if f.kind == FaultKind::Smmu => {
+                    self.target.wait(f.va, key);
+                    return self.answer(&m, Kind::Nack, Some(Reason::Fault), f.va);
+                }
+                Err(f) => return self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va),
+            }
+        } else {
+            cqe.len = m.len;
+            cqe.imm = m.imm;
+            cqe.flags = CQE_HAS_IMM;
+        }
+        self.target.recvs.pop_front();
+        self.target.xfer(key).delivered = true;
+        self.counters.bytes += cqe.len;
+        self.completions.push(cqe);
+        self.answer(&m, Kind::Ack, None, 0);
+    }
+
+    /// The libOS dealt with `page`: tell the initiators that wait for it.
+    pub(super) fn target_page_ready(&mut self, page: u64, failed: bool) {
+        let Some(waiting) = self.target.waiters.remove(&page) else {
+            return;
+        };
+        for key in waiting {
+            if let Some(x) = self.target.incoming.get_mut(&key) {
+                if failed {
+                    x.failed = Some(page);
+                }
+            }
+            let mut m = Msg::new(
+                if failed { Kind::Nack } else { Kind::Retry },
+                self.rank,
+                key.1,
+                0,
+            );
+            m.reason = failed.then_some(Reason::AccessError);
+            m.va = page;
+            self.send(key.0, &m);
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! Two or three engines on a simulated fabric with simulated memories:
+//! every scenario is deterministic (time is a number the test advances).
+
+use super::*;
+use crate::dma::{FlatMemory, PAGE};
+use hw::rdma::wire::{CQE_HAS_IMM, WRITE_WITH_IMM};
+
+const BASE: u64 = 0x4000_0000;
+const MEM: usize = 4 << 20;
+
+/// What the fabric does with one datagram.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Deliver,
+    Drop,
+    Duplicate,
+}
+
+struct Fabric {
+    nodes: Vec<(Engine, FlatMemory)>,
+    now: u64,
+    sent: u64,
+    fate: Box<dyn FnMut(u64, u16, &[u8]) -> Fate>,
+    /// Deliver each batch in reverse order (reordering).
+    reverse: bool,
+    done: Vec<Vec<Completion>>,
+}
+
+impl Fabric {
+    fn new(n: u16) -> Self {
+        Self {
+            nodes: (0..n)
+                .map(|r| {
+                    (
+                        Engine::new(r, n, Config::default()),
+                        FlatMemory::new(BASE, MEM),
+                    )
+                })
+                .collect(),
+            now: 0,
+            sent: 0,
+            fate: Box::new(|_, _, _| Fate::Deliver),
+            reverse: false,
+            done: vec![Vec::new(); n as usize],
+        }
+    }
+
+    fn post(&mut self, node: usize, wr: WorkRequest) {
+        let (e, m) = &mut self.nodes[node];
+        e.post(wr, m, self.now);
+        self.collect();
+    }
+
+    fn collect(&mut self) {
+        for (i, (e, _)) in self.nodes.iter_mut().enumerate() {
+            self.done[i].extend(e.take_completions());
+        }
+    }
+
+    /// Delivers traffic until quiet, then advances time by 1 ms and ticks;
+    /// stops when `until` holds or after `ms` milliseconds.
+    fn run(&mut self, ms: u64, until: impl Fn(&Fabric) -> bool) {
+        let end = self.now + ms * 1000;
+        while self.now < end && !until(self) {
+            let mut batch: Vec<(u16, Vec<u8>)> = Vec::new();
+            for (e, _) in self.nodes.iter_mut() {
+                batch.extend(e.take_datagrams());
+            }
+            if batch.is_empty() {
+                self.now += 1000;
+                for (e, m) in self.nodes.iter_mut() {
+                    e.tick(m, self.now);
+                }
+            } else {
+                if self.reverse {
+                    batch.reverse();
+                }
+                for (dst, d) in batch {
+                    self.sent += 1;
+                    let fate = (self.fate)(self.sent, dst, &d);
+                    let copies = match fate {
+                        Fate::Drop => 0,
+                        Fate::Deliver => 1,
+                        Fate::Duplicate => 2,
+                    };
+                    for _ in 0..copies {
+                        let (e, m) = &mut self.nodes[dst as usize];
+                        e.on_datagram(&d, m, self.now);
+                    }
+                }
+            }
+            self.collect();
+        }
+    }
+
+    fn finished(&self, node: usize, wr_id: u64) -> Option<Completion> {
+        self.done[node]
+            .iter()
+            .find(|c| c.wr_id == wr_id && c.opcode != Opcode::Recv as u8)
+            .copied()
+    }
+
+    fn wait_for(&mut self, node: usize, wr_id: u64, ms: u64) -> Completion {
+        self.run(ms, |f| f.finished(node, wr_id).is_some());
+        self.finished(node, wr_id)
+            .unwrap_or_else(|| panic!("wr {wr_id} on node {node} did not complete"))
+    }
+
+    fn mem(&mut self, node: usize) -> &mut FlatMemory {
+        &mut self.nodes[node].1
+    }
+
+    fn page_ready(&mut self, node: usize, va: u64, failed: bool) {
+        let flags = if failed { PAGE_READY_FAILED } else { 0 };
+        self.post(
+            node,
+            WorkRequest {
+                opcode: Opcode::PageReady as u8,
+                flags,
+                local_va: va,
+                ..WorkRequest::default()
+            },
+        );
+    }
+}
+
+fn pattern(len: usize, seed: u8) -> Vec<u8> {
+    (0..len)
+        .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
+        .collect()
+}
+
+fn wr(op: Opcode, wr_id: u64, node: u16, local: u64, remote: u64, len: u64) -> WorkRequest {
+    WorkRequest {
+        opcode: op as u8,
+        wr_id,
+        node,
+        local_va: local,
+        remote_va: remote,
+        len,
+        ..WorkRequest::default()
+    }
+}
+
+fn status(c: &Completion) -> Status {
+    c.status()
+}
+
+#[test]
+fn hello_tells_rank_and_node_count() {
+    let mut f = Fabric::new(3);
+    f.post(2, wr(Opcode::Hello, 9, 0, 0, 0, 0));
+    let c = f.finished(2, 9).unwrap();
+    assert_eq!((status(&c), c.node, c.imm), (Status::Success, 2, 3));
+}
+
+#[test]
+fn bad_requests_complete_with_bad_request() {
+    let mut f = Fabric::new(2);
+    f.post(
+        0,
+        WorkRequest {
+            opcode: 99,
+            wr_id: 1,
+            ..WorkRequest::default()
+        },
+    );
+    f.post(0, wr(Opcode::Write, 2, 7, BASE, BASE, 8)); // no node 7
+    f.post(0, wr(Opcode::Send, 3, 1, BASE, 0, MAX_SEND + 1));
+    f.post(0, wr(Opcode::Copy, 4, 0, u64::MAX - 2, BASE, 8));
+    for id in 1..=4 {
+        assert_eq!(
+            status(&f.finished(0, id).unwrap()),
+            Status::BadRequest,
+            "wr {id}"
+        );
+    }
+}
+
+#[test]
+fn a_copy_waits_at_a_fault_and_goes_on_after_page_ready() {
+    let mut f = Fabric::new(1);
+    let data = pattern(3 * PAGE as usize, 1);
+    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    let dst = BASE + 0x10_0000;
+    f.mem(0).evict(dst + PAGE);
+    f.post(0, wr(Opcode::Copy, 5, 0, BASE, dst, data.len() as u64));
+    assert!(f.finished(0, 5).is_none(), "parked on the fault");
+    assert_eq!(f.mem(0).faults, vec![dst + PAGE]);
+    f.mem(0).make_present(dst + PAGE);
+    f.page_ready(0, dst + PAGE + 12, false);
+    let c = f.finished(0, 5).unwrap();
+    assert_eq!(
+        (status(&c), c.local_faults, c.len),
+        (Status::Success, 1, data.len() as u64)
+    );
+    assert_eq!(f.mem(0).slice(dst, data.len()), &data[..]);
+}
+
+#[test]
+fn resume_with_abort_fails_the_request_with_the_fault_address() {
+    let mut f = Fabric::new(1);
+    f.mem(0).evict(BASE + 0x2000);
+    f.post(0, wr(Opcode::Copy, 6, 0, BASE + 0x2000, BASE, 64));
+    f.post(
+        0,
+        WorkRequest {
+            opcode: Opcode::Resume as u8,
+            flags: RESUME_ABORT,
+            wr_id: 6,
+            ..WorkRequest::default()
+        },
+    );
+    let c = f.finished(0, 6).unwrap();
+    assert_eq!(
+        (status(&c), c.fault_va, c.local_faults),
+        (Status::LocalAccessError, BASE + 0x2000, 1)
+    );
+}
+
+#[test]
+fn a_resume_that_arrives_before_the_park_is_remembered() {
+    let mut f = Fabric::new(1);
+    // The libOS answers first (say it saw the SMMU event before we parked).
+    f.post(
+        0,
+        WorkRequest {
+            opcode: Opcode::Resume as u8,
+            wr_id: 7,
+            ..WorkRequest::default()
+        },
+    );
+    f.mem(0).evict(BASE);
+    f.post(0, wr(Opcode::Copy, 7, 0, BASE + 0x8000, BASE, 16));
+    f.mem(0).make_present(BASE);
+    let c = f.wait_for(0, 7, 5); // far less than the 1 s fallback
+    assert_eq!((status(&c), c.local_faults), (Status::Success, 1));
+}
+
+#[test]
+fn a_fault_that_never_clears_exhausts_the_retries() {
+    let mut f = Fabric::new(1);
+    f.mem(0).evict(BASE);
+    f.post(0, wr(Opcode::Copy, 8, 0, BASE + 0x8000, BASE, 16));
+    for _ in 0..20 {
+        f.post(
+            0,
+            WorkRequest {
+                opcode: Opcode::Resume as u8,
+                wr_id: 8,
+                ..WorkRequest::default()
+            },
+        );
+    }
+    let c = f.finished(0, 8).unwrap();
+    assert_eq!((status(&c), c.local_faults), (Status::RetriesExhausted, 17));
+}
+
+#[test]
+fn a_cold_buffer_faults_once_per_page_without_exhausting_the_retries() {
+    let mut f = Fabric::new(1);
+    let pages = 40;
+    for p in 0..pages {
+        f.mem(0).evict(BASE + p * PAGE);
+    }
+    f.post(
+        0,
+        wr(Opcode::Copy, 10, 0, BASE + 0x10_0000, BASE, pages * PAGE),
+    );
+    for p in 0..pages {
+        f.mem(0).make_present(BASE + p * PAGE);
+        f.page_ready(0, BASE + p * PAGE, false);
+    }
+    let c = f.finished(0, 10).unwrap();
+    assert_eq!(
+        (status(&c), c.local_faults),
+        (Status::Success, pages as u32)
+    );
+}
+
+#[test]
+fn a_parked_request_is_retried_by_the_fallback_timer() {
+    let mut f = Fabric::new(1);
+    f.mem(0).evict(BASE);
+    f.post(0, wr(Opcode::Copy, 9, 0, BASE + 0x8000, BASE, 16));
+    f.mem(0).make_present(BASE); // resolved, but nobody told the engine
+    f.run(900, |_| false);
+    assert!(f.finished(0, 9).is_none());
+    let c = f.wait_for(0, 9, 200);
+    assert_eq!(status(&c), Status::Success);
+}
+
+#[test]
+fn a_one_mebibyte_write_lands_intact() {
+    let mut f = Fabric::new(2);
+    let data = pattern(1 << 20, 2);
+    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.post(0, wr(Opcode::Write, 10, 1, BASE, BASE + 0x20_0000, 1 << 20));
+    let c = f.wait_for(0, 10, 100);
+    assert_eq!(
+        (status(&c), c.len, c.retransmitted_bytes),
+        (Status::Success, 1 << 20, 0)
+    );
+    assert_eq!(f.mem(1).slice(BASE + 0x20_0000, data.len()), &data[..]);
+}
+
+#[test]
+fn a_write_survives_loss_reordering_and_duplicates() {
+    let mut f = Fabric::new(2);
+    let data = pattern(700_000, 3);
+    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.reverse = true;
+    f.fate = Box::new(|n, _, _| match n % 5 {
+        0 => Fate::Drop,
+        3 => Fate::Duplicate,
+        _ => Fate::Deliver,
+    });
+    f.post(
+        0,
+        wr(
+            Opcode::Write,
+            11,
+            1,
+            BASE,
+            BASE + 0x10_0000,
+            data.len() as u64,
+        ),
+    );
+    let c = f.wait_for(0, 11, 5000);
+    assert_eq!(status(&c), Status::Success);
+    assert!(c.retransmitted_bytes > 0);
+    assert_eq!(f.mem(1).slice(BASE + 0x10_0000, data.len()), &data[..]);
+}
+
+#[test]
+fn a_remote_fault_is_nacked_and_retransmitted_after_page_ready() {
+    let mut f = Fabric::new(2);
+    let data = pattern(200_000, 4);
+    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    let dst = BASE + 0x10_0000;
+    let hole = dst + 20 * PAGE;
+    f.mem(1).evict(hole);
+    f.post(0, wr(Opcode::Write, 12, 1, BASE, dst, data.len() as u64));
+    f.run(50, |_| false);
+    assert!(f.finished(0, 12).is_none(), "waits for the target's libOS");
+    assert_eq!(f.mem(1).faults, vec![hole]);
+    f.mem(1).make_present(hole);
+    f.page_ready(1, hole, false);
+    let c = f.wait_for(0, 12, 50);
+    assert_eq!(
+        (status(&c), c.remote_faults, c.local_faults),
+        (Status::Success, 1, 0)
+    );
+    assert!(c.retransmitted_bytes > 0);
+    assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
+}
+
+#[test]
+fn a_remote_page_that_cannot_be_resolved_fails_the_write_and_nothing_more_is_sent() {
+    let mut f = Fabric::new(2);
+    let data = pattern(1 << 20, 5);
+    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    let dst = BASE + 0x10_0000;
+    let hole = dst + 3 * PAGE;
+    f.mem(1).evict(hole);
+    f.post(0, wr(Opcode::Write, 13, 1, BASE, dst, data.len() as u64));
+    f.run(20, |_| false);
+    f.page_ready(1, hole, true);
+    let c = f.wait_for(0, 13, 50);
+    assert_eq!((status(&c), c.fault_va), (Status::RemoteAccessError, hole));
+    // The first window was in flight before the failure; nothing after it.
+    let window = Config::default().window as u64 * Config::default().seg_size;
+    let rest = f.mem(1).slice(dst + window, data.len() - window as usize);
+    assert!(rest.iter().all(|&b| b == 0));
+    assert!(f.mem(1).slice(hole, PAGE as usize).iter().all(|&b| b == 0));
+}
+
+#[test]
+fn a_read_takes_remote_and_local_faults() {
+    let mut f = Fabric::new(2);
+    let data = pattern(300_000, 6);
+    let src = BASE + 0x8_0000;
+    f.mem(1).slice_mut(src, data.len()).copy_from_slice(&data);
+    f.mem(1).evict(src + 5 * PAGE);
+    f.mem(0).evict(BASE + 40 * PAGE);
+    f.post(0, wr(Opcode::Read, 14, 1, BASE, src, data.len() as u64));
+    f.run(20, |_| false);
+    f.mem(1).make_present(src + 5 * PAGE);
+    f.page_ready(1, src + 5 * PAGE, false);
+    f.run(20, |_| false);
+    f.mem(0).make_present(BASE + 40 * PAGE);
+    f.post(
+        0,
+        WorkRequest {
+            opcode: Opcode::Resume as u8,
+            wr_id: 14,
+            ..WorkRequest::default()
+        },
+    );
+    let c = f.wait_for(0, 14, 50);
+    assert_eq!(
+        (status(&c), c.remote_faults, c.local_faults),
+        (Status::Success, 1, 1)
+    );
+    assert_eq!(f.mem(0).slice(BASE, data.len()), &data[..]);
+}
+
+#[test]
+fn a_send_lands_in_the_oldest_recv_exactly_once() {
+    let mut f = Fabric::new(2);
+    f.mem(0).slice_mut(BASE, 5).copy_from_slice(b"hello");
+    f.post(1, wr(Opcode::Recv, 100, 0, BASE + 0x1000, 0, 64));
+    f.post(1, wr(Opcode::Recv, 101, 0, BASE + 0x2000, 0, 64));
+    f.fate = Box::new(|_, _, _| Fate::Duplicate);
+    f.post(0, wr(Opcode::Send, 15, 1, BASE, 0, 5));
+    let c = f.wait_for(0, 15, 50);
+    assert_eq!(status(&c), Status::Success);
+    let recvs: Vec<_> = f.done[1]
+        .iter()
+        .filter(|c| c.opcode == Opcode::Recv as u8)
+        .collect();
+    assert_eq!(recvs.len(), 1, "the duplicate SEND is not delivered again");
+    assert_eq!((recvs[0].wr_id, recvs[0].len, recvs[0].node), (100, 5, 0));
+    assert_eq!(f.mem(1).slice(BASE + 0x1000, 5), b"hello");
+}
+
+#[test]
+fn a_send_to_a_node_without_recv_ends_receiver_not_ready() {
+    let mut f = Fabric::new(2);
+    f.post(0, wr(Opcode::Send, 16, 1, BASE, 0, 8));
+    let c = f.wait_for(0, 16, 5000);
+    assert_eq!(status(&c), Status::ReceiverNotReady);
+}
+
+#[test]
+fn a_send_retried_until_a_recv_appears_succeeds() {
+    let mut f = Fabric::new(2);
+    f.post(0, wr(Opcode::Send, 17, 1, BASE, 0, 8));
+    f.run(100, |_| false);
+    f.post(1, wr(Opcode::Recv, 200, 0, BASE, 0, 8));
+    assert_eq!(status(&f.wait_for(0, 17, 100)), Status::Success);
+}
+
+#[test]
+fn a_write_with_immediate_consumes_a_recv_after_the_data() {
+    let mut f = Fabric::new(2);
+    f.mem(0).slice_mut(BASE, 4).copy_from_slice(b"data");
+    f.post(1, wr(Opcode::Recv, 300, 0, BASE + 0x9000, 0, 0));
+    let mut w = wr(Opcode::Write, 18, 1, BASE, BASE + 0x100, 4);
+    w.flags = WRITE_WITH_IMM;
+    w.imm = 0xfeed;
+    f.post(0, w);
+    assert_eq!(status(&f.wait_for(0, 18, 50)), Status::Success);
+    let r = f.done[1].iter().find(|c| c.wr_id == 300).unwrap();
+    assert_eq!((r.imm, r.flags, r.len), (0xfeed, CQE_HAS_IMM, 4));
+    assert_eq!(f.mem(1).slice(BASE + 0x100, 4), b"data");
+}
+
+#[test]
+fn a_peer_that_never_answers_is_reported_unreachable() {
+    let mut f = Fabric::new(2);
+    f.fate = Box::new(|_, dst, _| if dst == 1 { Fate::Drop } else { Fate::Deliver });
+    f.post(0, wr(Opcode::Write, 19, 1, BASE, BASE, 100_000));
+    let c = f.wait_for(0, 19, 3000);
+    assert_eq!(status(&c), Status::PeerUnreachable);
+    assert!(f.now >= 2_000_000, "only after dead_after of silence");
+}
+
+#[test]
+fn a_remote_page_that_keeps_faulting_exhausts_the_retries() {
+    let mut f = Fabric::new(2);
+    f.mem(1).evict(BASE);
+    f.post(0, wr(Opcode::Write, 20, 1, BASE, BASE, 64));
+    for _ in 0..20 {
+        f.run(5, |_| false);
+        f.page_ready(1, BASE, false); // claims ready, but it faults again
+    }
+    let c = f.wait_for(0, 20, 100);
+    assert_eq!(status(&c), Status::RetriesExhausted);
+}
+
+#[test]
+fn garbage_from_the_fabric_is_ignored() {
+    let mut f = Fabric::new(2);
+    let (e, m) = &mut f.nodes[0];
+    e.on_datagram(&[0xff; 10], m, 0);
+    let mut ack = Msg::new(Kind::Ack, 1, 12345, 99).encode();
+    e.on_datagram(&ack, m, 0); // no such transfer
+    ack[4] = 77; // no such node
+    e.on_datagram(&ack, m, 0);
+    assert!(e.take_completions().is_empty() && e.take_datagrams().is_empty());
+}
+
+#[test]
+fn a_write_into_never_touched_memory_resends_only_what_is_left_of_each_segment() {
+    let mut f = Fabric::new(2);
+    let pages = 64u64;
+    let data = pattern((pages * PAGE) as usize, 7);
+    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    let dst = BASE + 0x20_0000;
+    for p in 0..pages {
+        f.mem(1).evict(dst + p * PAGE);
+    }
+    f.post(0, wr(Opcode::Write, 21, 1, BASE, dst, data.len() as u64));
+    let mut resolved = 0;
+    while f.finished(0, 21).is_none() && f.now < 10_000_000 {
+        f.run(1, |_| false);
+        // The target's libOS: resolve every page its SMMU reported.
+        let faults: Vec<u64> = f.mem(1).faults.drain(..).collect();
+        for p in faults {
+            f.mem(1).make_present(p);
+            f.page_ready(1, p, false);
+            resolved += 1;
+        }
+    }
+    let c = f.finished(0, 21).expect("completes");
+    assert_eq!(
+        (status(&c), c.remote_faults as u64),
+        (Status::Success, pages)
+    );
+    assert_eq!(resolved, pages);
+    // Each fault resends from the faulting page to the end of its segment:
+    // 15 + 14 + .. + 1 pages for each of the four 15-page segments, 4 + .. + 1
+    // for the last (resending whole segments would be 15 x 15 pages each).
+    assert_eq!(c.retransmitted_bytes, (4 * 120 + 10) * PAGE);
+    assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
+}

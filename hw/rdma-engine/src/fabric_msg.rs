@@ -1,0 +1,234 @@
+//! Datagrams between engines of different nodes (the "fabric"), encoded at
+//! fixed little-endian offsets. Anything a peer sends is checked: a short,
+//! foreign or oversized datagram decodes to `None` and is dropped.
+//!
+//! ```text
+//!  0 magic u16 | 2 kind u8 | 3 reason u8 | 4 src u16 | 6 zero u16
+//!  8 xfer u64   (the initiator's transfer id)
+//! 16 seg u32    (segment index in the transfer) | 20 imm u32
+//! 24 offset u64 (byte offset of the segment in the transfer)
+//! 32 va u64     (data: target VA of the segment; NACK/RETRY: the page)
+//! 40 len u64    (READ_REQ: bytes wanted; WRITE/IMM: transfer length)
+//! 48 payload
+//! ```
+
+/// First two bytes of every datagram.
+pub const MAGIC: u16 = 0xfa17;
+/// Header bytes before the payload.
+pub const HDR: usize = 48;
+/// Largest payload (fits one UDP datagram on loopback with the header).
+pub const MAX_PAYLOAD: usize = 61440;
+
+/// What a datagram is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Kind {
+    /// Initiator → target: one segment of a WRITE.
+    WriteData = 1,
+    /// Initiator → target: send me `len` bytes at `va` (one READ segment).
+    ReadReq = 2,
+    /// Target → initiator: the bytes of one READ segment.
+    ReadData = 3,
+    /// Initiator → target: a SEND's payload, for the oldest posted RECV.
+    Send = 4,
+    /// Initiator → target: a WRITE with immediate finished; consume a RECV.
+    Imm = 5,
+    /// Target → initiator: segment `seg` is placed / delivered.
+    Ack = 6,
+    /// Target → initiator: segment `seg` was refused for `reason`.
+    Nack = 7,
+    /// Target → initiator: the page `va` that faulted is ready, send again.
+    Retry = 8,
+}
+
+impl Kind {
+    fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            1 => Self::WriteData,
+            2 => Self::ReadReq,
+            3 => Self::ReadData,
+            4 => Self::Send,
+            5 => Self::Imm,
+            6 => Self::Ack,
+            7 => Self::Nack,
+            8 => Self::Retry,
+            _ => return None,
+        })
+    }
+}
+
+/// Why a target refused a segment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Reason {
+    /// The page `va` faulted in the target's SMMU; wait for RETRY.
+    Fault = 1,
+    /// The page `va` cannot be made present: the transfer fails.
+    AccessError = 2,
+    /// No RECV is posted: try again later.
+    NotReady = 3,
+    /// The message does not fit the posted RECV, or is malformed.
+    BadRequest = 4,
+}
+
+impl Reason {
+    fn from_u8(v: u8) -> Option<Self> {
+        Some(match v {
+            1 => Self::Fault,
+            2 => Self::AccessError,
+            3 => Self::NotReady,
+            4 => Self::BadRequest,
+            _ => return None,
+        })
+    }
+}
+
+/// One decoded datagram.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Msg {
+    /// What it is.
+    pub kind: Kind,
+    /// For [`Kind::Nack`].
+    pub reason: Option<Reason>,
+    /// Rank of the sender.
+    pub src: u16,
+    /// Initiator's transfer id.
+    pub xfer: u64,
+    /// Segment index.
+    pub seg: u32,
+    /// Immediate value ([`Kind::Imm`]).
+    pub imm: u32,
+    /// Byte offset of the segment in the transfer.
+    pub offset: u64,
+    /// Target VA (data) or page (NACK/RETRY).
+    pub va: u64,
+    /// Bytes wanted (READ_REQ) or transfer length.
+    pub len: u64,
+    /// Data.
+    pub payload: Vec<u8>,
+}
+
+impl Msg {
+    /// A message with no payload and zero fields.
+    pub fn new(kind: Kind, src: u16, xfer: u64, seg: u32) -> Self {
+        Self {
+            kind,
+            reason: None,
+            src,
+            xfer,
+            seg,
+            imm: 0,
+            offset: 0,
+            va: 0,
+            len: 0,
+            payload: Vec::new(),
+        }
+    }
+
+    /// Encodes header and payload.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut b = self.header().to_vec();
+        b.extend_from_slice(&self.payload);
+        b
+    }
+
+    /// A datagram of this header and `len` payload bytes that `fill`
+    /// writes in place (the engine reads guest memory straight into it).
+    pub fn encode_with<E>(
+        &self,
+        len: usize,
+        fill: impl FnOnce(&mut [u8]) -> Result<(), E>,
+    ) -> Result<Vec<u8>, E> {
+        let mut b = vec![0u8; HDR + len];
+        fill(&mut b[HDR..])?;
+        b[..HDR].copy_from_slice(&self.header());
+        Ok(b)
+    }
+
+    /// The encoded header alone.
+    pub fn header(&self) -> [u8; HDR] {
+        let mut b = Vec::with_capacity(HDR);
+        b.extend_from_slice(&MAGIC.to_le_bytes());
+        b.push(self.kind as u8);
+        b.push(self.reason.map_or(0, |r| r as u8));
+        b.extend_from_slice(&self.src.to_le_bytes());
+        b.extend_from_slice(&[0, 0]);
+        b.extend_from_slice(&self.xfer.to_le_bytes());
+        b.extend_from_slice(&self.seg.to_le_bytes());
+        b.extend_from_slice(&self.imm.to_le_bytes());
+        b.extend_from_slice(&self.offset.to_le_bytes());
+        b.extend_from_slice(&self.va.to_le_bytes());
+        b.extend_from_slice(&self.len.to_le_bytes());
+        b.try_into().expect("header is HDR bytes")
+    }
+
+    /// Decodes a datagram; `None` for anything that is not one of ours.
+    pub fn decode(b: &[u8]) -> Option<Self> {
+        let (mut m, payload) = Self::decode_split(b)?;
+        m.payload = payload.to_vec();
+        Some(m)
+    }
+
+    /// Decodes the header and borrows the payload (no copy).
+    pub fn decode_split(b: &[u8]) -> Option<(Self, &[u8])> {
+        if b.len() < HDR || b.len() > HDR + MAX_PAYLOAD {
+            return None;
+        }
+        let u16_at = |at: usize| u16::from_le_bytes([b[at], b[at + 1]]);
+        let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+        let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+        if u16_at(0) != MAGIC {
+            return None;
+        }
+        let kind = Kind::from_u8(b[2])?;
+        let reason = match kind {
+            Kind::Nack => Some(Reason::from_u8(b[3])?),
+            _ => None,
+        };
+        let m = Self {
+            kind,
+            reason,
+            src: u16_at(4),
+            xfer: u64_at(8),
+            seg: u32_at(16),
+            imm: u32_at(20),
+            offset: u64_at(24),
+            va: u64_at(32),
+            len: u64_at(40),
+            payload: Vec::new(),
+        };
+        Some((m, &b[HDR..]))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_nack_round_trips_with_its_reason() {
+        let mut m = Msg::new(Kind::Nack, 3, 77, 5);
+        m.reason = Some(Reason::Fault);
+        m.va = 0x4000_3000;
+        assert_eq!(Msg::decode(&m.encode()), Some(m));
+    }
+
+    #[test]
+    fn foreign_or_broken_datagrams_are_dropped() {
+        let mut w = Msg::new(Kind::WriteData, 1, 2, 0);
+        w.payload = vec![7; 100];
+        let good = w.encode();
+        assert_eq!(Msg::decode(&good).unwrap().payload.len(), 100);
+        assert_eq!(Msg::decode(&good[..HDR - 1]), None);
+        let mut bad = good.clone();
+        bad[0] ^= 1;
+        assert_eq!(Msg::decode(&bad), None, "magic");
+        let mut bad = good.clone();
+        bad[2] = 99;
+        assert_eq!(Msg::decode(&bad), None, "kind");
+        let mut nack = Msg::new(Kind::Nack, 1, 2, 0).encode();
+        nack[3] = 0;
+        assert_eq!(Msg::decode(&nack), None, "a NACK needs a reason");
+        assert_eq!(Msg::decode(&vec![0; HDR + MAX_PAYLOAD + 1]), None);
+    }
+}

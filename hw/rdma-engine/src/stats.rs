@@ -1,0 +1,50 @@
+//! Counters of one engine process, printed as one line when it exits.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Shared counters (relaxed atomics: they are only reported).
+#[derive(Default, Debug)]
+pub struct Stats {
+    /// Work requests taken from the request queue (control ones included).
+    pub wrs: AtomicU64,
+    /// Completions delivered to the guest.
+    pub completions: AtomicU64,
+    /// Payload bytes moved (copied, written, read, sent).
+    pub bytes: AtomicU64,
+    /// IOTLB misses sent to QEMU.
+    pub misses: AtomicU64,
+    /// Microseconds spent waiting for miss replies.
+    pub miss_us: AtomicU64,
+    /// Misses QEMU answered with a fault (a guest-visible SMMU event).
+    pub faults: AtomicU64,
+    /// IOTLB updates received.
+    pub updates: AtomicU64,
+    /// IOTLB invalidations received.
+    pub invalidations: AtomicU64,
+    /// Datagrams sent again (loss, remote fault).
+    pub retransmits: AtomicU64,
+    /// Outgoing datagrams dropped on purpose (`--loss`).
+    pub dropped: AtomicU64,
+}
+
+impl Stats {
+    /// The one-line summary.
+    pub fn summary(&self) -> String {
+        let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
+        let misses = g(&self.misses);
+        let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
+        format!(
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped",
+            g(&self.wrs),
+            g(&self.completions),
+            g(&self.bytes),
+            misses,
+            avg,
+            g(&self.faults),
+            g(&self.updates),
+            g(&self.invalidations),
+            g(&self.retransmits),
+            g(&self.dropped)
+        )
+    }
+}
