@@ -201,7 +201,9 @@ pub fn run_cluster(
             "multi-node runs need qemu-virt (the engine sits behind its SMMUv3)".into(),
         ));
     }
-    crate::qemu::ensure_disk(built)?;
+    for rank in 0..nodes {
+        crate::qemu::ensure_node_disk(built, rank as u8)?;
+    }
     let engine = build_engine(root)?;
     let dir = tempdir()?;
     let base = free_ports(nodes)?;

@@ -112,7 +112,7 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
     if built.board == Board::QemuVirt {
         // The DMA devices behind the SMMU: edu for deterministic tests, and an
         // NVMe disk kept beside the image, so data survives a restart.
-        let disk = disk_path(built);
+        let disk = node_disk_path(built, opts.rdma.as_ref().map_or(0, |r| r.rank));
         cmd.args(["-device", "edu", "-drive"])
             .arg(format!("if=none,id=nvm,format=raw,file={}", disk.display()))
             .args(["-device", "nvme,drive=nvm,serial=faultline"]);
@@ -169,9 +169,23 @@ pub fn disk_path(built: &Built) -> std::path::PathBuf {
     built.elf.with_extension("disk")
 }
 
+/// The NVMe disk of node `rank` in a multi-node run: node 0 uses the app's
+/// disk, node R its own `<app>.nR.disk` (QEMU locks a disk for one user).
+pub fn node_disk_path(built: &Built, rank: u8) -> std::path::PathBuf {
+    match rank {
+        0 => disk_path(built),
+        r => built.elf.with_extension(format!("n{r}.disk")),
+    }
+}
+
 /// Creates the app's (sparse, zeroed) disk image if it does not exist yet.
 pub fn ensure_disk(built: &Built) -> Result<()> {
-    let path = disk_path(built);
+    ensure_node_disk(built, 0)
+}
+
+/// Creates node `rank`'s disk image if it does not exist yet.
+pub fn ensure_node_disk(built: &Built, rank: u8) -> Result<()> {
+    let path = node_disk_path(built, rank);
     if !path.exists() {
         let file =
             std::fs::File::create(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
@@ -255,6 +269,10 @@ mod tests {
         assert!(line.ends_with(
             "-device virtio-net-pci,netdev=rdma,iommu_platform=on,ats=off,disable-legacy=on,mac=02:fa:17:0d:4a:01"
         ));
+        assert!(
+            line.contains("file=/img/hello.n1.disk "),
+            "each node its own disk"
+        );
     }
 
     #[test]

@@ -44,6 +44,8 @@ pub struct EngineCounters {
     pub remote_faults: u64,
     /// Bytes it sent again over the fabric.
     pub retransmitted_bytes: u64,
+    /// The address of the last access error it reported (0: none).
+    pub fault_va: u64,
 }
 
 impl EngineCounters {
@@ -51,6 +53,9 @@ impl EngineCounters {
         self.local_faults += c.local_faults as u64;
         self.remote_faults += c.remote_faults as u64;
         self.retransmitted_bytes += c.retransmitted_bytes;
+        if c.fault_va != 0 {
+            self.fault_va = c.fault_va;
+        }
     }
 }
 

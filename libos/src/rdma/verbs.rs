@@ -410,7 +410,10 @@ impl Rdma {
             else {
                 continue;
             };
-            let (status, fault_va) = status_of(&result);
+            let (status, mut fault_va) = status_of(&result);
+            if fault_va == 0 {
+                fault_va = counters.fault_va;
+            }
             let report = result.ok();
             if let (Some(imm), Status::Success, Some(r)) = (imm, status, report.clone()) {
                 // The data is placed (every segment was acknowledged by the
