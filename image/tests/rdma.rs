@@ -13,18 +13,22 @@ use std::time::Duration;
 const TIMEOUT: Duration = Duration::from_secs(240);
 
 fn rdmatest(test: &str, args: &[&str], fabric: FabricOptions) -> ClusterOutcome {
+    boot("rdmatest", test, args, 2, fabric)
+}
+
+fn boot(app: &str, test: &str, args: &[&str], nodes: u16, fabric: FabricOptions) -> ClusterOutcome {
     common::require_qemu();
     let root = workspace_root();
     let out = root.join("target/test-images").join(test);
     let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-    let built = build_to(&root, "rdmatest", Board::QemuVirt, &args, &out).expect("image builds");
+    let built = build_to(&root, app, Board::QemuVirt, &args, &out).expect("image builds");
     let opts = RunOptions {
         smp: Some(2),
         args,
         ..RunOptions::default()
     };
-    let mut outcome =
-        run_cluster(&root, &built, &opts, 2, &fabric, Some(TIMEOUT), false).expect("nodes start");
+    let mut outcome = run_cluster(&root, &built, &opts, nodes, &fabric, Some(TIMEOUT), false)
+        .expect("nodes start");
     for node in &mut outcome.nodes {
         node.output = node.output.replace("\r\n", "\n");
     }
@@ -92,4 +96,45 @@ fn a_dead_engine_is_a_clear_error_not_a_hang() {
     assert_eq!(killer.join().ok().and_then(|r| r.ok()), Some(true));
     expect_ok(&outcome, 0, "peer-unreachable");
     assert_eq!(outcome.nodes[0].status, Some(0), "{}", outcome.output());
+}
+
+/// The checksum line a stencil run prints.
+fn stencil_hash(output: &str) -> Option<u64> {
+    let line = output.lines().find(|l| l.starts_with("checksum:"))?;
+    u64::from_str_radix(line.rsplit(' ').next()?, 16).ok()
+}
+
+#[test]
+fn stencil_across_nodes_matches_the_single_node_reference_bit_for_bit() {
+    // 61 rows do not split evenly over 2 or 3 nodes.
+    let d = stencil::dims(45, 61, None).unwrap();
+    let want = stencil::reference(&d, 12).hash;
+    for nodes in [2, 3] {
+        let outcome = boot(
+            "stencil",
+            &format!("stencil-{nodes}-nodes"),
+            &["45", "61", "12"],
+            nodes,
+            FabricOptions::default(),
+        );
+        assert!(outcome.success(), "a node failed:\n{}", outcome.output());
+        for rank in [0, nodes as usize - 1] {
+            assert_eq!(
+                stencil_hash(&outcome.nodes[rank].output),
+                Some(want),
+                "node {rank} of {nodes}:\n{}",
+                outcome.output()
+            );
+        }
+        // The first exchange lands on never-touched ghost pages.
+        assert!(
+            outcome.nodes[0]
+                .output
+                .lines()
+                .any(|l| l.starts_with("node 0 iter 0:")
+                    && !l.ends_with("remote faults 0, faults resolved here 0")),
+            "no fault in the first exchange:\n{}",
+            outcome.output()
+        );
+    }
 }

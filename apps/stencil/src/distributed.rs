@@ -313,7 +313,7 @@ impl Exchange<'_> {
                     let imm = wc.imm.unwrap_or_default();
                     self.arrived
                         .push((imm & !FROM_BELOW, imm & FROM_BELOW != 0));
-                    self.rdma.post_recv(8).map_err(|e| format!("{e:?}"))?;
+                    self.rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
                 }
                 Some(wc) => self.parked.push(wc),
                 None => {
