@@ -43,6 +43,10 @@ pub const ENGINE: &str = "faultline-rdma-engine";
 pub struct FabricOptions {
     /// Fraction of datagrams each engine drops on purpose (loss injection).
     pub loss: Option<f64>,
+    /// Directory for the engines' sockets (`n<rank>.sock`); a fresh one in
+    /// the system's temporary directory when `None`. A test that needs to
+    /// find one engine (to kill it) names its own.
+    pub socket_dir: Option<PathBuf>,
 }
 
 /// How a multi-node run ended.
@@ -99,8 +103,12 @@ pub fn build_engine(root: &Path) -> Result<PathBuf> {
 }
 
 /// A base port with `n` consecutive free UDP ports on loopback after it.
+/// Runs started by one process (tests in parallel) start their search at
+/// different places, so two of them do not pick the same ports at once.
 fn free_ports(n: u16) -> Result<u16> {
-    let seed = std::process::id() as u16;
+    static CALLS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let call = CALLS.fetch_add(1, Ordering::Relaxed);
+    let seed = (std::process::id() as u16).wrapping_add(call.wrapping_mul(4099));
     for attempt in 0..200u16 {
         let base = 20000 + (seed.wrapping_add(attempt.wrapping_mul(97)) % 40000);
         let held: Vec<_> = (0..n)
@@ -205,7 +213,13 @@ pub fn run_cluster(
         crate::qemu::ensure_node_disk(built, rank as u8)?;
     }
     let engine = build_engine(root)?;
-    let dir = tempdir()?;
+    let (dir, own_dir) = match &fabric.socket_dir {
+        Some(d) => {
+            std::fs::create_dir_all(d).map_err(|e| Error::io(d.display().to_string(), e))?;
+            (d.clone(), false)
+        }
+        None => (tempdir()?, true),
+    };
     let base = free_ports(nodes)?;
     let mut engines = Vec::new();
     for rank in 0..nodes {
@@ -279,7 +293,9 @@ pub fn run_cluster(
         );
     }
     let engines = engines.into_iter().map(EngineProcess::finish).collect();
-    let _ = std::fs::remove_dir_all(&dir);
+    if own_dir {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
     Ok(ClusterOutcome {
         nodes: outcomes,
         engines,

@@ -90,7 +90,10 @@ fn main() -> ExitCode {
             };
             eprint!("{}", built.summary(&root));
             if let Some(nodes) = nodes {
-                let fabric = faultline_image::cluster::FabricOptions { loss };
+                let fabric = faultline_image::cluster::FabricOptions {
+                    loss,
+                    socket_dir: None,
+                };
                 return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);
             }
             let outcome = match run(&built, &opts, timeout, true) {

@@ -61,7 +61,10 @@ fn two_nodes_write_read_and_copy_through_faults_on_both_sides() {
 
 #[test]
 fn one_percent_loss_still_delivers_every_byte() {
-    let fabric = FabricOptions { loss: Some(0.01) };
+    let fabric = FabricOptions {
+        loss: Some(0.01),
+        ..FabricOptions::default()
+    };
     let outcome = rdmatest("rdma-loss", &[], fabric);
     assert!(outcome.success(), "a node failed:\n{}", outcome.output());
     expect_ok(&outcome, 0, "remote-write-faults");
@@ -72,9 +75,10 @@ fn one_percent_loss_still_delivers_every_byte() {
 #[test]
 fn a_dead_engine_is_a_clear_error_not_a_hang() {
     // Kill node 1's engine a few seconds in; node 0 writes to it later.
-    let socket = format!("faultline-{}-", std::process::id());
+    let dir = workspace_root().join("target/test-images/rdma-peer-dies/sockets");
+    let socket = dir.join("n1.sock");
     let killer = std::thread::spawn(move || {
-        let pattern = format!("faultline-rdma-engine --socket .*{socket}[0-9]+/n1.sock");
+        let pattern = format!("faultline-rdma-engine --socket {}", socket.display());
         let running = || {
             Command::new("pgrep")
                 .args(["-f", &pattern])
@@ -92,7 +96,11 @@ fn a_dead_engine_is_a_clear_error_not_a_hang() {
             .status()
             .map(|s| s.success())
     });
-    let outcome = rdmatest("rdma-peer-dies", &["peer-dies"], FabricOptions::default());
+    let fabric = FabricOptions {
+        socket_dir: Some(dir),
+        ..FabricOptions::default()
+    };
+    let outcome = rdmatest("rdma-peer-dies", &["peer-dies"], fabric);
     assert_eq!(killer.join().ok().and_then(|r| r.ok()), Some(true));
     expect_ok(&outcome, 0, "peer-unreachable");
     assert_eq!(outcome.nodes[0].status, Some(0), "{}", outcome.output());
