@@ -125,6 +125,31 @@ impl Prefetcher {
         window
     }
 
+    /// A fault at page `p` of a device streaming into memory with several
+    /// requests in flight (incoming RDMA): their faults arrive slightly out
+    /// of order, so any fault within one largest window of the front, behind
+    /// or ahead, counts as streaming. Only pages at or past the
+    /// front are returned (the ones behind it were resolved already).
+    pub fn on_stream_fault(&mut self, cfg: &PrefetchConfig, p: usize) -> Range<usize> {
+        let initial = cfg.initial.max(1);
+        let max = cfg.max.max(initial);
+        let streaming = self
+            .front
+            .is_some_and(|f| p.saturating_add(max) >= f && p <= f.saturating_add(max));
+        self.k = if streaming {
+            self.k.saturating_mul(2).min(max)
+        } else {
+            initial
+        };
+        let from = match self.front {
+            Some(f) if streaming => f.max(p.saturating_add(1)),
+            _ => p.saturating_add(1),
+        };
+        let end = p.saturating_add(1).saturating_add(self.k).max(from);
+        self.front = Some(end);
+        from..end
+    }
+
     /// A segment whose last page is `last` is about to start: the pages to
     /// prefetch now (empty unless streaming).
     pub(crate) fn run_ahead(&mut self, last: usize) -> Range<usize> {
@@ -161,6 +186,29 @@ mod tests {
         assert_eq!(p.k(), 8);
         assert_eq!(p.on_fault(&cfg, 100), 101..103, "a jump shrinks back");
         assert_eq!(p.k(), 2);
+    }
+
+    #[test]
+    fn out_of_order_stream_faults_still_grow_the_window() {
+        let cfg = PrefetchConfig {
+            initial: 4,
+            max: 64,
+        };
+        let mut p = Prefetcher::new(&cfg);
+        assert_eq!(p.on_stream_fault(&cfg, 100), 101..105);
+        // Faults of other requests in flight, a little ahead of the front.
+        assert_eq!(p.on_stream_fault(&cfg, 115), 116..124);
+        assert_eq!(
+            p.on_stream_fault(&cfg, 110),
+            124..127,
+            "only past the front"
+        );
+        assert_eq!(p.k(), 16);
+        assert_eq!(
+            p.on_stream_fault(&cfg, 5000),
+            5001..5005,
+            "far away: a new stream"
+        );
     }
 
     #[test]

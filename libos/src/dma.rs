@@ -216,7 +216,7 @@ fn service() {
                                     .incoming
                                     .entry(fault.stream)
                                     .or_insert_with(|| dma::Prefetcher::new(&cfg))
-                                    .on_fault(&cfg, fault.iova as usize / mm::FRAME_SIZE);
+                                    .on_stream_fault(&cfg, fault.iova as usize / mm::FRAME_SIZE);
                                 for page in window {
                                     if mm::resolve(page * mm::FRAME_SIZE, access).is_err() {
                                         break;

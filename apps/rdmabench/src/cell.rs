@@ -112,6 +112,14 @@ impl Bench<'_> {
         len: usize,
         policy: Policy,
     ) -> Result<libos::rdma::WorkCompletion, String> {
+        // Under `pin` both sides are registered (pinned) by the caller, as
+        // RDMA registration does: the transfer has nothing to set up and
+        // cannot fault.
+        let policy = if policy == Policy::Pin {
+            Policy::FaultAware
+        } else {
+            policy
+        };
         let local = self.local.start() + off..self.local.start() + off + len;
         let remote = self.remote + off;
         let id = match op {
@@ -234,6 +242,7 @@ fn small_write_latency(b: &mut Bench, policy: Policy, n: u32) -> Duration {
     b.remote_ns(TOUCH, off, FRAME_SIZE);
     if policy == Policy::Pin {
         let _ = b.local.pin(off..off + FRAME_SIZE);
+        b.remote_ns(PIN, off, FRAME_SIZE);
     }
     let start = libos::time::now();
     for _ in 0..n {
