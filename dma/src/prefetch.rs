@@ -41,9 +41,10 @@
 //! resolved. Resolving a page ahead costs the same `make_resident` and none
 //! of that, and it overlaps with the DMA of the previous segments, so a cold
 //! transfer does the same page work as `Pin` without the pinning and without
-//! the up-front pass over the buffer. A stalling SMMU loses no
-//! data on a fault (the access waits for the resume), so there the policy
-//! still relies on faults plus the window below, and the probe is skipped.
+//! the up-front pass over the buffer. A stalling engine (the RDMA engine)
+//! loses no data on a fault, but each fault parks the segment for a round
+//! trip through the event queue and the fault service, so it is prepared
+//! for in the same way.
 //!
 //! # The prefetch window on faults
 //!

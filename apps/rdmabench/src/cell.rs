@@ -205,8 +205,13 @@ impl Bench<'_> {
             for at in used {
                 match self.transfer(op, at, piece, policy) {
                     Ok(wc) => {
-                        row.faults_local += wc.report.as_ref().map_or(0, |r| r.stats.faults)
-                            + wc.engine.local_faults;
+                        // The scheduler and the engine count the same local
+                        // faults (the engine also those outside the buffer).
+                        row.faults_local += wc
+                            .report
+                            .as_ref()
+                            .map_or(0, |r| r.stats.faults)
+                            .max(wc.engine.local_faults);
                         row.faults_remote += wc.engine.remote_faults;
                         row.retransmitted += wc.engine.retransmitted_bytes;
                     }

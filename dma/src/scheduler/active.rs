@@ -115,11 +115,11 @@ impl Active {
             crate::Policy::FaultAwarePrefetch => {
                 // The probe: residency of the first segment's pages only, so
                 // O(one segment) whatever the buffer size. A stalling engine
-                // loses nothing to a fault and is left to the fault path.
-                self.cold = !self.stalls
-                    && self.segs.first().is_some_and(|s| {
-                        pages::pages(&s.range, self.page).any(|va| !mem.is_resident(va))
-                    });
+                // loses no data to a fault, but each fault still parks it for
+                // a trip through the fault service: it is prepared for too.
+                self.cold = self.segs.first().is_some_and(|s| {
+                    pages::pages(&s.range, self.page).any(|va| !mem.is_resident(va))
+                });
                 Ok(0)
             }
         };

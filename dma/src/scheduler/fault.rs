@@ -72,7 +72,7 @@ impl Scheduler {
             }
             // A warm-probed transfer met a non-resident page after all:
             // prepare its remaining segments from now on.
-            if t.transfer.policy == Policy::FaultAwarePrefetch && !stalls {
+            if t.transfer.policy == Policy::FaultAwarePrefetch {
                 t.cold = true;
             }
             match resolved {
