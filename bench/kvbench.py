@@ -454,7 +454,7 @@ def run(args):
     quick = args.mode == "quick"
     boots = 3 if quick else 5
     # Requests per run; MSET (10 keys a request) gets a quarter.
-    requests = {1: 3000, 16: 12000} if quick else {1: 50000, 16: 200000}
+    requests = {1: 3000, 16: 12000} if quick else {1: 20000, 16: 80000}
     tests, pipelines, sizes, clients, keyspace = ["set", "get", "incr", "mset"], [1, 16], [100, 4096], 50, 10000
 
     kport, lport = free_port(), free_port()

@@ -59,7 +59,7 @@ fi
 # kvstore: the image, and the exact QEMU command the image tool would run,
 # captured by a stand-in qemu-system-aarch64 that records its arguments.
 echo "kvstore-bench: building kvstore"
-cargo run -q --release -p faultline-image -- build kvstore 2>&1 | grep -v Finished
+cargo run -q --release -p faultline-image -- build kvstore 2>&1 | { grep -v Finished || true; }
 kv_bin=target/images/qemu-virt/kvstore.bin
 shim=$out/qemu-shim
 mkdir -p "$shim"
