@@ -237,11 +237,56 @@ impl Net {
     /// Moves packets between the NIC and the sockets, and re-arms the
     /// NIC's interrupt.
     pub fn poll(&mut self) {
+        self.poll_with(|_| {});
+    }
+
+    /// Like [`poll`](Net::poll), running `after_each` after every received
+    /// frame. It exists so an app can keep a small pool of listening
+    /// sockets topped up: a SYN claims a listener, and `after_each` puts a
+    /// fresh one in its place before the next SYN of a burst is handled
+    /// (smoltcp answers a SYN that finds no listener with a reset).
+    ///
+    /// The device's interrupt is acknowledged before the receive queue is
+    /// drained and unmasked after, so a frame arriving in between leaves
+    /// the interrupt pending and the next WFI returns at once.
+    pub fn poll_with(&mut self, mut after_each: impl FnMut(&mut SocketSet<'static>)) {
         self.device.nic.ack_interrupt();
-        self.iface.poll(now(), &mut self.device, &mut self.sockets);
+        let now = now();
+        self.iface.poll_maintenance(now);
+        while self
+            .iface
+            .poll_ingress_single(now, &mut self.device, &mut self.sockets)
+            != smoltcp::iface::PollIngressSingleResult::None
+        {
+            after_each(&mut self.sockets);
+        }
+        while self
+            .iface
+            .poll_egress(now, &mut self.device, &mut self.sockets)
+            == smoltcp::iface::PollResult::SocketStateChanged
+        {}
         let intid = NET_INTID.load(core::sync::atomic::Ordering::Relaxed);
         if intid != 0 {
             crate::irq::unmask(intid);
+        }
+    }
+
+    /// How long the app may sleep before smoltcp has timers to run
+    /// (retransmissions, delayed ACKs, TIME-WAIT); `None` if it has none.
+    /// Frames that arrive meanwhile end the sleep through the NIC's
+    /// interrupt.
+    pub fn poll_delay(&mut self) -> Option<core::time::Duration> {
+        self.iface
+            .poll_delay(now(), &self.sockets)
+            .map(|d| core::time::Duration::from_micros(d.total_micros()))
+    }
+
+    /// NIC interrupts taken since boot (0 without a wired interrupt), so
+    /// an app can tell whether it is woken by the NIC or by its timeout.
+    pub fn interrupts(&self) -> u64 {
+        match NET_INTID.load(core::sync::atomic::Ordering::Relaxed) {
+            0 => 0,
+            intid => crate::irq::taken(intid),
         }
     }
 }
