@@ -154,11 +154,18 @@ pub enum NetError {
 
 static NET_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
+/// Set by the NIC's interrupt, cleared by `Net::poll`: frames may be
+/// waiting that no poll has seen.
+static NET_INTERRUPTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 /// The NIC's INTx is level-triggered and only the driver (owned by the app)
 /// can quiet it, so the handler masks it; `Net::poll` acknowledges the
-/// device and unmasks. The interrupt's job is to end the app's WFI.
+/// device and unmasks. The interrupt's job is to end the app's WFI; if it
+/// comes while the app is busy, [`Net::wait`] sees the flag and does not
+/// sleep.
 fn on_net_interrupt() {
     crate::irq::mask(NET_INTID.load(core::sync::atomic::Ordering::Relaxed));
+    NET_INTERRUPTED.store(true, core::sync::atomic::Ordering::Relaxed);
 }
 
 /// The interface, its device and the sockets, polled together.
@@ -250,6 +257,7 @@ impl Net {
     /// drained and unmasked after, so a frame arriving in between leaves
     /// the interrupt pending and the next WFI returns at once.
     pub fn poll_with(&mut self, mut after_each: impl FnMut(&mut SocketSet<'static>)) {
+        NET_INTERRUPTED.store(false, core::sync::atomic::Ordering::Relaxed);
         self.device.nic.ack_interrupt();
         let now = now();
         self.iface.poll_maintenance(now);
@@ -279,6 +287,15 @@ impl Net {
         self.iface
             .poll_delay(now(), &self.sockets)
             .map(|d| core::time::Duration::from_micros(d.total_micros()))
+    }
+
+    /// Sleeps in WFI until the NIC interrupts or `limit` passes; returns at
+    /// once if the NIC interrupted since the last poll (its interrupt is
+    /// masked then, so it could not end the WFI). An app's idle wait.
+    pub fn wait(&self, limit: core::time::Duration) {
+        crate::time::wait_for_interrupt_unless(limit, || {
+            NET_INTERRUPTED.load(core::sync::atomic::Ordering::Relaxed)
+        });
     }
 
     /// NIC interrupts taken since boot (0 without a wired interrupt), so
