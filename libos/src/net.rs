@@ -35,10 +35,55 @@ fn frames(bytes: usize) -> usize {
     bytes.div_ceil(mm::FRAME_SIZE)
 }
 
+/// Single bounce frames kept for reuse. Every frame the NIC sends or
+/// receives is bounced, and the frame allocator's search for a free frame
+/// grows with the memory in use: with a few tens of MiB resident it
+/// dominated the time to send a large reply.
+struct BounceCache {
+    frames: [usize; BOUNCE_CACHE],
+    len: usize,
+}
+
+/// Frames the cache holds at most (the virtqueues hold at most 2 x 64
+/// buffers at once).
+const BOUNCE_CACHE: usize = 160;
+
+static BOUNCES: crate::sync::IrqSpinLock<BounceCache> =
+    crate::sync::IrqSpinLock::new(BounceCache {
+        frames: [0; BOUNCE_CACHE],
+        len: 0,
+    });
+
+/// `frames` contiguous, identity-mapped frames for a bounce buffer.
+fn bounce_alloc(frames: usize) -> usize {
+    if frames == 1 {
+        let mut cache = BOUNCES.lock();
+        if cache.len > 0 {
+            cache.len -= 1;
+            return cache.frames[cache.len];
+        }
+    }
+    mm::alloc_contiguous(frames, mm::FRAME_SIZE).expect("frames for a virtio buffer")
+}
+
+/// Gives back a bounce buffer from [`bounce_alloc`].
+fn bounce_free(pa: usize, frames: usize) {
+    if frames == 1 {
+        let mut cache = BOUNCES.lock();
+        if cache.len < BOUNCE_CACHE {
+            let at = cache.len;
+            cache.frames[at] = pa;
+            cache.len += 1;
+            return;
+        }
+    }
+    mm::free_contiguous(pa, frames);
+}
+
 // SAFETY: `dma_alloc` returns zeroed, page-aligned, identity-mapped frames
 // owned by the caller until `dma_dealloc`; `mmio_phys_to_virt` returns the
 // identity mapping of a PCI BAR the kernel maps as device memory; `share`
-// copies into fresh frames and `unshare` copies back and frees them.
+// copies into bounce frames and `unshare` copies back and releases them.
 unsafe impl Hal for KernelHal {
     fn dma_alloc(pages: usize, _direction: BufferDirection) -> (PhysAddr, NonNull<u8>) {
         let pa = mm::alloc_contiguous(pages, mm::FRAME_SIZE).expect("frames for virtio queues");
@@ -61,8 +106,7 @@ unsafe impl Hal for KernelHal {
 
     unsafe fn share(buffer: NonNull<[u8]>, direction: BufferDirection) -> PhysAddr {
         let len = buffer.len();
-        let pa =
-            mm::alloc_contiguous(frames(len), mm::FRAME_SIZE).expect("frames for a virtio buffer");
+        let pa = bounce_alloc(frames(len));
         if direction != BufferDirection::DeviceToDriver {
             // SAFETY: the caller guarantees the buffer is valid and unshared;
             // the bounce frames are ours and identity-mapped.
@@ -81,7 +125,7 @@ unsafe impl Hal for KernelHal {
                 core::ptr::copy_nonoverlapping(paddr as *const u8, buffer.as_ptr() as *mut u8, len)
             };
         }
-        mm::free_contiguous(paddr as usize, frames(len));
+        bounce_free(paddr as usize, frames(len));
     }
 }
 

@@ -40,6 +40,8 @@ const EXPIRE_EVERY: Duration = Duration::from_millis(100);
 const EXPIRE_BUDGET: usize = 20;
 /// How long a closing connection may wait for the peer's FIN or ACK.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A log flush slower than this is reported on the console.
+const SLOW_FLUSH: Duration = Duration::from_millis(500);
 /// Longest sleep when nothing else bounds it.
 const IDLE_SLEEP: Duration = Duration::from_secs(1);
 
@@ -297,7 +299,19 @@ impl Server {
         if !log.flush_due() {
             return;
         }
-        if let Err(e) = log.flush() {
+        let started = time::now();
+        let before = log.durable_bytes();
+        let result = log.flush();
+        let took = started.elapsed();
+        if took >= SLOW_FLUSH {
+            // Like Redis's warning about a slow fsync: clients waited.
+            println!(
+                "kvstore: log flush of {} bytes took {} ms",
+                log.durable_bytes().saturating_sub(before),
+                took.as_millis()
+            );
+        }
+        if let Err(e) = result {
             println!("kvstore: log write failed: {e}; persistence is off");
             self.log = None;
             self.engine.stats_mut().aof_last_write_ok = false;
