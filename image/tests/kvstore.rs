@@ -262,6 +262,14 @@ fn a_stalled_or_flooding_client_does_not_stall_the_others() {
         );
     }
     exchange(&mut fine, b"GET ok19\r\n", b"$2\r\n19\r\n");
+    // A client that disconnects mid-request is forgotten: its connection
+    // no longer counts (stalled, flood and fine remain).
+    let mut quitter = guest.connect();
+    quitter.write_all(b"*2\r\n$3\r\nGET\r\n$5\r\nab").unwrap();
+    drop(quitter);
+    eventually(Duration::from_secs(20), "the quitter's close", || {
+        info_field(&mut fine, "clients", "connected_clients") == 3
+    });
     // The stalled client finishes its command later and is answered.
     stalled.write_all(b"\r\n$1\r\nv\r\n").unwrap();
     let mut reply = [0u8; 5];
