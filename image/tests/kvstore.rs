@@ -44,9 +44,16 @@ impl Guest {
             .unwrap()
             .port();
         let net = format!("user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:6379");
-        let extra = ["-netdev", &net, "-device", "virtio-net-pci,netdev=n0"]
-            .map(String::from)
-            .to_vec();
+        let extra = [
+            "-netdev",
+            &net,
+            "-device",
+            "virtio-net-pci,netdev=n0",
+            "-object",
+            "filter-dump,id=f1,netdev=n0,file=/tmp/dump3.pcap",
+        ]
+        .map(String::from)
+        .to_vec();
         let options = RunOptions {
             extra,
             ..RunOptions::default()
@@ -113,6 +120,7 @@ fn exchange(s: &mut TcpStream, request: &[u8], expected: &[u8]) {
 
 #[test]
 fn redis_protocol_commands_pipelining_and_protocol_errors() {
+    fresh_disk("kvstore-basic");
     let guest = Guest::start("kvstore-basic");
     let mut s = guest.connect();
     exchange(&mut s, b"*1\r\n$4\r\nPING\r\n", b"+PONG\r\n");
@@ -254,9 +262,309 @@ fn a_stalled_or_flooding_client_does_not_stall_the_others() {
         );
     }
     exchange(&mut fine, b"GET ok19\r\n", b"$2\r\n19\r\n");
+    // A client that disconnects mid-request is forgotten: its connection
+    // no longer counts (stalled, flood and fine remain).
+    let mut quitter = guest.connect();
+    quitter.write_all(b"*2\r\n$3\r\nGET\r\n$5\r\nab").unwrap();
+    drop(quitter);
+    eventually(Duration::from_secs(20), "the quitter's close", || {
+        info_field(&mut fine, "clients", "connected_clients") == 3
+    });
     // The stalled client finishes its command later and is answered.
     stalled.write_all(b"\r\n$1\r\nv\r\n").unwrap();
     let mut reply = [0u8; 5];
     stalled.read_exact(&mut reply).unwrap();
     assert_eq!(&reply, b"+OK\r\n");
+}
+
+/// Reads one line (through `\r\n`) byte by byte, so nothing after it is
+/// consumed.
+fn read_line(s: &mut TcpStream) -> String {
+    let mut line = Vec::new();
+    let mut byte = [0u8; 1];
+    while !line.ends_with(b"\r\n") {
+        s.read_exact(&mut byte).expect("reading a reply line");
+        line.push(byte[0]);
+    }
+    String::from_utf8_lossy(&line).into_owned()
+}
+
+/// Sends a command and returns its bulk-string reply's bytes.
+fn bulk(s: &mut TcpStream, request: &[u8]) -> Vec<u8> {
+    s.write_all(request).unwrap();
+    let header = read_line(s);
+    let len: usize = header
+        .strip_prefix('$')
+        .and_then(|n| n.trim_end().parse().ok())
+        .unwrap_or_else(|| panic!("expected a bulk string, got {header:?}"));
+    let mut body = vec![0; len + 2];
+    s.read_exact(&mut body).unwrap();
+    body.truncate(len);
+    body
+}
+
+/// One numeric field of `INFO section`.
+fn info_field(s: &mut TcpStream, section: &str, name: &str) -> u64 {
+    let text = String::from_utf8(bulk(s, format!("INFO {section}\r\n").as_bytes())).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no numeric {name} in INFO {section}:\n{text}"))
+}
+
+/// Polls `condition` every 100 ms until it holds, failing after `limit`
+/// (a deadline for something that must happen, not a timing assertion).
+fn eventually(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + limit;
+    while !condition() {
+        assert!(
+            Instant::now() < deadline,
+            "{what} did not happen within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_thousand_concurrent_connections_and_maxclients() {
+    const N: usize = 1000;
+    fresh_disk("kvstore-many");
+    let guest = Guest::start_with("kvstore-many", &["maxclients", "1000"]);
+    let first = guest.connect();
+    drop(first);
+    let started = Instant::now();
+    // Connect one at a time, each answered before the next: QEMU's user
+    // networking accepts host connections through a tiny backlog, so a
+    // burst of simultaneous connects stalls in the host's SYN retries.
+    let mut clients: Vec<TcpStream> = Vec::with_capacity(N);
+    eventually(Duration::from_secs(10), "no client left over", || {
+        let mut probe = guest.connect();
+        info_field(&mut probe, "clients", "connected_clients") == 1
+    });
+    for i in 0..N {
+        let mut s = TcpStream::connect(("127.0.0.1", guest.port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+        exchange(&mut s, b"PING\r\n", b"+PONG\r\n");
+        clients.push(s);
+        if i % 250 == 249 {
+            eprintln!("{} connections after {:?}", i + 1, started.elapsed());
+        }
+    }
+    let connected = started.elapsed();
+    // Every connection writes, then every one reads, all still open.
+    for (i, s) in clients.iter_mut().enumerate() {
+        s.write_all(format!("SET key{i} value{i}\r\n").as_bytes())
+            .unwrap();
+    }
+    for s in clients.iter_mut() {
+        let mut reply = [0u8; 5];
+        s.read_exact(&mut reply).unwrap();
+        assert_eq!(&reply, b"+OK\r\n");
+    }
+    for (i, s) in clients.iter_mut().enumerate() {
+        s.write_all(format!("GET key{}\r\n", (i + 1) % N).as_bytes())
+            .unwrap();
+    }
+    for (i, s) in clients.iter_mut().enumerate() {
+        let value = format!("value{}", (i + 1) % N);
+        let mut reply = vec![0u8; format!("${}\r\n{value}\r\n", value.len()).len()];
+        s.read_exact(&mut reply).unwrap();
+        assert_eq!(
+            String::from_utf8_lossy(&reply),
+            format!("${}\r\n{value}\r\n", value.len())
+        );
+    }
+    let served = started.elapsed();
+    assert_eq!(
+        info_field(&mut clients[0], "clients", "connected_clients"),
+        N as u64
+    );
+    // One more is told why and disconnected, as Redis does.
+    let mut extra = TcpStream::connect(("127.0.0.1", guest.port)).unwrap();
+    extra
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    let mut refused = Vec::new();
+    extra.read_to_end(&mut refused).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&refused),
+        "-ERR max number of clients reached\r\n"
+    );
+    assert_eq!(
+        info_field(&mut clients[1], "stats", "rejected_connections"),
+        1
+    );
+    // Closing one makes room for a new client; the others are unaffected.
+    clients.pop();
+    eventually(Duration::from_secs(20), "a slot freed", || {
+        info_field(&mut clients[2], "clients", "connected_clients") == N as u64 - 1
+    });
+    let mut late = TcpStream::connect(("127.0.0.1", guest.port)).unwrap();
+    late.set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    exchange(&mut late, b"GET key7\r\n", b"$6\r\nvalue7\r\n");
+    for s in clients.iter_mut().step_by(97) {
+        exchange(s, b"PING\r\n", b"+PONG\r\n");
+    }
+    eprintln!(
+        "{N} connections: all connected after {connected:?}, SET+GET on each done after {served:?}"
+    );
+}
+
+#[test]
+fn a_16_mib_value_round_trips_byte_exact() {
+    fresh_disk("kvstore-large");
+    let guest = Guest::start("kvstore-large");
+    let mut s = guest.connect();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let len = 16 << 20;
+    // Not a repeating pattern: a misplaced chunk would show.
+    let value: Vec<u8> = (0..len as u32)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect();
+    let started = Instant::now();
+    let mut request = format!("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n${len}\r\n").into_bytes();
+    request.extend_from_slice(&value);
+    request.extend_from_slice(b"\r\n");
+    exchange(&mut s, &request, b"+OK\r\n");
+    let set = started.elapsed();
+    let got = bulk(&mut s, b"GET big\r\n");
+    assert!(got == value, "GET big returned different bytes");
+    exchange(&mut s, b"STRLEN big\r\n", format!(":{len}\r\n").as_bytes());
+    eprintln!("16 MiB: SET {set:?}, GET {:?}", started.elapsed() - set);
+    // A second client was never blocked for good meanwhile.
+    let mut t = guest.connect();
+    exchange(&mut t, b"PING\r\n", b"+PONG\r\n");
+}
+
+/// The keys and final values the compaction test writes.
+fn compaction_value(key: usize, round: usize) -> String {
+    format!("round-{round}-of-key-{key}-{}", "x".repeat(60))
+}
+
+#[test]
+fn log_compaction_shrinks_the_log_and_the_data_survives_a_restart() {
+    let test = "kvstore-compact";
+    fresh_disk(test);
+    let args = ["appendfsync", "always", "auto-aof-rewrite-min-size", "64kb"];
+    const KEYS: usize = 10;
+    const ROUNDS: usize = 300;
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    // 3,000 overwrites of ten keys: ~330 KiB of log for ~1 KiB of data.
+    for round in 0..ROUNDS {
+        let mut batch = String::new();
+        for key in 0..KEYS {
+            let value = compaction_value(key, round);
+            batch.push_str(&format!("SET key{key} {value}\r\n"));
+        }
+        exchange(&mut s, batch.as_bytes(), &b"+OK\r\n".repeat(KEYS));
+    }
+    // The automatic rule (64 KiB, doubled) has rewritten the log.
+    let rewrites = info_field(&mut s, "persistence", "aof_rewrites");
+    let current = info_field(&mut s, "persistence", "aof_current_size");
+    let base = info_field(&mut s, "persistence", "aof_base_size");
+    assert!(rewrites >= 1, "no automatic rewrite");
+    assert!(
+        current < 2 * 64 * 1024 && base <= current,
+        "log not compacted: current {current}, base {base}"
+    );
+    // BGREWRITEAOF brings it down to the live data alone.
+    exchange(
+        &mut s,
+        b"BGREWRITEAOF\r\n",
+        b"+Background append only file rewriting started\r\n",
+    );
+    eventually(Duration::from_secs(20), "BGREWRITEAOF", || {
+        info_field(&mut s, "persistence", "aof_rewrites") > rewrites
+    });
+    let compact = info_field(&mut s, "persistence", "aof_current_size");
+    assert_eq!(compact, info_field(&mut s, "persistence", "aof_base_size"));
+    assert_eq!(
+        info_field(&mut s, "persistence", "aof_rewrite_in_progress"),
+        0
+    );
+    let live: usize = (0..KEYS)
+        .map(|k| compaction_value(k, ROUNDS - 1).len() + 40)
+        .sum();
+    assert!(
+        compact as usize <= live + 64,
+        "compacted log of {compact} bytes for ~{live} bytes of data"
+    );
+    // A write after the rewrite lands in the new log.
+    exchange(&mut s, b"SET after rewrite\r\n", b"+OK\r\n");
+    let serial = guest.kill();
+    assert!(serial.contains("kvstore: log rewritten: "), "{serial}");
+
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    for key in 0..KEYS {
+        let value = compaction_value(key, ROUNDS - 1);
+        exchange(
+            &mut s,
+            format!("GET key{key}\r\n").as_bytes(),
+            format!("${}\r\n{value}\r\n", value.len()).as_bytes(),
+        );
+    }
+    exchange(&mut s, b"GET after\r\n", b"$7\r\nrewrite\r\n");
+    exchange(
+        &mut s,
+        b"DBSIZE\r\n",
+        format!(":{}\r\n", KEYS + 1).as_bytes(),
+    );
+    assert!(
+        guest
+            .serial()
+            .contains(&format!("log replayed: {} records", KEYS + 1)),
+        "{}",
+        guest.serial()
+    );
+    eprintln!("log: {current} bytes after the automatic rewrite, {compact} after BGREWRITEAOF");
+}
+
+#[test]
+fn redis_benchmark_runs_without_errors() {
+    let found = std::process::Command::new("redis-benchmark")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !found {
+        eprintln!("redis-benchmark is not on PATH: skipping the benchmark run");
+        return;
+    }
+    fresh_disk("kvstore-bench");
+    let guest = Guest::start("kvstore-bench");
+    let mut s = guest.connect();
+    for (clients, pipeline) in [("1", "1"), ("10", "1"), ("10", "16")] {
+        let out = std::process::Command::new("redis-benchmark")
+            .args(["-p", &guest.port.to_string(), "-q", "-n", "2000"])
+            .args([
+                "-t",
+                "ping_mbulk,set,get,incr",
+                "-c",
+                clients,
+                "-P",
+                pipeline,
+            ])
+            .output()
+            .expect("redis-benchmark runs");
+        let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n")
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "redis-benchmark failed:\n{text}");
+        let results: Vec<&str> = text
+            .lines()
+            .filter(|l| l.contains("requests per second"))
+            .collect();
+        assert_eq!(results.len(), 4, "one result per test:\n{text}");
+        assert!(
+            !text.contains("Error") && !text.contains("ERR"),
+            "errors during the benchmark:\n{text}"
+        );
+        for line in results {
+            eprintln!("-c {clients} -P {pipeline}: {line}");
+        }
+    }
+    assert_eq!(info_field(&mut s, "stats", "total_error_replies"), 0);
+    // 2000 INCRs per run on one counter.
+    exchange(&mut s, b"GET counter:__rand_int__\r\n", b"$4\r\n6000\r\n");
 }

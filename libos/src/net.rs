@@ -35,10 +35,55 @@ fn frames(bytes: usize) -> usize {
     bytes.div_ceil(mm::FRAME_SIZE)
 }
 
+/// Single bounce frames kept for reuse. Every frame the NIC sends or
+/// receives is bounced, and the frame allocator's search for a free frame
+/// grows with the memory in use: with a few tens of MiB resident it
+/// dominated the time to send a large reply.
+struct BounceCache {
+    frames: [usize; BOUNCE_CACHE],
+    len: usize,
+}
+
+/// Frames the cache holds at most (the virtqueues hold at most 2 x 64
+/// buffers at once).
+const BOUNCE_CACHE: usize = 160;
+
+static BOUNCES: crate::sync::IrqSpinLock<BounceCache> =
+    crate::sync::IrqSpinLock::new(BounceCache {
+        frames: [0; BOUNCE_CACHE],
+        len: 0,
+    });
+
+/// `frames` contiguous, identity-mapped frames for a bounce buffer.
+fn bounce_alloc(frames: usize) -> usize {
+    if frames == 1 {
+        let mut cache = BOUNCES.lock();
+        if cache.len > 0 {
+            cache.len -= 1;
+            return cache.frames[cache.len];
+        }
+    }
+    mm::alloc_contiguous(frames, mm::FRAME_SIZE).expect("frames for a virtio buffer")
+}
+
+/// Gives back a bounce buffer from [`bounce_alloc`].
+fn bounce_free(pa: usize, frames: usize) {
+    if frames == 1 {
+        let mut cache = BOUNCES.lock();
+        if cache.len < BOUNCE_CACHE {
+            let at = cache.len;
+            cache.frames[at] = pa;
+            cache.len += 1;
+            return;
+        }
+    }
+    mm::free_contiguous(pa, frames);
+}
+
 // SAFETY: `dma_alloc` returns zeroed, page-aligned, identity-mapped frames
 // owned by the caller until `dma_dealloc`; `mmio_phys_to_virt` returns the
 // identity mapping of a PCI BAR the kernel maps as device memory; `share`
-// copies into fresh frames and `unshare` copies back and frees them.
+// copies into bounce frames and `unshare` copies back and releases them.
 unsafe impl Hal for KernelHal {
     fn dma_alloc(pages: usize, _direction: BufferDirection) -> (PhysAddr, NonNull<u8>) {
         let pa = mm::alloc_contiguous(pages, mm::FRAME_SIZE).expect("frames for virtio queues");
@@ -61,8 +106,7 @@ unsafe impl Hal for KernelHal {
 
     unsafe fn share(buffer: NonNull<[u8]>, direction: BufferDirection) -> PhysAddr {
         let len = buffer.len();
-        let pa =
-            mm::alloc_contiguous(frames(len), mm::FRAME_SIZE).expect("frames for a virtio buffer");
+        let pa = bounce_alloc(frames(len));
         if direction != BufferDirection::DeviceToDriver {
             // SAFETY: the caller guarantees the buffer is valid and unshared;
             // the bounce frames are ours and identity-mapped.
@@ -81,7 +125,7 @@ unsafe impl Hal for KernelHal {
                 core::ptr::copy_nonoverlapping(paddr as *const u8, buffer.as_ptr() as *mut u8, len)
             };
         }
-        mm::free_contiguous(paddr as usize, frames(len));
+        bounce_free(paddr as usize, frames(len));
     }
 }
 
@@ -154,11 +198,18 @@ pub enum NetError {
 
 static NET_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
 
+/// Set by the NIC's interrupt, cleared by `Net::poll`: frames may be
+/// waiting that no poll has seen.
+static NET_INTERRUPTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 /// The NIC's INTx is level-triggered and only the driver (owned by the app)
 /// can quiet it, so the handler masks it; `Net::poll` acknowledges the
-/// device and unmasks. The interrupt's job is to end the app's WFI.
+/// device and unmasks. The interrupt's job is to end the app's WFI; if it
+/// comes while the app is busy, [`Net::wait`] sees the flag and does not
+/// sleep.
 fn on_net_interrupt() {
     crate::irq::mask(NET_INTID.load(core::sync::atomic::Ordering::Relaxed));
+    NET_INTERRUPTED.store(true, core::sync::atomic::Ordering::Relaxed);
 }
 
 /// The interface, its device and the sockets, polled together.
@@ -241,11 +292,66 @@ impl Net {
     /// Moves packets between the NIC and the sockets, and re-arms the
     /// NIC's interrupt.
     pub fn poll(&mut self) {
+        self.poll_with(|_| {});
+    }
+
+    /// Like [`poll`](Net::poll), running `after_each` after every received
+    /// frame. It exists so an app can keep a small pool of listening
+    /// sockets topped up: a SYN claims a listener, and `after_each` puts a
+    /// fresh one in its place before the next SYN of a burst is handled
+    /// (smoltcp answers a SYN that finds no listener with a reset).
+    ///
+    /// The device's interrupt is acknowledged before the receive queue is
+    /// drained and unmasked after, so a frame arriving in between leaves
+    /// the interrupt pending and the next WFI returns at once.
+    pub fn poll_with(&mut self, mut after_each: impl FnMut(&mut SocketSet<'static>)) {
+        NET_INTERRUPTED.store(false, core::sync::atomic::Ordering::Relaxed);
         self.device.nic.ack_interrupt();
-        self.iface.poll(now(), &mut self.device, &mut self.sockets);
+        let now = now();
+        self.iface.poll_maintenance(now);
+        while self
+            .iface
+            .poll_ingress_single(now, &mut self.device, &mut self.sockets)
+            != smoltcp::iface::PollIngressSingleResult::None
+        {
+            after_each(&mut self.sockets);
+        }
+        while self
+            .iface
+            .poll_egress(now, &mut self.device, &mut self.sockets)
+            == smoltcp::iface::PollResult::SocketStateChanged
+        {}
         let intid = NET_INTID.load(core::sync::atomic::Ordering::Relaxed);
         if intid != 0 {
             crate::irq::unmask(intid);
+        }
+    }
+
+    /// How long the app may sleep before smoltcp has timers to run
+    /// (retransmissions, delayed ACKs, TIME-WAIT); `None` if it has none.
+    /// Frames that arrive meanwhile end the sleep through the NIC's
+    /// interrupt.
+    pub fn poll_delay(&mut self) -> Option<core::time::Duration> {
+        self.iface
+            .poll_delay(now(), &self.sockets)
+            .map(|d| core::time::Duration::from_micros(d.total_micros()))
+    }
+
+    /// Sleeps in WFI until the NIC interrupts or `limit` passes; returns at
+    /// once if the NIC interrupted since the last poll (its interrupt is
+    /// masked then, so it could not end the WFI). An app's idle wait.
+    pub fn wait(&self, limit: core::time::Duration) {
+        crate::time::wait_for_interrupt_unless(limit, || {
+            NET_INTERRUPTED.load(core::sync::atomic::Ordering::Relaxed)
+        });
+    }
+
+    /// NIC interrupts taken since boot (0 without a wired interrupt), so
+    /// an app can tell whether it is woken by the NIC or by its timeout.
+    pub fn interrupts(&self) -> u64 {
+        match NET_INTID.load(core::sync::atomic::Ordering::Relaxed) {
+            0 => 0,
+            intid => crate::irq::taken(intid),
         }
     }
 }

@@ -130,12 +130,23 @@ mod guest {
 
     /// Waits for the next interrupt, or at most `limit`.
     pub fn wait_for_interrupt_or(limit: Duration) {
+        wait_for_interrupt_unless(limit, || false);
+    }
+
+    /// Like [`wait_for_interrupt_or`], but returns at once if `ready()`
+    /// holds. `ready` is checked with IRQs masked, so an interrupt whose
+    /// handler makes it true cannot slip in between the check and the WFI:
+    /// either the handler ran before (and `ready` sees it) or the
+    /// interrupt is still pending and ends the WFI.
+    pub fn wait_for_interrupt_unless(limit: Duration, ready: impl Fn() -> bool) {
         let irqs_were_enabled = arch::irq_save_disable();
-        arch::timer_arm(now().add(limit).0);
-        arch::wait_for_interrupt();
-        arch::irq_enable();
-        arch::irq_save_disable();
-        arch::timer_disarm();
+        if !ready() {
+            arch::timer_arm(now().add(limit).0);
+            arch::wait_for_interrupt();
+            arch::irq_enable();
+            arch::irq_save_disable();
+            arch::timer_disarm();
+        }
         arch::irq_restore(irqs_were_enabled);
     }
 

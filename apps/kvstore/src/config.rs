@@ -29,6 +29,9 @@ pub struct Config {
     pub appendfsync: AppendFsync,
     /// When the server compacts the log (`auto-aof-rewrite-*`).
     pub aof_rewrite: RewritePolicy,
+    /// Most clients connected at once (`maxclients`); one more is told
+    /// `-ERR max number of clients reached` and disconnected.
+    pub maxclients: u64,
 }
 
 impl Default for Config {
@@ -40,6 +43,7 @@ impl Default for Config {
             appendonly: false,
             appendfsync: AppendFsync::EverySec,
             aof_rewrite: RewritePolicy::default(),
+            maxclients: 10_000,
         }
     }
 }
@@ -119,7 +123,7 @@ impl Config {
             "databases" => String::from("1"),
             "timeout" => String::from("0"),
             "bind" => String::from("* -::*"),
-            "maxclients" => String::from("10000"),
+            "maxclients" => number(self.maxclients),
             "appendfilename" => String::from("appendonly.aof"),
             "dir" => String::from("/"),
             _ => return None,
@@ -173,10 +177,43 @@ impl Config {
             "auto-aof-rewrite-min-size" => {
                 self.aof_rewrite.min_size = parse_memory(value).ok_or_else(|| invalid(MEMORY))?
             }
+            "maxclients" => {
+                self.maxclients = parse_u64(value)
+                    .filter(|&n| n >= 1)
+                    .ok_or_else(|| invalid("argument must be between 1 and 9223372036854775807"))?
+            }
             _ if NAMES.contains(&lower.as_str()) => return Err(ConfigError::Immutable(lower)),
             _ => return Err(ConfigError::Unknown(lower)),
         }
         Ok(())
+    }
+
+    /// Settings from a command line of `name value` pairs, as
+    /// `redis-server --port 7000 --appendfsync always` takes them (the
+    /// leading `--` is optional): the guest's boot arguments. Starts from
+    /// the defaults; the first bad pair is the error.
+    ///
+    /// ```
+    /// use kvstore::config::Config;
+    ///
+    /// let config = Config::from_args(["appendfsync", "always", "--maxclients", "2000"]).unwrap();
+    /// assert_eq!(config.maxclients, 2000);
+    /// assert!(Config::from_args(["maxclients"]).is_err());
+    /// ```
+    pub fn from_args<'a>(args: impl IntoIterator<Item = &'a str>) -> Result<Config, ConfigError> {
+        let mut config = Config::default();
+        let mut args = args.into_iter();
+        while let Some(name) = args.next() {
+            let name = name.strip_prefix("--").unwrap_or(name);
+            let Some(value) = args.next() else {
+                return Err(ConfigError::Invalid(
+                    name.to_ascii_lowercase(),
+                    "a value must follow the name",
+                ));
+            };
+            config.set(name, value.as_bytes())?;
+        }
+        Ok(config)
     }
 
     /// Like [`set`](Config::set), for `CONFIG SET` on a running server:
@@ -227,6 +264,36 @@ mod tests {
         assert_eq!(config.aof_rewrite.min_size, 1 << 30);
         config.set("port", b"7000").unwrap();
         assert_eq!(config.get("port").as_deref(), Some("7000"));
+    }
+
+    #[test]
+    fn from_args_reads_name_value_pairs() {
+        let config = Config::from_args([
+            "--appendfsync",
+            "no",
+            "auto-aof-rewrite-min-size",
+            "1mb",
+            "maxclients",
+            "5",
+        ])
+        .unwrap();
+        assert_eq!(config.appendfsync, AppendFsync::No);
+        assert_eq!(config.aof_rewrite.min_size, 1 << 20);
+        assert_eq!(config.maxclients, 5);
+        assert_eq!(config.get("maxclients").as_deref(), Some("5"));
+        assert_eq!(Config::from_args([]).unwrap(), Config::default());
+        assert!(matches!(
+            Config::from_args(["maxclients", "0"]),
+            Err(ConfigError::Invalid(..))
+        ));
+        assert!(matches!(
+            Config::from_args(["bogus", "1"]),
+            Err(ConfigError::Unknown(..))
+        ));
+        assert!(matches!(
+            Config::from_args(["appendfsync"]),
+            Err(ConfigError::Invalid(..))
+        ));
     }
 
     #[test]

@@ -2,26 +2,27 @@
 //! straight between the disk and demand-paged buffers.
 //!
 //! ```text
-//!  disk: [superblock, block 0][ ... ][log from 1 MiB: HEADER, record, record, ...]
-//!  superblock: "FLKVSB01", durable log length (u64), CRC-32C of both
-//!  flush: write the staged tail (from the last block boundary) ──► then the
+//!  disk:  [slot 0][slot 1] ... [area 0 from 1 MiB][area 1]   (aof::superblock)
+//!  flush: write the staged tail (from the last block boundary) ──► then a
 //!         superblock with the new length; a crash between the two keeps the
 //!         old length, so a reply is sent only after both (appendfsync always)
+//!  rewrite: the live data into the other area ──► then a superblock naming it
 //! ```
+//!
+//! The rewrite runs synchronously in the server loop: clients wait while
+//! the live data is serialised and written (see [`DiskLog::rewrite`]).
 
 extern crate alloc;
 
 use alloc::format;
 use alloc::string::String;
-use kvstore::aof::{self, crc32c, AppendFsync};
+use kvstore::aof::superblock::{self, Superblock};
+use kvstore::aof::{self, AppendFsync};
 use kvstore::Args;
 use libos::dma::{self, Direction, EngineId, NvmeInfo, Policy, Transfer};
 use libos::mm::Region;
 use libos::time::{self, Instant};
 
-const SUPER_MAGIC: &[u8; 8] = b"FLKVSB01";
-/// Where the log starts on the disk.
-const LOG_START: u64 = 1 << 20;
 /// Virtual space for staging the log tail (pages appear when touched).
 const STAGING: usize = 1 << 30;
 
@@ -35,15 +36,18 @@ pub struct Opened {
     pub cut: Option<String>,
 }
 
-/// The log: durable length, and a staging buffer holding everything from the
-/// last block boundary at or below that length.
+/// The log: where it is, its durable length, and a staging buffer holding
+/// everything from the last block boundary at or below that length.
 pub struct DiskLog {
     engine: EngineId,
     block: usize,
     capacity: u64,
-    durable: u64,
+    /// Bytes each area holds.
+    area_len: u64,
+    /// The superblock last written: the log's area and durable length.
+    current: Superblock,
     staging: Region,
-    /// Disk offset (relative to the log start) of `staging[0]`.
+    /// Log offset of `staging[0]`.
     staged_from: u64,
     /// Bytes staged.
     staged: usize,
@@ -73,6 +77,10 @@ fn transfer(
         .map_err(|e| io("disk transfer", e))
 }
 
+fn staging() -> Result<Region, String> {
+    Region::demand_zero(STAGING).map_err(|e| io("staging buffer", e))
+}
+
 impl DiskLog {
     /// Opens the log on the disk, replaying every valid record into
     /// `apply`; a torn or corrupt tail is reported and cut.
@@ -83,19 +91,25 @@ impl DiskLog {
         mut apply: impl FnMut(Args),
     ) -> Result<(DiskLog, Opened), String> {
         let block = info.block_size;
-        let mut sb = Region::eager(4096).map_err(|e| io("superblock buffer", e))?;
-        transfer(engine, Direction::FromDevice, &sb, block, 0)?;
-        let bytes = sb.as_mut_slice();
-        let stored = u64::from_le_bytes(bytes[8..16].try_into().unwrap());
-        let crc = u32::from_le_bytes(bytes[16..20].try_into().unwrap());
-        let valid_super = &bytes[..8] == SUPER_MAGIC && crc == crc32c(&bytes[..16]);
-        let capacity = info.capacity - LOG_START;
+        let (_, area_len) = superblock::areas(info.capacity);
+        let area_len = area_len.min(STAGING as u64);
+        let slots = Region::eager(2 * superblock::SLOT_STRIDE as usize)
+            .map_err(|e| io("superblock buffer", e))?;
+        transfer(engine, Direction::FromDevice, &slots, slots.len(), 0)?;
+        let bytes = slots.as_slice();
+        let stride = superblock::SLOT_STRIDE as usize;
+        let found = superblock::newest(&bytes[..stride], &bytes[stride..], area_len);
         let mut log = DiskLog {
             engine,
             block,
-            capacity,
-            durable: 0,
-            staging: Region::demand_zero(STAGING).map_err(|e| io("staging buffer", e))?,
+            capacity: info.capacity,
+            area_len,
+            current: found.unwrap_or(Superblock {
+                generation: 0,
+                area: 0,
+                length: 0,
+            }),
+            staging: staging()?,
             staged_from: 0,
             staged: 0,
             fsync,
@@ -106,27 +120,25 @@ impl DiskLog {
             bytes: 0,
             cut: None,
         };
-        let length = if valid_super && stored <= capacity && stored as usize <= STAGING {
-            stored
-        } else {
-            0
-        };
+        let length = log.current.length;
         if length == 0 {
             log.append(&aof::HEADER);
             log.flush()?;
-            opened.bytes = log.durable;
+            opened.bytes = log.durable_bytes();
             return Ok((log, opened));
         }
-        // Read the whole log into the staging buffer and replay it there.
+        // Read the whole log and replay it; then keep only its last
+        // partial block, in a fresh buffer (the pages of the read go).
+        let read = staging()?;
         let rounded = (length as usize).next_multiple_of(block);
         transfer(
             engine,
             Direction::FromDevice,
-            &log.staging,
+            &read,
             rounded,
-            LOG_START,
+            log.area_start(),
         )?;
-        let report = aof::replay(&log.staging.as_slice()[..length as usize], &mut apply);
+        let report = aof::replay(&read.as_slice()[..length as usize], &mut apply);
         opened.records = report.records;
         let valid = report.valid_bytes as u64;
         if let Some(tail) = report.torn_tail {
@@ -135,31 +147,37 @@ impl DiskLog {
                 tail.offset, tail.reason
             ));
         }
-        // Keep only the last partial block staged.
         let keep_from = valid / block as u64 * block as u64;
         let tail = (valid - keep_from) as usize;
-        let slice = log.staging.as_mut_slice();
-        slice.copy_within(keep_from as usize..keep_from as usize + tail, 0);
+        log.staging.as_mut_slice()[..tail]
+            .copy_from_slice(&read.as_slice()[keep_from as usize..keep_from as usize + tail]);
         log.staged_from = keep_from;
         log.staged = tail;
-        log.durable = valid;
         if valid != length {
+            log.current = log.current.next(log.current.area, valid);
             log.write_superblock()?;
         }
         opened.bytes = valid;
         Ok((log, opened))
     }
 
+    fn area_start(&self) -> u64 {
+        superblock::area_start(self.capacity, self.current.area)
+    }
+
     /// Stages `bytes` at the end of the log (durable after the next flush).
+    /// Past the area's end the bytes are dropped and the next flush fails.
     pub fn append(&mut self, bytes: &[u8]) {
         let end = self.staged + bytes.len();
-        self.staging.as_mut_slice()[self.staged..end].copy_from_slice(bytes);
+        if self.staged_from + end as u64 <= self.area_len {
+            self.staging.as_mut_slice()[self.staged..end].copy_from_slice(bytes);
+        }
         self.staged = end;
     }
 
     /// Whether anything staged is not durable yet.
     pub fn dirty(&self) -> bool {
-        self.staged_from + self.staged as u64 > self.durable
+        self.staged_from + self.staged as u64 > self.current.length
     }
 
     /// Whether the appendfsync policy wants a flush now.
@@ -172,18 +190,29 @@ impl DiskLog {
             }
     }
 
+    /// When a flush will be due if nothing else happens, for the server's
+    /// sleep: `None` if nothing is staged or the policy waits for volume.
+    pub fn flush_deadline(&self) -> Option<Instant> {
+        match self.fsync {
+            _ if !self.dirty() => None,
+            AppendFsync::Always => Some(time::now()),
+            AppendFsync::EverySec => Some(self.last_flush.add(core::time::Duration::from_secs(1))),
+            AppendFsync::No => None,
+        }
+    }
+
     /// Bytes of log on the disk.
     pub fn durable_bytes(&self) -> u64 {
-        self.durable
+        self.current.length
     }
 
     /// Writes the staged tail, then the superblock with the new length.
     pub fn flush(&mut self) -> Result<(), String> {
         let end = self.staged_from + self.staged as u64;
-        if end > self.capacity {
+        if end > self.area_len {
             return Err(format!(
-                "log full: {end} bytes, disk holds {}",
-                self.capacity
+                "log full: {end} bytes, its area holds {}",
+                self.area_len
             ));
         }
         let rounded = self.staged.next_multiple_of(self.block);
@@ -192,9 +221,9 @@ impl DiskLog {
             Direction::ToDevice,
             &self.staging,
             rounded,
-            LOG_START + self.staged_from,
+            self.area_start() + self.staged_from,
         )?;
-        self.durable = end;
+        self.current = self.current.next(self.current.area, end);
         self.write_superblock()?;
         self.last_flush = time::now();
         // Keep the last partial block; the full ones are on the disk.
@@ -208,13 +237,65 @@ impl DiskLog {
         Ok(())
     }
 
+    /// Replaces the log with the one `fill` produces (it calls its argument
+    /// with the new log's bytes, in order: see `aof::rewrite_each`). The new
+    /// log goes to the other area and becomes the log only when the
+    /// superblock naming it is written, so a crash or an error at any point
+    /// leaves the old log in force. Whatever was staged but not flushed is
+    /// superseded: the new log is built from the live data, which includes
+    /// it. Returns the new log's size.
+    ///
+    /// Synchronous: the caller (the server loop) serves nobody meanwhile.
+    pub fn rewrite(&mut self, fill: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Result<u64, String> {
+        let mut buffer = staging()?;
+        let mut len = 0usize;
+        let limit = self.area_len as usize;
+        {
+            let slice = buffer.as_mut_slice();
+            fill(&mut |bytes: &[u8]| {
+                let end = len + bytes.len();
+                if end <= limit {
+                    slice[len..end].copy_from_slice(bytes);
+                }
+                len = end;
+            });
+        }
+        if len > limit {
+            return Err(format!(
+                "rewritten log of {len} bytes does not fit its area of {limit}"
+            ));
+        }
+        let area = 1 - self.current.area;
+        let rounded = len.next_multiple_of(self.block);
+        let start = superblock::area_start(self.capacity, area);
+        transfer(self.engine, Direction::ToDevice, &buffer, rounded, start)?;
+        let switched = self.current.next(area, len as u64);
+        let previous = core::mem::replace(&mut self.current, switched);
+        if let Err(e) = self.write_superblock() {
+            // The old superblock may still be the newest on the disk; keep
+            // appending to the old log, staged data and all.
+            self.current = previous;
+            return Err(e);
+        }
+        self.last_flush = time::now();
+        let full = len / self.block * self.block;
+        buffer.as_mut_slice().copy_within(full..len, 0);
+        self.staging = buffer;
+        self.staged_from = full as u64;
+        self.staged = len - full;
+        Ok(len as u64)
+    }
+
     fn write_superblock(&mut self) -> Result<(), String> {
         let mut sb = Region::eager(4096).map_err(|e| io("superblock buffer", e))?;
-        let bytes = sb.as_mut_slice();
-        bytes[..8].copy_from_slice(SUPER_MAGIC);
-        bytes[8..16].copy_from_slice(&self.durable.to_le_bytes());
-        let crc = crc32c(&bytes[..16]);
-        bytes[16..20].copy_from_slice(&crc.to_le_bytes());
-        transfer(self.engine, Direction::ToDevice, &sb, self.block, 0)
+        let bytes = self.current.encode();
+        sb.as_mut_slice()[..bytes.len()].copy_from_slice(&bytes);
+        transfer(
+            self.engine,
+            Direction::ToDevice,
+            &sb,
+            self.block,
+            self.current.slot_offset(),
+        )
     }
 }

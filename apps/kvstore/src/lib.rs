@@ -15,6 +15,8 @@
 //! - [`store`]: the keyspace itself, with expiry and a memory estimate.
 //! - [`aof`]: the append-only log: records, replay with torn-tail
 //!   detection, and compaction.
+//! - [`session`]: one connection's protocol state and the limits that
+//!   keep one client from stalling the others.
 //! - [`config`], [`glob`], [`num`]: settings, Redis glob patterns and
 //!   Redis's strict integer syntax, shared by the above.
 //!
@@ -45,6 +47,7 @@ pub mod config;
 pub mod glob;
 pub mod num;
 pub mod resp;
+pub mod session;
 pub mod store;
 
 /// One command as it travels through the system: the command name followed

@@ -1,17 +1,26 @@
 //! `kvstore`: the Redis-protocol server, in the guest.
 //!
 //! ```text
-//! ./run-qemu.sh kvstore --qemu-arg -netdev --qemu-arg user,id=n0,hostfwd=tcp:127.0.0.1:6379-:6379 \
-//!                       --qemu-arg -device --qemu-arg virtio-net-pci,netdev=n0
+//! ./run-qemu.sh kvstore --port 6379 -- appendfsync always maxclients 2000
 //! redis-cli -p 6379 ping
 //! ```
+//!
+//! The boot arguments are `name value` pairs of Redis settings (see
+//! `kvstore::config::Config::from_args`).
 #![cfg_attr(target_os = "none", no_std)]
 #![cfg_attr(target_os = "none", no_main)]
 
 #[cfg(target_os = "none")]
 mod disklog;
 #[cfg(target_os = "none")]
+mod listen;
+#[cfg(target_os = "none")]
+mod ready;
+#[cfg(target_os = "none")]
 mod server;
+
+#[cfg(target_os = "none")]
+libos::main!(server::main);
 
 /// The server runs in the guest only.
 #[cfg(not(target_os = "none"))]

@@ -1,77 +1,376 @@
-//! The guest side: smoltcp TCP sockets on port 6379, one RESP parser and
-//! output buffer per connection, one command engine for all.
+//! The guest side: smoltcp TCP connections on port 6379, one
+//! [`Session`] each, one command engine for all, the log on NVMe.
+//!
+//! ```text
+//!  loop:  poll NIC ──► collect handshakes (listeners refilled per frame)
+//!         ──► visit the connections whose wakers fired: read, execute
+//!         ──► flush the log (appendfsync) ──► compact it if due
+//!         ──► send replies ──► sleep in WFI until the NIC's interrupt,
+//!             smoltcp's next timer, the log's flush or the expiry tick
+//! ```
+//!
+//! Connections live in slots; a closed connection's socket leaves the
+//! socket set (its buffers are freed) and its slot is reused.
 
 extern crate alloc;
 
-use alloc::vec;
 use alloc::vec::Vec;
+use core::task::Waker;
 use core::time::Duration;
-use kvstore::aof::{self, AppendFsync};
-use kvstore::commands::{ClientCtx, Engine};
+use kvstore::aof;
+use kvstore::commands::Engine;
 use kvstore::config::Config;
-use kvstore::resp::Parser;
-
-use crate::disklog::DiskLog;
+use kvstore::resp::Reply;
+use kvstore::session::Session;
 use libos::net::smoltcp::iface::SocketHandle;
 use libos::net::smoltcp::socket::tcp;
+use libos::net::Net;
 use libos::println;
+use libos::time::{self, Instant};
 
-libos::main!(main);
+use crate::disklog::DiskLog;
+use crate::listen::Listeners;
+use crate::ready::Ready;
 
-/// Port the server listens on.
-const PORT: u16 = 6379;
-/// Connections served at once.
-const CONNECTIONS: usize = 128;
-/// Socket buffer sizes (room for pipelined clients).
-const SOCKET_BUFFER: usize = 16 * 1024;
-/// Output kept per connection before the server stops reading from it.
+/// Replies kept per connection before the server stops executing its
+/// requests (and so stops reading from it).
 const OUTPUT_LIMIT: usize = 1 << 20;
-
-struct Connection {
-    handle: SocketHandle,
-    parser: Parser,
-    client: ClientCtx,
-    output: Vec<u8>,
-    open: bool,
-    closing: bool,
-}
+/// How often expired keys are swept, and how many keys a sweep examines.
+const EXPIRE_EVERY: Duration = Duration::from_millis(100);
+const EXPIRE_BUDGET: usize = 20;
+/// How long a closing connection may wait for the peer's FIN or ACK.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
+/// A log flush slower than this is reported on the console.
+const SLOW_FLUSH: Duration = Duration::from_millis(500);
+/// Longest sleep when nothing else bounds it.
+const IDLE_SLEEP: Duration = Duration::from_secs(1);
 
 fn now_ms() -> u64 {
-    libos::time::unix_time_ms()
+    time::unix_time_ms()
 }
 
-/// `appendfsync always|everysec|no` from the arguments (default everysec).
-fn fsync_policy(args: &libos::Args) -> Result<AppendFsync, ()> {
-    let items: Vec<&str> = args.iter().collect();
-    match items.iter().position(|a| *a == "appendfsync") {
-        None => Ok(AppendFsync::EverySec),
-        Some(i) => items
-            .get(i + 1)
-            .and_then(|p| AppendFsync::parse(p.as_bytes()))
-            .ok_or(()),
+/// One client connection.
+struct Conn {
+    handle: SocketHandle,
+    session: Session,
+    waker: Waker,
+    /// Counted in `connected_clients` (a refused connection is not).
+    client: bool,
+    /// `close()` was called; the socket finishes the TCP close.
+    fin_sent: bool,
+}
+
+/// Everything the loop works on.
+pub struct Server {
+    net: Net,
+    engine: Engine,
+    log: Option<DiskLog>,
+    listeners: Listeners,
+    conns: Vec<Option<Conn>>,
+    free: Vec<usize>,
+    ready: Ready,
+    /// Slots with replies to send once the log is flushed.
+    replied: Vec<usize>,
+    next_id: u64,
+    last_expire: Instant,
+}
+
+impl Server {
+    /// A server listening on `config.port`, with the dataset already
+    /// loaded into `engine` from `log`.
+    pub fn new(mut net: Net, engine: Engine, log: Option<DiskLog>) -> Server {
+        let port = engine.config().port;
+        let listeners = Listeners::new(&mut net.sockets, port);
+        Server {
+            net,
+            engine,
+            log,
+            listeners,
+            conns: Vec::new(),
+            free: Vec::new(),
+            ready: Ready::new(),
+            replied: Vec::new(),
+            next_id: 1,
+            last_expire: time::now(),
+        }
+    }
+
+    /// Serves forever.
+    pub fn run(mut self) -> ! {
+        let mut visiting = Vec::new();
+        loop {
+            let listeners = &mut self.listeners;
+            self.net.poll_with(|sockets| listeners.refill(sockets));
+            self.accept();
+            self.ready.take(&mut visiting);
+            for &slot in &visiting {
+                self.visit(slot);
+            }
+            self.expire();
+            self.flush_log();
+            self.compact_log();
+            let mut sent = false;
+            for slot in core::mem::take(&mut self.replied) {
+                sent |= self.send(slot);
+            }
+            if sent || !self.ready.is_empty() {
+                continue; // poll again: smoltcp transmits what was queued
+            }
+            self.sleep();
+        }
+    }
+
+    /// Sleeps in WFI until the NIC interrupts or the earliest deadline.
+    fn sleep(&mut self) {
+        let now = time::now();
+        let mut limit = self.net.poll_delay().unwrap_or(IDLE_SLEEP).min(IDLE_SLEEP);
+        let expire_at = self.last_expire.add(EXPIRE_EVERY);
+        limit = limit.min(expire_at.duration_since(now));
+        if let Some(at) = self.log.as_ref().and_then(|l| l.flush_deadline()) {
+            limit = limit.min(at.duration_since(now));
+        }
+        if !limit.is_zero() {
+            self.net.wait(limit);
+        }
+    }
+
+    /// Turns completed handshakes into connections; drops failed ones.
+    fn accept(&mut self) {
+        let mut i = 0;
+        while i < self.listeners.handshakes.len() {
+            let handle = self.listeners.handshakes[i];
+            let state = self.net.sockets.get::<tcp::Socket>(handle).state();
+            match state {
+                tcp::State::SynReceived => i += 1,
+                tcp::State::Established | tcp::State::CloseWait => {
+                    self.listeners.handshakes.swap_remove(i);
+                    self.open(handle);
+                }
+                // Reset during the handshake (smoltcp returns the socket to
+                // LISTEN), timed out, or anything else unexpected.
+                _ => {
+                    self.listeners.handshakes.swap_remove(i);
+                    self.net.sockets.remove(handle);
+                }
+            }
+        }
+        self.listeners.refill(&mut self.net.sockets);
+    }
+
+    fn open(&mut self, handle: SocketHandle) {
+        let slot = self.free.pop().unwrap_or_else(|| {
+            self.conns.push(None);
+            self.conns.len() - 1
+        });
+        let stats = self.engine.stats_mut();
+        let client = stats.connected_clients < self.engine.config().maxclients;
+        let session = if client {
+            let stats = self.engine.stats_mut();
+            stats.connected_clients += 1;
+            stats.total_connections_received += 1;
+            self.next_id += 1;
+            Session::new(self.next_id - 1, self.engine.config(), OUTPUT_LIMIT)
+        } else {
+            self.engine.stats_mut().rejected_connections += 1;
+            Session::refuse(&Reply::error("ERR max number of clients reached"))
+        };
+        let socket = self.net.sockets.get_mut::<tcp::Socket>(handle);
+        socket.set_timeout(None);
+        self.conns[slot] = Some(Conn {
+            handle,
+            session,
+            waker: self.ready.waker(slot),
+            client,
+            fin_sent: false,
+        });
+        // Requests may have arrived with the handshake's last ACK.
+        self.ready.push(slot);
+    }
+
+    fn close(&mut self, slot: usize) {
+        if let Some(conn) = self.conns[slot].take() {
+            self.net.sockets.remove(conn.handle);
+            if conn.client {
+                self.engine.stats_mut().connected_clients -= 1;
+            }
+            self.free.push(slot);
+        }
+    }
+
+    /// Reads and executes what a woken connection sent.
+    fn visit(&mut self, slot: usize) {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return; // woken after it closed
+        };
+        let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+        if !socket.is_open() {
+            self.close(slot);
+            return;
+        }
+        if !conn.fin_sent {
+            let now = now_ms();
+            let (engine, log) = (&mut self.engine, &mut self.log);
+            let mut record = Vec::new();
+            loop {
+                conn.session.run(engine, now, |effect| {
+                    if let Some(log) = log.as_mut() {
+                        record.clear();
+                        aof::encode_record_into(effect, &mut record);
+                        log.append(&record);
+                    }
+                });
+                if !conn.session.wants_input() || !socket.can_recv() {
+                    break;
+                }
+                let session = &mut conn.session;
+                let read = socket
+                    .recv(|data| {
+                        session.feed(data);
+                        (data.len(), data.len())
+                    })
+                    .unwrap_or(0);
+                engine.stats_mut().total_net_input_bytes += read as u64;
+            }
+            if !socket.may_recv() && !socket.can_recv() {
+                conn.session.input_ended();
+            }
+            if !conn.session.output().is_empty() || conn.session.done() {
+                self.replied.push(slot);
+            }
+        }
+        socket.register_recv_waker(&conn.waker);
+    }
+
+    /// Sends what fits of a connection's replies; closes it once it is
+    /// done. Returns whether anything was handed to smoltcp.
+    fn send(&mut self, slot: usize) -> bool {
+        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+            return false;
+        };
+        let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+        let paused = !conn.session.wants_input();
+        let mut sent = 0;
+        if !conn.session.output().is_empty() && socket.can_send() {
+            sent = socket.send_slice(conn.session.output()).unwrap_or(0);
+            conn.session.consume(sent);
+            self.engine.stats_mut().total_net_output_bytes += sent as u64;
+        }
+        if !conn.session.output().is_empty() {
+            if socket.may_send() {
+                socket.register_send_waker(&conn.waker);
+            } else {
+                conn.session.consume(usize::MAX); // nobody left to read it
+            }
+        }
+        if conn.session.done() && !conn.fin_sent {
+            socket.close();
+            socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
+            conn.fin_sent = true;
+            socket.register_recv_waker(&conn.waker);
+            return true;
+        }
+        if paused && conn.session.wants_input() {
+            // Requests were left waiting for room in the output.
+            self.ready.push(slot);
+        }
+        sent > 0
+    }
+
+    fn expire(&mut self) {
+        if self.last_expire.elapsed() < EXPIRE_EVERY {
+            return;
+        }
+        self.last_expire = time::now();
+        let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
+        if let Some(log) = self.log.as_mut() {
+            for effect in &deleted {
+                log.append(&aof::encode_record(effect));
+            }
+        }
+    }
+
+    /// Flushes the log when the policy says so. Replies to writes leave
+    /// only after this (under appendfsync always), so no acknowledged write
+    /// can be lost.
+    fn flush_log(&mut self) {
+        let Some(log) = self.log.as_mut() else {
+            return;
+        };
+        if !log.flush_due() {
+            return;
+        }
+        let started = time::now();
+        let before = log.durable_bytes();
+        let result = log.flush();
+        let took = started.elapsed();
+        if took >= SLOW_FLUSH {
+            // Like Redis's warning about a slow fsync: clients waited.
+            println!(
+                "kvstore: log flush of {} bytes took {} ms",
+                log.durable_bytes().saturating_sub(before),
+                took.as_millis()
+            );
+        }
+        if let Err(e) = result {
+            println!("kvstore: log write failed: {e}; persistence is off");
+            self.log = None;
+            self.engine.stats_mut().aof_last_write_ok = false;
+            self.engine.config_mut().appendonly = false;
+            return;
+        }
+        self.engine.stats_mut().aof_current_size = log.durable_bytes();
+    }
+
+    /// Rewrites the log from the live data when `BGREWRITEAOF` asked or it
+    /// outgrew the `auto-aof-rewrite-*` rule.
+    fn compact_log(&mut self) {
+        if !self.engine.aof_rewrite_wanted() {
+            return;
+        }
+        self.engine.aof_rewrite_started();
+        let started = time::now();
+        let before = self.engine.stats().aof_current_size;
+        let result = match self.log.as_mut() {
+            Some(log) => {
+                let (store, now) = (self.engine.store(), now_ms());
+                log.rewrite(|emit| aof::rewrite_each(store, now, emit))
+            }
+            None => Err("persistence is off".into()),
+        };
+        let took = started.elapsed().as_millis() as u64;
+        match &result {
+            Ok(size) => println!("kvstore: log rewritten: {before} -> {size} bytes in {took} ms"),
+            Err(e) => println!("kvstore: log rewrite failed: {e}"),
+        }
+        self.engine.aof_rewrite_finished(result.ok(), took);
     }
 }
 
-fn main(args: libos::Args) -> i32 {
-    let Ok(fsync) = fsync_policy(&args) else {
-        println!("usage: kvstore [appendfsync always|everysec|no]");
-        return 2;
+/// Builds the settings from the boot arguments, opens the network and the
+/// log, and serves.
+pub fn main(args: libos::Args) -> i32 {
+    let mut config = match Config::from_args(args.iter()) {
+        Ok(config) => config,
+        Err(e) => {
+            println!("kvstore: {}", e.message());
+            println!("usage: kvstore [name value]...  (e.g. appendfsync always maxclients 2000)");
+            return 2;
+        }
     };
-    let mut net = match libos::net::init() {
+    let net = match libos::net::init() {
         Ok(net) => net,
         Err(e) => {
             println!("kvstore: no network: {e:?}");
             return 1;
         }
     };
-    let mut config = Config::default();
-    config.appendfsync = fsync;
-    let mut engine = Engine::new(config.clone(), now_ms());
-    let mut log = match libos::dma::nvme() {
+    let fsync = config.appendfsync;
+    let log = match libos::dma::nvme() {
         Ok((nvme, info)) => {
             let now = now_ms();
+            let mut loaded = Engine::new(config.clone(), now);
             let opened = DiskLog::open(nvme, info, fsync, |cmd| {
-                if let Err(e) = engine.load(&cmd, now) {
+                if let Err(e) = loaded.load(&cmd, now) {
                     println!("kvstore: log record not replayable: {e:?}");
                 }
             });
@@ -84,9 +383,10 @@ fn main(args: libos::Args) -> i32 {
                         "kvstore: log replayed: {} records, {} bytes, {} keys",
                         opened.records,
                         opened.bytes,
-                        engine.store().len()
+                        loaded.store().len()
                     );
-                    Some(log)
+                    config.appendonly = true;
+                    Some((log, loaded))
                 }
                 Err(e) => {
                     println!("kvstore: cannot open the log on NVMe: {e}; persistence is off");
@@ -99,120 +399,21 @@ fn main(args: libos::Args) -> i32 {
             None
         }
     };
-    let mut next_id = 1;
-    let mut conns: Vec<Connection> = (0..CONNECTIONS)
-        .map(|_| {
-            let socket = tcp::Socket::new(
-                tcp::SocketBuffer::new(vec![0; SOCKET_BUFFER]),
-                tcp::SocketBuffer::new(vec![0; SOCKET_BUFFER]),
-            );
-            let mut socket = socket;
-            // Listening before "ready" is printed: a SYN that finds no
-            // listener is answered with a reset.
-            let _ = socket.listen(PORT);
-            let handle = net.sockets.add(socket);
-            Connection {
-                handle,
-                parser: Parser::with_limits(config.parser_limits()),
-                client: ClientCtx::new(0),
-                output: Vec::new(),
-                open: false,
-                closing: false,
-            }
-        })
-        .collect();
-    let mut record = Vec::new();
+    let (engine, log) = match log {
+        Some((log, mut engine)) => {
+            *engine.config_mut() = config;
+            let stats = engine.stats_mut();
+            stats.aof_current_size = log.durable_bytes();
+            stats.aof_base_size = log.durable_bytes();
+            (engine, Some(log))
+        }
+        None => (Engine::new(config, now_ms()), None),
+    };
+    let server = Server::new(net, engine, log);
     println!(
-        "kvstore: ready on port {PORT} ({} ms after boot)",
+        "kvstore: ready on port {} ({} ms after boot)",
+        server.engine.config().port,
         libos::time::uptime().as_millis()
     );
-    loop {
-        net.poll();
-        let mut busy = false;
-        for c in conns.iter_mut() {
-            let socket = net.sockets.get_mut::<tcp::Socket>(c.handle);
-            if !socket.is_open() {
-                if c.open {
-                    c.open = false;
-                    engine.stats_mut().connected_clients -= 1;
-                }
-                c.parser = Parser::with_limits(config.parser_limits());
-                c.output.clear();
-                c.closing = false;
-                let _ = socket.listen(PORT);
-                continue;
-            }
-            if !c.open && socket.is_active() {
-                c.open = true;
-                c.client = ClientCtx::new(next_id);
-                next_id += 1;
-                let stats = engine.stats_mut();
-                stats.connected_clients += 1;
-                stats.total_connections_received += 1;
-                socket.set_nagle_enabled(false);
-                socket.set_ack_delay(None);
-            }
-            if c.output.len() < OUTPUT_LIMIT && !c.closing && socket.can_recv() {
-                let _ = socket.recv(|data| {
-                    c.parser.feed(data);
-                    (data.len(), ())
-                });
-                loop {
-                    match c.parser.next_command() {
-                        Ok(Some(args)) => {
-                            let outcome = engine.execute(&args, &mut c.client, now_ms());
-                            if let Some(log) = log.as_mut() {
-                                for effect in &outcome.effects {
-                                    record.clear();
-                                    aof::encode_record_into(effect, &mut record);
-                                    log.append(&record);
-                                }
-                            }
-                            outcome.reply.encode(&mut c.output);
-                            if c.client.should_close() {
-                                c.closing = true;
-                                break;
-                            }
-                        }
-                        Ok(None) => break,
-                        Err(e) => {
-                            e.to_reply().encode(&mut c.output);
-                            c.closing = true;
-                            break;
-                        }
-                    }
-                }
-                busy = true;
-            }
-        }
-        // Replies to writes leave only once the log holds them (appendfsync
-        // always), so no acknowledged write can be lost.
-        if let Some(l) = log.as_mut() {
-            if l.flush_due() {
-                if let Err(e) = l.flush() {
-                    println!("kvstore: log write failed: {e}; persistence is off");
-                    log = None;
-                }
-                engine.stats_mut().aof_current_size = log.as_ref().map_or(0, |l| l.durable_bytes());
-            }
-        }
-        for c in conns.iter_mut() {
-            let socket = net.sockets.get_mut::<tcp::Socket>(c.handle);
-            if !c.open {
-                continue;
-            }
-            if !c.output.is_empty() && socket.can_send() {
-                if let Ok(sent) = socket.send_slice(&c.output) {
-                    c.output.drain(..sent);
-                    busy = true;
-                }
-            }
-            if c.closing && c.output.is_empty() {
-                socket.close();
-            }
-        }
-        if !busy {
-            libos::time::wait_for_interrupt_or(Duration::from_millis(1));
-        }
-    }
+    server.run()
 }

@@ -11,6 +11,7 @@ mod fsync;
 mod policy;
 mod record;
 mod rewrite;
+pub mod superblock;
 
 pub use crc32c::crc32c;
 pub use fsync::AppendFsync;
@@ -19,4 +20,4 @@ pub use record::{
     encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,
     VERSION,
 };
-pub use rewrite::rewrite;
+pub use rewrite::{rewrite, rewrite_each};

@@ -24,18 +24,32 @@ use crate::store::Store;
 /// assert_eq!(commands, [expected]);
 /// ```
 pub fn rewrite(store: &Store, now_ms: u64) -> Vec<u8> {
-    let mut out = HEADER.to_vec();
+    let mut out = Vec::new();
+    rewrite_each(store, now_ms, |bytes| out.extend_from_slice(bytes));
+    out
+}
+
+/// [`rewrite`] in pieces: `emit` gets the header, then one record at a
+/// time, so the server can copy the new log straight into its disk buffer
+/// without holding a second copy of the whole thing.
+pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
+    emit(&HEADER);
+    let mut record = Vec::new();
     for (key, entry) in store.iter() {
         if entry.is_expired(now_ms) {
             continue;
         }
+        record.clear();
         match entry.expire_at() {
             Some(at) => {
                 let at = format_i64(i64::try_from(at).unwrap_or(i64::MAX));
-                encode_record_into(&[&b"SET"[..], key, entry.value(), b"PXAT", &at], &mut out);
+                encode_record_into(
+                    &[&b"SET"[..], key, entry.value(), b"PXAT", &at],
+                    &mut record,
+                );
             }
-            None => encode_record_into(&[&b"SET"[..], key, entry.value()], &mut out),
+            None => encode_record_into(&[&b"SET"[..], key, entry.value()], &mut record),
         }
+        emit(&record);
     }
-    out
 }

@@ -71,7 +71,7 @@ fn clients(x: &Exec<'_>, out: &mut String) {
     out.push_str("# Clients\r\n");
     field(out, "connected_clients", x.stats.connected_clients);
     field(out, "blocked_clients", 0);
-    field(out, "maxclients", 10_000);
+    field(out, "maxclients", x.config.maxclients);
 }
 
 fn memory(x: &Exec<'_>, out: &mut String) {
@@ -97,11 +97,23 @@ fn persistence(x: &Exec<'_>, out: &mut String) {
     field(out, "rdb_last_save_time", x.started_ms / 1000);
     field(out, "rdb_last_bgsave_status", "ok");
     field(out, "aof_enabled", u8::from(x.config.appendonly));
-    field(out, "aof_rewrite_in_progress", 0);
-    field(out, "aof_rewrite_scheduled", 0);
-    field(out, "aof_last_rewrite_time_sec", -1);
+    let s = &*x.stats;
+    field(
+        out,
+        "aof_rewrite_in_progress",
+        u8::from(s.aof_rewrite_in_progress),
+    );
+    field(
+        out,
+        "aof_rewrite_scheduled",
+        u8::from(s.aof_rewrite_scheduled),
+    );
+    match s.aof_last_rewrite_ms {
+        Some(ms) => field(out, "aof_last_rewrite_time_sec", ms / 1000),
+        None => field(out, "aof_last_rewrite_time_sec", -1),
+    }
     field(out, "aof_current_rewrite_time_sec", -1);
-    field(out, "aof_last_bgrewrite_status", "ok");
+    field(out, "aof_last_bgrewrite_status", ok(s.aof_last_rewrite_ok));
     field(out, "aof_rewrites", x.stats.aof_rewrites);
     field(out, "aof_last_write_status", ok(x.stats.aof_last_write_ok));
     if x.config.appendonly {

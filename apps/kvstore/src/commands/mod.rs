@@ -31,6 +31,7 @@ mod expiry_arg;
 mod info;
 mod introspect;
 mod keys;
+mod persistence;
 mod set_options;
 mod stats;
 mod strings;
@@ -148,6 +149,46 @@ impl Engine {
             .into_iter()
             .map(|key| alloc::vec![b"DEL".to_vec(), key])
             .collect()
+    }
+
+    /// Whether the server should compact the log now: `BGREWRITEAOF` asked
+    /// for it, or the log (`aof_current_size`) outgrew its size after the
+    /// last rewrite (`aof_base_size`) by the `auto-aof-rewrite-*` rule. The
+    /// server keeps both sizes in [`Stats`] up to date.
+    pub fn aof_rewrite_wanted(&self) -> bool {
+        let s = &self.stats;
+        !s.aof_rewrite_in_progress
+            && (s.aof_rewrite_scheduled
+                || (self.config.appendonly
+                    && self
+                        .config
+                        .aof_rewrite
+                        .should_rewrite(s.aof_current_size, s.aof_base_size)))
+    }
+
+    /// The server began rewriting the log.
+    pub fn aof_rewrite_started(&mut self) {
+        self.stats.aof_rewrite_scheduled = false;
+        self.stats.aof_rewrite_in_progress = true;
+    }
+
+    /// The rewrite ended after `took_ms`: with the new log's size, or
+    /// `None` if it failed and the old log stays. A failure also resets the
+    /// base size, so the automatic rule waits for the log to double again
+    /// instead of retrying at once.
+    pub fn aof_rewrite_finished(&mut self, new_size: Option<u64>, took_ms: u64) {
+        let s = &mut self.stats;
+        s.aof_rewrite_in_progress = false;
+        s.aof_last_rewrite_ms = Some(took_ms);
+        s.aof_last_rewrite_ok = new_size.is_some();
+        match new_size {
+            Some(size) => {
+                s.aof_rewrites += 1;
+                s.aof_current_size = size;
+                s.aof_base_size = size;
+            }
+            None => s.aof_base_size = s.aof_current_size,
+        }
     }
 
     /// The keyspace, e.g. for [`aof::rewrite`](crate::aof::rewrite).

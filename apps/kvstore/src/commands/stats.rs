@@ -23,6 +23,15 @@ pub struct Stats {
     pub aof_rewrites: u64,
     /// Whether the last write to the log succeeded (server).
     pub aof_last_write_ok: bool,
+    /// `BGREWRITEAOF` asked for a rewrite the server has not started yet
+    /// (engine sets, server clears).
+    pub aof_rewrite_scheduled: bool,
+    /// A rewrite is running (server).
+    pub aof_rewrite_in_progress: bool,
+    /// Whether the last rewrite succeeded (server).
+    pub aof_last_rewrite_ok: bool,
+    /// How long the last rewrite took, in milliseconds (server).
+    pub aof_last_rewrite_ms: Option<u64>,
     /// Commands executed (engine).
     pub total_commands_processed: u64,
     /// Error replies sent (engine).
@@ -51,6 +60,10 @@ impl Default for Stats {
             aof_base_size: 0,
             aof_rewrites: 0,
             aof_last_write_ok: true,
+            aof_rewrite_scheduled: false,
+            aof_rewrite_in_progress: false,
+            aof_last_rewrite_ok: true,
+            aof_last_rewrite_ms: None,
             total_commands_processed: 0,
             total_error_replies: 0,
             keyspace_hits: 0,
@@ -71,6 +84,10 @@ impl Stats {
             aof_current_size: self.aof_current_size,
             aof_base_size: self.aof_base_size,
             aof_last_write_ok: self.aof_last_write_ok,
+            aof_rewrite_scheduled: self.aof_rewrite_scheduled,
+            aof_rewrite_in_progress: self.aof_rewrite_in_progress,
+            aof_last_rewrite_ok: self.aof_last_rewrite_ok,
+            aof_last_rewrite_ms: self.aof_last_rewrite_ms,
             dirty: self.dirty,
             ..Stats::default()
         };

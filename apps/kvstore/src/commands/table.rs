@@ -4,7 +4,7 @@
 //! all read this table, so they cannot disagree.
 
 use super::exec::Exec;
-use super::{connection, expire, info, introspect, keys, strings};
+use super::{connection, expire, info, introspect, keys, persistence, strings};
 use crate::resp::Reply;
 use crate::store::Store;
 
@@ -231,6 +231,7 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("pttl", 2, RF, ONE_KEY, expire::pttl),
     cmd("persist", 2, WF, ONE_KEY, expire::persist),
     cmd("info", -1, LOADING | STALE, NO_KEYS, info::info),
+    cmd("bgrewriteaof", 1, ADMIN, NO_KEYS, persistence::bgrewriteaof),
     container(
         "config",
         &[

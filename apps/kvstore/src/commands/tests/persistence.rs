@@ -258,3 +258,68 @@ fn loading_keeps_keys_that_expire_later_in_the_log() {
         (b"vx".to_vec(), Some(1500))
     );
 }
+
+#[test]
+fn bgrewriteaof_schedules_a_rewrite_the_server_performs() {
+    let mut config = Config::default();
+    config.appendonly = true;
+    let mut s = Session::with_config(config);
+    assert!(!s.engine.aof_rewrite_wanted());
+    assert_eq!(
+        s.run("BGREWRITEAOF"),
+        Reply::Simple("Background append only file rewriting started".into())
+    );
+    assert!(s.engine.aof_rewrite_wanted());
+    let Reply::Bulk(Some(info)) = s.run("INFO persistence") else {
+        panic!("INFO is a bulk string");
+    };
+    let info = String::from_utf8(info).unwrap();
+    assert!(info.contains("aof_rewrite_scheduled:1\r\n"), "{info}");
+    s.engine.aof_rewrite_started();
+    assert!(!s.engine.aof_rewrite_wanted());
+    assert_eq!(
+        s.run("BGREWRITEAOF"),
+        Reply::Error("ERR Background append only file rewriting already in progress".into())
+    );
+    s.engine.aof_rewrite_finished(Some(1234), 2500);
+    let Reply::Bulk(Some(info)) = s.run("INFO persistence") else {
+        panic!("INFO is a bulk string");
+    };
+    let info = String::from_utf8(info).unwrap();
+    for needle in [
+        "aof_enabled:1\r\n",
+        "aof_rewrite_in_progress:0\r\n",
+        "aof_rewrite_scheduled:0\r\n",
+        "aof_rewrites:1\r\n",
+        "aof_last_rewrite_time_sec:2\r\n",
+        "aof_last_bgrewrite_status:ok\r\n",
+        "aof_current_size:1234\r\n",
+        "aof_base_size:1234\r\n",
+    ] {
+        assert!(info.contains(needle), "missing {needle:?} in\n{info}");
+    }
+}
+
+#[test]
+fn automatic_rewrite_follows_the_growth_rule() {
+    let mut config = Config::default();
+    config.appendonly = true;
+    config.aof_rewrite.min_size = 1000;
+    let mut s = Session::with_config(config);
+    let stats = s.engine.stats_mut();
+    stats.aof_base_size = 600;
+    stats.aof_current_size = 1100;
+    assert!(!s.engine.aof_rewrite_wanted(), "not yet doubled");
+    s.engine.stats_mut().aof_current_size = 1200;
+    assert!(s.engine.aof_rewrite_wanted());
+    // A failed rewrite waits for the log to double again.
+    s.engine.aof_rewrite_started();
+    s.engine.aof_rewrite_finished(None, 1);
+    assert!(!s.engine.aof_rewrite_wanted());
+    assert!(!s.engine.stats().aof_last_rewrite_ok);
+    assert_eq!(s.engine.stats().aof_rewrites, 0);
+    // Without the log, only an explicit request counts.
+    s.engine.config_mut().appendonly = false;
+    s.engine.stats_mut().aof_current_size = 1 << 30;
+    assert!(!s.engine.aof_rewrite_wanted());
+}

@@ -1,0 +1,255 @@
+//! One client connection's protocol state, apart from its socket: the
+//! request parser, the replies waiting to be sent, and the rules that keep
+//! one client from hurting the others.
+//!
+//! The server moves bytes between a socket and a [`Session`]; everything
+//! about what those bytes mean lives here, where the host tests can reach
+//! it. A session stops executing (and so the server stops reading) once
+//! `output_limit` bytes of replies are waiting, so a client that pipelines
+//! without reading its replies is throttled by TCP flow control instead of
+//! growing the server's memory.
+
+use alloc::vec::Vec;
+
+use crate::commands::{ClientCtx, Engine};
+use crate::config::Config;
+use crate::resp::{Parser, Reply};
+use crate::Args;
+
+/// Consumed output is dropped from the front of the buffer once it is
+/// this large and more than half of the buffer, so sending a long reply in
+/// socket-sized pieces does not copy the rest each time.
+const COMPACT_AT: usize = 64 * 1024;
+
+/// A connection's protocol state.
+///
+/// ```
+/// use kvstore::commands::Engine;
+/// use kvstore::config::Config;
+/// use kvstore::session::Session;
+///
+/// let mut engine = Engine::new(Config::default(), 0);
+/// let mut session = Session::new(1, &Config::default(), 1 << 20);
+/// session.feed(b"SET k v\r\nGET k\r\nQUIT\r\nPING\r\n");
+/// session.run(&mut engine, 0, |_logged| {});
+/// assert_eq!(session.output(), b"+OK\r\n$1\r\nv\r\n+OK\r\n");
+/// assert!(session.is_closing()); // PING after QUIT is never run
+/// ```
+#[derive(Debug)]
+pub struct Session {
+    parser: Parser,
+    client: ClientCtx,
+    output: Vec<u8>,
+    sent: usize,
+    closing: bool,
+    output_limit: usize,
+}
+
+impl Session {
+    /// A session for client `id`, with the parser limits of `config`; it
+    /// stops executing while `output_limit` bytes of replies are unsent.
+    pub fn new(id: u64, config: &Config, output_limit: usize) -> Self {
+        Session {
+            parser: Parser::with_limits(config.parser_limits()),
+            client: ClientCtx::new(id),
+            output: Vec::new(),
+            sent: 0,
+            closing: false,
+            output_limit,
+        }
+    }
+
+    /// A session that only sends `reply` and closes: how a connection over
+    /// `maxclients` is turned away.
+    pub fn refuse(reply: &Reply) -> Self {
+        let mut session = Session::new(0, &Config::default(), 0);
+        reply.encode(&mut session.output);
+        session.closing = true;
+        session
+    }
+
+    /// The client's context (its id and name).
+    pub fn client(&self) -> &ClientCtx {
+        &self.client
+    }
+
+    /// Whether the server should read more from the socket: not after
+    /// `QUIT` or a protocol error, nor while replies pile up unsent.
+    pub fn wants_input(&self) -> bool {
+        !self.closing && self.output().len() < self.output_limit
+    }
+
+    /// Bytes read from the client.
+    pub fn feed(&mut self, bytes: &[u8]) {
+        self.parser.feed(bytes);
+    }
+
+    /// Request bytes received but not yet executed.
+    pub fn buffered_input(&self) -> usize {
+        self.parser.buffered()
+    }
+
+    /// Executes the complete commands received, in order, until the output
+    /// limit is reached; `log` gets every change to append to the log. A
+    /// protocol error is answered and ends the session, as in Redis.
+    /// Returns how many commands ran.
+    pub fn run(&mut self, engine: &mut Engine, now_ms: u64, mut log: impl FnMut(&Args)) -> usize {
+        let mut ran = 0;
+        while self.wants_input() {
+            match self.parser.next_command() {
+                Ok(Some(args)) => {
+                    let outcome = engine.execute(&args, &mut self.client, now_ms);
+                    outcome.effects.iter().for_each(&mut log);
+                    outcome.reply.encode(&mut self.output);
+                    ran += 1;
+                    if self.client.should_close() {
+                        self.closing = true;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    e.to_reply().encode(&mut self.output);
+                    self.closing = true;
+                }
+            }
+        }
+        ran
+    }
+
+    /// Replies waiting to be sent.
+    pub fn output(&self) -> &[u8] {
+        &self.output[self.sent..]
+    }
+
+    /// The first `n` bytes of [`output`](Session::output) were sent.
+    pub fn consume(&mut self, n: usize) {
+        self.sent = (self.sent + n).min(self.output.len());
+        if self.sent == self.output.len() {
+            self.output.clear();
+            self.sent = 0;
+        } else if self.sent >= COMPACT_AT && self.sent * 2 >= self.output.len() {
+            self.output.drain(..self.sent);
+            self.sent = 0;
+        }
+    }
+
+    /// The client will send nothing more (it closed its side): finish
+    /// sending the replies, then close.
+    pub fn input_ended(&mut self) {
+        self.closing = true;
+    }
+
+    /// Whether the session is ending (`QUIT`, a protocol error, refused,
+    /// or the client closed its side).
+    pub fn is_closing(&self) -> bool {
+        self.closing
+    }
+
+    /// Whether the connection should be closed now: ending, and every
+    /// reply sent.
+    pub fn done(&self) -> bool {
+        self.closing && self.output().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine() -> Engine {
+        Engine::new(Config::default(), 0)
+    }
+
+    #[test]
+    fn a_command_split_anywhere_runs_once_complete() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let request = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n";
+        for byte in request.chunks(1) {
+            assert_eq!(s.output(), b"");
+            s.feed(byte);
+            s.run(&mut engine, 0, |_| {});
+        }
+        assert_eq!(s.output(), b"+OK\r\n");
+        assert_eq!(s.buffered_input(), 0);
+    }
+
+    #[test]
+    fn output_limit_pauses_execution_until_replies_are_sent() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 64);
+        s.feed(&b"PING\r\n".repeat(100));
+        let first = s.run(&mut engine, 0, |_| {});
+        // 7 bytes per +PONG: it stops at the first reply past 64 bytes.
+        assert_eq!(first, 10);
+        assert!(!s.wants_input());
+        assert_eq!(s.run(&mut engine, 0, |_| {}), 0, "paused while full");
+        s.consume(s.output().len());
+        assert!(s.wants_input());
+        assert_eq!(s.run(&mut engine, 0, |_| {}), 10);
+        let mut total = 20;
+        while total < 100 {
+            s.consume(s.output().len());
+            total += s.run(&mut engine, 0, |_| {});
+        }
+        assert_eq!(total, 100);
+    }
+
+    #[test]
+    fn writes_are_logged_in_order() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        s.feed(b"SET a 1\r\nGET a\r\nINCR a\r\n");
+        let mut logged = Vec::new();
+        s.run(&mut engine, 0, |args| logged.push(args.join(&b' ')));
+        assert_eq!(logged, [b"SET a 1".to_vec(), b"SET a 2 KEEPTTL".to_vec()]);
+    }
+
+    #[test]
+    fn protocol_error_is_answered_then_closes() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        s.feed(b"PING\r\n*1\r\nx\r\nPING\r\n");
+        s.run(&mut engine, 0, |_| {});
+        assert_eq!(
+            s.output(),
+            b"+PONG\r\n-ERR Protocol error: expected '$', got 'x'\r\n"
+        );
+        assert!(s.is_closing() && !s.wants_input() && !s.done());
+        s.consume(s.output().len());
+        assert!(s.done());
+    }
+
+    #[test]
+    fn refused_session_says_why_then_closes() {
+        let mut s = Session::refuse(&Reply::error("ERR max number of clients reached"));
+        assert_eq!(s.output(), b"-ERR max number of clients reached\r\n");
+        assert!(!s.wants_input());
+        s.consume(5);
+        assert_eq!(s.output(), b"max number of clients reached\r\n");
+        s.consume(100);
+        assert!(s.done());
+    }
+
+    #[test]
+    fn long_output_is_consumed_piecewise() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let value = vec![b'x'; 300_000];
+        let mut set = Vec::new();
+        crate::resp::encode_command(&[&b"SET"[..], b"big", &value], &mut set);
+        s.feed(&set);
+        s.feed(b"GET big\r\n");
+        s.run(&mut engine, 0, |_| {});
+        let mut got = Vec::new();
+        while !s.output().is_empty() {
+            let n = s.output().len().min(16 * 1024);
+            got.extend_from_slice(&s.output()[..n]);
+            s.consume(n);
+        }
+        let mut expected = b"+OK\r\n$300000\r\n".to_vec();
+        expected.extend_from_slice(&value);
+        expected.extend_from_slice(b"\r\n");
+        assert_eq!(got, expected);
+    }
+}
