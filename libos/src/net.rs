@@ -22,7 +22,6 @@ use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
 use virtio_drivers::device::net::VirtIONet;
-use virtio_drivers::transport::pci::bus::{Cam, DeviceFunction, MmioCam, PciRoot};
 use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
 
@@ -238,24 +237,7 @@ pub fn init() -> Result<Net, NetError> {
                 && !crate::pci::virtio_net_mac(f).is_some_and(|m| hw::rdma::is_engine_mac(&m))
         })
         .ok_or(NetError::NotFound)?;
-    let ecam = hw::board::CURRENT
-        .pcie
-        .as_ref()
-        .ok_or(NetError::NotFound)?
-        .ecam
-        .start;
-    // SAFETY: the ECAM window is mapped as device memory for good; this
-    // root is used only to read the function's capabilities (the kernel's
-    // own enumeration is finished).
-    let cam = unsafe { MmioCam::new(ecam as *mut u8, Cam::Ecam) };
-    let mut root = PciRoot::new(cam);
-    let df = DeviceFunction {
-        bus: f.bdf.bus,
-        device: f.bdf.device,
-        function: f.bdf.function,
-    };
-    let transport =
-        PciTransport::new::<KernelHal, _>(&mut root, df).map_err(NetError::Transport)?;
+    let transport = crate::pci::virtio_transport(&f).map_err(NetError::Transport)?;
     let nic = VirtIONet::<KernelHal, PciTransport, QUEUE_SIZE>::new(transport, BUFFER_LEN)
         .map_err(NetError::Device)?;
     let mut nic = nic;

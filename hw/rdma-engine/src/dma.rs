@@ -44,7 +44,8 @@ pub trait Dma {
     /// Stores `data` at `va..`.
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), Fault>;
     /// Copies `len` bytes from `src` to `dst` on this node, in order, so that
-    /// `Fault::done` bytes are in place when it stops.
+    /// `Fault::done` bytes are in place when it stops. Goes through a bounce
+    /// buffer: source and destination may overlap and fault independently.
     fn copy(&mut self, src: u64, dst: u64, len: u64) -> Result<(), Fault> {
         let mut buf = vec![0u8; len.min(64 * 1024) as usize];
         let mut done = 0;

@@ -18,7 +18,7 @@
 //! shared [`Translation`] and talks on the backend channel, so QEMU's
 //! UPDATE (which it sends before answering a miss) is never stuck behind us.
 
-use crate::dma::{page_of, Dma, Fault, FaultKind, PAGE};
+use crate::dma::{page_of, Dma, Fault, FaultKind};
 use crate::iotlb::{Iotlb, Lookup, Perm, PERM_READ, PERM_WRITE};
 use crate::stats::Stats;
 use crate::sys::Mapping;
@@ -290,30 +290,5 @@ impl Dma for GuestDma {
             // SAFETY: as in `read`, with the roles swapped.
             unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst, n) }
         })
-    }
-
-    fn copy(&mut self, src: u64, dst: u64, len: u64) -> Result<(), Fault> {
-        // Through a bounce buffer of a page-multiple: source and destination
-        // may overlap and fault independently.
-        let mut buf = vec![0u8; len.min(16 * PAGE) as usize];
-        let mut done = 0;
-        while done < len {
-            let n = (len - done).min(buf.len() as u64) as usize;
-            let at = done;
-            let add = |f: Fault| Fault {
-                done: at + f.done,
-                ..f
-            };
-            match self.read(src + at, &mut buf[..n]) {
-                Ok(()) => self.write(dst + at, &buf[..n]).map_err(add)?,
-                Err(rf) => {
-                    self.write(dst + at, &buf[..rf.done as usize])
-                        .map_err(add)?;
-                    return Err(add(rf));
-                }
-            }
-            done += n as u64;
-        }
-        Ok(())
     }
 }

@@ -525,16 +525,20 @@ impl QueuePair {
         remote_va: usize,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
+        self.post_write(local, remote_va, None, policy)
+    }
+
+    fn post_write(
+        &self,
+        local: Range<usize>,
+        remote_va: usize,
+        imm: Option<u32>,
+        policy: Policy,
+    ) -> Result<WorkId, RdmaError> {
         let node = Some(self.node);
-        self.rdma.transfer(
-            Op::Write,
-            node,
-            Direction::ToDevice,
-            local,
-            remote_va,
-            policy,
-            None,
-        )
+        let dir = Direction::ToDevice;
+        self.rdma
+            .transfer(Op::Write, node, dir, local, remote_va, policy, imm)
     }
 
     /// RDMA WRITE followed, once the data is placed, by `imm` delivered to a
@@ -546,10 +550,7 @@ impl QueuePair {
         imm: u32,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
-        let node = Some(self.node);
-        let dir = Direction::ToDevice;
-        self.rdma
-            .transfer(Op::Write, node, dir, local, remote_va, policy, Some(imm))
+        self.post_write(local, remote_va, Some(imm), policy)
     }
 
     /// RDMA READ of the remote node's `remote_va` into `local`.
