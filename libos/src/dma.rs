@@ -202,13 +202,10 @@ fn service() {
                     .find(|e| e.stream() == fault.stream && e.resolves_unclaimed_faults());
                 match owner {
                     Some(engine) => {
-                        let access = match access {
-                            dma::Access::Write => mm::Access::Write,
-                            dma::Access::Read => mm::Access::Read,
-                        };
-                        let resolved = mm::resolve(fault.iova as usize, access);
+                        let resolved =
+                            dma::Memory::make_resident(&mut mem, fault.iova as usize, access);
                         match &resolved {
-                            Ok(_) => {
+                            Ok(()) => {
                                 // Incoming RDMA streams through memory like a
                                 // transfer does: resolve ahead of it.
                                 let cfg = INCOMING_PREFETCH;
@@ -218,7 +215,8 @@ fn service() {
                                     .or_insert_with(|| dma::Prefetcher::new(&cfg))
                                     .on_stream_fault(&cfg, fault.iova as usize / mm::FRAME_SIZE);
                                 for page in window {
-                                    if mm::resolve(page * mm::FRAME_SIZE, access).is_err() {
+                                    let page = page * mm::FRAME_SIZE;
+                                    if dma::Memory::make_resident(&mut mem, page, access).is_err() {
                                         break;
                                     }
                                     s.unclaimed_prefetched += 1;
@@ -304,6 +302,12 @@ pub fn submit(engine: EngineId, transfer: Transfer) -> Result<TransferId, Submit
 /// The outcome of transfer `id`, if it has finished.
 pub fn try_take(id: TransferId) -> Option<Result<TransferReport, TransferError>> {
     service();
+    take_finished(id)
+}
+
+/// The outcome of transfer `id` if the service has finished it already
+/// (without running the service: for callers that just did, with [`poke`]).
+pub fn take_finished(id: TransferId) -> Option<Result<TransferReport, TransferError>> {
     with_service(|s| s.finished.remove(&id))
 }
 

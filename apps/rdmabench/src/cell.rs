@@ -98,6 +98,19 @@ impl Bench<'_> {
         Duration::from_nanos(r.and_then(|w| w.first().copied()).unwrap_or(0))
     }
 
+    /// Fresh offsets for `len` bytes made resident on both sides and, under
+    /// `pin`, registered once (the pinned steady state of reused buffers).
+    fn warm(&mut self, len: usize, policy: Policy) -> usize {
+        let off = self.fresh(len);
+        let _ = self.local.populate(off..off + len);
+        self.remote_ns(TOUCH, off, len);
+        if policy == Policy::Pin {
+            let _ = self.local.pin(off..off + len);
+            self.remote_ns(PIN, off, len);
+        }
+        off
+    }
+
     fn free(&mut self, off: usize, len: usize) {
         let _ = self.local.unpin(off..off + len);
         let _ = self.local.discard(off..off + len);
@@ -160,17 +173,7 @@ impl Bench<'_> {
             retransmitted: 0,
             ok: true,
         };
-        let warm_off = (buffer == Buffer::Warm).then(|| {
-            let off = self.fresh(registered);
-            let _ = self.local.populate(off..off + registered);
-            self.remote_ns(TOUCH, off, registered);
-            if policy == Policy::Pin {
-                // Registered once, reused: the pinned steady state.
-                let _ = self.local.pin(off..off + registered);
-                self.remote_ns(PIN, off, registered);
-            }
-            off
-        });
+        let warm_off = (buffer == Buffer::Warm).then(|| self.warm(registered, policy));
         for _ in 0..reps {
             let off = warm_off.unwrap_or_else(|| self.fresh(registered));
             if op == "read" && buffer != Buffer::Warm {
@@ -242,13 +245,7 @@ impl Bench<'_> {
 
 /// Average latency of `n` 64-byte warm WRITEs under `policy`.
 fn small_write_latency(b: &mut Bench, policy: Policy, n: u32) -> Duration {
-    let off = b.fresh(FRAME_SIZE);
-    let _ = b.local.populate(off..off + FRAME_SIZE);
-    b.remote_ns(TOUCH, off, FRAME_SIZE);
-    if policy == Policy::Pin {
-        let _ = b.local.pin(off..off + FRAME_SIZE);
-        b.remote_ns(PIN, off, FRAME_SIZE);
-    }
+    let off = b.warm(FRAME_SIZE, policy);
     let start = libos::time::now();
     for _ in 0..n {
         let _ = b.transfer("write", off, 64, policy);

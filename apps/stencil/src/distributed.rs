@@ -86,13 +86,6 @@ struct Slab {
     pitch: usize,
 }
 
-fn cells_of(bytes: &[u8], n: usize) -> &[f64] {
-    let bytes = &bytes[..n * 8];
-    // SAFETY: region memory is page-aligned, any bit pattern is an f64, and
-    // the slice borrows the bytes for its lifetime.
-    unsafe { core::slice::from_raw_parts(bytes.as_ptr() as *const f64, n) }
-}
-
 #[allow(clippy::mut_from_ref)]
 fn cells_at(base: usize, n: usize) -> &'static mut [f64] {
     // SAFETY: callers pass addresses inside a live region of the slab, and
@@ -114,7 +107,7 @@ impl Slab {
         let own = [region(mine.len() * u)?, region(mine.len() * u)?];
         let ghost = region(2 * GHOST_BUFFERS * pitch)?;
         let edges = region(2 * pitch)?;
-        let s = Slab {
+        let mut s = Slab {
             d,
             lo: mine.start,
             hi: mine.end,
@@ -139,7 +132,6 @@ impl Slab {
         if s.hi < last {
             set_unit_boundary(&d, s.hi, s.ghost_unit(1, 0));
         }
-        let mut s = s;
         if halo == Halo::Pinned {
             s.pin_ghosts()?;
         }
@@ -455,10 +447,7 @@ fn fold_checksum(
     };
     let final_buffer = iterations % 2;
     for k in s.lo..s.hi {
-        c = c.fold(cells_of(
-            bytes_of(s.own_unit(final_buffer, k)),
-            s.unit_len(),
-        ));
+        c = c.fold(s.own_unit(final_buffer, k));
     }
     let qp = |n: u16| rdma.queue_pair(n).map_err(|e| format!("{e:?}"));
     if rank + 1 < nodes {
@@ -481,11 +470,6 @@ fn fold_checksum(
         return Err("bad final checksum message".into());
     }
     Ok(None)
-}
-
-fn bytes_of(cells: &[f64]) -> &[u8] {
-    // SAFETY: any f64 is 8 plain bytes; the slice covers the same memory.
-    unsafe { core::slice::from_raw_parts(cells.as_ptr() as *const u8, cells.len() * 8) }
 }
 
 /// Prints one node's per-iteration lines (all of them up to 12 iterations,

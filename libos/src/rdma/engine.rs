@@ -67,8 +67,6 @@ pub(super) struct State {
     next_wr: u64,
     /// Scheduler segments in flight, by work request tag.
     segments: BTreeMap<u64, SegmentId>,
-    /// Tag of the latest attempt of each (transfer, segment index).
-    latest: BTreeMap<(TransferId, usize), u64>,
     /// Engine counters per transfer, until the verbs layer takes them.
     pub counters: BTreeMap<TransferId, EngineCounters>,
     /// Completions of direct work requests.
@@ -88,7 +86,6 @@ impl State {
             controls: VecDeque::new(),
             next_wr: 1,
             segments: BTreeMap::new(),
-            latest: BTreeMap::new(),
             counters: BTreeMap::new(),
             direct: VecDeque::new(),
             totals: EngineCounters::default(),
@@ -137,9 +134,6 @@ impl State {
             match self.segments.remove(&c.wr_id) {
                 Some(seg) => {
                     self.counters.entry(seg.transfer).or_default().add(&c);
-                    if self.latest.get(&(seg.transfer, seg.index)) == Some(&c.wr_id) {
-                        self.latest.remove(&(seg.transfer, seg.index));
-                    }
                     let status = c.status();
                     let done = if status == Status::Success {
                         dma::Completion::Ok
@@ -186,7 +180,6 @@ impl dma::Engine for RdmaEngine {
                 return Err(EngineError::Busy);
             }
             s.segments.insert(tag, seg.id);
-            s.latest.insert((seg.id.transfer, seg.id.index), tag);
             Ok(())
         })
         .unwrap_or(Err(EngineError::Device(Status::BadRequest as u32)))
@@ -194,7 +187,14 @@ impl dma::Engine for RdmaEngine {
 
     fn resume(&mut self, seg: &Segment, how: Resume) {
         with_state(|s| {
-            if let Some(&tag) = s.latest.get(&(seg.id.transfer, seg.id.index)) {
+            // A segment is in flight at most once (the engine resumes, the
+            // scheduler restarts only after a completion): find its tag.
+            let tag = s
+                .segments
+                .iter()
+                .find(|(_, id)| id.transfer == seg.id.transfer && id.index == seg.id.index)
+                .map(|(&tag, _)| tag);
+            if let Some(tag) = tag {
                 s.control(WorkRequest {
                     opcode: Opcode::Resume as u8,
                     flags: if how == Resume::Abort {

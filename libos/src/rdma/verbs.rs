@@ -397,7 +397,7 @@ impl Rdma {
         kdma::poke();
         let tids: Vec<TransferId> = with_verbs(|v| v.transfers.keys().copied().collect());
         for tid in tids {
-            let Some(result) = kdma::try_take(tid) else {
+            let Some(result) = kdma::take_finished(tid) else {
                 continue;
             };
             let counters = STATE
