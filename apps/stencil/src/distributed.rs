@@ -208,30 +208,6 @@ fn expect_ok(wc: &WorkCompletion, what: &str) -> Result<(), String> {
     }
 }
 
-/// Waits for a RECV completion from `node` carrying at least 8 bytes.
-fn recv_from(rdma: &Rdma, node: u16, parked: &mut Vec<WorkCompletion>) -> Result<Vec<u8>, String> {
-    let start = time::now();
-    loop {
-        if let Some(i) = parked
-            .iter()
-            .position(|w| w.op == Op::Recv && w.node == node && w.imm.is_none())
-        {
-            let wc = parked.remove(i);
-            expect_ok(&wc, "recv")?;
-            return Ok(wc.data);
-        }
-        match rdma.poll() {
-            Some(wc) => parked.push(wc),
-            None => {
-                if start.elapsed() > Duration::from_secs(120) {
-                    return Err(format!("nothing from node {node} in 120 s"));
-                }
-                time::wait_for_interrupt_or(Duration::from_millis(1));
-            }
-        }
-    }
-}
-
 fn send_words(qp: &QueuePair, rdma: &Rdma, words: &[u64]) -> Result<(), String> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
     let id = qp.send(&bytes).map_err(|e| format!("{e:?}"))?;
@@ -244,7 +220,11 @@ fn words(data: &[u8]) -> Vec<u64> {
         .collect()
 }
 
-/// State of one iteration's halo exchange, run by core 0.
+/// The halo exchange's view of the completion queue, run by core 0.
+///
+/// Every completion goes through [`Exchange::absorb`], whoever polled it:
+/// a neighbour can be an iteration ahead, so its unit may arrive while we
+/// still wait for an address or a checksum message.
 struct Exchange<'a> {
     rdma: &'a Rdma,
     halo: Halo,
@@ -255,6 +235,53 @@ struct Exchange<'a> {
 }
 
 impl Exchange<'_> {
+    /// Sorts one completion: a unit's arrival is recorded (and its RECV
+    /// re-posted), anything else waits in `parked`.
+    fn absorb(&mut self, wc: WorkCompletion) -> Result<(), String> {
+        match wc.imm {
+            Some(imm) if wc.op == Op::Recv => {
+                expect_ok(&wc, "halo arrival")?;
+                self.arrived
+                    .push((imm & !FROM_BELOW, imm & FROM_BELOW != 0));
+                self.rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
+            }
+            _ => self.parked.push(wc),
+        }
+        Ok(())
+    }
+
+    /// Absorbs the next completion, or waits a little if there is none;
+    /// `what` names what we wait for, in the error after 120 s.
+    fn pump(&mut self, since: time::Instant, what: &dyn Fn() -> String) -> Result<(), String> {
+        match self.rdma.poll() {
+            Some(wc) => self.absorb(wc),
+            None if since.elapsed() > Duration::from_secs(120) => {
+                Err(format!("{} missing after 120 s", what()))
+            }
+            None => {
+                time::wait_for_interrupt_or(Duration::from_micros(200));
+                Ok(())
+            }
+        }
+    }
+
+    /// Waits for a message (a RECV without immediate) from `node`.
+    fn recv_from(&mut self, node: u16) -> Result<Vec<u8>, String> {
+        let start = time::now();
+        loop {
+            if let Some(i) = self
+                .parked
+                .iter()
+                .position(|w| w.op == Op::Recv && w.node == node && w.imm.is_none())
+            {
+                let wc = self.parked.remove(i);
+                expect_ok(&wc, "recv")?;
+                return Ok(wc.data);
+            }
+            self.pump(start, &|| format!("a message from node {node}"))?;
+        }
+    }
+
     fn post(&mut self, s: &Slab, n: &Neighbours, it: usize) -> Result<Vec<WorkId>, String> {
         let policy = match self.halo {
             Halo::FaultAware => Policy::FaultAware,
@@ -299,22 +326,7 @@ impl Exchange<'_> {
             .collect();
         let start = time::now();
         while !want.iter().all(|w| self.arrived.contains(w)) {
-            match self.rdma.poll() {
-                Some(wc) if wc.op == Op::Recv && wc.imm.is_some() => {
-                    expect_ok(&wc, "halo arrival")?;
-                    let imm = wc.imm.unwrap_or_default();
-                    self.arrived
-                        .push((imm & !FROM_BELOW, imm & FROM_BELOW != 0));
-                    self.rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
-                }
-                Some(wc) => self.parked.push(wc),
-                None => {
-                    if start.elapsed() > Duration::from_secs(120) {
-                        return Err(format!("iteration {it}: halo units missing after 120 s"));
-                    }
-                    time::wait_for_interrupt_or(Duration::from_micros(200));
-                }
-            }
+            self.pump(start, &|| format!("iteration {it}: halo units"))?;
         }
         self.arrived.retain(|w| !want.contains(w));
         Ok(remote_faults)
@@ -329,8 +341,13 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     for _ in 0..2 * RECVS {
         rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
     }
+    let mut exchange = Exchange {
+        rdma,
+        halo,
+        parked: Vec::new(),
+        arrived: Vec::new(),
+    };
     // Tell each neighbour where our ghost buffers are.
-    let mut parked = Vec::new();
     let qp = |node: usize| rdma.queue_pair(node as u16).map_err(|e| format!("{e:?}"));
     let mut neighbours = Neighbours {
         above: None,
@@ -343,7 +360,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     }
     for (node, is_above) in [(rank.wrapping_sub(1), true), (rank + 1, false)] {
         if node < nodes {
-            let base = words(&recv_from(rdma, node as u16, &mut parked)?)
+            let base = words(&exchange.recv_from(node as u16)?)
                 .first()
                 .copied()
                 .ok_or("empty address message")? as usize;
@@ -361,12 +378,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     let compute: Vec<AtomicU64> = (0..iterations).map(|_| AtomicU64::new(0)).collect();
     let mut per_iteration = vec![(Duration::ZERO, Duration::ZERO, 0u64, 0u64); iterations];
     let mut failure: Option<String> = None;
-    let exchange = spin::Mutex::new(Exchange {
-        rdma,
-        halo,
-        parked,
-        arrived: Vec::new(),
-    });
+    let exchange = spin::Mutex::new(exchange);
     let results = spin::Mutex::new((&mut per_iteration, &mut failure));
     let interior = s.lo + 1..s.hi.saturating_sub(1).max(s.lo + 1);
     let start = time::now();
@@ -415,8 +427,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     for (it, c) in compute.iter().enumerate() {
         per_iteration[it].0 = Duration::from_nanos(c.load(Ordering::Relaxed));
     }
-    let mut parked = core::mem::take(&mut exchange.lock().parked);
-    let checksum = fold_checksum(&s, iterations, rdma, &mut parked)?;
+    let checksum = fold_checksum(&s, iterations, &mut exchange.into_inner())?;
     Ok(Outcome {
         checksum,
         iterations: per_iteration,
@@ -429,14 +440,14 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
 fn fold_checksum(
     s: &Slab,
     iterations: usize,
-    rdma: &Rdma,
-    parked: &mut Vec<WorkCompletion>,
+    exchange: &mut Exchange,
 ) -> Result<Option<Checksum>, String> {
+    let rdma = exchange.rdma;
     let (rank, nodes) = (rdma.rank(), rdma.nodes());
     let mut c = if rank == 0 {
         Checksum::empty().fold(s.edge(0))
     } else {
-        let w = words(&recv_from(rdma, rank - 1, parked)?);
+        let w = words(&exchange.recv_from(rank - 1)?);
         match w.as_slice() {
             [sum, hash] => Checksum {
                 sum: f64::from_bits(*sum),
@@ -460,7 +471,7 @@ fn fold_checksum(
         return Ok(Some(c));
     }
     if rank == 0 {
-        let w = words(&recv_from(rdma, nodes - 1, parked)?);
+        let w = words(&exchange.recv_from(nodes - 1)?);
         if let [sum, hash] = w.as_slice() {
             return Ok(Some(Checksum {
                 sum: f64::from_bits(*sum),
