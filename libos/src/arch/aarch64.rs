@@ -149,6 +149,19 @@ pub unsafe fn switch_page_table(root: usize, asid: u16) {
     }
 }
 
+/// Drops this core's own TLB entries (no broadcast to other cores).
+pub fn invalidate_local_tlb() {
+    // SAFETY: TLB maintenance and barriers only affect translation caching.
+    unsafe {
+        asm!(
+            "tlbi vmalle1",
+            "dsb nsh",
+            "isb",
+            options(nostack, preserves_flags)
+        );
+    }
+}
+
 /// Drops every TLB entry tagged with `asid`, on all cores.
 pub fn invalidate_asid(asid: u16) {
     // SAFETY: TLB maintenance and barriers only affect translation caching.

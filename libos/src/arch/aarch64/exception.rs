@@ -52,7 +52,10 @@ fn handle_sync(frame: &mut Frame, kind: u64) {
     let mut why = None;
     if let (Some(AbortKind::Translation(_)), Some(access)) = (esr.abort_kind(), esr.access()) {
         match crate::mm::resolve(far as usize, access) {
-            Ok(_) => return,
+            Ok(_) => {
+                grow_tlb_with_working_set();
+                return;
+            }
             Err(e) => why = Some(e),
         }
     }
@@ -60,6 +63,32 @@ fn handle_sync(frame: &mut Frame, kind: u64) {
         return;
     }
     crash(frame, kind, esr, far, why);
+}
+
+/// Demand faults a core resolves between two flushes of its own TLB.
+const FAULTS_PER_TLB_FLUSH: u32 = 256;
+
+/// Flushes this core's TLB after every [`FAULTS_PER_TLB_FLUSH`] demand
+/// faults it resolved.
+///
+/// Mapping a new page needs no TLB invalidation, so a core that builds up a
+/// large working set by demand faults would otherwise never flush its TLB.
+/// Under QEMU's TCG that matters: a vCPU's software TLB starts small (256
+/// entries) and is resized only when it is flushed, so a core that never
+/// flushes keeps missing on a working set of thousands of pages. With this,
+/// one core sweeps the 1024x1024 stencil in 45-47 ms per iteration instead
+/// of 92. On real hardware one local flush per 256 faults costs nothing
+/// against the faults themselves.
+fn grow_tlb_with_working_set() {
+    use core::sync::atomic::{AtomicU32, Ordering};
+    static FAULTS: [AtomicU32; hw::layout::MAX_CORES] =
+        [const { AtomicU32::new(0) }; hw::layout::MAX_CORES];
+    let Some(count) = FAULTS.get(super::core_id()) else {
+        return;
+    };
+    if count.fetch_add(1, Ordering::Relaxed) % FAULTS_PER_TLB_FLUSH == FAULTS_PER_TLB_FLUSH - 1 {
+        super::invalidate_local_tlb();
+    }
 }
 
 fn crash(frame: &Frame, kind: u64, esr: Esr, far: u64, why: Option<crate::mm::FaultError>) -> ! {
