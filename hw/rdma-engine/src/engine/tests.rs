@@ -27,15 +27,23 @@ struct Fabric {
 }
 
 impl Fabric {
+    /// Nodes whose memories cannot share: the datagram path.
     fn new(n: u16) -> Self {
+        Self::with((0..n).map(|_| FlatMemory::new(BASE, MEM)).collect())
+    }
+
+    /// Nodes of one host that lend each other memory: the direct path.
+    fn shared(n: u16) -> Self {
+        Self::with(FlatMemory::cluster(n as usize, BASE, MEM))
+    }
+
+    fn with(mems: Vec<FlatMemory>) -> Self {
+        let n = mems.len() as u16;
         Self {
-            nodes: (0..n)
-                .map(|r| {
-                    (
-                        Engine::new(r, n, Config::default()),
-                        FlatMemory::new(BASE, MEM),
-                    )
-                })
+            nodes: mems
+                .into_iter()
+                .enumerate()
+                .map(|(r, m)| (Engine::new(r as u16, n, Config::default()), m))
                 .collect(),
             now: 0,
             sent: 0,
@@ -181,7 +189,7 @@ fn bad_requests_complete_with_bad_request() {
 fn a_copy_waits_at_a_fault_and_goes_on_after_page_ready() {
     let mut f = Fabric::new(1);
     let data = pattern(3 * PAGE as usize, 1);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x10_0000;
     f.mem(0).evict(dst + PAGE);
     f.post(0, wr(Opcode::Copy, 5, 0, BASE, dst, data.len() as u64));
@@ -294,7 +302,7 @@ fn a_parked_request_is_retried_by_the_fallback_timer() {
 fn a_one_mebibyte_write_lands_intact() {
     let mut f = Fabric::new(2);
     let data = pattern(1 << 20, 2);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     f.post(0, wr(Opcode::Write, 10, 1, BASE, BASE + 0x20_0000, 1 << 20));
     let c = f.wait_for(0, 10, 100);
     assert_eq!(
@@ -308,7 +316,7 @@ fn a_one_mebibyte_write_lands_intact() {
 fn a_write_survives_loss_reordering_and_duplicates() {
     let mut f = Fabric::new(2);
     let data = pattern(700_000, 3);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     f.reverse = true;
     f.fate = Box::new(|n, _, _| match n % 5 {
         0 => Fate::Drop,
@@ -336,7 +344,7 @@ fn a_write_survives_loss_reordering_and_duplicates() {
 fn a_remote_fault_is_nacked_and_retransmitted_after_page_ready() {
     let mut f = Fabric::new(2);
     let data = pattern(200_000, 4);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x10_0000;
     let hole = dst + 20 * PAGE;
     f.mem(1).evict(hole);
@@ -359,7 +367,7 @@ fn a_remote_fault_is_nacked_and_retransmitted_after_page_ready() {
 fn a_remote_page_that_cannot_be_resolved_fails_the_write_and_nothing_more_is_sent() {
     let mut f = Fabric::new(2);
     let data = pattern(1 << 20, 5);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x10_0000;
     let hole = dst + 3 * PAGE;
     f.mem(1).evict(hole);
@@ -380,7 +388,7 @@ fn a_read_takes_remote_and_local_faults() {
     let mut f = Fabric::new(2);
     let data = pattern(300_000, 6);
     let src = BASE + 0x8_0000;
-    f.mem(1).slice_mut(src, data.len()).copy_from_slice(&data);
+    f.mem(1).store(src, &data);
     f.mem(1).evict(src + 5 * PAGE);
     f.mem(0).evict(BASE + 40 * PAGE);
     f.post(0, wr(Opcode::Read, 14, 1, BASE, src, data.len() as u64));
@@ -408,7 +416,7 @@ fn a_read_takes_remote_and_local_faults() {
 #[test]
 fn a_send_lands_in_the_oldest_recv_exactly_once() {
     let mut f = Fabric::new(2);
-    f.mem(0).slice_mut(BASE, 5).copy_from_slice(b"hello");
+    f.mem(0).store(BASE, b"hello");
     f.post(1, wr(Opcode::Recv, 100, 0, BASE + 0x1000, 0, 64));
     f.post(1, wr(Opcode::Recv, 101, 0, BASE + 0x2000, 0, 64));
     f.fate = Box::new(|_, _, _| Fate::Duplicate);
@@ -444,7 +452,7 @@ fn a_send_retried_until_a_recv_appears_succeeds() {
 #[test]
 fn a_write_with_immediate_consumes_a_recv_after_the_data() {
     let mut f = Fabric::new(2);
-    f.mem(0).slice_mut(BASE, 4).copy_from_slice(b"data");
+    f.mem(0).store(BASE, b"data");
     f.post(1, wr(Opcode::Recv, 300, 0, BASE + 0x9000, 0, 0));
     let mut w = wr(Opcode::Write, 18, 1, BASE, BASE + 0x100, 4);
     w.flags = WRITE_WITH_IMM;
@@ -496,7 +504,7 @@ fn a_write_into_never_touched_memory_resends_only_what_is_left_of_each_segment()
     let mut f = Fabric::new(2);
     let pages = 64u64;
     let data = pattern((pages * PAGE) as usize, 7);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x20_0000;
     for p in 0..pages {
         f.mem(1).evict(dst + p * PAGE);
