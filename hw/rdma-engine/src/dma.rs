@@ -360,7 +360,13 @@ impl FlatMemory {
 
     /// Copies between this memory's `va..` and `lent` page by page, one
     /// claim of the lease per page; `into_me`: from the peer to here.
-    fn direct(&mut self, rank: u16, lent: &Lent, va: u64, into_me: bool) -> Result<(), DirectError> {
+    fn direct(
+        &mut self,
+        rank: u16,
+        lent: &Lent,
+        va: u64,
+        into_me: bool,
+    ) -> Result<(), DirectError> {
         let p = self.peer(rank, lent)?;
         let total = lent.len().ok_or(DirectError::Invalid)?;
         va.checked_add(total).ok_or(DirectError::Invalid)?;
@@ -368,12 +374,9 @@ impl FlatMemory {
         while done < total {
             let at = va + done;
             let n = (page_of(at) + PAGE - at).min(total - done);
-            let off = self.check(at, n as usize, into_me).map_err(|f| {
-                DirectError::Fault(Fault {
-                    done,
-                    ..f
-                })
-            })?;
+            let off = self
+                .check(at, n as usize, into_me)
+                .map_err(|f| DirectError::Fault(Fault { done, ..f }))?;
             let board = p.leases.words();
             if !lease::claim(board, lent.lease) {
                 return Err(DirectError::Revoked { done });
@@ -529,7 +532,10 @@ mod tests {
         assert_eq!(lent.extents.len(), 3, "split every 16 pages");
         assert_eq!(lent.len(), Some(40 * PAGE));
         c[1].pull(0, &lent, 8 * PAGE).unwrap();
-        assert!(c[1].slice(8 * PAGE, 40 * PAGE as usize).iter().all(|&b| b == 9));
+        assert!(c[1]
+            .slice(8 * PAGE, 40 * PAGE as usize)
+            .iter()
+            .all(|&b| b == 9));
         // The lender's page 5 is evicted: the lease is gone.
         c[0].evict(5 * PAGE);
         assert_eq!(c[0].leases_out(), 0);
@@ -550,7 +556,10 @@ mod tests {
             })
         );
         c[0].release(lent.lease);
-        assert_eq!(c[1].push(0, 0, &lent), Err(DirectError::Revoked { done: 0 }));
+        assert_eq!(
+            c[1].push(0, 0, &lent),
+            Err(DirectError::Revoked { done: 0 })
+        );
     }
 
     #[test]

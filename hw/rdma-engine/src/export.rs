@@ -95,7 +95,10 @@ pub struct Table {
 }
 
 fn bad(what: &str) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, format!("peer memory table: {what}"))
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("peer memory table: {what}"),
+    )
 }
 
 /// Asks the engine exporting at `path` for its memory table.

@@ -288,7 +288,10 @@ mod tests {
     #[test]
     fn lent_memory_round_trips_and_nonsense_is_refused() {
         let l = Lent {
-            lease: Lease { slot: 7, seq: 1 << 40 },
+            lease: Lease {
+                slot: 7,
+                seq: 1 << 40,
+            },
             extents: vec![
                 Extent {
                     region: 3,

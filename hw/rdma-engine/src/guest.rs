@@ -29,11 +29,11 @@ use crate::lease::{self, Leases};
 use crate::peers::Peers;
 use crate::stats::Stats;
 use crate::sys::Mapping;
-use std::os::fd::OwnedFd;
 use crate::vhost_msg::{
     self, IotlbMsg, BACKEND_IOTLB_MSG, FLAG_NEED_REPLY, HEADER_SIZE, IOTLB_MISS,
 };
 use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
@@ -270,7 +270,13 @@ impl GuestDma {
 
     /// Copies between our `va..` and `lent` (peer `peer`'s memory), one
     /// lease claim per piece; `into_me`: from the peer to us.
-    fn direct(&mut self, peer: u16, lent: &Lent, va: u64, into_me: bool) -> Result<(), DirectError> {
+    fn direct(
+        &mut self,
+        peer: u16,
+        lent: &Lent,
+        va: u64,
+        into_me: bool,
+    ) -> Result<(), DirectError> {
         let total = lent.len().ok_or(DirectError::Invalid)?;
         va.checked_add(total).ok_or(DirectError::Invalid)?;
         let pm = self

@@ -216,12 +216,7 @@ impl Leases {
         let deadline = Instant::now() + CLAIM_WAIT;
         let mut spins = 0u32;
         loop {
-            match w.compare_exchange(
-                lease.word(LENT),
-                FREE,
-                Ordering::AcqRel,
-                Ordering::Acquire,
-            ) {
+            match w.compare_exchange(lease.word(LENT), FREE, Ordering::AcqRel, Ordering::Acquire) {
                 Ok(_) => return,
                 Err(cur) if cur == lease.word(CLAIMED) && Instant::now() < deadline => {
                     spins += 1;
@@ -267,7 +262,10 @@ mod tests {
         assert_eq!(b.slot, a.slot, "the slot is reused ...");
         assert!(!claim(l.words(), a), "... but not by the old lease");
         assert!(claim(l.words(), b));
-        assert!(!claim(l.words(), Lease { slot: 99, seq: 1 }), "no such slot");
+        assert!(
+            !claim(l.words(), Lease { slot: 99, seq: 1 }),
+            "no such slot"
+        );
     }
 
     #[test]

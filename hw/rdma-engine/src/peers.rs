@@ -89,7 +89,11 @@ impl Peers {
                 Some(false) => {} // a new table: fetch it
             }
         }
-        if self.refused.get(&peer).is_some_and(|t| t.elapsed() < RETRY_AFTER) {
+        if self
+            .refused
+            .get(&peer)
+            .is_some_and(|t| t.elapsed() < RETRY_AFTER)
+        {
             return Err(DirectError::Unshared);
         }
         let path = export::socket_path(&self.dir, peer);

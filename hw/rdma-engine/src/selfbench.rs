@@ -61,7 +61,12 @@ fn node(rank: u16, size: u64, dir: &Path, lending: bool) -> std::io::Result<Node
     {
         let mut tlb = tr.iotlb.write().unwrap_or_else(|p| p.into_inner());
         for p in 0..size / PAGE {
-            tlb.insert(BASE + p * PAGE, PAGE, uaddr + p * PAGE, PERM_READ | PERM_WRITE);
+            tlb.insert(
+                BASE + p * PAGE,
+                PAGE,
+                uaddr + p * PAGE,
+                PERM_READ | PERM_WRITE,
+            );
         }
     }
     *tr.regions.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(Regions(vec![Region {
@@ -192,9 +197,8 @@ fn measure(
         let (sd, dd) = (&mut src.dma, &mut dst.dma);
         let target =
             s.spawn(move || node_loop(Engine::new(1, 2, Config::default()), dd, fb, stop, None));
-        let init = s.spawn(move || {
-            node_loop(Engine::new(0, 2, Config::default()), sd, fa, stop, Some(wr))
-        });
+        let init = s
+            .spawn(move || node_loop(Engine::new(0, 2, Config::default()), sd, fa, stop, Some(wr)));
         std::thread::sleep(for_at_least);
         stop.store(true, Ordering::Relaxed);
         let r = init.join().expect("initiator thread");

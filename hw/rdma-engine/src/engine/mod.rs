@@ -30,10 +30,10 @@ mod target;
 
 use crate::dma::{Dma, FaultKind};
 use crate::fabric_msg::{Kind, Msg, MAX_PAYLOAD};
+use crate::lease::Lease;
 use hw::rdma::wire::{
     Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, RESUME_ABORT,
 };
-use crate::lease::Lease;
 use initiator::Op;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 pub use target::Target;
@@ -229,8 +229,7 @@ impl Engine {
                 self.next_xfer += 1;
                 let direct =
                     matches!(op, Opcode::Write | Opcode::Read) && self.direct_to(wr.node, dma, now);
-                self.ops
-                    .insert(id, Op::new(wr, op, &self.cfg, direct, now));
+                self.ops.insert(id, Op::new(wr, op, &self.cfg, direct, now));
                 self.proceed(id, dma, now);
             }
         }

@@ -189,9 +189,7 @@ impl Engine {
                 self.answer(&to, Kind::Nack, Some(Reason::Revoked), 0)
             }
             Err(DirectError::Unshared) => self.answer(&m, Kind::Nack, Some(Reason::Unshared), 0),
-            Err(DirectError::Invalid) => {
-                self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0)
-            }
+            Err(DirectError::Invalid) => self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0),
         }
     }
 
