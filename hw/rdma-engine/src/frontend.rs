@@ -348,7 +348,11 @@ impl Frontend {
             .unwrap_or_else(|e| e.into_inner())
             .invalidate(0, 0);
         self.shared.exports.set_table(exported);
-        self.shared.leases.revoke(0, 0);
+        let n = self.shared.leases.revoke(0, 0);
+        self.shared
+            .stats
+            .revoked
+            .fetch_add(n as u64, Ordering::Relaxed);
         Ok(())
     }
 
@@ -360,6 +364,10 @@ impl Frontend {
             // before QEMU hears the invalidation is done.
             let n = self.shared.leases.revoke(m.iova, m.size);
             if n > 0 {
+                self.shared
+                    .stats
+                    .revoked
+                    .fetch_add(n as u64, Ordering::Relaxed);
                 log(
                     self.rank,
                     self.verbose,

@@ -305,6 +305,12 @@ impl GuestDma {
             lease::unclaim(board, lent.lease);
             ok && whole
         });
+        let copied = match r {
+            Ok(()) => total,
+            Err(Stop::Fault(f)) => f.done,
+            Err(Stop::Refused(done)) => done,
+        };
+        self.stats.direct_bytes.fetch_add(copied, Ordering::Relaxed);
         match r {
             Ok(()) => Ok(()),
             Err(Stop::Fault(f)) => Err(DirectError::Fault(f)),
