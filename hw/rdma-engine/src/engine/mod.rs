@@ -72,7 +72,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             seg_size: MAX_PAYLOAD as u64,
-            direct_seg_size: 1 << 20,
+            direct_seg_size: 256 << 10,
             unshared_for: 1_000_000,
             window: 16,
             rto: 20_000,
