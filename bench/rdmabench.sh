@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs rdmabench on two nodes (all policies side by side in one run), and in
 # the same invocation the RDMA engine's self-benchmark: the host's own
-# memcpy bandwidth against the engine's data path, the physical limit of an
+# memcpy bandwidth against the engine's data paths (the shared-memory direct
+# path and the datagram path), the physical limit of an
 # emulated engine. Keeps the log, extracts the CSV and draws a plot.
 #
 #   bench/rdmabench.sh           # 4 KiB .. 16 MiB

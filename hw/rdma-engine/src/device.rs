@@ -14,6 +14,7 @@ use crate::engine::Engine;
 use crate::fabric::Fabric;
 use crate::frontend::{QueueConfig, Shared, QUEUES};
 use crate::guest::{log, GuestDma, MissChannel};
+use crate::peers::Peers;
 use crate::ring::{RingError, SplitRing};
 use crate::sys;
 use hw::rdma::wire::{
@@ -51,15 +52,20 @@ pub struct Device {
 }
 
 impl Device {
-    /// The engine thread of node `rank`.
+    /// The engine thread of node `rank`; `peers` (the other engines'
+    /// exported memories) enables the direct data path.
     pub fn new(
         shared: Arc<Shared>,
         engine: Engine,
         fabric: Fabric,
+        peers: Option<Peers>,
         rank: u16,
         verbose: bool,
     ) -> Self {
-        let dma = GuestDma::new(shared.tr.clone(), None, shared.stats.clone(), verbose, rank);
+        let mut dma = GuestDma::new(shared.tr.clone(), None, shared.stats.clone(), verbose, rank);
+        if let Some(p) = peers {
+            dma.share(shared.leases.clone(), p);
+        }
         Self {
             shared,
             engine,

@@ -11,6 +11,14 @@
 //! 40 len u64    (READ_REQ: bytes wanted; WRITE/IMM: transfer length)
 //! 48 payload
 //! ```
+//!
+//! DIRECT_WRITE / DIRECT_READ carry no data but the initiator's lent memory
+//! (see `lease`), for the target to copy from / into with one memcpy:
+//!
+//! ```text
+//! 48 lease slot u32 | 52 extent count u32 | 56 lease seq u64
+//! 64 extents: region u32 | zero u32 | offset u64 | len u64  (24 bytes each)
+//! ```
 
 /// First two bytes of every datagram.
 pub const MAGIC: u16 = 0xfa17;
@@ -18,6 +26,9 @@ pub const MAGIC: u16 = 0xfa17;
 pub const HDR: usize = 48;
 /// Largest payload (fits one UDP datagram on loopback with the header).
 pub const MAX_PAYLOAD: usize = 61440;
+
+use crate::dma::{Extent, Lent};
+use crate::lease::Lease;
 
 /// What a datagram is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,6 +50,12 @@ pub enum Kind {
     Nack = 7,
     /// Target → initiator: the page `va` that faulted is ready, send again.
     Retry = 8,
+    /// Initiator → target: copy `len` bytes from my lent memory (payload)
+    /// to your `va` (one WRITE segment on the direct path).
+    DirectWrite = 9,
+    /// Initiator → target: copy `len` bytes at your `va` into my lent
+    /// memory (one READ segment on the direct path); answered by ACK.
+    DirectRead = 10,
 }
 
 impl Kind {
@@ -52,6 +69,8 @@ impl Kind {
             6 => Self::Ack,
             7 => Self::Nack,
             8 => Self::Retry,
+            9 => Self::DirectWrite,
+            10 => Self::DirectRead,
             _ => return None,
         })
     }
@@ -69,6 +88,11 @@ pub enum Reason {
     NotReady = 3,
     /// The message does not fit the posted RECV, or is malformed.
     BadRequest = 4,
+    /// The initiator took its lent memory back after `offset`: lend the
+    /// rest again.
+    Revoked = 5,
+    /// The target cannot map the initiator's memory: use datagrams.
+    Unshared = 6,
 }
 
 impl Reason {
@@ -78,6 +102,8 @@ impl Reason {
             2 => Self::AccessError,
             3 => Self::NotReady,
             4 => Self::BadRequest,
+            5 => Self::Revoked,
+            6 => Self::Unshared,
             _ => return None,
         })
     }
@@ -201,9 +227,92 @@ impl Msg {
     }
 }
 
+/// Bytes of one extent in a direct request.
+const EXTENT: usize = 24;
+/// Bytes before the extents in a direct request.
+const LENT_HDR: usize = 16;
+/// Most extents one direct request carries.
+pub const MAX_EXTENTS: usize = (MAX_PAYLOAD - LENT_HDR) / EXTENT;
+
+/// The payload of a direct request: the lease and the lent extents.
+pub fn encode_lent(l: &Lent) -> Vec<u8> {
+    let mut b = Vec::with_capacity(LENT_HDR + EXTENT * l.extents.len());
+    b.extend_from_slice(&l.lease.slot.to_le_bytes());
+    b.extend_from_slice(&(l.extents.len() as u32).to_le_bytes());
+    b.extend_from_slice(&l.lease.seq.to_le_bytes());
+    for e in &l.extents {
+        b.extend_from_slice(&e.region.to_le_bytes());
+        b.extend_from_slice(&[0; 4]);
+        b.extend_from_slice(&e.offset.to_le_bytes());
+        b.extend_from_slice(&e.len.to_le_bytes());
+    }
+    b
+}
+
+/// Decodes a direct request's payload; None if malformed (wrong size,
+/// lengths that overflow).
+pub fn decode_lent(b: &[u8]) -> Option<Lent> {
+    let u32_at = |at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    let u64_at = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"));
+    if b.len() < LENT_HDR {
+        return None;
+    }
+    let n = u32_at(4) as usize;
+    if n > MAX_EXTENTS || b.len() != LENT_HDR + EXTENT * n {
+        return None;
+    }
+    let extents = (0..n)
+        .map(|i| {
+            let at = LENT_HDR + EXTENT * i;
+            Extent {
+                region: u32_at(at),
+                offset: u64_at(at + 8),
+                len: u64_at(at + 16),
+            }
+        })
+        .collect();
+    let l = Lent {
+        lease: Lease {
+            slot: u32_at(0),
+            seq: u64_at(8),
+        },
+        extents,
+    };
+    l.len().map(|_| l)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lent_memory_round_trips_and_nonsense_is_refused() {
+        let l = Lent {
+            lease: Lease {
+                slot: 7,
+                seq: 1 << 40,
+            },
+            extents: vec![
+                Extent {
+                    region: 3,
+                    offset: 0x1000,
+                    len: 0x3000,
+                },
+                Extent {
+                    region: 4,
+                    offset: 9,
+                    len: 1,
+                },
+            ],
+        };
+        let b = encode_lent(&l);
+        assert_eq!(decode_lent(&b), Some(l.clone()));
+        assert_eq!(decode_lent(&b[..b.len() - 1]), None);
+        assert_eq!(decode_lent(&b[..3]), None);
+        let mut big = l;
+        big.extents[0].len = u64::MAX;
+        assert_eq!(decode_lent(&encode_lent(&big)), None, "overflowing length");
+    }
 
     #[test]
     fn a_nack_round_trips_with_its_reason() {

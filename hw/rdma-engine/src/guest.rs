@@ -17,15 +17,23 @@
 //! The frontend thread owns the main socket; this side only reads the
 //! shared [`Translation`] and talks on the backend channel, so QEMU's
 //! UPDATE (which it sends before answering a miss) is never stuck behind us.
+//!
+//! The direct data path uses the same walk: lending turns the translated
+//! pieces into extents of the exported memfds under a lease; pulling and
+//! pushing copy each translated piece of our side from/to a peer's mapped
+//! memory, one lease claim per piece (at most [`MAX_PIECE`] bytes).
 
-use crate::dma::{page_of, Dma, Fault, FaultKind};
+use crate::dma::{page_of, DirectError, Dma, Extent, Fault, FaultKind, LendError, Lent};
 use crate::iotlb::{Iotlb, Lookup, Perm, PERM_READ, PERM_WRITE};
+use crate::lease::{self, Leases};
+use crate::peers::Peers;
 use crate::stats::Stats;
 use crate::sys::Mapping;
 use crate::vhost_msg::{
     self, IotlbMsg, BACKEND_IOTLB_MSG, FLAG_NEED_REPLY, HEADER_SIZE, IOTLB_MISS,
 };
 use std::io::{Read, Write};
+use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
@@ -41,28 +49,36 @@ pub struct Region {
     pub map: Mapping,
     /// Offset of the region inside `map`.
     pub offset: u64,
+    /// Handle under which the region is exported to peers.
+    pub handle: u32,
+    /// The region's file (what peers map).
+    pub fd: Arc<OwnedFd>,
 }
 
-/// The memory table: QEMU address → our pointer.
+/// The memory table: QEMU address → our mapping.
 #[derive(Default)]
 pub struct Regions(pub Vec<Region>);
 
 impl Regions {
-    /// Our pointer to QEMU's address `uaddr` and how many bytes from it lie
-    /// in the same region.
-    fn host(&self, uaddr: u64) -> Option<(*mut u8, u64)> {
+    /// The region holding QEMU's address `uaddr`, the offset of `uaddr` in
+    /// its mapping and how many bytes from it lie in the region.
+    fn host(&self, uaddr: u64) -> Option<(&Region, u64, u64)> {
         let r = self
             .0
             .iter()
             .find(|r| uaddr >= r.uaddr && uaddr - r.uaddr < r.size)?;
-        let off = r.offset + (uaddr - r.uaddr);
-        // SAFETY (of the pointer arithmetic): off < offset + size <= map.len(),
-        // checked when the region was created (guest::Region users).
-        Some((
-            r.map.ptr().wrapping_add(off as usize),
-            r.size - (uaddr - r.uaddr),
-        ))
+        Some((r, r.offset + (uaddr - r.uaddr), r.size - (uaddr - r.uaddr)))
     }
+}
+
+/// Most bytes of one piece of an access (one lease claim on the direct path).
+pub const MAX_PIECE: u64 = 256 << 10;
+
+/// Why a walk over guest memory stopped.
+enum Stop {
+    Fault(Fault),
+    /// The piece function refused after `done` bytes.
+    Refused(u64),
 }
 
 /// What the frontend thread and the engine share about translation.
@@ -120,6 +136,10 @@ impl MissChannel {
 pub struct GuestDma {
     tr: Arc<Translation>,
     misses: Option<MissChannel>,
+    /// This node's leases (None: no direct path).
+    leases: Option<Arc<Leases>>,
+    /// The other nodes' memories.
+    peers: Option<Peers>,
     stats: Arc<Stats>,
     verbose: bool,
     rank: u16,
@@ -141,10 +161,18 @@ impl GuestDma {
         Self {
             tr,
             misses,
+            leases: None,
+            peers: None,
             stats,
             verbose,
             rank,
         }
+    }
+
+    /// Enables the direct path: lend under `leases`, map peers with `peers`.
+    pub fn share(&mut self, leases: Arc<Leases>, peers: Peers) {
+        self.leases = Some(leases);
+        self.peers = Some(peers);
     }
 
     /// Replaces the backend channel (a new SET_BACKEND_REQ_FD).
@@ -152,23 +180,26 @@ impl GuestDma {
         self.misses = misses;
     }
 
-    /// Runs `f(host_ptr, iova_offset, n)` over `[iova, iova+len)` piece by
-    /// piece, resolving misses; stops at the first page that cannot be made
-    /// accessible with `want`.
+    /// Runs `f(region, offset_in_its_mapping, iova_offset, n)` over
+    /// `[iova, iova+len)` piece by piece (adjacent translations that are
+    /// contiguous in one region form one piece of at most [`MAX_PIECE`]),
+    /// resolving misses; stops at the first page that cannot be made
+    /// accessible with `want`, or when `f` returns false.
     fn access(
         &mut self,
         iova: u64,
         len: u64,
         want: Perm,
-        mut f: impl FnMut(*mut u8, usize, usize),
-    ) -> Result<(), Fault> {
+        mut f: impl FnMut(&Region, usize, usize, usize) -> bool,
+    ) -> Result<(), Stop> {
         let mut done = 0u64;
         let mut loops = 0;
         while done < len {
             let at = iova.wrapping_add(done);
             let step = {
                 let tlb = self.tr.iotlb.read().unwrap_or_else(|p| p.into_inner());
-                match tlb.lookup(at, want) {
+                let limit = (len - done).min(MAX_PIECE);
+                match tlb.lookup_contiguous(at, want, limit) {
                     Lookup::Hit { uaddr, run } => {
                         let regions = self
                             .tr
@@ -177,19 +208,21 @@ impl GuestDma {
                             .unwrap_or_else(|p| p.into_inner())
                             .clone();
                         match regions.host(uaddr) {
-                            Some((ptr, in_region)) => {
-                                let n = run.min(in_region).min(len - done);
+                            Some((region, off, in_region)) => {
+                                let n = run.min(in_region).min(limit);
                                 // The copy happens under the IOTLB read lock: an
                                 // invalidation waits for accesses in flight.
-                                f(ptr, done as usize, n as usize);
+                                if !f(region, off as usize, done as usize, n as usize) {
+                                    return Err(Stop::Refused(done));
+                                }
                                 Some(n)
                             }
                             None => {
-                                return Err(Fault {
+                                return Err(Stop::Fault(Fault {
                                     va: page_of(at),
                                     done,
                                     kind: FaultKind::Fatal,
-                                })
+                                }))
                             }
                         }
                     }
@@ -209,15 +242,82 @@ impl GuestDma {
                         kind,
                     };
                     if loops > MISS_LOOPS {
-                        return Err(fault(FaultKind::Fatal));
+                        return Err(Stop::Fault(fault(FaultKind::Fatal)));
                     }
-                    if !self.resolve(page_of(at), want)? {
-                        return Err(fault(FaultKind::Smmu));
+                    match self.resolve(page_of(at), want) {
+                        Ok(true) => {}
+                        Ok(false) => return Err(Stop::Fault(fault(FaultKind::Smmu))),
+                        Err(f) => return Err(Stop::Fault(Fault { done, ..f })),
                     }
                 }
             }
         }
         Ok(())
+    }
+
+    /// Plain accesses never refuse a piece.
+    fn plain(r: Result<(), Stop>) -> Result<(), Fault> {
+        match r {
+            Ok(()) => Ok(()),
+            Err(Stop::Fault(f)) => Err(f),
+            Err(Stop::Refused(done)) => Err(Fault {
+                va: 0,
+                done,
+                kind: FaultKind::Fatal,
+            }),
+        }
+    }
+
+    /// Copies between our `va..` and `lent` (peer `peer`'s memory), one
+    /// lease claim per piece; `into_me`: from the peer to us.
+    fn direct(
+        &mut self,
+        peer: u16,
+        lent: &Lent,
+        va: u64,
+        into_me: bool,
+    ) -> Result<(), DirectError> {
+        let total = lent.len().ok_or(DirectError::Invalid)?;
+        va.checked_add(total).ok_or(DirectError::Invalid)?;
+        let pm = self
+            .peers
+            .as_mut()
+            .ok_or(DirectError::Unshared)?
+            .get(peer, lent)?;
+        let board = pm.board.words();
+        let want = if into_me { PERM_WRITE } else { PERM_READ };
+        let r = self.access(va, total, want, |region, off, at, n| {
+            if !lease::claim(board, lent.lease) {
+                return false;
+            }
+            let mut ok = true;
+            let whole = lent.each_part(at as u64, n as u64, |e, roff, poff, k| {
+                let theirs = pm.region(e.region);
+                let (roff, mine, k) = (roff as usize, off + poff as usize, k as usize);
+                ok &= theirs.is_some_and(|t| {
+                    if into_me {
+                        Mapping::copy(t, roff, &region.map, mine, k)
+                    } else {
+                        Mapping::copy(&region.map, mine, t, roff, k)
+                    }
+                });
+            });
+            lease::unclaim(board, lent.lease);
+            ok && whole
+        });
+        let copied = match r {
+            Ok(()) => total,
+            Err(Stop::Fault(f)) => f.done,
+            Err(Stop::Refused(done)) => done,
+        };
+        self.stats.direct_bytes.fetch_add(copied, Ordering::Relaxed);
+        match r {
+            Ok(()) => Ok(()),
+            Err(Stop::Fault(f)) => Err(DirectError::Fault(f)),
+            // Checked against the peer's table before: a refusal is the
+            // lender taking its memory back.
+            Err(Stop::Refused(done)) => Err(DirectError::Revoked { done }),
+        }
     }
 
     /// One miss round trip; Err only when the channel is unusable.
@@ -274,21 +374,72 @@ pub fn log(rank: u16, on: bool, msg: &str) {
 
 impl Dma for GuestDma {
     fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), Fault> {
-        let dst = buf.as_mut_ptr();
-        self.access(va, buf.len() as u64, PERM_READ, |src, at, n| {
-            // SAFETY: `src..src+n` lies in a live mapping of guest RAM (the
-            // Regions Arc is held by `access` during the call); `dst+at..+n`
-            // is inside `buf`. Guest RAM is never a Rust object, so they
-            // cannot overlap.
-            unsafe { std::ptr::copy_nonoverlapping(src, dst.add(at), n) }
-        })
+        let r = self.access(va, buf.len() as u64, PERM_READ, |region, off, at, n| {
+            region.map.read_at(off, &mut buf[at..at + n])
+        });
+        Self::plain(r)
     }
 
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), Fault> {
-        let src = data.as_ptr();
-        self.access(va, data.len() as u64, PERM_WRITE, |dst, at, n| {
-            // SAFETY: as in `read`, with the roles swapped.
-            unsafe { std::ptr::copy_nonoverlapping(src.add(at), dst, n) }
-        })
+        let r = self.access(va, data.len() as u64, PERM_WRITE, |region, off, at, n| {
+            region.map.write_at(off, &data[at..at + n])
+        });
+        Self::plain(r)
+    }
+
+    fn can_lend(&self) -> bool {
+        self.leases.is_some()
+            && !self
+                .tr
+                .regions
+                .read()
+                .unwrap_or_else(|p| p.into_inner())
+                .0
+                .is_empty()
+    }
+
+    fn lend(&mut self, va: u64, len: u64, write: bool) -> Result<Lent, LendError> {
+        let leases = self.leases.clone().ok_or(LendError::Unavailable)?;
+        // The lease exists before the translation: an invalidation that
+        // races with this lend revokes it (see `lease`).
+        let lease = leases.lend(va, len).ok_or(LendError::Busy)?;
+        let mut extents: Vec<Extent> = Vec::new();
+        let want = if write { PERM_WRITE } else { PERM_READ };
+        let r = self.access(va, len, want, |region, off, _, n| {
+            let (off, n) = (off as u64, n as u64);
+            match extents.last_mut() {
+                Some(e) if e.region == region.handle && e.offset + e.len == off => e.len += n,
+                _ => extents.push(Extent {
+                    region: region.handle,
+                    offset: off,
+                    len: n,
+                }),
+            }
+            extents.len() <= crate::fabric_msg::MAX_EXTENTS
+        });
+        match r {
+            Ok(()) => Ok(Lent { lease, extents }),
+            Err(e) => {
+                leases.release(lease);
+                match e {
+                    Stop::Fault(f) => Err(LendError::Fault(f)),
+                    Stop::Refused(_) => Err(LendError::Unavailable),
+                }
+            }
+        }
+    }
+
+    fn release(&mut self, lease: crate::lease::Lease) {
+        if let Some(l) = &self.leases {
+            l.release(lease);
+        }
+    }
+
+    fn pull(&mut self, peer: u16, from: &Lent, va: u64) -> Result<(), DirectError> {
+        self.direct(peer, from, va, true)
+    }
+
+    fn push(&mut self, peer: u16, va: u64, to: &Lent) -> Result<(), DirectError> {
+        self.direct(peer, to, va, false)
     }
 }

@@ -5,8 +5,10 @@
 use faultline_rdma_engine::cli::{self, Command, Options};
 use faultline_rdma_engine::device::Device;
 use faultline_rdma_engine::engine::{Config, Engine};
+use faultline_rdma_engine::export;
 use faultline_rdma_engine::fabric::{Fabric, Loss};
 use faultline_rdma_engine::frontend::{Frontend, Shared};
+use faultline_rdma_engine::peers::Peers;
 use faultline_rdma_engine::selfbench;
 use faultline_rdma_engine::stats::Stats;
 use std::os::unix::net::UnixListener;
@@ -44,6 +46,32 @@ fn serve(o: &Options) -> std::io::Result<()> {
     }) {
         std::fs::remove_file(&o.socket)?;
     }
+    // Peers map our memory through `<dir>/fabric-<rank>.sock` (the direct
+    // data path); without it, they and we use datagrams.
+    let shared = Arc::new(Shared::new(stats.clone())?);
+    let dir = o
+        .socket
+        .parent()
+        .map(|d| d.to_path_buf())
+        .unwrap_or_else(|| ".".into());
+    let dir = if dir.as_os_str().is_empty() {
+        ".".into()
+    } else {
+        dir
+    };
+    let export_path = export::socket_path(&dir, o.rank);
+    let server = match export::Server::start(export_path.clone(), shared.exports.clone()) {
+        Ok(s) => Some(s),
+        Err(e) => {
+            eprintln!(
+                "rdma-engine {}: cannot export memory on {} ({e}); datagrams only",
+                o.rank,
+                export_path.display()
+            );
+            None
+        }
+    };
+    let peers = server.as_ref().map(|_| Peers::new(dir.clone(), o.rank));
     let listener = UnixListener::bind(&o.socket)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", o.socket.display())))?;
     eprintln!(
@@ -54,11 +82,11 @@ fn serve(o: &Options) -> std::io::Result<()> {
     let (sock, _) = listener.accept()?;
     drop(listener);
     let _ = std::fs::remove_file(&o.socket);
-    let shared = Arc::new(Shared::new(stats.clone())?);
     let mut device = Device::new(
         shared.clone(),
         Engine::new(o.rank, o.nodes, Config::default()),
         fabric,
+        peers,
         o.rank,
         o.verbose,
     );
@@ -78,6 +106,7 @@ fn serve(o: &Options) -> std::io::Result<()> {
         .retransmits
         .store(counters.retransmits, Ordering::Relaxed);
     stats.bytes.store(counters.bytes, Ordering::Relaxed);
+    drop(server);
     eprintln!("rdma-engine {}: {}", o.rank, stats.summary());
     result.map_err(|e| std::io::Error::new(e.kind(), format!("vhost-user connection: {e}")))
 }

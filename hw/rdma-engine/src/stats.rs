@@ -25,6 +25,10 @@ pub struct Stats {
     pub retransmits: AtomicU64,
     /// Outgoing datagrams dropped on purpose (`--loss`).
     pub dropped: AtomicU64,
+    /// Bytes this engine copied on the direct path (as a target).
+    pub direct_bytes: AtomicU64,
+    /// Lent ranges taken back by IOTLB invalidations or a new memory table.
+    pub revoked: AtomicU64,
 }
 
 impl Stats {
@@ -34,7 +38,7 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked",
             g(&self.wrs),
             g(&self.completions),
             g(&self.bytes),
@@ -44,7 +48,9 @@ impl Stats {
             g(&self.updates),
             g(&self.invalidations),
             g(&self.retransmits),
-            g(&self.dropped)
+            g(&self.dropped),
+            g(&self.direct_bytes),
+            g(&self.revoked)
         )
     }
 }

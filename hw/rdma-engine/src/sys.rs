@@ -1,14 +1,17 @@
 //! The few operating-system calls std does not offer: receiving file
 //! descriptors over a Unix socket, mapping QEMU's memory fds, eventfds,
-//! `poll`, and larger UDP socket buffers. Every `unsafe` of the crate that
-//! is not a guest-memory copy lives here, each small and explained.
+//! `poll`, larger UDP socket buffers, memfds and bounds-checked copies in
+//! and between mappings. Every `unsafe` of the crate lives here, each small
+//! and explained.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::AtomicU64;
 
-/// Most fds one vhost-user message carries (the memory table's regions).
-const MAX_FDS: usize = 8;
+/// Most fds one message may carry: a vhost-user memory table has 8
+/// regions, a peer's export table 8 regions and its lease board.
+pub const MAX_FDS: usize = 9;
 
 /// Reads exactly `buf.len()` bytes from `sock`, collecting any file
 /// descriptors sent along (SCM_RIGHTS). Ok(None) at end of stream before
@@ -111,9 +114,57 @@ impl Mapping {
         Ok(Self { ptr: p.cast(), len })
     }
 
-    /// First byte of the mapping.
-    pub fn ptr(&self) -> *mut u8 {
-        self.ptr
+    /// Whether `off..off+n` lies inside the mapping.
+    fn covers(&self, off: usize, n: usize) -> bool {
+        off.checked_add(n).is_some_and(|end| end <= self.len)
+    }
+
+    /// Copies `buf.len()` bytes from offset `off` of the mapping into
+    /// `buf`; false (nothing copied) when the range is outside it.
+    pub fn read_at(&self, off: usize, buf: &mut [u8]) -> bool {
+        if !self.covers(off, buf.len()) {
+            return false;
+        }
+        // SAFETY: `off..off+len` is inside the live mapping (checked above);
+        // `buf` is a distinct Rust buffer, never part of a mapping.
+        unsafe { std::ptr::copy_nonoverlapping(self.ptr.add(off), buf.as_mut_ptr(), buf.len()) };
+        true
+    }
+
+    /// Copies `data` to offset `off` of the mapping; false (nothing copied)
+    /// when the range is outside it.
+    pub fn write_at(&self, off: usize, data: &[u8]) -> bool {
+        if !self.covers(off, data.len()) {
+            return false;
+        }
+        // SAFETY: as in `read_at`, with the roles swapped.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(off), data.len()) };
+        true
+    }
+
+    /// Copies `n` bytes from offset `src_off` of `src` to offset `dst_off`
+    /// of `dst` (two guest memories, or one: overlap is allowed); false
+    /// (nothing copied) when either range is outside its mapping. The one
+    /// memcpy of the direct data path.
+    pub fn copy(src: &Mapping, src_off: usize, dst: &Mapping, dst_off: usize, n: usize) -> bool {
+        if !src.covers(src_off, n) || !dst.covers(dst_off, n) {
+            return false;
+        }
+        // SAFETY: both ranges are inside live mappings (checked above);
+        // `copy` (memmove) is correct even if they overlap.
+        unsafe { std::ptr::copy(src.ptr.add(src_off), dst.ptr.add(dst_off), n) };
+        true
+    }
+
+    /// The mapping as an array of atomic words (a lease board shared with
+    /// other processes).
+    pub fn words(&self) -> &[AtomicU64] {
+        // SAFETY: mmap returns page-aligned memory, so the pointer is
+        // aligned for AtomicU64 (same size and layout as u64); len / 8
+        // words lie inside the mapping, which lives as long as `self`.
+        // Every access goes through the atomics (other processes use
+        // atomics on the same words too).
+        unsafe { std::slice::from_raw_parts(self.ptr.cast::<AtomicU64>(), self.len / 8) }
     }
 
     /// Bytes mapped.
@@ -135,6 +186,86 @@ impl Drop for Mapping {
             libc::munmap(self.ptr.cast(), self.len);
         }
     }
+}
+
+/// A new memory file of `len` zero bytes (the self-benchmark's "guest
+/// RAM" and every engine's lease board).
+pub fn memfd(name: &str, len: u64) -> io::Result<OwnedFd> {
+    let name = std::ffi::CString::new(name).map_err(|_| io::Error::other("memfd name"))?;
+    // SAFETY: `name` is a NUL-terminated string alive during the call; the
+    // result is checked.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd is a fresh descriptor nobody else owns.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let len = libc::off_t::try_from(len).map_err(|_| io::Error::other("memfd too large"))?;
+    // SAFETY: plain syscall on a descriptor we own.
+    if unsafe { libc::ftruncate(fd.as_raw_fd(), len) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// Bytes in the file behind `fd` (a peer's memfd must be as large as it
+/// claims before we map it: touching a page past its end would SIGBUS).
+pub fn fd_size(fd: &OwnedFd) -> io::Result<u64> {
+    // SAFETY: stat is plain old data; all-zero is a valid value to fill.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstat writes one stat into the local.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(st.st_size as u64)
+}
+
+/// Sends `bytes` on `sock` in one message with `fds` attached (SCM_RIGHTS).
+pub fn send_with_fds(sock: &UnixStream, bytes: &[u8], fds: &[RawFd]) -> io::Result<()> {
+    if fds.len() > MAX_FDS || bytes.is_empty() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "bad fd message",
+        ));
+    }
+    let mut iov = libc::iovec {
+        iov_base: bytes.as_ptr() as *mut libc::c_void,
+        iov_len: bytes.len(),
+    };
+    let mut cbuf = [0u64; 32];
+    // SAFETY: msghdr is plain old data; all-zero is a valid empty value.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    if !fds.is_empty() {
+        let data_len = std::mem::size_of_val(fds) as u32;
+        msg.msg_control = cbuf.as_mut_ptr().cast();
+        // SAFETY: CMSG_SPACE only computes a size.
+        msg.msg_controllen = unsafe { libc::CMSG_SPACE(data_len) } as _;
+        // SAFETY: the control buffer (256 bytes) holds one header with up to
+        // MAX_FDS ints (checked above); the macros stay inside it.
+        unsafe {
+            let c = libc::CMSG_FIRSTHDR(&msg);
+            (*c).cmsg_level = libc::SOL_SOCKET;
+            (*c).cmsg_type = libc::SCM_RIGHTS;
+            (*c).cmsg_len = libc::CMSG_LEN(data_len) as _;
+            std::ptr::copy_nonoverlapping(
+                fds.as_ptr(),
+                libc::CMSG_DATA(c).cast::<RawFd>(),
+                fds.len(),
+            );
+        }
+    }
+    // SAFETY: iov points into `bytes` (only read by sendmsg), msg_control
+    // into `cbuf`; both outlive the call.
+    let n = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if n as usize != bytes.len() {
+        return Err(io::Error::new(io::ErrorKind::WriteZero, "short fd message"));
+    }
+    Ok(())
 }
 
 /// Signals an eventfd (QEMU's call fd, or our own wake-up fd).

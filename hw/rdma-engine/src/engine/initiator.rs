@@ -15,10 +15,26 @@
 //!             InFlight and nothing heard for dead_after ─▶ PeerUnreachable
 //!             local fault reading the source / placing READ data ─▶ parked
 //! ```
+//!
+//! On the direct path (both memories on one host, see `lease`) a WRITE or
+//! READ segment is far larger and carries no data: the initiator lends the
+//! segment's local range (translated through its own SMMU; a local fault
+//! parks as above) and sends DIRECT_WRITE / DIRECT_READ; the target copies
+//! and answers ACK, or NACK(fault) / NACK(revoked) with how far it got.
+//! Each transmission lends anew under a fresh lease whose sequence number
+//! the target echoes (`imm`), so a late answer to an older transmission is
+//! recognised; the lease is taken back when its answer arrives, on the next
+//! transmission and when the operation ends.
+//!
+//! ```text
+//!  InFlight ──NACK(revoked, offset)──▶ Unsent (rest lent again; bounded)
+//!  any ──NACK(unshared)──▶ the whole operation again on datagrams
+//! ```
 
 use super::{Config, Engine};
-use crate::dma::{Dma, FaultKind};
-use crate::fabric_msg::{Kind, Msg, Reason};
+use crate::dma::{Dma, FaultKind, LendError};
+use crate::fabric_msg::{encode_lent, Kind, Msg, Reason};
+use crate::lease::Lease;
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
 
 /// Where a parked operation waits.
@@ -55,6 +71,10 @@ pub(super) struct Seg {
     /// Page of the last remote fault and how many times in a row.
     fault_page: Option<u64>,
     same_fault: u32,
+    /// Direct path: the lease of the last transmission, while it is out.
+    lease: Option<Lease>,
+    /// Direct path: NACK(revoked) answers (bounded like losses).
+    revokes: u32,
     state: SegState,
 }
 
@@ -69,6 +89,8 @@ impl Seg {
             placed: 0,
             fault_page: None,
             same_fault: 0,
+            lease: None,
+            revokes: 0,
             state: SegState::Unsent,
         }
     }
@@ -78,6 +100,8 @@ impl Seg {
 pub(super) struct Op {
     pub wr: WorkRequest,
     pub kind: Opcode,
+    /// Whether its data segments take the direct path.
+    pub direct: bool,
     pub cqe: Completion,
     pub segs: Vec<Seg>,
     /// COPY: bytes already in place.
@@ -91,12 +115,17 @@ pub(super) struct Op {
 }
 
 impl Op {
-    pub fn new(wr: WorkRequest, kind: Opcode, cfg: &Config, now: u64) -> Self {
+    pub fn new(wr: WorkRequest, kind: Opcode, cfg: &Config, direct: bool, now: u64) -> Self {
         let mut segs = Vec::new();
+        let size = if direct {
+            cfg.direct_seg_size
+        } else {
+            cfg.seg_size
+        };
         let data = |segs: &mut Vec<Seg>| {
             let mut off = 0;
             while off < wr.len {
-                let len = cfg.seg_size.min(wr.len - off);
+                let len = size.min(wr.len - off);
                 segs.push(Seg::new(off, len, false));
                 off += len;
             }
@@ -121,6 +150,7 @@ impl Op {
         Self {
             wr,
             kind,
+            direct,
             cqe,
             segs,
             copied: 0,
@@ -142,6 +172,11 @@ impl Op {
     /// Restarts the silence clock (after a wait that was not the peer's fault).
     pub fn rearm(&mut self, now: u64) {
         self.last_heard = now;
+    }
+
+    /// Takes every lease of the operation (it ends or changes path).
+    pub fn take_leases(&mut self) -> impl Iterator<Item = Lease> + '_ {
+        self.segs.iter_mut().filter_map(|s| s.lease.take())
     }
 }
 
@@ -214,10 +249,47 @@ impl Engine {
         let mut m = Msg::new(Kind::WriteData, rank, id, i as u32);
         m.offset = seg.offset;
         m.len = wr.len;
+        // Bytes this transmission carries (or has copied), for the counters.
+        let mut bytes = 0;
         match (op.kind, seg.notify) {
             (Opcode::Write, true) => {
                 m.kind = Kind::Imm;
                 m.imm = wr.imm;
+            }
+            (kind, false) if op.direct => {
+                if let Some(old) = op.segs[i].lease.take() {
+                    dma.release(old);
+                }
+                m.kind = if kind == Opcode::Read {
+                    Kind::DirectRead
+                } else {
+                    Kind::DirectWrite
+                };
+                m.offset = seg.offset + seg.placed;
+                m.va = wr.remote_va + m.offset;
+                m.len = seg.len - seg.placed;
+                bytes = m.len;
+                let local = wr.local_va + m.offset;
+                match dma.lend(local, m.len, kind == Opcode::Read) {
+                    Ok(lent) => {
+                        m.imm = lent.lease.seq as u32;
+                        m.payload = encode_lent(&lent);
+                        op.segs[i].lease = Some(lent.lease);
+                    }
+                    Err(LendError::Fault(f)) => {
+                        match f.kind {
+                            FaultKind::Smmu => self.park(id, f.va, now),
+                            FaultKind::Fatal => self.finish(id, Status::LocalAccessError, f.va),
+                        }
+                        return Sent::Stopped;
+                    }
+                    // Every lease is out: the next tick tries again.
+                    Err(LendError::Busy) => return Sent::Stopped,
+                    Err(LendError::Unavailable) => {
+                        self.fall_back(id, dma, now);
+                        return Sent::Stopped;
+                    }
+                }
             }
             (Opcode::Read, _) => {
                 m.kind = Kind::ReadReq;
@@ -237,7 +309,10 @@ impl Engine {
                 // Read the source straight into the datagram.
                 let d = m.encode_with(n, |buf| dma.read(wr.local_va + m.offset, buf));
                 match d {
-                    Ok(d) => datagram = Some(d),
+                    Ok(d) => {
+                        bytes = n as u64;
+                        datagram = Some(d)
+                    }
                     Err(f) => {
                         match f.kind {
                             FaultKind::Smmu => self.park(id, f.va, now),
@@ -250,13 +325,33 @@ impl Engine {
         }
         let d = datagram.unwrap_or_else(|| m.encode());
         if seg.sends > 0 {
-            op.cqe.retransmitted_bytes += (d.len() - crate::fabric_msg::HDR) as u64;
+            op.cqe.retransmitted_bytes += bytes;
             self.counters.retransmits += 1;
         }
         op.segs[i].sends += 1;
         op.segs[i].state = SegState::InFlight { sent_at: now };
         self.datagrams.push((wr.node, d));
         Sent::Ok
+    }
+
+    /// The peer cannot map our memory (or we cannot lend it): operation
+    /// `id` starts again on datagrams under a new transfer id, and the peer
+    /// gets datagrams for a while.
+    pub(super) fn fall_back(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
+        let Some(mut op) = self.ops.remove(&id) else {
+            return;
+        };
+        for l in op.take_leases() {
+            dma.release(l);
+        }
+        self.unshared
+            .insert(op.wr.node, now + self.cfg.unshared_for);
+        let mut again = Op::new(op.wr, op.kind, &self.cfg, false, now);
+        again.cqe = op.cqe;
+        let nid = self.next_xfer;
+        self.next_xfer += 1;
+        self.ops.insert(nid, again);
+        self.proceed(nid, dma, now);
     }
 
     /// An answer from a target about one of our operations.
@@ -270,11 +365,47 @@ impl Engine {
         }
         let id = m.xfer;
         op.last_heard = now;
+        let direct = op.direct && m.kind != Kind::Retry && !op.segs[i].notify;
+        if direct {
+            // Only the answer to the latest transmission speaks for the
+            // segment's state (except an ACK: placed is placed).
+            let current = op.segs[i].lease.is_some_and(|l| l.seq as u32 == m.imm);
+            let decisive = matches!(
+                m.reason,
+                Some(Reason::AccessError | Reason::BadRequest | Reason::Unshared)
+            );
+            if m.kind == Kind::Ack || current {
+                if let Some(l) = op.segs[i].lease.take() {
+                    dma.release(l);
+                }
+            } else if !decisive {
+                return;
+            }
+        }
         match (m.kind, m.reason) {
             (Kind::Ack, _) => {
-                if op.kind != Opcode::Read {
+                if op.kind != Opcode::Read || direct {
                     op.segs[i].state = SegState::Done;
                 }
+            }
+            (Kind::Nack, Some(Reason::Revoked)) => {
+                let s = &mut op.segs[i];
+                if !direct || !matches!(s.state, SegState::InFlight { .. }) {
+                    return;
+                }
+                s.revokes += 1;
+                if s.revokes > self.cfg.max_tries {
+                    return self.finish(id, Status::RetriesExhausted, 0);
+                }
+                let reached = m.offset.saturating_sub(s.offset).min(s.len);
+                s.placed = s.placed.max(reached);
+                s.state = SegState::Unsent;
+            }
+            (Kind::Nack, Some(Reason::Unshared)) => {
+                if op.direct {
+                    return self.fall_back(id, dma, now);
+                }
+                return;
             }
             (Kind::ReadData, _) => {
                 let s = &op.segs[i];
@@ -312,7 +443,7 @@ impl Engine {
                     if s.same_fault > self.cfg.max_tries {
                         return self.finish(id, Status::RetriesExhausted, page);
                     }
-                    if op.kind == Opcode::Write && !s.notify {
+                    if (op.kind == Opcode::Write || op.direct) && !s.notify {
                         let reached = m.offset.saturating_sub(s.offset).min(s.len);
                         s.placed = s.placed.max(reached);
                     }

@@ -18,17 +18,24 @@
 //! with LocalAccessError. A RESUME that arrives for a request not (yet)
 //! parked is remembered and applies to its next park. A long fallback timer
 //! retries a parked operation anyway; every park counts against a bound.
+//!
+//! WRITE and READ take the direct path when this node's memory can be lent
+//! ([`Dma::can_lend`]) and the peer has not refused to map it lately:
+//! large segments, no data in the datagrams, one memcpy by the target
+//! (see `initiator.rs`, `target.rs` and `crate::lease`). Control messages
+//! (requests, ACK/NACK, RETRY) keep their sequence numbers, timers and loss.
 
 mod initiator;
 mod target;
 
 use crate::dma::{Dma, FaultKind};
 use crate::fabric_msg::{Kind, Msg, MAX_PAYLOAD};
+use crate::lease::Lease;
 use hw::rdma::wire::{
     Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, RESUME_ABORT,
 };
 use initiator::Op;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 pub use target::Target;
 
 /// Tunables of the protocol (times in microseconds).
@@ -36,6 +43,10 @@ pub use target::Target;
 pub struct Config {
     /// Bytes of one WRITE/READ segment (one datagram).
     pub seg_size: u64,
+    /// Bytes of one WRITE/READ segment on the direct path (one memcpy).
+    pub direct_seg_size: u64,
+    /// How long a peer that could not map our memory gets datagrams.
+    pub unshared_for: u64,
     /// Segments of one operation in flight at once.
     pub window: usize,
     /// First retransmission timeout; doubles per retry up to `rto_max`.
@@ -61,6 +72,8 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             seg_size: MAX_PAYLOAD as u64,
+            direct_seg_size: 256 << 10,
+            unshared_for: 1_000_000,
             window: 16,
             rto: 20_000,
             rto_max: 400_000,
@@ -95,6 +108,10 @@ pub struct Engine {
     ops: BTreeMap<u64, Op>,
     target: Target,
     early_resumes: VecDeque<(u64, bool)>,
+    /// Peers that could not map our memory, and until when they get datagrams.
+    unshared: HashMap<u16, u64>,
+    /// Leases of finished operations, taken back at the end of the call.
+    dropped: Vec<Lease>,
     completions: Vec<Completion>,
     datagrams: Vec<(u16, Vec<u8>)>,
     /// What it has done.
@@ -112,6 +129,8 @@ impl Engine {
             ops: BTreeMap::new(),
             target: Target::default(),
             early_resumes: VecDeque::new(),
+            unshared: HashMap::new(),
+            dropped: Vec::new(),
             completions: Vec::new(),
             datagrams: Vec::new(),
             counters: Counters::default(),
@@ -147,8 +166,35 @@ impl Engine {
         });
     }
 
+    /// Takes back the leases of operations that ended.
+    fn release_dropped(&mut self, dma: &mut dyn Dma) {
+        for l in self.dropped.drain(..) {
+            dma.release(l);
+        }
+    }
+
+    /// Whether a WRITE/READ to `node` takes the direct path now.
+    fn direct_to(&mut self, node: u16, dma: &dyn Dma, now: u64) -> bool {
+        if !dma.can_lend() {
+            return false;
+        }
+        match self.unshared.get(&node) {
+            Some(&until) if now < until => false,
+            Some(_) => {
+                self.unshared.remove(&node);
+                true
+            }
+            None => true,
+        }
+    }
+
     /// Takes one work request from the driver.
     pub fn post(&mut self, wr: WorkRequest, dma: &mut dyn Dma, now: u64) {
+        self.post_one(wr, dma, now);
+        self.release_dropped(dma);
+    }
+
+    fn post_one(&mut self, wr: WorkRequest, dma: &mut dyn Dma, now: u64) {
         let Some(op) = Opcode::from_u8(wr.opcode) else {
             return self.complete_now(&wr, Status::BadRequest);
         };
@@ -181,7 +227,9 @@ impl Engine {
             Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send => {
                 let id = self.next_xfer;
                 self.next_xfer += 1;
-                self.ops.insert(id, Op::new(wr, op, &self.cfg, now));
+                let direct =
+                    matches!(op, Opcode::Write | Opcode::Read) && self.direct_to(wr.node, dma, now);
+                self.ops.insert(id, Op::new(wr, op, &self.cfg, direct, now));
                 self.proceed(id, dma, now);
             }
         }
@@ -196,13 +244,17 @@ impl Engine {
             return;
         }
         match m.kind {
-            Kind::WriteData | Kind::ReadReq | Kind::Send | Kind::Imm => {
-                self.on_request(m, payload, dma)
-            }
+            Kind::WriteData
+            | Kind::ReadReq
+            | Kind::Send
+            | Kind::Imm
+            | Kind::DirectWrite
+            | Kind::DirectRead => self.on_request(m, payload, dma),
             Kind::Ack | Kind::Nack | Kind::Retry | Kind::ReadData => {
                 self.on_response(m, payload, dma, now)
             }
         }
+        self.release_dropped(dma);
     }
 
     /// Runs timers: retransmissions, fault fallbacks, dead peers.
@@ -211,6 +263,7 @@ impl Engine {
         for id in ids {
             self.tick_op(id, dma, now);
         }
+        self.release_dropped(dma);
     }
 
     /// Moves operation `id` as far as it can go now.
@@ -320,9 +373,10 @@ impl Engine {
 
     /// Ends operation `id` with one completion.
     fn finish(&mut self, id: u64, status: Status, fault_va: u64) {
-        let Some(op) = self.ops.remove(&id) else {
+        let Some(mut op) = self.ops.remove(&id) else {
             return;
         };
+        self.dropped.extend(op.take_leases());
         let mut c = op.cqe;
         c.status = status as u8;
         if status == Status::Success {

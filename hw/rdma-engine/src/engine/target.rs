@@ -13,7 +13,16 @@
 //!  READ_REQ(xfer, seg, va, len) ─▶ read va..: READ_DATA(seg, bytes) or NACK as above
 //!  SEND / IMM(xfer) ─────────────▶ oldest RECV: place, RECV completion, ACK;
 //!                                   none posted: NACK(not ready)
+//!  DIRECT_WRITE(va, lent) ───────▶ copy the initiator's lent memory to va..
+//!                                   (own side page by page through the SMMU)
+//!                            ◀──── ACK / NACK(fault, page, offset) as above /
+//!                                   NACK(revoked, offset): lease taken back /
+//!                                   NACK(unshared): cannot map its memory
+//!  DIRECT_READ(va, lent) ────────▶ copy va.. into the lent memory; same answers
 //! ```
+//!
+//! Answers echo the request's `imm` (on the direct path: its lease), so the
+//! initiator knows which transmission an answer is about.
 //!
 //! Duplicates (a resent segment whose ACK was lost) are recognised per
 //! (initiator, transfer) and acknowledged without placing or delivering
@@ -24,8 +33,8 @@
 //! the failed page, nothing sent after the failure does.
 
 use super::Engine;
-use crate::dma::{Dma, FaultKind};
-use crate::fabric_msg::{Kind, Msg, Reason, MAX_PAYLOAD};
+use crate::dma::{DirectError, Dma, FaultKind};
+use crate::fabric_msg::{decode_lent, Kind, Msg, Reason, MAX_PAYLOAD};
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM};
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -79,6 +88,7 @@ impl Engine {
     fn answer(&mut self, to: &Msg, kind: Kind, reason: Option<Reason>, va: u64) {
         let mut m = Msg::new(kind, self.rank, to.xfer, to.seg);
         m.offset = to.offset;
+        m.imm = to.imm;
         m.reason = reason;
         m.va = va;
         self.send(to.src, &m);
@@ -129,7 +139,57 @@ impl Engine {
                 }
             }
             Kind::Send | Kind::Imm => self.deliver(m, payload, dma),
+            Kind::DirectWrite | Kind::DirectRead => self.direct(m, payload, dma),
             _ => {}
+        }
+    }
+
+    /// A direct-path segment: one copy between the initiator's lent memory
+    /// and ours.
+    fn direct(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
+        let key = (m.src, m.xfer);
+        let write = m.kind == Kind::DirectWrite;
+        if write {
+            let x = self.target.xfer(key);
+            if let Some(p) = x.failed {
+                return self.answer(&m, Kind::Nack, Some(Reason::AccessError), p);
+            }
+            if x.placed.contains(&m.seg) {
+                return self.answer(&m, Kind::Ack, None, 0);
+            }
+        }
+        let lent = decode_lent(payload).filter(|l| l.len() == Some(m.len));
+        let Some(lent) = lent.filter(|_| m.va.checked_add(m.len).is_some()) else {
+            return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
+        };
+        let r = if write {
+            dma.pull(m.src, &lent, m.va)
+        } else {
+            dma.push(m.src, m.va, &lent)
+        };
+        match r {
+            Ok(()) => {
+                if write {
+                    self.target.xfer(key).placed.insert(m.seg);
+                }
+                self.answer(&m, Kind::Ack, None, 0)
+            }
+            Err(DirectError::Fault(f)) if f.kind == FaultKind::Smmu => {
+                self.target.wait(f.va, key);
+                let mut to = m.clone();
+                to.offset = m.offset + f.done;
+                self.answer(&to, Kind::Nack, Some(Reason::Fault), f.va)
+            }
+            Err(DirectError::Fault(f)) => {
+                self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va)
+            }
+            Err(DirectError::Revoked { done }) => {
+                let mut to = m.clone();
+                to.offset = m.offset + done;
+                self.answer(&to, Kind::Nack, Some(Reason::Revoked), 0)
+            }
+            Err(DirectError::Unshared) => self.answer(&m, Kind::Nack, Some(Reason::Unshared), 0),
+            Err(DirectError::Invalid) => self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0),
         }
     }
 

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::dma::{FlatMemory, PAGE};
+use crate::fabric_msg::Reason;
 use hw::rdma::wire::{CQE_HAS_IMM, WRITE_WITH_IMM};
 
 const BASE: u64 = 0x4000_0000;
@@ -27,15 +28,23 @@ struct Fabric {
 }
 
 impl Fabric {
+    /// Nodes whose memories cannot share: the datagram path.
     fn new(n: u16) -> Self {
+        Self::with((0..n).map(|_| FlatMemory::new(BASE, MEM)).collect())
+    }
+
+    /// Nodes of one host that lend each other memory: the direct path.
+    fn shared(n: u16) -> Self {
+        Self::with(FlatMemory::cluster(n as usize, BASE, MEM))
+    }
+
+    fn with(mems: Vec<FlatMemory>) -> Self {
+        let n = mems.len() as u16;
         Self {
-            nodes: (0..n)
-                .map(|r| {
-                    (
-                        Engine::new(r, n, Config::default()),
-                        FlatMemory::new(BASE, MEM),
-                    )
-                })
+            nodes: mems
+                .into_iter()
+                .enumerate()
+                .map(|(r, m)| (Engine::new(r as u16, n, Config::default()), m))
                 .collect(),
             now: 0,
             sent: 0,
@@ -181,7 +190,7 @@ fn bad_requests_complete_with_bad_request() {
 fn a_copy_waits_at_a_fault_and_goes_on_after_page_ready() {
     let mut f = Fabric::new(1);
     let data = pattern(3 * PAGE as usize, 1);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x10_0000;
     f.mem(0).evict(dst + PAGE);
     f.post(0, wr(Opcode::Copy, 5, 0, BASE, dst, data.len() as u64));
@@ -294,7 +303,7 @@ fn a_parked_request_is_retried_by_the_fallback_timer() {
 fn a_one_mebibyte_write_lands_intact() {
     let mut f = Fabric::new(2);
     let data = pattern(1 << 20, 2);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     f.post(0, wr(Opcode::Write, 10, 1, BASE, BASE + 0x20_0000, 1 << 20));
     let c = f.wait_for(0, 10, 100);
     assert_eq!(
@@ -308,7 +317,7 @@ fn a_one_mebibyte_write_lands_intact() {
 fn a_write_survives_loss_reordering_and_duplicates() {
     let mut f = Fabric::new(2);
     let data = pattern(700_000, 3);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     f.reverse = true;
     f.fate = Box::new(|n, _, _| match n % 5 {
         0 => Fate::Drop,
@@ -336,7 +345,7 @@ fn a_write_survives_loss_reordering_and_duplicates() {
 fn a_remote_fault_is_nacked_and_retransmitted_after_page_ready() {
     let mut f = Fabric::new(2);
     let data = pattern(200_000, 4);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x10_0000;
     let hole = dst + 20 * PAGE;
     f.mem(1).evict(hole);
@@ -359,7 +368,7 @@ fn a_remote_fault_is_nacked_and_retransmitted_after_page_ready() {
 fn a_remote_page_that_cannot_be_resolved_fails_the_write_and_nothing_more_is_sent() {
     let mut f = Fabric::new(2);
     let data = pattern(1 << 20, 5);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x10_0000;
     let hole = dst + 3 * PAGE;
     f.mem(1).evict(hole);
@@ -380,7 +389,7 @@ fn a_read_takes_remote_and_local_faults() {
     let mut f = Fabric::new(2);
     let data = pattern(300_000, 6);
     let src = BASE + 0x8_0000;
-    f.mem(1).slice_mut(src, data.len()).copy_from_slice(&data);
+    f.mem(1).store(src, &data);
     f.mem(1).evict(src + 5 * PAGE);
     f.mem(0).evict(BASE + 40 * PAGE);
     f.post(0, wr(Opcode::Read, 14, 1, BASE, src, data.len() as u64));
@@ -408,7 +417,7 @@ fn a_read_takes_remote_and_local_faults() {
 #[test]
 fn a_send_lands_in_the_oldest_recv_exactly_once() {
     let mut f = Fabric::new(2);
-    f.mem(0).slice_mut(BASE, 5).copy_from_slice(b"hello");
+    f.mem(0).store(BASE, b"hello");
     f.post(1, wr(Opcode::Recv, 100, 0, BASE + 0x1000, 0, 64));
     f.post(1, wr(Opcode::Recv, 101, 0, BASE + 0x2000, 0, 64));
     f.fate = Box::new(|_, _, _| Fate::Duplicate);
@@ -444,7 +453,7 @@ fn a_send_retried_until_a_recv_appears_succeeds() {
 #[test]
 fn a_write_with_immediate_consumes_a_recv_after_the_data() {
     let mut f = Fabric::new(2);
-    f.mem(0).slice_mut(BASE, 4).copy_from_slice(b"data");
+    f.mem(0).store(BASE, b"data");
     f.post(1, wr(Opcode::Recv, 300, 0, BASE + 0x9000, 0, 0));
     let mut w = wr(Opcode::Write, 18, 1, BASE, BASE + 0x100, 4);
     w.flags = WRITE_WITH_IMM;
@@ -496,7 +505,7 @@ fn a_write_into_never_touched_memory_resends_only_what_is_left_of_each_segment()
     let mut f = Fabric::new(2);
     let pages = 64u64;
     let data = pattern((pages * PAGE) as usize, 7);
-    f.mem(0).slice_mut(BASE, data.len()).copy_from_slice(&data);
+    f.mem(0).store(BASE, &data);
     let dst = BASE + 0x20_0000;
     for p in 0..pages {
         f.mem(1).evict(dst + p * PAGE);
@@ -524,4 +533,297 @@ fn a_write_into_never_touched_memory_resends_only_what_is_left_of_each_segment()
     // for the last (resending whole segments would be 15 x 15 pages each).
     assert_eq!(c.retransmitted_bytes, (4 * 120 + 10) * PAGE);
     assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
+}
+
+// ---- The direct path: memories of one host lend each other ranges ----
+
+/// Datagrams of one kind seen on the fabric so far.
+fn kinds(log: &std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>>, kind: Kind) -> usize {
+    log.borrow()
+        .iter()
+        .filter(|d| Msg::decode(d).is_some_and(|m| m.kind == kind))
+        .count()
+}
+
+/// Records every datagram (and delivers it).
+fn recording(f: &mut Fabric) -> std::rc::Rc<std::cell::RefCell<Vec<Vec<u8>>>> {
+    let log = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let l = log.clone();
+    f.fate = Box::new(move |_, _, d| {
+        l.borrow_mut().push(d.to_vec());
+        Fate::Deliver
+    });
+    log
+}
+
+#[test]
+fn a_direct_write_moves_a_mebibyte_in_a_few_small_requests() {
+    let mut f = Fabric::shared(2);
+    let log = recording(&mut f);
+    let data = pattern(1 << 20, 20);
+    f.mem(0).store(BASE, &data);
+    f.post(0, wr(Opcode::Write, 30, 1, BASE, BASE + 0x20_0000, 1 << 20));
+    let c = f.wait_for(0, 30, 100);
+    assert_eq!(
+        (status(&c), c.len, c.retransmitted_bytes),
+        (Status::Success, 1 << 20, 0)
+    );
+    assert_eq!(f.mem(1).slice(BASE + 0x20_0000, data.len()), &data[..]);
+    let segs = (1 << 20) / Config::default().direct_seg_size;
+    assert_eq!(kinds(&log, Kind::DirectWrite) as u64, segs);
+    assert_eq!(kinds(&log, Kind::WriteData), 0);
+    assert!(
+        log.borrow().iter().all(|d| d.len() < 1024),
+        "no data on the fabric"
+    );
+    assert_eq!(f.mem(0).leases_out(), 0, "the lease came back with the ACK");
+}
+
+#[test]
+fn a_direct_write_survives_loss_reordering_and_duplicates_of_its_control_messages() {
+    let mut f = Fabric::shared(2);
+    let data = pattern(1_800_000, 21);
+    f.mem(0).store(BASE, &data);
+    f.reverse = true;
+    f.fate = Box::new(|n, _, _| match n % 3 {
+        0 => Fate::Drop,
+        1 => Fate::Duplicate,
+        _ => Fate::Deliver,
+    });
+    f.post(
+        0,
+        wr(
+            Opcode::Write,
+            31,
+            1,
+            BASE,
+            BASE + 0x1c_0000,
+            data.len() as u64,
+        ),
+    );
+    let c = f.wait_for(0, 31, 5000);
+    assert_eq!(status(&c), Status::Success);
+    assert!(c.retransmitted_bytes > 0);
+    assert_eq!(f.mem(1).slice(BASE + 0x1c_0000, data.len()), &data[..]);
+    f.run(10, |_| false); // late duplicates find their leases gone
+    assert_eq!(f.mem(0).leases_out(), 0);
+}
+
+#[test]
+fn a_remote_fault_in_the_middle_of_a_direct_segment_resends_only_the_rest() {
+    let mut f = Fabric::shared(2);
+    let data = pattern(1 << 20, 22);
+    f.mem(0).store(BASE, &data);
+    let dst = BASE + 0x20_0000;
+    let hole = dst + 100 * PAGE;
+    f.mem(1).evict(hole);
+    f.post(0, wr(Opcode::Write, 32, 1, BASE, dst, data.len() as u64));
+    f.run(50, |_| false);
+    assert!(f.finished(0, 32).is_none(), "waits for the target's libOS");
+    assert_eq!(f.mem(1).faults, vec![hole]);
+    assert_eq!(f.mem(0).leases_out(), 0, "nothing lent while it waits");
+    // What came before the fault is in place already.
+    assert_eq!(
+        f.mem(1).slice(dst, 100 * PAGE as usize),
+        &data[..100 * PAGE as usize]
+    );
+    f.mem(1).make_present(hole);
+    f.page_ready(1, hole, false);
+    let c = f.wait_for(0, 32, 50);
+    assert_eq!(
+        (status(&c), c.remote_faults, c.local_faults),
+        (Status::Success, 1, 0)
+    );
+    // From the fault to the end of its segment, nothing else.
+    let seg = Config::default().direct_seg_size;
+    assert_eq!(c.retransmitted_bytes, seg - (100 * PAGE) % seg);
+    assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
+}
+
+#[test]
+fn a_direct_write_to_a_page_that_cannot_be_resolved_is_a_remote_access_error() {
+    let mut f = Fabric::shared(2);
+    let data = pattern(2 << 20, 23);
+    f.mem(0).store(BASE, &data);
+    let dst = BASE + 0x20_0000;
+    let hole = dst + 3 * PAGE;
+    f.mem(1).evict(hole);
+    f.post(0, wr(Opcode::Write, 33, 1, BASE, dst, data.len() as u64));
+    f.run(20, |_| false);
+    f.page_ready(1, hole, true);
+    let c = f.wait_for(0, 33, 50);
+    assert_eq!((status(&c), c.fault_va), (Status::RemoteAccessError, hole));
+    let after = f.mem(1).slice(hole, data.len() - 3 * PAGE as usize);
+    // The second segment may have landed before the failure; never the hole.
+    assert!(after[..PAGE as usize].iter().all(|&b| b == 0));
+    assert_eq!(f.mem(0).leases_out(), 0);
+}
+
+#[test]
+fn a_direct_read_takes_remote_and_local_faults() {
+    let mut f = Fabric::shared(2);
+    let data = pattern(1_500_000, 24);
+    let src = BASE + 0x8_0000;
+    f.mem(1).store(src, &data);
+    f.mem(1).evict(src + 5 * PAGE);
+    f.mem(0).evict(BASE + 300 * PAGE);
+    f.post(0, wr(Opcode::Read, 34, 1, BASE, src, data.len() as u64));
+    f.run(20, |_| false);
+    f.mem(1).make_present(src + 5 * PAGE);
+    f.page_ready(1, src + 5 * PAGE, false);
+    f.run(20, |_| false);
+    f.mem(0).make_present(BASE + 300 * PAGE);
+    f.page_ready(0, BASE + 300 * PAGE, false);
+    let c = f.wait_for(0, 34, 50);
+    assert_eq!(
+        (status(&c), c.remote_faults, c.local_faults),
+        (Status::Success, 1, 1)
+    );
+    assert_eq!(f.mem(0).slice(BASE, data.len()), &data[..]);
+    assert_eq!(f.mem(0).leases_out(), 0);
+}
+
+#[test]
+fn lent_pages_invalidated_before_the_copy_are_lent_again_after_the_fault() {
+    let mut f = Fabric::shared(2);
+    let data = pattern(1 << 20, 25);
+    f.mem(0).store(BASE, &data);
+    let dst = BASE + 0x20_0000;
+    f.post(0, wr(Opcode::Write, 35, 1, BASE, dst, data.len() as u64));
+    // The request is on its way; the initiator's guest unmaps a source page.
+    let segs = (1 << 20) / Config::default().direct_seg_size;
+    assert_eq!(f.mem(0).leases_out() as u64, segs);
+    f.mem(0).evict(BASE + 7 * PAGE);
+    assert_eq!(
+        f.mem(0).leases_out() as u64,
+        segs - 1,
+        "the invalidation took the first segment's back"
+    );
+    f.run(20, |_| false);
+    assert!(f.finished(0, 35).is_none(), "parked on the local fault");
+    let seg = Config::default().direct_seg_size as usize;
+    assert!(
+        f.mem(1).slice(dst, seg).iter().all(|&b| b == 0),
+        "nothing copied from revoked memory"
+    );
+    f.mem(0).make_present(BASE + 7 * PAGE);
+    f.page_ready(0, BASE + 7 * PAGE, false);
+    let c = f.wait_for(0, 35, 50);
+    assert_eq!((status(&c), c.local_faults), (Status::Success, 1));
+    assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
+}
+
+#[test]
+fn a_stale_direct_read_request_never_writes_into_memory_given_back() {
+    let mut f = Fabric::shared(2);
+    let log = recording(&mut f);
+    let data = pattern(64 * PAGE as usize, 26);
+    f.mem(1).store(BASE, &data);
+    f.post(
+        0,
+        wr(
+            Opcode::Read,
+            36,
+            1,
+            BASE + 0x10_0000,
+            BASE,
+            data.len() as u64,
+        ),
+    );
+    assert_eq!(status(&f.wait_for(0, 36, 50)), Status::Success);
+    // The application reuses its buffer; then the old request shows up again.
+    let fresh = pattern(data.len(), 99);
+    f.mem(0).store(BASE + 0x10_0000, &fresh);
+    let old: Vec<Vec<u8>> = log
+        .borrow()
+        .iter()
+        .filter(|d| Msg::decode(d).is_some_and(|m| m.kind == Kind::DirectRead))
+        .cloned()
+        .collect();
+    assert_eq!(old.len(), 1);
+    let (e, m) = &mut f.nodes[1];
+    e.on_datagram(&old[0], m, f.now);
+    f.run(10, |_| false);
+    assert_eq!(f.mem(0).slice(BASE + 0x10_0000, fresh.len()), &fresh[..]);
+    assert!(log
+        .borrow()
+        .iter()
+        .any(|d| Msg::decode(d).is_some_and(|m| m.reason == Some(Reason::Revoked))));
+}
+
+#[test]
+fn a_peer_that_cannot_map_our_memory_gets_datagrams_and_nothing_regresses() {
+    let mut f = Fabric::shared(2);
+    let log = recording(&mut f);
+    f.mem(1).forget_peer(0);
+    let data = pattern(500_000, 27);
+    f.mem(0).store(BASE, &data);
+    f.post(
+        0,
+        wr(
+            Opcode::Write,
+            37,
+            1,
+            BASE,
+            BASE + 0x10_0000,
+            data.len() as u64,
+        ),
+    );
+    let c = f.wait_for(0, 37, 100);
+    assert_eq!((status(&c), c.len), (Status::Success, data.len() as u64));
+    assert_eq!(f.mem(1).slice(BASE + 0x10_0000, data.len()), &data[..]);
+    let tried = (data.len() as u64).div_ceil(Config::default().direct_seg_size) as usize;
+    assert_eq!(kinds(&log, Kind::DirectWrite), tried, "tried once");
+    assert!(kinds(&log, Kind::WriteData) >= 9);
+    // The next request to that peer goes straight to datagrams.
+    f.post(
+        0,
+        wr(
+            Opcode::Read,
+            38,
+            1,
+            BASE + 0x20_0000,
+            BASE + 0x10_0000,
+            1000,
+        ),
+    );
+    assert_eq!(status(&f.wait_for(0, 38, 100)), Status::Success);
+    assert_eq!(kinds(&log, Kind::DirectRead), 0);
+    assert_eq!(kinds(&log, Kind::ReadReq), 1);
+    assert_eq!(f.mem(0).slice(BASE + 0x20_0000, 1000), &data[..1000]);
+    assert_eq!(f.mem(0).leases_out(), 0);
+    // A node that cannot lend uses datagrams from the start.
+    f.mem(1).set_lending(false);
+    f.post(1, wr(Opcode::Write, 39, 0, BASE, BASE + 0x30_0000, 100));
+    assert_eq!(status(&f.wait_for(1, 39, 100)), Status::Success);
+    assert_eq!(kinds(&log, Kind::DirectWrite), tried);
+}
+
+#[test]
+fn a_silent_peer_on_the_direct_path_is_unreachable_and_its_leases_come_back() {
+    let mut f = Fabric::shared(2);
+    f.fate = Box::new(|_, dst, _| if dst == 1 { Fate::Drop } else { Fate::Deliver });
+    f.post(0, wr(Opcode::Write, 40, 1, BASE, BASE, 3 << 20));
+    assert!(f.mem(0).leases_out() > 0);
+    let c = f.wait_for(0, 40, 3000);
+    assert_eq!(status(&c), Status::PeerUnreachable);
+    assert_eq!(f.mem(0).leases_out(), 0);
+}
+
+#[test]
+fn a_direct_write_with_immediate_and_a_write_to_oneself() {
+    let mut f = Fabric::shared(2);
+    f.mem(0).store(BASE, b"direct");
+    f.post(1, wr(Opcode::Recv, 400, 0, BASE + 0x9000, 0, 0));
+    let mut w = wr(Opcode::Write, 41, 1, BASE, BASE + 0x100, 6);
+    w.flags = WRITE_WITH_IMM;
+    w.imm = 0xbeef;
+    f.post(0, w);
+    assert_eq!(status(&f.wait_for(0, 41, 50)), Status::Success);
+    let r = f.done[1].iter().find(|c| c.wr_id == 400).unwrap();
+    assert_eq!((r.imm, r.flags, r.len), (0xbeef, CQE_HAS_IMM, 6));
+    assert_eq!(f.mem(1).slice(BASE + 0x100, 6), b"direct");
+    f.post(0, wr(Opcode::Write, 42, 0, BASE, BASE + 0x5000, 6));
+    assert_eq!(status(&f.wait_for(0, 42, 50)), Status::Success);
+    assert_eq!(f.mem(0).slice(BASE + 0x5000, 6), b"direct");
 }
