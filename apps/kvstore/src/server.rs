@@ -42,6 +42,8 @@ const EXPIRE_BUDGET: usize = 20;
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A log flush slower than this is reported on the console.
 const SLOW_FLUSH: Duration = Duration::from_millis(500);
+/// Longest a pass of the loop spends on a log rewrite.
+const REWRITE_STEP: Duration = Duration::from_millis(2);
 /// Longest sleep when nothing else bounds it.
 const IDLE_SLEEP: Duration = Duration::from_secs(1);
 
@@ -73,6 +75,9 @@ pub struct Server {
     replied: Vec<usize>,
     next_id: u64,
     last_expire: Instant,
+    /// The log rewrite in progress: its scan, when it started and the
+    /// log's size then.
+    rewrite: Option<(aof::RewriteScan, Instant, u64)>,
 }
 
 impl Server {
@@ -92,31 +97,57 @@ impl Server {
             replied: Vec::new(),
             next_id: 1,
             last_expire: time::now(),
+            rewrite: None,
         }
     }
 
     /// Serves forever.
     pub fn run(mut self) -> ! {
         let mut visiting = Vec::new();
+        let mut prof = [Duration::ZERO; 7];
+        let mut loops = 0u64;
+        let mut last = time::now();
         loop {
+            let t0 = time::now();
             let listeners = &mut self.listeners;
             self.net.poll_with(|sockets| listeners.refill(sockets));
             self.accept();
+            let t1 = time::now();
             self.ready.take(&mut visiting);
             for &slot in &visiting {
                 self.visit(slot);
             }
+            let t2 = time::now();
             self.expire();
             self.flush_log();
+            let t3 = time::now();
             self.compact_log();
+            let t4 = time::now();
             let mut sent = false;
             for slot in core::mem::take(&mut self.replied) {
                 sent |= self.send(slot);
             }
-            if sent || !self.ready.is_empty() {
+            let t5 = time::now();
+            loops += 1;
+            prof[0] += t1.duration_since(t0);
+            prof[1] += t2.duration_since(t1);
+            prof[2] += t3.duration_since(t2);
+            prof[3] += t4.duration_since(t3);
+            prof[4] += t5.duration_since(t4);
+            if last.elapsed() > Duration::from_secs(5) {
+                let (rx, tx) = self.net.frames();
+                println!("prof: loops {loops} poll {} visit {} flush {} compact {} send {} sleep {} ms; frames rx {rx} tx {tx} irq {}",
+                    prof[0].as_millis(), prof[1].as_millis(), prof[2].as_millis(), prof[3].as_millis(), prof[4].as_millis(), prof[5].as_millis(), self.net.interrupts());
+                prof = [Duration::ZERO; 7];
+                loops = 0;
+                last = time::now();
+            }
+            if sent || !self.ready.is_empty() || self.rewrite.is_some() {
                 continue; // poll again: smoltcp transmits what was queued
             }
+            let t6 = time::now();
             self.sleep();
+            prof[5] += t6.elapsed();
         }
     }
 
@@ -322,21 +353,50 @@ impl Server {
     }
 
     /// Rewrites the log from the live data when `BGREWRITEAOF` asked or it
-    /// outgrew the `auto-aof-rewrite-*` rule.
+    /// outgrew the `auto-aof-rewrite-*` rule: one step of at most
+    /// [`REWRITE_STEP`] per pass of the loop, so clients are served while
+    /// it runs.
     fn compact_log(&mut self) {
-        if !self.engine.aof_rewrite_wanted() {
+        if self.rewrite.is_none() {
+            if !self.engine.aof_rewrite_wanted() {
+                return;
+            }
+            self.engine.aof_rewrite_started();
+            let started = match self.log.as_mut() {
+                Some(log) => log.start_rewrite(),
+                None => Err("persistence is off".into()),
+            };
+            if let Err(e) = started {
+                println!("kvstore: log rewrite failed: {e}");
+                self.engine.aof_rewrite_finished(None, 0);
+                return;
+            }
+            let before = self.engine.stats().aof_current_size;
+            self.rewrite = Some((aof::RewriteScan::new(now_ms()), time::now(), before));
+        }
+        let (Some((scan, started, before)), Some(log)) = (self.rewrite.as_mut(), self.log.as_mut())
+        else {
+            // Persistence went off mid-rewrite.
+            self.rewrite = None;
+            self.engine.aof_rewrite_finished(None, 0);
+            return;
+        };
+        let step = time::now();
+        let store = self.engine.store();
+        let done = loop {
+            if scan.step(store, 64, &mut |bytes| log.rewrite_emit(bytes)) {
+                break true;
+            }
+            if step.elapsed() >= REWRITE_STEP {
+                break false;
+            }
+        };
+        if !done {
             return;
         }
-        self.engine.aof_rewrite_started();
-        let started = time::now();
-        let before = self.engine.stats().aof_current_size;
-        let result = match self.log.as_mut() {
-            Some(log) => {
-                let (store, now) = (self.engine.store(), now_ms());
-                log.rewrite(|emit| aof::rewrite_each(store, now, emit))
-            }
-            None => Err("persistence is off".into()),
-        };
+        let (started, before) = (*started, *before);
+        self.rewrite = None;
+        let result = log.finish_rewrite();
         let took = started.elapsed().as_millis() as u64;
         match &result {
             Ok(size) => println!("kvstore: log rewritten: {before} -> {size} bytes in {took} ms"),

@@ -136,7 +136,17 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
         return errors::too_long();
     }
     let len = x.store.append(key, suffix);
-    x.log([&b"APPEND"[..], key, suffix]);
+    if x.stats.aof_rewrite_in_progress {
+        // Only absolute effects while a rewrite runs (see `RewriteScan`).
+        let value = x
+            .store
+            .get(key)
+            .map(|e| e.value().to_vec())
+            .unwrap_or_default();
+        x.log([&b"SET"[..], key, &value, b"KEEPTTL"]);
+    } else {
+        x.log([&b"APPEND"[..], key, suffix]);
+    }
     Reply::Integer(len as i64)
 }
 
