@@ -177,8 +177,6 @@ pub struct NetDevice {
     /// place; given back to the device on the next receive or poll.
     rx_held: Option<(&'static mut [u8], core::ops::Range<usize>)>,
     tx: TxRing,
-    /// Frames received, frames sent (for an app's statistics).
-    frames: (u64, u64),
 }
 
 /// A received frame, read in place by smoltcp.
@@ -187,7 +185,6 @@ pub struct RxToken<'a>(&'a [u8]);
 pub struct TxToken<'a> {
     nic: &'a mut Nic,
     tx: &'a mut TxRing,
-    sent: &'a mut u64,
 }
 
 impl phy::RxToken for RxToken<'_> {
@@ -214,7 +211,6 @@ impl phy::TxToken for TxToken<'_> {
         match unsafe { self.nic.transmit_begin(&buffer[..end]) } {
             Ok(token) => {
                 self.tx.in_flight[token as usize] = Some((buffer, end));
-                *self.sent += 1;
             }
             Err(e) => {
                 log::warn!("virtio-net send: {e:?}");
@@ -243,7 +239,6 @@ impl NetDevice {
                 in_flight: (0..QUEUE_SIZE).map(|_| None).collect(),
                 free: buffers.tx,
             },
-            frames: (0, 0),
         })
     }
 
@@ -279,14 +274,12 @@ impl Device for NetDevice {
                 0..0
             }
         };
-        self.frames.0 += 1;
         let (buffer, frame) = self.rx_held.insert((buffer, frame));
         Some((
             RxToken(&buffer[frame.clone()]),
             TxToken {
                 nic: &mut self.nic,
                 tx: &mut self.tx,
-                sent: &mut self.frames.1,
             },
         ))
     }
@@ -296,7 +289,6 @@ impl Device for NetDevice {
         (!self.tx.free.is_empty() && self.nic.can_send()).then(|| TxToken {
             nic: &mut self.nic,
             tx: &mut self.tx,
-            sent: &mut self.frames.1,
         })
     }
 
@@ -448,11 +440,6 @@ impl Net {
         crate::time::wait_for_interrupt_unless(limit, || {
             NET_INTERRUPTED.load(core::sync::atomic::Ordering::Relaxed)
         });
-    }
-
-    /// Frames received and sent since boot.
-    pub fn frames(&self) -> (u64, u64) {
-        self.device.frames
     }
 
     /// NIC interrupts taken since boot (0 without a wired interrupt), so

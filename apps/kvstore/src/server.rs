@@ -4,7 +4,7 @@
 //! ```text
 //!  loop:  poll NIC ──► collect handshakes (listeners refilled per frame)
 //!         ──► visit the connections whose wakers fired: read, execute
-//!         ──► flush the log (appendfsync) ──► compact it if due
+//!         ──► flush the log (appendfsync) ──► a step of its rewrite, if due
 //!         ──► send replies ──► sleep in WFI until the NIC's interrupt,
 //!             smoltcp's next timer, the log's flush or the expiry tick
 //! ```
@@ -104,50 +104,27 @@ impl Server {
     /// Serves forever.
     pub fn run(mut self) -> ! {
         let mut visiting = Vec::new();
-        let mut prof = [Duration::ZERO; 7];
-        let mut loops = 0u64;
-        let mut last = time::now();
         loop {
-            let t0 = time::now();
             let listeners = &mut self.listeners;
             self.net.poll_with(|sockets| listeners.refill(sockets));
             self.accept();
-            let t1 = time::now();
             self.ready.take(&mut visiting);
             for &slot in &visiting {
                 self.visit(slot);
             }
-            let t2 = time::now();
             self.expire();
             self.flush_log();
-            let t3 = time::now();
             self.compact_log();
-            let t4 = time::now();
             let mut sent = false;
             for slot in core::mem::take(&mut self.replied) {
                 sent |= self.send(slot);
             }
-            let t5 = time::now();
-            loops += 1;
-            prof[0] += t1.duration_since(t0);
-            prof[1] += t2.duration_since(t1);
-            prof[2] += t3.duration_since(t2);
-            prof[3] += t4.duration_since(t3);
-            prof[4] += t5.duration_since(t4);
-            if last.elapsed() > Duration::from_secs(5) {
-                let (rx, tx) = self.net.frames();
-                println!("prof: loops {loops} poll {} visit {} flush {} compact {} send {} sleep {} ms; frames rx {rx} tx {tx} irq {}",
-                    prof[0].as_millis(), prof[1].as_millis(), prof[2].as_millis(), prof[3].as_millis(), prof[4].as_millis(), prof[5].as_millis(), self.net.interrupts());
-                prof = [Duration::ZERO; 7];
-                loops = 0;
-                last = time::now();
-            }
             if sent || !self.ready.is_empty() || self.rewrite.is_some() {
-                continue; // poll again: smoltcp transmits what was queued
+                // Poll again: smoltcp transmits what was queued; a rewrite
+                // takes its next step.
+                continue;
             }
-            let t6 = time::now();
             self.sleep();
-            prof[5] += t6.elapsed();
         }
     }
 
