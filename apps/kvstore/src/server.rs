@@ -218,13 +218,10 @@ impl Server {
         if !conn.fin_sent {
             let now = now_ms();
             let (engine, log) = (&mut self.engine, &mut self.log);
-            let mut record = Vec::new();
             loop {
-                conn.session.run(engine, now, |effect| {
+                conn.session.run(engine, now, |effects| {
                     if let Some(log) = log.as_mut() {
-                        record.clear();
-                        aof::encode_record_into(effect, &mut record);
-                        log.append(&record);
+                        log.append(effects.records());
                     }
                 });
                 if !conn.session.wants_input() || !socket.can_recv() {
@@ -291,9 +288,7 @@ impl Server {
         self.last_expire = time::now();
         let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
         if let Some(log) = self.log.as_mut() {
-            for effect in &deleted {
-                log.append(&aof::encode_record(effect));
-            }
+            log.append(deleted.records());
         }
     }
 

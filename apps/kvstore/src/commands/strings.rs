@@ -172,6 +172,9 @@ pub(crate) fn mset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
     for pair in args[1..].chunks(2) {
         x.store.set(&pair[0], pair[1].clone(), None);
     }
-    x.log(core::iter::once(&b"MSET"[..]).chain(args[1..].iter().map(|a| a.as_slice())));
+    let mut logged: Vec<&[u8]> = Vec::with_capacity(args.len());
+    logged.push(b"MSET");
+    logged.extend(args[1..].iter().map(Vec::as_slice));
+    x.log(&logged);
     Reply::ok()
 }

@@ -180,13 +180,9 @@ fn replaying_the_log_reproduces_the_dataset() {
         for step in 0..150 {
             s.advance(rng.below(15));
             let line = random_command(&mut rng, s.now);
-            for effect in s.exec(&line).effects {
-                encode_record_into(&effect, &mut log);
-            }
+            log.extend_from_slice(s.exec(&line).effects.records());
             if rng.below(10) == 0 {
-                for effect in s.engine.active_expire(s.now, 3) {
-                    encode_record_into(&effect, &mut log);
-                }
+                log.extend_from_slice(s.engine.active_expire(s.now, 3).records());
             }
             if step % 25 == 24 {
                 // Reloading now, or later, gives what the server has now.
@@ -242,13 +238,9 @@ fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
             for _ in 0..rng.below(6) {
                 s.advance(rng.below(10));
                 let line = random_command(&mut rng, s.now);
-                for effect in s.exec(&line).effects {
-                    encode_record_into(&effect, &mut tail);
-                }
+                tail.extend_from_slice(s.exec(&line).effects.records());
             }
-            for effect in s.engine.active_expire(s.now, 2) {
-                encode_record_into(&effect, &mut tail);
-            }
+            tail.extend_from_slice(s.engine.active_expire(s.now, 2).records());
         }
         s.engine.aof_rewrite_finished(Some(0), 0);
         log.extend_from_slice(&tail);
