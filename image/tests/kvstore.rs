@@ -44,16 +44,9 @@ impl Guest {
             .unwrap()
             .port();
         let net = format!("user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:6379");
-        let extra = [
-            "-netdev",
-            &net,
-            "-device",
-            "virtio-net-pci,netdev=n0",
-            "-object",
-            "filter-dump,id=f1,netdev=n0,file=/tmp/dump3.pcap",
-        ]
-        .map(String::from)
-        .to_vec();
+        let extra = ["-netdev", &net, "-device", "virtio-net-pci,netdev=n0"]
+            .map(String::from)
+            .to_vec();
         let options = RunOptions {
             extra,
             ..RunOptions::default()

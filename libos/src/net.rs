@@ -1,15 +1,22 @@
-//! Networking: the virtio-net PCI device (driven by `virtio-drivers`) and
-//! the `smoltcp` TCP/IP stack, for apps that serve clients.
+//! Networking: the virtio-net PCI device and the `smoltcp` TCP/IP stack,
+//! for apps that serve clients.
 //!
 //! ```text
 //!  app ── smoltcp sockets ──► Interface::poll ──► NetDevice (smoltcp phy)
-//!                                                  └─► VirtIONet (virtqueues)
-//!                                                       └─► bounce frames (device DMA, untranslated)
+//!                                                  └─► VirtIONetRaw (virtqueues)
+//!                                                       └─► packet buffers (identity-mapped frames)
 //! ```
 //!
 //! A virtio device that does not negotiate ACCESS_PLATFORM (virtio-drivers
-//! does not) bypasses QEMU's SMMU and uses physical addresses, so buffers
-//! it sees are bounced through identity-mapped frames ([`KernelHal`]).
+//! does not) bypasses QEMU's SMMU and uses physical addresses. The driver
+//! therefore keeps every packet in identity-mapped frames of its own
+//! ([`PacketBuffers`]): smoltcp reads received frames and writes frames to
+//! send in place, and the device gets their addresses, with no copy.
+//!
+//! Sending does not wait for the device: a frame is queued (the device is
+//! notified only when it asks to be) and its buffer is taken back once the
+//! device has used it, so a burst of segments is one hand-over, not one
+//! round trip to QEMU's I/O thread per segment.
 
 extern crate alloc;
 
@@ -17,11 +24,12 @@ use crate::mm;
 use alloc::vec;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicUsize, Ordering};
 use smoltcp::iface::{Config, Interface, SocketSet};
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
 use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Address};
-use virtio_drivers::device::net::VirtIONet;
+use virtio_drivers::device::net::VirtIONetRaw;
 use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
 
@@ -34,55 +42,22 @@ fn frames(bytes: usize) -> usize {
     bytes.div_ceil(mm::FRAME_SIZE)
 }
 
-/// Single bounce frames kept for reuse. Every frame the NIC sends or
-/// receives is bounced, and the frame allocator's search for a free frame
-/// grows with the memory in use: with a few tens of MiB resident it
-/// dominated the time to send a large reply.
-struct BounceCache {
-    frames: [usize; BOUNCE_CACHE],
-    len: usize,
-}
+/// Where the NIC's packet buffers are (start, end): buffers there are
+/// identity-mapped frames the device may use directly.
+static PACKET_POOL: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 
-/// Frames the cache holds at most (the virtqueues hold at most 2 x 64
-/// buffers at once).
-const BOUNCE_CACHE: usize = 160;
-
-static BOUNCES: crate::sync::IrqSpinLock<BounceCache> =
-    crate::sync::IrqSpinLock::new(BounceCache {
-        frames: [0; BOUNCE_CACHE],
-        len: 0,
-    });
-
-/// `frames` contiguous, identity-mapped frames for a bounce buffer.
-fn bounce_alloc(frames: usize) -> usize {
-    if frames == 1 {
-        let mut cache = BOUNCES.lock();
-        if cache.len > 0 {
-            cache.len -= 1;
-            return cache.frames[cache.len];
-        }
-    }
-    mm::alloc_contiguous(frames, mm::FRAME_SIZE).expect("frames for a virtio buffer")
-}
-
-/// Gives back a bounce buffer from [`bounce_alloc`].
-fn bounce_free(pa: usize, frames: usize) {
-    if frames == 1 {
-        let mut cache = BOUNCES.lock();
-        if cache.len < BOUNCE_CACHE {
-            let at = cache.len;
-            cache.frames[at] = pa;
-            cache.len += 1;
-            return;
-        }
-    }
-    mm::free_contiguous(pa, frames);
+fn in_packet_pool(buffer: NonNull<[u8]>) -> bool {
+    let start = buffer.as_ptr() as *mut u8 as usize;
+    start >= PACKET_POOL[0].load(Ordering::Relaxed)
+        && start + buffer.len() <= PACKET_POOL[1].load(Ordering::Relaxed)
 }
 
 // SAFETY: `dma_alloc` returns zeroed, page-aligned, identity-mapped frames
 // owned by the caller until `dma_dealloc`; `mmio_phys_to_virt` returns the
 // identity mapping of a PCI BAR the kernel maps as device memory; `share`
-// copies into bounce frames and `unshare` copies back and releases them.
+// hands out the address of a buffer in the packet pool (identity-mapped
+// frames, never freed) and copies any other buffer into bounce frames,
+// which `unshare` copies back and releases.
 unsafe impl Hal for KernelHal {
     fn dma_alloc(pages: usize, _direction: BufferDirection) -> (PhysAddr, NonNull<u8>) {
         let pa = mm::alloc_contiguous(pages, mm::FRAME_SIZE).expect("frames for virtio queues");
@@ -104,8 +79,11 @@ unsafe impl Hal for KernelHal {
     }
 
     unsafe fn share(buffer: NonNull<[u8]>, direction: BufferDirection) -> PhysAddr {
+        if in_packet_pool(buffer) {
+            return buffer.as_ptr() as *mut u8 as usize as PhysAddr;
+        }
         let len = buffer.len();
-        let pa = bounce_alloc(frames(len));
+        let pa = mm::alloc_contiguous(frames(len), mm::FRAME_SIZE).expect("frames for a bounce");
         if direction != BufferDirection::DeviceToDriver {
             // SAFETY: the caller guarantees the buffer is valid and unshared;
             // the bounce frames are ours and identity-mapped.
@@ -117,6 +95,9 @@ unsafe impl Hal for KernelHal {
     }
 
     unsafe fn unshare(paddr: PhysAddr, buffer: NonNull<[u8]>, direction: BufferDirection) {
+        if in_packet_pool(buffer) {
+            return;
+        }
         let len = buffer.len();
         if direction != BufferDirection::DriverToDevice {
             // SAFETY: as in `share`; the device is done with the bounce frames.
@@ -124,56 +105,191 @@ unsafe impl Hal for KernelHal {
                 core::ptr::copy_nonoverlapping(paddr as *const u8, buffer.as_ptr() as *mut u8, len)
             };
         }
-        bounce_free(paddr as usize, frames(len));
+        mm::free_contiguous(paddr as usize, frames(len));
     }
 }
 
-const QUEUE_SIZE: usize = 64;
+/// Descriptors per virtqueue (QEMU's default and largest for virtio-net):
+/// frames the device can deliver before the app drains them, and frames
+/// in flight to it.
+const QUEUE_SIZE: usize = 256;
+/// One packet buffer: the virtio-net header and an Ethernet frame.
 const BUFFER_LEN: usize = 2048;
+
+/// Packet buffers, one per descriptor of each queue, carved out of
+/// identity-mapped frames allocated once.
+struct PacketBuffers {
+    rx: Vec<&'static mut [u8]>,
+    tx: Vec<&'static mut [u8]>,
+}
+
+impl PacketBuffers {
+    fn new() -> PacketBuffers {
+        let len = 2 * QUEUE_SIZE * BUFFER_LEN;
+        let start =
+            mm::alloc_contiguous(frames(len), mm::FRAME_SIZE).expect("frames for packet buffers");
+        PACKET_POOL[0].store(start, Ordering::Relaxed);
+        PACKET_POOL[1].store(start + len, Ordering::Relaxed);
+        // SAFETY: the frames were just allocated, are identity-mapped
+        // read-write, and are never freed; nothing else refers to them.
+        let pool = unsafe { core::slice::from_raw_parts_mut(start as *mut u8, len) };
+        let mut buffers = pool.chunks_exact_mut(BUFFER_LEN);
+        PacketBuffers {
+            rx: buffers.by_ref().take(QUEUE_SIZE).collect(),
+            tx: buffers.collect(),
+        }
+    }
+}
+
+type Nic = VirtIONetRaw<KernelHal, PciTransport, QUEUE_SIZE>;
+
+/// Frames handed to the device for sending, by descriptor token, with
+/// their length; and the buffers free to fill.
+struct TxRing {
+    in_flight: Vec<Option<(&'static mut [u8], usize)>>,
+    free: Vec<&'static mut [u8]>,
+}
+
+impl TxRing {
+    /// Takes back the buffers the device has sent.
+    fn reclaim(&mut self, nic: &mut Nic) {
+        while let Some(token) = nic.poll_transmit() {
+            let Some((buffer, len)) = self.in_flight[token as usize].take() else {
+                log::error!("virtio-net: sent token {token} unknown");
+                return;
+            };
+            // SAFETY: this is the buffer and length `transmit_begin` got
+            // for `token`.
+            if let Err(e) = unsafe { nic.transmit_complete(token, &buffer[..len]) } {
+                log::warn!("virtio-net: transmit complete: {e:?}");
+            }
+            self.free.push(buffer);
+        }
+    }
+}
 
 /// The NIC as smoltcp sees it.
 pub struct NetDevice {
-    nic: VirtIONet<KernelHal, PciTransport, QUEUE_SIZE>,
+    nic: Nic,
+    /// Receive buffers the device holds, by descriptor token.
+    rx_posted: Vec<Option<&'static mut [u8]>>,
+    /// The buffer of the frame last handed to smoltcp, with its frame's
+    /// place; given back to the device on the next receive or poll.
+    rx_held: Option<(&'static mut [u8], core::ops::Range<usize>)>,
+    tx: TxRing,
 }
 
-/// A received frame, handed to smoltcp.
-pub struct RxToken(Vec<u8>);
+/// A received frame, read in place by smoltcp.
+pub struct RxToken<'a>(&'a [u8]);
 /// Room to send one frame.
-pub struct TxToken<'a>(&'a mut VirtIONet<KernelHal, PciTransport, QUEUE_SIZE>);
+pub struct TxToken<'a> {
+    nic: &'a mut Nic,
+    tx: &'a mut TxRing,
+}
 
-impl phy::RxToken for RxToken {
+impl phy::RxToken for RxToken<'_> {
     fn consume<R, F: FnOnce(&[u8]) -> R>(self, f: F) -> R {
-        f(&self.0)
+        f(self.0)
     }
 }
 
 impl phy::TxToken for TxToken<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let mut tx = self.0.new_tx_buffer(len);
-        let r = f(tx.packet_mut());
-        if let Err(e) = self.0.send(tx) {
-            log::warn!("virtio-net send: {e:?}");
+        let buffer = self
+            .tx
+            .free
+            .pop()
+            .expect("transmit() checked for a free buffer");
+        let header = self
+            .nic
+            .fill_buffer_header(buffer)
+            .expect("a packet buffer holds a header");
+        let end = header + len;
+        let r = f(&mut buffer[header..end]);
+        // SAFETY: the buffer stays in `in_flight`, untouched, until the
+        // device returns its token (`TxRing::reclaim`).
+        match unsafe { self.nic.transmit_begin(&buffer[..end]) } {
+            Ok(token) => {
+                self.tx.in_flight[token as usize] = Some((buffer, end));
+            }
+            Err(e) => {
+                log::warn!("virtio-net send: {e:?}");
+                self.tx.free.push(buffer);
+            }
         }
         r
     }
 }
 
+impl NetDevice {
+    fn new(mut nic: Nic) -> Result<NetDevice, virtio_drivers::Error> {
+        let buffers = PacketBuffers::new();
+        let mut rx_posted: Vec<Option<&'static mut [u8]>> = (0..QUEUE_SIZE).map(|_| None).collect();
+        for buffer in buffers.rx {
+            // SAFETY: the buffer is kept in `rx_posted`, untouched, until
+            // the device returns its token.
+            let token = unsafe { nic.receive_begin(buffer)? };
+            rx_posted[token as usize] = Some(buffer);
+        }
+        Ok(NetDevice {
+            nic,
+            rx_posted,
+            rx_held: None,
+            tx: TxRing {
+                in_flight: (0..QUEUE_SIZE).map(|_| None).collect(),
+                free: buffers.tx,
+            },
+        })
+    }
+
+    /// Gives the buffer of the last frame smoltcp read back to the device.
+    fn repost(&mut self) {
+        if let Some((buffer, _)) = self.rx_held.take() {
+            // SAFETY: as in `new`.
+            match unsafe { self.nic.receive_begin(buffer) } {
+                Ok(token) => self.rx_posted[token as usize] = Some(buffer),
+                Err(e) => log::error!("virtio-net: receive buffer lost: {e:?}"),
+            }
+        }
+    }
+}
+
 impl Device for NetDevice {
-    type RxToken<'a> = RxToken;
+    type RxToken<'a> = RxToken<'a>;
     type TxToken<'a> = TxToken<'a>;
 
-    fn receive(&mut self, _now: Instant) -> Option<(RxToken, TxToken<'_>)> {
-        if !self.nic.can_recv() {
+    fn receive(&mut self, _now: Instant) -> Option<(RxToken<'_>, TxToken<'_>)> {
+        self.repost();
+        self.tx.reclaim(&mut self.nic);
+        let token = self.nic.poll_receive()?;
+        let Some(buffer) = self.rx_posted[token as usize].take() else {
+            log::error!("virtio-net: received token {token} unknown");
             return None;
-        }
-        let buffer = self.nic.receive().ok()?;
-        let frame = buffer.packet().to_vec();
-        let _ = self.nic.recycle_rx_buffer(buffer);
-        Some((RxToken(frame), TxToken(&mut self.nic)))
+        };
+        // SAFETY: the buffer is the one `receive_begin` got for `token`.
+        let frame = match unsafe { self.nic.receive_complete(token, buffer) } {
+            Ok((header, len)) => header..header + len,
+            Err(e) => {
+                log::warn!("virtio-net receive: {e:?}");
+                0..0
+            }
+        };
+        let (buffer, frame) = self.rx_held.insert((buffer, frame));
+        Some((
+            RxToken(&buffer[frame.clone()]),
+            TxToken {
+                nic: &mut self.nic,
+                tx: &mut self.tx,
+            },
+        ))
     }
 
     fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
-        self.nic.can_send().then(|| TxToken(&mut self.nic))
+        self.tx.reclaim(&mut self.nic);
+        (!self.tx.free.is_empty() && self.nic.can_send()).then(|| TxToken {
+            nic: &mut self.nic,
+            tx: &mut self.tx,
+        })
     }
 
     fn capabilities(&self) -> DeviceCapabilities {
@@ -238,12 +354,10 @@ pub fn init() -> Result<Net, NetError> {
         })
         .ok_or(NetError::NotFound)?;
     let transport = crate::pci::virtio_transport(&f).map_err(NetError::Transport)?;
-    let nic = VirtIONet::<KernelHal, PciTransport, QUEUE_SIZE>::new(transport, BUFFER_LEN)
-        .map_err(NetError::Device)?;
-    let mut nic = nic;
+    let mut nic = Nic::new(transport).map_err(NetError::Device)?;
     nic.enable_interrupts();
     let mac = EthernetAddress(nic.mac_address());
-    let mut device = NetDevice { nic };
+    let mut device = NetDevice::new(nic).map_err(NetError::Device)?;
     let mut config = Config::new(HardwareAddress::Ethernet(mac));
     config.random_seed = crate::arch::counter();
     let mut iface = Interface::new(config, &mut device, now());

@@ -9,8 +9,11 @@
 //!  rewrite: the live data into the other area ──► then a superblock naming it
 //! ```
 //!
-//! The rewrite runs synchronously in the server loop: clients wait while
-//! the live data is serialised and written (see [`DiskLog::rewrite`]).
+//! A rewrite is built a step at a time between serving clients (see
+//! `kvstore::aof::RewriteScan`): the scan's records go to a new buffer,
+//! everything appended meanwhile to the old log and to a tail; at the end
+//! the tail follows the scan in the new buffer, which is written to the
+//! other area and named by a superblock (see [`DiskLog::finish_rewrite`]).
 
 extern crate alloc;
 
@@ -53,6 +56,27 @@ pub struct DiskLog {
     staged: usize,
     fsync: AppendFsync,
     last_flush: Instant,
+    /// The rewrite in progress, if any.
+    rewriting: Option<Rewriting>,
+}
+
+/// A new log being built: the scan's records, and the records appended
+/// since the rewrite started.
+struct Rewriting {
+    buffer: Region,
+    len: usize,
+    tail: Region,
+    tail_len: usize,
+}
+
+/// Appends `bytes` at `*len` in `region` if they fit within `limit`;
+/// `*len` grows regardless, so an overflow is seen at the end.
+fn put(region: &mut Region, len: &mut usize, limit: usize, bytes: &[u8]) {
+    let end = *len + bytes.len();
+    if end <= limit {
+        region.as_mut_slice()[*len..end].copy_from_slice(bytes);
+    }
+    *len = end;
 }
 
 fn io(what: &str, e: impl core::fmt::Debug) -> String {
@@ -114,6 +138,7 @@ impl DiskLog {
             staged: 0,
             fsync,
             last_flush: time::now(),
+            rewriting: None,
         };
         let mut opened = Opened {
             records: 0,
@@ -167,12 +192,16 @@ impl DiskLog {
 
     /// Stages `bytes` at the end of the log (durable after the next flush).
     /// Past the area's end the bytes are dropped and the next flush fails.
+    /// While a rewrite runs they also go to its tail.
     pub fn append(&mut self, bytes: &[u8]) {
         let end = self.staged + bytes.len();
         if self.staged_from + end as u64 <= self.area_len {
             self.staging.as_mut_slice()[self.staged..end].copy_from_slice(bytes);
         }
         self.staged = end;
+        if let Some(r) = self.rewriting.as_mut() {
+            put(&mut r.tail, &mut r.tail_len, self.area_len as usize, bytes);
+        }
     }
 
     /// Whether anything staged is not durable yet.
@@ -237,34 +266,53 @@ impl DiskLog {
         Ok(())
     }
 
-    /// Replaces the log with the one `fill` produces (it calls its argument
-    /// with the new log's bytes, in order: see `aof::rewrite_each`). The new
-    /// log goes to the other area and becomes the log only when the
-    /// superblock naming it is written, so a crash or an error at any point
-    /// leaves the old log in force. Whatever was staged but not flushed is
-    /// superseded: the new log is built from the live data, which includes
-    /// it. Returns the new log's size.
+    /// Starts building a new log: feed it with [`rewrite_emit`]
+    /// (`kvstore::aof::RewriteScan`'s records), keep appending as usual,
+    /// and end with [`finish_rewrite`] (or drop the log).
     ///
-    /// Synchronous: the caller (the server loop) serves nobody meanwhile.
-    pub fn rewrite(&mut self, fill: impl FnOnce(&mut dyn FnMut(&[u8]))) -> Result<u64, String> {
-        let mut buffer = staging()?;
-        let mut len = 0usize;
-        let limit = self.area_len as usize;
-        {
-            let slice = buffer.as_mut_slice();
-            fill(&mut |bytes: &[u8]| {
-                let end = len + bytes.len();
-                if end <= limit {
-                    slice[len..end].copy_from_slice(bytes);
-                }
-                len = end;
-            });
+    /// [`rewrite_emit`]: DiskLog::rewrite_emit
+    /// [`finish_rewrite`]: DiskLog::finish_rewrite
+    pub fn start_rewrite(&mut self) -> Result<(), String> {
+        self.rewriting = Some(Rewriting {
+            buffer: staging()?,
+            len: 0,
+            tail: staging()?,
+            tail_len: 0,
+        });
+        Ok(())
+    }
+
+    /// Adds the scan's `bytes` to the new log.
+    pub fn rewrite_emit(&mut self, bytes: &[u8]) {
+        if let Some(r) = self.rewriting.as_mut() {
+            put(&mut r.buffer, &mut r.len, self.area_len as usize, bytes);
         }
+    }
+
+    /// Makes the new log (the scan's records, then the tail) the log: it
+    /// goes to the other area and becomes the log only when the superblock
+    /// naming it is written, so a crash or an error at any point leaves the
+    /// old log in force. Returns the new log's size.
+    ///
+    /// Synchronous, but only the tail's copy and the disk write.
+    pub fn finish_rewrite(&mut self) -> Result<u64, String> {
+        let Some(mut r) = self.rewriting.take() else {
+            return Err("no rewrite in progress".into());
+        };
+        let limit = self.area_len as usize;
+        let len = r.len + r.tail_len;
         if len > limit {
             return Err(format!(
                 "rewritten log of {len} bytes does not fit its area of {limit}"
             ));
         }
+        put(
+            &mut r.buffer,
+            &mut r.len,
+            limit,
+            &r.tail.as_slice()[..r.tail_len],
+        );
+        let mut buffer = r.buffer;
         let area = 1 - self.current.area;
         let rounded = len.next_multiple_of(self.block);
         let start = superblock::area_start(self.capacity, area);

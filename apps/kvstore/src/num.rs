@@ -5,7 +5,6 @@
 //! place that reads a number from a request or a stored value goes through
 //! here so the rules cannot drift apart.
 
-use alloc::string::String;
 use alloc::vec::Vec;
 
 /// Parses a signed 64-bit integer with Redis's `string2ll` rules: optional
@@ -57,10 +56,36 @@ pub fn parse_u64(s: &[u8]) -> Option<u64> {
 
 /// Formats an integer the way it is stored and returned (`INCR` results).
 pub fn format_i64(value: i64) -> Vec<u8> {
-    let mut s = String::new();
-    // Writing to a String cannot fail.
-    let _ = core::fmt::write(&mut s, format_args!("{value}"));
-    s.into_bytes()
+    let mut out = Vec::new();
+    push_i64(&mut out, value);
+    out
+}
+
+/// Appends the decimal text of `value` to `out`: what [`format_i64`]
+/// returns, without an allocation of its own (every RESP length header
+/// goes through here).
+///
+/// ```
+/// let mut out = b"$".to_vec();
+/// kvstore::num::push_i64(&mut out, -120);
+/// assert_eq!(out, b"$-120");
+/// ```
+pub fn push_i64(out: &mut Vec<u8>, value: i64) {
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = value.unsigned_abs();
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if value < 0 {
+        out.push(b'-');
+    }
+    out.extend_from_slice(&digits[at..]);
 }
 
 /// Parses a memory size as Redis config files write it: a plain number of
@@ -142,8 +167,9 @@ mod tests {
 
     #[test]
     fn formatting_roundtrips() {
-        for v in [0, 1, -1, i64::MAX, i64::MIN] {
+        for v in [0, 1, -1, 9, 10, -99, 12345, i64::MAX, i64::MIN] {
             assert_eq!(parse_i64(&format_i64(v)), Some(v));
+            assert_eq!(format_i64(v), alloc::format!("{v}").into_bytes());
         }
     }
 }

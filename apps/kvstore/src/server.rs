@@ -4,7 +4,7 @@
 //! ```text
 //!  loop:  poll NIC ──► collect handshakes (listeners refilled per frame)
 //!         ──► visit the connections whose wakers fired: read, execute
-//!         ──► flush the log (appendfsync) ──► compact it if due
+//!         ──► flush the log (appendfsync) ──► a step of its rewrite, if due
 //!         ──► send replies ──► sleep in WFI until the NIC's interrupt,
 //!             smoltcp's next timer, the log's flush or the expiry tick
 //! ```
@@ -42,6 +42,8 @@ const EXPIRE_BUDGET: usize = 20;
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(10);
 /// A log flush slower than this is reported on the console.
 const SLOW_FLUSH: Duration = Duration::from_millis(500);
+/// Longest a pass of the loop spends on a log rewrite.
+const REWRITE_STEP: Duration = Duration::from_millis(2);
 /// Longest sleep when nothing else bounds it.
 const IDLE_SLEEP: Duration = Duration::from_secs(1);
 
@@ -73,6 +75,9 @@ pub struct Server {
     replied: Vec<usize>,
     next_id: u64,
     last_expire: Instant,
+    /// The log rewrite in progress: its scan, when it started and the
+    /// log's size then.
+    rewrite: Option<(aof::RewriteScan, Instant, u64)>,
 }
 
 impl Server {
@@ -92,6 +97,7 @@ impl Server {
             replied: Vec::new(),
             next_id: 1,
             last_expire: time::now(),
+            rewrite: None,
         }
     }
 
@@ -113,8 +119,10 @@ impl Server {
             for slot in core::mem::take(&mut self.replied) {
                 sent |= self.send(slot);
             }
-            if sent || !self.ready.is_empty() {
-                continue; // poll again: smoltcp transmits what was queued
+            if sent || !self.ready.is_empty() || self.rewrite.is_some() {
+                // Poll again: smoltcp transmits what was queued; a rewrite
+                // takes its next step.
+                continue;
             }
             self.sleep();
         }
@@ -210,13 +218,10 @@ impl Server {
         if !conn.fin_sent {
             let now = now_ms();
             let (engine, log) = (&mut self.engine, &mut self.log);
-            let mut record = Vec::new();
             loop {
-                conn.session.run(engine, now, |effect| {
+                conn.session.run(engine, now, |effects| {
                     if let Some(log) = log.as_mut() {
-                        record.clear();
-                        aof::encode_record_into(effect, &mut record);
-                        log.append(&record);
+                        log.append(effects.records());
                     }
                 });
                 if !conn.session.wants_input() || !socket.can_recv() {
@@ -283,9 +288,7 @@ impl Server {
         self.last_expire = time::now();
         let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
         if let Some(log) = self.log.as_mut() {
-            for effect in &deleted {
-                log.append(&aof::encode_record(effect));
-            }
+            log.append(deleted.records());
         }
     }
 
@@ -322,21 +325,50 @@ impl Server {
     }
 
     /// Rewrites the log from the live data when `BGREWRITEAOF` asked or it
-    /// outgrew the `auto-aof-rewrite-*` rule.
+    /// outgrew the `auto-aof-rewrite-*` rule: one step of at most
+    /// [`REWRITE_STEP`] per pass of the loop, so clients are served while
+    /// it runs.
     fn compact_log(&mut self) {
-        if !self.engine.aof_rewrite_wanted() {
+        if self.rewrite.is_none() {
+            if !self.engine.aof_rewrite_wanted() {
+                return;
+            }
+            self.engine.aof_rewrite_started();
+            let started = match self.log.as_mut() {
+                Some(log) => log.start_rewrite(),
+                None => Err("persistence is off".into()),
+            };
+            if let Err(e) = started {
+                println!("kvstore: log rewrite failed: {e}");
+                self.engine.aof_rewrite_finished(None, 0);
+                return;
+            }
+            let before = self.engine.stats().aof_current_size;
+            self.rewrite = Some((aof::RewriteScan::new(now_ms()), time::now(), before));
+        }
+        let (Some((scan, started, before)), Some(log)) = (self.rewrite.as_mut(), self.log.as_mut())
+        else {
+            // Persistence went off mid-rewrite.
+            self.rewrite = None;
+            self.engine.aof_rewrite_finished(None, 0);
+            return;
+        };
+        let step = time::now();
+        let store = self.engine.store();
+        let done = loop {
+            if scan.step(store, 64, &mut |bytes| log.rewrite_emit(bytes)) {
+                break true;
+            }
+            if step.elapsed() >= REWRITE_STEP {
+                break false;
+            }
+        };
+        if !done {
             return;
         }
-        self.engine.aof_rewrite_started();
-        let started = time::now();
-        let before = self.engine.stats().aof_current_size;
-        let result = match self.log.as_mut() {
-            Some(log) => {
-                let (store, now) = (self.engine.store(), now_ms());
-                log.rewrite(|emit| aof::rewrite_each(store, now, emit))
-            }
-            None => Err("persistence is off".into()),
-        };
+        let (started, before) = (*started, *before);
+        self.rewrite = None;
+        let result = log.finish_rewrite();
         let took = started.elapsed().as_millis() as u64;
         match &result {
             Ok(size) => println!("kvstore: log rewritten: {before} -> {size} bytes in {took} ms"),

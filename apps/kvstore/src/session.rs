@@ -11,10 +11,9 @@
 
 use alloc::vec::Vec;
 
-use crate::commands::{ClientCtx, Engine};
+use crate::commands::{ClientCtx, Effects, Engine};
 use crate::config::Config;
 use crate::resp::{Parser, Reply};
-use crate::Args;
 
 /// Consumed output is dropped from the front of the buffer once it is
 /// this large and more than half of the buffer, so sending a long reply in
@@ -90,16 +89,24 @@ impl Session {
     }
 
     /// Executes the complete commands received, in order, until the output
-    /// limit is reached; `log` gets every change to append to the log. A
+    /// limit is reached; `log` gets each command's changes, as records to
+    /// append to the log. A
     /// protocol error is answered and ends the session, as in Redis.
     /// Returns how many commands ran.
-    pub fn run(&mut self, engine: &mut Engine, now_ms: u64, mut log: impl FnMut(&Args)) -> usize {
+    pub fn run(
+        &mut self,
+        engine: &mut Engine,
+        now_ms: u64,
+        mut log: impl FnMut(&Effects),
+    ) -> usize {
         let mut ran = 0;
         while self.wants_input() {
             match self.parser.next_command() {
                 Ok(Some(args)) => {
                     let outcome = engine.execute(&args, &mut self.client, now_ms);
-                    outcome.effects.iter().for_each(&mut log);
+                    if !outcome.effects.is_empty() {
+                        log(&outcome.effects);
+                    }
                     outcome.reply.encode(&mut self.output);
                     ran += 1;
                     if self.client.should_close() {
@@ -201,7 +208,9 @@ mod tests {
         let mut s = Session::new(1, &Config::default(), 1 << 20);
         s.feed(b"SET a 1\r\nGET a\r\nINCR a\r\n");
         let mut logged = Vec::new();
-        s.run(&mut engine, 0, |args| logged.push(args.join(&b' ')));
+        s.run(&mut engine, 0, |effects| {
+            logged.extend(effects.commands().iter().map(|args| args.join(&b' ')))
+        });
         assert_eq!(logged, [b"SET a 1".to_vec(), b"SET a 2 KEEPTTL".to_vec()]);
     }
 

@@ -20,4 +20,4 @@ pub use record::{
     encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,
     VERSION,
 };
-pub use rewrite::{rewrite, rewrite_each};
+pub use rewrite::{rewrite, rewrite_each, RewriteScan};

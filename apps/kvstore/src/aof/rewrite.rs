@@ -33,23 +33,90 @@ pub fn rewrite(store: &Store, now_ms: u64) -> Vec<u8> {
 /// time, so the server can copy the new log straight into its disk buffer
 /// without holding a second copy of the whole thing.
 pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
-    emit(&HEADER);
-    let mut record = Vec::new();
-    for (key, entry) in store.iter() {
-        if entry.is_expired(now_ms) {
-            continue;
+    let mut scan = RewriteScan::new(now_ms);
+    while !scan.step(store, usize::MAX, &mut |bytes| emit(bytes)) {}
+}
+
+/// A rewrite taken a few keys at a time, so the server keeps serving
+/// clients while it runs (Redis forks for this; a step here is short).
+///
+/// The keyspace changes between steps, so the records emitted are not one
+/// snapshot. The new log is the emitted records followed by every record
+/// logged while the scan ran (the *tail*); that replays to the dataset at
+/// the end because every effect the engine logs during a rewrite is
+/// absolute (`APPEND` is logged as `SET key <value> KEEPTTL` then):
+/// replaying a key's tail effects over whatever state the scan captured
+/// gives the same result as over the state before the rewrite. Keys
+/// expired when the rewrite started are left out; one that expires later
+/// is kept with its `PXAT`, since the tail may refer to it.
+///
+/// ```
+/// use kvstore::aof::{replay, RewriteScan};
+/// use kvstore::store::Store;
+///
+/// let mut store = Store::new();
+/// for i in 0..100 {
+///     store.set(format!("k{i}").as_bytes(), b"v".to_vec(), None);
+/// }
+/// let mut log = Vec::new();
+/// let mut scan = RewriteScan::new(0);
+/// while !scan.step(&store, 10, &mut |bytes| log.extend_from_slice(bytes)) {
+///     // ... serve clients, logging their changes to the tail ...
+/// }
+/// let mut records = 0;
+/// replay(&log, |_| records += 1);
+/// assert_eq!(records, 100);
+/// ```
+#[derive(Clone, Debug)]
+pub struct RewriteScan {
+    now_ms: u64,
+    /// The store's scan cursor to resume from; `None` before the header.
+    cursor: Option<u64>,
+    record: Vec<u8>,
+}
+
+impl RewriteScan {
+    /// A rewrite starting at `now_ms`.
+    pub fn new(now_ms: u64) -> Self {
+        RewriteScan {
+            now_ms,
+            cursor: None,
+            record: Vec::new(),
         }
-        record.clear();
-        match entry.expire_at() {
-            Some(at) => {
-                let at = format_i64(i64::try_from(at).unwrap_or(i64::MAX));
-                encode_record_into(
-                    &[&b"SET"[..], key, entry.value(), b"PXAT", &at],
-                    &mut record,
-                );
+    }
+
+    /// Emits the records of about `keys` more keys (the header first);
+    /// returns whether the scan is complete.
+    pub fn step(&mut self, store: &Store, keys: usize, emit: &mut dyn FnMut(&[u8])) -> bool {
+        let cursor = match self.cursor {
+            None => {
+                emit(&HEADER);
+                0
             }
-            None => encode_record_into(&[&b"SET"[..], key, entry.value()], &mut record),
+            Some(cursor) => cursor,
+        };
+        let (next, found) = store.scan(cursor, keys);
+        for key in found {
+            let Some(entry) = store.get(key) else {
+                continue;
+            };
+            if entry.is_expired(self.now_ms) {
+                continue;
+            }
+            self.record.clear();
+            match entry.expire_at() {
+                Some(at) => {
+                    let at = format_i64(i64::try_from(at).unwrap_or(i64::MAX));
+                    encode_record_into(
+                        &[&b"SET"[..], key, entry.value(), b"PXAT", &at],
+                        &mut self.record,
+                    );
+                }
+                None => encode_record_into(&[&b"SET"[..], key, entry.value()], &mut self.record),
+            }
+            emit(&self.record);
         }
-        emit(&record);
+        self.cursor = Some(next);
+        next == 0
     }
 }

@@ -1,12 +1,9 @@
 //! The context one command runs in, and the helpers every command uses to
 //! read keys (expiring them lazily) and to record what it changed.
 
-use alloc::vec::Vec;
-
-use super::{ClientCtx, Stats};
+use super::{ClientCtx, Effects, Stats};
 use crate::config::Config;
 use crate::store::{Entry, Store};
-use crate::Args;
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -24,7 +21,7 @@ pub(crate) struct Exec<'a> {
     /// The command's full name for error text (`set`, `config|get`).
     pub fullname: &'static str,
     /// Canonical commands describing the changes made, in order.
-    pub effects: Vec<Args>,
+    pub effects: Effects,
 }
 
 impl Exec<'_> {
@@ -68,14 +65,9 @@ impl Exec<'_> {
     }
 
     /// Records one canonical command for the log.
-    pub fn log<I, A>(&mut self, args: I)
-    where
-        I: IntoIterator<Item = A>,
-        A: AsRef<[u8]>,
-    {
+    pub fn log<A: AsRef<[u8]>>(&mut self, args: impl AsRef<[A]>) {
         if !self.loading {
-            self.effects
-                .push(args.into_iter().map(|a| a.as_ref().to_vec()).collect());
+            self.effects.push(args);
         }
     }
 }

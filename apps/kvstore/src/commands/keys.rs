@@ -11,17 +11,17 @@ use crate::resp::Reply;
 
 /// `DEL key [key ...]`: how many existed; logs only those.
 pub(crate) fn del(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
-    let mut removed: Vec<&[u8]> = Vec::new();
+    let mut logged: Vec<&[u8]> = alloc::vec![b"DEL"];
     for key in &args[1..] {
         if x.exists(key) {
             x.store.remove(key);
-            removed.push(key);
+            logged.push(key);
         }
     }
-    if !removed.is_empty() {
-        x.log(core::iter::once(&b"DEL"[..]).chain(removed.iter().copied()));
+    if logged.len() > 1 {
+        x.log(&logged);
     }
-    Reply::Integer(removed.len() as i64)
+    Reply::Integer(logged.len() as i64 - 1)
 }
 
 /// `EXISTS key [key ...]`: how many of the named keys exist (a key named

@@ -24,6 +24,7 @@
 
 mod client;
 mod connection;
+mod effects;
 mod errors;
 mod exec;
 mod expire;
@@ -43,12 +44,12 @@ mod tests;
 use alloc::vec::Vec;
 
 pub use client::ClientCtx;
+pub use effects::Effects;
 pub use stats::Stats;
 
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::Store;
-use crate::Args;
 use exec::Exec;
 
 /// The version string `INFO` reports; clients compare against it to pick
@@ -62,7 +63,7 @@ pub struct Outcome {
     pub reply: Reply,
     /// Canonical commands to append to the log, in order; empty if the
     /// dataset did not change.
-    pub effects: Vec<Args>,
+    pub effects: Effects,
 }
 
 impl Outcome {
@@ -109,7 +110,7 @@ impl Engine {
     /// let args = |s: &str| s.split(' ').map(|a| a.as_bytes().to_vec()).collect::<Vec<_>>();
     /// let out = engine.execute(&args("SET k v EX 10"), &mut client, 5_000);
     /// assert_eq!(out.reply, Reply::ok());
-    /// assert_eq!(out.effects, [args("SET k v PXAT 15000")]);
+    /// assert_eq!(out.effects.commands(), [args("SET k v PXAT 15000")]);
     /// assert_eq!(engine.execute(&args("TTL k"), &mut client, 6_000).reply, Reply::Integer(9));
     /// ```
     pub fn execute(&mut self, args: &[Vec<u8>], client: &mut ClientCtx, now_ms: u64) -> Outcome {
@@ -142,13 +143,14 @@ impl Engine {
     /// One step of background expiry: examines up to `budget` keys and
     /// removes the expired ones. Returns the `DEL` commands to log. Call it
     /// periodically (Redis does ten times a second).
-    pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Vec<Args> {
+    pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Effects {
         let removed = self.store.sweep_expired(now_ms, budget);
         self.stats.expired_keys += removed.len() as u64;
-        removed
-            .into_iter()
-            .map(|key| alloc::vec![b"DEL".to_vec(), key])
-            .collect()
+        let mut effects = Effects::default();
+        for key in removed {
+            effects.push([&b"DEL"[..], &key]);
+        }
+        effects
     }
 
     /// Whether the server should compact the log now: `BGREWRITEAOF` asked
@@ -225,7 +227,7 @@ impl Engine {
     ) -> Outcome {
         let reply = |reply| Outcome {
             reply,
-            effects: Vec::new(),
+            effects: Effects::default(),
         };
         let Some(mut spec) = args.first().and_then(|name| table::lookup(name)) else {
             return reply(errors::unknown_command(args));
@@ -263,7 +265,7 @@ impl Engine {
             started_ms: self.started_ms,
             loading,
             fullname: spec.name,
-            effects: Vec::new(),
+            effects: Effects::default(),
         };
         let reply = run(&mut exec, args);
         let effects = exec.effects;

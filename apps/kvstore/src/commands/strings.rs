@@ -136,7 +136,17 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
         return errors::too_long();
     }
     let len = x.store.append(key, suffix);
-    x.log([&b"APPEND"[..], key, suffix]);
+    if x.stats.aof_rewrite_in_progress {
+        // Only absolute effects while a rewrite runs (see `RewriteScan`).
+        let value = x
+            .store
+            .get(key)
+            .map(|e| e.value().to_vec())
+            .unwrap_or_default();
+        x.log([&b"SET"[..], key, &value, b"KEEPTTL"]);
+    } else {
+        x.log([&b"APPEND"[..], key, suffix]);
+    }
     Reply::Integer(len as i64)
 }
 
@@ -162,6 +172,9 @@ pub(crate) fn mset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
     for pair in args[1..].chunks(2) {
         x.store.set(&pair[0], pair[1].clone(), None);
     }
-    x.log(core::iter::once(&b"MSET"[..]).chain(args[1..].iter().map(|a| a.as_slice())));
+    let mut logged: Vec<&[u8]> = Vec::with_capacity(args.len());
+    logged.push(b"MSET");
+    logged.extend(args[1..].iter().map(Vec::as_slice));
+    x.log(&logged);
     Reply::ok()
 }

@@ -97,7 +97,7 @@ fn line(out: &mut Vec<u8>, kind: u8, text: &[u8]) {
 
 fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
     out.push(kind);
-    out.extend_from_slice(&crate::num::format_i64(n));
+    crate::num::push_i64(out, n);
     out.extend_from_slice(b"\r\n");
 }
 

@@ -53,7 +53,10 @@ impl PartialOrd for dyn KeyView + '_ {
 
 impl Ord for dyn KeyView + '_ {
     fn cmp(&self, other: &Self) -> Ordering {
-        (self.hash(), self.bytes()).cmp(&(other.hash(), other.bytes()))
+        // The bytes only when the hashes tie: a lookup compares many keys.
+        self.hash()
+            .cmp(&other.hash())
+            .then_with(|| self.bytes().cmp(other.bytes()))
     }
 }
 

@@ -145,7 +145,7 @@ fn active_expiry_reclaims_untouched_keys() {
     s.advance(11);
     let mut deleted = Vec::new();
     for _ in 0..10 {
-        deleted.extend(s.engine.active_expire(s.now, 20));
+        deleted.extend(s.engine.active_expire(s.now, 20).commands());
     }
     assert_eq!(deleted.len(), 100);
     assert!(deleted.iter().all(|cmd| show(cmd).starts_with("DEL temp:")));

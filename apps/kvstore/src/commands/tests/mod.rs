@@ -50,7 +50,12 @@ impl Session {
 
     /// Runs `line` and returns what it logged, one string per command.
     pub fn logged(&mut self, line: &str) -> Vec<String> {
-        self.exec(line).effects.iter().map(show).collect()
+        self.exec(line)
+            .effects
+            .commands()
+            .iter()
+            .map(show)
+            .collect()
     }
 
     /// Moves the clock forward.

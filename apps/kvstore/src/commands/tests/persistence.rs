@@ -4,7 +4,7 @@ use alloc::collections::BTreeMap;
 use alloc::format;
 
 use super::*;
-use crate::aof::{encode_record_into, replay, rewrite, HEADER};
+use crate::aof::{encode_record_into, replay, rewrite, RewriteScan, HEADER};
 
 #[test]
 fn relative_expiry_is_logged_as_absolute() {
@@ -180,13 +180,9 @@ fn replaying_the_log_reproduces_the_dataset() {
         for step in 0..150 {
             s.advance(rng.below(15));
             let line = random_command(&mut rng, s.now);
-            for effect in s.exec(&line).effects {
-                encode_record_into(&effect, &mut log);
-            }
+            log.extend_from_slice(s.exec(&line).effects.records());
             if rng.below(10) == 0 {
-                for effect in s.engine.active_expire(s.now, 3) {
-                    encode_record_into(&effect, &mut log);
-                }
+                log.extend_from_slice(s.engine.active_expire(s.now, 3).records());
             }
             if step % 25 == 24 {
                 // Reloading now, or later, gives what the server has now.
@@ -219,6 +215,54 @@ fn rewrite_reproduces_the_dataset_with_expiries() {
             assert_eq!(live(&load(&compact, s.now), at), live(&s.engine, at));
         }
     }
+}
+
+#[test]
+fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
+    let mut rng = Rng(11);
+    for round in 0..40 {
+        let mut s = Session::new();
+        for _ in 0..60 {
+            s.advance(rng.below(10));
+            let line = random_command(&mut rng, s.now);
+            s.run(&line);
+        }
+        // The server's loop: a step of the scan, then clients, whose
+        // changes go to the tail, until the scan is complete.
+        s.engine.aof_rewrite_started();
+        let mut scan = RewriteScan::new(s.now);
+        let (mut log, mut tail) = (Vec::new(), Vec::new());
+        while !scan.step(s.engine.store(), 1, &mut |bytes| {
+            log.extend_from_slice(bytes)
+        }) {
+            for _ in 0..rng.below(6) {
+                s.advance(rng.below(10));
+                let line = random_command(&mut rng, s.now);
+                tail.extend_from_slice(s.exec(&line).effects.records());
+            }
+            tail.extend_from_slice(s.engine.active_expire(s.now, 2).records());
+        }
+        s.engine.aof_rewrite_finished(Some(0), 0);
+        log.extend_from_slice(&tail);
+        for later in [0, 7, 40] {
+            let at = s.now + later;
+            assert_eq!(
+                live(&load(&log, at), at),
+                live(&s.engine, at),
+                "round {round} (+{later} ms)"
+            );
+        }
+    }
+}
+
+#[test]
+fn appends_are_logged_as_their_result_while_a_rewrite_runs() {
+    let mut s = Session::new();
+    s.run("SET k abc EX 60");
+    s.engine.aof_rewrite_started();
+    assert_eq!(s.logged("APPEND k de"), ["SET k abcde KEEPTTL"]);
+    s.engine.aof_rewrite_finished(Some(0), 0);
+    assert_eq!(s.logged("APPEND k f"), ["APPEND k f"]);
 }
 
 #[test]
