@@ -146,3 +146,34 @@ fn stencil_across_nodes_matches_the_single_node_reference_bit_for_bit() {
         );
     }
 }
+
+#[test]
+fn stencil_halo_bench_interleaves_fault_aware_and_pinned_ghosts_with_the_same_result() {
+    let d = stencil::dims(45, 61, None).unwrap();
+    let want = stencil::reference(&d, 14).hash;
+    let outcome = boot(
+        "stencil",
+        "stencil-halo-bench",
+        &["45", "61", "14", "halo-bench"],
+        2,
+        FabricOptions::default(),
+    );
+    // Every mode's checksum is compared inside the guest (a mismatch exits
+    // 1); the interleaved run alternates the two kinds of ghost rows.
+    assert!(outcome.success(), "a node failed:\n{}", outcome.output());
+    for rank in 0..2 {
+        let out = &outcome.nodes[rank].output;
+        assert_eq!(stencil_hash(out), Some(want), "node {rank}:\n{out}");
+        for mode in [
+            "FaultAware:",
+            "Pinned:",
+            "Interleaved:",
+            "halo-bench: first iteration",
+        ] {
+            assert!(
+                out.contains(mode),
+                "node {rank} printed no {mode:?}:\n{out}"
+            );
+        }
+    }
+}

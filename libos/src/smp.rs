@@ -7,6 +7,10 @@
 //!  boot core: runs f(0) too, waits until FINISHED == cores - 1 ──┘  returns
 //! ```
 
+mod barrier;
+
+pub use barrier::Barrier;
+
 use crate::arch;
 use crate::sync::IrqSpinLock;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};

@@ -22,6 +22,11 @@
 //! touched by the engine in iterations 0 and 1 — the remote faults — and
 //! every later WRITE lands on resident pages.
 //!
+//! `halo-bench` also runs the pinned baseline (ghost units pinned before
+//! the run) and [`Halo::Interleaved`], both kinds of ghost units in one run,
+//! alternating by iteration, for a steady-state comparison that the host's
+//! noise cannot tilt.
+//!
 //! The checksum is folded in memory order from node 0 to the last node
 //! (each passes the running fold on with a SEND), so it equals the
 //! single-node one bit for bit.
@@ -40,8 +45,6 @@ use libos::rdma::{Op, QueuePair, Rdma, Status, WorkCompletion, WorkId};
 use libos::{println, smp, time};
 use stencil::{set_unit_boundary, slab, sweep_unit, unit_cells, Checksum, Dims};
 
-use crate::guest::Barrier;
-
 /// Ghost buffers per side (see the module doc).
 const GHOST_BUFFERS: usize = 3;
 /// Bit of an immediate value that says the unit came from the node below.
@@ -57,7 +60,34 @@ pub enum Halo {
     /// Ghost units are pinned (made resident and locked) before the run,
     /// WRITEs run with the pin policy: the registered-memory baseline.
     Pinned,
+    /// Both in one run, iteration by iteration: the units for even
+    /// iterations go fault-aware to demand pages, those for odd ones pinned
+    /// to pinned pages. A slow spell of the host then weighs on both alike,
+    /// which separate runs cannot promise.
+    Interleaved,
 }
+
+impl Halo {
+    /// Which ghost set holds the units iteration `j` reads.
+    fn set(self, j: usize) -> usize {
+        match self {
+            Halo::Interleaved => j % 2,
+            _ => 0,
+        }
+    }
+
+    /// How the WRITEs of the units for iteration `j` run.
+    fn policy(self, j: usize) -> Policy {
+        match (self, self.set(j)) {
+            (Halo::FaultAware, _) | (Halo::Interleaved, 0) => Policy::FaultAware,
+            _ => Policy::Pin,
+        }
+    }
+}
+
+/// Iterations whose ghost units may still be untouched: each set's three
+/// buffers per side are all written once by then.
+pub const WARM_UP: usize = 2 * GHOST_BUFFERS;
 
 /// What one node measured.
 pub struct Outcome {
@@ -68,6 +98,9 @@ pub struct Outcome {
     pub iterations: Vec<(Duration, Duration, u64, u64)>,
     /// Wall time of all iterations.
     pub wall: Duration,
+    /// Preparing the slab: demand regions, and pinning the ghost units of
+    /// the pinned baseline (its registration cost).
+    pub setup: Duration,
 }
 
 /// A node's share of the grid.
@@ -79,8 +112,10 @@ struct Slab {
     hi: usize,
     /// Owned units, two buffers (old/new alternate).
     own: [Region; 2],
-    /// Ghost units: [top 0..3][bottom 0..3], each `pitch` bytes apart.
-    ghost: Region,
+    /// Ghost sets (see [`Halo::set`]), each [top 0..3][bottom 0..3],
+    /// units `pitch` bytes apart.
+    ghosts: Vec<Region>,
+    halo: Halo,
     /// Fixed boundary units for the grid's first and last unit.
     edges: Region,
     pitch: usize,
@@ -105,14 +140,18 @@ impl Slab {
         let pitch = u.next_multiple_of(FRAME_SIZE);
         let region = |len| Region::demand_zero(len).map_err(|e| format!("{e:?}"));
         let own = [region(mine.len() * u)?, region(mine.len() * u)?];
-        let ghost = region(2 * GHOST_BUFFERS * pitch)?;
+        let sets = if halo == Halo::Interleaved { 2 } else { 1 };
+        let ghosts = (0..sets)
+            .map(|_| region(2 * GHOST_BUFFERS * pitch))
+            .collect::<Result<_, _>>()?;
         let edges = region(2 * pitch)?;
         let mut s = Slab {
             d,
             lo: mine.start,
             hi: mine.end,
             own,
-            ghost,
+            ghosts,
+            halo,
             edges,
             pitch,
         };
@@ -132,18 +171,21 @@ impl Slab {
         if s.hi < last {
             set_unit_boundary(&d, s.hi, s.ghost_unit(1, 0));
         }
-        if halo == Halo::Pinned {
-            s.pin_ghosts()?;
+        // The registered-memory baseline: the set for odd iterations when
+        // interleaved, the only one when pinned.
+        let pinned = match halo {
+            Halo::FaultAware => None,
+            Halo::Pinned => Some(0),
+            Halo::Interleaved => Some(1),
+        };
+        if let Some(set) = pinned {
+            let ghost = &mut s.ghosts[set];
+            let len = ghost.len();
+            ghost
+                .pin(0..len)
+                .map_err(|e| format!("pinning ghosts: {e:?}"))?;
         }
         Ok(s)
-    }
-
-    /// Pins the ghost units (the registered-memory baseline).
-    fn pin_ghosts(&mut self) -> Result<(), String> {
-        let len = self.ghost.len();
-        self.ghost
-            .pin(0..len)
-            .map_err(|e| format!("pinning ghosts: {e:?}"))
     }
 
     fn unit_len(&self) -> usize {
@@ -155,13 +197,16 @@ impl Slab {
         cells_at(self.own[buffer].start() + (k - self.lo) * u * 8, u)
     }
 
-    /// Ghost unit of `side` (0 top, 1 bottom) in `buffer`.
-    fn ghost_unit(&self, side: usize, buffer: usize) -> &'static mut [f64] {
-        cells_at(self.ghost_va(side, buffer), self.unit_len())
+    /// Ghost unit of `side` (0 top, 1 bottom) that iteration `j` reads.
+    fn ghost_unit(&self, side: usize, j: usize) -> &'static mut [f64] {
+        let base = self.ghosts[self.halo.set(j)].start();
+        cells_at(base + ghost_offset(side, j, self.pitch), self.unit_len())
     }
 
-    fn ghost_va(&self, side: usize, buffer: usize) -> usize {
-        self.ghost.start() + (side * GHOST_BUFFERS + buffer) * self.pitch
+    /// Where each ghost set starts, for the neighbours.
+    fn ghost_bases(&self) -> [usize; 2] {
+        let start = |set: usize| self.ghosts[set.min(self.ghosts.len() - 1)].start();
+        [start(0), start(1)]
     }
 
     fn edge(&self, side: usize) -> &'static mut [f64] {
@@ -172,7 +217,7 @@ impl Slab {
     fn prev(&self, it: usize, k: usize) -> &'static [f64] {
         match k {
             1 => self.edge(0),
-            k if k == self.lo => self.ghost_unit(0, it % GHOST_BUFFERS),
+            k if k == self.lo => self.ghost_unit(0, it),
             k => self.own_unit(it % 2, k - 1),
         }
     }
@@ -182,7 +227,7 @@ impl Slab {
         let last = self.d.work_units().end;
         match k + 1 {
             n if n == last => self.edge(1),
-            n if n == self.hi => self.ghost_unit(1, it % GHOST_BUFFERS),
+            n if n == self.hi => self.ghost_unit(1, it),
             n => self.own_unit(it % 2, n),
         }
     }
@@ -194,10 +239,15 @@ impl Slab {
     }
 }
 
-/// The neighbours of this node and where their ghost buffers are.
+/// Offset in a ghost set of the unit of `side` for iteration `j`.
+fn ghost_offset(side: usize, j: usize, pitch: usize) -> usize {
+    (side * GHOST_BUFFERS + j % GHOST_BUFFERS) * pitch
+}
+
+/// The neighbours of this node and where their ghost sets are.
 struct Neighbours {
-    above: Option<(QueuePair, usize)>,
-    below: Option<(QueuePair, usize)>,
+    above: Option<(QueuePair, [usize; 2])>,
+    below: Option<(QueuePair, [usize; 2])>,
 }
 
 fn expect_ok(wc: &WorkCompletion, what: &str) -> Result<(), String> {
@@ -283,23 +333,21 @@ impl Exchange<'_> {
     }
 
     fn post(&mut self, s: &Slab, n: &Neighbours, it: usize) -> Result<Vec<WorkId>, String> {
-        let policy = match self.halo {
-            Halo::FaultAware => Policy::FaultAware,
-            Halo::Pinned => Policy::Pin,
-        };
-        let target = (it + 1) % GHOST_BUFFERS;
+        // The units computed now are what the neighbours read next.
+        let j = it + 1;
+        let (policy, set) = (self.halo.policy(j), self.halo.set(j));
         let mut ids = Vec::new();
         let bytes = s.unit_len() * 8;
         if let Some((qp, ghost)) = &n.above {
             // Our first unit is the bottom ghost of the node above.
             let src = s.own_unit((it + 1) % 2, s.lo).as_ptr() as usize;
-            let dst = ghost + (GHOST_BUFFERS + target) * s.pitch;
+            let dst = ghost[set] + ghost_offset(1, j, s.pitch);
             let imm = it as u32 | FROM_BELOW;
             ids.push(qp.write_with_imm(src..src + bytes, dst, imm, policy));
         }
         if let Some((qp, ghost)) = &n.below {
             let src = s.own_unit((it + 1) % 2, s.hi - 1).as_ptr() as usize;
-            let dst = ghost + target * s.pitch;
+            let dst = ghost[set] + ghost_offset(0, j, s.pitch);
             ids.push(qp.write_with_imm(src..src + bytes, dst, it as u32, policy));
         }
         ids.into_iter()
@@ -337,7 +385,9 @@ impl Exchange<'_> {
 /// with the neighbours, and folds the checksum along the nodes.
 pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcome, String> {
     let (rank, nodes) = (rdma.rank() as usize, rdma.nodes() as usize);
+    let prepared = time::now();
     let s = Slab::new(d, rank, nodes, halo)?;
+    let setup = prepared.elapsed();
     for _ in 0..2 * RECVS {
         rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
     }
@@ -355,16 +405,17 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     };
     for node in [rank.wrapping_sub(1), rank + 1] {
         if node < nodes {
-            send_words(&qp(node)?, rdma, &[s.ghost_va(0, 0) as u64])?;
+            let bases = s.ghost_bases();
+            send_words(&qp(node)?, rdma, &[bases[0] as u64, bases[1] as u64])?;
         }
     }
     for (node, is_above) in [(rank.wrapping_sub(1), true), (rank + 1, false)] {
         if node < nodes {
-            let base = words(&exchange.recv_from(node as u16)?)
-                .first()
-                .copied()
-                .ok_or("empty address message")? as usize;
-            let entry = Some((qp(node)?, base));
+            let bases = match words(&exchange.recv_from(node as u16)?).as_slice() {
+                [a, b] => [*a as usize, *b as usize],
+                _ => return Err("bad ghost address message".into()),
+            };
+            let entry = Some((qp(node)?, bases));
             if is_above {
                 neighbours.above = entry;
             } else {
@@ -374,7 +425,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     }
 
     let workers = smp::cores();
-    let barrier = Barrier::new(workers);
+    let barrier = libos::smp::Barrier::new(workers);
     let compute: Vec<AtomicU64> = (0..iterations).map(|_| AtomicU64::new(0)).collect();
     let mut per_iteration = vec![(Duration::ZERO, Duration::ZERO, 0u64, 0u64); iterations];
     let mut failure: Option<String> = None;
@@ -432,6 +483,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
         checksum,
         iterations: per_iteration,
         wall,
+        setup,
     })
 }
 
@@ -512,10 +564,48 @@ pub fn report(rank: u16, halo: Halo, o: &Outcome) -> Duration {
         .first()
         .map_or(Duration::ZERO, |(c, w, _, _)| *c + *w);
     println!(
-        "node {rank} {halo:?}: wall {:.1} ms, first iteration {:.3} ms, steady-state {:.3} ms/iteration",
+        "node {rank} {halo:?}: wall {:.1} ms, setup {:.3} ms, first iteration {:.3} ms, steady-state {:.3} ms/iteration",
         o.wall.as_secs_f64() * 1e3,
+        o.setup.as_secs_f64() * 1e3,
         first.as_secs_f64() * 1e3,
         median.as_secs_f64() * 1e3
     );
     median
+}
+
+/// The steady state of an [`Halo::Interleaved`] run: the median time of
+/// the iterations whose halo went fault-aware and of those whose halo went
+/// pinned, after the warm-up, and the median over neighbouring pairs of
+/// iterations of pinned time / fault-aware time (fault-aware speed relative
+/// to pinned: two neighbouring iterations share the host's mood, so this is
+/// the ratio the noise moves least). An iteration is charged to the halo it
+/// sends and waits for (the units for the next iteration).
+pub fn interleaved_steady(o: &Outcome) -> (Duration, Duration, f64) {
+    let time = |it: usize| {
+        let (c, w, _, _) = o.iterations[it];
+        c + w
+    };
+    let is_fault_aware = |it: usize| Halo::Interleaved.policy(it + 1) == Policy::FaultAware;
+    let median = |want_fault_aware: bool| {
+        let mut times: Vec<Duration> = (WARM_UP..o.iterations.len())
+            .filter(|&it| is_fault_aware(it) == want_fault_aware)
+            .map(time)
+            .collect();
+        times.sort();
+        times.get(times.len() / 2).copied().unwrap_or_default()
+    };
+    let mut ratios: Vec<f64> = (WARM_UP..o.iterations.len().saturating_sub(1))
+        .step_by(2)
+        .map(|it| {
+            let (fa, pinned) = if is_fault_aware(it) {
+                (time(it), time(it + 1))
+            } else {
+                (time(it + 1), time(it))
+            };
+            pinned.as_secs_f64() / fa.as_secs_f64().max(1e-9)
+        })
+        .collect();
+    ratios.sort_unstable_by(f64::total_cmp);
+    let ratio = ratios.get(ratios.len() / 2).copied().unwrap_or(0.0);
+    (median(true), median(false), ratio)
 }

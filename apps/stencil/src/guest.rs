@@ -4,11 +4,12 @@
 extern crate alloc;
 
 use alloc::vec::Vec;
+use core::ops::Range;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use core::time::Duration;
 use libos::mm::Region;
 use libos::{println, smp, time};
-use stencil::{checksum, set_boundary, slab, sweep, Dims};
+use stencil::{checksum, set_unit_boundary, slab, sweep, unit_cells, Dims};
 
 libos::main!(main);
 
@@ -29,75 +30,146 @@ fn parse(args: &libos::Args) -> Option<(Dims, usize, bool)> {
     (iterations > 0).then_some((d, iterations, args.contains("scaling")))
 }
 
-/// A sense-reversing barrier for the cores of one `on_each_core` job.
-pub(crate) struct Barrier {
-    waiting: AtomicUsize,
-    generation: AtomicUsize,
-    parties: usize,
+/// What one run measured.
+struct Timing {
+    /// From the start of the job to the last barrier.
+    wall: Duration,
+    /// Each core's time in `sweep` (not waiting at barriers).
+    busy: Vec<Duration>,
+    /// Wall time of each iteration, barrier to barrier.
+    iterations: Vec<Duration>,
 }
 
-impl Barrier {
-    /// A barrier for `parties` cores.
-    pub(crate) fn new(parties: usize) -> Self {
-        Barrier {
-            waiting: AtomicUsize::new(0),
-            generation: AtomicUsize::new(0),
-            parties,
-        }
+impl Timing {
+    /// The first iteration, which takes the demand faults of the interior.
+    fn first(&self) -> Duration {
+        self.iterations[0]
     }
 
-    /// Returns once all parties have called it.
-    pub(crate) fn wait(&self) {
-        let generation = self.generation.load(Ordering::Acquire);
-        if self.waiting.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
-            self.waiting.store(0, Ordering::Relaxed);
-            self.generation.fetch_add(1, Ordering::Release);
-        } else {
-            while self.generation.load(Ordering::Acquire) == generation {
-                core::hint::spin_loop();
-            }
-        }
+    /// The median iteration after the first: the steady state, which a
+    /// host thread descheduled for a moment or a TLB still growing in the
+    /// first iterations does not move much.
+    fn steady(&self) -> Duration {
+        let mut rest: Vec<Duration> = self.iterations[1.min(self.iterations.len() - 1)..].to_vec();
+        rest.sort_unstable();
+        rest[rest.len() / 2]
     }
 }
 
-/// Runs `iterations` sweeps with `workers` cores (the others idle) and
-/// returns the wall time and each core's compute time.
-fn run(
-    d: &Dims,
-    iterations: usize,
-    workers: usize,
-    a: &mut Region,
-    b: &mut Region,
-) -> (Duration, Vec<Duration>) {
+/// Runs `iterations` sweeps with `workers` cores (the others idle).
+fn run(d: &Dims, iterations: usize, workers: usize, a: &mut Region, b: &mut Region) -> Timing {
     let cells = d.cells();
     let (a, b) = (as_f64(a, cells), as_f64(b, cells));
-    set_boundary(d, a);
-    set_boundary(d, b);
     let grids = [SharedGrid(a.as_mut_ptr()), SharedGrid(b.as_mut_ptr())];
-    let barrier = Barrier::new(workers);
+    let barrier = smp::Barrier::new(workers);
     let busy: Vec<AtomicU64> = (0..smp::cores()).map(|_| AtomicU64::new(0)).collect();
+    let ends: Vec<AtomicU64> = (0..iterations).map(|_| AtomicU64::new(0)).collect();
+    let chunks = Chunks::new(d.work_units(), workers, iterations);
     let start = time::now();
     smp::on_each_core(|core| {
         if core >= workers {
             return;
         }
         let units = slab(d.work_units(), core, workers);
-        for it in 0..iterations {
+        first_touch(d, &grids, owned_units(d, units.clone(), core, workers));
+        barrier.wait();
+        let begin = time::now();
+        for (it, end) in ends.iter().enumerate() {
             let t = time::now();
             let (old, new) = (grids[it % 2].get(cells), grids[(it + 1) % 2].get(cells));
-            sweep(d, old, new, units.clone());
+            while let Some(units) = chunks.next(it) {
+                sweep(d, old, new, units);
+            }
             busy[core].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
             barrier.wait();
+            if core == 0 {
+                end.store(begin.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            }
         }
     });
     let wall = start.elapsed();
-    (
+    let ends: Vec<u64> = ends.iter().map(|e| e.load(Ordering::Relaxed)).collect();
+    Timing {
         wall,
-        busy.iter()
+        busy: busy
+            .iter()
             .take(workers)
             .map(|b| Duration::from_nanos(b.load(Ordering::Relaxed)))
             .collect(),
-    )
+        iterations: ends
+            .iter()
+            .scan(0, |prev, &end| {
+                let d = Duration::from_nanos(end - *prev);
+                *prev = end;
+                Some(d)
+            })
+            .collect(),
+    }
+}
+
+/// The work units of each iteration, handed out a chunk at a time to
+/// whichever core asks next (dynamic scheduling).
+///
+/// Why not fixed slabs: the vCPUs of one QEMU do not run at the same speed
+/// (each is a host thread, and the host's cores are shared; one vCPU was
+/// measured sweeping the same slab 1.3-1.7x slower than the other, either
+/// one, changing between runs), and with fixed slabs every iteration waits
+/// for the slowest core. With chunks a core that runs fast takes more of
+/// them. The result is the same bit for bit: each unit is computed from
+/// the previous grid only, whoever computes it.
+struct Chunks {
+    units: Range<usize>,
+    size: usize,
+    /// The next chunk of each iteration.
+    next: Vec<AtomicUsize>,
+}
+
+/// Chunks per core and iteration: enough to even out a slower core, few
+/// enough that a core keeps long runs of neighbouring units.
+const CHUNKS_PER_CORE: usize = 8;
+
+impl Chunks {
+    fn new(units: Range<usize>, workers: usize, iterations: usize) -> Self {
+        let size = units.len().div_ceil(workers * CHUNKS_PER_CORE).max(1);
+        Chunks {
+            units,
+            size,
+            next: (0..iterations).map(|_| AtomicUsize::new(0)).collect(),
+        }
+    }
+
+    /// The next chunk of iteration `it` nobody has taken, if any is left.
+    fn next(&self, it: usize) -> Option<Range<usize>> {
+        let k = self.next[it].fetch_add(1, Ordering::Relaxed);
+        let start = self.units.start + k.checked_mul(self.size)?;
+        (start < self.units.end).then(|| start..(start + self.size).min(self.units.end))
+    }
+}
+
+/// The units a core initialises: its slab, plus the fixed first unit for
+/// the first core and the fixed last unit for the last one.
+fn owned_units(d: &Dims, slab: Range<usize>, core: usize, workers: usize) -> Range<usize> {
+    let all = d.work_units();
+    let start = if core == 0 { all.start - 1 } else { slab.start };
+    let end = if core + 1 == workers {
+        all.end + 1
+    } else {
+        slab.end
+    };
+    start..end
+}
+
+/// Writes the boundary values of `units` into both grids, each core its
+/// share: the grids' demand faults are taken by all cores at once rather
+/// than one after the other on core 0.
+fn first_touch(d: &Dims, grids: &[SharedGrid; 2], units: Range<usize>) {
+    let (cells, unit) = (d.cells(), unit_cells(d));
+    for grid in grids {
+        let grid = grid.get(cells);
+        for u in units.clone() {
+            set_unit_boundary(d, u, &mut grid[u * unit..(u + 1) * unit]);
+        }
+    }
 }
 
 /// Base pointer of a grid shared by the cores of one job.
@@ -150,49 +222,86 @@ fn main(args: libos::Args) -> i32 {
         iterations,
         cores
     );
-    let counts: Vec<usize> = if scaling {
-        (1..=cores).collect()
+    // With `scaling`, rounds of 1, 2, ... cores one after the other, so
+    // that a slow spell of the host weighs on every core count alike.
+    let (rounds, counts) = if scaling {
+        (SCALING_ROUNDS, (1..=cores).collect())
     } else {
-        alloc::vec![cores]
+        (1, alloc::vec![cores])
     };
-    let mut base = None;
+    let mut speedups: Vec<Vec<f64>> = alloc::vec![Vec::new(); cores + 1];
     let mut result = None;
-    for workers in counts {
-        // Fresh demand-zero grids for every run: the interior starts as the
-        // zeros of never-touched pages.
-        let (Ok(mut a), Ok(mut b)) = (Region::demand_zero(bytes), Region::demand_zero(bytes))
-        else {
-            println!("stencil: no room for two grids of {} MiB", bytes >> 20);
-            return 1;
-        };
-        let (wall, busy) = run(&d, iterations, workers, &mut a, &mut b);
-        let final_grid = if iterations % 2 == 0 { &a } else { &b };
-        let c = checksum(as_f64_ref(final_grid, d.cells()));
-        let secs = wall.as_secs_f64().max(1e-9);
-        let mcells = (d.interior() * iterations) as f64 / secs / 1e6;
+    for round in 0..rounds {
+        let mut base = None;
+        for &workers in &counts {
+            // Fresh demand-zero grids for every run: the interior starts as
+            // the zeros of never-touched pages.
+            let (Ok(mut a), Ok(mut b)) = (Region::demand_zero(bytes), Region::demand_zero(bytes))
+            else {
+                println!("stencil: no room for two grids of {} MiB", bytes >> 20);
+                return 1;
+            };
+            let timing = run(&d, iterations, workers, &mut a, &mut b);
+            let final_grid = if iterations % 2 == 0 { &a } else { &b };
+            let c = checksum(as_f64_ref(final_grid, d.cells()));
+            report(&d, iterations, workers, &timing);
+            let steady = timing.steady().as_secs_f64().max(1e-9);
+            let base = *base.get_or_insert(steady);
+            if scaling && workers > 1 {
+                println!(
+                    "  speedup over 1 core: {:.2}x (steady state)",
+                    base / steady
+                );
+                speedups[workers].push(base / steady);
+            }
+            if result.is_some_and(|r| r != c) {
+                println!("stencil: checksum changed with {workers} cores (round {round})");
+                return 1;
+            }
+            result = Some(c);
+        }
+    }
+    for (workers, s) in speedups
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, s)| !s.is_empty())
+    {
+        s.sort_unstable_by(f64::total_cmp);
         println!(
-            "cores {workers}: {:.1} ms, {:.3} ms/iteration, {:.1} Mcells/s, {:.3} GFLOP/s",
-            secs * 1e3,
-            secs * 1e3 / iterations as f64,
-            mcells,
-            mcells * d.flops_per_cell() as f64 / 1e3
+            "scaling: {workers} cores: speedup {:.2}x (median of {} rounds, steady state), efficiency {:.0}% of {workers} vCPUs",
+            s[s.len() / 2],
+            s.len(),
+            s[s.len() / 2] / workers as f64 * 100.0
         );
-        for (core, t) in busy.iter().enumerate() {
-            println!("  core {core}: {:.1} ms computing", t.as_secs_f64() * 1e3);
-        }
-        let speedup = base.get_or_insert(secs);
-        if workers > 1 {
-            println!("  speedup over 1 core: {:.2}x", *speedup / secs);
-        }
-        if result.is_some_and(|r| r != c) {
-            println!("stencil: checksum changed with {workers} cores");
-            return 1;
-        }
-        result = Some(c);
     }
     let c = result.expect("ran at least once");
     println!("checksum: sum {:.17e} hash {:016x}", c.sum, c.hash);
     0
+}
+
+/// Rounds of 1..=cores runs in `scaling` mode.
+const SCALING_ROUNDS: usize = 3;
+
+/// Prints one run: totals, the first and the steady-state iteration, and
+/// each core's compute time.
+fn report(d: &Dims, iterations: usize, workers: usize, t: &Timing) {
+    let secs = t.wall.as_secs_f64().max(1e-9);
+    let mcells = (d.interior() * iterations) as f64 / secs / 1e6;
+    println!(
+        "cores {workers}: {:.1} ms, {:.3} ms/iteration, {:.1} Mcells/s, {:.3} GFLOP/s; first iteration {:.3} ms, steady state {:.3} ms/iteration",
+        secs * 1e3,
+        secs * 1e3 / iterations as f64,
+        mcells,
+        mcells * d.flops_per_cell() as f64 / 1e3,
+        t.first().as_secs_f64() * 1e3,
+        t.steady().as_secs_f64() * 1e3,
+    );
+    for (core, busy) in t.busy.iter().enumerate() {
+        println!(
+            "  core {core}: {:.1} ms computing",
+            busy.as_secs_f64() * 1e3
+        );
+    }
 }
 
 fn as_f64_ref(region: &Region, cells: usize) -> &[f64] {
@@ -204,7 +313,7 @@ fn as_f64_ref(region: &Region, cells: usize) -> &[f64] {
 /// The multi-node run (see `distributed`): fault-aware halos, and with
 /// `halo-bench` also pinned ones, side by side.
 fn across_nodes(d: Dims, iterations: usize, rdma: &libos::rdma::Rdma, bench: bool) -> i32 {
-    use crate::distributed::{report, run, Halo};
+    use crate::distributed::{interleaved_steady, report, run, Halo, WARM_UP};
     println!(
         "stencil: {}x{}x{} grid, {} iterations, node {} of {}, {} cores per node",
         d.nx,
@@ -215,10 +324,14 @@ fn across_nodes(d: Dims, iterations: usize, rdma: &libos::rdma::Rdma, bench: boo
         rdma.nodes(),
         smp::cores()
     );
-    // In palindrome order, so that neither mode always runs first (QEMU
-    // gets faster during a run as it warms up); see the mean below.
+    // Both modes interleaved in one run for the steady state (which also
+    // warms QEMU up: its first run in a fresh process translates code and
+    // grows TLBs), then cold runs of each mode for the first iteration with
+    // setup counted, in palindrome order so that a drift of the host's
+    // speed weighs on both alike (each mode's two runs are averaged).
     let halos: &[Halo] = if bench {
         &[
+            Halo::Interleaved,
             Halo::FaultAware,
             Halo::Pinned,
             Halo::Pinned,
@@ -228,6 +341,7 @@ fn across_nodes(d: Dims, iterations: usize, rdma: &libos::rdma::Rdma, bench: boo
         &[Halo::FaultAware]
     };
     let mut results = Vec::new();
+    let mut steady = None;
     for &halo in halos {
         let outcome = match run(d, iterations, rdma, halo) {
             Ok(o) => o,
@@ -236,34 +350,38 @@ fn across_nodes(d: Dims, iterations: usize, rdma: &libos::rdma::Rdma, bench: boo
                 return 1;
             }
         };
-        let steady = report(rdma.rank(), halo, &outcome);
+        report(rdma.rank(), halo, &outcome);
+        if halo == Halo::Interleaved {
+            steady = Some(interleaved_steady(&outcome));
+        }
         let first = outcome
             .iterations
             .first()
             .map_or(Duration::ZERO, |(c, w, _, _)| *c + *w);
-        results.push((halo, first, steady, outcome.checksum));
+        results.push((halo, outcome.setup + first, outcome.checksum));
     }
-    if bench {
-        // The mean of each mode's two runs: with the palindrome order a
-        // steady drift of QEMU's speed during the run weighs on both alike.
-        let best = |mode: Halo| {
-            let runs: Vec<_> = results.iter().filter(|r| r.0 == mode).collect();
-            let n = runs.len().max(1) as u32;
-            let first = runs.iter().map(|r| r.1).sum::<Duration>() / n;
-            let steady = runs.iter().map(|r| r.2).sum::<Duration>() / n;
-            (first, steady)
+    if let Some((fa, pinned, ratio)) = steady {
+        let first = |mode: Halo| {
+            let runs: Vec<Duration> = results
+                .iter()
+                .filter(|r| r.0 == mode)
+                .map(|r| r.1)
+                .collect();
+            runs.iter().sum::<Duration>() / runs.len().max(1) as u32
         };
-        let (fa_first, fa_steady) = best(Halo::FaultAware);
-        let (pin_first, pin_steady) = best(Halo::Pinned);
         println!(
-            "node {} halo-bench: first iteration fault-aware/pinned {:.2}x time, steady-state pinned/fault-aware {:.3}x speed (target >= 0.98)",
+            "node {} halo-bench: first iteration (setup included) fault-aware {:.3} ms, pinned {:.3} ms: {:.2}x time; steady state (interleaved, iterations {WARM_UP}..) fault-aware {:.3} ms, pinned {:.3} ms; median over neighbouring pairs pinned/fault-aware {:.3}x speed (target >= 0.98)",
             rdma.rank(),
-            fa_first.as_secs_f64() / pin_first.as_secs_f64().max(1e-9),
-            pin_steady.as_secs_f64() / fa_steady.as_secs_f64().max(1e-9)
+            first(Halo::FaultAware).as_secs_f64() * 1e3,
+            first(Halo::Pinned).as_secs_f64() * 1e3,
+            first(Halo::FaultAware).as_secs_f64() / first(Halo::Pinned).as_secs_f64().max(1e-9),
+            fa.as_secs_f64() * 1e3,
+            pinned.as_secs_f64() * 1e3,
+            ratio
         );
     }
-    if let Some((_, _, _, Some(c))) = results.first() {
-        if results.iter().any(|r| r.3.is_some_and(|x| x != *c)) {
+    if let Some((_, _, Some(c))) = results.first() {
+        if results.iter().any(|r| r.2.is_some_and(|x| x != *c)) {
             println!("stencil: checksums differ between halo modes");
             return 1;
         }
