@@ -56,6 +56,8 @@ if one and two:
 if effs:
     top = max(effs)
     print(f"  target: >= 90% efficiency on all cores of a node: {effs[top] * 100:.0f}% {'met' if effs[top] >= 0.9 else 'NOT met'}")
+if one and two:
+    print(f"  target: >= 90% weak-scaling efficiency across nodes: {e * 100:.0f}% {'met' if e >= 0.9 else 'NOT met'}")
 for line in text("halo").splitlines():
     if "halo-bench" in line:
         print("  " + line)
