@@ -1,0 +1,1 @@
+//! GuestDma against a fake QEMU.
