@@ -115,10 +115,10 @@ if [[ ! -f $linux/initramfs.gz || bench/kvbench.py -nt $linux/initramfs.gz ]]; t
     python3 bench/kvbench.py linux-guest "$linux"
 fi
 
-# QEMU's hostfwd listens with a backlog of 1; see bench/listen-backlog.c.
+# QEMU's hostfwd listens with a backlog of 1; see image/listen-backlog.c.
 preload=$out/listen-backlog.so
-if [[ ! -f $preload || bench/listen-backlog.c -nt $preload ]]; then
-    cc -shared -fPIC -O2 -o "$preload" bench/listen-backlog.c -ldl
+if [[ ! -f $preload || image/listen-backlog.c -nt $preload ]]; then
+    cc -shared -fPIC -O2 -o "$preload" image/listen-backlog.c -ldl
 fi
 
 python3 bench/kvbench.py run --mode "$mode" --argv-file "$out/kvstore-qemu.argv" \

@@ -9,6 +9,7 @@
 
 #![warn(missing_docs)]
 
+pub mod backlog;
 pub mod board;
 pub mod bootargs;
 pub mod build;

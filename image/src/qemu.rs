@@ -117,6 +117,9 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
             .arg(format!("if=none,id=nvm,format=raw,file={}", disk.display()))
             .args(["-device", "nvme,drive=nvm,serial=faultline"]);
         if let Some(port) = opts.port {
+            if let Some(object) = crate::backlog::preload(&crate::workspace_root()) {
+                cmd.env("LD_PRELOAD", object);
+            }
             cmd.arg("-netdev")
                 .arg(format!(
                     "user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_PORT}"

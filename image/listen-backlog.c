@@ -1,6 +1,7 @@
 /*
- * LD_PRELOAD for QEMU in bench/kvstore.sh: raises the backlog of listen() to
- * at least 128.
+ * LD_PRELOAD for QEMU when it forwards a host port to the guest (the image
+ * tool's --port, bench/kvstore.sh): raises the backlog of listen() to at
+ * least 128. Built on first use by image/src/backlog.rs.
  *
  * QEMU's user networking (libslirp 4.7) listens on a hostfwd port with a
  * backlog of 1. redis-benchmark opens its 50 connections at once, so the
