@@ -20,7 +20,7 @@ const POLICIES: [Policy; 4] = [
     Policy::FaultAwarePrefetch,
 ];
 
-fn policy_name(p: Policy) -> &'static str {
+pub(crate) fn policy_name(p: Policy) -> &'static str {
     match p {
         Policy::Pin => "pin",
         Policy::Prefault => "prefault",
@@ -68,17 +68,17 @@ impl Row {
 }
 
 /// Both arenas and a cursor that hands out never-used offsets.
-struct Bench<'a> {
+pub(crate) struct Bench<'a> {
     rdma: &'a Rdma,
     qp: QueuePair,
-    local: Region,
+    pub(crate) local: Region,
     remote: usize,
     next: usize,
 }
 
 impl Bench<'_> {
     /// Fresh (never touched) offsets for `len` bytes on both sides.
-    fn fresh(&mut self, len: usize) -> usize {
+    pub(crate) fn fresh(&mut self, len: usize) -> usize {
         let off = self.next;
         self.next += len.next_multiple_of(2 << 20);
         if self.next > ARENA {
@@ -93,14 +93,14 @@ impl Bench<'_> {
             .flatten()
     }
 
-    fn remote_ns(&self, cmd: u64, off: usize, len: usize) -> Duration {
+    pub(crate) fn remote_ns(&self, cmd: u64, off: usize, len: usize) -> Duration {
         let r = self.remote_cmd(&[cmd, off as u64, len as u64]);
         Duration::from_nanos(r.and_then(|w| w.first().copied()).unwrap_or(0))
     }
 
     /// Fresh offsets for `len` bytes made resident on both sides and, under
     /// `pin`, registered once (the pinned steady state of reused buffers).
-    fn warm(&mut self, len: usize, policy: Policy) -> usize {
+    pub(crate) fn warm(&mut self, len: usize, policy: Policy) -> usize {
         let off = self.fresh(len);
         let _ = self.local.populate(off..off + len);
         self.remote_ns(TOUCH, off, len);
@@ -111,14 +111,14 @@ impl Bench<'_> {
         off
     }
 
-    fn free(&mut self, off: usize, len: usize) {
+    pub(crate) fn free(&mut self, off: usize, len: usize) {
         let _ = self.local.unpin(off..off + len);
         let _ = self.local.discard(off..off + len);
         self.remote_ns(FREE, off, len);
     }
 
     /// One transfer of `len` bytes at `off` on both sides.
-    fn transfer(
+    pub(crate) fn transfer(
         &self,
         op: &str,
         off: usize,
@@ -370,7 +370,6 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
     }
 
     println!("small WRITE latency (64 B, warm, average of 200):");
-    let mut lat = Vec::new();
     for policy in POLICIES {
         let l = small_write_latency(&mut b, policy, 200);
         println!(
@@ -378,7 +377,6 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
             policy_name(policy),
             l.as_secs_f64() * 1e6
         );
-        lat.push((policy, l));
     }
     let (cold, warm) = remote_fault_cost(&mut b);
     println!(
@@ -401,7 +399,7 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
         remote_busy as f64 / 1e9 / wall.as_secs_f64() * 100.0
     );
 
-    targets(&rows, &lat);
+    let failed = crate::paired::targets(&mut b, rows.iter().filter(|r| !r.ok).count());
     println!("---- csv ----");
     println!("direction,scenario,size_bytes,policy,mbps,time_ms,ratio_vs_pin,setup_ms,faults,remote_faults,retransmitted_bytes,ok");
     for r in &rows {
@@ -424,7 +422,7 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
     }
     println!("---- end csv ----");
     b.remote_cmd(&[QUIT]);
-    i32::from(rows.iter().any(|r| !r.ok))
+    i32::from(failed > 0 || rows.iter().any(|r| !r.ok))
 }
 
 fn find<'a>(
@@ -436,60 +434,4 @@ fn find<'a>(
 ) -> Option<&'a Row> {
     rows.iter()
         .find(|r| r.op == op && r.buffer == buffer && r.size == size && r.policy == policy)
-}
-
-fn targets(rows: &[Row], lat: &[(Policy, Duration)]) {
-    println!("targets:");
-    let ratio = |a: Option<&Row>, b: Option<&Row>| match (a, b) {
-        (Some(a), Some(b)) => Some(b.time.as_secs_f64() / a.time.as_secs_f64().max(1e-9)),
-        _ => None,
-    };
-    let show = |name: &str, v: Option<f64>, want: f64| match v {
-        Some(v) => println!(
-            "  {name}: {v:.2}x (target >= {want}) {}",
-            if v >= want { "met" } else { "NOT met" }
-        ),
-        None => println!("  {name}: not measured"),
-    };
-    let largest = rows
-        .iter()
-        .filter(|r| r.buffer == Buffer::Warm && r.op == "write")
-        .map(|r| r.size)
-        .max()
-        .unwrap_or(0);
-    show(
-        &format!(
-            "warm WRITE {} KiB throughput, fault-aware vs pin",
-            largest >> 10
-        ),
-        ratio(
-            find(rows, "write", Buffer::Warm, largest, Policy::FaultAware),
-            find(rows, "write", Buffer::Warm, largest, Policy::Pin),
-        ),
-        0.98,
-    );
-    let l = |p| {
-        lat.iter()
-            .find(|(q, _)| *q == p)
-            .map(|(_, d)| d.as_secs_f64())
-    };
-    if let (Some(fa), Some(pin)) = (l(Policy::FaultAware), l(Policy::Pin)) {
-        show(
-            "warm small-WRITE latency, pin/fault-aware",
-            Some(pin / fa.max(1e-12)),
-            0.98,
-        );
-    }
-    for p in [Policy::FaultAware, Policy::FaultAwarePrefetch] {
-        show(
-            &format!("cold 4 MiB WRITE incl. setup, {} vs pin", policy_name(p)),
-            ratio(
-                find(rows, "write", Buffer::Cold, 4 << 20, p),
-                find(rows, "write", Buffer::Cold, 4 << 20, Policy::Pin),
-            ),
-            1.46,
-        );
-    }
-    let bad = rows.iter().filter(|r| !r.ok).count();
-    println!("  cells with errors: {bad} (target 0; every transfer is checked by status)");
 }

@@ -27,6 +27,7 @@
 extern crate alloc;
 
 mod cell;
+mod paired;
 mod protocol;
 
 use alloc::vec::Vec;
