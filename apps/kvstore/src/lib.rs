@@ -36,7 +36,7 @@
 //! assert_eq!(out, b"+OK\r\n$1\r\nv\r\n");
 //! ```
 #![cfg_attr(not(test), no_std)]
-#![forbid(unsafe_code)]
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 extern crate alloc;
