@@ -83,7 +83,12 @@ mod tests {
     #[test]
     fn one_piece_is_a_data_block_in_the_command() {
         let mut list = [[0; 2]; 4];
-        let dptr = encode(&[0x4000_0003..0x4000_1003], &mut list, 0x9000).unwrap();
+        let dptr = encode(
+            core::slice::from_ref(&(0x4000_0003..0x4000_1003)),
+            &mut list,
+            0x9000,
+        )
+        .unwrap();
         assert_eq!(dptr, [0x4000_0003, 0x1000]);
         assert_eq!(list, [[0; 2]; 4], "no list needed");
     }
@@ -108,8 +113,14 @@ mod tests {
     fn bad_lists_are_refused() {
         let mut list = [[0; 2]; 2];
         assert_eq!(encode(&[], &mut list, 0), Err(SglError::BadPiece));
-        assert_eq!(encode(&[5..5], &mut list, 0), Err(SglError::BadPiece));
-        assert_eq!(encode(&[0..1 << 32], &mut list, 0), Err(SglError::BadPiece));
+        assert_eq!(
+            encode(core::slice::from_ref(&(5..5)), &mut list, 0),
+            Err(SglError::BadPiece)
+        );
+        assert_eq!(
+            encode(core::slice::from_ref(&(0..1 << 32)), &mut list, 0),
+            Err(SglError::BadPiece)
+        );
         let three = [0..1, 2..3, 4..5];
         assert_eq!(encode(&three, &mut list, 0), Err(SglError::TooMany));
     }
