@@ -5,6 +5,7 @@
 //! [`Scheduler::completed`](crate::Scheduler::completed), so the scheduler
 //! never blocks and never owns an interrupt.
 
+use alloc::vec::Vec;
 use core::ops::Range;
 
 use crate::transfer::TransferId;
@@ -38,6 +39,16 @@ pub struct EngineCaps {
     /// Largest segment the engine takes, in bytes. Segments are cut at page
     /// boundaries, so a value that is not a page multiple is rounded down.
     pub max_segment: usize,
+    /// How many pieces of memory one segment may carry (at least 1): an
+    /// engine with a gather/scatter list per command declares its length;
+    /// one that takes a single address declares 1, and the scheduler then
+    /// cuts segments at piece boundaries.
+    pub max_pieces: usize,
+    /// The device moves whole blocks of this many bytes (a power of two, at
+    /// most a page; 1 for byte-addressed engines): every segment and every
+    /// retransmission starts and ends a multiple of it from the transfer's
+    /// start (or at the transfer's end). Retransmissions are widened to it.
+    pub block: usize,
     /// Whether the engine's SMMU stream stalls on a fault (and waits for
     /// [`Engine::resume`]) instead of aborting the access.
     pub can_resume: bool,
@@ -58,19 +69,38 @@ pub struct SegmentId {
     pub attempt: u32,
 }
 
-/// One piece of work for an engine: move `va.len()` bytes between `va` and
-/// `device_addr`. A retransmission covers only the spoiled pages of its
-/// segment, so `va` may be a sub-range of the segment's first attempt.
+/// One piece of work for an engine: move [`len`](Segment::len) bytes
+/// between the memory `pieces` (concatenated) and `device_addr`. A
+/// retransmission covers only the spoiled part of its segment, so it may be
+/// shorter than the segment's first attempt.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     /// Identity to report in the completion.
     pub id: SegmentId,
     /// Direction of the copy.
     pub direction: Direction,
-    /// Application virtual addresses (= IOVAs) the device accesses.
-    pub va: Range<usize>,
-    /// Device-side address matching `va.start`.
+    /// Application virtual addresses (= IOVAs) the device accesses, in
+    /// order: never empty, none empty, at most the engine's `max_pieces`.
+    pub pieces: Vec<Range<usize>>,
+    /// Device-side address matching the first byte of the first piece.
     pub device_addr: u64,
+}
+
+impl Segment {
+    /// Bytes to move.
+    pub fn len(&self) -> usize {
+        self.pieces.iter().map(|p| p.len()).sum()
+    }
+
+    /// Whether there is nothing to move (never, for a scheduled segment).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The memory of an engine that takes one piece per segment.
+    pub fn va(&self) -> Range<usize> {
+        self.pieces.first().cloned().unwrap_or(0..0)
+    }
 }
 
 /// Why an engine refused a segment or ended one with an error.

@@ -22,6 +22,7 @@
 extern crate alloc;
 
 pub mod engine;
+mod layout;
 pub mod memory;
 mod pages;
 mod plan;

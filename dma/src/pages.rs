@@ -61,11 +61,6 @@ impl PageSet {
         }
         repeats
     }
-
-    /// Smallest page-aligned range holding every page, if any.
-    pub(crate) fn hull(&self, page: usize) -> Option<Range<usize>> {
-        Some(*self.0.first()?..self.0.last()?.saturating_add(page))
-    }
 }
 
 #[cfg(test)]
@@ -86,7 +81,7 @@ mod tests {
         assert!(s.insert(0x3000));
         assert!(s.insert(0x1000));
         assert!(!s.insert(0x3000));
-        assert_eq!(s.hull(0x1000), Some(0x1000..0x4000));
+        assert_eq!(s.iter().collect::<Vec<_>>(), [0x1000, 0x3000]);
         let mut history = PageSet::default();
         history.insert(0x1000);
         assert_eq!(s.drain_into(&mut history), 1);

@@ -5,6 +5,7 @@
 use core::mem;
 use core::ops::Range;
 
+use crate::layout::Layout;
 use crate::pages::PageSet;
 use crate::scheduler::SegmentState;
 
@@ -16,7 +17,7 @@ const LOST_EVENT_RETRY_FACTOR: u32 = 8;
 pub(crate) struct Attempt {
     /// 0 for the first start, +1 per retransmission.
     pub(crate) number: u32,
-    /// Addresses this attempt covers (the whole segment, or the spoiled part
+    /// Positions this attempt covers (the whole segment, or the spoiled part
     /// of it for a retransmission).
     pub(crate) span: Range<usize>,
     /// Pages faulted on since the start (or, on stalling engines, since the
@@ -36,7 +37,7 @@ pub(crate) enum Phase {
     Queued,
     /// On the engine.
     InFlight(Attempt),
-    /// Completed with these addresses spoiled; waits to start again.
+    /// Completed with these positions spoiled; waits to start again.
     Retransmit(Range<usize>),
     /// Completed with correct data.
     Done,
@@ -49,7 +50,7 @@ pub(crate) enum Phase {
 pub(crate) enum Finish {
     /// The data is right.
     Done,
-    /// These addresses were spoiled and will be sent again.
+    /// These positions were spoiled and will be sent again.
     Retransmit(Range<usize>),
     /// Spoiled again, and the retry bound is reached.
     Exhausted(u32),
@@ -58,7 +59,7 @@ pub(crate) enum Finish {
 /// A segment of a transfer.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Seg {
-    /// The segment's addresses.
+    /// The segment's positions (see [`crate::layout`]).
     pub(crate) range: Range<usize>,
     /// Retries taken (retransmissions, plus resumes on an already-faulted
     /// page).
@@ -84,10 +85,11 @@ impl Seg {
         }
     }
 
-    /// The running attempt, if its span holds `va`.
-    pub(crate) fn attempt_at(&mut self, va: usize) -> Option<&mut Attempt> {
+    /// The running attempt, if its span holds position `pos`.
+    #[cfg(test)]
+    pub(crate) fn attempt_at(&mut self, pos: usize) -> Option<&mut Attempt> {
         match &mut self.phase {
-            Phase::InFlight(a) if a.span.contains(&va) => Some(a),
+            Phase::InFlight(a) if a.span.contains(&pos) => Some(a),
             _ => None,
         }
     }
@@ -120,19 +122,19 @@ impl Seg {
         number
     }
 
-    /// The running attempt ended `Ok`; `page` is the page size.
-    pub(crate) fn finish(&mut self, max_retries: u32, page: usize) -> Finish {
+    /// The running attempt ended `Ok`; `layout` maps its faulted pages to
+    /// positions, `page` is the page size and `block` the engine's block.
+    pub(crate) fn finish(
+        &mut self,
+        max_retries: u32,
+        layout: &Layout,
+        page: usize,
+        block: usize,
+    ) -> Finish {
         let Phase::InFlight(mut a) = mem::replace(&mut self.phase, Phase::Done) else {
             return Finish::Done;
         };
-        let spoiled = if a.suspect {
-            Some(a.span.clone())
-        } else {
-            a.faulted
-                .hull(page)
-                .map(|h| h.start.max(a.span.start)..h.end.min(a.span.end))
-        };
-        let Some(spoiled) = spoiled else {
+        let Some(spoiled) = spoiled(&a, layout, page, block) else {
             return Finish::Done;
         };
         // A retransmission forced only by lost events (no fault of this
@@ -196,11 +198,44 @@ impl Seg {
     }
 }
 
+/// The positions of attempt `a` its faults spoiled: all it covers if
+/// events were lost, else the smallest range holding every position whose
+/// byte lies in a faulted page; widened to whole blocks of the engine
+/// (counted from the transfer's start) and kept within the attempt.
+fn spoiled(a: &Attempt, layout: &Layout, page: usize, block: usize) -> Option<Range<usize>> {
+    let hull = if a.suspect {
+        a.span.clone()
+    } else {
+        let (mut lo, mut hi) = (usize::MAX, 0);
+        for p in a.faulted.iter() {
+            for r in layout.page_positions(p, page, &a.span) {
+                lo = lo.min(r.start);
+                hi = hi.max(r.end);
+            }
+        }
+        if lo >= hi {
+            return None;
+        }
+        lo..hi
+    };
+    let origin = layout.positions().start;
+    let block = block.max(1);
+    let lo = origin + (hull.start - origin) / block * block;
+    let hi = origin.saturating_add((hull.end - origin).div_ceil(block).saturating_mul(block));
+    Some(lo.max(a.span.start)..hi.min(a.span.end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     const PAGE: usize = 0x1000;
+
+    /// A one-piece transfer over the segment: positions are addresses.
+    fn finish(s: &mut Seg, max: u32) -> Finish {
+        let layout = Layout::new(core::slice::from_ref(&s.range));
+        s.finish(max, &layout, PAGE, 1)
+    }
 
     fn faulted(seg: &mut Seg, va: usize) -> bool {
         seg.attempt_at(va)
@@ -214,7 +249,7 @@ mod tests {
         let mut s = Seg::new(0x1000..0x5000);
         assert_eq!(s.next_span(), Some((0x1000..0x5000, false)));
         assert_eq!(s.started(0x1000..0x5000), 0);
-        assert_eq!(s.finish(8, PAGE), Finish::Done);
+        assert_eq!(finish(&mut s, 8), Finish::Done);
         assert_eq!(s.next_span(), None);
     }
 
@@ -225,14 +260,14 @@ mod tests {
         assert!(faulted(&mut s, 0x1900));
         assert!(!faulted(&mut s, 0x1904), "same page: duplicate");
         assert!(faulted(&mut s, 0x2010));
-        assert_eq!(s.finish(8, PAGE), Finish::Retransmit(0x1800..0x3000));
+        assert_eq!(finish(&mut s, 8), Finish::Retransmit(0x1800..0x3000));
         assert_eq!(s.next_span(), Some((0x1800..0x3000, true)));
         assert_eq!(s.started(0x1800..0x3000), 1);
         assert!(
             s.attempt_at(0x4000).is_none(),
             "outside the retransmitted span"
         );
-        assert_eq!(s.finish(8, PAGE), Finish::Done);
+        assert_eq!(finish(&mut s, 8), Finish::Done);
     }
 
     #[test]
@@ -245,7 +280,7 @@ mod tests {
             if let Phase::InFlight(a) = &mut s.phase {
                 a.suspect = true;
             }
-            let f = s.finish(2, PAGE);
+            let f = finish(&mut s, 2);
             if round < bound {
                 assert_eq!(f, Finish::Retransmit(0x1000..0x3000));
             } else {
@@ -264,13 +299,43 @@ mod tests {
             if let Phase::InFlight(a) = &mut s.phase {
                 a.suspect = true;
             }
-            let f = s.finish(2, PAGE);
+            let f = finish(&mut s, 2);
             if round < 2 {
                 assert_eq!(f, Finish::Retransmit(0x1000..0x3000));
             } else {
                 assert_eq!(f, Finish::Exhausted(2));
             }
         }
+    }
+
+    #[test]
+    fn a_fault_in_a_middle_piece_spoils_only_its_positions() {
+        // 0x100 header bytes, a value at an odd address over two pages, a
+        // 0x10-byte trailer in the header's page: positions from 0x1000.
+        let layout = Layout::new(&[0x1000..0x1100, 0x8_0ff3..0x8_2ff3, 0x1100..0x1110]);
+        let all = layout.positions();
+        let mut s = Seg::new(all.clone());
+        s.started(all.clone());
+        assert!(faulted_at(&mut s, &layout, 0x8_1000));
+        // The page 0x8_1000 holds value bytes 0xd..0x100d: positions
+        // 0x110d..0x210d; on 512-byte blocks from 0x1000: 0x1000..0x2200.
+        let mut byte = s.clone();
+        assert_eq!(
+            byte.finish(8, &layout, PAGE, 1),
+            Finish::Retransmit(0x110d..0x210d)
+        );
+        assert_eq!(
+            s.finish(8, &layout, PAGE, 512),
+            Finish::Retransmit(0x1000..0x2200)
+        );
+    }
+
+    fn faulted_at(s: &mut Seg, layout: &Layout, va: usize) -> bool {
+        let pos = layout.positions_of(va).next().expect("in the transfer");
+        s.attempt_at(pos)
+            .expect("in flight")
+            .faulted
+            .insert(va - va % PAGE)
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! What an application asks for (a [`Transfer`] with a [`Policy`]) and what
 //! it gets back (a [`TransferReport`] or a [`TransferError`]).
 
+use alloc::vec;
+use alloc::vec::Vec;
 use core::fmt;
 use core::ops::Range;
 
@@ -66,13 +68,36 @@ impl fmt::Display for Policy {
 }
 
 /// One DMA transfer on application virtual addresses, as submitted.
+///
+/// The memory side is a gather/scatter list: `pieces` of virtual memory
+/// taken one after the other, as if they were one buffer (a plain transfer
+/// is one piece). The device side is one contiguous range from
+/// `device_addr`. Engines that take several pieces per segment (NVMe SGLs)
+/// move them in one command; for the others the scheduler cuts segments at
+/// piece boundaries (see [`EngineCaps::max_pieces`](crate::EngineCaps)).
+///
+/// ```
+/// use dma::{Direction, Policy, Transfer};
+/// // A 12-byte header, a value somewhere else, and a 2-byte trailer,
+/// // written to the device as 12 + 4096 + 2 consecutive bytes.
+/// let t = Transfer {
+///     direction: Direction::ToDevice,
+///     pieces: vec![0x1000..0x100c, 0x5_0003..0x5_1003, 0x100c..0x100e],
+///     device_addr: 0,
+///     policy: Policy::FaultAwarePrefetch,
+/// };
+/// assert_eq!(t.len(), 4110);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Transfer {
     /// Which way the bytes go.
     pub direction: Direction,
-    /// The buffer, any byte alignment and length (not empty).
-    pub va: Range<usize>,
-    /// Device-side address matching `va.start` (RDMA: remote address).
+    /// The memory, in order: any byte alignment and length (none empty, at
+    /// least one). Pieces may share pages, or even bytes (a `ToDevice`
+    /// transfer may send the same bytes twice).
+    pub pieces: Vec<Range<usize>>,
+    /// Device-side address matching the first byte of the first piece
+    /// (RDMA: remote address).
     /// Segments are assumed idempotent: copying the same bytes to or from the
     /// same device address twice is harmless, which is what makes
     /// retransmission correct.
@@ -81,26 +106,58 @@ pub struct Transfer {
     pub policy: Policy,
 }
 
+impl Transfer {
+    /// A transfer of one contiguous buffer.
+    pub fn contiguous(
+        direction: Direction,
+        va: Range<usize>,
+        device_addr: u64,
+        policy: Policy,
+    ) -> Self {
+        Transfer {
+            direction,
+            pieces: vec![va],
+            device_addr,
+            policy,
+        }
+    }
+
+    /// Bytes it moves: the pieces' lengths summed.
+    pub fn len(&self) -> usize {
+        self.pieces.iter().map(|p| p.len()).sum()
+    }
+
+    /// Whether it moves nothing (no piece, or only empty ones).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Why `submit` refused a transfer (nothing was queued).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum SubmitError {
     /// No engine with that id was registered.
     UnknownEngine,
-    /// The buffer is empty (`va.start >= va.end`).
+    /// There is no piece, or a piece is empty (`start >= end`).
     Empty,
     /// The device-side range wraps around.
     AddressOverflow,
-    /// The engine declared `max_segment == 0`.
+    /// The engine declared `max_segment == 0` (or `max_pieces == 0`).
     ZeroMaxSegment,
+    /// The engine cannot carry these pieces: it moves whole blocks, and too
+    /// many pieces begin within one block for one segment (for an engine of
+    /// one piece per segment: a piece boundary is not on a block boundary).
+    PiecesTooFine,
 }
 
 impl fmt::Display for SubmitError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
         f.write_str(match self {
             SubmitError::UnknownEngine => "no such engine",
-            SubmitError::Empty => "empty buffer",
+            SubmitError::Empty => "empty buffer or piece",
             SubmitError::AddressOverflow => "device range overflows",
             SubmitError::ZeroMaxSegment => "engine takes segments of 0 bytes",
+            SubmitError::PiecesTooFine => "pieces too fine for the engine's blocks",
         })
     }
 }
@@ -120,7 +177,7 @@ pub enum TransferError {
     /// A segment kept faulting: it was retransmitted or resumed on a page it
     /// had already faulted on more often than the configured bound.
     RetriesExhausted {
-        /// The segment's addresses.
+        /// The segment's positions (see [`crate::Segment`]).
         segment: Range<usize>,
         /// Retries it took.
         retries: u32,

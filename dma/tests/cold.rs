@@ -244,6 +244,8 @@ impl Engine for Recorder {
     fn caps(&self) -> EngineCaps {
         EngineCaps {
             max_segment: 512 * KIB,
+            max_pieces: 1,
+            block: 1,
             can_resume: false,
             stream: StreamId(1),
         }
@@ -274,12 +276,12 @@ fn setup_before_the_first_byte_is_one_segment_for_a_1_gib_buffer() {
     sched
         .submit(
             e,
-            Transfer {
-                direction: Direction::FromDevice,
-                va: BASE..BASE + GIB,
-                device_addr: 0,
-                policy: Policy::FaultAwarePrefetch,
-            },
+            Transfer::contiguous(
+                Direction::FromDevice,
+                BASE..BASE + GIB,
+                0,
+                Policy::FaultAwarePrefetch,
+            ),
         )
         .unwrap();
     sched.poll(&mut [&mut engine], &mut mem);

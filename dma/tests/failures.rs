@@ -216,12 +216,8 @@ fn a_busy_engine_only_delays_segments() {
 #[test]
 fn bad_submissions_and_completions_are_refused() {
     let (mut rig, e) = half_read_only();
-    let t = |va, device_addr| Transfer {
-        direction: Direction::ToDevice,
-        va,
-        device_addr,
-        policy: Policy::Pin,
-    };
+    let t =
+        |va, device_addr| Transfer::contiguous(Direction::ToDevice, va, device_addr, Policy::Pin);
     assert_eq!(
         rig.sched.submit(EngineId(5), t(BASE..BASE + 1, 0)),
         Err(SubmitError::UnknownEngine)
@@ -238,6 +234,22 @@ fn bad_submissions_and_completions_are_refused() {
     assert_eq!(
         rig.sched.submit(zero, t(BASE..BASE + 1, 0)),
         Err(SubmitError::ZeroMaxSegment)
+    );
+    let no_pieces = Transfer {
+        pieces: vec![],
+        ..t(BASE..BASE + 1, 0)
+    };
+    assert_eq!(rig.sched.submit(e, no_pieces), Err(SubmitError::Empty));
+    // A 512-byte-block engine of one piece per segment cannot start a
+    // segment at a 100-byte piece boundary.
+    let blocks = rig.add_engine(FakeEngine::new(4, 16 * KIB, false, MIB).gather(1, 512), 1);
+    let odd = Transfer {
+        pieces: vec![BASE..BASE + 100, BASE + 4096..BASE + 4096 + 924],
+        ..t(BASE..BASE + 1, 0)
+    };
+    assert_eq!(
+        rig.sched.submit(blocks, odd),
+        Err(SubmitError::PiecesTooFine)
     );
     let bogus = SegmentId {
         transfer: TransferId(77),

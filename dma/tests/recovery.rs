@@ -197,7 +197,7 @@ fn the_segment_state_machine_step_by_step() {
             );
             rig.step(); // poll restarts the spoiled page only
             let last = rig.engines[e.0].started.last().unwrap().clone();
-            assert_eq!((last.id.attempt, last.va), (1, BASE..BASE + 4 * KIB));
+            assert_eq!((last.id.attempt, last.va()), (1, BASE..BASE + 4 * KIB));
             assert_eq!(rig.sched.segment_state(id, 0), Some(SegmentState::InFlight));
         }
         rig.run();

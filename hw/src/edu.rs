@@ -149,7 +149,7 @@ impl EduEngine {
     fn issue_next(&mut self) -> Result<(), EduError> {
         let running = self.current.as_mut().expect("a segment is running");
         let seg = &running.segment;
-        let len = (seg.va.len() - running.issued).min(CHUNK);
+        let len = (seg.len() - running.issued).min(CHUNK);
         let offset = (seg.device_addr - BUFFER_ADDRESS) as usize + running.issued;
         let direction = match seg.direction {
             dma::Direction::ToDevice => EduDirection::ToDevice,
@@ -157,7 +157,7 @@ impl EduEngine {
         };
         self.edu.start(
             direction,
-            (seg.va.start + running.issued) as u64,
+            (seg.va().start + running.issued) as u64,
             offset,
             len,
         )?;
@@ -174,7 +174,7 @@ impl EduEngine {
         if self.edu.busy() {
             return;
         }
-        if running.issued < running.segment.va.len() {
+        if running.issued < running.segment.len() {
             if let Err(e) = self.issue_next() {
                 let id = self.current.take().expect("running").segment.id;
                 done(
@@ -193,6 +193,8 @@ impl dma::Engine for EduEngine {
     fn caps(&self) -> dma::EngineCaps {
         dma::EngineCaps {
             max_segment: BUFFER_SIZE,
+            max_pieces: 1,
+            block: 1,
             can_resume: false,
             stream: dma::StreamId(self.stream),
         }
@@ -203,8 +205,8 @@ impl dma::Engine for EduEngine {
             return Err(dma::EngineError::Busy);
         }
         let in_buffer = seg.device_addr >= BUFFER_ADDRESS
-            && seg.device_addr + seg.va.len() as u64 <= BUFFER_ADDRESS + USABLE_BUFFER as u64;
-        if !in_buffer {
+            && seg.device_addr + seg.len() as u64 <= BUFFER_ADDRESS + USABLE_BUFFER as u64;
+        if !in_buffer || seg.pieces.len() != 1 {
             return Err(dma::EngineError::Device(EduError::TooLong as u32));
         }
         self.current = Some(Running {

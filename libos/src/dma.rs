@@ -438,6 +438,10 @@ pub struct NvmeInfo {
     pub block_size: usize,
     /// Largest segment (one command).
     pub max_transfer: usize,
+    /// Pieces of memory one command carries: up to 256 when the controller
+    /// takes SGLs, else 1 (a gather transfer must then have its piece
+    /// boundaries on blocks).
+    pub max_pieces: usize,
 }
 
 /// The first NVMe controller as a DMA engine (opened once, then shared).
@@ -460,9 +464,14 @@ pub fn nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
         capacity: nvme.blocks() * nvme.block_size() as u64,
         block_size: nvme.block_size(),
         max_transfer: nvme.max_transfer(),
+        max_pieces: 1,
     };
     let engine = NvmeEngine::new(nvme, f.bdf.requester_id() as u32, &mut Frames)
         .map_err(DeviceError::Init)?;
+    let info = NvmeInfo {
+        max_pieces: dma::Engine::caps(&engine).max_pieces,
+        ..info
+    };
     let id = add_engine(Box::new(engine), 16);
     register_intx(f.intid);
     *NVME.lock() = Some((id, info));

@@ -122,7 +122,7 @@ impl Bench {
         log::info!("pattern filled");
         let t = Transfer {
             direction: Direction::ToDevice,
-            va: buf.range(),
+            pieces: alloc::vec![buf.range()],
             device_addr: READ_AREA,
             policy: Policy::Prefault,
         };
@@ -216,7 +216,7 @@ impl Bench {
             };
             let transfer = Transfer {
                 direction: spec.direction,
-                va: region.start()..region.start() + spec.size,
+                pieces: alloc::vec![region.start()..region.start() + spec.size],
                 device_addr: disk,
                 policy,
             };
@@ -264,7 +264,7 @@ impl Bench {
                 let mut back = Region::eager(spec.size).map_err(err("check buffer"))?;
                 let t = Transfer {
                     direction: Direction::FromDevice,
-                    va: back.range(),
+                    pieces: alloc::vec![back.range()],
                     device_addr: disk,
                     policy: Policy::Prefault,
                 };
@@ -299,7 +299,7 @@ impl Bench {
                     let registration = start.elapsed();
                     let t = Transfer {
                         direction: Direction::FromDevice,
-                        va: region.start()..region.start() + FRAME_SIZE,
+                        pieces: alloc::vec![region.start()..region.start() + FRAME_SIZE],
                         device_addr: READ_AREA,
                         policy,
                     };

@@ -92,7 +92,7 @@ fn transfer(
 ) -> Result<(), String> {
     let t = Transfer {
         direction,
-        va: region.start()..region.start() + len,
+        pieces: alloc::vec![region.start()..region.start() + len],
         device_addr: disk,
         policy: Policy::FaultAwarePrefetch,
     };

@@ -6,9 +6,9 @@ use alloc::vec::Vec;
 use core::ops::Range;
 
 use crate::engine::{Direction, EngineCaps, EngineId, Segment, SegmentId, StreamId};
+use crate::layout::Layout;
 use crate::memory::{Access, Memory};
-use crate::pages;
-use crate::plan::Plan;
+use crate::plan::{Cut, Plan};
 use crate::prefetch::Prefetcher;
 use crate::scheduler::Config;
 use crate::segment::{Attempt, Phase, Seg};
@@ -23,7 +23,12 @@ pub(super) struct Active {
     /// The engine stalls on faults (and is resumed) instead of aborting.
     pub(super) stalls: bool,
     max_segment: usize,
+    max_pieces: usize,
+    /// The engine's block (see [`EngineCaps::block`]).
+    pub(super) block: usize,
     pub(super) transfer: Transfer,
+    /// Where the transfer's positions lie in memory.
+    pub(super) layout: Layout,
     /// Page size, known from the first `poll` on.
     pub(super) page: usize,
     plan: Option<Plan>,
@@ -36,7 +41,8 @@ pub(super) struct Active {
     pub(super) in_flight: usize,
     /// The first error; the transfer is failing once set.
     pub(super) error: Option<TransferError>,
-    pub(super) pinned: Option<Range<usize>>,
+    /// Page runs the `Pin` policy pinned, to unpin at the end.
+    pub(super) pinned: Vec<Range<usize>>,
     pub(super) prefetch: Prefetcher,
     /// `FaultAwarePrefetch` on an aborting engine found non-resident pages
     /// (in its first segment, or by a fault later): each new segment has its
@@ -57,7 +63,7 @@ impl Active {
         config: &Config,
     ) -> Self {
         let stats = Stats {
-            bytes_requested: transfer.va.len() as u64,
+            bytes_requested: transfer.len() as u64,
             ..Stats::default()
         };
         Active {
@@ -66,6 +72,9 @@ impl Active {
             stream: caps.stream,
             stalls: caps.can_resume,
             max_segment: caps.max_segment,
+            max_pieces: caps.max_pieces,
+            block: caps.block,
+            layout: Layout::new(&transfer.pieces),
             transfer,
             page: 0,
             plan: None,
@@ -75,7 +84,7 @@ impl Active {
             done: 0,
             in_flight: 0,
             error: None,
-            pinned: None,
+            pinned: Vec::new(),
             prefetch: Prefetcher::new(&config.prefetch),
             cold: false,
             prepared: 0,
@@ -92,25 +101,41 @@ impl Active {
     /// Cuts the transfer into segments and runs its policy's setup.
     pub(super) fn begin(&mut self, mem: &mut dyn Memory) {
         self.page = mem.page_size();
-        let plan = Plan::new(self.transfer.va.clone(), self.max_segment, self.page);
+        let cut = Cut {
+            max_segment: self.max_segment,
+            max_pieces: self.max_pieces,
+            block: self.block,
+            page: self.page,
+        };
+        let plan = Plan::new(&self.layout, cut);
         self.segs = (0..plan.count())
             .map(|i| Seg::new(plan.segment(i)))
             .collect();
         self.plan = Some(plan);
         self.began_at = mem.now();
-        let va = self.transfer.va.clone();
+        let all = self.layout.positions();
         let setup = match self.transfer.policy {
             crate::Policy::Pin => {
-                let hull = pages::hull(&va, self.page);
-                match mem.pin(hull.clone()) {
-                    Ok(()) => {
-                        self.pinned = Some(hull);
-                        ensure_resident(mem, &va, self.access())
+                let mut pinned = Ok(());
+                for run in self.layout.page_runs(self.page) {
+                    if let Err(e) = mem.pin(run.clone()) {
+                        pinned = Err(TransferError::Pin(e));
+                        break;
                     }
-                    Err(e) => Err(TransferError::Pin(e)),
+                    self.pinned.push(run);
+                }
+                match pinned {
+                    Ok(()) => ensure_resident(mem, &self.layout, &all, self.access()),
+                    Err(e) => {
+                        // On error nothing stays pinned.
+                        for run in self.pinned.drain(..) {
+                            mem.unpin(run);
+                        }
+                        Err(e)
+                    }
                 }
             }
-            crate::Policy::Prefault => ensure_resident(mem, &va, self.access()),
+            crate::Policy::Prefault => ensure_resident(mem, &self.layout, &all, self.access()),
             crate::Policy::FaultAware => Ok(0),
             crate::Policy::FaultAwarePrefetch => {
                 // The probe: residency of the first segment's pages only, so
@@ -118,7 +143,9 @@ impl Active {
                 // loses no data to a fault, but each fault still parks it for
                 // a trip through the fault service: it is prepared for too.
                 self.cold = self.segs.first().is_some_and(|s| {
-                    pages::pages(&s.range, self.page).any(|va| !mem.is_resident(va))
+                    self.layout
+                        .pages(s.range.clone(), self.page)
+                        .any(|va| !mem.is_resident(va))
                 });
                 Ok(0)
             }
@@ -157,10 +184,33 @@ impl Active {
         }
     }
 
-    /// The running attempt whose addresses hold `va`, if any.
-    pub(super) fn running_at(&mut self, va: usize) -> Option<&mut Attempt> {
-        let i = self.plan.as_ref()?.index_of(va)?;
-        self.segs.get_mut(i)?.attempt_at(va)
+    /// The segments whose running attempt moves the byte at address `va`
+    /// (usually one; more if pieces overlap), each once, with the position
+    /// at which it does.
+    pub(super) fn running_at(&self, va: usize) -> Vec<(usize, usize)> {
+        let mut found: Vec<(usize, usize)> = Vec::new();
+        let Some(plan) = self.plan.as_ref() else {
+            return found;
+        };
+        for pos in self.layout.positions_of(va) {
+            let Some(i) = plan.index_of(pos) else {
+                continue;
+            };
+            let running =
+                matches!(&self.segs[i].phase, Phase::InFlight(a) if a.span.contains(&pos));
+            if running && !found.iter().any(|&(j, _)| j == i) {
+                found.push((i, pos));
+            }
+        }
+        found
+    }
+
+    /// The running attempt of segment `i`.
+    pub(super) fn attempt(&mut self, i: usize) -> Option<&mut Attempt> {
+        match &mut self.segs.get_mut(i)?.phase {
+            Phase::InFlight(a) => Some(a),
+            _ => None,
+        }
     }
 
     /// The segment that should start next on the engine, if any.
@@ -182,9 +232,9 @@ impl Active {
     }
 
     /// What the engine is handed for attempt `attempt` of segment `index`
-    /// over `span`.
+    /// over positions `span`.
     pub(super) fn segment(&self, index: usize, attempt: u32, span: Range<usize>) -> Segment {
-        let offset = (span.start - self.transfer.va.start) as u64;
+        let offset = (span.start - self.layout.positions().start) as u64;
         Segment {
             id: SegmentId {
                 transfer: self.id,
@@ -193,7 +243,7 @@ impl Active {
             },
             direction: self.transfer.direction,
             device_addr: self.transfer.device_addr + offset,
-            va: span,
+            pieces: self.layout.memory(span).collect(),
         }
     }
 
@@ -210,7 +260,7 @@ impl Active {
     pub(super) fn prepare(&mut self, mem: &mut dyn Memory, i: usize) -> bool {
         let before = mem.now();
         let range = self.segs[i].range.clone();
-        let made = ensure_resident(mem, &range, self.access());
+        let made = ensure_resident(mem, &self.layout, &range, self.access());
         if self.stats.segments == 0 {
             self.stats.setup_ns += mem.now().saturating_sub(before);
         }
@@ -236,17 +286,21 @@ impl Active {
         }
     }
 
-    /// Makes the pages numbered `window` (address / page size) resident, as
-    /// far as they lie in the transfer; stops quietly at the first error
-    /// (the page will fault on its own and report it). Returns pages made
+    /// Makes resident the pages holding the positions numbered `window`
+    /// (position / page size; for one piece, pages of the buffer), as far
+    /// as they lie in the transfer; stops quietly at the first error (the
+    /// page will fault on its own and report it). Returns pages made
     /// resident.
     pub(super) fn prefetch(&mut self, mem: &mut dyn Memory, window: Range<usize>) -> usize {
-        let first = self.transfer.va.start / self.page;
-        let last = (self.transfer.va.end - 1) / self.page;
+        let all = self.layout.positions();
+        let from = window.start.saturating_mul(self.page).max(all.start);
+        let to = window.end.saturating_mul(self.page).min(all.end);
+        if from >= to {
+            return 0;
+        }
         let access = self.access();
         let mut made = 0;
-        for n in window.start.max(first)..window.end.min(last + 1) {
-            let va = n * self.page;
+        for va in self.layout.pages(from..to, self.page) {
             if mem.is_resident(va) {
                 continue;
             }
@@ -260,14 +314,16 @@ impl Active {
     }
 }
 
-/// Makes every page `range` touches resident. Returns how many needed it.
+/// Makes every page the memory of positions `span` touches resident.
+/// Returns how many needed it.
 pub(super) fn ensure_resident(
     mem: &mut dyn Memory,
-    range: &Range<usize>,
+    layout: &Layout,
+    span: &Range<usize>,
     access: Access,
 ) -> Result<u64, TransferError> {
     let page = mem.page_size();
-    ensure_pages(mem, pages::pages(range, page), access)
+    ensure_pages(mem, layout.pages(span.clone(), page), access)
 }
 
 /// Makes each page (page-aligned address) resident. Returns how many needed it.

@@ -49,7 +49,7 @@ impl Scheduler {
             Completion::Ok => {
                 t.stats.bytes_moved += span.len() as u64;
                 let range = s.range.clone();
-                match s.finish(max, t.page) {
+                match s.finish(max, &t.layout, t.page, t.block) {
                     Finish::Done => t.done += 1,
                     Finish::Retransmit(_) => t.retransmit.push_back(seg.index),
                     Finish::Exhausted(retries) => t.fail(TransferError::RetriesExhausted {

@@ -14,8 +14,9 @@ impl Scheduler {
     /// `access` the page holding `iova`.
     ///
     /// The event is matched to the in-flight segments of that stream whose
-    /// addresses hold `iova` (all of them, if transfers overlap: which one
-    /// faulted cannot be told apart, so each is treated as spoiled). Each
+    /// memory holds `iova` (all of them, if transfers or pieces overlap:
+    /// which one faulted cannot be told apart, so each is treated as
+    /// spoiled). Each
     /// segment records each page once per attempt (dedup by stream and page,
     /// until the segment starts again or is resumed). On the first record the
     /// page is made resident here, with [`Memory::make_resident`], and for
@@ -34,16 +35,16 @@ impl Scheduler {
         let (mut matched, mut fresh, mut wanted) = (0, 0, false);
         for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
             let failing = t.error.is_some();
-            let Some(a) = t.running_at(iova) else {
-                continue;
-            };
-            matched += 1;
-            let new = a.faulted.insert(page);
-            t.stats.fault_events += 1;
-            if new {
-                t.stats.faults += 1;
-                fresh += 1;
-                wanted |= !failing;
+            for (i, _) in t.running_at(iova) {
+                let Some(a) = t.attempt(i) else { continue };
+                matched += 1;
+                let new = a.faulted.insert(page);
+                t.stats.fault_events += 1;
+                if new {
+                    t.stats.faults += 1;
+                    fresh += 1;
+                    wanted |= !failing;
+                }
             }
         }
         if matched == 0 {
@@ -63,12 +64,15 @@ impl Scheduler {
         let cfg = self.config.prefetch;
         for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
             let stalls = t.stalls;
-            let Some(a) = t.running_at(iova) else {
+            let running = t.running_at(iova);
+            let Some(&(_, pos)) = running.first() else {
                 continue;
             };
-            segments += 1;
-            if stalls {
-                a.resume_due = true;
+            for &(i, _) in &running {
+                segments += 1;
+                if let (true, Some(a)) = (stalls, t.attempt(i)) {
+                    a.resume_due = true;
+                }
             }
             // A warm-probed transfer met a non-resident page after all:
             // prepare its remaining segments from now on.
@@ -82,7 +86,9 @@ impl Scheduler {
                 Ok(true)
                     if t.transfer.policy == Policy::FaultAwarePrefetch && t.error.is_none() =>
                 {
-                    let window = t.prefetch.on_fault(&cfg, page / page_size);
+                    // The window runs over positions (for one piece: pages
+                    // of the buffer), the order the device moves bytes in.
+                    let window = t.prefetch.on_fault(&cfg, pos / page_size);
                     prefetched += t.prefetch(mem, window);
                 }
                 _ => {}

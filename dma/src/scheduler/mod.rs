@@ -90,6 +90,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::engine::{Engine, EngineCaps, EngineId};
+use crate::layout::Layout;
 use crate::memory::MemError;
 use crate::prefetch::PrefetchConfig;
 use crate::stats::Stats;
@@ -254,15 +255,19 @@ impl Scheduler {
             .engines
             .get(engine.0)
             .ok_or(SubmitError::UnknownEngine)?;
-        if transfer.va.start >= transfer.va.end {
+        if transfer.pieces.is_empty() || transfer.pieces.iter().any(|p| p.start >= p.end) {
             return Err(SubmitError::Empty);
         }
-        if slot.caps.max_segment == 0 {
+        if slot.caps.max_segment == 0 || slot.caps.max_pieces == 0 {
             return Err(SubmitError::ZeroMaxSegment);
         }
-        let len = transfer.va.len();
+        let len = transfer.len();
         if transfer.device_addr.checked_add(len as u64).is_none() {
             return Err(SubmitError::AddressOverflow);
+        }
+        let block = slot.caps.block.max(1);
+        if !Layout::new(&transfer.pieces).cuttable(slot.caps.max_pieces, block) {
+            return Err(SubmitError::PiecesTooFine);
         }
         let id = TransferId(self.next_id);
         self.next_id += 1;

@@ -50,7 +50,9 @@ impl Scheduler {
                 if t.error.is_none() {
                     let access = t.access();
                     let resident = match &t.segs[i].phase {
-                        Phase::InFlight(a) if a.suspect => ensure_resident(mem, &a.span, access),
+                        Phase::InFlight(a) if a.suspect => {
+                            ensure_resident(mem, &t.layout, &a.span, access)
+                        }
                         Phase::InFlight(a) => ensure_pages(mem, a.faulted.iter(), access),
                         _ => Ok(0),
                     };
@@ -126,7 +128,7 @@ impl Scheduler {
             if !t.is_over() {
                 return true;
             }
-            if let Some(range) = t.pinned.take() {
+            for range in t.pinned.drain(..) {
                 mem.unpin(range);
             }
             t.stats.transfers = 1;
@@ -165,7 +167,7 @@ fn start(
         return Start::Failed;
     };
     if again {
-        if let Err(e) = ensure_resident(mem, &span, t.access()) {
+        if let Err(e) = ensure_resident(mem, &t.layout, &span, t.access()) {
             t.fail(e);
             return Start::Failed;
         }

@@ -276,6 +276,8 @@ impl FakeEngine {
         FakeEngine {
             caps: EngineCaps {
                 max_segment,
+                max_pieces: 1,
+                block: 1,
                 can_resume,
                 stream: StreamId(stream),
             },
@@ -290,6 +292,14 @@ impl FakeEngine {
             aborts: 0,
             started: Vec::new(),
         }
+    }
+
+    /// The engine takes `max_pieces` pieces per segment (a gather list)
+    /// and moves whole blocks of `block` bytes.
+    pub fn gather(mut self, max_pieces: usize, block: usize) -> Self {
+        self.caps.max_pieces = max_pieces;
+        self.caps.block = block;
+        self
     }
 
     /// Runs up to `burst` segments (fewer if one stalls).
@@ -307,11 +317,17 @@ impl FakeEngine {
                 Direction::ToDevice => Access::Read,
                 Direction::FromDevice => Access::Write,
             };
-            // Page by page (residency cannot change while the engine runs),
-            // but faulting pages raise one event per 4-byte access.
-            while seg.va.start + r.done < seg.va.end {
-                let va = seg.va.start + r.done;
-                let n = (PAGE - va % PAGE).min(seg.va.end - va);
+            // Page by page of each piece (residency cannot change while the
+            // engine runs), but faulting pages raise one event per 4-byte
+            // access.
+            while r.done < seg.len() {
+                let (mut piece, mut skip) = (0, r.done);
+                while skip >= seg.pieces[piece].len() {
+                    skip -= seg.pieces[piece].len();
+                    piece += 1;
+                }
+                let va = seg.pieces[piece].start + skip;
+                let n = (PAGE - va % PAGE).min(seg.pieces[piece].end - va);
                 let dev = seg.device_addr as usize + r.done;
                 let ok = match seg.direction {
                     Direction::ToDevice => mem.device_read(va, &mut self.device[dev..dev + n]),
@@ -363,8 +379,20 @@ impl Engine for FakeEngine {
             return Err(EngineError::Busy);
         }
         assert!(
-            seg.va.len() <= self.caps.max_segment,
+            seg.len() <= self.caps.max_segment,
             "segment longer than max_segment"
+        );
+        assert!(
+            !seg.pieces.is_empty() && seg.pieces.len() <= self.caps.max_pieces,
+            "{} pieces for an engine of {}",
+            seg.pieces.len(),
+            self.caps.max_pieces
+        );
+        assert!(seg.pieces.iter().all(|p| !p.is_empty()), "empty piece");
+        let block = self.caps.block as u64;
+        assert!(
+            seg.device_addr.is_multiple_of(block) && (seg.len() as u64).is_multiple_of(block),
+            "segment not in whole blocks: {seg:x?}"
         );
         self.starts += 1;
         self.started.push(seg.clone());
@@ -457,9 +485,26 @@ impl Rig {
         self.sched
             .submit(
                 engine,
+                Transfer::contiguous(direction, va, device_addr, policy),
+            )
+            .expect("submit")
+    }
+
+    /// Like `submit`, for a gather/scatter list.
+    pub fn submit_gather(
+        &mut self,
+        engine: EngineId,
+        direction: Direction,
+        pieces: &[Range<usize>],
+        device_addr: u64,
+        policy: Policy,
+    ) -> TransferId {
+        self.sched
+            .submit(
+                engine,
                 Transfer {
                     direction,
-                    va,
+                    pieces: pieces.to_vec(),
                     device_addr,
                     policy,
                 },

@@ -24,11 +24,12 @@ pub fn split_device_address(addr: u64) -> (Option<u16>, u64) {
     (node, addr & ((1 << NODE_SHIFT) - 1))
 }
 
-/// The work request for one scheduler segment.
+/// The work request for one scheduler segment (of one piece: the engine
+/// declares `max_pieces: 1`).
 pub fn segment_request(seg: &Segment, wr_id: u64) -> WorkRequest {
     let (node, remote) = split_device_address(seg.device_addr);
-    let va = seg.va.start as u64;
-    let len = seg.va.len() as u64;
+    let va = seg.va().start as u64;
+    let len = seg.va().len() as u64;
     let (opcode, node, local_va, remote_va) = match (node, seg.direction) {
         (None, Direction::ToDevice) => (Opcode::Copy, 0, va, remote),
         (None, Direction::FromDevice) => (Opcode::Copy, 0, remote, va),
@@ -59,7 +60,7 @@ mod tests {
                 attempt: 0,
             },
             direction,
-            va: 0x1000..0x3000,
+            pieces: vec![0x1000..0x3000],
             device_addr,
         }
     }

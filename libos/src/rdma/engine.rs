@@ -167,6 +167,8 @@ impl dma::Engine for RdmaEngine {
     fn caps(&self) -> EngineCaps {
         EngineCaps {
             max_segment: MAX_SEGMENT,
+            max_pieces: 1,
+            block: 1,
             can_resume: true,
             stream: StreamId(self.stream),
         }

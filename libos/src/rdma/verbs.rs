@@ -261,12 +261,7 @@ impl Rdma {
         imm: Option<u32>,
     ) -> Result<WorkId, RdmaError> {
         let engine = with_verbs(|v| v.engine);
-        let transfer = Transfer {
-            direction,
-            va: local,
-            device_addr: device_address(node, other),
-            policy,
-        };
+        let transfer = Transfer::contiguous(direction, local, device_address(node, other), policy);
         let tid = kdma::submit(engine, transfer).map_err(RdmaError::Submit)?;
         Ok(with_verbs(|v| {
             v.next += 1;

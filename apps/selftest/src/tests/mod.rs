@@ -87,4 +87,8 @@ pub const DMA: &[(&str, fn() -> crate::Outcome)] = &[
         "nvme_round_trips_under_every_policy",
         dma::nvme_round_trips_under_every_policy,
     ),
+    (
+        "nvme_gathers_odd_pieces_through_a_fault",
+        dma::nvme_gathers_odd_pieces_through_a_fault,
+    ),
 ];

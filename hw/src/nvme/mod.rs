@@ -1,7 +1,8 @@
 //! NVMe controller driver (register level): admin queue bring-up, identify,
-//! one I/O queue pair, and read/write commands whose data pointers (PRPs)
-//! are IOVAs: with the SMMU translating through the CPU's page table they
-//! point straight into an application's unpinned virtual memory.
+//! one I/O queue pair, and read/write commands whose data pointers (PRPs,
+//! or SGLs for gather/scatter lists, see [`sgl`]) are IOVAs: with the SMMU
+//! translating through the CPU's page table they point straight into an
+//! application's unpinned virtual memory.
 //!
 //! Queues and PRP lists must stay in memory that never faults (a fault on a
 //! queue entry kills the controller, one on a PRP list fails the command), so
@@ -12,7 +13,13 @@
 //!  poll() ◄─ CQ[head] (phase bit flips each lap) ◄─ completion + INTx
 //! ```
 
+mod engine;
+pub mod sgl;
+
+pub use engine::{NvmeEngine, ERROR_MISALIGNED};
+
 use crate::mmio::Mmio;
+use core::ops::Range;
 use core::sync::atomic::{fence, Ordering};
 
 /// PCI class code of an NVMe controller (mass storage, NVM, NVMe).
@@ -90,6 +97,8 @@ pub struct Nvme {
     block_size: usize,
     /// Largest transfer per command in bytes.
     max_transfer: usize,
+    /// The controller takes byte-granular SGLs (Identify SGLS).
+    sgl: bool,
     /// Commands submitted and not yet completed on the I/O queue.
     in_flight: u16,
 }
@@ -165,13 +174,20 @@ impl Nvme {
             blocks: 0,
             block_size: 512,
             max_transfer: PAGE,
+            sgl: false,
             in_flight: 0,
         };
         // Identify controller: MDTS (byte 77) bounds a command's transfer.
         nvme.admin(ADMIN_IDENTIFY, 0, identify as u64, [1, 0, 0])?;
         // SAFETY: the identify page is ours, identity-mapped, and the
         // controller finished writing it (its completion was seen above).
-        let mdts = unsafe { core::ptr::read_volatile((identify + 77) as *const u8) };
+        let (mdts, sgls) = unsafe {
+            (
+                core::ptr::read_volatile((identify + 77) as *const u8),
+                core::ptr::read_volatile((identify + 536) as *const u32),
+            )
+        };
+        nvme.sgl = sgl::supported(u32::from_le(sgls));
         nvme.max_transfer = if mdts == 0 {
             1 << 20
         } else {
@@ -257,24 +273,33 @@ impl Nvme {
         self.max_transfer
     }
 
+    /// Whether commands may carry gather/scatter lists ([`sgl`]).
+    pub fn supports_sgl(&self) -> bool {
+        self.sgl
+    }
+
     /// Commands submitted and not yet completed.
     pub fn in_flight(&self) -> u16 {
         self.in_flight
     }
 
-    /// Queues a read or write of `len` bytes at `lba` with data at `iova`.
-    /// `prp_list` is a pinned page this command may use for its PRP list
-    /// (needed when the data spans more than two pages); it must stay
-    /// untouched until the command completes.
+    /// Queues a read or write at `lba` whose data is `pieces` (IOVAs,
+    /// concatenated; their total a multiple of the block size). `list` is a
+    /// pinned page this command may use for its PRP list or SGL; it must
+    /// stay untouched until the command completes.
+    ///
+    /// One dword-aligned piece goes as PRPs (any controller); several
+    /// pieces, or one at an odd address, as an SGL, if the controller takes
+    /// them ([`supports_sgl`](Nvme::supports_sgl)), else `BadRequest`.
     pub fn submit(
         &mut self,
         cid: u16,
         opcode: u8,
         lba: u64,
-        iova: u64,
-        len: usize,
-        prp_list: usize,
+        pieces: &[Range<usize>],
+        list: usize,
     ) -> Result<(), NvmeError> {
+        let len: usize = pieces.iter().map(|p| p.len()).sum();
         if len == 0 || len % self.block_size != 0 || len > self.max_transfer {
             return Err(NvmeError::BadRequest);
         }
@@ -285,14 +310,32 @@ impl Nvme {
         if self.in_flight + 1 >= self.io_sq.entries {
             return Err(NvmeError::QueueFull);
         }
-        let (prp1, prp2) = build_prps(iova, len, prp_list);
+        let (psdt, dptr) = match pieces {
+            [one] if one.start % 4 == 0 || !self.sgl => {
+                let (prp1, prp2) = build_prps(one.start as u64, len, list);
+                (0, [prp1, prp2])
+            }
+            _ if !self.sgl => return Err(NvmeError::BadRequest),
+            _ => {
+                // SAFETY: `list` is a pinned, identity-mapped page reserved
+                // for this command; the controller reads it only after the
+                // doorbell (below, after a fence).
+                let descriptors = unsafe {
+                    core::slice::from_raw_parts_mut(list as *mut [u64; 2], sgl::MAX_PIECES)
+                };
+                let dptr =
+                    sgl::encode(pieces, descriptors, list).map_err(|_| NvmeError::BadRequest)?;
+                // PSDT 01b: SGLs for the data.
+                (1u32 << 14, dptr)
+            }
+        };
         let mut entry = [0u32; 16];
-        entry[0] = opcode as u32 | (cid as u32) << 16;
+        entry[0] = opcode as u32 | psdt | (cid as u32) << 16;
         entry[1] = 1;
-        entry[6] = prp1 as u32;
-        entry[7] = (prp1 >> 32) as u32;
-        entry[8] = prp2 as u32;
-        entry[9] = (prp2 >> 32) as u32;
+        entry[6] = dptr[0] as u32;
+        entry[7] = (dptr[0] >> 32) as u32;
+        entry[8] = dptr[1] as u32;
+        entry[9] = (dptr[1] >> 32) as u32;
         entry[10] = lba as u32;
         entry[11] = (lba >> 32) as u32;
         entry[12] = (count - 1) as u32;
@@ -403,105 +446,5 @@ mod tests {
         assert_eq!((p1, p2), (0x10_0000, addr as u64));
         assert_eq!(&list[..3], &[0x10_1000, 0x10_2000, 0x10_3000]);
         assert_eq!(list[3], 0);
-    }
-}
-
-/// An NVMe namespace as an engine of the DMA scheduler: a segment is one
-/// read or write command whose PRPs are the segment's IOVAs, and whose
-/// device address is a byte offset on the namespace (block-aligned).
-pub struct NvmeEngine {
-    nvme: Nvme,
-    stream: u32,
-    /// Segment of each command identifier (= slot) in flight.
-    slots: [Option<dma::SegmentId>; IO_QUEUE_ENTRIES as usize],
-    /// One pinned PRP-list page per slot.
-    prp_lists: [usize; IO_QUEUE_ENTRIES as usize],
-}
-
-/// `EngineError::Device` code for a segment that is not block-aligned.
-pub const ERROR_MISALIGNED: u32 = 0x1_0000;
-
-impl NvmeEngine {
-    /// Engine over `nvme`, whose DMA carries StreamID `stream`; PRP-list
-    /// pages come from `memory`.
-    pub fn new(nvme: Nvme, stream: u32, memory: &mut dyn QueueMemory) -> Result<Self, NvmeError> {
-        let mut prp_lists = [0; IO_QUEUE_ENTRIES as usize];
-        for page in prp_lists.iter_mut() {
-            *page = memory.alloc_pages(1).ok_or(NvmeError::NoMemory)?;
-        }
-        Ok(Self {
-            nvme,
-            stream,
-            slots: [None; IO_QUEUE_ENTRIES as usize],
-            prp_lists,
-        })
-    }
-
-    /// The controller.
-    pub fn controller(&self) -> &Nvme {
-        &self.nvme
-    }
-
-    /// Bytes in the namespace.
-    pub fn capacity(&self) -> u64 {
-        self.nvme.blocks() * self.nvme.block_size() as u64
-    }
-
-    /// Takes the controller's completions; calls `done` for each segment.
-    pub fn poll_completions(&mut self, mut done: impl FnMut(dma::SegmentId, dma::Completion)) {
-        let slots = &mut self.slots;
-        self.nvme.poll(|c| {
-            if let Some(id) = slots.get_mut(c.cid as usize).and_then(Option::take) {
-                let completion = match c.status {
-                    Ok(()) => dma::Completion::Ok,
-                    Err(NvmeError::Status(s)) => {
-                        dma::Completion::Error(dma::EngineError::Device(s as u32))
-                    }
-                    Err(_) => dma::Completion::Error(dma::EngineError::Device(u32::MAX)),
-                };
-                done(id, completion);
-            }
-        });
-    }
-}
-
-impl dma::Engine for NvmeEngine {
-    fn caps(&self) -> dma::EngineCaps {
-        dma::EngineCaps {
-            max_segment: self.nvme.max_transfer(),
-            can_resume: false,
-            stream: dma::StreamId(self.stream),
-        }
-    }
-
-    fn start(&mut self, seg: &dma::Segment) -> Result<(), dma::EngineError> {
-        let block = self.nvme.block_size() as u64;
-        if seg.device_addr % block != 0 || seg.va.len() as u64 % block != 0 {
-            return Err(dma::EngineError::Device(ERROR_MISALIGNED));
-        }
-        let Some(slot) = self.slots.iter().position(Option::is_none) else {
-            return Err(dma::EngineError::Busy);
-        };
-        let opcode = match seg.direction {
-            dma::Direction::ToDevice => OP_WRITE,
-            dma::Direction::FromDevice => OP_READ,
-        };
-        let lba = seg.device_addr / block;
-        match self.nvme.submit(
-            slot as u16,
-            opcode,
-            lba,
-            seg.va.start as u64,
-            seg.va.len(),
-            self.prp_lists[slot],
-        ) {
-            Ok(()) => {
-                self.slots[slot] = Some(seg.id);
-                Ok(())
-            }
-            Err(NvmeError::QueueFull) => Err(dma::EngineError::Busy),
-            Err(NvmeError::BadRequest) => Err(dma::EngineError::Device(ERROR_MISALIGNED + 1)),
-            Err(_) => Err(dma::EngineError::Device(u32::MAX)),
-        }
     }
 }
