@@ -12,7 +12,9 @@
 #
 #   bench/stencil.sh [NX NY ITERS]     default 1024 1024 40 (2 x 8 MiB grids: larger than the caches)
 #
-# Output: target/bench/stencil.log and a summary with the targets.
+# Output: target/bench/stencil.log and a summary with the targets. Run it on
+# an otherwise idle machine: two vCPUs need both host cores of a 2-core host
+# (with a compiler running beside it, 2-vCPU efficiency fell to 41%).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 nx=${1:-1024}
