@@ -362,6 +362,12 @@ impl DiskLog {
         }
     }
 
+    /// Whether large values are written from their own memory (the disk
+    /// takes gather lists), for the boot message.
+    pub fn shares_values(&self) -> bool {
+        self.share
+    }
+
     /// Bytes of log on the disk.
     pub fn durable_bytes(&self) -> u64 {
         self.current.length

@@ -424,6 +424,12 @@ pub fn main(args: libos::Args) -> i32 {
                         opened.bytes,
                         loaded.store().len()
                     );
+                    if log.shares_values() {
+                        println!(
+                            "kvstore: log writes values of {} bytes or more from their own memory",
+                            kvstore::commands::SHARE_FROM
+                        );
+                    }
                     config.appendonly = true;
                     Some((log, loaded))
                 }
