@@ -6,8 +6,9 @@
 //!  disk:    [slot 0][slot 1] ... [area 0 from 1 MiB][area 1]   (aof::superblock)
 //!  pending: [staged][value][staged][value][staged|pad]  since the last
 //!           └ staging ┘  └ store's memory ┘  └ staging ┘  block boundary
-//!  flush:   ONE gather write of the pending pieces, padded to a block from
-//!           staging ──► then a superblock with the new length; a crash
+//!  flush:   gather writes of the pending pieces, padded to a block from
+//!           staging, one disk command's worth of pieces each (cut_gather)
+//!           ──► then a superblock with the new length; a crash
 //!           between the two keeps the old length, so a reply is sent only
 //!           after both (appendfsync always); then the last partial block
 //!           is copied to the start of staging and the values are let go
@@ -19,9 +20,9 @@
 //! values of `kvstore::commands::SHARE_FROM` bytes or more are not: the
 //! log holds them by reference count until the flush that writes them,
 //! and the store copies one before changing it while the log holds it.
-//! The DMA scheduler cuts the gather list into NVMe commands of at most
-//! `NvmeInfo::max_pieces` pieces; a controller without byte-granular SGLs
-//! (one piece per command) gets everything copied, as before.
+//! Each transfer has at most `NvmeInfo::max_pieces` pieces (one NVMe
+//! command's SGL); a controller without byte-granular SGLs (one piece per
+//! command) gets everything copied, as before.
 //!
 //! A rewrite is built a step at a time between serving clients (see
 //! `kvstore::aof::RewriteScan`): the scan's records go to a new buffer,
@@ -71,6 +72,9 @@ pub struct DiskLog {
     /// Whether values are written from their own memory: the engine takes
     /// enough pieces per command (see [`DiskLog::open`]).
     share: bool,
+    /// Pieces one disk command takes: each transfer of a flush has at most
+    /// as many (see `kvstore::aof::cut_gather`).
+    max_pieces: usize,
     staging: Region,
     /// Bytes of `staging` in use.
     staged: usize,
@@ -186,6 +190,7 @@ impl DiskLog {
             // into commands on block boundaries if one takes more than
             // that. (Without SGLs, max_pieces is 1: copy everything.)
             share: info.max_pieces >= 2 * (block / SHARE_FROM) + 5,
+            max_pieces: info.max_pieces,
             staging: staging()?,
             staged: 0,
             pending_from: 0,
@@ -387,9 +392,13 @@ impl DiskLog {
         let pad = self.pending_len.next_multiple_of(self.block) - self.pending_len;
         self.staging.as_mut_slice()[self.staged..self.staged + pad].fill(0);
         let memory = self.gather_list(pad);
-        if !memory.is_empty() {
-            let disk = self.area_start() + self.pending_from;
-            gather(self.engine, Direction::ToDevice, memory, disk)?;
+        let lists = aof::cut_gather(&memory, self.block, self.max_pieces)
+            .ok_or("log flush: gather list too fine for the disk's commands")?;
+        let mut disk = self.area_start() + self.pending_from;
+        for list in lists {
+            let len: usize = list.iter().map(|r| r.len()).sum();
+            gather(self.engine, Direction::ToDevice, list, disk)?;
+            disk += len as u64;
         }
         self.current = self.current.next(self.current.area, end);
         self.write_superblock()?;

@@ -8,6 +8,7 @@
 
 mod crc32c;
 mod fsync;
+mod gather;
 mod pieces;
 mod policy;
 mod record;
@@ -16,6 +17,7 @@ pub mod superblock;
 
 pub use crc32c::{crc32c, crc32c_extend};
 pub use fsync::AppendFsync;
+pub use gather::cut_gather;
 pub use pieces::{encode_record_pieces, Arg, Piece};
 pub use policy::{should_rewrite, RewritePolicy};
 pub use record::{
