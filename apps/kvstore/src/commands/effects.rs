@@ -15,7 +15,7 @@ use crate::Args;
 /// a few KiB a copy costs less than a gather descriptor and the pages the
 /// device has to walk, and 4 KiB is also at least any block size, which
 /// keeps every block's gather pieces few enough for one NVMe command.
-pub const SHARE_FROM: usize = 4096;
+pub const SHARE_FROM: usize = 16 * 1024;
 
 /// The canonical commands describing changes to the dataset (see the table
 /// in [`crate::commands`]), each already encoded as an append-only log
