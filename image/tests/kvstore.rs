@@ -459,10 +459,10 @@ fn large_values_written_from_their_own_memory_survive_a_restart() {
     // Odd sizes around and far above the sharing threshold, changed and
     // deleted while their records wait for the next flush (everysec).
     let (a, b, c, d) = (
-        pattern(4096, 1),
-        pattern(5003, 2),
+        pattern(16_384, 1),
+        pattern(20_003, 2),
         pattern(70_001, 3),
-        pattern(4097, 4),
+        pattern(16_385, 4),
     );
     let mut batch = Vec::new();
     batch.extend(command(&[b"SET", b"a", &a]));

@@ -9,12 +9,16 @@ use crate::Args;
 /// Values of at least this many bytes are written to the log from their
 /// own memory instead of being copied into its staging buffer.
 ///
-/// Measured under QEMU 7.2 (TCG, NVMe with SGLs), `redis-benchmark -t
-/// set,mset`, appendfsync everysec: sharing pays for 4 KiB and 64 KiB
-/// values (see the README's persistence paragraph for the numbers); below
-/// a few KiB a copy costs less than a gather descriptor and the pages the
-/// device has to walk, and 4 KiB is also at least any block size, which
-/// keeps every block's gather pieces few enough for one NVMe command.
+/// Chosen by measurement (QEMU 7.2 TCG, NVMe with SGLs, `redis-benchmark
+/// -t set,mset -c 50`, appendfsync everysec, same session, noisy 2-core
+/// host): sharing 4 KiB values made 4 KiB SET 30-50% slower (2.7k vs
+/// 3.8-5.9k ops/s) and MSET too: per value, a gather piece for the DMA
+/// scheduler and the device, and two pages to translate (heap values are
+/// not page-aligned), cost more than the guest's copy. With 16 KiB, 4 KiB
+/// values are copied as before (3.7k SET, 696 MSET: within the old
+/// spread) and 64 KiB values are shared: SET 636 vs 374-478 ops/s, MSET
+/// 65 vs 39-49. It is also at least any block size, so a block holds few
+/// pieces (see the disk log's `share`).
 pub const SHARE_FROM: usize = 16 * 1024;
 
 /// The canonical commands describing changes to the dataset (see the table
