@@ -430,6 +430,73 @@ fn a_16_mib_value_round_trips_byte_exact() {
     exchange(&mut t, b"PING\r\n", b"+PONG\r\n");
 }
 
+/// `len` bytes that do not repeat with a short period, different per `seed`.
+fn pattern(len: usize, seed: u32) -> Vec<u8> {
+    (0..len as u32)
+        .map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 24) as u8)
+        .collect()
+}
+
+/// A `SET`-like command with binary arguments, as RESP.
+fn command(args: &[&[u8]]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for arg in args {
+        out.extend(format!("${}\r\n", arg.len()).into_bytes());
+        out.extend_from_slice(arg);
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+#[test]
+fn large_values_written_from_their_own_memory_survive_a_restart() {
+    let test = "kvstore-zerocopy";
+    fresh_disk(test);
+    let args = ["appendfsync", "everysec"];
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    // Odd sizes around and far above the sharing threshold, changed and
+    // deleted while their records wait for the next flush (everysec).
+    let (a, b, c, d) = (
+        pattern(16_384, 1),
+        pattern(20_003, 2),
+        pattern(70_001, 3),
+        pattern(16_385, 4),
+    );
+    let mut batch = Vec::new();
+    batch.extend(command(&[b"SET", b"a", &a]));
+    batch.extend(command(&[b"SET", b"b", &b]));
+    batch.extend(command(&[b"APPEND", b"b", b"-tail"]));
+    batch.extend(command(&[b"MSET", b"c", &c, b"d", &d, b"small", b"s"]));
+    batch.extend(command(&[b"SET", b"gone", &c]));
+    batch.extend(command(&[b"DEL", b"gone"]));
+    batch.extend(command(&[b"SET", b"d", b"overwritten"]));
+    let mut replies = b"+OK\r\n+OK\r\n".to_vec();
+    replies.extend(format!(":{}\r\n", b.len() + 5).into_bytes());
+    replies.extend_from_slice(b"+OK\r\n+OK\r\n:1\r\n+OK\r\n");
+    exchange(&mut s, &batch, &replies);
+    // Past the next everysec flush.
+    std::thread::sleep(Duration::from_millis(2500));
+    let serial = guest.kill();
+    assert!(
+        serial.contains("from their own memory"),
+        "values are copied: {serial}"
+    );
+
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    let mut b_appended = b.clone();
+    b_appended.extend_from_slice(b"-tail");
+    assert!(bulk(&mut s, b"GET a\r\n") == a, "a");
+    assert!(bulk(&mut s, b"GET b\r\n") == b_appended, "b");
+    assert!(bulk(&mut s, b"GET c\r\n") == c, "c");
+    assert_eq!(bulk(&mut s, b"GET d\r\n"), b"overwritten");
+    exchange(&mut s, b"EXISTS gone\r\n", b":0\r\n");
+    exchange(&mut s, b"DBSIZE\r\n", b":5\r\n");
+}
+
 /// The keys and final values the compaction test writes.
 fn compaction_value(key: usize, round: usize) -> String {
     format!("round-{round}-of-key-{key}-{}", "x".repeat(60))

@@ -1,13 +1,28 @@
 //! The append-only log on the NVMe disk, moved by the DMA scheduler
-//! straight between the disk and demand-paged buffers.
+//! straight between the disk and demand-paged buffers, and from large
+//! values' own memory.
 //!
 //! ```text
-//!  disk:  [slot 0][slot 1] ... [area 0 from 1 MiB][area 1]   (aof::superblock)
-//!  flush: write the staged tail (from the last block boundary) ──► then a
-//!         superblock with the new length; a crash between the two keeps the
-//!         old length, so a reply is sent only after both (appendfsync always)
-//!  rewrite: the live data into the other area ──► then a superblock naming it
+//!  disk:    [slot 0][slot 1] ... [area 0 from 1 MiB][area 1]   (aof::superblock)
+//!  pending: [staged][value][staged][value][staged|pad]  since the last
+//!           └ staging ┘  └ store's memory ┘  └ staging ┘  block boundary
+//!  flush:   gather writes of the pending pieces, padded to a block from
+//!           staging, one disk command's worth of pieces each (cut_gather)
+//!           ──► then a superblock with the new length; a crash
+//!           between the two keeps the old length, so a reply is sent only
+//!           after both (appendfsync always); then the last partial block
+//!           is copied to the start of staging and the values are let go
+//!  rewrite: the live data (copied) into the other area ──► then a
+//!           superblock naming it
 //! ```
+//!
+//! Small records and the bytes around values are copied into staging;
+//! values of `kvstore::commands::SHARE_FROM` bytes or more are not: the
+//! log holds them by reference count until the flush that writes them,
+//! and the store copies one before changing it while the log holds it.
+//! Each transfer has at most `NvmeInfo::max_pieces` pieces (one NVMe
+//! command's SGL); a controller without byte-granular SGLs (one piece per
+//! command) gets everything copied, as before.
 //!
 //! A rewrite is built a step at a time between serving clients (see
 //! `kvstore::aof::RewriteScan`): the scan's records go to a new buffer,
@@ -19,8 +34,12 @@ extern crate alloc;
 
 use alloc::format;
 use alloc::string::String;
+use alloc::vec::Vec;
+use core::ops::Range;
 use kvstore::aof::superblock::{self, Superblock};
-use kvstore::aof::{self, AppendFsync};
+use kvstore::aof::{self, AppendFsync, Piece};
+use kvstore::commands::{Effects, SHARE_FROM};
+use kvstore::store::Value;
 use kvstore::Args;
 use libos::dma::{self, Direction, EngineId, NvmeInfo, Policy, Transfer};
 use libos::mm::Region;
@@ -39,8 +58,9 @@ pub struct Opened {
     pub cut: Option<String>,
 }
 
-/// The log: where it is, its durable length, and a staging buffer holding
-/// everything from the last block boundary at or below that length.
+/// The log: where it is, its durable length, and everything from the last
+/// block boundary at or below that length, as pieces: ranges of a staging
+/// buffer and shared values.
 pub struct DiskLog {
     engine: EngineId,
     block: usize,
@@ -49,15 +69,33 @@ pub struct DiskLog {
     area_len: u64,
     /// The superblock last written: the log's area and durable length.
     current: Superblock,
+    /// Whether values are written from their own memory: the engine takes
+    /// enough pieces per command (see [`DiskLog::open`]).
+    share: bool,
+    /// Pieces one disk command takes: each transfer of a flush has at most
+    /// as many (see `kvstore::aof::cut_gather`).
+    max_pieces: usize,
     staging: Region,
-    /// Log offset of `staging[0]`.
-    staged_from: u64,
-    /// Bytes staged.
+    /// Bytes of `staging` in use.
     staged: usize,
+    /// Log offset of the first pending byte (a block boundary).
+    pending_from: u64,
+    /// The log from `pending_from` on, in order.
+    pending: Vec<Pending>,
+    /// Bytes of `pending`, summed.
+    pending_len: usize,
     fsync: AppendFsync,
     last_flush: Instant,
     /// The rewrite in progress, if any.
     rewriting: Option<Rewriting>,
+}
+
+/// A piece of the log not yet durable.
+enum Pending {
+    /// Bytes of the staging buffer.
+    Staged(Range<usize>),
+    /// A value, written from its own memory.
+    Value(Value),
 }
 
 /// A new log being built: the scan's records, and the records appended
@@ -90,9 +128,22 @@ fn transfer(
     len: usize,
     disk: u64,
 ) -> Result<(), String> {
+    let memory = alloc::vec![region.start()..region.start() + len];
+    gather(engine, direction, memory, disk)
+}
+
+/// Moves `memory` (address ranges, in order) to or from the disk at
+/// `disk`, fault-aware with prefetch: the pages are made resident first,
+/// which QEMU 7.2 needs for commands of several pieces.
+fn gather(
+    engine: EngineId,
+    direction: Direction,
+    memory: Vec<Range<usize>>,
+    disk: u64,
+) -> Result<(), String> {
     let t = Transfer {
         direction,
-        pieces: alloc::vec![region.start()..region.start() + len],
+        pieces: memory,
         device_addr: disk,
         policy: Policy::FaultAwarePrefetch,
     };
@@ -133,9 +184,18 @@ impl DiskLog {
                 area: 0,
                 length: 0,
             }),
+            // One block of the log holds at most `block / SHARE_FROM + 1`
+            // value starts, as many staged pieces after them plus one
+            // before, and the padding: the DMA scheduler can cut the list
+            // into commands on block boundaries if one takes more than
+            // that. (Without SGLs, max_pieces is 1: copy everything.)
+            share: info.max_pieces >= 2 * (block / SHARE_FROM) + 5,
+            max_pieces: info.max_pieces,
             staging: staging()?,
-            staged_from: 0,
             staged: 0,
+            pending_from: 0,
+            pending: Vec::new(),
+            pending_len: 0,
             fsync,
             last_flush: time::now(),
             rewriting: None,
@@ -147,7 +207,7 @@ impl DiskLog {
         };
         let length = log.current.length;
         if length == 0 {
-            log.append(&aof::HEADER);
+            log.stage(&aof::HEADER);
             log.flush()?;
             opened.bytes = log.durable_bytes();
             return Ok((log, opened));
@@ -173,11 +233,10 @@ impl DiskLog {
             ));
         }
         let keep_from = valid / block as u64 * block as u64;
-        let tail = (valid - keep_from) as usize;
-        log.staging.as_mut_slice()[..tail]
-            .copy_from_slice(&read.as_slice()[keep_from as usize..keep_from as usize + tail]);
-        log.staged_from = keep_from;
-        log.staged = tail;
+        log.keep_tail(
+            keep_from,
+            &read.as_slice()[keep_from as usize..valid as usize],
+        );
         if valid != length {
             log.current = log.current.next(log.current.area, valid);
             log.write_superblock()?;
@@ -190,23 +249,101 @@ impl DiskLog {
         superblock::area_start(self.capacity, self.current.area)
     }
 
-    /// Stages `bytes` at the end of the log (durable after the next flush).
-    /// Past the area's end the bytes are dropped and the next flush fails.
-    /// While a rewrite runs they also go to its tail.
-    pub fn append(&mut self, bytes: &[u8]) {
-        let end = self.staged + bytes.len();
-        if self.staged_from + end as u64 <= self.area_len {
-            self.staging.as_mut_slice()[self.staged..end].copy_from_slice(bytes);
-        }
-        self.staged = end;
-        if let Some(r) = self.rewriting.as_mut() {
-            put(&mut r.tail, &mut r.tail_len, self.area_len as usize, bytes);
+    /// Adds the records of `effects` at the end of the log (durable after
+    /// the next flush): their bytes are copied to staging, their shared
+    /// values kept as they are, to be written from their own memory. Past
+    /// the area's end the records are dropped and the next flush fails.
+    /// While a rewrite runs they are also copied to its tail.
+    pub fn append(&mut self, effects: &Effects) {
+        for piece in effects.pieces() {
+            match piece {
+                Piece::Value(value) if self.share => {
+                    let end = self.pending_len + value.len();
+                    if self.pending_from + end as u64 <= self.area_len {
+                        self.pending.push(Pending::Value(value.clone()));
+                    }
+                    self.pending_len = end;
+                }
+                _ => self.stage(piece.bytes()),
+            }
+            if let Some(r) = self.rewriting.as_mut() {
+                let limit = self.area_len as usize;
+                put(&mut r.tail, &mut r.tail_len, limit, piece.bytes());
+            }
         }
     }
 
-    /// Whether anything staged is not durable yet.
+    /// Copies `bytes` to staging, as the next piece of the log (dropped,
+    /// but counted, past the area's end).
+    fn stage(&mut self, bytes: &[u8]) {
+        let end = self.pending_len + bytes.len();
+        if self.pending_from + end as u64 <= self.area_len && !bytes.is_empty() {
+            let at = self.staged;
+            self.staged += bytes.len();
+            self.staging.as_mut_slice()[at..self.staged].copy_from_slice(bytes);
+            match self.pending.last_mut() {
+                Some(Pending::Staged(r)) if r.end == at => r.end = self.staged,
+                _ => self.pending.push(Pending::Staged(at..self.staged)),
+            }
+        }
+        self.pending_len = end;
+    }
+
+    /// Makes `tail`, the log's bytes from the block boundary `from` on, all
+    /// that is pending, at the start of staging (letting values go).
+    fn keep_tail(&mut self, from: u64, tail: &[u8]) {
+        self.staging.as_mut_slice()[..tail.len()].copy_from_slice(tail);
+        self.pending.clear();
+        if !tail.is_empty() {
+            self.pending.push(Pending::Staged(0..tail.len()));
+        }
+        self.staged = tail.len();
+        self.pending_len = tail.len();
+        self.pending_from = from;
+    }
+
+    /// The pending bytes from position `from` on, copied out.
+    fn pending_bytes_from(&self, from: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.pending_len.saturating_sub(from));
+        let mut at = 0;
+        for piece in &self.pending {
+            let bytes = match piece {
+                Pending::Staged(r) => &self.staging.as_slice()[r.clone()],
+                Pending::Value(v) => v.as_slice(),
+            };
+            if at + bytes.len() > from {
+                out.extend_from_slice(&bytes[from.saturating_sub(at)..]);
+            }
+            at += bytes.len();
+        }
+        out
+    }
+
+    /// The memory of the pending pieces, then `pad` bytes of staging, as
+    /// address ranges for one gather transfer (neighbours merged).
+    fn gather_list(&self, pad: usize) -> Vec<Range<usize>> {
+        let base = self.staging.start();
+        let padding = (pad > 0).then_some(base + self.staged..base + self.staged + pad);
+        let ranges = self.pending.iter().map(|piece| match piece {
+            Pending::Staged(r) => base + r.start..base + r.end,
+            Pending::Value(v) => {
+                let at = v.as_ptr() as usize;
+                at..at + v.len()
+            }
+        });
+        let mut memory: Vec<Range<usize>> = Vec::with_capacity(self.pending.len() + 1);
+        for r in ranges.chain(padding) {
+            match memory.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => memory.push(r),
+            }
+        }
+        memory
+    }
+
+    /// Whether anything pending is not durable yet.
     pub fn dirty(&self) -> bool {
-        self.staged_from + self.staged as u64 > self.current.length
+        self.pending_from + self.pending_len as u64 > self.current.length
     }
 
     /// Whether the appendfsync policy wants a flush now.
@@ -215,7 +352,7 @@ impl DiskLog {
             && match self.fsync {
                 AppendFsync::Always => true,
                 AppendFsync::EverySec => self.last_flush.elapsed().as_secs() >= 1,
-                AppendFsync::No => self.staged >= 1 << 20,
+                AppendFsync::No => self.pending_len >= 1 << 20,
             }
     }
 
@@ -230,39 +367,46 @@ impl DiskLog {
         }
     }
 
+    /// Whether large values are written from their own memory (the disk
+    /// takes gather lists), for the boot message.
+    pub fn shares_values(&self) -> bool {
+        self.share
+    }
+
     /// Bytes of log on the disk.
     pub fn durable_bytes(&self) -> u64 {
         self.current.length
     }
 
-    /// Writes the staged tail, then the superblock with the new length.
+    /// Writes the pending pieces as one gather transfer, the last block
+    /// padded from staging, then the superblock with the new length. On
+    /// an error nothing pending is let go.
     pub fn flush(&mut self) -> Result<(), String> {
-        let end = self.staged_from + self.staged as u64;
+        let end = self.pending_from + self.pending_len as u64;
         if end > self.area_len {
             return Err(format!(
                 "log full: {end} bytes, its area holds {}",
                 self.area_len
             ));
         }
-        let rounded = self.staged.next_multiple_of(self.block);
-        transfer(
-            self.engine,
-            Direction::ToDevice,
-            &self.staging,
-            rounded,
-            self.area_start() + self.staged_from,
-        )?;
+        let pad = self.pending_len.next_multiple_of(self.block) - self.pending_len;
+        self.staging.as_mut_slice()[self.staged..self.staged + pad].fill(0);
+        let memory = self.gather_list(pad);
+        let lists = aof::cut_gather(&memory, self.block, self.max_pieces)
+            .ok_or("log flush: gather list too fine for the disk's commands")?;
+        let mut disk = self.area_start() + self.pending_from;
+        for list in lists {
+            let len: usize = list.iter().map(|r| r.len()).sum();
+            gather(self.engine, Direction::ToDevice, list, disk)?;
+            disk += len as u64;
+        }
         self.current = self.current.next(self.current.area, end);
         self.write_superblock()?;
         self.last_flush = time::now();
         // Keep the last partial block; the full ones are on the disk.
-        let full = self.staged / self.block * self.block;
-        let tail = self.staged - full;
-        self.staging
-            .as_mut_slice()
-            .copy_within(full..self.staged, 0);
-        self.staged_from += full as u64;
-        self.staged = tail;
+        let full = self.pending_len / self.block * self.block;
+        let tail = self.pending_bytes_from(full);
+        self.keep_tail(self.pending_from + full as u64, &tail);
         Ok(())
     }
 
@@ -312,7 +456,7 @@ impl DiskLog {
             limit,
             &r.tail.as_slice()[..r.tail_len],
         );
-        let mut buffer = r.buffer;
+        let buffer = r.buffer;
         let area = 1 - self.current.area;
         let rounded = len.next_multiple_of(self.block);
         let start = superblock::area_start(self.capacity, area);
@@ -327,10 +471,9 @@ impl DiskLog {
         }
         self.last_flush = time::now();
         let full = len / self.block * self.block;
-        buffer.as_mut_slice().copy_within(full..len, 0);
+        let tail = buffer.as_slice()[full..len].to_vec();
         self.staging = buffer;
-        self.staged_from = full as u64;
-        self.staged = len - full;
+        self.keep_tail(full as u64, &tail);
         Ok(len as u64)
     }
 

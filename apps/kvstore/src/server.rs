@@ -221,7 +221,7 @@ impl Server {
             loop {
                 conn.session.run(engine, now, |effects| {
                     if let Some(log) = log.as_mut() {
-                        log.append(effects.records());
+                        log.append(effects);
                     }
                 });
                 if !conn.session.wants_input() || !socket.can_recv() {
@@ -288,7 +288,7 @@ impl Server {
         self.last_expire = time::now();
         let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
         if let Some(log) = self.log.as_mut() {
-            log.append(deleted.records());
+            log.append(&deleted);
         }
     }
 
@@ -424,6 +424,12 @@ pub fn main(args: libos::Args) -> i32 {
                         opened.bytes,
                         loaded.store().len()
                     );
+                    if log.shares_values() {
+                        println!(
+                            "kvstore: log writes values of {} bytes or more from their own memory",
+                            kvstore::commands::SHARE_FROM
+                        );
+                    }
                     config.appendonly = true;
                     Some((log, loaded))
                 }

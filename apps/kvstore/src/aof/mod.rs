@@ -8,13 +8,17 @@
 
 mod crc32c;
 mod fsync;
+mod gather;
+mod pieces;
 mod policy;
 mod record;
 mod rewrite;
 pub mod superblock;
 
-pub use crc32c::crc32c;
+pub use crc32c::{crc32c, crc32c_extend};
 pub use fsync::AppendFsync;
+pub use gather::cut_gather;
+pub use pieces::{encode_record_pieces, Arg, Piece};
 pub use policy::{should_rewrite, RewritePolicy};
 pub use record::{
     encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,

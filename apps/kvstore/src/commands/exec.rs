@@ -2,6 +2,7 @@
 //! read keys (expiring them lazily) and to record what it changed.
 
 use super::{ClientCtx, Effects, Stats};
+use crate::aof::Arg;
 use crate::config::Config;
 use crate::store::{Entry, Store};
 
@@ -68,6 +69,14 @@ impl Exec<'_> {
     pub fn log<A: AsRef<[u8]>>(&mut self, args: impl AsRef<[A]>) {
         if !self.loading {
             self.effects.push(args);
+        }
+    }
+
+    /// Records one canonical command whose arguments include stored
+    /// values, which the log may write from their own memory.
+    pub fn log_args(&mut self, args: &[Arg<'_>]) {
+        if !self.loading {
+            self.effects.push_args(args);
         }
     }
 }

@@ -44,7 +44,7 @@ mod tests;
 use alloc::vec::Vec;
 
 pub use client::ClientCtx;
-pub use effects::Effects;
+pub use effects::{Effects, SHARE_FROM};
 pub use stats::Stats;
 
 use crate::config::Config;

@@ -7,8 +7,10 @@ use super::errors;
 use super::exec::Exec;
 use super::expiry_arg::set_expire_at;
 use super::set_options::SetOptions;
+use crate::aof::Arg;
 use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
+use crate::store::Value;
 
 /// `GET key`: the value, or nil.
 pub(crate) fn get(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
@@ -28,7 +30,7 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
         },
         None => None,
     };
-    let (key, value) = (&args[1], &args[2]);
+    let key = &args[1];
     let old = if opts.get {
         x.read(key).map(|e| e.value().to_vec())
     } else {
@@ -46,17 +48,23 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
             }
         }
         Some(at) => {
+            let value = Value::new(args[2].clone());
             x.store.set(key, value.clone(), Some(at));
-            x.log([&b"SET"[..], key, value, b"PXAT", &format_i64(at as i64)]);
+            let at = format_i64(at as i64);
+            x.log_args(&[
+                SET,
+                Arg::Bytes(key),
+                Arg::Value(&value),
+                PXAT,
+                Arg::Bytes(&at),
+            ]);
         }
         None if opts.keep_ttl => {
+            let value = Value::new(args[2].clone());
             x.store.set_keep_ttl(key, value.clone());
-            x.log([&b"SET"[..], key, value, b"KEEPTTL"]);
+            x.log_args(&[SET, Arg::Bytes(key), Arg::Value(&value), KEEPTTL]);
         }
-        None => {
-            x.store.set(key, value.clone(), None);
-            x.log([&b"SET"[..], key, value]);
-        }
+        None => set_plain(x, key, &args[2]),
     }
     if opts.get {
         Reply::Bulk(old)
@@ -65,11 +73,22 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
     }
 }
 
+const SET: Arg<'static> = Arg::Bytes(b"SET");
+const PXAT: Arg<'static> = Arg::Bytes(b"PXAT");
+const KEEPTTL: Arg<'static> = Arg::Bytes(b"KEEPTTL");
+
+/// Sets `key` to a copy of `value` without expiry, and logs it (the log
+/// shares the stored copy).
+fn set_plain(x: &mut Exec<'_>, key: &[u8], value: &[u8]) {
+    let value = Value::new(value.to_vec());
+    x.store.set(key, value.clone(), None);
+    x.log_args(&[SET, Arg::Bytes(key), Arg::Value(&value)]);
+}
+
 /// `GETSET key value`: sets (clearing any TTL) and returns the old value.
 pub(crate) fn getset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
     let old = x.read(&args[1]).map(|e| e.value().to_vec());
-    x.store.set(&args[1], args[2].clone(), None);
-    x.log([&b"SET"[..], &args[1], &args[2]]);
+    set_plain(x, &args[1], &args[2]);
     Reply::Bulk(old)
 }
 
@@ -78,8 +97,7 @@ pub(crate) fn setnx(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
     if x.exists(&args[1]) {
         return Reply::Integer(0);
     }
-    x.store.set(&args[1], args[2].clone(), None);
-    x.log([&b"SET"[..], &args[1], &args[2]]);
+    set_plain(x, &args[1], &args[2]);
     Reply::Integer(1)
 }
 
@@ -141,9 +159,9 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
         let value = x
             .store
             .get(key)
-            .map(|e| e.value().to_vec())
+            .map(|e| e.shared().clone())
             .unwrap_or_default();
-        x.log([&b"SET"[..], key, &value, b"KEEPTTL"]);
+        x.log_args(&[SET, Arg::Bytes(key), Arg::Value(&value), KEEPTTL]);
     } else {
         x.log([&b"APPEND"[..], key, suffix]);
     }
@@ -169,12 +187,17 @@ pub(crate) fn mset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
     if args.len().is_multiple_of(2) {
         return errors::wrong_args(x.fullname);
     }
-    for pair in args[1..].chunks(2) {
-        x.store.set(&pair[0], pair[1].clone(), None);
+    let values: Vec<Value> = args[2..]
+        .iter()
+        .step_by(2)
+        .map(|v| Value::new(v.clone()))
+        .collect();
+    let mut logged = Vec::with_capacity(args.len());
+    logged.push(Arg::Bytes(b"MSET"));
+    for (key, value) in args[1..].iter().step_by(2).zip(&values) {
+        x.store.set(key, value.clone(), None);
+        logged.extend([Arg::Bytes(key), Arg::Value(value)]);
     }
-    let mut logged: Vec<&[u8]> = Vec::with_capacity(args.len());
-    logged.push(b"MSET");
-    logged.extend(args[1..].iter().map(Vec::as_slice));
-    x.log(&logged);
+    x.log_args(&logged);
     Reply::ok()
 }

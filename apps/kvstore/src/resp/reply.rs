@@ -104,13 +104,25 @@ fn header(out: &mut Vec<u8>, kind: u8, n: i64) {
 /// Encodes a command as the RESP array of bulk strings that a client would
 /// send; the append-only log stores commands in this form.
 pub fn encode_command<A: AsRef<[u8]>>(args: &[A], out: &mut Vec<u8>) {
-    header(out, b'*', len_i64(args.len()));
+    array_header(out, args.len());
     for arg in args {
         let arg = arg.as_ref();
-        header(out, b'$', len_i64(arg.len()));
+        bulk_header(out, arg.len());
         out.extend_from_slice(arg);
         out.extend_from_slice(b"\r\n");
     }
+}
+
+/// The line before an array of `n` items (`*n\r\n`), for encoders that
+/// write a command's arguments themselves.
+pub(crate) fn array_header(out: &mut Vec<u8>, n: usize) {
+    header(out, b'*', len_i64(n));
+}
+
+/// The line before a bulk string of `len` bytes (`$len\r\n`); the bytes
+/// and `\r\n` follow.
+pub(crate) fn bulk_header(out: &mut Vec<u8>, len: usize) {
+    header(out, b'$', len_i64(len));
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@
 mod key;
 
 use alloc::collections::BTreeMap;
+use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::ops::Bound;
 
@@ -22,16 +23,29 @@ pub const ENTRY_OVERHEAD: usize = 96;
 /// `SCAN` cursors name buckets of 2^11 hash values, keeping them below 2^53.
 const CURSOR_SHIFT: u32 = 11;
 
+/// A value's bytes, shared by reference count: the append-only log keeps
+/// a large value it has to write by reference instead of copying it, and
+/// the DMA scheduler writes it to the disk from this very memory. Changes
+/// in place copy it first if the log still holds it ([`Rc::make_mut`]),
+/// so what the log writes is what was set, whatever happens to the key
+/// before the flush. (The server is single-threaded: no `Arc` needed.)
+pub type Value = Rc<Vec<u8>>;
+
 /// A stored value and when it expires.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Entry {
-    value: Vec<u8>,
+    value: Value,
     expire_at: Option<u64>,
 }
 
 impl Entry {
     /// The value bytes.
     pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// The value itself, to share with the log.
+    pub fn shared(&self) -> &Value {
         &self.value
     }
 
@@ -104,23 +118,26 @@ impl Store {
         self.map.get(&Probe::new(key) as &dyn KeyView)
     }
 
-    /// Sets `key` to `value` with the given expiry, replacing any old entry.
-    pub fn set(&mut self, key: &[u8], value: Vec<u8>, expire_at: Option<u64>) {
+    /// Sets `key` to `value` (bytes, or a [`Value`] shared with the log)
+    /// with the given expiry, replacing any old entry.
+    pub fn set(&mut self, key: &[u8], value: impl Into<Value>, expire_at: Option<u64>) {
+        let value = value.into();
         self.put(key, Entry { value, expire_at });
     }
 
     /// Sets `key` to `value`, keeping its expiry time if it has one.
-    pub fn set_keep_ttl(&mut self, key: &[u8], value: Vec<u8>) {
+    pub fn set_keep_ttl(&mut self, key: &[u8], value: impl Into<Value>) {
         let expire_at = self.get(key).and_then(|e| e.expire_at);
         self.set(key, value, expire_at);
     }
 
     /// Appends `suffix` to the value of `key` (creating it empty, without
-    /// expiry, if missing); returns the new length.
+    /// expiry, if missing); returns the new length. A value the log still
+    /// holds is copied first, so the log writes it as it was.
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> usize {
         match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
             Some(entry) => {
-                entry.value.extend_from_slice(suffix);
+                Rc::make_mut(&mut entry.value).extend_from_slice(suffix);
                 self.used += suffix.len();
                 entry.value.len()
             }
@@ -282,6 +299,24 @@ mod tests {
         assert_eq!(
             (store.used_memory(), store.volatile_len(), store.len()),
             (0, 0, 0)
+        );
+    }
+
+    #[test]
+    fn append_leaves_a_shared_value_as_it_was() {
+        let mut store = Store::new();
+        store.set(b"k", b"logged".to_vec(), None);
+        let held = store.get(b"k").unwrap().shared().clone();
+        assert_eq!(store.append(b"k", b"+more"), 11);
+        assert_eq!(held.as_slice(), b"logged", "the holder's copy is unchanged");
+        assert_eq!(store.get(b"k").unwrap().value(), b"logged+more");
+        drop(held);
+        let before = store.get(b"k").unwrap().value().as_ptr();
+        store.append(b"k", b"");
+        assert_eq!(
+            store.get(b"k").unwrap().value().as_ptr(),
+            before,
+            "an unshared value is changed in place"
         );
     }
 

@@ -4,7 +4,8 @@ use alloc::collections::BTreeMap;
 use alloc::format;
 
 use super::*;
-use crate::aof::{encode_record_into, replay, rewrite, RewriteScan, HEADER};
+use crate::aof::{encode_record_into, replay, rewrite, Piece, RewriteScan, HEADER};
+use crate::commands::{Effects, SHARE_FROM};
 
 #[test]
 fn relative_expiry_is_logged_as_absolute() {
@@ -180,9 +181,9 @@ fn replaying_the_log_reproduces_the_dataset() {
         for step in 0..150 {
             s.advance(rng.below(15));
             let line = random_command(&mut rng, s.now);
-            log.extend_from_slice(s.exec(&line).effects.records());
+            log.extend(s.exec(&line).effects.to_bytes());
             if rng.below(10) == 0 {
-                log.extend_from_slice(s.engine.active_expire(s.now, 3).records());
+                log.extend(s.engine.active_expire(s.now, 3).to_bytes());
             }
             if step % 25 == 24 {
                 // Reloading now, or later, gives what the server has now.
@@ -238,9 +239,9 @@ fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
             for _ in 0..rng.below(6) {
                 s.advance(rng.below(10));
                 let line = random_command(&mut rng, s.now);
-                tail.extend_from_slice(s.exec(&line).effects.records());
+                tail.extend(s.exec(&line).effects.to_bytes());
             }
-            tail.extend_from_slice(s.engine.active_expire(s.now, 2).records());
+            tail.extend(s.engine.active_expire(s.now, 2).to_bytes());
         }
         s.engine.aof_rewrite_finished(Some(0), 0);
         log.extend_from_slice(&tail);
@@ -366,4 +367,55 @@ fn automatic_rewrite_follows_the_growth_rule() {
     s.engine.config_mut().appendonly = false;
     s.engine.stats_mut().aof_current_size = 1 << 30;
     assert!(!s.engine.aof_rewrite_wanted());
+}
+
+/// A value of `len` bytes, as a command-line word.
+fn big_value(len: usize, byte: u8) -> String {
+    String::from_utf8(vec![byte; len]).unwrap()
+}
+
+#[test]
+fn large_values_are_logged_by_reference() {
+    let mut s = Session::new();
+    let value = big_value(SHARE_FROM, b'a');
+    let set = s.exec(&format!("SET k {value}")).effects;
+    let shared: Vec<_> = set
+        .pieces()
+        .filter(|p| matches!(p, Piece::Value(_)))
+        .collect();
+    assert_eq!(shared.len(), 1, "one value, not copied");
+    assert_eq!(
+        shared[0].bytes().as_ptr(),
+        s.engine.store().get(b"k").unwrap().value().as_ptr()
+    );
+    let small = s.exec("SET k2 small").effects;
+    assert!(small.pieces().all(|p| matches!(p, Piece::Bytes(_))));
+}
+
+#[test]
+fn a_logged_value_stays_as_logged_until_the_log_lets_it_go() {
+    let mut s = Session::new();
+    let value = big_value(SHARE_FROM + 10, b'v');
+    // The records wait for a flush (appendfsync everysec) while the key
+    // is appended to, overwritten and deleted.
+    let pending = [
+        s.exec(&format!("SET k {value}")).effects,
+        s.exec(&format!("MSET k {value} k2 {value}")).effects,
+    ];
+    let logged: Vec<Vec<u8>> = pending.iter().map(Effects::to_bytes).collect();
+    s.run("APPEND k more");
+    s.run("APPEND k2 more");
+    assert_eq!(s.run("STRLEN k"), Reply::Integer(value.len() as i64 + 4));
+    s.run("SET k2 other");
+    s.run("DEL k");
+    for (effects, bytes) in pending.iter().zip(&logged) {
+        assert_eq!(
+            &effects.to_bytes(),
+            bytes,
+            "the pending record is unchanged"
+        );
+    }
+    let sets = pending[1].commands();
+    assert_eq!(sets[0][2], value.as_bytes(), "MSET's values as set");
+    assert_eq!(sets[0][4], value.as_bytes());
 }
