@@ -158,9 +158,16 @@ fn redis_protocol_commands_pipelining_and_protocol_errors() {
     exchange(&mut s, b"PING\r\n", b"+PONG\r\n");
 }
 
-/// The value the crash test writes for key `i` (lengths vary).
+/// The value the crash test writes for key `i`: lengths vary, and every
+/// seventh is large enough to be written to the log from its own memory
+/// (kvstore's `SHARE_FROM`, 16 KiB).
 fn crash_value(i: u32) -> String {
-    format!("value-{i}-{}", "v".repeat((i % 300) as usize))
+    let len = if i % 7 == 3 {
+        16_384 + i % 5000
+    } else {
+        i % 300
+    };
+    format!("value-{i}-{}", "v".repeat(len as usize))
 }
 
 fn fresh_disk(test: &str) {
@@ -189,7 +196,12 @@ fn acknowledged_writes_survive_sigkill_under_appendfsync_always() {
         })
     };
     for i in 0..100_000u32 {
-        let request = format!("SET crash{i} {}\r\n", crash_value(i));
+        let (key, value) = (format!("crash{i}"), crash_value(i));
+        let request = format!(
+            "*3\r\n$3\r\nSET\r\n${}\r\n{key}\r\n${}\r\n{value}\r\n",
+            key.len(),
+            value.len()
+        );
         if s.write_all(request.as_bytes()).is_err() {
             break;
         }
