@@ -280,7 +280,7 @@ fn main(args: libos::Args) -> i32 {
 }
 
 /// Rounds of 1..=cores runs in `scaling` mode.
-const SCALING_ROUNDS: usize = 3;
+const SCALING_ROUNDS: usize = 5;
 
 /// Prints one run: totals, the first and the steady-state iteration, and
 /// each core's compute time.
