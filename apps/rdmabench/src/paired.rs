@@ -25,8 +25,12 @@ use libos::mm::FRAME_SIZE;
 use libos::println;
 use libos::time::now;
 
-/// Rounds per target.
-const ROUNDS: usize = 7;
+/// Rounds of the warm targets: a warm 4 MiB WRITE takes a few
+/// milliseconds, which one descheduled host thread can double, so many.
+const WARM_ROUNDS: usize = 15;
+/// Rounds of the cold targets (each round allocates and frees 12 MiB on
+/// both sides and takes a few hundred milliseconds).
+const COLD_ROUNDS: usize = 7;
 /// The transfer size of the throughput targets.
 const SIZE: usize = 4 << 20;
 /// Small WRITEs per policy and round for the latency target.
@@ -56,7 +60,7 @@ fn show(name: &str, (ratio, rounds): (f64, Vec<f64>), want: f64) {
 /// Runs every target side by side and prints it, with `errors` cells of
 /// the table that failed; returns the transfers that failed here.
 pub fn targets(b: &mut Bench, errors: usize) -> usize {
-    println!("targets (policies back to back in each round, median of {ROUNDS} rounds):");
+    println!("targets (policies back to back in each round, median of {WARM_ROUNDS} warm / {COLD_ROUNDS} cold rounds):");
     let mut failed = 0;
     let mut timed = |b: &mut Bench, off: usize, len: usize, policy: Policy, times: u32| {
         let start = now();
@@ -76,7 +80,7 @@ pub fn targets(b: &mut Bench, errors: usize) -> usize {
         .collect();
     let mut large = Vec::new();
     let mut small = Vec::new();
-    for round in 0..ROUNDS {
+    for round in 0..WARM_ROUNDS {
         let (mut big, mut little) = ([Duration::ZERO; 2], [Duration::ZERO; 2]);
         for policy in rotated(&bases, round) {
             let i = usize::from(policy != Policy::Pin);
@@ -106,7 +110,7 @@ pub fn targets(b: &mut Bench, errors: usize) -> usize {
     // registers both sides first, and that counts.
     let cold = [Policy::Pin, Policy::FaultAware, Policy::FaultAwarePrefetch];
     let mut ratios = [Vec::new(), Vec::new()];
-    for round in 0..ROUNDS {
+    for round in 0..COLD_ROUNDS {
         let mut t = [Duration::ZERO; 3];
         for policy in rotated(&cold, round) {
             let i = cold.iter().position(|&p| p == policy).unwrap_or(0);
