@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!  QEMU ──main socket──▶ frontend (vhost-user protocol, IOTLB updates)
-//!       ◀─backend channel─ guest::GuestDma (IOTLB misses)
+//!       ◀─backend channel─ guest::GuestDma (IOTLB misses, a window of
+//!                          them at once: miss::MissChannel)
 //!  guest rings ──▶ device (event loop) ──▶ engine (pure protocol core)
 //!                                     ◀──▶ fabric (UDP to other engines)
 //! ```
@@ -37,6 +38,7 @@ pub mod frontend;
 pub mod guest;
 pub mod iotlb;
 pub mod lease;
+pub mod miss;
 pub mod peers;
 pub mod ring;
 pub mod selfbench;
