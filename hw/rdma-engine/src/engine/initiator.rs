@@ -36,6 +36,7 @@ use crate::dma::{Dma, FaultKind, LendError};
 use crate::fabric_msg::{encode_lent, Kind, Msg, Reason};
 use crate::lease::Lease;
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
+use std::collections::BTreeSet;
 
 /// Where a parked operation waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,6 +113,9 @@ pub(super) struct Op {
     pub same_page_faults: u32,
     last_heard: u64,
     rnr: u32,
+    /// Pages the target reported faulting on, each counted once in
+    /// `cqe.remote_faults`.
+    remote_fault_pages: BTreeSet<u64>,
 }
 
 impl Op {
@@ -159,6 +163,7 @@ impl Op {
             same_page_faults: 0,
             last_heard: now,
             rnr: 0,
+            remote_fault_pages: BTreeSet::new(),
         }
     }
 
@@ -366,6 +371,15 @@ impl Engine {
         let id = m.xfer;
         op.last_heard = now;
         let direct = op.direct && m.kind != Kind::Retry && !op.segs[i].notify;
+        if (m.kind, m.reason) == (Kind::Nack, Some(Reason::Fault))
+            && op.remote_fault_pages.insert(m.va)
+        {
+            // A fault the target took is a fault taken, even when the answer
+            // is to a transmission the segment has moved past (the target
+            // was slow and we sent again); only the state below waits for
+            // the latest one.
+            op.cqe.remote_faults += 1;
+        }
         if direct {
             // Only the answer to the latest transmission speaks for the
             // segment's state (except an ACK: placed is placed).
@@ -446,12 +460,6 @@ impl Engine {
                     if (op.kind == Opcode::Write || op.direct) && !s.notify {
                         let reached = m.offset.saturating_sub(s.offset).min(s.len);
                         s.placed = s.placed.max(reached);
-                    }
-                    let known = op.segs.iter().any(
-                        |s| matches!(s.state, SegState::RemoteFault { page: p, .. } if p == page),
-                    );
-                    if !known {
-                        op.cqe.remote_faults += 1;
                     }
                     op.segs[i].state = SegState::RemoteFault { page, since: now };
                 }

@@ -115,6 +115,13 @@ impl Fabric {
             .unwrap_or_else(|| panic!("wr {wr_id} on node {node} did not complete"))
     }
 
+    /// Hands one datagram to `dst` now, whatever `fate` says.
+    fn deliver(&mut self, dst: u16, d: &[u8]) {
+        let (e, m) = &mut self.nodes[dst as usize];
+        e.on_datagram(d, m, self.now);
+        self.collect();
+    }
+
     fn mem(&mut self, node: usize) -> &mut FlatMemory {
         &mut self.nodes[node].1
     }
@@ -845,4 +852,44 @@ fn a_direct_write_with_immediate_and_a_write_to_oneself() {
     f.post(0, wr(Opcode::Write, 42, 0, BASE, BASE + 0x5000, 6));
     assert_eq!(status(&f.wait_for(0, 42, 50)), Status::Success);
     assert_eq!(f.mem(0).slice(BASE + 0x5000, 6), b"direct");
+}
+
+#[test]
+fn a_fault_answered_to_an_earlier_transmission_still_counts() {
+    // The target is slow: its fault NACK arrives after the initiator has
+    // sent the segment again, and the second attempt finds the page
+    // resolved. The fault happened all the same.
+    let mut f = Fabric::shared(2);
+    let held = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+    let h = held.clone();
+    f.fate = Box::new(move |_, dst, d| {
+        let answer = Msg::decode(d).is_some_and(|m| matches!(m.kind, Kind::Nack | Kind::Ack));
+        if dst == 0 && answer {
+            h.borrow_mut().push(d.to_vec());
+            Fate::Drop
+        } else {
+            Fate::Deliver
+        }
+    });
+    let data = pattern(PAGE as usize, 40);
+    f.mem(0).store(BASE, &data);
+    let dst = BASE + 0x20_0000;
+    f.mem(1).evict(dst);
+    f.post(0, wr(Opcode::Write, 40, 1, BASE, dst, PAGE));
+    f.run(5, |_| false);
+    assert_eq!(held.borrow().len(), 1, "the fault NACK, held back");
+    f.mem(1).make_present(dst);
+    // The retransmission timeout sends the segment again; it lands.
+    f.run(100, |_| held.borrow().len() >= 2);
+    f.fate = Box::new(|_, _, _| Fate::Deliver);
+    let late: Vec<Vec<u8>> = held.borrow_mut().drain(..).collect();
+    for d in late {
+        f.deliver(0, &d);
+    }
+    let c = f.wait_for(0, 40, 10);
+    assert_eq!(
+        (status(&c), c.remote_faults, c.retransmitted_bytes),
+        (Status::Success, 1, PAGE)
+    );
+    assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
 }
