@@ -65,7 +65,8 @@ pub fn targets(b: &mut Bench, errors: usize) -> usize {
     let mut timed = |b: &mut Bench, off: usize, len: usize, policy: Policy, times: u32| {
         let start = now();
         for _ in 0..times {
-            if b.transfer("write", off, len, policy).is_err() {
+            if let Err(e) = b.transfer("write", off, len, policy) {
+                println!("  write {len} {}: {e}", policy_name(policy));
                 failed += 1;
             }
         }
