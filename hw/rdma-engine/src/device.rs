@@ -13,8 +13,7 @@
 use crate::engine::Engine;
 use crate::fabric::Fabric;
 use crate::frontend::{QueueConfig, Shared, QUEUES};
-use crate::guest::{log, GuestDma};
-use crate::miss::MissChannel;
+use crate::guest::{log, GuestDma, MissChannel};
 use crate::peers::Peers;
 use crate::ring::{RingError, SplitRing};
 use crate::sys;

@@ -164,14 +164,6 @@ pub trait Dma {
         Ok(())
     }
 
-    /// The libOS answered fault events: PAGE_READY for `Some(page)`, or a
-    /// RESUME (`None`: it does not say which pages). A memory that asked
-    /// about pages ahead of an access (see `guest`) forgets the events it
-    /// caused there, so its next access asks again rather than waiting.
-    fn fault_answered(&mut self, page: Option<u64>) {
-        let _ = page;
-    }
-
     /// Whether this memory can be lent to peers (else: datagrams).
     fn can_lend(&self) -> bool {
         false

@@ -147,26 +147,9 @@ impl Frontend {
                 return Ok(());
             };
             let h = Header::decode(&hdr).map_err(bad)?;
-            // On the stack: an UPDATE's ack is on the critical path of every
-            // miss (QEMU waits for it before it answers the miss).
-            let mut buf = [0u8; msg::MAX_PAYLOAD];
-            let payload = &mut buf[..h.size as usize];
-            self.sock.read_exact(payload)?;
-            if h.request == req::IOTLB_MSG {
-                // The hot path: straight to the table, ack from the stack.
-                let ok = match self.iotlb(payload) {
-                    Ok(()) => true,
-                    Err(e) => {
-                        eprintln!("rdma-engine {}: IOTLB_MSG refused: {e}", self.rank);
-                        false
-                    }
-                };
-                if h.need_reply() {
-                    self.sock.write_all(&msg::ack(h.request, u64::from(!ok)))?;
-                }
-                continue;
-            }
-            let ok = match self.handle(&h, payload, fds) {
+            let mut payload = vec![0u8; h.size as usize];
+            self.sock.read_exact(&mut payload)?;
+            let ok = match self.handle(&h, &payload, fds) {
                 Ok(reply) => {
                     if let Some(r) = reply {
                         self.sock.write_all(&r)?;
@@ -184,7 +167,8 @@ impl Frontend {
                 }
             };
             if h.need_reply() {
-                self.sock.write_all(&msg::ack(h.request, u64::from(!ok)))?;
+                self.sock
+                    .write_all(&msg::reply_u64(h.request, u64::from(!ok)))?;
             }
         }
     }
@@ -312,7 +296,6 @@ impl Frontend {
                     .unwrap_or_else(|e| e.into_inner()) = Some(UnixStream::from(fd));
                 self.shared.changed();
             }
-            // Served in `serve` before this (the hot path).
             req::IOTLB_MSG => self.iotlb(p)?,
             other => return Err(bad(MsgError::Field("request", u64::from(other)))),
         }
@@ -404,22 +387,16 @@ impl Frontend {
             .unwrap_or_else(|e| e.into_inner());
         match m.kind {
             msg::IOTLB_UPDATE => {
-                let inserted = tlb.insert(m.iova, m.size, m.uaddr, m.perm);
-                // Nothing else under the lock: the engine's next lookup and
-                // QEMU's wait for the ack both stand behind it.
-                drop(tlb);
                 self.shared.stats.updates.fetch_add(1, Ordering::Relaxed);
-                if self.verbose {
-                    log(
-                        self.rank,
-                        true,
-                        &format!(
-                            "IOTLB update iova={:#x} size={:#x} perm={}",
-                            m.iova, m.size, m.perm
-                        ),
-                    );
-                }
-                if !inserted {
+                log(
+                    self.rank,
+                    self.verbose,
+                    &format!(
+                        "IOTLB update iova={:#x} size={:#x} perm={}",
+                        m.iova, m.size, m.perm
+                    ),
+                );
+                if !tlb.insert(m.iova, m.size, m.uaddr, m.perm) {
                     return Err(bad(MsgError::Field("IOTLB update size", m.size)));
                 }
             }
@@ -429,7 +406,6 @@ impl Frontend {
                     .invalidations
                     .fetch_add(1, Ordering::Relaxed);
                 let n = tlb.invalidate(m.iova, m.size);
-                drop(tlb);
                 log(
                     self.rank,
                     self.verbose,

@@ -3,74 +3,41 @@
 //! misses sent to QEMU on the backend channel.
 //!
 //! ```text
-//!  access(iova, len) ── IOTLB hit ──▶ uaddr ── memory table ──▶ our mapping ──▶ copy
+//!  access(iova) ── IOTLB hit ──▶ uaddr ── memory table ──▶ our mapping ──▶ copy
 //!        │
-//!        └─ miss/denied at page p ─▶ p noted as faulted ahead? ── yes ─▶ Fault{p, Smmu}
-//!                                     │ no                       (the guest has its
-//!                                     ▼                           event already)
-//!          window: p and the next pages of [iova, iova+len) not in the IOTLB
-//!          (≤ MISS_WINDOW, stops before a page noted as faulted ahead)
-//!          backend channel: IOTLB_MSG MISS × window, NEED_REPLY, one write
-//!          QEMU, per MISS in order, walks the guest SMMU ─┬─ ok: UPDATE on the main
-//!                                                         │   socket (frontend thread
-//!                                                         │   inserts, acks), reply 0
-//!                                                         └─ fault: event in the guest's
-//!                                                             SMMU event queue, reply ≠ 0
-//!          replies read in order:  p ok → retry the lookup │ p fault → Fault{p, Smmu}
-//!                                  later page ok → in the IOTLB already
-//!                                  later page fault → noted as faulted ahead
+//!        └─ miss/denied ─▶ backend channel: IOTLB_MSG MISS(iova, perm), NEED_REPLY
+//!                          QEMU walks the guest SMMU ─┬─ ok: UPDATE on the main socket
+//!                                                     │      (frontend thread inserts,
+//!                                                     │      acks), then reply 0 → retry
+//!                                                     └─ fault: event in the guest's
+//!                                                            SMMU event queue, reply ≠ 0
+//!                                                            → Fault{kind: Smmu}
 //! ```
 //!
 //! The frontend thread owns the main socket; this side only reads the
 //! shared [`Translation`] and talks on the backend channel, so QEMU's
 //! UPDATE (which it sends before answering a miss) is never stuck behind us.
 //!
-//! # Pages asked about ahead (speculative misses)
-//!
-//! Only the reply for `p`, the page the access stands at, decides what the
-//! access does. A later page of the window that QEMU cannot translate has
-//! put an SMMU event in the guest's queue although the engine has not
-//! reached it (it may never: the access can stop earlier). That is safe:
-//!
-//! * The page lies in the access's range, i.e. in the work request's: the
-//!   libOS resolves a page the engine was going to touch anyway (through
-//!   the transfer's segment and a RESUME, or as an unclaimed fault and a
-//!   PAGE_READY).
-//! * Nothing is reported for it: no completion, no NACK names a page the
-//!   access has not reached. If the access gets there and the page is still
-//!   noted, it stops there with an SMMU fault *without a new miss*, so the
-//!   guest sees one event per page, not two; the libOS's answer to that one
-//!   event wakes the parked operation as for any fault. A second event for
-//!   a page the libOS already resolved once would count against the
-//!   segment's retry bound in the libOS's scheduler.
-//! * The libOS's answer may come while nobody waits on the page: a
-//!   PAGE_READY for a page no operation is parked on is ignored by the
-//!   engine except that it clears the note ([`Dma::fault_answered`]); a
-//!   RESUME for an operation that is not parked is remembered as early
-//!   (as before) and clears every note (a RESUME does not name pages).
-//!   A note is also consumed by the stop it causes, and the oldest notes
-//!   are forgotten past [`AHEAD_NOTES`]: a forgotten note only costs one
-//!   more miss, never a hang.
-//! * A window is a burst of at most [`MISS_WINDOW`] events; see there for
-//!   why that fits the guest's SMMU event queue.
-//!
 //! The direct data path uses the same walk: lending turns the translated
 //! pieces into extents of the exported memfds under a lease; pulling and
 //! pushing copy each translated piece of our side from/to a peer's mapped
 //! memory, one lease claim per piece (at most [`MAX_PIECE`] bytes).
 
-use crate::dma::{page_of, DirectError, Dma, Extent, Fault, FaultKind, LendError, Lent, PAGE};
+use crate::dma::{page_of, DirectError, Dma, Extent, Fault, FaultKind, LendError, Lent};
 use crate::iotlb::{Iotlb, Lookup, Perm, PERM_READ, PERM_WRITE};
 use crate::lease::{self, Leases};
-use crate::miss::{MissChannel, MISS_WINDOW};
 use crate::peers::Peers;
 use crate::stats::Stats;
 use crate::sys::Mapping;
-use std::collections::VecDeque;
+use crate::vhost_msg::{
+    self, IotlbMsg, BACKEND_IOTLB_MSG, FLAG_NEED_REPLY, HEADER_SIZE, IOTLB_MISS,
+};
+use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
+use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, RwLock};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// One region of guest RAM in our address space.
 pub struct Region {
@@ -123,6 +90,48 @@ pub struct Translation {
     pub regions: RwLock<Arc<Regions>>,
 }
 
+/// The engine's side of the backend channel: asks QEMU to translate.
+pub struct MissChannel {
+    sock: UnixStream,
+}
+
+/// How long we wait for QEMU to answer a miss before calling it broken.
+const MISS_TIMEOUT: Duration = Duration::from_secs(5);
+
+impl MissChannel {
+    /// Wraps the socket QEMU gave with SET_BACKEND_REQ_FD.
+    pub fn new(sock: UnixStream) -> std::io::Result<Self> {
+        sock.set_read_timeout(Some(MISS_TIMEOUT))?;
+        Ok(Self { sock })
+    }
+
+    /// Sends IOTLB MISS for the page of `iova` and waits for QEMU's verdict:
+    /// Ok(true) translated (the UPDATE is already in the IOTLB), Ok(false)
+    /// the guest SMMU faulted.
+    pub fn miss(&mut self, iova: u64, perm: Perm) -> std::io::Result<bool> {
+        let m = IotlbMsg {
+            iova,
+            perm,
+            kind: IOTLB_MISS,
+            ..IotlbMsg::default()
+        };
+        self.sock.write_all(&vhost_msg::encode(
+            BACKEND_IOTLB_MSG,
+            FLAG_NEED_REPLY,
+            &m.encode(),
+        ))?;
+        let mut hdr = [0u8; HEADER_SIZE];
+        self.sock.read_exact(&mut hdr)?;
+        let h = vhost_msg::Header::decode(&hdr)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+        let mut p = vec![0u8; h.size as usize];
+        self.sock.read_exact(&mut p)?;
+        let v = vhost_msg::decode_u64(&p)
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+        Ok(v == 0)
+    }
+}
+
 /// Guest memory behind the SMMU, as a [`Dma`] for the engine.
 pub struct GuestDma {
     tr: Arc<Translation>,
@@ -134,21 +143,10 @@ pub struct GuestDma {
     stats: Arc<Stats>,
     verbose: bool,
     rank: u16,
-    /// Pages a window asked about ahead that QEMU could not translate: the
-    /// guest has an event for each and has not answered it yet (oldest
-    /// first, at most [`AHEAD_NOTES`]).
-    faulted_ahead: VecDeque<u64>,
-    /// The current window's pages and QEMU's verdicts (reused).
-    window: Vec<u64>,
-    verdicts: Vec<bool>,
 }
 
 /// Misses in a row for one page (QEMU said yes, the entry vanished again).
 const MISS_LOOPS: u32 = 8;
-
-/// Pages faulted ahead that are remembered; past that the oldest note is
-/// dropped (its page is simply asked about again when reached).
-pub const AHEAD_NOTES: usize = 4 * MISS_WINDOW;
 
 impl GuestDma {
     /// Memory seen through `tr`, resolving misses on `misses` (None until
@@ -168,29 +166,7 @@ impl GuestDma {
             stats,
             verbose,
             rank,
-            faulted_ahead: VecDeque::with_capacity(AHEAD_NOTES),
-            window: Vec::with_capacity(MISS_WINDOW),
-            verdicts: Vec::with_capacity(MISS_WINDOW),
         }
-    }
-
-    /// Whether `page` was faulted ahead and not answered yet; the note is
-    /// consumed (the stop it causes is that event's one use).
-    fn take_faulted_ahead(&mut self, page: u64) -> bool {
-        match self.faulted_ahead.iter().position(|&p| p == page) {
-            Some(i) => {
-                self.faulted_ahead.remove(i);
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn note_faulted_ahead(&mut self, page: u64) {
-        if self.faulted_ahead.len() == AHEAD_NOTES {
-            self.faulted_ahead.pop_front();
-        }
-        self.faulted_ahead.push_back(page);
     }
 
     /// Enables the direct path: lend under `leases`, map peers with `peers`.
@@ -268,11 +244,7 @@ impl GuestDma {
                     if loops > MISS_LOOPS {
                         return Err(Stop::Fault(fault(FaultKind::Fatal)));
                     }
-                    if self.take_faulted_ahead(page_of(at)) {
-                        return Err(Stop::Fault(fault(FaultKind::Smmu)));
-                    }
-                    let end = iova.saturating_add(len);
-                    match self.resolve(page_of(at), end, want) {
+                    match self.resolve(page_of(at), want) {
                         Ok(true) => {}
                         Ok(false) => return Err(Stop::Fault(fault(FaultKind::Smmu))),
                         Err(f) => return Err(Stop::Fault(Fault { done, ..f })),
@@ -348,90 +320,39 @@ impl GuestDma {
         }
     }
 
-    /// The pages one window asks about: `page`, then the following pages
-    /// below `end` (the access's end) that the IOTLB does not translate for
-    /// `want`, at most [`MISS_WINDOW`]; stops before a page faulted ahead
-    /// (its event is still with the guest: asking again would add another).
-    fn plan_window(&mut self, page: u64, end: u64, want: Perm) {
-        self.window.clear();
-        self.window.push(page);
-        let tlb = self.tr.iotlb.read().unwrap_or_else(|p| p.into_inner());
-        let mut next = page;
-        while self.window.len() < MISS_WINDOW {
-            next = match next.checked_add(PAGE) {
-                Some(n) if n < end => n,
-                _ => break,
-            };
-            if self.faulted_ahead.contains(&next) {
-                break;
-            }
-            if !matches!(tlb.lookup(next, want), Lookup::Hit { .. }) {
-                self.window.push(next);
-            }
-        }
-    }
-
-    /// Asks QEMU about `page` and the pages after it up to `end` (one
-    /// window, see [`GuestDma::plan_window`]): Ok(true) `page` is
-    /// translated now, Ok(false) the guest SMMU faulted on it. Later pages
-    /// only fill the IOTLB or are noted as faulted ahead. Err only when the
-    /// channel is unusable (then it is dropped: every later miss is fatal).
-    fn resolve(&mut self, page: u64, end: u64, want: Perm) -> Result<bool, Fault> {
+    /// One miss round trip; Err only when the channel is unusable.
+    fn resolve(&mut self, page: u64, want: Perm) -> Result<bool, Fault> {
         let fatal = Fault {
             va: page,
             done: 0,
             kind: FaultKind::Fatal,
         };
-        if self.misses.is_none() {
-            return Err(fatal);
-        }
-        self.plan_window(page, end, want);
         let Some(ch) = self.misses.as_mut() else {
             return Err(fatal);
         };
+        self.stats.misses.fetch_add(1, Ordering::Relaxed);
         let t0 = Instant::now();
-        let r = ch.miss_all(&self.window, want, &mut self.verdicts);
-        let us = t0.elapsed().as_micros() as u64;
-        let asked = self.verdicts.len() as u64;
-        self.stats.misses.fetch_add(asked, Ordering::Relaxed);
-        self.stats.miss_us.fetch_add(us, Ordering::Relaxed);
-        self.stats
-            .ahead
-            .fetch_add(asked.saturating_sub(1), Ordering::Relaxed);
-        let mut failed = 0u64;
-        for i in 0..self.verdicts.len() {
-            let (p, ok) = (self.window[i], self.verdicts[i]);
-            if ok {
-                continue;
+        match ch.miss(page, want) {
+            Ok(ok) => {
+                let us = t0.elapsed().as_micros() as u64;
+                self.stats.miss_us.fetch_add(us, Ordering::Relaxed);
+                if !ok {
+                    self.stats.faults.fetch_add(1, Ordering::Relaxed);
+                }
+                if self.verbose || !ok {
+                    let what = if ok {
+                        "translated"
+                    } else {
+                        "FAULT (QEMU: SMMU could not translate; guest event recorded)"
+                    };
+                    log(
+                        self.rank,
+                        self.verbose || !ok,
+                        &format!("IOTLB miss iova={page:#x} perm={want} -> {what} in {us} us"),
+                    );
+                }
+                Ok(ok)
             }
-            failed += 1;
-            if i > 0 {
-                self.stats.ahead_faults.fetch_add(1, Ordering::Relaxed);
-                self.note_faulted_ahead(p);
-            }
-            // The page the access stands at is always reported (the
-            // evidence of the fault path); pages ahead only when verbose.
-            log(
-                self.rank,
-                self.verbose || i == 0,
-                &format!(
-                    "IOTLB miss iova={p:#x} perm={want} -> FAULT (QEMU: SMMU could not translate; guest event recorded){} in {us} us",
-                    if i > 0 { ", asked ahead" } else { "" }
-                ),
-            );
-        }
-        self.stats.faults.fetch_add(failed, Ordering::Relaxed);
-        if self.verbose {
-            log(
-                self.rank,
-                true,
-                &format!(
-                    "IOTLB miss window iova={page:#x} perm={want}: {asked} pages, {failed} faulted, in {us} us"
-                ),
-            );
-        }
-        match r {
-            Ok(()) => Ok(self.verdicts[0]),
             Err(e) => {
                 eprintln!(
                     "rdma-engine {}: IOTLB miss on the backend channel failed: {e}",
@@ -452,13 +373,6 @@ pub fn log(rank: u16, on: bool, msg: &str) {
 }
 
 impl Dma for GuestDma {
-    fn fault_answered(&mut self, page: Option<u64>) {
-        match page {
-            Some(p) => self.faulted_ahead.retain(|&q| q != page_of(p)),
-            None => self.faulted_ahead.clear(),
-        }
-    }
-
     fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), Fault> {
         let r = self.access(va, buf.len() as u64, PERM_READ, |region, off, at, n| {
             region.map.read_at(off, &mut buf[at..at + n])
@@ -529,6 +443,3 @@ impl Dma for GuestDma {
         self.direct(peer, to, va, false)
     }
 }
-
-#[cfg(test)]
-mod tests;

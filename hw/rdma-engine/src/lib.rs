@@ -3,8 +3,7 @@
 //!
 //! ```text
 //!  QEMU ──main socket──▶ frontend (vhost-user protocol, IOTLB updates)
-//!       ◀─backend channel─ guest::GuestDma (IOTLB misses, a window of
-//!                          them at once: miss::MissChannel)
+//!       ◀─backend channel─ guest::GuestDma (IOTLB misses)
 //!  guest rings ──▶ device (event loop) ──▶ engine (pure protocol core)
 //!                                     ◀──▶ fabric (UDP to other engines)
 //! ```
@@ -38,7 +37,6 @@ pub mod frontend;
 pub mod guest;
 pub mod iotlb;
 pub mod lease;
-pub mod miss;
 pub mod peers;
 pub mod ring;
 pub mod selfbench;

@@ -11,17 +11,12 @@ pub struct Stats {
     pub completions: AtomicU64,
     /// Payload bytes moved (copied, written, read, sent).
     pub bytes: AtomicU64,
-    /// IOTLB misses sent to QEMU (pages sent ahead included).
+    /// IOTLB misses sent to QEMU.
     pub misses: AtomicU64,
-    /// Microseconds spent waiting for miss replies (a window of pipelined
-    /// misses counts once, so `miss_us / misses` is the cost per page).
+    /// Microseconds spent waiting for miss replies.
     pub miss_us: AtomicU64,
     /// Misses QEMU answered with a fault (a guest-visible SMMU event).
     pub faults: AtomicU64,
-    /// Misses sent ahead of the page an access stopped at (same access).
-    pub ahead: AtomicU64,
-    /// Of those, the ones QEMU could not translate (speculative events).
-    pub ahead_faults: AtomicU64,
     /// IOTLB updates received.
     pub updates: AtomicU64,
     /// IOTLB invalidations received.
@@ -43,14 +38,12 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} sent ahead ({} faulted), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked",
             g(&self.wrs),
             g(&self.completions),
             g(&self.bytes),
             misses,
             avg,
-            g(&self.ahead),
-            g(&self.ahead_faults),
             g(&self.faults),
             g(&self.updates),
             g(&self.invalidations),

@@ -336,7 +336,6 @@ impl Engine {
     }
 
     fn resume(&mut self, wr_id: u64, abort: bool, dma: &mut dyn Dma, now: u64) {
-        dma.fault_answered(None);
         let found = self
             .ops
             .iter()
@@ -356,10 +355,6 @@ impl Engine {
 
     fn page_ready(&mut self, va: u64, failed: bool, dma: &mut dyn Dma, now: u64) {
         let page = crate::dma::page_of(va);
-        // Often for a page nobody waits on: one the memory asked about
-        // ahead of an access (a speculative fault event), or one a RETRY
-        // already covered. Then only the memory's note of it changes.
-        dma.fault_answered(Some(page));
         let parked: Vec<u64> = self
             .ops
             .iter()

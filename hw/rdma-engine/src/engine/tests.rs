@@ -214,25 +214,6 @@ fn a_copy_waits_at_a_fault_and_goes_on_after_page_ready() {
 }
 
 #[test]
-fn a_page_ready_for_a_page_nobody_waits_on_is_harmless() {
-    // The memory asked about pages ahead of an access; the libOS answers
-    // for one the engine never reached (or already passed).
-    let mut f = Fabric::new(1);
-    let dst = BASE + 0x10_0000;
-    f.mem(0).evict(dst);
-    f.post(0, wr(Opcode::Copy, 9, 0, BASE, dst, 2 * PAGE));
-    f.page_ready(0, dst + 5 * PAGE, false);
-    f.page_ready(0, dst + 6 * PAGE, true);
-    assert!(f.finished(0, 9).is_none(), "still parked on its own page");
-    f.run(5, |_| false);
-    assert!(f.done[0].is_empty(), "no completion, failed or not");
-    f.mem(0).make_present(dst);
-    f.page_ready(0, dst, false);
-    let c = f.finished(0, 9).unwrap();
-    assert_eq!((status(&c), c.local_faults), (Status::Success, 1));
-}
-
-#[test]
 fn resume_with_abort_fails_the_request_with_the_fault_address() {
     let mut f = Fabric::new(1);
     f.mem(0).evict(BASE + 0x2000);
