@@ -71,7 +71,7 @@ impl Row {
 pub(crate) struct Bench<'a> {
     rdma: &'a Rdma,
     qp: QueuePair,
-    pub(crate) local: Region,
+    local: Region,
     remote: usize,
     next: usize,
 }
@@ -105,10 +105,17 @@ impl Bench<'_> {
         let _ = self.local.populate(off..off + len);
         self.remote_ns(TOUCH, off, len);
         if policy == Policy::Pin {
-            let _ = self.local.pin(off..off + len);
-            self.remote_ns(PIN, off, len);
+            self.register(off, len);
         }
         off
+    }
+
+    /// Pins `len` bytes at `off` on both sides, as RDMA registration does;
+    /// returns the time it took (ours, plus what the target reports).
+    pub(crate) fn register(&mut self, off: usize, len: usize) -> Duration {
+        let t = libos::time::now();
+        let _ = self.local.pin(off..off + len);
+        t.elapsed() + self.remote_ns(PIN, off, len)
     }
 
     pub(crate) fn free(&mut self, off: usize, len: usize) {
@@ -186,9 +193,7 @@ impl Bench<'_> {
             if policy == Policy::Pin && buffer != Buffer::Warm {
                 // Registration of both sides counts: the whole registered
                 // buffer, even if only part of it is used.
-                let t = libos::time::now();
-                let _ = self.local.pin(off..off + registered);
-                setup += t.elapsed() + self.remote_ns(PIN, off, registered);
+                setup += self.register(off, registered);
             }
             // Sparse: the 10% in use is the first tenth of every 10 pages.
             let used: Vec<usize> = if buffer == Buffer::Sparse {

@@ -17,7 +17,6 @@
 extern crate alloc;
 
 use crate::cell::{policy_name, Bench};
-use crate::protocol::PIN;
 use alloc::vec::Vec;
 use core::time::Duration;
 use libos::dma::Policy;
@@ -118,8 +117,7 @@ pub fn targets(b: &mut Bench, errors: usize) -> usize {
             let off = b.fresh(SIZE);
             let start = now();
             if policy == Policy::Pin {
-                let _ = b.local.pin(off..off + SIZE);
-                b.remote_ns(PIN, off, SIZE);
+                b.register(off, SIZE);
             }
             timed(b, off, SIZE, policy, 1);
             t[i] = start.elapsed();

@@ -535,10 +535,19 @@ fn fold_checksum(
     Ok(None)
 }
 
+impl Outcome {
+    /// The first iteration: compute plus halo wait.
+    pub fn first(&self) -> Duration {
+        self.iterations
+            .first()
+            .map_or(Duration::ZERO, |(c, w, _, _)| *c + *w)
+    }
+}
+
 /// Prints one node's per-iteration lines (all of them up to 12 iterations,
-/// else the first 4 and the last 2) and a summary; returns the median
+/// else the first 4 and the last 2) and a summary with the median
 /// steady-state iteration time (iterations 2..).
-pub fn report(rank: u16, halo: Halo, o: &Outcome) -> Duration {
+pub fn report(rank: u16, halo: Halo, o: &Outcome) {
     let n = o.iterations.len();
     for (it, (compute, wait, faults, resolved)) in o.iterations.iter().enumerate() {
         if n <= 12 || it < 4 || it + 2 >= n {
@@ -559,18 +568,13 @@ pub fn report(rank: u16, halo: Halo, o: &Outcome) -> Duration {
         .collect();
     steady.sort();
     let median = steady.get(steady.len() / 2).copied().unwrap_or_default();
-    let first = o
-        .iterations
-        .first()
-        .map_or(Duration::ZERO, |(c, w, _, _)| *c + *w);
     println!(
         "node {rank} {halo:?}: wall {:.1} ms, setup {:.3} ms, first iteration {:.3} ms, steady-state {:.3} ms/iteration",
         o.wall.as_secs_f64() * 1e3,
         o.setup.as_secs_f64() * 1e3,
-        first.as_secs_f64() * 1e3,
+        o.first().as_secs_f64() * 1e3,
         median.as_secs_f64() * 1e3
     );
-    median
 }
 
 /// The steady state of an [`Halo::Interleaved`] run: the median time of

@@ -354,11 +354,7 @@ fn across_nodes(d: Dims, iterations: usize, rdma: &libos::rdma::Rdma, bench: boo
         if halo == Halo::Interleaved {
             steady = Some(interleaved_steady(&outcome));
         }
-        let first = outcome
-            .iterations
-            .first()
-            .map_or(Duration::ZERO, |(c, w, _, _)| *c + *w);
-        results.push((halo, outcome.setup + first, outcome.checksum));
+        results.push((halo, outcome.setup + outcome.first(), outcome.checksum));
     }
     if let Some((fa, pinned, ratio)) = steady {
         let first = |mode: Halo| {
