@@ -306,7 +306,7 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
             return 1;
         }
     };
-    let Ok(local) = Region::demand_zero(ARENA) else {
+    let Ok(local) = Region::demand_zero_huge(ARENA) else {
         println!("rdmabench: no room for the arena");
         return 1;
     };

@@ -37,7 +37,9 @@ use libos::rdma::{self, Rdma};
 libos::main!(main);
 
 fn sizes(args: &libos::Args) -> Vec<usize> {
-    let kib: &[usize] = if args.contains("quick") {
+    let kib: &[usize] = if args.contains("targets") {
+        &[]
+    } else if args.contains("quick") {
         &[4, 64, 1024, 4096]
     } else if args.contains("full") {
         &[4, 64, 1024, 4096, 16384, 65536]

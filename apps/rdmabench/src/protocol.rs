@@ -67,7 +67,7 @@ pub fn send(rdma: &Rdma, qp: &QueuePair, words: &[u64]) -> bool {
 
 /// Node 1: serves commands until QUIT.
 pub fn serve(rdma: &Rdma) -> i32 {
-    let Ok(mut arena) = Region::demand_zero(ARENA) else {
+    let Ok(mut arena) = Region::demand_zero_huge(ARENA) else {
         println!("rdmabench: no room for the arena");
         return 1;
     };

@@ -93,6 +93,9 @@ pub enum Reason {
     Revoked = 5,
     /// The target cannot map the initiator's memory: use datagrams.
     Unshared = 6,
+    /// A fault on page `va`, in the same 2 MiB as the request, is being
+    /// resolved: the request was not tried; wait for RETRY(va) like a fault.
+    Held = 7,
 }
 
 impl Reason {
@@ -104,6 +107,7 @@ impl Reason {
             4 => Self::BadRequest,
             5 => Self::Revoked,
             6 => Self::Unshared,
+            7 => Self::Held,
             _ => return None,
         })
     }

@@ -62,8 +62,9 @@ impl Region {
     }
 
     /// Like [`Region::demand_zero`], but a first touch maps a whole 2 MiB
-    /// block when one fits and is free (transparent huge pages); evicting
-    /// or pinning part of a block splits it into pages.
+    /// block when one fits and is free (transparent huge pages), which the
+    /// SMMU then translates in one step too. Evicting or discarding part of
+    /// a block splits it into pages; pinning part of it pins all of it.
     pub fn demand_zero_huge(len: usize) -> Result<Region, MmError> {
         Self::reserve_with(len, Backing::DemandZero, true)
     }
@@ -151,25 +152,16 @@ impl Region {
         Ok(with_space(|s| s.unmap_and_free(range)))
     }
 
-    fn attrs(&self) -> Attrs {
-        if self.info.writable {
-            Attrs::ReadWrite
-        } else {
-            Attrs::ReadOnly
-        }
-    }
-
     /// Evicts the resident, unpinned pages touching `offsets` to the backing
     /// store (zero pages take no space there); the next access, by a core or
     /// a device, brings them back. Returns pages evicted.
     pub fn evict(&mut self, offsets: Range<usize>) -> Result<usize, MmError> {
         let range = self.absolute(offsets)?;
-        let attrs = self.attrs();
         let mut evicted = 0;
         let mut start = range.start;
         while start < range.end {
             let end = ((start / super::BLOCK_SIZE + 1) * super::BLOCK_SIZE).min(range.end);
-            evicted += with_space(|space| space.evict_range(start..end, attrs))?;
+            evicted += with_space(|space| space.evict_range(start..end))?;
             start = end;
         }
         EVICTIONS.fetch_add(evicted as u64, Ordering::Relaxed);
@@ -178,7 +170,7 @@ impl Region {
 
     /// Makes the pages touching `offsets` resident and keeps them so until
     /// [`Region::unpin`]: eviction skips them, and devices never fault there.
-    /// Pins nest (up to 15 per page).
+    /// Pins nest (up to 15 per page; a 2 MiB block counts as one page).
     pub fn pin(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
         pin(self.absolute(offsets)?)
     }
@@ -213,78 +205,78 @@ fn page_range(range: &Range<usize>) -> Range<usize> {
     range.start / FRAME_SIZE * FRAME_SIZE..range.end.next_multiple_of(FRAME_SIZE)
 }
 
-/// The region holding all of `range`, and how its pages are mapped.
-fn region_of(range: &Range<usize>) -> Result<(RegionInfo, Attrs), MmError> {
+/// The region holding all of `range`.
+fn region_of(range: &Range<usize>) -> Result<RegionInfo, MmError> {
     let info = with_space(|s| s.find_region(range.start)).ok_or(MmError::OutOfRange)?;
     if range.end > info.start + info.len || range.start >= range.end {
         return Err(MmError::OutOfRange);
     }
-    Ok((
-        info,
-        if info.writable {
-            Attrs::ReadWrite
-        } else {
-            Attrs::ReadOnly
-        },
-    ))
+    Ok(info)
 }
 
 /// Pins the pages touching `range` (virtual addresses inside one region):
 /// makes them resident and keeps them so until [`unpin`]. Used by the
 /// pinning DMA baseline, which knows buffers only by address.
 pub fn pin(range: Range<usize>) -> Result<(), MmError> {
-    let (info, attrs) = region_of(&range)?;
+    let info = region_of(&range)?;
     let access = if info.writable {
         Access::Write
     } else {
         Access::Read
     };
     let pages = page_range(&range);
-    for page in pages.clone().step_by(FRAME_SIZE) {
-        loop {
-            resolve(page, access).map_err(MmError::from)?;
-            let pinned = with_space(|space| match space.page_state(page) {
-                PageState::Mapped { pins, .. } if pins == MAX_PINS => Err(MmError::TooManyPins),
-                PageState::Mapped { pa, in_block, pins } => {
-                    if in_block {
-                        space.split_block(page, attrs);
-                    }
-                    space.set_pins(page, pa, attrs, pins + 1);
-                    Ok(true)
+    let mut page = pages.start;
+    while page < pages.end {
+        resolve(page, access).map_err(MmError::from)?;
+        let pinned = with_space(|space| match space.page_state(page) {
+            PageState::Mapped { pins, .. } if pins == MAX_PINS => Err(MmError::TooManyPins),
+            PageState::Mapped { in_block, pins, .. } => {
+                space.set_pins(page, pins + 1);
+                Ok(Some(next_mapping(page, in_block)))
+            }
+            // Evicted again between resolving and locking: retry.
+            _ => Ok(None),
+        });
+        match pinned {
+            Ok(Some(next)) => page = next,
+            Ok(None) => continue,
+            Err(e) => {
+                if page > pages.start {
+                    unpin(pages.start..page)?;
                 }
-                // Evicted again between resolving and locking: retry.
-                _ => Ok(false),
-            });
-            match pinned {
-                Ok(true) => break,
-                Ok(false) => continue,
-                Err(e) => {
-                    if page > pages.start {
-                        unpin(pages.start..page)?;
-                    }
-                    return Err(e);
-                }
+                return Err(e);
             }
         }
     }
     Ok(())
 }
 
-/// Releases one pin of each page touching `range` (virtual addresses).
+/// The first page after the mapping that holds `page`: the next page, or
+/// the end of its 2 MiB block, which pins and unpins count once.
+fn next_mapping(page: usize, in_block: bool) -> usize {
+    match in_block {
+        true => (page | (super::BLOCK_SIZE - 1)) + 1,
+        false => page + FRAME_SIZE,
+    }
+}
+
+/// Releases one pin of each page touching `range` (virtual addresses), and
+/// of each block once.
 pub fn unpin(range: Range<usize>) -> Result<(), MmError> {
-    let (_, attrs) = region_of(&range)?;
+    region_of(&range)?;
     with_space(|space| {
-        for page in page_range(&range).step_by(FRAME_SIZE) {
-            if let PageState::Mapped {
-                pa,
-                in_block: false,
-                pins,
-            } = space.page_state(page)
-            {
-                if pins > 0 {
-                    space.set_pins(page, pa, attrs, pins - 1);
+        let pages = page_range(&range);
+        let mut page = pages.start;
+        while page < pages.end {
+            page = match space.page_state(page) {
+                PageState::Mapped { in_block, pins, .. } => {
+                    if pins > 0 {
+                        space.set_pins(page, pins - 1);
+                    }
+                    next_mapping(page, in_block)
                 }
-            }
+                _ => page + FRAME_SIZE,
+            };
         }
     });
     Ok(())

@@ -295,7 +295,7 @@ impl AddressSpace {
     /// TLB invalidation for all, CPU and SMMU), so no core or device can
     /// still write them, then their contents are copied out and their frames
     /// freed. Zero pages keep no copy. Returns pages evicted.
-    pub fn evict_range(&mut self, range: Range<usize>, attrs: Attrs) -> Result<usize, OutOfFrames> {
+    pub fn evict_range(&mut self, range: Range<usize>) -> Result<usize, OutOfFrames> {
         let mut victims = [(0usize, 0usize, 0usize); 512];
         let mut count = 0;
         for page in range.clone().step_by(FRAME_SIZE) {
@@ -306,7 +306,7 @@ impl AddressSpace {
             } = self.page_state(page)
             {
                 if in_block {
-                    self.split_block(page, attrs);
+                    self.split_block(page);
                 }
                 let slot = match FRAMES
                     .lock()
@@ -353,14 +353,30 @@ impl AddressSpace {
         Ok(count)
     }
 
-    /// Sets the pin count of the mapped 4 KiB page `va`.
-    pub fn set_pins(&mut self, va: usize, pa: usize, attrs: Attrs, pins: u8) {
-        let flags = attrs.bits() | El1Attributes::TABLE_OR_PAGE;
-        let flags = El1Attributes::from_bits_retain(flags.bits() | (pins as usize) << PIN_SHIFT);
+    /// Sets the pin count of the mapping that holds `va`: its 4 KiB page, or
+    /// its whole 2 MiB block (a block carries one count for all its pages,
+    /// so that a pinned buffer keeps its large translations in the SMMU).
+    pub fn set_pins(&mut self, va: usize, pins: u8) {
+        let span = match self.page_state(va) {
+            PageState::Mapped { in_block: true, .. } => BLOCK_SIZE,
+            PageState::Mapped { .. } => FRAME_SIZE,
+            _ => return,
+        };
+        let start = va & !(span - 1);
+        let set = El1Attributes::from_bits_retain((pins as usize) << PIN_SHIFT);
+        let clear = El1Attributes::from_bits_retain(PIN_MASK) - set;
         // Only software bits change, which no table walker reads, so a TLB
         // entry with the old ones is still right: no invalidation needed.
         self.table.mark_inactive();
-        self.set_leaf(va, pa, flags);
+        self.table
+            .modify_range(&region(start..start + span), &|_, desc| {
+                if desc.flags().contains(El1Attributes::VALID) && !desc.is_table() {
+                    desc.modify_flags(set, clear)
+                } else {
+                    Ok(())
+                }
+            })
+            .expect("rewriting software bits of a whole leaf entry");
         self.table.mark_active();
     }
 
@@ -369,17 +385,19 @@ impl AddressSpace {
         self.map_into_invalid(va..va + BLOCK_SIZE, pa, attrs, Constraints::empty())
     }
 
-    /// Changes the permissions of every mapped page in `range` (pages only,
-    /// so pin counts in software bits are kept).
+    /// Changes the permissions of every mapped page and block in `range`,
+    /// keeping their pin counts (software bits).
     pub fn reprotect(&mut self, range: Range<usize>, attrs: Attrs) {
         let new = attrs.bits() | El1Attributes::TABLE_OR_PAGE;
         self.table
             .modify_range(&region(range.clone()), &|_, desc| {
-                if desc.level() == 3 && desc.flags().contains(El1Attributes::VALID) {
-                    let pins = desc.flags() & El1Attributes::from_bits_retain(PIN_MASK);
-                    desc.set(desc.output_address(), new | pins)
-                } else {
-                    Ok(())
+                let pins = desc.flags() & El1Attributes::from_bits_retain(PIN_MASK);
+                match desc.flags().contains(El1Attributes::VALID) {
+                    true if desc.level() == 3 => desc.set(desc.output_address(), new | pins),
+                    true if !desc.is_table() => {
+                        desc.set(desc.output_address(), attrs.bits() | pins)
+                    }
+                    _ => Ok(()),
                 }
             })
             .expect("changing permissions of live pages");
@@ -402,13 +420,23 @@ impl AddressSpace {
     }
 
     /// Turns the block mapping covering `va` into 512 page mappings of the
-    /// same frames (break, invalidate, make), so one page of it can change.
-    pub fn split_block(&mut self, va: usize, attrs: Attrs) {
+    /// same frames with the same attributes and pin count (break,
+    /// invalidate, make), so one page of it can change.
+    pub fn split_block(&mut self, va: usize) {
         let start = va & !(BLOCK_SIZE - 1);
-        let Some(pa) = self.translate(start) else {
+        let range = region(start..start + BLOCK_SIZE);
+        let mut block = None;
+        self.table
+            .walk_range(&range, &mut |_, desc, level| {
+                if level < 3 && desc.is_valid() && !desc.is_table_or_page() {
+                    block = Some((desc.output_address(), desc.flags()));
+                }
+                Ok(())
+            })
+            .ok();
+        let Some((pa, flags)) = block else {
             return;
         };
-        let range = region(start..start + BLOCK_SIZE);
         self.table
             .map_range(
                 &range,
@@ -419,12 +447,7 @@ impl AddressSpace {
             .expect("unmapping a live block is allowed");
         super::after_unmap(start..start + BLOCK_SIZE);
         self.table
-            .map_range(
-                &range,
-                PhysicalAddress(pa),
-                attrs.bits(),
-                Constraints::NO_BLOCK_MAPPINGS,
-            )
+            .map_range(&range, pa, flags, Constraints::NO_BLOCK_MAPPINGS)
             .expect("mapping an unmapped range is allowed");
     }
 
@@ -508,6 +531,10 @@ impl AddressSpace {
         let mut start = range.start;
         while start < range.end {
             let end = ((start / CHUNK + 1) * CHUNK).min(range.end);
+            if end - start < BLOCK_SIZE {
+                // Part of a block goes: the rest stays mapped, as pages.
+                self.split_block(start);
+            }
             // (first frame, frames): pages, blocks, and backing-store slots.
             let mut runs = [(0usize, 0usize); 512];
             let mut count = 0;

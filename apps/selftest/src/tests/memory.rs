@@ -313,6 +313,45 @@ pub fn huge_pages_map_blocks_and_split() -> Outcome {
     Ok(())
 }
 
+pub fn huge_pages_pin_whole_blocks_and_discard_splits() -> Outcome {
+    let block = mm::BLOCK_SIZE;
+    let mut region = Region::demand_zero_huge(2 * block).map_err(|e| alloc::format!("{e}"))?;
+    for (i, b) in region.as_mut_slice().iter_mut().enumerate() {
+        *b = (i % 253) as u8;
+    }
+    // Pinning one page of a block pins the block: it stays one mapping (one
+    // SMMU translation), and none of its pages can be evicted.
+    region
+        .pin(FRAME_SIZE..2 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    let evicted = region
+        .evict(7 * FRAME_SIZE..8 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(evicted == 0, "{evicted} pages of a pinned block evicted");
+    region
+        .unpin(FRAME_SIZE..2 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    let evicted = region
+        .evict(7 * FRAME_SIZE..8 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(evicted == 1, "{evicted} pages evicted once unpinned");
+    // Discarding one page of the other block splits it and keeps the rest.
+    let freed = region
+        .discard(block + 3 * FRAME_SIZE..block + 4 * FRAME_SIZE)
+        .map_err(|e| alloc::format!("{e}"))?;
+    check!(
+        freed == 1 && region.resident_pages() == 2 * 512 - 2,
+        "discard freed {freed}, {} resident",
+        region.resident_pages()
+    );
+    let intact = region.as_slice().iter().enumerate().all(|(i, &b)| {
+        let discarded = (block + 3 * FRAME_SIZE..block + 4 * FRAME_SIZE).contains(&i);
+        b == if discarded { 0 } else { (i % 253) as u8 }
+    });
+    check!(intact, "data changed around the discarded page");
+    Ok(())
+}
+
 pub fn evicted_pages_fault_in_on_all_cores_once() -> Outcome {
     const PAGES: usize = 256;
     let mut region = Region::demand_zero(PAGES * FRAME_SIZE).map_err(|e| alloc::format!("{e}"))?;

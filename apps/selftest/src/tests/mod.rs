@@ -36,6 +36,10 @@ pub const ALL: &[(&str, fn() -> crate::Outcome)] = &[
         memory::huge_pages_map_blocks_and_split,
     ),
     (
+        "huge_pages_pin_whole_blocks_and_discard_splits",
+        memory::huge_pages_pin_whole_blocks_and_discard_splits,
+    ),
+    (
         "text_and_rodata_are_not_writable",
         protection::text_and_rodata_read_only,
     ),

@@ -45,6 +45,9 @@ pub(super) struct Park {
     pub page: u64,
     /// When to retry anyway.
     pub due: u64,
+    /// Held, untried, behind this operation's fault on `page` (see
+    /// [`super::HOLD_SPAN`]); `None`: the operation faulted itself.
+    pub behind: Option<u64>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -250,6 +253,17 @@ impl Engine {
             return Sent::Stopped;
         }
         let wr = op.wr;
+        let reads_local = !seg.notify && (op.kind != Opcode::Read || op.direct);
+        if reads_local {
+            let local = wr.local_va + seg.offset + seg.placed;
+            if let Some(leader) = self.fault_near(id, local..local + (seg.len - seg.placed)) {
+                self.hold(id, leader);
+                return Sent::Stopped;
+            }
+        }
+        let Some(op) = self.ops.get_mut(&id) else {
+            return Sent::Stopped;
+        };
         let mut datagram = None;
         let mut m = Msg::new(Kind::WriteData, rank, id, i as u32);
         m.offset = seg.offset;
@@ -442,7 +456,7 @@ impl Engine {
                     }
                 }
             }
-            (Kind::Nack, Some(Reason::Fault)) => {
+            (Kind::Nack, Some(Reason::Fault | Reason::Held)) => {
                 if op.segs[i].state != SegState::Done {
                     let page = m.va;
                     let s = &mut op.segs[i];

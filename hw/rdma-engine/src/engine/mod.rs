@@ -18,6 +18,8 @@
 //! with LocalAccessError. A RESUME that arrives for a request not (yet)
 //! parked is remembered and applies to its next park. A long fallback timer
 //! retries a parked operation anyway; every park counts against a bound.
+//! An operation about to touch the 2 MiB around a parked one's fault
+//! ([`HOLD_SPAN`]) is held behind it, untried, and goes on with it.
 //!
 //! WRITE and READ take the direct path when this node's memory can be lent
 //! ([`Dma::can_lend`]) and the peer has not refused to map it lately:
@@ -94,6 +96,18 @@ pub struct Counters {
     pub bytes: u64,
     /// Datagrams sent again.
     pub retransmits: u64,
+}
+
+/// The largest span the libOS makes present on one fault (a 2 MiB block).
+/// A request that would touch a span where a fault is being resolved is
+/// held behind it instead of tried: trying would only fault again (one
+/// more SMMU miss and event) on memory the resolution is about to map.
+pub const HOLD_SPAN: u64 = 2 << 20;
+
+/// Whether `page` lies in a [`HOLD_SPAN`] that `range` touches.
+fn near(page: u64, range: &std::ops::Range<u64>) -> bool {
+    let span = |a: u64| a & !(HOLD_SPAN - 1);
+    range.start < range.end && span(range.start) <= span(page) && span(page) <= span(range.end - 1)
 }
 
 /// How many early RESUMEs are remembered.
@@ -249,7 +263,7 @@ impl Engine {
             | Kind::Send
             | Kind::Imm
             | Kind::DirectWrite
-            | Kind::DirectRead => self.on_request(m, payload, dma),
+            | Kind::DirectRead => self.on_request(m, payload, dma, now),
             Kind::Ack | Kind::Nack | Kind::Retry | Kind::ReadData => {
                 self.on_response(m, payload, dma, now)
             }
@@ -324,7 +338,34 @@ impl Engine {
             }
             due = now; // the answer came first: go on at the next tick
         }
-        op.parked = Some(initiator::Park { page, due });
+        op.parked = Some(initiator::Park {
+            page,
+            due,
+            behind: None,
+        });
+    }
+
+    /// The operation parked on a local fault within [`HOLD_SPAN`] of
+    /// `range`, if any, other than `id`.
+    fn fault_near(&self, id: u64, range: std::ops::Range<u64>) -> Option<u64> {
+        self.ops.iter().find_map(|(&other, o)| match o.parked {
+            Some(p) if other != id && p.behind.is_none() && near(p.page, &range) => Some(other),
+            _ => None,
+        })
+    }
+
+    /// Parks operation `id`, untried, behind `leader`'s local fault: it
+    /// goes on when the leader does (or ends), without a fault of its own.
+    fn hold(&mut self, id: u64, leader: u64) {
+        let Some(p) = self.ops.get(&leader).and_then(|o| o.parked) else {
+            return;
+        };
+        if let Some(op) = self.ops.get_mut(&id) {
+            op.parked = Some(initiator::Park {
+                behind: Some(leader),
+                ..p
+            });
+        }
     }
 
     fn unpark(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
@@ -333,6 +374,20 @@ impl Engine {
             op.rearm(now);
         }
         self.proceed(id, dma, now);
+        self.release_held(id, dma, now);
+    }
+
+    /// Lets the operations held behind `leader` go on.
+    fn release_held(&mut self, leader: u64, dma: &mut dyn Dma, now: u64) {
+        let held: Vec<u64> = self
+            .ops
+            .iter()
+            .filter(|(_, o)| o.parked.is_some_and(|p| p.behind == Some(leader)))
+            .map(|(&id, _)| id)
+            .collect();
+        for id in held {
+            self.unpark(id, dma, now);
+        }
     }
 
     fn resume(&mut self, wr_id: u64, abort: bool, dma: &mut dyn Dma, now: u64) {
@@ -376,6 +431,13 @@ impl Engine {
         let Some(mut op) = self.ops.remove(&id) else {
             return;
         };
+        // Operations held behind this one try for themselves at the next tick.
+        for o in self.ops.values_mut() {
+            if let Some(p) = o.parked.as_mut().filter(|p| p.behind == Some(id)) {
+                p.behind = None;
+                p.due = 0;
+            }
+        }
         self.dropped.extend(op.take_leases());
         let mut c = op.cqe;
         c.status = status as u8;

@@ -7,6 +7,8 @@
 //!                            ◀──── ACK(seg)                     placed
 //!                            ◀──── NACK(fault, page)            SMMU fault: the guest
 //!                                   waiters[page] += (src,xfer)  sees the event
+//!                            ◀──── NACK(held, page)             near a page that
+//!                                   (not tried)                  faulted: wait for it
 //!     ... libOS resolves the page, posts PAGE_READY(page) here ...
 //!                            ◀──── RETRY(page)                  → initiator resends
 //!                            ◀──── NACK(access error, page)     PAGE_READY failed
@@ -26,17 +28,21 @@
 //!
 //! Duplicates (a resent segment whose ACK was lost) are recognised per
 //! (initiator, transfer) and acknowledged without placing or delivering
-//! again. Segments fault independently, so the libOS resolves the pages of
-//! a window in parallel; a NACK says how far its segment got, and only the
-//! rest is resent. Once a page of a transfer failed, every later segment
+//! again. The segments of one transfer fault independently, so the libOS
+//! resolves the pages of a window in parallel; a NACK says how far its
+//! segment got, and only the rest is resent. Another transfer's request
+//! that touches the 2 MiB around a page being resolved is not tried: it is
+//! answered NACK(held, page) and gets the RETRY with the faulted ones
+//! (trying would only fault again on memory that one resolution maps). Once a page of a transfer failed, every later segment
 //! of it is refused: segments already in flight may have landed beyond
 //! the failed page, nothing sent after the failure does.
 
-use super::Engine;
+use super::{near, Engine};
 use crate::dma::{DirectError, Dma, FaultKind};
 use crate::fabric_msg::{decode_lent, Kind, Msg, Reason, MAX_PAYLOAD};
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM};
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::ops::Range;
 
 /// Transfers remembered for duplicate suppression.
 const REMEMBERED: usize = 4096;
@@ -49,13 +55,24 @@ struct InXfer {
     delivered: bool,
 }
 
+/// Transfers waiting for the libOS to resolve one page.
+#[derive(Default)]
+struct Waiting {
+    /// When the page first faulted.
+    since: u64,
+    /// Transfers that faulted on the page itself.
+    faulted: Vec<(u16, u64)>,
+    /// Transfers held, untried, because they touch its [`super::HOLD_SPAN`].
+    held: Vec<(u16, u64)>,
+}
+
 /// Target-side state of an engine.
 #[derive(Default)]
 pub struct Target {
     recvs: VecDeque<WorkRequest>,
     incoming: HashMap<(u16, u64), InXfer>,
     order: VecDeque<(u16, u64)>,
-    waiters: HashMap<u64, Vec<(u16, u64)>>,
+    waiters: HashMap<u64, Waiting>,
 }
 
 impl Target {
@@ -76,11 +93,31 @@ impl Target {
         self.incoming.entry(key).or_default()
     }
 
-    fn wait(&mut self, page: u64, key: (u16, u64)) {
-        let w = self.waiters.entry(page).or_default();
-        if !w.contains(&key) {
-            w.push(key);
+    fn wait(&mut self, page: u64, key: (u16, u64), now: u64) {
+        let w = self.waiters.entry(page).or_insert_with(|| Waiting {
+            since: now,
+            ..Waiting::default()
+        });
+        if !w.faulted.contains(&key) {
+            w.faulted.push(key);
         }
+    }
+
+    /// A page within [`super::HOLD_SPAN`] of `range` that faulted less than
+    /// `hold_for` ago and is not resolved yet: `key` then waits for it
+    /// (held) instead of trying, and that page is returned. A transfer that
+    /// already waits there is not held: a request from it means its wait is
+    /// over (a timeout), or is another of its segments, which fault on
+    /// their own so that the libOS resolves them together.
+    fn hold(&mut self, range: Range<u64>, key: (u16, u64), now: u64, hold_for: u64) -> Option<u64> {
+        let (&page, w) = self.waiters.iter_mut().find(|(&page, w)| {
+            now < w.since + hold_for
+                && near(page, &range)
+                && !w.faulted.contains(&key)
+                && !w.held.contains(&key)
+        })?;
+        w.held.push(key);
+        Some(page)
     }
 }
 
@@ -95,7 +132,7 @@ impl Engine {
     }
 
     /// A request from an initiator.
-    pub(super) fn on_request(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
+    pub(super) fn on_request(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma, now: u64) {
         let key = (m.src, m.xfer);
         match m.kind {
             Kind::WriteData => {
@@ -109,13 +146,16 @@ impl Engine {
                 if m.va.checked_add(payload.len() as u64).is_none() {
                     return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
                 }
+                if self.held(&m, m.va..m.va + payload.len() as u64, now) {
+                    return;
+                }
                 match dma.write(m.va, payload) {
                     Ok(()) => {
                         self.target.xfer(key).placed.insert(m.seg);
                         self.answer(&m, Kind::Ack, None, 0)
                     }
                     Err(f) if f.kind == FaultKind::Smmu => {
-                        self.target.wait(f.va, key);
+                        self.target.wait(f.va, key, now);
                         // Tell how far the segment got: only the rest is resent.
                         let mut to = m.clone();
                         to.offset = m.offset + f.done;
@@ -128,25 +168,28 @@ impl Engine {
                 if m.len > MAX_PAYLOAD as u64 || m.va.checked_add(m.len).is_none() {
                     return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
                 }
+                if self.held(&m, m.va..m.va + m.len, now) {
+                    return;
+                }
                 let r = Msg::new(Kind::ReadData, self.rank, m.xfer, m.seg);
                 match r.encode_with(m.len as usize, |buf| dma.read(m.va, buf)) {
                     Ok(d) => self.datagrams.push((m.src, d)),
                     Err(f) if f.kind == FaultKind::Smmu => {
-                        self.target.wait(f.va, key);
+                        self.target.wait(f.va, key, now);
                         self.answer(&m, Kind::Nack, Some(Reason::Fault), f.va)
                     }
                     Err(f) => self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va),
                 }
             }
-            Kind::Send | Kind::Imm => self.deliver(m, payload, dma),
-            Kind::DirectWrite | Kind::DirectRead => self.direct(m, payload, dma),
+            Kind::Send | Kind::Imm => self.deliver(m, payload, dma, now),
+            Kind::DirectWrite | Kind::DirectRead => self.direct(m, payload, dma, now),
             _ => {}
         }
     }
 
     /// A direct-path segment: one copy between the initiator's lent memory
     /// and ours.
-    fn direct(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
+    fn direct(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma, now: u64) {
         let key = (m.src, m.xfer);
         let write = m.kind == Kind::DirectWrite;
         if write {
@@ -162,6 +205,9 @@ impl Engine {
         let Some(lent) = lent.filter(|_| m.va.checked_add(m.len).is_some()) else {
             return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
         };
+        if self.held(&m, m.va..m.va + m.len, now) {
+            return;
+        }
         let r = if write {
             dma.pull(m.src, &lent, m.va)
         } else {
@@ -175,7 +221,7 @@ impl Engine {
                 self.answer(&m, Kind::Ack, None, 0)
             }
             Err(DirectError::Fault(f)) if f.kind == FaultKind::Smmu => {
-                self.target.wait(f.va, key);
+                self.target.wait(f.va, key, now);
                 let mut to = m.clone();
                 to.offset = m.offset + f.done;
                 self.answer(&to, Kind::Nack, Some(Reason::Fault), f.va)
@@ -194,7 +240,7 @@ impl Engine {
     }
 
     /// A SEND or a WRITE's immediate: consumes the oldest RECV, once.
-    fn deliver(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma) {
+    fn deliver(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma, now: u64) {
         let key = (m.src, m.xfer);
         if self.target.xfer(key).delivered {
             return self.answer(&m, Kind::Ack, None, 0);
@@ -216,7 +262,7 @@ impl Engine {
             match dma.write(recv.local_va, payload) {
                 Ok(()) => cqe.len = payload.len() as u64,
                 Err(f) if f.kind == FaultKind::Smmu => {
-                    self.target.wait(f.va, key);
+                    self.target.wait(f.va, key, now);
                     return self.answer(&m, Kind::Nack, Some(Reason::Fault), f.va);
                 }
                 Err(f) => return self.answer(&m, Kind::Nack, Some(Reason::AccessError), f.va),
@@ -233,12 +279,33 @@ impl Engine {
         self.answer(&m, Kind::Ack, None, 0);
     }
 
+    /// Whether the request `m` on `range` is held behind a fault being
+    /// resolved near it; if so it has been answered NACK(held).
+    fn held(&mut self, m: &Msg, range: Range<u64>, now: u64) -> bool {
+        let hold_for = self.cfg.fault_fallback / 2;
+        match self.target.hold(range, (m.src, m.xfer), now, hold_for) {
+            Some(page) => {
+                self.answer(m, Kind::Nack, Some(Reason::Held), page);
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The libOS dealt with `page`: tell the initiators that wait for it.
+    /// Those held near it try again either way: their own pages may differ.
     pub(super) fn target_page_ready(&mut self, page: u64, failed: bool) {
         let Some(waiting) = self.target.waiters.remove(&page) else {
             return;
         };
-        for key in waiting {
+        for key in waiting.held {
+            if !waiting.faulted.contains(&key) {
+                let mut m = Msg::new(Kind::Retry, self.rank, key.1, 0);
+                m.va = page;
+                self.send(key.0, &m);
+            }
+        }
+        for key in waiting.faulted {
             if let Some(x) = self.target.incoming.get_mut(&key) {
                 if failed {
                     x.failed = Some(page);

@@ -874,3 +874,93 @@ fn a_fault_answered_to_an_earlier_transmission_still_counts() {
     );
     assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
 }
+
+// ---- Requests near a fault being resolved wait for it (HOLD_SPAN) ----
+
+#[test]
+fn a_request_near_a_remote_fault_waits_for_it_instead_of_faulting_again() {
+    // Two WRITEs into one never-touched 2 MiB of the target: the first
+    // faults; the second is held, untried (no second SMMU miss), and lands
+    // after the one PAGE_READY of a libOS that maps the whole span.
+    let mut f = Fabric::shared(2);
+    let pages = 64;
+    let data = pattern((pages * PAGE) as usize, 3);
+    f.mem(0).store(BASE, &data);
+    let dst = BASE + HOLD_SPAN;
+    for p in 0..pages {
+        f.mem(1).evict(dst + p * PAGE);
+    }
+    let half = pages / 2 * PAGE;
+    f.post(0, wr(Opcode::Write, 50, 1, BASE, dst, half));
+    f.run(5, |_| false);
+    f.post(0, wr(Opcode::Write, 51, 1, BASE + half, dst + half, half));
+    f.run(5, |_| false);
+    assert_eq!(f.mem(1).faults, vec![dst], "the second request was held");
+    for p in 0..pages {
+        f.mem(1).make_present(dst + p * PAGE);
+    }
+    f.page_ready(1, dst, false);
+    let (a, b) = (f.wait_for(0, 50, 50), f.wait_for(0, 51, 50));
+    assert_eq!((status(&a), a.remote_faults), (Status::Success, 1));
+    assert_eq!((status(&b), b.remote_faults), (Status::Success, 0));
+    assert_eq!(f.mem(1).faults.len(), 1);
+    assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
+}
+
+#[test]
+fn a_request_held_behind_a_page_that_fails_still_tries_its_own() {
+    let mut f = Fabric::shared(2);
+    let data = pattern(PAGE as usize, 4);
+    f.mem(0).store(BASE, &data);
+    let bad = BASE + HOLD_SPAN;
+    let good = bad + 8 * PAGE;
+    f.mem(1).evict(bad);
+    f.post(0, wr(Opcode::Write, 60, 1, BASE, bad, PAGE));
+    f.run(5, |_| false);
+    f.post(0, wr(Opcode::Write, 61, 1, BASE, good, PAGE));
+    f.run(5, |_| false);
+    assert!(
+        f.finished(0, 61).is_none(),
+        "held behind the fault at {bad:#x}"
+    );
+    f.page_ready(1, bad, true);
+    let (a, b) = (f.wait_for(0, 60, 50), f.wait_for(0, 61, 50));
+    assert_eq!(status(&a), Status::RemoteAccessError);
+    assert_eq!(status(&b), Status::Success);
+    assert_eq!(f.mem(1).slice(good, data.len()), &data[..]);
+}
+
+#[test]
+fn a_request_near_a_local_fault_waits_for_it_instead_of_faulting_again() {
+    // Two WRITEs from one never-touched 2 MiB of the initiator: one local
+    // fault, one RESUME, both delivered.
+    let mut f = Fabric::shared(2);
+    let pages = 64;
+    let src = BASE + HOLD_SPAN;
+    for p in 0..pages {
+        f.mem(0).evict(src + p * PAGE);
+    }
+    let half = pages / 2 * PAGE;
+    f.post(0, wr(Opcode::Write, 70, 1, src, BASE, half));
+    f.post(0, wr(Opcode::Write, 71, 1, src + half, BASE + half, half));
+    f.run(5, |_| false);
+    assert_eq!(f.mem(0).faults, vec![src], "the second request was held");
+    for p in 0..pages {
+        f.mem(0).make_present(src + p * PAGE);
+    }
+    let data = pattern((pages * PAGE) as usize, 5);
+    f.mem(0).store(src, &data);
+    f.post(
+        0,
+        WorkRequest {
+            opcode: Opcode::Resume as u8,
+            wr_id: 70,
+            ..WorkRequest::default()
+        },
+    );
+    let (a, b) = (f.wait_for(0, 70, 50), f.wait_for(0, 71, 50));
+    assert_eq!((status(&a), a.local_faults), (Status::Success, 1));
+    assert_eq!((status(&b), b.local_faults), (Status::Success, 0));
+    assert_eq!(f.mem(0).faults.len(), 1);
+    assert_eq!(f.mem(1).slice(BASE, data.len()), &data[..]);
+}
