@@ -185,17 +185,28 @@ fn service() {
         let drain_start = crate::time::now();
         let drained = crate::iommu::drain();
         let mut mem = KernelMemory;
-        for fault in &drained.faults {
+        for (n, fault) in drained.faults.iter().enumerate() {
             let access = match fault.access {
                 crate::iommu::DeviceAccess::Write => dma::Access::Write,
                 _ => dma::Access::Read,
             };
             s.device_faults += 1;
             let stream = dma::StreamId(fault.stream);
-            if let dma::FaultAction::Stray =
-                s.scheduler
-                    .on_fault(&mut mem, stream, fault.iova as usize, access)
-            {
+            let action = s
+                .scheduler
+                .on_fault(&mut mem, stream, fault.iova as usize, access);
+            if !matches!(action, dma::FaultAction::Stray) && n + 1 < drained.faults.len() {
+                // Resume what this resolution unblocked before resolving the
+                // next fault, so that the device (and, for RDMA, the other
+                // node) works while this core zeroes the next pages.
+                let mut engines: Vec<&mut dyn dma::Engine> = s
+                    .engines
+                    .iter_mut()
+                    .map(|e| e.as_mut() as &mut dyn dma::Engine)
+                    .collect();
+                s.scheduler.poll(&mut engines, &mut mem);
+            }
+            if let dma::FaultAction::Stray = action {
                 let owner = s
                     .engines
                     .iter_mut()
@@ -204,6 +215,9 @@ fn service() {
                     Some(engine) => {
                         let resolved =
                             dma::Memory::make_resident(&mut mem, fault.iova as usize, access);
+                        // The device may go on at once; the window after it
+                        // is made resident while it does.
+                        engine.page_ready(fault.iova, resolved.is_ok());
                         match &resolved {
                             Ok(()) => {
                                 // Incoming RDMA streams through memory like a
@@ -226,7 +240,6 @@ fn service() {
                                 log::debug!("device fault at {:#x} unresolvable: {e:?}", fault.iova)
                             }
                         }
-                        engine.page_ready(fault.iova, resolved.is_ok());
                         s.unclaimed_resolved += 1;
                     }
                     None => {

@@ -20,7 +20,12 @@
 //! first), sparse (10% used of a 10x buffer; pin registers all of it).
 //! Prints one row per cell with throughput, ratio to pin, faults and
 //! retransmitted bytes, then small-write latency, the cost of one remote
-//! fault, libOS CPU use, the targets, and a CSV block.
+//! fault, libOS CPU use, the targets, and a CSV block. Arguments: `quick`
+//! (4 KiB .. 4 MiB), `full` (.. 64 MiB), `targets` (no table: only the
+//! targets, each measured side by side).
+//!
+//! Both arenas are huge-page regions, as large RDMA buffers should be: the
+//! SMMU then translates a 2 MiB block per IOTLB miss, for every policy.
 #![no_std]
 #![no_main]
 

@@ -2,6 +2,7 @@
 //!
 //! ```text
 //!  round r:  pin ─ fault-aware ─ (fault-aware+prefetch)    order rotates with r
+//!            (warm: four such pairs, alternating, summed per policy)
 //!            ratio_r = time(pin) / time(other)
 //!  reported: median over the rounds of ratio_r
 //! ```
@@ -27,6 +28,8 @@ use libos::time::now;
 /// Rounds of the warm targets: a warm 4 MiB WRITE takes a few
 /// milliseconds, which one descheduled host thread can double, so many.
 const WARM_ROUNDS: usize = 15;
+/// Warm 4 MiB WRITEs per policy and round, alternating between policies.
+const WARM_PAIRS: u32 = 4;
 /// Rounds of the cold targets (each round allocates and frees 12 MiB on
 /// both sides and takes a few hundred milliseconds).
 const COLD_ROUNDS: usize = 7;
@@ -82,11 +85,17 @@ pub fn targets(b: &mut Bench, errors: usize) -> usize {
     let mut small = Vec::new();
     for round in 0..WARM_ROUNDS {
         let (mut big, mut little) = ([Duration::ZERO; 2], [Duration::ZERO; 2]);
+        // Alternating transfers, so that a hiccup of the host falls on
+        // both policies alike.
+        for _ in 0..WARM_PAIRS {
+            for policy in rotated(&bases, round) {
+                let i = usize::from(policy != Policy::Pin);
+                big[i] += timed(b, warm[i].1, SIZE, policy, 1);
+            }
+        }
         for policy in rotated(&bases, round) {
             let i = usize::from(policy != Policy::Pin);
-            let (_, off, small_off) = warm[i];
-            big[i] = timed(b, off, SIZE, policy, 1);
-            little[i] = timed(b, small_off, 64, policy, SMALL_WRITES);
+            little[i] = timed(b, warm[i].2, 64, policy, SMALL_WRITES);
         }
         large.push(big[0].as_secs_f64() / big[1].as_secs_f64().max(1e-9));
         small.push(little[0].as_secs_f64() / little[1].as_secs_f64().max(1e-9));

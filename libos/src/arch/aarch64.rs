@@ -177,6 +177,33 @@ pub fn invalidate_asid(asid: u16) {
     }
 }
 
+/// Fills `len` bytes at `addr` with zeros using `DC ZVA`, which clears one
+/// whole block (64 bytes on the A53) per instruction: a fresh page costs 64
+/// instructions instead of 512 stores, which under QEMU's TCG is most of
+/// what a demand fault costs. Falls back to plain stores where `DCZID_EL0`
+/// prohibits it or the range is not block-aligned.
+///
+/// # Safety
+///
+/// `addr..addr + len` must be writable normal memory that nothing else
+/// accesses meanwhile.
+pub unsafe fn zero(addr: usize, len: usize) {
+    let dczid: u64;
+    // SAFETY: reads an ID register.
+    unsafe { asm!("mrs {}, dczid_el0", out(reg) dczid, options(nomem, nostack, preserves_flags)) };
+    let block = 4usize << (dczid & 0xf);
+    let prohibited = dczid & 0x10 != 0;
+    if prohibited || addr % block != 0 || len % block != 0 {
+        // SAFETY: the caller's contract.
+        unsafe { core::ptr::write_bytes(addr as *mut u8, 0, len) };
+        return;
+    }
+    for at in (addr..addr + len).step_by(block) {
+        // SAFETY: `at` is a block of the range the caller gave us.
+        unsafe { asm!("dc zva, {}", in(reg) at, options(nostack, preserves_flags)) };
+    }
+}
+
 /// Makes page-table stores visible to the table walkers of all cores (and
 /// SMMUs) before the caller relies on the new entry.
 #[inline]

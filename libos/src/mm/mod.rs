@@ -167,7 +167,7 @@ mod kernel {
     pub(super) fn zero_frame(frame: usize) {
         // SAFETY: `frame` was just taken from the allocator, so nothing else
         // refers to it, and RAM is identity-mapped read-write.
-        unsafe { core::ptr::write_bytes(frame as *mut u8, 0, FRAME_SIZE) };
+        unsafe { crate::arch::zero(frame, FRAME_SIZE) };
     }
 
     /// Copies one frame's contents to another through the identity map.
