@@ -149,6 +149,18 @@ const INCOMING_PREFETCH: dma::PrefetchConfig = dma::PrefetchConfig {
     max: 256,
 };
 
+impl Service {
+    /// Resumes and starts what the scheduler can (see [`dma::Scheduler::poll`]).
+    fn poll(&mut self, mem: &mut KernelMemory) {
+        let mut engines: Vec<&mut dyn dma::Engine> = self
+            .engines
+            .iter_mut()
+            .map(|e| e.as_mut() as &mut dyn dma::Engine)
+            .collect();
+        self.scheduler.poll(&mut engines, mem);
+    }
+}
+
 static SERVICE: IrqSpinLock<Option<Service>> = IrqSpinLock::new(None);
 
 fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
@@ -199,12 +211,7 @@ fn service() {
                 // Resume what this resolution unblocked before resolving the
                 // next fault, so that the device (and, for RDMA, the other
                 // node) works while this core zeroes the next pages.
-                let mut engines: Vec<&mut dyn dma::Engine> = s
-                    .engines
-                    .iter_mut()
-                    .map(|e| e.as_mut() as &mut dyn dma::Engine)
-                    .collect();
-                s.scheduler.poll(&mut engines, &mut mem);
+                s.poll(&mut mem);
             }
             if let dma::FaultAction::Stray = action {
                 let owner = s
@@ -268,12 +275,7 @@ fn service() {
             }
         }
         // 4. Start what can start.
-        let mut engines: Vec<&mut dyn dma::Engine> = s
-            .engines
-            .iter_mut()
-            .map(|e| e.as_mut() as &mut dyn dma::Engine)
-            .collect();
-        s.scheduler.poll(&mut engines, &mut mem);
+        s.poll(&mut mem);
         for (id, result) in s.scheduler.take_finished() {
             s.finished.insert(id, result);
         }
