@@ -49,6 +49,8 @@ pub mod num;
 pub mod resp;
 pub mod session;
 pub mod store;
+#[cfg(test)]
+mod test_rng;
 
 /// One command as it travels through the system: the command name followed
 /// by its arguments, each an arbitrary byte string.

@@ -163,11 +163,11 @@ mod kernel {
         *UNMAP_HOOK.lock() = Some(hook);
     }
 
-    /// Fills a frame with zeros through the identity map.
-    pub(super) fn zero_frame(frame: usize) {
-        // SAFETY: `frame` was just taken from the allocator, so nothing else
-        // refers to it, and RAM is identity-mapped read-write.
-        unsafe { crate::arch::zero(frame, FRAME_SIZE) };
+    /// Fills `count` contiguous frames with zeros through the identity map.
+    pub(super) fn zero_frames(first: usize, count: usize) {
+        // SAFETY: the frames were just taken from the allocator, so nothing
+        // else refers to them, and RAM is identity-mapped read-write.
+        unsafe { crate::arch::zero(first, count * FRAME_SIZE) };
     }
 
     /// Copies one frame's contents to another through the identity map.

@@ -231,7 +231,7 @@ pub fn pin(range: Range<usize>) -> Result<(), MmError> {
         let pinned = with_space(|space| match space.page_state(page) {
             PageState::Mapped { pins, .. } if pins == MAX_PINS => Err(MmError::TooManyPins),
             PageState::Mapped { in_block, pins, .. } => {
-                space.set_pins(page, pins + 1);
+                space.set_pins(page, in_block, pins + 1);
                 Ok(Some(next_mapping(page, in_block)))
             }
             // Evicted again between resolving and locking: retry.
@@ -271,7 +271,7 @@ pub fn unpin(range: Range<usize>) -> Result<(), MmError> {
             page = match space.page_state(page) {
                 PageState::Mapped { in_block, pins, .. } => {
                     if pins > 0 {
-                        space.set_pins(page, pins - 1);
+                        space.set_pins(page, in_block, pins - 1);
                     }
                     next_mapping(page, in_block)
                 }

@@ -4,7 +4,7 @@ use super::regions::Backing;
 use super::regions::RegionInfo;
 use super::space::{AddressSpace, Attrs, PageState, BLOCK_SIZE};
 use super::{
-    copy_frame, with_frames, zero_frame, Access, FaultError, DEMAND_FAULTS, FRAME_SIZE, SPACE,
+    copy_frame, with_frames, zero_frames, Access, FaultError, DEMAND_FAULTS, FRAME_SIZE, SPACE,
     SWAP_INS,
 };
 use core::sync::atomic::Ordering;
@@ -65,7 +65,7 @@ pub(super) fn make_present(
         PageState::Evicted { slot } => {
             let frame = with_frames(|f| f.alloc()).map_err(|_| FaultError::OutOfFrames)?;
             if slot == 0 {
-                zero_frame(frame);
+                zero_frames(frame, 1);
             } else {
                 copy_frame(slot, frame);
                 with_frames(|f| f.free(slot));
@@ -85,9 +85,7 @@ pub(super) fn make_present(
                 true => {
                     match with_frames(|f| f.alloc_contiguous(BLOCK_SIZE / FRAME_SIZE, BLOCK_SIZE)) {
                         Ok(frames) => {
-                            for i in 0..BLOCK_SIZE / FRAME_SIZE {
-                                zero_frame(frames + i * FRAME_SIZE);
-                            }
+                            zero_frames(frames, BLOCK_SIZE / FRAME_SIZE);
                             space
                                 .map_block(block, frames, attrs)
                                 .expect("mapping an empty block cannot fail");
@@ -109,7 +107,7 @@ fn map_zeroed_page(
     attrs: Attrs,
 ) -> Result<Resolution, FaultError> {
     let frame = with_frames(|f| f.alloc()).map_err(|_| FaultError::OutOfFrames)?;
-    zero_frame(frame);
+    zero_frames(frame, 1);
     space
         .map_page(page, frame, attrs)
         .expect("mapping an unmapped page cannot fail");

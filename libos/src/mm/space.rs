@@ -95,7 +95,7 @@ impl Translation<El1Attributes> for FrameTables {
             .expect("frame allocator is initialized before page tables")
             .alloc_for_table()
             .expect("out of frames even for page tables (the reserve is exhausted)");
-        super::zero_frame(frame);
+        super::zero_frames(frame, 1);
         (
             NonNull::new(frame as *mut _).expect("frame 0 is never allocated"),
             PhysicalAddress(frame),
@@ -353,15 +353,12 @@ impl AddressSpace {
         Ok(count)
     }
 
-    /// Sets the pin count of the mapping that holds `va`: its 4 KiB page, or
-    /// its whole 2 MiB block (a block carries one count for all its pages,
+    /// Sets the pin count of the mapping that holds `va` (as
+    /// [`AddressSpace::page_state`] reported it): its 4 KiB page, or its
+    /// whole 2 MiB block (a block carries one count for all its pages,
     /// so that a pinned buffer keeps its large translations in the SMMU).
-    pub fn set_pins(&mut self, va: usize, pins: u8) {
-        let span = match self.page_state(va) {
-            PageState::Mapped { in_block: true, .. } => BLOCK_SIZE,
-            PageState::Mapped { .. } => FRAME_SIZE,
-            _ => return,
-        };
+    pub fn set_pins(&mut self, va: usize, in_block: bool, pins: u8) {
+        let span = if in_block { BLOCK_SIZE } else { FRAME_SIZE };
         let start = va & !(span - 1);
         let set = El1Attributes::from_bits_retain((pins as usize) << PIN_SHIFT);
         let clear = El1Attributes::from_bits_retain(PIN_MASK) - set;

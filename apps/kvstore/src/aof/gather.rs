@@ -78,13 +78,8 @@ mod tests {
 
     #[test]
     fn every_cut_is_whole_blocks_of_few_pieces_and_keeps_the_bytes_in_order() {
-        let mut seed = 3u64;
-        let mut next = |n: usize| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) as usize % n
-        };
+        let mut rng = crate::test_rng::Rng(3);
+        let mut next = |n: usize| rng.below(n as u64) as usize;
         for round in 0..200 {
             // Small staged pieces between values of at least one block.
             let mut list = Vec::new();

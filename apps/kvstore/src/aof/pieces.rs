@@ -131,13 +131,8 @@ mod tests {
 
     #[test]
     fn pieces_concatenated_are_the_record_for_random_commands() {
-        let mut seed = 7u64;
-        let mut next = |n: u64| {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (seed >> 33) % n
-        };
+        let mut rng = crate::test_rng::Rng(7);
+        let mut next = |n: u64| rng.below(n);
         let mut shared_seen = 0;
         for round in 0..300 {
             let values: Vec<Value> = (0..1 + next(4))

@@ -33,9 +33,10 @@
 //! segment got, and only the rest is resent. Another transfer's request
 //! that touches the 2 MiB around a page being resolved is not tried: it is
 //! answered NACK(held, page) and gets the RETRY with the faulted ones
-//! (trying would only fault again on memory that one resolution maps). Once a page of a transfer failed, every later segment
-//! of it is refused: segments already in flight may have landed beyond
-//! the failed page, nothing sent after the failure does.
+//! (trying would only fault again on memory that one resolution maps).
+//! Once a page of a transfer failed, every later segment of it is refused:
+//! segments already in flight may have landed beyond the failed page,
+//! nothing sent after the failure does.
 
 use super::{near, Engine};
 use crate::dma::{DirectError, Dma, FaultKind};

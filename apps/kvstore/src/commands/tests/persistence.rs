@@ -6,6 +6,7 @@ use alloc::format;
 use super::*;
 use crate::aof::{encode_record_into, replay, rewrite, Piece, RewriteScan, HEADER};
 use crate::commands::{Effects, SHARE_FROM};
+use crate::test_rng::Rng;
 
 #[test]
 fn relative_expiry_is_logged_as_absolute() {
@@ -119,23 +120,6 @@ fn load(log: &[u8], now: u64) -> Engine {
     });
     assert_eq!(report.torn_tail, None);
     engine
-}
-
-/// Deterministic pseudo-random numbers for the workload below.
-struct Rng(u64);
-
-impl Rng {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 = self
-            .0
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (self.0 >> 33) % n
-    }
-
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[self.below(items.len() as u64) as usize]
-    }
 }
 
 /// A random command over a handful of keys, heavy on expiry.
