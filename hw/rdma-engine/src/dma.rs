@@ -137,6 +137,10 @@ pub trait Dma {
     fn read(&mut self, va: u64, buf: &mut [u8]) -> Result<(), Fault>;
     /// Stores `data` at `va..`.
     fn write(&mut self, va: u64, data: &[u8]) -> Result<(), Fault>;
+    /// Translates the page of `va` for a read (or a `write`) without
+    /// touching its bytes: a fault is reported as an access would report
+    /// it, so the libOS starts resolving the page before data arrives.
+    fn probe(&mut self, va: u64, write: bool) -> Result<(), Fault>;
     /// Copies `len` bytes from `src` to `dst` on this node, in order, so that
     /// `Fault::done` bytes are in place when it stops. Goes through a bounce
     /// buffer: source and destination may overlap and fault independently.
@@ -438,6 +442,10 @@ impl Dma for FlatMemory {
                 Err(f)
             }
         }
+    }
+
+    fn probe(&mut self, va: u64, write: bool) -> Result<(), Fault> {
+        self.check(va, 1, write).map(|_| ())
     }
 
     fn can_lend(&self) -> bool {

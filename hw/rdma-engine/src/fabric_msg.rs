@@ -8,7 +8,7 @@
 //! 16 seg u32    (segment index in the transfer) | 20 imm u32
 //! 24 offset u64 (byte offset of the segment in the transfer)
 //! 32 va u64     (data: target VA of the segment; NACK/RETRY: the page)
-//! 40 len u64    (READ_REQ: bytes wanted; WRITE/IMM: transfer length)
+//! 40 len u64    (READ_REQ: bytes wanted; WRITE/IMM/PREPARE: transfer length)
 //! 48 payload
 //! ```
 //!
@@ -56,7 +56,16 @@ pub enum Kind {
     /// Initiator → target: copy `len` bytes at your `va` into my lent
     /// memory (one READ segment on the direct path); answered by ACK.
     DirectRead = 10,
+    /// Initiator → target: a WRITE (`imm` 1) or READ (`imm` 0) of `len`
+    /// bytes at your `va` is coming, but its local side is faulting first:
+    /// translate it now so that both nodes resolve pages at the same time.
+    /// Each page that faults is answered NACK(fault, page) with segment
+    /// [`PREPARE_SEG`], for the initiator's fault count.
+    Prepare = 11,
 }
+
+/// The segment index of answers to [`Kind::Prepare`] (no segment's).
+pub const PREPARE_SEG: u32 = u32::MAX;
 
 impl Kind {
     fn from_u8(v: u8) -> Option<Self> {
@@ -71,6 +80,7 @@ impl Kind {
             8 => Self::Retry,
             9 => Self::DirectWrite,
             10 => Self::DirectRead,
+            11 => Self::Prepare,
             _ => return None,
         })
     }

@@ -387,6 +387,11 @@ impl Dma for GuestDma {
         Self::plain(r)
     }
 
+    fn probe(&mut self, va: u64, write: bool) -> Result<(), Fault> {
+        let want = if write { PERM_WRITE } else { PERM_READ };
+        Self::plain(self.access(va, 1, want, |_, _, _, _| true))
+    }
+
     fn can_lend(&self) -> bool {
         self.leases.is_some()
             && !self

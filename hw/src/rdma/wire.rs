@@ -59,6 +59,12 @@ pub enum Opcode {
     /// Control: asks for this node's rank and the node count; completes with
     /// them in [`Completion::node`] and [`Completion::imm`].
     Hello = 18,
+    /// Control: a WRITE (`flags` [`PREPARE_WRITE`]) or READ of `len` bytes
+    /// at `remote_va` on node `node` is coming: that node's engine
+    /// translates it now, one page per 2 MiB, so that its libOS resolves
+    /// what faults while this one still prepares the local side. A hint:
+    /// no completion, and a malformed one is ignored.
+    Prepare = 19,
 }
 
 impl Opcode {
@@ -73,13 +79,14 @@ impl Opcode {
             16 => Self::Resume,
             17 => Self::PageReady,
             18 => Self::Hello,
+            19 => Self::Prepare,
             _ => return None,
         })
     }
 
     /// Whether this opcode is a control message that produces no completion.
     pub fn is_control(self) -> bool {
-        matches!(self, Self::Resume | Self::PageReady)
+        matches!(self, Self::Resume | Self::PageReady | Self::Prepare)
     }
 }
 
@@ -90,6 +97,9 @@ pub const WRITE_WITH_IMM: u8 = 1 << 0;
 pub const RESUME_ABORT: u8 = 1 << 0;
 /// [`WorkRequest::flags`] of a PAGE_READY: the page could not be resolved.
 pub const PAGE_READY_FAILED: u8 = 1 << 0;
+/// [`WorkRequest::flags`] of a PREPARE: the transfer writes the remote
+/// memory (else it reads it).
+pub const PREPARE_WRITE: u8 = 1 << 0;
 /// [`Completion::flags`]: `imm` carries a WRITE's immediate value.
 pub const CQE_HAS_IMM: u32 = 1 << 0;
 
@@ -100,7 +110,7 @@ pub struct WorkRequest {
     pub opcode: u8,
     /// Opcode-specific flags ([`WRITE_WITH_IMM`], [`RESUME_ABORT`], ...).
     pub flags: u8,
-    /// Remote node rank for WRITE, READ and SEND.
+    /// Remote node rank for WRITE, READ, SEND and PREPARE.
     pub node: u16,
     /// Immediate value of a WRITE with [`WRITE_WITH_IMM`].
     pub imm: u32,

@@ -13,6 +13,8 @@
 //!  SMMU fault on seg.va ──► scheduler: mm::resolve ──resume──► RESUME wr_id
 //!  SMMU fault elsewhere (incoming WRITE/READ, COPY destination, SEND source)
 //!      ──► dma service: mm::resolve ──page_ready──► PAGE_READY va (ok | failed)
+//!  prefault / prefetch WRITE or READ ──prepare_remote──► PREPARE node va len
+//!      (before the scheduler makes the local side resident)
 //! ```
 //!
 //! SENDs, RECVs and HELLO bypass the scheduler; their completions wait in
@@ -24,9 +26,12 @@ use super::device::Device;
 use crate::sync::IrqSpinLock;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
+use core::ops::Range;
 use dma::{EngineCaps, EngineError, Resume, Segment, SegmentId, StreamId, TransferId};
 use hw::rdma::request::segment_request;
-use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, PAGE_READY_FAILED, RESUME_ABORT};
+use hw::rdma::wire::{
+    Completion, Opcode, Status, WorkRequest, PAGE_READY_FAILED, PREPARE_WRITE, RESUME_ABORT,
+};
 
 /// Largest segment the scheduler hands the engine.
 pub const MAX_SEGMENT: usize = 256 * 1024;
@@ -121,6 +126,19 @@ impl State {
         if !self.controls.is_empty() || !self.device.post(&wr) {
             self.controls.push_back(wr);
         }
+    }
+
+    /// Asks node `node`'s engine to translate `remote` now, ahead of a
+    /// WRITE (`write`) or READ there (see [`Opcode::Prepare`]).
+    pub fn prepare_remote(&mut self, node: u16, remote: Range<u64>, write: bool) {
+        self.control(WorkRequest {
+            opcode: Opcode::Prepare as u8,
+            flags: if write { PREPARE_WRITE } else { 0 },
+            node,
+            remote_va: remote.start,
+            len: remote.end - remote.start,
+            ..Default::default()
+        });
     }
 
     /// Moves every posted completion to the scheduler (`out`) or to the

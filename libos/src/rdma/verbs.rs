@@ -261,6 +261,15 @@ impl Rdma {
         imm: Option<u32>,
     ) -> Result<WorkId, RdmaError> {
         let engine = with_verbs(|v| v.engine);
+        if let (Some(node), Policy::Prefault | Policy::FaultAwarePrefetch) = (node, policy) {
+            // These policies make the local side resident before the engine
+            // sees a segment; the target resolves its side meanwhile.
+            let remote = other as u64..(other + local.len()) as u64;
+            let write = direction == Direction::ToDevice;
+            if let Some(s) = STATE.lock().as_mut() {
+                s.prepare_remote(node, remote, write);
+            }
+        }
         let transfer = Transfer::contiguous(direction, local, device_address(node, other), policy);
         let tid = kdma::submit(engine, transfer).map_err(RdmaError::Submit)?;
         Ok(with_verbs(|v| {

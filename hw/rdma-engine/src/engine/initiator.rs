@@ -33,10 +33,11 @@
 
 use super::{Config, Engine};
 use crate::dma::{Dma, FaultKind, LendError};
-use crate::fabric_msg::{encode_lent, Kind, Msg, Reason};
+use crate::fabric_msg::{encode_lent, Kind, Msg, Reason, PREPARE_SEG};
 use crate::lease::Lease;
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
 use std::collections::BTreeSet;
+use std::ops::Range;
 
 /// Where a parked operation waits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +120,8 @@ pub(super) struct Op {
     /// Pages the target reported faulting on, each counted once in
     /// `cqe.remote_faults`.
     remote_fault_pages: BTreeSet<u64>,
+    /// Whether the target was sent a PREPARE (once, on the first local fault).
+    prepared: bool,
 }
 
 impl Op {
@@ -167,6 +170,7 @@ impl Op {
             last_heard: now,
             rnr: 0,
             remote_fault_pages: BTreeSet::new(),
+            prepared: false,
         }
     }
 
@@ -197,6 +201,33 @@ impl Engine {
     fn rto(&self, timeouts: u32) -> u64 {
         let shift = timeouts.min(20);
         (self.cfg.rto << shift).min(self.cfg.rto_max)
+    }
+
+    /// On the first local fault of WRITE/READ `id` (at `page`): asks the
+    /// target to translate the remote range from the same offset on, so
+    /// that its libOS resolves it while ours resolves the local side.
+    pub(super) fn prepare(&mut self, id: u64, page: u64) {
+        let Some(op) = self.ops.get_mut(&id) else {
+            return;
+        };
+        if op.prepared || !matches!(op.kind, Opcode::Write | Opcode::Read) {
+            return;
+        }
+        op.prepared = true;
+        let offset = page.saturating_sub(op.wr.local_va).min(op.wr.len);
+        let remote = op.wr.remote_va + offset..op.wr.remote_va + op.wr.len;
+        let (node, write) = (op.wr.node, op.kind == Opcode::Write);
+        self.send_prepare(node, id, remote, write);
+    }
+
+    /// Sends `node` a PREPARE of `remote` on behalf of transfer `xfer`
+    /// (0: none, the driver's hint), whose answers count its faults.
+    pub(super) fn send_prepare(&mut self, node: u16, xfer: u64, remote: Range<u64>, write: bool) {
+        let mut m = Msg::new(Kind::Prepare, self.rank, xfer, PREPARE_SEG);
+        m.va = remote.start;
+        m.len = remote.end - remote.start;
+        m.imm = u32::from(write);
+        self.send(node, &m);
     }
 
     /// Sends unsent segments of `id` while the window has room.
@@ -379,7 +410,17 @@ impl Engine {
             return;
         }; // late: already finished
         let i = m.seg as usize;
-        if m.src != op.wr.node || (m.kind != Kind::Retry && i >= op.segs.len()) {
+        if m.src != op.wr.node {
+            return;
+        }
+        if m.seg == PREPARE_SEG && (m.kind, m.reason) == (Kind::Nack, Some(Reason::Fault)) {
+            // A page our PREPARE made the target fault on (no segment waits).
+            if op.remote_fault_pages.insert(m.va) {
+                op.cqe.remote_faults += 1;
+            }
+            return;
+        }
+        if m.kind != Kind::Retry && i >= op.segs.len() {
             return;
         }
         let id = m.xfer;

@@ -4,7 +4,7 @@
 //! so host tests drive two engines through any loss, reordering or fault.
 //!
 //! ```text
-//!   post(WR) ──▶ COPY/HELLO/RECV/RESUME/PAGE_READY: handled here (this file)
+//!   post(WR) ──▶ COPY/HELLO/RECV/RESUME/PAGE_READY/PREPARE: handled here
 //!            └─▶ WRITE/READ/SEND: an initiator operation (initiator.rs),
 //!                segments out, ACK/NACK/RETRY/READ_DATA back
 //!   on_datagram(from peer) ──▶ requests: target side (target.rs)
@@ -21,6 +21,18 @@
 //! An operation about to touch the 2 MiB around a parked one's fault
 //! ([`HOLD_SPAN`]) is held behind it, untried, and goes on with it.
 //!
+//! The first local fault of a WRITE or READ also sends the target a
+//! PREPARE of the remote range still to come: the target translates one
+//! page per [`HOLD_SPAN`] of it, so that its libOS resolves the
+//! destination while ours resolves the source, instead of after it. The
+//! driver posts the same PREPARE itself (a control request) when it makes
+//! the local side resident before posting the transfer.
+//!
+//! ```text
+//!  node 0: fault A ─ zero A ─ send A ─ fault B ─ zero B ─ send B
+//!  node 1:   PREPARE: fault A' ─ zero A' ─ zero B'   (both ready in time)
+//! ```
+//!
 //! WRITE and READ take the direct path when this node's memory can be lent
 //! ([`Dma::can_lend`]) and the peer has not refused to map it lately:
 //! large segments, no data in the datagrams, one memcpy by the target
@@ -34,7 +46,8 @@ use crate::dma::{Dma, FaultKind};
 use crate::fabric_msg::{Kind, Msg, MAX_PAYLOAD};
 use crate::lease::Lease;
 use hw::rdma::wire::{
-    Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, RESUME_ABORT,
+    Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, PREPARE_WRITE,
+    RESUME_ABORT,
 };
 use initiator::Op;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -212,7 +225,10 @@ impl Engine {
         let Some(op) = Opcode::from_u8(wr.opcode) else {
             return self.complete_now(&wr, Status::BadRequest);
         };
-        let remote = matches!(op, Opcode::Write | Opcode::Read | Opcode::Send);
+        let remote = matches!(
+            op,
+            Opcode::Write | Opcode::Read | Opcode::Send | Opcode::Prepare
+        );
         let wraps = |va: u64| va.checked_add(wr.len).is_none();
         let bad = (remote && wr.node >= self.nodes)
             || (op == Opcode::Send && wr.len > MAX_SEND)
@@ -221,9 +237,16 @@ impl Engine {
                 op,
                 Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send | Opcode::Recv
             ) && wraps(wr.local_va))
-            || (matches!(op, Opcode::Copy | Opcode::Write | Opcode::Read) && wraps(wr.remote_va));
+            || (matches!(
+                op,
+                Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Prepare
+            ) && wraps(wr.remote_va));
         if bad {
-            return self.complete_now(&wr, Status::BadRequest);
+            // A hint has nobody waiting for its completion.
+            if op != Opcode::Prepare {
+                self.complete_now(&wr, Status::BadRequest);
+            }
+            return;
         }
         match op {
             Opcode::Hello => self.completions.push(Completion {
@@ -237,6 +260,10 @@ impl Engine {
             Opcode::Resume => self.resume(wr.wr_id, wr.flags & RESUME_ABORT != 0, dma, now),
             Opcode::PageReady => {
                 self.page_ready(wr.local_va, wr.flags & PAGE_READY_FAILED != 0, dma, now)
+            }
+            Opcode::Prepare => {
+                let write = wr.flags & PREPARE_WRITE != 0;
+                self.send_prepare(wr.node, 0, wr.remote_va..wr.remote_va + wr.len, write);
             }
             Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send => {
                 let id = self.next_xfer;
@@ -263,7 +290,8 @@ impl Engine {
             | Kind::Send
             | Kind::Imm
             | Kind::DirectWrite
-            | Kind::DirectRead => self.on_request(m, payload, dma, now),
+            | Kind::DirectRead
+            | Kind::Prepare => self.on_request(m, payload, dma, now),
             Kind::Ack | Kind::Nack | Kind::Retry | Kind::ReadData => {
                 self.on_response(m, payload, dma, now)
             }
@@ -277,6 +305,9 @@ impl Engine {
         for id in ids {
             self.tick_op(id, dma, now);
         }
+        // Initiators have retried on their own long before this.
+        self.target
+            .forget_waits_before(now.saturating_sub(2 * self.cfg.fault_fallback));
         self.release_dropped(dma);
     }
 
@@ -343,6 +374,7 @@ impl Engine {
             due,
             behind: None,
         });
+        self.prepare(id, page);
     }
 
     /// The operation parked on a local fault within [`HOLD_SPAN`] of

@@ -21,6 +21,10 @@
 //!                                   NACK(revoked, offset): lease taken back /
 //!                                   NACK(unshared): cannot map its memory
 //!  DIRECT_READ(va, lent) ────────▶ copy va.. into the lent memory; same answers
+//!  PREPARE(va, len) ─────────────▶ translate one page per 2 MiB of va..:
+//!                            ◀──── NACK(fault, page) for each that faulted
+//!                                   (requests near it are held until
+//!                                   PAGE_READY, as near any fault)
 //! ```
 //!
 //! Answers echo the request's `imm` (on the direct path: its lease), so the
@@ -38,7 +42,7 @@
 //! segments already in flight may have landed beyond the failed page,
 //! nothing sent after the failure does.
 
-use super::{near, Engine};
+use super::{near, Engine, HOLD_SPAN};
 use crate::dma::{DirectError, Dma, FaultKind};
 use crate::fabric_msg::{decode_lent, Kind, Msg, Reason, MAX_PAYLOAD};
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM};
@@ -47,6 +51,9 @@ use std::ops::Range;
 
 /// Transfers remembered for duplicate suppression.
 const REMEMBERED: usize = 4096;
+
+/// Spans of [`HOLD_SPAN`] one PREPARE translates at most (64 MiB ahead).
+const PREPARE_SPANS: usize = 32;
 
 /// What the target knows of one incoming transfer.
 #[derive(Default)]
@@ -102,6 +109,26 @@ impl Target {
         if !w.faulted.contains(&key) {
             w.faulted.push(key);
         }
+    }
+
+    /// `page` faulted outside any request (a PREPARE's probe): requests
+    /// near it are held until it is resolved.
+    fn expect(&mut self, page: u64, now: u64) {
+        self.waiters.entry(page).or_insert_with(|| Waiting {
+            since: now,
+            ..Waiting::default()
+        });
+    }
+
+    /// Whether a page in the [`super::HOLD_SPAN`] of `page` is being resolved.
+    fn resolving_near(&self, page: u64) -> bool {
+        self.waiters.keys().any(|&w| near(w, &(page..page + 1)))
+    }
+
+    /// Forgets pages that faulted before `t` and were never reported
+    /// resolved (a lost event): their initiators retried on their own.
+    pub(super) fn forget_waits_before(&mut self, t: u64) {
+        self.waiters.retain(|_, w| w.since >= t);
     }
 
     /// A page within [`super::HOLD_SPAN`] of `range` that faulted less than
@@ -184,7 +211,38 @@ impl Engine {
             }
             Kind::Send | Kind::Imm => self.deliver(m, payload, dma, now),
             Kind::DirectWrite | Kind::DirectRead => self.direct(m, payload, dma, now),
+            Kind::Prepare => self.prepare_incoming(&m, dma, now),
             _ => {}
+        }
+    }
+
+    /// A PREPARE: probes one page per [`HOLD_SPAN`] of the range (at most
+    /// [`PREPARE_SPANS`]), skipping spans already being resolved. Each
+    /// fault is the libOS's to resolve; requests near it are held until
+    /// then, and the initiator hears of it for its fault count.
+    fn prepare_incoming(&mut self, m: &Msg, dma: &mut dyn Dma, now: u64) {
+        let Some(end) = m.va.checked_add(m.len) else {
+            return;
+        };
+        let mut at = m.va;
+        for _ in 0..PREPARE_SPANS {
+            if at >= end {
+                return;
+            }
+            if !self.target.resolving_near(at) {
+                match dma.probe(at, m.imm != 0) {
+                    Ok(()) => {}
+                    Err(f) if f.kind == FaultKind::Smmu => {
+                        self.target.expect(f.va, now);
+                        self.answer(m, Kind::Nack, Some(Reason::Fault), f.va);
+                    }
+                    Err(_) => return,
+                }
+            }
+            let Some(next) = (at & !(HOLD_SPAN - 1)).checked_add(HOLD_SPAN) else {
+                return;
+            };
+            at = next;
         }
     }
 

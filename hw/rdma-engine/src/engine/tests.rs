@@ -964,3 +964,89 @@ fn a_request_near_a_local_fault_waits_for_it_instead_of_faulting_again() {
     assert_eq!(f.mem(0).faults.len(), 1);
     assert_eq!(f.mem(1).slice(BASE, data.len()), &data[..]);
 }
+
+// ---- A local fault sends the target a PREPARE of what is to come ----
+
+/// Makes every page of `span` on `node` fault.
+fn evict_span(f: &mut Fabric, node: usize, span: u64) {
+    for p in 0..HOLD_SPAN / PAGE {
+        f.mem(node).evict(span + p * PAGE);
+    }
+}
+
+/// The libOS of `node` maps the whole `span` and says so.
+fn resolve_span(f: &mut Fabric, node: usize, span: u64) {
+    for p in 0..HOLD_SPAN / PAGE {
+        f.mem(node).make_present(span + p * PAGE);
+    }
+    f.page_ready(node, span, false);
+}
+
+#[test]
+fn while_the_source_faults_the_target_resolves_the_destination() {
+    // A WRITE from never-touched memory into never-touched memory: the
+    // first local fault makes the target probe both of its spans, so both
+    // libOSes resolve at the same time; the data then lands without one
+    // more remote fault.
+    let mut f = Fabric::shared(2);
+    let len = 2 * HOLD_SPAN;
+    for node in 0..2 {
+        evict_span(&mut f, node, BASE);
+        evict_span(&mut f, node, BASE + HOLD_SPAN);
+    }
+    f.post(0, wr(Opcode::Write, 80, 1, BASE, BASE, len));
+    f.run(5, |_| false);
+    assert_eq!(f.mem(0).faults, vec![BASE]);
+    assert_eq!(f.mem(1).faults, vec![BASE, BASE + HOLD_SPAN], "probed");
+    resolve_span(&mut f, 1, BASE);
+    resolve_span(&mut f, 1, BASE + HOLD_SPAN);
+    let data = pattern(len as usize, 8);
+    for span in [BASE, BASE + HOLD_SPAN] {
+        resolve_span(&mut f, 0, span);
+        let at = (span - BASE) as usize;
+        f.mem(0).store(span, &data[at..at + HOLD_SPAN as usize]);
+        f.run(5, |_| false);
+    }
+    let c = f.wait_for(0, 80, 50);
+    assert_eq!(
+        (status(&c), c.local_faults, c.remote_faults),
+        (Status::Success, 2, 2)
+    );
+    assert_eq!(f.mem(1).faults.len(), 2, "no segment faulted remotely");
+    assert_eq!(f.mem(1).slice(BASE, data.len()), &data[..]);
+}
+
+#[test]
+fn a_segment_that_arrives_before_the_prepared_page_is_ready_waits_for_it() {
+    let mut f = Fabric::shared(2);
+    let data = pattern(64 * PAGE as usize, 9);
+    let dst = BASE + HOLD_SPAN;
+    f.mem(0).evict(BASE);
+    evict_span(&mut f, 1, dst);
+    f.post(0, wr(Opcode::Write, 81, 1, BASE, dst, data.len() as u64));
+    f.run(5, |_| false);
+    assert_eq!(f.mem(1).faults, vec![dst], "probed");
+    f.mem(0).make_present(BASE);
+    f.mem(0).store(BASE, &data);
+    f.page_ready(0, BASE, false);
+    f.run(5, |_| false);
+    assert!(f.finished(0, 81).is_none(), "held behind the probed page");
+    assert_eq!(f.mem(1).faults, vec![dst], "not tried");
+    resolve_span(&mut f, 1, dst);
+    let c = f.wait_for(0, 81, 50);
+    assert_eq!((status(&c), c.remote_faults), (Status::Success, 1));
+    assert_eq!(f.mem(1).slice(dst, data.len()), &data[..]);
+}
+
+#[test]
+fn a_prepare_from_outside_is_bounded_and_never_panics() {
+    let mut f = Fabric::shared(2);
+    for (va, len) in [(u64::MAX - 10, 100), (0, u64::MAX), (BASE, 1 << 40)] {
+        let mut m = Msg::new(Kind::Prepare, 0, 1, crate::fabric_msg::PREPARE_SEG);
+        (m.va, m.len, m.imm) = (va, len, 1);
+        f.deliver(1, &m.encode());
+    }
+    // Everything outside the memory "faults" in a FlatMemory: one probe
+    // per 2 MiB, at most PREPARE_SPANS per PREPARE.
+    assert!(f.mem(1).faults.len() <= 3 * 32, "{}", f.mem(1).faults.len());
+}
