@@ -3,8 +3,9 @@
 //! the ratio means something on a shared machine.
 //!
 //! Each engine gets what a real run gives it: "guest RAM" in a memfd, an
-//! IOTLB filled page by page as QEMU's UPDATEs would (IOVA → QEMU address;
-//! no misses), a lease board, an export socket in a private directory, and
+//! IOTLB filled with the 2 MiB entries QEMU's UPDATEs carry for a
+//! huge-page region (where rdmabench and the README put large RDMA
+//! buffers; IOVA → QEMU address, no misses), a lease board, an export socket in a private directory, and
 //! the real UDP fabric on loopback. The target maps the initiator's memory
 //! through the export socket exactly as between two device processes, so
 //! the number is the direct data path's (and, for comparison, the datagram
@@ -29,7 +30,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const BASE: u64 = 0x1000_0000;
-const PAGE: u64 = crate::dma::PAGE;
+/// One IOTLB entry: a 2 MiB block of a huge-page region.
+const BLOCK: u64 = 2 << 20;
 
 /// Host memcpy bandwidth in bytes per second for `len`-byte copies.
 pub fn memcpy_bandwidth(len: usize, for_at_least: Duration) -> f64 {
@@ -60,11 +62,11 @@ fn node(rank: u16, size: u64, dir: &Path, lending: bool) -> std::io::Result<Node
     let tr = Arc::new(Translation::default());
     {
         let mut tlb = tr.iotlb.write().unwrap_or_else(|p| p.into_inner());
-        for p in 0..size / PAGE {
+        for p in 0..size / BLOCK {
             tlb.insert(
-                BASE + p * PAGE,
-                PAGE,
-                uaddr + p * PAGE,
+                BASE + p * BLOCK,
+                BLOCK,
+                uaddr + p * BLOCK,
                 PERM_READ | PERM_WRITE,
             );
         }
@@ -182,7 +184,7 @@ fn measure(
     let stats = Arc::new(Stats::default());
     let fa = Fabric::with_socket(a, peers.clone(), Loss::new(0.0, 0), stats.clone())?;
     let fb = Fabric::with_socket(b, peers, Loss::new(0.0, 0), stats)?;
-    let size = (2 * len).div_ceil(PAGE) * PAGE;
+    let size = (2 * len).div_ceil(BLOCK) * BLOCK;
     let mut src = node(0, size, dir, direct)?;
     let mut dst = node(1, size, dir, direct)?;
     src.dma
