@@ -109,8 +109,16 @@ pub fn targets(b: &mut Bench, errors: usize) -> usize {
         b.free(off, SIZE);
         b.free(small_off, FRAME_SIZE);
     }
-    show("warm 4 MiB WRITE throughput, fault-aware vs pin", large, 0.98);
-    show("warm small-WRITE (64 B) latency, pin/fault-aware", small, 0.98);
+    show(
+        "warm 4 MiB WRITE throughput, fault-aware vs pin",
+        large,
+        0.98,
+    );
+    show(
+        "warm small-WRITE (64 B) latency, pin/fault-aware",
+        small,
+        0.98,
+    );
 
     // Cold: never-touched memory on both sides for every transfer; pin
     // registers both sides first, and that counts.

@@ -29,8 +29,9 @@
 //! the local side resident before posting the transfer.
 //!
 //! ```text
-//!  node 0: fault A ─ zero A ─ send A ─ fault B ─ zero B ─ send B
-//!  node 1:   PREPARE: fault A' ─ zero A' ─ zero B'   (both ready in time)
+//!  node 0: fault A, B ─ zero A ─ send A ─ zero B ─ send B
+//!  node 1:   PREPARE A', B': fault ─ zero A' ─ zero B'
+//!            (each destination block ready about when its data comes)
 //! ```
 //!
 //! WRITE and READ take the direct path when this node's memory can be lent

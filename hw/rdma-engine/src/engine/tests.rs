@@ -1050,3 +1050,29 @@ fn a_prepare_from_outside_is_bounded_and_never_panics() {
     // per 2 MiB, at most PREPARE_SPANS per PREPARE.
     assert!(f.mem(1).faults.len() <= 3 * 32, "{}", f.mem(1).faults.len());
 }
+
+#[test]
+fn the_driver_can_prepare_a_target_before_posting() {
+    // What prefault and prefetch transfers do: the PREPARE control request
+    // makes the target probe now; it completes nothing on either side.
+    let mut f = Fabric::shared(2);
+    let dst = BASE + HOLD_SPAN;
+    evict_span(&mut f, 1, dst);
+    f.post(
+        0,
+        WorkRequest {
+            opcode: Opcode::Prepare as u8,
+            flags: hw::rdma::wire::PREPARE_WRITE,
+            node: 1,
+            remote_va: dst,
+            len: HOLD_SPAN,
+            ..WorkRequest::default()
+        },
+    );
+    f.run(5, |_| false);
+    assert_eq!(f.mem(1).faults, vec![dst]);
+    assert!(
+        f.done.iter().all(|d| d.is_empty()),
+        "a hint completes nothing"
+    );
+}
