@@ -18,7 +18,7 @@ pub mod superblock;
 pub use crc32c::{crc32c, crc32c_extend};
 pub use fsync::AppendFsync;
 pub use gather::cut_gather;
-pub use pieces::{encode_record_pieces, Arg, Piece};
+pub use pieces::{encode_record_pieces, Piece};
 pub use policy::{should_rewrite, RewritePolicy};
 pub use record::{
     encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,

@@ -16,32 +16,14 @@ use super::crc32c::crc32c_extend;
 use crate::resp::{array_header, bulk_header};
 use crate::store::Value;
 
-/// One argument of a command to log.
-#[derive(Clone, Copy, Debug)]
-pub enum Arg<'a> {
-    /// Bytes copied into the record (names, keys, numbers).
-    Bytes(&'a [u8]),
-    /// A stored value, which the record refers to rather than copies if
-    /// it is large enough (see [`encode_record_pieces`]).
-    Value(&'a Value),
-}
-
-impl<'a> Arg<'a> {
-    /// The argument's bytes.
-    pub fn bytes(&self) -> &'a [u8] {
-        match *self {
-            Arg::Bytes(b) => b,
-            Arg::Value(v) => v,
-        }
-    }
-}
-
-/// One piece of a sequence of log records, in order.
+/// One piece of a sequence of log records, in order; also one argument
+/// of a command to log (see [`encode_record_pieces`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Piece<'a> {
-    /// Bytes to copy into the log's staging buffer.
+    /// Bytes to copy into the log's staging buffer (names, keys, numbers).
     Bytes(&'a [u8]),
-    /// A value to write from its own memory.
+    /// A stored value, written from its own memory (an argument shorter
+    /// than `share_from` is copied instead).
     Value(&'a Value),
 }
 
@@ -59,7 +41,7 @@ impl<'a> Piece<'a> {
 const RECORD_HEADER: usize = 8;
 
 /// Encodes one command as a log record at the end of `out`, except that
-/// each [`Arg::Value`] of at least `share_from` bytes is not copied: the
+/// each [`Piece::Value`] of at least `share_from` bytes is not copied: the
 /// value is passed to `share` with the length of `out` at that point, the
 /// place its bytes belong. Inserting the shared values there gives exactly
 /// [`encode_record`](super::encode_record)'s bytes.
@@ -68,11 +50,11 @@ const RECORD_HEADER: usize = 8;
 ///
 /// ```
 /// use std::rc::Rc;
-/// use kvstore::aof::{encode_record, encode_record_pieces, Arg};
+/// use kvstore::aof::{encode_record, encode_record_pieces, Piece};
 ///
 /// let value = Rc::new(vec![7u8; 100]);
 /// let (mut out, mut shared) = (Vec::new(), Vec::new());
-/// let args = [Arg::Bytes(b"SET"), Arg::Bytes(b"k"), Arg::Value(&value)];
+/// let args = [Piece::Bytes(b"SET"), Piece::Bytes(b"k"), Piece::Value(&value)];
 /// encode_record_pieces(&args, 64, &mut out, |at, v| shared.push((at, v.clone())));
 /// assert_eq!(shared.len(), 1);
 /// let (at, v) = &shared[0];
@@ -80,7 +62,7 @@ const RECORD_HEADER: usize = 8;
 /// assert_eq!(out, encode_record(&[&b"SET"[..], b"k", &value]));
 /// ```
 pub fn encode_record_pieces<'v>(
-    args: &[Arg<'v>],
+    args: &[Piece<'v>],
     share_from: usize,
     out: &mut Vec<u8>,
     mut share: impl FnMut(usize, &'v Value),
@@ -93,7 +75,7 @@ pub fn encode_record_pieces<'v>(
         let bytes = arg.bytes();
         bulk_header(out, bytes.len());
         match *arg {
-            Arg::Value(v) if v.len() >= share_from => {
+            Piece::Value(v) if v.len() >= share_from => {
                 crc = crc32c_extend(crc, &out[unsummed..]);
                 crc = crc32c_extend(crc, v);
                 len += out.len() - unsummed + v.len();
@@ -118,7 +100,7 @@ mod tests {
     use alloc::vec;
 
     /// Encodes by pieces and puts the shared values back in their places.
-    fn by_pieces(args: &[Arg<'_>], share_from: usize) -> (Vec<u8>, usize) {
+    fn by_pieces(args: &[Piece<'_>], share_from: usize) -> (Vec<u8>, usize) {
         let mut out = Vec::new();
         let mut shared = Vec::new();
         encode_record_pieces(args, share_from, &mut out, |at, v| shared.push((at, v)));
@@ -141,16 +123,16 @@ mod tests {
                     Value::new((0..len).map(|b| (b as u8) ^ (i as u8 * 37)).collect())
                 })
                 .collect();
-            let mut args = vec![Arg::Bytes(b"MSET")];
+            let mut args = vec![Piece::Bytes(b"MSET")];
             for (i, v) in values.iter().enumerate() {
-                args.push(Arg::Bytes(if i % 2 == 0 { b"key" } else { b"k\r\n" }));
+                args.push(Piece::Bytes(if i % 2 == 0 { b"key" } else { b"k\r\n" }));
                 args.push(if next(3) == 0 {
-                    Arg::Bytes(v)
+                    Piece::Bytes(v)
                 } else {
-                    Arg::Value(v)
+                    Piece::Value(v)
                 });
             }
-            let plain: Vec<&[u8]> = args.iter().map(Arg::bytes).collect();
+            let plain: Vec<&[u8]> = args.iter().map(Piece::bytes).collect();
             let (record, shared) = by_pieces(&args, 64);
             assert_eq!(record, encode_record(&plain), "round {round}");
             shared_seen += shared;
@@ -161,7 +143,11 @@ mod tests {
     #[test]
     fn small_values_are_copied() {
         let value = Value::new(b"small".to_vec());
-        let args = [Arg::Bytes(b"SET"), Arg::Bytes(b"k"), Arg::Value(&value)];
+        let args = [
+            Piece::Bytes(b"SET"),
+            Piece::Bytes(b"k"),
+            Piece::Value(&value),
+        ];
         let (record, shared) = by_pieces(&args, 6);
         assert_eq!(shared, 0);
         assert_eq!(record, encode_record(&[&b"SET"[..], b"k", b"small"]));

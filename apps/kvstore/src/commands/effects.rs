@@ -2,7 +2,7 @@
 
 use alloc::vec::Vec;
 
-use crate::aof::{encode_record_into, encode_record_pieces, replay, Arg, Piece, HEADER};
+use crate::aof::{encode_record_into, encode_record_pieces, replay, Piece, HEADER};
 use crate::store::Value;
 use crate::Args;
 
@@ -61,7 +61,7 @@ impl Effects {
 
     /// Adds one command whose arguments may be stored values, encoded as a
     /// log record that refers to the large ones.
-    pub fn push_args(&mut self, args: &[Arg<'_>]) {
+    pub fn push_args(&mut self, args: &[Piece<'_>]) {
         let shared = &mut self.shared;
         encode_record_pieces(args, SHARE_FROM, &mut self.records, |at, v| {
             shared.push((at, v.clone()))

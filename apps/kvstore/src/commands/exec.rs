@@ -2,7 +2,7 @@
 //! read keys (expiring them lazily) and to record what it changed.
 
 use super::{ClientCtx, Effects, Stats};
-use crate::aof::Arg;
+use crate::aof::Piece;
 use crate::config::Config;
 use crate::store::{Entry, Store};
 
@@ -74,7 +74,7 @@ impl Exec<'_> {
 
     /// Records one canonical command whose arguments include stored
     /// values, which the log may write from their own memory.
-    pub fn log_args(&mut self, args: &[Arg<'_>]) {
+    pub fn log_args(&mut self, args: &[Piece<'_>]) {
         if !self.loading {
             self.effects.push_args(args);
         }

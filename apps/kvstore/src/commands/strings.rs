@@ -7,7 +7,7 @@ use super::errors;
 use super::exec::Exec;
 use super::expiry_arg::set_expire_at;
 use super::set_options::SetOptions;
-use crate::aof::Arg;
+use crate::aof::Piece;
 use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
 use crate::store::Value;
@@ -53,16 +53,16 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
             let at = format_i64(at as i64);
             x.log_args(&[
                 SET,
-                Arg::Bytes(key),
-                Arg::Value(&value),
+                Piece::Bytes(key),
+                Piece::Value(&value),
                 PXAT,
-                Arg::Bytes(&at),
+                Piece::Bytes(&at),
             ]);
         }
         None if opts.keep_ttl => {
             let value = Value::new(args[2].clone());
             x.store.set_keep_ttl(key, value.clone());
-            x.log_args(&[SET, Arg::Bytes(key), Arg::Value(&value), KEEPTTL]);
+            x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value), KEEPTTL]);
         }
         None => set_plain(x, key, &args[2]),
     }
@@ -73,16 +73,16 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
     }
 }
 
-const SET: Arg<'static> = Arg::Bytes(b"SET");
-const PXAT: Arg<'static> = Arg::Bytes(b"PXAT");
-const KEEPTTL: Arg<'static> = Arg::Bytes(b"KEEPTTL");
+const SET: Piece<'static> = Piece::Bytes(b"SET");
+const PXAT: Piece<'static> = Piece::Bytes(b"PXAT");
+const KEEPTTL: Piece<'static> = Piece::Bytes(b"KEEPTTL");
 
 /// Sets `key` to a copy of `value` without expiry, and logs it (the log
 /// shares the stored copy).
 fn set_plain(x: &mut Exec<'_>, key: &[u8], value: &[u8]) {
     let value = Value::new(value.to_vec());
     x.store.set(key, value.clone(), None);
-    x.log_args(&[SET, Arg::Bytes(key), Arg::Value(&value)]);
+    x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value)]);
 }
 
 /// `GETSET key value`: sets (clearing any TTL) and returns the old value.
@@ -161,7 +161,7 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
             .get(key)
             .map(|e| e.shared().clone())
             .unwrap_or_default();
-        x.log_args(&[SET, Arg::Bytes(key), Arg::Value(&value), KEEPTTL]);
+        x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value), KEEPTTL]);
     } else {
         x.log([&b"APPEND"[..], key, suffix]);
     }
@@ -193,10 +193,10 @@ pub(crate) fn mset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
         .map(|v| Value::new(v.clone()))
         .collect();
     let mut logged = Vec::with_capacity(args.len());
-    logged.push(Arg::Bytes(b"MSET"));
+    logged.push(Piece::Bytes(b"MSET"));
     for (key, value) in args[1..].iter().step_by(2).zip(&values) {
         x.store.set(key, value.clone(), None);
-        logged.extend([Arg::Bytes(key), Arg::Value(value)]);
+        logged.extend([Piece::Bytes(key), Piece::Value(value)]);
     }
     x.log_args(&logged);
     Reply::ok()
