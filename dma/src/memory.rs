@@ -52,10 +52,12 @@ pub trait Memory {
     /// are cut and faults are deduplicated at this granularity.
     fn page_size(&self) -> usize;
 
-    /// Whether the page holding `va` is mapped right now, so that a device
-    /// access to it would not fault. Must be cheap: the scheduler asks before
-    /// every `make_resident` to skip pages that need nothing.
-    fn is_resident(&self, va: usize) -> bool;
+    /// Whether the page holding `va` is mapped right now for `access`, so
+    /// that such a device access to it would not fault (a page may be
+    /// readable yet not writable: the shared zero block). Must be cheap:
+    /// the scheduler asks before every `make_resident` to skip pages that
+    /// need nothing.
+    fn is_resident(&self, va: usize, access: Access) -> bool;
 
     /// Resolves the page holding `va` for `access` (demand-zero, swap-in,
     /// huge-page split...), exactly as a CPU fault there would. Calling it on

@@ -216,7 +216,7 @@ impl Memory for Counting {
     fn page_size(&self) -> usize {
         PAGE
     }
-    fn is_resident(&self, va: usize) -> bool {
+    fn is_resident(&self, va: usize, _: Access) -> bool {
         self.resident.contains(&(va - va % PAGE))
     }
     fn make_resident(&mut self, va: usize, _: Access) -> Result<(), MemError> {

@@ -86,11 +86,8 @@ impl dma::Memory for KernelMemory {
         mm::FRAME_SIZE
     }
 
-    fn is_resident(&self, va: usize) -> bool {
-        // "Would a device access not fault?": without knowing the access,
-        // a read-only page counts as not resident, so that a device write
-        // there reaches `make_resident` and gets its permission error.
-        mm::accessible(va, true)
+    fn is_resident(&self, va: usize, access: dma::Access) -> bool {
+        mm::accessible(va, access == dma::Access::Write)
     }
 
     fn make_resident(&mut self, va: usize, access: dma::Access) -> Result<(), dma::MemError> {

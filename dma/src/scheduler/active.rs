@@ -142,10 +142,11 @@ impl Active {
                 // O(one segment) whatever the buffer size. A stalling engine
                 // loses no data to a fault, but each fault still parks it for
                 // a trip through the fault service: it is prepared for too.
+                let access = self.access();
                 self.cold = self.segs.first().is_some_and(|s| {
                     self.layout
                         .pages(s.range.clone(), self.page)
-                        .any(|va| !mem.is_resident(va))
+                        .any(|va| !mem.is_resident(va, access))
                 });
                 Ok(0)
             }
@@ -301,7 +302,7 @@ impl Active {
         let access = self.access();
         let mut made = 0;
         for va in self.layout.pages(from..to, self.page) {
-            if mem.is_resident(va) {
+            if mem.is_resident(va, access) {
                 continue;
             }
             if mem.make_resident(va, access).is_err() {
@@ -334,7 +335,7 @@ pub(super) fn ensure_pages(
 ) -> Result<u64, TransferError> {
     let mut made = 0;
     for va in list {
-        if !mem.is_resident(va) {
+        if !mem.is_resident(va, access) {
             mem.make_resident(va, access)
                 .map_err(|error| TransferError::Unresolvable { va, error })?;
             made += 1;

@@ -55,7 +55,7 @@ impl Scheduler {
             return FaultAction::Duplicate;
         }
         // Ok(true): this event made the page resident (what drives prefetch).
-        let resolved = if wanted && !mem.is_resident(page) {
+        let resolved = if wanted && !mem.is_resident(page, access) {
             mem.make_resident(page, access).map(|()| true)
         } else {
             Ok(false)

@@ -153,7 +153,7 @@ impl Memory for SimMemory {
         PAGE
     }
 
-    fn is_resident(&self, va: usize) -> bool {
+    fn is_resident(&self, va: usize, _: Access) -> bool {
         self.residency_checks.set(self.residency_checks.get() + 1);
         self.resident.contains(&page_of(va))
     }

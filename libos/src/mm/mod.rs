@@ -4,7 +4,11 @@
 //! ```text
 //!  CPU data abort ──┐                         ┌─ demand-zero region: take a frame,
 //!                   ├─► mm::resolve(addr, ──► │  zero it, map it, return Ok
-//!  SMMU fault event ┘       access)           └─ anything else: Err(FaultError)
+//!  SMMU fault event ┘       access)           ├─ huge-page region, read of a block
+//!                                             │  never written: map the shared zero
+//!                                             │  block read-only; its first write
+//!                                             │  gets a zeroed block of its own
+//!                                             └─ anything else: Err(FaultError)
 //! ```
 //!
 //! `resolve` takes no CPU exception context, so the CPU's abort handler and
@@ -337,7 +341,7 @@ mod kernel {
                 return Err(MmError::OutOfFrames);
             }
             for page in range.step_by(FRAME_SIZE) {
-                super::resolve::make_present(space, &region, page)?;
+                super::resolve::make_present(space, &region, page, super::resolve::Need::OwnFrame)?;
             }
             Ok(())
         })

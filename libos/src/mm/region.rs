@@ -2,7 +2,7 @@
 
 use super::regions::{Backing, RegionInfo};
 use super::space::{Attrs, PageState, MAX_PINS};
-use super::{populate, resolve, with_space, Access, MmError, EVICTIONS, FRAME_SIZE};
+use super::{populate, resolve::make_own, with_space, MmError, EVICTIONS, FRAME_SIZE};
 use core::ops::Range;
 use core::sync::atomic::AtomicU64;
 use core::sync::atomic::Ordering;
@@ -218,17 +218,16 @@ fn region_of(range: &Range<usize>) -> Result<RegionInfo, MmError> {
 /// makes them resident and keeps them so until [`unpin`]. Used by the
 /// pinning DMA baseline, which knows buffers only by address.
 pub fn pin(range: Range<usize>) -> Result<(), MmError> {
-    let info = region_of(&range)?;
-    let access = if info.writable {
-        Access::Write
-    } else {
-        Access::Read
-    };
+    region_of(&range)?;
     let pages = page_range(&range);
     let mut page = pages.start;
     while page < pages.end {
-        resolve(page, access).map_err(MmError::from)?;
+        make_own(page).map_err(MmError::from)?;
         let pinned = with_space(|space| match space.page_state(page) {
+            // Evicted or read back into the zero block meanwhile: retry.
+            PageState::Mapped {
+                shared_zero: true, ..
+            } => Ok(None),
             PageState::Mapped { pins, .. } if pins == MAX_PINS => Err(MmError::TooManyPins),
             PageState::Mapped { in_block, pins, .. } => {
                 space.set_pins(page, in_block, pins + 1);

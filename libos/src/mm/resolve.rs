@@ -16,6 +16,9 @@ pub enum Resolution {
     MappedZeroed,
     /// A zeroed 2 MiB block was mapped around the page (huge-page region).
     MappedBlock,
+    /// The shared zero block was mapped, read-only, around the page: a read
+    /// of never-written memory in a huge-page region costs no zeroing.
+    MappedSharedZero,
     /// The page's contents were brought back from the backing store.
     SwappedIn,
     /// Another core (or device fault) mapped the page first; retry the access.
@@ -40,20 +43,56 @@ pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
     if region.backing != Backing::DemandZero {
         return Err(FaultError::NotDemandPaged);
     }
-    let resolution = make_present(space, &region, addr & !(FRAME_SIZE - 1))?;
+    let need = match access {
+        Access::Read => Need::Read,
+        _ => Need::OwnFrame,
+    };
+    let resolution = make_present(space, &region, addr & !(FRAME_SIZE - 1), need)?;
+    if resolution == Resolution::AlreadyMapped && need == Need::OwnFrame && !space.is_writable(addr)
+    {
+        // Mapped read-only, yet not the zero block: nothing to resolve.
+        return Err(FaultError::PermissionDenied(access));
+    }
     if resolution != Resolution::AlreadyMapped {
         DEMAND_FAULTS.fetch_add(1, Ordering::Relaxed);
     }
     Ok(resolution)
 }
 
+/// Gives the page holding `addr` a frame of its own, as a write fault
+/// would, whatever the region's permissions: pinning needs one, since a
+/// pinned page of the shared zero block would move on its first write.
+pub(super) fn make_own(addr: usize) -> Result<Resolution, FaultError> {
+    let mut space = SPACE.lock();
+    let space = space.as_mut().ok_or(FaultError::NoRegion)?;
+    let region = space.find_region(addr).ok_or(FaultError::NoRegion)?;
+    if region.backing != Backing::DemandZero {
+        return Err(FaultError::NotDemandPaged);
+    }
+    make_present(space, &region, addr & !(FRAME_SIZE - 1), Need::OwnFrame)
+}
+
+/// What the caller of [`make_present`] needs of the page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Need {
+    /// To read it: never-written memory of a huge-page region may stay
+    /// the shared zero block.
+    Read,
+    /// A frame of its own: to write it, pin it, or populate it.
+    OwnFrame,
+}
+
 /// Makes the page at `page` of `region` present: swaps it in if it was
 /// evicted, maps a zeroed page (or block, in a huge-page region) if it was
-/// never mapped. Shared by fault resolution and eager population.
+/// never mapped, or the shared zero block when only a read is `need`ed.
+/// A page of the shared zero block that needs its own frame gets one
+/// (copy-on-write, with nothing to copy). Shared by fault resolution,
+/// pinning and eager population.
 pub(super) fn make_present(
     space: &mut AddressSpace,
     region: &RegionInfo,
     page: usize,
+    need: Need,
 ) -> Result<Resolution, FaultError> {
     let attrs = if region.writable {
         Attrs::ReadWrite
@@ -61,6 +100,11 @@ pub(super) fn make_present(
         Attrs::ReadOnly
     };
     let resolution = match space.page_state(page) {
+        PageState::Mapped {
+            shared_zero: true,
+            in_block,
+            ..
+        } if need == Need::OwnFrame => leave_zero_block(space, page, in_block, attrs)?,
         PageState::Mapped { .. } => return Ok(Resolution::AlreadyMapped),
         PageState::Evicted { slot } => {
             let frame = with_frames(|f| f.alloc()).map_err(|_| FaultError::OutOfFrames)?;
@@ -82,6 +126,9 @@ pub(super) fn make_present(
                 && block >= region.start
                 && block + BLOCK_SIZE <= region.start + region.len;
             match fits.then(|| space.block_is_empty(block)).unwrap_or(false) {
+                true if need == Need::Read && space.map_zero_block(block) => {
+                    Resolution::MappedSharedZero
+                }
                 true => {
                     match with_frames(|f| f.alloc_contiguous(BLOCK_SIZE / FRAME_SIZE, BLOCK_SIZE)) {
                         Ok(frames) => {
@@ -111,5 +158,30 @@ fn map_zeroed_page(
     space
         .map_page(page, frame, attrs)
         .expect("mapping an unmapped page cannot fail");
+    Ok(Resolution::MappedZeroed)
+}
+
+/// Gives `page`, now mapped to the shared zero block, zeroed memory of its
+/// own: a whole block when the mapping is one (and 2 MiB are free), else
+/// the one page.
+fn leave_zero_block(
+    space: &mut AddressSpace,
+    page: usize,
+    in_block: bool,
+    attrs: Attrs,
+) -> Result<Resolution, FaultError> {
+    if in_block {
+        let block = page & !(BLOCK_SIZE - 1);
+        if let Ok(frames) = with_frames(|f| f.alloc_contiguous(BLOCK_SIZE / FRAME_SIZE, BLOCK_SIZE))
+        {
+            zero_frames(frames, BLOCK_SIZE / FRAME_SIZE);
+            space.replace(block..block + BLOCK_SIZE, frames, attrs);
+            return Ok(Resolution::MappedBlock);
+        }
+        space.split_block(page);
+    }
+    let frame = with_frames(|f| f.alloc()).map_err(|_| FaultError::OutOfFrames)?;
+    zero_frames(frame, 1);
+    space.replace(page..page + FRAME_SIZE, frame, attrs);
     Ok(Resolution::MappedZeroed)
 }

@@ -12,6 +12,7 @@ use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Tran
 use aarch64_paging::{MapError, Mapping};
 use core::ops::Range;
 use core::ptr::NonNull;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 /// ASID of the kernel address space (the boot map uses 0).
 pub const KERNEL_ASID: u16 = 1;
@@ -64,6 +65,9 @@ pub enum PageState {
         in_block: bool,
         /// How many pins hold it resident.
         pins: u8,
+        /// Whether it is (part of) the shared zero block: read-only, owned
+        /// by no region, never to be freed or pinned.
+        shared_zero: bool,
     },
     /// Evicted: the contents wait in the backing-store frame `slot`
     /// (0: the page was all zeros and needs no storage).
@@ -82,6 +86,20 @@ const PIN_MASK: usize = 0xf << PIN_SHIFT;
 pub const MAX_PINS: u8 = 15;
 /// Size of a block mapping.
 pub const BLOCK_SIZE: usize = 2 << 20;
+
+/// Physical address of the shared zero block (0: not allocated yet).
+///
+/// A read of never-written memory in a huge-page region maps this block,
+/// read-only, instead of zeroing 2 MiB of its own; the first write to it
+/// gets a fresh block (`resolve`). The block is taken from the frame
+/// allocator on first use and never returned.
+static ZERO_BLOCK: AtomicUsize = AtomicUsize::new(0);
+
+/// Whether the physical address `pa` lies in the shared zero block.
+fn in_zero_block(pa: usize) -> bool {
+    let zero = ZERO_BLOCK.load(Ordering::Relaxed);
+    zero != 0 && (zero..zero + BLOCK_SIZE).contains(&pa)
+}
 
 /// Page-table pages come from the frame allocator and are reached through
 /// the identity map of RAM.
@@ -250,10 +268,12 @@ impl AddressSpace {
                 let bits = desc.flags().bits();
                 if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
                     let block = 1usize << (12 + 9 * (3 - level));
+                    let pa = desc.output_address().0 + (page & (block - 1));
                     state = PageState::Mapped {
-                        pa: desc.output_address().0 + (page & (block - 1)),
+                        pa,
                         in_block: level < 3,
                         pins: ((bits as usize & PIN_MASK) >> PIN_SHIFT) as u8,
+                        shared_zero: in_zero_block(pa),
                     };
                 } else if !desc.is_valid() && level == 3 && desc.flags().contains(EVICTED) {
                     state = PageState::Evicted {
@@ -294,7 +314,8 @@ impl AddressSpace {
     /// block) to the backing store: their entries become invalid first (one
     /// TLB invalidation for all, CPU and SMMU), so no core or device can
     /// still write them, then their contents are copied out and their frames
-    /// freed. Zero pages keep no copy. Returns pages evicted.
+    /// freed. Zero pages keep no copy (and pages of the shared zero block
+    /// are only unmapped). Returns pages evicted.
     pub fn evict_range(&mut self, range: Range<usize>) -> Result<usize, OutOfFrames> {
         let mut victims = [(0usize, 0usize, 0usize); 512];
         let mut count = 0;
@@ -303,10 +324,16 @@ impl AddressSpace {
                 pa,
                 in_block,
                 pins: 0,
+                shared_zero,
             } = self.page_state(page)
             {
                 if in_block {
                     self.split_block(page);
+                }
+                if shared_zero {
+                    victims[count] = (page, pa, 0);
+                    count += 1;
+                    continue;
                 }
                 let slot = match FRAMES
                     .lock()
@@ -336,6 +363,9 @@ impl AddressSpace {
         let mut frames = FRAMES.lock();
         let frames = frames.as_mut().expect("frame allocator is initialized");
         for &(page, pa, slot) in &victims[..count] {
+            if in_zero_block(pa) {
+                continue;
+            }
             // SAFETY: the page's entry is invalid and the TLBs are clean, so
             // nothing writes the frame any more; it is ours until freed below.
             let contents = unsafe { core::slice::from_raw_parts(pa as *const u64, FRAME_SIZE / 8) };
@@ -382,14 +412,52 @@ impl AddressSpace {
         self.map_into_invalid(va..va + BLOCK_SIZE, pa, attrs, Constraints::empty())
     }
 
+    /// Maps the shared zero block, read-only, at the empty 2 MiB block `va`
+    /// (aligned). Takes the zero block from the allocator on first use;
+    /// false when no 2 MiB run is free for it.
+    pub fn map_zero_block(&mut self, va: usize) -> bool {
+        let mut zero = ZERO_BLOCK.load(Ordering::Relaxed);
+        if zero == 0 {
+            let taken = FRAMES
+                .lock()
+                .as_mut()
+                .expect("frame allocator is initialized")
+                .alloc_contiguous(BLOCK_SIZE / FRAME_SIZE, BLOCK_SIZE);
+            let Ok(frames) = taken else {
+                return false;
+            };
+            super::zero_frames(frames, BLOCK_SIZE / FRAME_SIZE);
+            // The caller holds the `SPACE` lock: nobody else allocates it.
+            ZERO_BLOCK.store(frames, Ordering::Relaxed);
+            zero = frames;
+        }
+        self.map_block(va, zero, Attrs::ReadOnly).is_ok()
+    }
+
+    /// Points the valid mapping of `range` (one page, or one aligned 2 MiB
+    /// block) at the frames from `pa`: break (the old entry is invalidated
+    /// in every TLB, the SMMU's too), then make.
+    pub fn replace(&mut self, range: Range<usize>, pa: usize, attrs: Attrs) {
+        let constraints = match range.len() {
+            BLOCK_SIZE => Constraints::empty(),
+            _ => Constraints::NO_BLOCK_MAPPINGS,
+        };
+        self.unmap(range.clone(), false);
+        self.map_into_invalid(range, pa, attrs, constraints)
+            .expect("mapping a range just unmapped cannot fail");
+    }
+
     /// Changes the permissions of every mapped page and block in `range`,
-    /// keeping their pin counts (software bits).
+    /// keeping their pin counts (software bits). Mappings of the shared
+    /// zero block stay read-only: a write there must fault and get a
+    /// block of its own.
     pub fn reprotect(&mut self, range: Range<usize>, attrs: Attrs) {
         let new = attrs.bits() | El1Attributes::TABLE_OR_PAGE;
         self.table
             .modify_range(&region(range.clone()), &|_, desc| {
                 let pins = desc.flags() & El1Attributes::from_bits_retain(PIN_MASK);
-                match desc.flags().contains(El1Attributes::VALID) {
+                let valid = desc.flags().contains(El1Attributes::VALID);
+                match valid && !in_zero_block(desc.output_address().0) {
                     true if desc.level() == 3 => desc.set(desc.output_address(), new | pins),
                     true if !desc.is_table() => {
                         desc.set(desc.output_address(), attrs.bits() | pins)
@@ -464,12 +532,14 @@ impl AddressSpace {
         pa
     }
 
-    /// Number of mapped 4 KiB pages in `range` (blocks count as 512).
+    /// Number of 4 KiB pages in `range` backed by frames of their own
+    /// (blocks count as 512; the shared zero block counts for nothing).
     pub fn resident_pages(&self, range: Range<usize>) -> usize {
         let mut pages = 0;
         self.table
             .walk_range(&region(range), &mut |mr, desc, level| {
-                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                let leaf = desc.is_valid() && (level == 3 || !desc.is_table_or_page());
+                if leaf && !in_zero_block(desc.output_address().0) {
                     pages += mr.len() / FRAME_SIZE;
                 }
                 Ok(())
@@ -520,8 +590,8 @@ impl AddressSpace {
     }
 
     /// Unmaps every page in `range` (page-aligned) and, after the TLBs have
-    /// forgotten them, returns their frames to the allocator. Returns the
-    /// number of pages that were mapped.
+    /// forgotten them, returns their frames to the allocator (never those of
+    /// the shared zero block). Returns the number of frames freed.
     pub fn unmap_and_free(&mut self, range: Range<usize>) -> usize {
         const CHUNK: usize = 512 * FRAME_SIZE;
         let mut freed = 0;
@@ -536,9 +606,13 @@ impl AddressSpace {
             let mut runs = [(0usize, 0usize); 512];
             let mut count = 0;
             let mut mapped = 0;
+            let mut zero = false;
             self.table
                 .walk_range(&region(start..end), &mut |mr, desc, level| {
-                    if desc.is_valid() && level == 3 {
+                    let leaf = desc.is_valid() && (level == 3 || !desc.is_table_or_page());
+                    if leaf && in_zero_block(desc.output_address().0) {
+                        zero = true;
+                    } else if desc.is_valid() && level == 3 {
                         runs[count] = (desc.output_address().0, 1);
                         mapped += 1;
                         count += 1;
@@ -557,7 +631,7 @@ impl AddressSpace {
                     Ok(())
                 })
                 .ok();
-            if count > 0 {
+            if count > 0 || zero {
                 self.unmap(
                     start..end,
                     range.end - range.start > PER_PAGE_INVALIDATION_LIMIT,

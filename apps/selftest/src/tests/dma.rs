@@ -369,3 +369,77 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
     );
     Ok(())
 }
+
+/// A device reads a huge-page buffer never written (the SMMU faults, the
+/// shared zero block is mapped read-only, the disk gets zeros and no frame
+/// is used), then writes into the same buffer: the SMMU reports a
+/// permission fault, the buffer gets a block of its own, the spoiled
+/// command is retransmitted and the data lands there, not in the zero block.
+pub fn device_write_after_read_of_the_zero_block() -> Outcome {
+    let (engine, info) = dma::nvme().map_err(|e| format!("nvme: {e:?}"))?;
+    const LEN: usize = 256 * 1024;
+    let (zeros_at, data_at) = (8u64 << 20, 9u64 << 20);
+    check!(data_at + LEN as u64 <= info.capacity, "disk too small");
+    let run = |direction, range: core::ops::Range<usize>, disk| {
+        let transfer = Transfer {
+            direction,
+            pieces: alloc::vec![range],
+            device_addr: disk,
+            policy: Policy::FaultAware,
+        };
+        dma::run(engine, transfer).map_err(|e| format!("{direction:?} at {disk:#x}: {e:?}"))
+    };
+    let mut src = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
+    for (i, b) in src.as_mut_slice().iter_mut().enumerate() {
+        *b = pattern(i, 0x61);
+    }
+    run(Direction::ToDevice, src.range(), data_at)?;
+
+    let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e}"))?;
+    let w = run(
+        Direction::ToDevice,
+        buf.start()..buf.start() + LEN,
+        zeros_at,
+    )?;
+    check!(
+        w.stats.faults > 0,
+        "reading an untouched buffer did not fault"
+    );
+    check!(
+        buf.is_resident(0) && buf.resident_pages() == 0,
+        "a device read took frames ({} resident)",
+        buf.resident_pages()
+    );
+    let r = run(
+        Direction::FromDevice,
+        buf.start()..buf.start() + LEN,
+        data_at,
+    )?;
+    check!(
+        r.stats.faults > 0,
+        "writing into the zero block did not fault"
+    );
+    let bad = buf.as_slice()[..LEN]
+        .iter()
+        .enumerate()
+        .filter(|&(i, &b)| b != pattern(i, 0x61))
+        .count();
+    check!(bad == 0, "{bad} bytes wrong after the device wrote");
+    check!(
+        buf.resident_pages() == 512,
+        "{} pages of its own after the write",
+        buf.resident_pages()
+    );
+    let fresh = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e}"))?;
+    check!(
+        fresh.as_slice().iter().all(|&b| b == 0),
+        "the device wrote into the shared zero block"
+    );
+    let back = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
+    run(Direction::FromDevice, back.range(), zeros_at)?;
+    check!(
+        back.as_slice().iter().all(|&b| b == 0),
+        "the disk did not get zeros from the untouched buffer"
+    );
+    Ok(())
+}

@@ -352,6 +352,85 @@ pub fn huge_pages_pin_whole_blocks_and_discard_splits() -> Outcome {
     Ok(())
 }
 
+pub fn huge_pages_read_the_shared_zero_block() -> Outcome {
+    let block = mm::BLOCK_SIZE;
+    let err = |e: mm::MmError| alloc::format!("{e}");
+    // Reading a block never written maps the shared zero block: no frame
+    // of its own, no zeroing (the first such read anywhere takes the zero
+    // block itself from the allocator, so count after one).
+    let mut a = Region::demand_zero_huge(2 * block).map_err(err)?;
+    check!(a.as_slice()[5] == 0, "a fresh page does not read as zero");
+    let free = mm::stats().free_frames;
+    check!(
+        a.as_slice()[block + 9] == 0 && a.is_resident(block + 9),
+        "a read of a second block did not map it"
+    );
+    // (At most one frame may go to a page table.)
+    check!(
+        a.resident_pages() == 0 && free - mm::stats().free_frames <= 1,
+        "reads took {} frames, {} resident",
+        free - mm::stats().free_frames,
+        a.resident_pages()
+    );
+    // The first write gets a zeroed block of its own; the other block
+    // still reads zeros.
+    a.as_mut_slice()[block + 9] = 7;
+    check!(
+        a.resident_pages() == 512 && a.as_slice()[block + 8] == 0 && a.as_slice()[block + 9] == 7,
+        "copy-on-write of a zero block went wrong ({} resident)",
+        a.resident_pages()
+    );
+    check!(
+        a.as_slice()[9] == 0,
+        "a write showed through the zero block"
+    );
+    // Write protection comes and goes without making the zero block writable.
+    a.set_writable(false);
+    a.set_writable(true);
+    a.as_mut_slice()[3] = 1;
+    let b = Region::demand_zero_huge(block).map_err(err)?;
+    check!(
+        b.as_slice().iter().all(|&x| x == 0),
+        "the shared zero block was written"
+    );
+    // Pinning wants a frame of its own; evicting and discarding a zero
+    // mapping unmaps it and frees nothing.
+    let mut c = Region::demand_zero_huge(3 * block).map_err(err)?;
+    for at in [0, block, 2 * block] {
+        core::hint::black_box(c.as_slice()[at]);
+    }
+    check!(c.resident_pages() == 0, "reads of c took frames");
+    c.pin(0..FRAME_SIZE).map_err(err)?;
+    check!(c.resident_pages() == 512, "pin kept the zero block");
+    c.unpin(0..FRAME_SIZE).map_err(err)?;
+    c.evict(block + FRAME_SIZE..block + 2 * FRAME_SIZE)
+        .map_err(err)?;
+    let freed = c.discard(2 * block..3 * block).map_err(err)?;
+    check!(
+        freed == 0 && !c.is_resident(2 * block),
+        "discarding a zero mapping freed {freed} frames or left it mapped"
+    );
+    check!(
+        c.as_slice()[block..3 * block].iter().all(|&x| x == 0),
+        "evicted or discarded zero pages read back wrong"
+    );
+    let before_drop = mm::stats().free_frames;
+    let own = a.resident_pages() + c.resident_pages();
+    drop((a, b, c));
+    // Their own frames come back, and a few page tables; the zero block not.
+    let back = mm::stats().free_frames - before_drop;
+    check!(
+        (own..own + 16).contains(&back),
+        "dropping freed {back} frames for {own} of their own (the zero block too?)"
+    );
+    let d = Region::demand_zero_huge(block).map_err(err)?;
+    check!(
+        d.as_slice().iter().all(|&x| x == 0),
+        "the zero block changed after its users were dropped"
+    );
+    Ok(())
+}
+
 pub fn evicted_pages_fault_in_on_all_cores_once() -> Outcome {
     const PAGES: usize = 256;
     let mut region = Region::demand_zero(PAGES * FRAME_SIZE).map_err(|e| alloc::format!("{e}"))?;

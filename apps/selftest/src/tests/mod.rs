@@ -40,6 +40,10 @@ pub const ALL: &[(&str, fn() -> crate::Outcome)] = &[
         memory::huge_pages_pin_whole_blocks_and_discard_splits,
     ),
     (
+        "huge_pages_read_the_shared_zero_block",
+        memory::huge_pages_read_the_shared_zero_block,
+    ),
+    (
         "text_and_rodata_are_not_writable",
         protection::text_and_rodata_read_only,
     ),
@@ -94,5 +98,9 @@ pub const DMA: &[(&str, fn() -> crate::Outcome)] = &[
     (
         "nvme_gathers_odd_pieces_through_a_fault",
         dma::nvme_gathers_odd_pieces_through_a_fault,
+    ),
+    (
+        "device_write_after_read_of_the_zero_block_gets_its_own",
+        dma::device_write_after_read_of_the_zero_block,
     ),
 ];

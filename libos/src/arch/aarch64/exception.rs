@@ -8,7 +8,7 @@
 //!     anything else ────────────────────────────► crash report, exit(CRASH)
 //! ```
 
-use crate::arch::esr::{AbortKind, Esr};
+use crate::arch::esr::{AbortKind, Access, Esr};
 use aarch64_cpu::registers::{Readable, ESR_EL1, FAR_EL1};
 use core::fmt::Write;
 
@@ -50,7 +50,14 @@ fn handle_sync(frame: &mut Frame, kind: u64) {
     let esr = Esr(ESR_EL1.get());
     let far = FAR_EL1.get();
     let mut why = None;
-    if let (Some(AbortKind::Translation(_)), Some(access)) = (esr.abort_kind(), esr.access()) {
+    // A translation fault is a page not present; a write's permission fault
+    // may be a page of the shared zero block, which gets its own frame.
+    let resolvable = match (esr.abort_kind(), esr.access()) {
+        (Some(AbortKind::Translation(_)), Some(access)) => Some(access),
+        (Some(AbortKind::Permission(_)), Some(Access::Write)) => Some(Access::Write),
+        _ => None,
+    };
+    if let Some(access) = resolvable {
         match crate::mm::resolve(far as usize, access) {
             Ok(_) => {
                 grow_tlb_with_working_set();
