@@ -54,6 +54,7 @@ fn two_nodes_write_read_and_copy_through_faults_on_both_sides() {
     expect_ok(&outcome, 0, "local-copy-cold");
     expect_ok(&outcome, 0, "remote-write-faults");
     expect_ok(&outcome, 0, "remote-read-evicted");
+    expect_ok(&outcome, 0, "engine-writes-over-zero-block");
     expect_ok(&outcome, 0, "remote-access-error");
     expect_ok(&outcome, 1, "remote-write-landed");
     expect_ok(&outcome, 1, "nothing-corrupted");
@@ -69,6 +70,7 @@ fn one_percent_loss_still_delivers_every_byte() {
     assert!(outcome.success(), "a node failed:\n{}", outcome.output());
     expect_ok(&outcome, 0, "remote-write-faults");
     expect_ok(&outcome, 0, "remote-read-evicted");
+    expect_ok(&outcome, 0, "engine-writes-over-zero-block");
     expect_ok(&outcome, 1, "remote-write-landed");
 }
 

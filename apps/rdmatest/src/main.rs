@@ -138,6 +138,45 @@ fn local_copy(rdma: &Rdma) -> Result<String, String> {
     ))
 }
 
+/// The engine reads a huge-page buffer never written (its pages become the
+/// shared zero block, read-only), then READs `source` (pattern 3 on node 1)
+/// into it: its writes take an SMMU permission fault, the buffer gets a
+/// block of its own, and the data lands there.
+fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
+    let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e:?}"))?;
+    let mut copy = Region::demand_zero(SOURCE).map_err(|e| format!("{e:?}"))?;
+    fill(copy.as_mut_slice(), 9);
+    let id = rdma
+        .copy(buf.start()..buf.start() + SOURCE, copy.start(), Policy::FaultAware)
+        .map_err(|e| format!("{e:?}"))?;
+    success(&completed(rdma, id)?)?;
+    if copy.as_slice().iter().any(|&b| b != 0) || buf.resident_pages() != 0 {
+        return Err(format!(
+            "copying never-written memory: zeros {}, {} pages taken",
+            copy.as_slice().iter().all(|&b| b == 0),
+            buf.resident_pages()
+        ));
+    }
+    let qp = rdma.queue_pair(1).map_err(|e| format!("{e:?}"))?;
+    let id = qp
+        .read(buf.start()..buf.start() + SOURCE, source, Policy::FaultAware)
+        .map_err(|e| format!("{e:?}"))?;
+    let wc = completed(rdma, id)?;
+    success(&wc)?;
+    if let Some(at) = mismatch(&buf.as_slice()[..SOURCE], 3) {
+        return Err(format!("read data differs at byte {at}"));
+    }
+    let fresh = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e:?}"))?;
+    if fresh.as_slice().iter().any(|&b| b != 0) {
+        return Err("the engine wrote into the shared zero block".into());
+    }
+    Ok(format!(
+        "{} local faults, {} pages of its own",
+        wc.engine.local_faults + wc.report.map_or(0, |r| r.stats.faults),
+        buf.resident_pages()
+    ))
+}
+
 fn target(rdma: &Rdma, checks: &mut Checks) {
     let landing = Region::demand_zero(LANDING).expect("landing region");
     let mut source = Region::demand_zero(SOURCE).expect("source region");
@@ -230,6 +269,7 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
             ))
         });
     checks.check("remote-read-evicted", read);
+    checks.check("engine-writes-over-zero-block", over_zero_block(rdma, source));
 
     let bad = qp
         .write(

@@ -396,7 +396,12 @@ impl Frontend {
                         m.iova, m.size, m.perm
                     ),
                 );
-                if !tlb.insert(m.iova, m.size, m.uaddr, m.perm) {
+                let perm = {
+                    let asked = self.shared.tr.asked.lock();
+                    let asked = asked.unwrap_or_else(|p| p.into_inner());
+                    crate::iotlb::granted(m.perm, m.iova, m.size, &asked)
+                };
+                if !tlb.insert(m.iova, m.size, m.uaddr, perm) {
                     return Err(bad(MsgError::Field("IOTLB update size", m.size)));
                 }
             }

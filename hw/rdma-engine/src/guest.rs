@@ -36,7 +36,7 @@ use std::io::{Read, Write};
 use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
 /// One region of guest RAM in our address space.
@@ -88,6 +88,9 @@ pub struct Translation {
     pub iotlb: RwLock<Iotlb>,
     /// QEMU address → ours.
     pub regions: RwLock<Arc<Regions>>,
+    /// Misses waiting for QEMU's answer (page, wanted access): what the
+    /// UPDATE answering one is trusted with (see [`crate::iotlb::granted`]).
+    pub asked: Mutex<Vec<(u64, Perm)>>,
 }
 
 /// The engine's side of the backend channel: asks QEMU to translate.
@@ -332,7 +335,16 @@ impl GuestDma {
         };
         self.stats.misses.fetch_add(1, Ordering::Relaxed);
         let t0 = Instant::now();
-        match ch.miss(page, want) {
+        let asked = || self.tr.asked.lock().unwrap_or_else(|p| p.into_inner());
+        asked().push((page, want));
+        let answer = ch.miss(page, want);
+        {
+            let mut asked = asked();
+            if let Some(i) = asked.iter().position(|&x| x == (page, want)) {
+                asked.swap_remove(i);
+            }
+        }
+        match answer {
             Ok(ok) => {
                 let us = t0.elapsed().as_micros() as u64;
                 self.stats.miss_us.fetch_add(us, Ordering::Relaxed);

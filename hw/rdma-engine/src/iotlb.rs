@@ -18,6 +18,25 @@ pub const PERM_WRITE: u8 = 2;
 /// bit 1 write); also the kind of an access we want to make.
 pub type Perm = u8;
 
+/// The permission an UPDATE from QEMU can be trusted with.
+///
+/// QEMU 7.2 answers every miss with read-write (`perm` 3), whatever the
+/// guest's page table says: its SMMU checked only the access the miss asked
+/// for. Taken at its word, a translation asked for a read of a read-only
+/// page (the guest's shared zero block) would let a later write through.
+/// So an update gets what the outstanding misses it answers (`asked`:
+/// page and wanted access) asked for, a write implying a read (ARM stage-1
+/// mappings are never write-only), and no more than it says itself. An
+/// update no miss asked for is trusted for reads only.
+pub fn granted(update: Perm, iova: u64, size: u64, asked: &[(u64, Perm)]) -> Perm {
+    let last = iova.saturating_add(size.max(1) - 1);
+    let wanted = asked
+        .iter()
+        .filter(|&&(page, _)| page >= iova && page <= last)
+        .fold(PERM_READ, |acc, &(_, want)| acc | want);
+    update & wanted
+}
+
 /// One translation QEMU gave us.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Entry {
@@ -232,6 +251,27 @@ mod tests {
                 run: 0x1000
             }
         );
+    }
+
+    #[test]
+    fn an_update_is_trusted_for_what_its_miss_asked() {
+        let block = 0x4000_0000u64;
+        // A read miss: QEMU says read-write, only read is granted.
+        let read_miss = [(block + 0x3000, PERM_READ)];
+        assert_eq!(granted(RW, block, 2 << 20, &read_miss), PERM_READ);
+        // A write miss in the same block: read-write.
+        let write_miss = [(block + 0x3000, PERM_WRITE)];
+        assert_eq!(granted(RW, block, 2 << 20, &write_miss), RW);
+        // Misses elsewhere do not count; an unasked update reads only.
+        let elsewhere = [(block + (2 << 20), PERM_WRITE)];
+        assert_eq!(granted(RW, block, 2 << 20, &elsewhere), PERM_READ);
+        assert_eq!(granted(RW, block, 0x1000, &[]), PERM_READ);
+        // Never more than the update itself says.
+        assert_eq!(granted(PERM_READ, block, 0x1000, &write_miss), PERM_READ);
+        // A read-granted entry denies a write, which then misses again.
+        let mut t = Iotlb::new();
+        t.insert(block, 2 << 20, 0x10_0000, granted(RW, block, 2 << 20, &read_miss));
+        assert_eq!(t.lookup(block + 0x5000, PERM_WRITE), Lookup::Denied);
     }
 
     #[test]

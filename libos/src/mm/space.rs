@@ -407,8 +407,14 @@ impl AddressSpace {
         self.table.mark_active();
     }
 
-    /// Maps the 2 MiB block at `va` (aligned) to the contiguous frames at `pa`.
+    /// Maps the 2 MiB block at `va` (aligned, [empty](AddressSpace::block_is_empty))
+    /// to the contiguous frames at `pa`.
     pub fn map_block(&mut self, va: usize, pa: usize, attrs: Attrs) -> Result<(), MapError> {
+        if self.has_page_table(va) {
+            // Unmapping the whole block frees the page table (walkers may
+            // cache it, so with TLB invalidation), making room for one entry.
+            self.unmap(va..va + BLOCK_SIZE, false);
+        }
         self.map_into_invalid(va..va + BLOCK_SIZE, pa, attrs, Constraints::empty())
     }
 
@@ -469,19 +475,35 @@ impl AddressSpace {
         super::after_unmap(range);
     }
 
-    /// Whether nothing at all (no page, block, table or evicted entry) lies
-    /// in the 2 MiB block at `va`, so a block mapping can go there.
+    /// Whether no page, block or evicted entry lies in the 2 MiB block at
+    /// `va`, so a block mapping can go there. A page table whose entries
+    /// are all unmapped (left by small regions since dropped) does not
+    /// count: [`AddressSpace::map_block`] frees it.
     pub fn block_is_empty(&self, va: usize) -> bool {
         let mut empty = true;
         self.table
             .walk_range(&region(va..va + BLOCK_SIZE), &mut |_, desc, level| {
-                if desc.is_valid() || level == 3 {
+                let leaf = desc.is_valid() && (level == 3 || !desc.is_table_or_page());
+                let evicted = level == 3 && !desc.is_valid() && desc.flags().contains(EVICTED);
+                if leaf || evicted {
                     empty = false;
                 }
                 Ok(())
             })
             .ok();
         empty
+    }
+
+    /// Whether a page table (rather than one entry) covers the 2 MiB block at `va`.
+    fn has_page_table(&self, va: usize) -> bool {
+        let mut table = false;
+        self.table
+            .walk_range(&region(va..va + BLOCK_SIZE), &mut |_, _, level| {
+                table |= level == 3;
+                Ok(())
+            })
+            .ok();
+        table
     }
 
     /// Turns the block mapping covering `va` into 512 page mappings of the
