@@ -147,7 +147,11 @@ fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
     let mut copy = Region::demand_zero(SOURCE).map_err(|e| format!("{e:?}"))?;
     fill(copy.as_mut_slice(), 9);
     let id = rdma
-        .copy(buf.start()..buf.start() + SOURCE, copy.start(), Policy::FaultAware)
+        .copy(
+            buf.start()..buf.start() + SOURCE,
+            copy.start(),
+            Policy::FaultAware,
+        )
         .map_err(|e| format!("{e:?}"))?;
     success(&completed(rdma, id)?)?;
     if copy.as_slice().iter().any(|&b| b != 0) || buf.resident_pages() != 0 {
@@ -159,7 +163,11 @@ fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
     }
     let qp = rdma.queue_pair(1).map_err(|e| format!("{e:?}"))?;
     let id = qp
-        .read(buf.start()..buf.start() + SOURCE, source, Policy::FaultAware)
+        .read(
+            buf.start()..buf.start() + SOURCE,
+            source,
+            Policy::FaultAware,
+        )
         .map_err(|e| format!("{e:?}"))?;
     let wc = completed(rdma, id)?;
     success(&wc)?;
@@ -269,7 +277,10 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
             ))
         });
     checks.check("remote-read-evicted", read);
-    checks.check("engine-writes-over-zero-block", over_zero_block(rdma, source));
+    checks.check(
+        "engine-writes-over-zero-block",
+        over_zero_block(rdma, source),
+    );
 
     let bad = qp
         .write(

@@ -270,7 +270,12 @@ mod tests {
         assert_eq!(granted(PERM_READ, block, 0x1000, &write_miss), PERM_READ);
         // A read-granted entry denies a write, which then misses again.
         let mut t = Iotlb::new();
-        t.insert(block, 2 << 20, 0x10_0000, granted(RW, block, 2 << 20, &read_miss));
+        t.insert(
+            block,
+            2 << 20,
+            0x10_0000,
+            granted(RW, block, 2 << 20, &read_miss),
+        );
         assert_eq!(t.lookup(block + 0x5000, PERM_WRITE), Lookup::Denied);
     }
 

@@ -352,6 +352,29 @@ pub fn huge_pages_pin_whole_blocks_and_discard_splits() -> Outcome {
     Ok(())
 }
 
+pub fn huge_pages_return_where_a_block_was_discarded_page_by_page() -> Outcome {
+    let block = mm::BLOCK_SIZE;
+    let mut region = Region::demand_zero_huge(block).map_err(|e| alloc::format!("{e}"))?;
+    region.as_mut_slice()[0] = 1;
+    // Page by page, the block is split into a page table that ends up empty.
+    for page in (0..block).step_by(FRAME_SIZE) {
+        region
+            .discard(page..page + FRAME_SIZE)
+            .map_err(|e| alloc::format!("{e}"))?;
+    }
+    check!(
+        region.resident_pages() == 0,
+        "pages left after discarding all"
+    );
+    region.as_mut_slice()[block - 1] = 2;
+    check!(
+        region.resident_pages() == 512 && region.as_slice()[0] == 0,
+        "{} pages after the next touch: the empty table kept the block out",
+        region.resident_pages()
+    );
+    Ok(())
+}
+
 pub fn huge_pages_read_the_shared_zero_block() -> Outcome {
     let block = mm::BLOCK_SIZE;
     let err = |e: mm::MmError| alloc::format!("{e}");

@@ -40,6 +40,10 @@ pub const ALL: &[(&str, fn() -> crate::Outcome)] = &[
         memory::huge_pages_pin_whole_blocks_and_discard_splits,
     ),
     (
+        "huge_pages_return_where_a_block_was_discarded_page_by_page",
+        memory::huge_pages_return_where_a_block_was_discarded_page_by_page,
+    ),
+    (
         "huge_pages_read_the_shared_zero_block",
         memory::huge_pages_read_the_shared_zero_block,
     ),
