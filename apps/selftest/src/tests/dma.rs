@@ -396,11 +396,8 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
     run(Direction::ToDevice, src.range(), data_at)?;
 
     let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e}"))?;
-    let w = run(
-        Direction::ToDevice,
-        buf.start()..buf.start() + LEN,
-        zeros_at,
-    )?;
+    let head = buf.start()..buf.start() + LEN;
+    let w = run(Direction::ToDevice, head.clone(), zeros_at)?;
     check!(
         w.stats.faults > 0,
         "reading an untouched buffer did not fault"
@@ -410,11 +407,7 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
         "a device read took frames ({} resident)",
         buf.resident_pages()
     );
-    let r = run(
-        Direction::FromDevice,
-        buf.start()..buf.start() + LEN,
-        data_at,
-    )?;
+    let r = run(Direction::FromDevice, head, data_at)?;
     check!(
         r.stats.faults > 0,
         "writing into the zero block did not fault"
