@@ -38,10 +38,7 @@ pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
     match access {
         Access::Execute => return Err(FaultError::PermissionDenied(access)),
         Access::Write if !region.writable => return Err(FaultError::PermissionDenied(access)),
-        _ => {}
-    }
-    if region.backing != Backing::DemandZero {
-        return Err(FaultError::NotDemandPaged);
+        _ => demand_paged(&region)?,
     }
     let need = match access {
         Access::Read => Need::Read,
@@ -66,10 +63,16 @@ pub(super) fn make_own(addr: usize) -> Result<Resolution, FaultError> {
     let mut space = SPACE.lock();
     let space = space.as_mut().ok_or(FaultError::NoRegion)?;
     let region = space.find_region(addr).ok_or(FaultError::NoRegion)?;
-    if region.backing != Backing::DemandZero {
-        return Err(FaultError::NotDemandPaged);
-    }
+    demand_paged(&region)?;
     make_present(space, &region, addr & !(FRAME_SIZE - 1), Need::OwnFrame)
+}
+
+/// Only demand-zero regions get pages on a fault; the others' owners map them.
+fn demand_paged(region: &RegionInfo) -> Result<(), FaultError> {
+    match region.backing {
+        Backing::DemandZero => Ok(()),
+        _ => Err(FaultError::NotDemandPaged),
+    }
 }
 
 /// What the caller of [`make_present`] needs of the page.
