@@ -16,6 +16,21 @@ fn pattern(i: usize, seed: u8) -> u8 {
     (i as u8).wrapping_mul(31) ^ seed ^ (i >> 8) as u8
 }
 
+/// Writes `seed`'s pattern over `buf`.
+fn fill(buf: &mut [u8], seed: u8) {
+    for (i, b) in buf.iter_mut().enumerate() {
+        *b = pattern(i, seed);
+    }
+}
+
+/// How many bytes of `data` differ from `seed`'s pattern.
+fn wrong_bytes(data: &[u8], seed: u8) -> usize {
+    data.iter()
+        .enumerate()
+        .filter(|&(i, &b)| b != pattern(i, seed))
+        .count()
+}
+
 fn edu() -> Result<dma::EngineId, String> {
     dma::edu().map_err(|e| format!("edu: {e:?}"))
 }
@@ -44,9 +59,7 @@ fn dma_engine_error() -> ::dma::EngineError {
 /// Loads the edu buffer with `seed`'s pattern from a resident buffer.
 fn load_edu(seed: u8) -> Outcome {
     let mut src = Region::demand_zero_low(FRAME_SIZE).map_err(|e| format!("{e}"))?;
-    for (i, b) in src.as_mut_slice().iter_mut().enumerate() {
-        *b = pattern(i, seed);
-    }
+    fill(src.as_mut_slice(), seed);
     let report = edu_transfer(Direction::ToDevice, &src, EDU_LEN).map_err(|e| format!("{e:?}"))?;
     check!(
         report.stats.faults == 0,
@@ -66,11 +79,7 @@ pub fn dma_into_untouched_buffer() -> Outcome {
     let before = dma::fault_counters();
     let report =
         edu_transfer(Direction::FromDevice, &dst, EDU_LEN).map_err(|e| format!("{e:?}"))?;
-    let bad = dst.as_slice()[..EDU_LEN]
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b != pattern(i, 0x5a))
-        .count();
+    let bad = wrong_bytes(&dst.as_slice()[..EDU_LEN], 0x5a);
     check!(bad == 0, "{bad} bytes wrong after the faulting DMA");
     check!(
         report.stats.faults >= 1,
@@ -94,9 +103,7 @@ pub fn dma_into_untouched_buffer() -> Outcome {
 
 pub fn dma_from_evicted_buffer() -> Outcome {
     let mut src = Region::demand_zero_low(FRAME_SIZE).map_err(|e| format!("{e}"))?;
-    for (i, b) in src.as_mut_slice().iter_mut().enumerate() {
-        *b = pattern(i, 0xc3);
-    }
+    fill(src.as_mut_slice(), 0xc3);
     src.evict(0..FRAME_SIZE).map_err(|e| format!("{e}"))?;
     check!(src.resident_pages() == 0, "the source is still resident");
     let report = edu_transfer(Direction::ToDevice, &src, EDU_LEN).map_err(|e| format!("{e:?}"))?;
@@ -107,11 +114,7 @@ pub fn dma_from_evicted_buffer() -> Outcome {
     let mut dst = Region::demand_zero_low(FRAME_SIZE).map_err(|e| format!("{e}"))?;
     dst.populate(0..FRAME_SIZE).map_err(|e| format!("{e}"))?;
     edu_transfer(Direction::FromDevice, &dst, EDU_LEN).map_err(|e| format!("{e:?}"))?;
-    let bad = dst.as_slice()[..EDU_LEN]
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b != pattern(i, 0xc3))
-        .count();
+    let bad = wrong_bytes(&dst.as_slice()[..EDU_LEN], 0xc3);
     check!(
         bad == 0,
         "{bad} bytes wrong: the device read the evicted page as zeros"
@@ -177,11 +180,7 @@ pub fn event_queue_overflow_is_recovered() -> Outcome {
         lost >= 1,
         "an 8-entry event queue did not overflow on a 4 KiB fault"
     );
-    let bad = dst.as_slice()[..EDU_LEN]
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b != pattern(i, 0x77))
-        .count();
+    let bad = wrong_bytes(&dst.as_slice()[..EDU_LEN], 0x77);
     check!(
         bad == 0,
         "{bad} bytes wrong after recovering from lost events"
@@ -203,9 +202,7 @@ pub fn nvme_round_trips_under_every_policy() -> Outcome {
     {
         let seed = 0x30 + k as u8;
         let mut src = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
-        for (i, b) in src.as_mut_slice().iter_mut().enumerate() {
-            *b = pattern(i, seed);
-        }
+        fill(src.as_mut_slice(), seed);
         // Half the source is evicted: the device must not read zeros there.
         src.evict(LEN / 2..LEN).map_err(|e| format!("{e}"))?;
         let disk = (k * LEN) as u64;
@@ -225,12 +222,7 @@ pub fn nvme_round_trips_under_every_policy() -> Outcome {
             policy,
         };
         let r = dma::run(engine, read).map_err(|e| format!("{policy:?} read: {e:?}"))?;
-        let bad = dst
-            .as_slice()
-            .iter()
-            .enumerate()
-            .filter(|&(i, &b)| b != pattern(i, seed))
-            .count();
+        let bad = wrong_bytes(dst.as_slice(), seed);
         check!(
             bad == 0,
             "{policy:?}: {bad} bytes wrong after the disk round trip"
@@ -274,12 +266,8 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
     let block = info.block_size;
     let mut small = Region::eager(FRAME_SIZE).map_err(|e| format!("{e}"))?;
     let mut value = Region::demand_zero(4 * FRAME_SIZE).map_err(|e| format!("{e}"))?;
-    for (i, b) in small.as_mut_slice().iter_mut().enumerate() {
-        *b = pattern(i, 0x51);
-    }
-    for (i, b) in value.as_mut_slice().iter_mut().enumerate() {
-        *b = pattern(i, 0x52);
-    }
+    fill(small.as_mut_slice(), 0x51);
+    fill(value.as_mut_slice(), 0x52);
     let (s, v) = (small.start(), value.start());
     let mut pieces = alloc::vec![
         s + 3..s + 40,
@@ -390,9 +378,7 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
         dma::run(engine, transfer).map_err(|e| format!("{direction:?} at {disk:#x}: {e:?}"))
     };
     let mut src = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
-    for (i, b) in src.as_mut_slice().iter_mut().enumerate() {
-        *b = pattern(i, 0x61);
-    }
+    fill(src.as_mut_slice(), 0x61);
     run(Direction::ToDevice, src.range(), data_at)?;
 
     let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e}"))?;
@@ -412,11 +398,7 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
         r.stats.faults > 0,
         "writing into the zero block did not fault"
     );
-    let bad = buf.as_slice()[..LEN]
-        .iter()
-        .enumerate()
-        .filter(|&(i, &b)| b != pattern(i, 0x61))
-        .count();
+    let bad = wrong_bytes(&buf.as_slice()[..LEN], 0x61);
     check!(bad == 0, "{bad} bytes wrong after the device wrote");
     check!(
         buf.resident_pages() == 512,
