@@ -7,7 +7,7 @@ use super::frame::OutOfFrames;
 use super::frame::FRAME_SIZE;
 use super::regions::RegionTable;
 use super::FRAMES;
-use aarch64_paging::descriptor::{El1Attributes, PhysicalAddress};
+use aarch64_paging::descriptor::{Descriptor, El1Attributes, PhysicalAddress};
 use aarch64_paging::paging::{Constraints, El1And0, MemoryRegion, PageTable, Translation, VaRange};
 use aarch64_paging::{MapError, Mapping};
 use core::ops::Range;
@@ -99,6 +99,12 @@ static ZERO_BLOCK: AtomicUsize = AtomicUsize::new(0);
 fn in_zero_block(pa: usize) -> bool {
     let zero = ZERO_BLOCK.load(Ordering::Relaxed);
     zero != 0 && (zero..zero + BLOCK_SIZE).contains(&pa)
+}
+
+/// Whether `desc`, met at `level` of a walk, maps memory: a valid page, or
+/// a valid block (not a pointer to a table).
+fn is_mapping(desc: &Descriptor<El1Attributes>, level: usize) -> bool {
+    desc.is_valid() && (level == 3 || !desc.is_table_or_page())
 }
 
 /// Page-table pages come from the frame allocator and are reached through
@@ -266,7 +272,7 @@ impl AddressSpace {
         self.table
             .walk_range(&region(page..page + FRAME_SIZE), &mut |_, desc, level| {
                 let bits = desc.flags().bits();
-                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                if is_mapping(desc, level) {
                     let block = 1usize << (12 + 9 * (3 - level));
                     let pa = desc.output_address().0 + (page & (block - 1));
                     state = PageState::Mapped {
@@ -292,7 +298,7 @@ impl AddressSpace {
         let mut writable = false;
         self.table
             .walk_range(&region(page..page + FRAME_SIZE), &mut |_, desc, level| {
-                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                if is_mapping(desc, level) {
                     writable = !desc.flags().contains(El1Attributes::READ_ONLY);
                 }
                 Ok(())
@@ -483,9 +489,8 @@ impl AddressSpace {
         let mut empty = true;
         self.table
             .walk_range(&region(va..va + BLOCK_SIZE), &mut |_, desc, level| {
-                let leaf = desc.is_valid() && (level == 3 || !desc.is_table_or_page());
                 let evicted = level == 3 && !desc.is_valid() && desc.flags().contains(EVICTED);
-                if leaf || evicted {
+                if is_mapping(desc, level) || evicted {
                     empty = false;
                 }
                 Ok(())
@@ -544,7 +549,7 @@ impl AddressSpace {
         let mut pa = None;
         self.table
             .walk_range(&region(page..page + FRAME_SIZE), &mut |_, desc, level| {
-                if desc.is_valid() && (level == 3 || !desc.is_table_or_page()) {
+                if is_mapping(desc, level) {
                     let block = 1usize << (12 + 9 * (3 - level));
                     pa = Some(desc.output_address().0 + (va & (block - 1)));
                 }
@@ -560,8 +565,7 @@ impl AddressSpace {
         let mut pages = 0;
         self.table
             .walk_range(&region(range), &mut |mr, desc, level| {
-                let leaf = desc.is_valid() && (level == 3 || !desc.is_table_or_page());
-                if leaf && !in_zero_block(desc.output_address().0) {
+                if is_mapping(desc, level) && !in_zero_block(desc.output_address().0) {
                     pages += mr.len() / FRAME_SIZE;
                 }
                 Ok(())
@@ -631,8 +635,7 @@ impl AddressSpace {
             let mut zero = false;
             self.table
                 .walk_range(&region(start..end), &mut |mr, desc, level| {
-                    let leaf = desc.is_valid() && (level == 3 || !desc.is_table_or_page());
-                    if leaf && in_zero_block(desc.output_address().0) {
+                    if is_mapping(desc, level) && in_zero_block(desc.output_address().0) {
                         zero = true;
                     } else if desc.is_valid() && level == 3 {
                         runs[count] = (desc.output_address().0, 1);
