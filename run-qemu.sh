@@ -39,27 +39,12 @@ case "${1:-}" in
         ;;
 esac
 
-if ! command -v qemu-system-aarch64 >/dev/null 2>&1; then
-    echo "run-qemu.sh: qemu-system-aarch64 not found; installing qemu-system-arm" >&2
-    sudo=""
-    if [[ $(id -u) -ne 0 ]]; then
-        sudo="sudo"
-    fi
-    $sudo apt-get update
-    $sudo apt-get install -y qemu-system-arm
-fi
-
-if ! command -v cargo >/dev/null 2>&1; then
-    cat >&2 <<'EOF'
-run-qemu.sh: cargo not found. Install Rust with rustup (https://rustup.rs):
-    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
-    . "$HOME/.cargo/env"
-The toolchain and the aarch64-unknown-none target then come from rust-toolchain.toml.
-EOF
-    exit 1
-fi
-
 cd "$(dirname "${BASH_SOURCE[0]}")"
+# The pinned toolchain with the guest target, QEMU, and a C compiler for the
+# image tool's listen-backlog shim (kvstore): installed when missing.
+. image/host-tools.sh
+need_rust_toolchain
+need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev
 
 if [[ $1 == --list ]]; then
     exec cargo run -q --release -p faultline-image -- list

@@ -1,19 +1,44 @@
 #!/usr/bin/env bash
-# Runs every test of Faultline: host unit tests of all crates and the QEMU
-# boot tests (image/tests), which build each app's image and boot it.
-# Installs QEMU first when it is missing; the Rust toolchain and target come
-# from rust-toolchain.toml.
+# Runs every test of Faultline: formatting and lints, host unit tests of all
+# crates, and the QEMU boot tests (image/tests), which build each app's image
+# and boot it.
+#
+# Installs first what is missing: the Rust toolchain of rust-toolchain.toml
+# with its aarch64-unknown-none target, QEMU, Redis's client tools (the
+# kvstore tests drive the server with redis-cli and redis-benchmark) and a C
+# compiler (the image tool's listen-backlog shim). Extra arguments go to
+# `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
+. image/host-tools.sh
 
-if ! command -v qemu-system-aarch64 >/dev/null 2>&1; then
-    echo "run-tests.sh: installing qemu-system-arm" >&2
-    sudo=""
-    [[ $(id -u) -ne 0 ]] && sudo="sudo"
-    $sudo apt-get update
-    $sudo apt-get install -y qemu-system-arm
-fi
+need_rust_toolchain
+need_commands qemu-system-aarch64:qemu-system-arm \
+    redis-benchmark:redis-tools redis-cli:redis-tools \
+    cc:gcc+libc6-dev pgrep:procps
 
-# Default members: the host-testable crates (apps are guest-only and are
-# built by the boot tests).
+step() { echo "run-tests.sh: $*" >&2; }
+
+step "cargo fmt --check"
+cargo fmt --all --check
+
+# Clippy over the host crates, then over the guest crates as the image tool
+# builds them (aarch64-unknown-none, release, once per board, in the board's
+# target directory so the boot tests reuse what it compiled). Warnings are
+# errors; the workspace [lints] table in Cargo.toml says what is checked.
+step "cargo clippy (host crates)"
+cargo clippy --all-targets -- -D warnings
+guest=(-p libos)
+for dir in apps/*/; do
+    guest+=(-p "$(basename "$dir")")
+done
+for board in qemu-virt zcu102; do
+    step "cargo clippy (guest, $board)"
+    cargo clippy --release --target aarch64-unknown-none --features "libos/$board" \
+        --target-dir "target/guest/$board" "${guest[@]}" -- -D warnings
+done
+
+# Host unit tests of the default members (apps are guest-only and are built
+# by the boot tests), then the boot tests themselves.
+step "cargo test"
 exec cargo test "$@"

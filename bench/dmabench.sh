@@ -9,6 +9,10 @@
 # Output: target/bench/dmabench.log, dmabench.csv, dmabench.svg
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# What run-qemu.sh needs, and python3 for the summary: installed when missing.
+. image/host-tools.sh
+need_rust_toolchain
+need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev python3:python3
 out=target/bench
 mkdir -p "$out"
 status=0

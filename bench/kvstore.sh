@@ -38,23 +38,11 @@ if [[ $(id -u) -ne 0 ]]; then
     sudo="sudo"
 fi
 
-# Host tools.
-need=()
-command -v qemu-system-aarch64 >/dev/null || need+=(qemu-system-arm)
-command -v redis-benchmark >/dev/null || need+=(redis-tools)
-command -v python3 >/dev/null || need+=(python3)
-command -v mkfs.ext4 >/dev/null || need+=(e2fsprogs)
-command -v dpkg-deb >/dev/null || need+=(dpkg)
-command -v cc >/dev/null || need+=(gcc libc6-dev)
-if ((${#need[@]})); then
-    echo "kvstore-bench: installing ${need[*]}"
-    $sudo apt-get update
-    $sudo apt-get install -y "${need[@]}"
-fi
-if ! command -v cargo >/dev/null; then
-    echo "kvstore-bench: cargo not found; see README.md (Rust from rustup)" >&2
-    exit 1
-fi
+# Host tools, installed when missing.
+. image/host-tools.sh
+need_rust_toolchain
+need_commands qemu-system-aarch64:qemu-system-arm redis-benchmark:redis-tools \
+    python3:python3 mkfs.ext4:e2fsprogs dpkg-deb:dpkg cc:gcc+libc6-dev
 
 # kvstore: the image, and the exact QEMU command the image tool would run,
 # captured by a stand-in qemu-system-aarch64 that records its arguments.

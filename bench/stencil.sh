@@ -18,6 +18,10 @@
 # (with a compiler running beside it, 2-vCPU efficiency fell to 41%).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# What run-qemu.sh needs, and python3 for the summary: installed when missing.
+. image/host-tools.sh
+need_rust_toolchain
+need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev python3:python3
 nx=${1:-1024}
 ny=${2:-1024}
 iters=${3:-40}

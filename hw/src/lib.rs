@@ -10,6 +10,7 @@
 pub mod board;
 pub mod edu;
 pub mod gicv2;
+/// The image's memory layout, shared with the linker-script generator.
 pub mod layout;
 pub mod mmio;
 pub mod nvme;

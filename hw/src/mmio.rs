@@ -27,7 +27,7 @@ impl Mmio {
 
     fn reg(&self, offset: usize) -> *mut u32 {
         assert!(
-            offset % 4 == 0 && offset + 4 <= self.len,
+            offset.is_multiple_of(4) && offset + 4 <= self.len,
             "register {offset:#x} out of range"
         );
         (self.base + offset) as *mut u32

@@ -106,7 +106,14 @@ pub struct Function {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PciError {
     /// The memory window has no room for a BAR of this size.
-    WindowFull { bdf: Bdf, bar: u8, size: usize },
+    WindowFull {
+        /// The function whose BAR did not fit.
+        bdf: Bdf,
+        /// The BAR's index.
+        bar: u8,
+        /// The BAR's size in bytes.
+        size: usize,
+    },
 }
 
 /// Hands out naturally aligned ranges of a bus-address window.

@@ -55,10 +55,9 @@ mod tests {
     #[test]
     fn the_preload_object_is_built_once_and_reused() {
         let root = crate::workspace_root();
-        let Some(first) = preload(&root) else {
-            // No C compiler on this machine: nothing to check.
-            return;
-        };
+        let first = preload(&root).expect(
+            "the shim builds with cc: run ./run-tests.sh, which installs gcc when cc is missing",
+        );
         let built = std::fs::metadata(&first).unwrap().modified().unwrap();
         let again = preload(&root).unwrap();
         assert_eq!(first, again);

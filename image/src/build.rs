@@ -133,6 +133,7 @@ pub fn build_to(
     check_app(root, app)?;
     // Check the arguments before spending time on the build.
     bootargs::command_line(args)?;
+    crate::toolchain::ensure_guest_target(root)?;
 
     let mut cmd = cargo_command(root, app, board);
     cmd.stdin(Stdio::null()).stdout(std::io::stderr());

@@ -55,6 +55,8 @@ pub enum Error {
     UImage(String),
     /// The run options do not fit the board (e.g. `--smp` on zcu102).
     Options(String),
+    /// The Rust toolchain cannot build guests and could not be installed.
+    Toolchain(String),
 }
 
 impl Error {
@@ -100,6 +102,7 @@ impl fmt::Display for Error {
             Error::BootArgs(msg) => write!(f, "boot arguments: {msg}"),
             Error::UImage(msg) => write!(f, "uImage: {msg}"),
             Error::Options(msg) => f.write_str(msg),
+            Error::Toolchain(msg) => write!(f, "Rust toolchain: {msg}"),
         }
     }
 }

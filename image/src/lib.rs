@@ -20,6 +20,7 @@ pub mod error;
 pub mod qemu;
 pub mod raw;
 pub mod run;
+pub mod toolchain;
 pub mod uimage;
 pub mod workspace;
 

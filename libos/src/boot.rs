@@ -129,7 +129,7 @@ fn boot_core(dtb_addr: usize) -> ! {
         "faultline on {}: {} cores, {} MiB RAM, EL{} entry, booted in {} us",
         BOARD.name,
         smp::cores(),
-        mm::stats().total_frames * mm::FRAME_SIZE >> 20,
+        (mm::stats().total_frames * mm::FRAME_SIZE) >> 20,
         entry_el(),
         boot_time().as_micros()
     );

@@ -41,14 +41,16 @@ static CONSOLE: IrqSpinLock<Option<Device>> = IrqSpinLock::new(None);
 
 fn device_for(uart: ConsoleUart) -> Device {
     match uart {
-        // SAFETY: the board description names the console UART's register
-        // block, which the boot and kernel maps cover as device memory.
         ConsoleUart::Pl011 { base } => {
-            Device::Pl011(Pl011::new(unsafe { Mmio::new(base, 0x1000) }))
+            // SAFETY: the board description names the console UART's register
+            // block, which the boot and kernel maps cover as device memory.
+            let regs = unsafe { Mmio::new(base, 0x1000) };
+            Device::Pl011(Pl011::new(regs))
         }
-        // SAFETY: as above.
         ConsoleUart::Cadence { base } => {
-            Device::Cadence(Cadence::new(unsafe { Mmio::new(base, 0x1000) }))
+            // SAFETY: as for the PL011 above.
+            let regs = unsafe { Mmio::new(base, 0x1000) };
+            Device::Cadence(Cadence::new(regs))
         }
     }
 }

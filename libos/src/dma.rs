@@ -343,7 +343,7 @@ pub fn run(engine: EngineId, transfer: Transfer) -> Result<TransferReport, Trans
 
 /// Statistics of every transfer run under `policy` so far.
 pub fn stats(policy: Policy) -> Stats {
-    with_service(|s| s.scheduler.stats(policy).clone())
+    with_service(|s| *s.scheduler.stats(policy))
 }
 
 /// Counters of the fault path as a whole.

@@ -286,7 +286,7 @@ impl Device for NetDevice {
 
     fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
         self.tx.reclaim(&mut self.nic);
-        (!self.tx.free.is_empty() && self.nic.can_send()).then(|| TxToken {
+        (!self.tx.free.is_empty() && self.nic.can_send()).then_some(TxToken {
             nic: &mut self.nic,
             tx: &mut self.tx,
         })

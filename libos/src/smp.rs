@@ -112,7 +112,7 @@ pub(crate) fn start_secondaries(mpidrs: &[u64], conduit: PsciConduit) {
             log::error!("PSCI CPU_ON for core {mpidr:#x} failed: {e:?}");
             continue;
         }
-        let deadline = crate::time::now().add(Duration::from_secs(1));
+        let deadline = crate::time::now().after(Duration::from_secs(1));
         while cores() <= index && crate::time::now() < deadline {
             core::hint::spin_loop();
         }

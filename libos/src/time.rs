@@ -45,7 +45,7 @@ impl Instant {
     }
 
     /// The instant `d` after this one.
-    pub fn add(self, d: Duration) -> Instant {
+    pub fn after(self, d: Duration) -> Instant {
         Instant(self.0.saturating_add(duration_to_ticks(d)))
     }
 }
@@ -106,7 +106,7 @@ mod guest {
 
     /// Sleeps for at least `d`, waiting for the timer interrupt in low power.
     pub fn sleep(d: Duration) {
-        sleep_until(now().add(d));
+        sleep_until(now().after(d));
     }
 
     /// Wall-clock time in milliseconds since the Unix epoch, from the
@@ -141,7 +141,7 @@ mod guest {
     pub fn wait_for_interrupt_unless(limit: Duration, ready: impl Fn() -> bool) {
         let irqs_were_enabled = arch::irq_save_disable();
         if !ready() {
-            arch::timer_arm(now().add(limit).0);
+            arch::timer_arm(now().after(limit).0);
             arch::wait_for_interrupt();
             arch::irq_enable();
             arch::irq_save_disable();
@@ -178,7 +178,7 @@ mod tests {
         assert_eq!(ticks_to_duration(625), Duration::from_micros(10));
         assert_eq!(duration_to_ticks(Duration::from_millis(2)), 125_000);
         let a = Instant(1000);
-        assert_eq!(a.add(Duration::from_micros(16)).0, 2000);
+        assert_eq!(a.after(Duration::from_micros(16)).0, 2000);
         assert_eq!(Instant(5).duration_since(Instant(10)), Duration::ZERO);
     }
 }

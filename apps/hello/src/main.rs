@@ -18,8 +18,8 @@ fn main(args: libos::Args) -> i32 {
     println!("cores: {}", smp::cores());
     println!(
         "memory: {} MiB RAM, {} MiB free",
-        stats.total_frames * mm::FRAME_SIZE >> 20,
-        stats.free_frames * mm::FRAME_SIZE >> 20
+        (stats.total_frames * mm::FRAME_SIZE) >> 20,
+        (stats.free_frames * mm::FRAME_SIZE) >> 20
     );
     println!(
         "args: {}",

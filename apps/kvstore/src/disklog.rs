@@ -362,7 +362,9 @@ impl DiskLog {
         match self.fsync {
             _ if !self.dirty() => None,
             AppendFsync::Always => Some(time::now()),
-            AppendFsync::EverySec => Some(self.last_flush.add(core::time::Duration::from_secs(1))),
+            AppendFsync::EverySec => {
+                Some(self.last_flush.after(core::time::Duration::from_secs(1)))
+            }
             AppendFsync::No => None,
         }
     }

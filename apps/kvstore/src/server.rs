@@ -132,7 +132,7 @@ impl Server {
     fn sleep(&mut self) {
         let now = time::now();
         let mut limit = self.net.poll_delay().unwrap_or(IDLE_SLEEP).min(IDLE_SLEEP);
-        let expire_at = self.last_expire.add(EXPIRE_EVERY);
+        let expire_at = self.last_expire.after(EXPIRE_EVERY);
         limit = limit.min(expire_at.duration_since(now));
         if let Some(at) = self.log.as_ref().and_then(|l| l.flush_deadline()) {
             limit = limit.min(at.duration_since(now));

@@ -434,7 +434,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     let interior = s.lo + 1..s.hi.saturating_sub(1).max(s.lo + 1);
     let start = time::now();
     smp::on_each_core(|core| {
-        for it in 0..iterations {
+        for (it, compute_time) in compute.iter().enumerate() {
             let t = time::now();
             let mut posted = Vec::new();
             if core == 0 {
@@ -453,7 +453,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
                 s.sweep(it, k);
             }
             let spent = t.elapsed();
-            compute[it].fetch_max(spent.as_nanos() as u64, Ordering::Relaxed);
+            compute_time.fetch_max(spent.as_nanos() as u64, Ordering::Relaxed);
             if core == 0 {
                 let before = rdma.pages_ready();
                 let w = time::now();
@@ -471,7 +471,8 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
         }
     });
     let wall = start.elapsed();
-    drop(results);
+    // The lock held the borrows of `per_iteration` and `failure`.
+    let _ = results.into_inner();
     if let Some(e) = failure {
         return Err(e);
     }

@@ -217,9 +217,9 @@ pub fn set_unit_boundary(d: &Dims, unit: usize, cells: &mut [f64]) {
             }
         }
     } else {
-        for x in 0..d.nx {
+        for (x, cell) in cells[..d.nx].iter_mut().enumerate() {
             if let Some(v) = boundary(d, x, unit, 0) {
-                cells[x] = v;
+                *cell = v;
             }
         }
     }

@@ -53,7 +53,12 @@ pub struct Entry {
 pub enum Lookup {
     /// Translated: `uaddr` of the IOVA and how many bytes from it are covered
     /// by the same entry.
-    Hit { uaddr: u64, run: u64 },
+    Hit {
+        /// The engine-side address of the IOVA.
+        uaddr: u64,
+        /// Bytes from the IOVA covered by the same entry.
+        run: u64,
+    },
     /// No entry covers the IOVA.
     Miss,
     /// An entry covers it but lacks the wanted permission.

@@ -73,7 +73,12 @@ pub const IOTLB_SIZE: usize = 32;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum MsgError {
     /// Fewer bytes than the header or the payload it announces.
-    Short { want: usize, got: usize },
+    Short {
+        /// Bytes needed.
+        want: usize,
+        /// Bytes there were.
+        got: usize,
+    },
     /// A payload size over [`MAX_PAYLOAD`].
     TooBig(u32),
     /// Wrong version bits in the flags.

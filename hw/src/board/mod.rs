@@ -14,9 +14,15 @@ use core::ops::Range;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ConsoleUart {
     /// Arm PrimeCell PL011 (QEMU virt).
-    Pl011 { base: usize },
+    Pl011 {
+        /// MMIO base address.
+        base: usize,
+    },
     /// Cadence UART (Zynq UltraScale+).
-    Cadence { base: usize },
+    Cadence {
+        /// MMIO base address.
+        base: usize,
+    },
 }
 
 /// How the kernel calls the PSCI firmware.

@@ -81,7 +81,7 @@ impl dma::Engine for NvmeEngine {
 
     fn start(&mut self, seg: &dma::Segment) -> Result<(), dma::EngineError> {
         let block = self.nvme.block_size() as u64;
-        if seg.device_addr % block != 0 || seg.len() as u64 % block != 0 {
+        if !seg.device_addr.is_multiple_of(block) || !(seg.len() as u64).is_multiple_of(block) {
             return Err(dma::EngineError::Device(ERROR_MISALIGNED));
         }
         let Some(slot) = self.slots.iter().position(Option::is_none) else {

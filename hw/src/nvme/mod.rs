@@ -300,7 +300,7 @@ impl Nvme {
         list: usize,
     ) -> Result<(), NvmeError> {
         let len: usize = pieces.iter().map(|p| p.len()).sum();
-        if len == 0 || len % self.block_size != 0 || len > self.max_transfer {
+        if len == 0 || !len.is_multiple_of(self.block_size) || len > self.max_transfer {
             return Err(NvmeError::BadRequest);
         }
         let count = (len / self.block_size) as u64;

@@ -60,6 +60,8 @@ mod tests {
                 attempt: 0,
             },
             direction,
+            // One piece of 8 KiB, not the list 0x1000..0x3000 would give.
+            #[allow(clippy::single_range_in_vec_init, reason = "a segment's piece list")]
             pieces: vec![0x1000..0x3000],
             device_addr,
         }

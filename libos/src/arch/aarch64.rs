@@ -193,7 +193,7 @@ pub unsafe fn zero(addr: usize, len: usize) {
     unsafe { asm!("mrs {}, dczid_el0", out(reg) dczid, options(nomem, nostack, preserves_flags)) };
     let block = 4usize << (dczid & 0xf);
     let prohibited = dczid & 0x10 != 0;
-    if prohibited || addr % block != 0 || len % block != 0 {
+    if prohibited || !addr.is_multiple_of(block) || !len.is_multiple_of(block) {
         // SAFETY: the caller's contract.
         unsafe { core::ptr::write_bytes(addr as *mut u8, 0, len) };
         return;

@@ -65,7 +65,7 @@ mod tests {
     #[test]
     fn zcu102_maps_ddr_from_zero() {
         let t = boot_map(&ZCU102).0;
-        assert_eq!(t[0] & (1 << 48) - 1 & !0xfff, 0);
+        assert_eq!(t[0] & ((1 << 48) - 1) & !0xfff, 0);
         assert_eq!(t[0] & 1, 1);
         assert_eq!((t[3] >> 2) & 7, ATTR_DEVICE);
         assert_eq!(t[2], 0);

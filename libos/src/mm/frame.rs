@@ -43,7 +43,10 @@ impl<'a> FrameAllocator<'a> {
 
     /// An allocator for `frames` frames from `base` (frame-aligned), all in use.
     pub fn new(base: usize, frames: usize, bitmap: &'a mut [u64]) -> Self {
-        assert!(base % FRAME_SIZE == 0, "RAM base must be frame-aligned");
+        assert!(
+            base.is_multiple_of(FRAME_SIZE),
+            "RAM base must be frame-aligned"
+        );
         assert!(
             bitmap.len() >= Self::bitmap_words(frames),
             "bitmap too small"
@@ -191,7 +194,7 @@ impl<'a> FrameAllocator<'a> {
     /// Returns a frame. Freeing a frame that is not allocated is a kernel bug.
     pub fn free(&mut self, frame: usize) {
         assert!(
-            frame % FRAME_SIZE == 0 && self.range().contains(&frame),
+            frame.is_multiple_of(FRAME_SIZE) && self.range().contains(&frame),
             "bad frame {frame:#x}"
         );
         let index = (frame - self.base) / FRAME_SIZE;

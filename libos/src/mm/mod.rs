@@ -159,7 +159,9 @@ mod kernel {
     pub(super) static DEMAND_FAULTS: AtomicU64 = AtomicU64::new(0);
     pub(super) static SWAP_INS: AtomicU64 = AtomicU64::new(0);
     pub(super) static EVICTIONS: AtomicU64 = AtomicU64::new(0);
-    static UNMAP_HOOK: IrqSpinLock<Option<fn(Range<usize>)>> = IrqSpinLock::new(None);
+    /// Told about every unmapped range (see [`set_unmap_hook`]).
+    type UnmapHook = fn(Range<usize>);
+    static UNMAP_HOOK: IrqSpinLock<Option<UnmapHook>> = IrqSpinLock::new(None);
 
     /// Registers the function told about every unmapped range after the CPU
     /// TLBs were invalidated (the SMMU driver invalidates its IOTLB there).

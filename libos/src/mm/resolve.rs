@@ -128,7 +128,11 @@ pub(super) fn make_present(
             let fits = region.huge
                 && block >= region.start
                 && block + BLOCK_SIZE <= region.start + region.len;
-            match fits.then(|| space.block_is_empty(block)).unwrap_or(false) {
+            match if fits {
+                space.block_is_empty(block)
+            } else {
+                false
+            } {
                 true if need == Need::Read && space.map_zero_block(block) => {
                     Resolution::MappedSharedZero
                 }

@@ -278,7 +278,7 @@ impl AddressSpace {
                     state = PageState::Mapped {
                         pa,
                         in_block: level < 3,
-                        pins: ((bits as usize & PIN_MASK) >> PIN_SHIFT) as u8,
+                        pins: ((bits & PIN_MASK) >> PIN_SHIFT) as u8,
                         shared_zero: in_zero_block(pa),
                     };
                 } else if !desc.is_valid() && level == 3 && desc.flags().contains(EVICTED) {
@@ -647,11 +647,13 @@ impl AddressSpace {
                         runs[count] = (first, mr.len() / FRAME_SIZE);
                         mapped += mr.len() / FRAME_SIZE;
                         count += 1;
-                    } else if !desc.is_valid() && level == 3 && desc.flags().contains(EVICTED) {
-                        if desc.output_address().0 != 0 {
-                            runs[count] = (desc.output_address().0, 1);
-                            count += 1;
-                        }
+                    } else if !desc.is_valid()
+                        && level == 3
+                        && desc.flags().contains(EVICTED)
+                        && desc.output_address().0 != 0
+                    {
+                        runs[count] = (desc.output_address().0, 1);
+                        count += 1;
                     }
                     Ok(())
                 })

@@ -419,7 +419,7 @@ impl Rdma {
                 fault_va = counters.fault_va;
             }
             let report = result.ok();
-            if let (Some(imm), Status::Success, Some(r)) = (imm, status, report.clone()) {
+            if let (Some(imm), Status::Success, Some(r)) = (imm, status, report) {
                 // The data is placed (every segment was acknowledged by the
                 // target): now deliver the immediate value.
                 let wr = WorkRequest {

@@ -6,8 +6,11 @@ mod memory;
 mod protection;
 mod smp;
 
+/// A test: its name and the function that runs it.
+pub type Test = (&'static str, fn() -> crate::Outcome);
+
 /// Every test, in the order they run.
-pub const ALL: &[(&str, fn() -> crate::Outcome)] = &[
+pub const ALL: &[Test] = &[
     (
         "frame_allocator_hands_out_distinct_ram_frames",
         memory::frame_allocator,
@@ -74,7 +77,7 @@ pub const ALL: &[(&str, fn() -> crate::Outcome)] = &[
 ];
 
 /// Tests of DMA through the SMMU, on boards that have one with devices.
-pub const DMA: &[(&str, fn() -> crate::Outcome)] = &[
+pub const DMA: &[Test] = &[
     (
         "dma_into_untouched_buffer_lands_and_counts_faults",
         dma::dma_into_untouched_buffer,

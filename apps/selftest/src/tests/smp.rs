@@ -102,10 +102,10 @@ impl Rng {
 pub fn heap_stress() -> Outcome {
     let failures = AtomicUsize::new(0);
     smp::on_each_core(|core| {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (core as u64 + 1) * 0x1234_5678);
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((core as u64 + 1) * 0x1234_5678));
         let mut live: Vec<(u8, Vec<u8>)> = Vec::new();
         for step in 0..3000 {
-            if live.len() > 64 || (!live.is_empty() && rng.next() % 3 == 0) {
+            if live.len() > 64 || (!live.is_empty() && rng.next().is_multiple_of(3)) {
                 let (tag, block) = live.swap_remove(rng.next() as usize % live.len());
                 if block.iter().any(|&b| b != tag) {
                     failures.fetch_add(1, Ordering::Relaxed);

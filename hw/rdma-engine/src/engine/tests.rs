@@ -17,11 +17,14 @@ enum Fate {
     Duplicate,
 }
 
+/// Decides what the fabric does with one datagram: (time, sender, bytes).
+type FateFn = Box<dyn FnMut(u64, u16, &[u8]) -> Fate>;
+
 struct Fabric {
     nodes: Vec<(Engine, FlatMemory)>,
     now: u64,
     sent: u64,
-    fate: Box<dyn FnMut(u64, u16, &[u8]) -> Fate>,
+    fate: FateFn,
     /// Deliver each batch in reverse order (reordering).
     reverse: bool,
     done: Vec<Vec<Completion>>,

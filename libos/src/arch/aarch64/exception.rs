@@ -144,7 +144,9 @@ pub fn write_backtrace(out: &mut dyn Write, pc: usize, mut fp: usize) {
     writeln!(out, "    backtrace:").ok();
     writeln!(out, "      #0 {pc:#018x}").ok();
     for depth in 1..32 {
-        if fp % 16 != 0 || !crate::mm::layout::is_stack(fp) || !crate::mm::layout::is_stack(fp + 15)
+        if !fp.is_multiple_of(16)
+            || !crate::mm::layout::is_stack(fp)
+            || !crate::mm::layout::is_stack(fp + 15)
         {
             break;
         }

@@ -290,8 +290,10 @@ fn loading_keeps_keys_that_expire_later_in_the_log() {
 
 #[test]
 fn bgrewriteaof_schedules_a_rewrite_the_server_performs() {
-    let mut config = Config::default();
-    config.appendonly = true;
+    let config = Config {
+        appendonly: true,
+        ..Config::default()
+    };
     let mut s = Session::with_config(config);
     assert!(!s.engine.aof_rewrite_wanted());
     assert_eq!(
@@ -331,8 +333,10 @@ fn bgrewriteaof_schedules_a_rewrite_the_server_performs() {
 
 #[test]
 fn automatic_rewrite_follows_the_growth_rule() {
-    let mut config = Config::default();
-    config.appendonly = true;
+    let mut config = Config {
+        appendonly: true,
+        ..Config::default()
+    };
     config.aof_rewrite.min_size = 1000;
     let mut s = Session::with_config(config);
     let stats = s.engine.stats_mut();

@@ -1,0 +1,65 @@
+# Host tools of Faultline's entry points, installed when missing.
+#
+# Sourced (not run) by run-qemu.sh, run-tests.sh and bench/*.sh; each calls
+# the functions below before its first build or QEMU run, so a new machine
+# needs no hand step. Every install says what it installs and why.
+#
+#   need_rust_toolchain        the toolchain of rust-toolchain.toml, with its
+#                              aarch64-unknown-none target, rustfmt and clippy
+#   need_commands CMD:PKG ...  Debian packages for the commands not on PATH
+#
+# The image tool checks the guest target again before each guest build
+# (image/src/toolchain.rs), for those who call it without these scripts.
+
+# The repository root: rustup reads rust-toolchain.toml from here.
+faultline_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+
+# Says what an entry point does on its own, prefixed with the script's name.
+host_tools_say() {
+    echo "$(basename "$0"): $*" >&2
+}
+
+# Stops with instructions when rustup is missing (nothing here can install it
+# without the user's consent to a curl | sh), otherwise installs the pinned
+# toolchain and its target and components when any of them is missing.
+# `rustup toolchain install` with no argument reads rust-toolchain.toml;
+# rustup adds a file's targets only when it installs the toolchain itself,
+# which is why an existing toolchain without the target needs this call.
+need_rust_toolchain() {
+    if ! command -v rustup >/dev/null 2>&1; then
+        cat >&2 <<'EOF'
+Faultline needs Rust through rustup (https://rustup.rs), which is not installed:
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    . "$HOME/.cargo/env"
+Then run this command again: it installs the toolchain pinned in rust-toolchain.toml.
+EOF
+        exit 1
+    fi
+    local installed
+    installed=$(cd "$faultline_root" && rustup target list --installed 2>/dev/null) || installed=""
+    if ! grep -qx aarch64-unknown-none <<<"$installed" ||
+        ! (cd "$faultline_root" && cargo fmt --version >/dev/null 2>&1 && cargo clippy --version >/dev/null 2>&1); then
+        host_tools_say "installing the Rust toolchain of rust-toolchain.toml with its aarch64-unknown-none target (about 20 s)"
+        (cd "$faultline_root" && rustup toolchain install) >&2
+    fi
+}
+
+# Installs, in one apt-get run, the Debian package of every CMD:PKG pair
+# whose command is not on PATH. A PKG may name several packages, joined by
+# '+' (cc:gcc+libc6-dev).
+need_commands() {
+    local pair cmd pkgs missing=()
+    for pair in "$@"; do
+        cmd=${pair%%:*}
+        pkgs=${pair#*:}
+        if ! command -v "$cmd" >/dev/null 2>&1; then
+            missing+=(${pkgs//+/ })
+        fi
+    done
+    ((${#missing[@]})) || return 0
+    host_tools_say "installing ${missing[*]} with apt-get (missing commands; about a minute)"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >&2
+}
