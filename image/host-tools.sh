@@ -48,12 +48,14 @@ EOF
 # whose command is not on PATH. A PKG may name several packages, joined by
 # '+' (cc:gcc+libc6-dev).
 need_commands() {
-    local pair cmd pkgs missing=()
+    local pair cmd pkgs pkg missing=()
     for pair in "$@"; do
         cmd=${pair%%:*}
         pkgs=${pair#*:}
         if ! command -v "$cmd" >/dev/null 2>&1; then
-            missing+=(${pkgs//+/ })
+            for pkg in ${pkgs//+/ }; do
+                [[ " ${missing[*]} " == *" $pkg "* ]] || missing+=("$pkg")
+            done
         fi
     done
     ((${#missing[@]})) || return 0

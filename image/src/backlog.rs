@@ -11,6 +11,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The preload object for QEMU, built if missing or older than its source;
 /// `None` (after a warning) if it cannot be built.
@@ -23,10 +24,17 @@ pub fn preload(root: &Path) -> Option<PathBuf> {
             return Some(object);
         }
     }
-    // Built under a private name and renamed into place, so that QEMUs
-    // started at the same moment (tests, --nodes) never load half a file.
+    // Built under a private name (process id and a count: threads of one
+    // process, like parallel tests, build at once too) and renamed into
+    // place, so that QEMUs started at the same moment (tests, --nodes)
+    // never load half a file.
     let dir = object.parent()?;
-    let partial = dir.join(format!("listen-backlog.{}.so", std::process::id()));
+    static BUILDS: AtomicU32 = AtomicU32::new(0);
+    let partial = dir.join(format!(
+        "listen-backlog.{}.{}.so",
+        std::process::id(),
+        BUILDS.fetch_add(1, Ordering::Relaxed)
+    ));
     let built = std::fs::create_dir_all(dir).is_ok()
         && Command::new("cc")
             .args(["-shared", "-fPIC", "-O2", "-o"])
