@@ -4,6 +4,8 @@
 //!
 //! ```text
 //!  disk:    [slot 0][slot 1] ... [area 0 from 1 MiB][area 1]   (aof::superblock)
+//!  open:    the slots and the log they name must read back whole
+//!           (aof::check); damage stops the server, naming the offset
 //!  pending: [staged][value][staged][value][staged|pad]  since the last
 //!           └ staging ┘  └ store's memory ┘  └ staging ┘  block boundary
 //!  flush:   gather writes of the pending pieces, padded to a block from
@@ -36,8 +38,8 @@ use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::ops::Range;
-use kvstore::aof::superblock::{self, Superblock};
-use kvstore::aof::{self, AppendFsync, Piece};
+use kvstore::aof::superblock::{self, Extent, Superblock};
+use kvstore::aof::{self, check, AppendFsync, Piece};
 use kvstore::commands::{Effects, SHARE_FROM};
 use kvstore::store::Value;
 use kvstore::Args;
@@ -54,8 +56,28 @@ pub struct Opened {
     pub records: u64,
     /// Bytes of valid log.
     pub bytes: u64,
-    /// A torn or corrupt tail that was cut, with the reason.
-    pub cut: Option<String>,
+    /// A superblock slot that could not be read (the previous generation
+    /// was used: a torn superblock write, or damage), for the console.
+    pub unreadable_slot: Option<u8>,
+}
+
+/// Why a record was not added to the log.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogFull {
+    /// Bytes the log would have reached.
+    pub needed: u64,
+    /// Bytes its extent holds.
+    pub limit: u64,
+}
+
+impl core::fmt::Display for LogFull {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(
+            f,
+            "log full: {} bytes needed, its extent holds {}",
+            self.needed, self.limit
+        )
+    }
 }
 
 /// The log: where it is, its durable length, and everything from the last
@@ -65,9 +87,7 @@ pub struct DiskLog {
     engine: EngineId,
     block: usize,
     capacity: u64,
-    /// Bytes each area holds.
-    area_len: u64,
-    /// The superblock last written: the log's area and durable length.
+    /// The superblock last written: the log's extent and durable length.
     current: Superblock,
     /// Whether values are written from their own memory: the engine takes
     /// enough pieces per command (see [`DiskLog::open`]).
@@ -152,13 +172,24 @@ fn gather(
         .map_err(|e| io("disk transfer", e))
 }
 
+/// An extent as this server uses it: no longer than it can read back at
+/// start (the staging buffer).
+fn readable(extent: Extent) -> Extent {
+    Extent {
+        limit: extent.limit.min(STAGING as u64),
+        ..extent
+    }
+}
+
 fn staging() -> Result<Region, String> {
     Region::demand_zero(STAGING).map_err(|e| io("staging buffer", e))
 }
 
 impl DiskLog {
-    /// Opens the log on the disk, replaying every valid record into
-    /// `apply`; a torn or corrupt tail is reported and cut.
+    /// Opens the log on the disk, replaying every record into `apply`. A
+    /// log that does not read back whole up to its durable length, or
+    /// superblocks that cannot be read, are an error naming the place
+    /// (see `kvstore::aof::check`): the caller must not serve then.
     pub fn open(
         engine: EngineId,
         info: NvmeInfo,
@@ -166,24 +197,23 @@ impl DiskLog {
         mut apply: impl FnMut(Args),
     ) -> Result<(DiskLog, Opened), String> {
         let block = info.block_size;
-        let (_, area_len) = superblock::areas(info.capacity);
-        let area_len = area_len.min(STAGING as u64);
         let slots = Region::eager(2 * superblock::SLOT_STRIDE as usize)
             .map_err(|e| io("superblock buffer", e))?;
         transfer(engine, Direction::FromDevice, &slots, slots.len(), 0)?;
         let bytes = slots.as_slice();
         let stride = superblock::SLOT_STRIDE as usize;
-        let found = superblock::newest(&bytes[..stride], &bytes[stride..], area_len);
+        let found = check::find(&bytes[..stride], &bytes[stride..], info.capacity)
+            .map_err(|damage| damage.describe())?;
+        let fresh = Superblock {
+            generation: 0,
+            extent: readable(superblock::half(info.capacity, 0)),
+            length: 0,
+        };
         let mut log = DiskLog {
             engine,
             block,
             capacity: info.capacity,
-            area_len,
-            current: found.unwrap_or(Superblock {
-                generation: 0,
-                area: 0,
-                length: 0,
-            }),
+            current: found.superblock.unwrap_or(fresh),
             // One block of the log holds at most `block / SHARE_FROM + 1`
             // value starts, as many staged pieces after them plus one
             // before, and the padding: the DMA scheduler can cut the list
@@ -203,9 +233,14 @@ impl DiskLog {
         let mut opened = Opened {
             records: 0,
             bytes: 0,
-            cut: None,
+            unreadable_slot: found.unreadable_slot,
         };
         let length = log.current.length;
+        if length > STAGING as u64 {
+            return Err(format!(
+                "the log is {length} bytes, more than the {STAGING} this server reads at start"
+            ));
+        }
         if length == 0 {
             log.stage(&aof::HEADER);
             log.flush()?;
@@ -221,63 +256,70 @@ impl DiskLog {
             Direction::FromDevice,
             &read,
             rounded,
-            log.area_start(),
+            log.current.extent.start,
         )?;
-        let report = aof::replay(&read.as_slice()[..length as usize], &mut apply);
-        opened.records = report.records;
-        let valid = report.valid_bytes as u64;
-        if let Some(tail) = report.torn_tail {
-            opened.cut = Some(format!(
-                "log cut at byte {} of {length}: {:?}",
-                tail.offset, tail.reason
-            ));
-        }
-        let keep_from = valid / block as u64 * block as u64;
-        log.keep_tail(
-            keep_from,
-            &read.as_slice()[keep_from as usize..valid as usize],
-        );
-        if valid != length {
-            log.current = log.current.next(log.current.area, valid);
-            log.write_superblock()?;
-        }
-        opened.bytes = valid;
+        let log_bytes = &read.as_slice()[..length as usize];
+        opened.records = check::replay_all(log.current, log_bytes, &mut apply)
+            .map_err(|damage| damage.describe())?;
+        let keep_from = length / block as u64 * block as u64;
+        log.keep_tail(keep_from, &log_bytes[keep_from as usize..]);
+        opened.bytes = length;
         Ok((log, opened))
     }
 
-    fn area_start(&self) -> u64 {
-        superblock::area_start(self.capacity, self.current.area)
+    /// Bytes the log may grow to.
+    fn limit(&self) -> u64 {
+        self.current.extent.limit.min(STAGING as u64)
     }
 
+    /// Where the log's next byte would go, counting what is not yet
+    /// durable: the position a reply waits for under `appendfsync always`.
+    pub fn end(&self) -> u64 {
+        self.pending_from + self.pending_len as u64
+    }
+
+    /// Follows `CONFIG SET appendfsync`.
+    pub fn set_fsync(&mut self, fsync: AppendFsync) {
+        self.fsync = fsync;
+    }
+
+
     /// Adds the records of `effects` at the end of the log (durable after
-    /// the next flush): their bytes are copied to staging, their shared
-    /// values kept as they are, to be written from their own memory. Past
-    /// the area's end the records are dropped and the next flush fails.
-    /// While a rewrite runs they are also copied to its tail.
-    pub fn append(&mut self, effects: &Effects) {
+    /// the next flush) and returns the log's end after them: their bytes
+    /// are copied to staging, their shared values kept as they are, to be
+    /// written from their own memory. While a rewrite runs they are also
+    /// copied to its tail. Records that would not fit the log's extent are
+    /// not added at all.
+    pub fn append(&mut self, effects: &Effects) -> Result<u64, LogFull> {
+        let adding: usize = effects.pieces().map(|p| p.bytes().len()).sum();
+        let needed = self.end() + adding as u64;
+        if needed > self.limit() {
+            return Err(LogFull {
+                needed,
+                limit: self.limit(),
+            });
+        }
         for piece in effects.pieces() {
             match piece {
                 Piece::Value(value) if self.share => {
-                    let end = self.pending_len + value.len();
-                    if self.pending_from + end as u64 <= self.area_len {
-                        self.pending.push(Pending::Value(value.clone()));
-                    }
-                    self.pending_len = end;
+                    self.pending_len += value.len();
+                    self.pending.push(Pending::Value(value.clone()));
                 }
                 _ => self.stage(piece.bytes()),
             }
             if let Some(r) = self.rewriting.as_mut() {
-                let limit = self.area_len as usize;
+                let limit = self.current.extent.limit.min(STAGING as u64) as usize;
                 put(&mut r.tail, &mut r.tail_len, limit, piece.bytes());
             }
         }
+        Ok(self.end())
     }
 
-    /// Copies `bytes` to staging, as the next piece of the log (dropped,
-    /// but counted, past the area's end).
+    /// Copies `bytes` to staging, as the next piece of the log (the
+    /// caller checked that they fit).
     fn stage(&mut self, bytes: &[u8]) {
         let end = self.pending_len + bytes.len();
-        if self.pending_from + end as u64 <= self.area_len && !bytes.is_empty() {
+        if !bytes.is_empty() {
             let at = self.staged;
             self.staged += bytes.len();
             self.staging.as_mut_slice()[at..self.staged].copy_from_slice(bytes);
@@ -384,25 +426,19 @@ impl DiskLog {
     /// padded from staging, then the superblock with the new length. On
     /// an error nothing pending is let go.
     pub fn flush(&mut self) -> Result<(), String> {
-        let end = self.pending_from + self.pending_len as u64;
-        if end > self.area_len {
-            return Err(format!(
-                "log full: {end} bytes, its area holds {}",
-                self.area_len
-            ));
-        }
+        let end = self.end();
         let pad = self.pending_len.next_multiple_of(self.block) - self.pending_len;
         self.staging.as_mut_slice()[self.staged..self.staged + pad].fill(0);
         let memory = self.gather_list(pad);
         let lists = aof::cut_gather(&memory, self.block, self.max_pieces)
             .ok_or("log flush: gather list too fine for the disk's commands")?;
-        let mut disk = self.area_start() + self.pending_from;
+        let mut disk = self.current.extent.start + self.pending_from;
         for list in lists {
             let len: usize = list.iter().map(|r| r.len()).sum();
             gather(self.engine, Direction::ToDevice, list, disk)?;
             disk += len as u64;
         }
-        self.current = self.current.next(self.current.area, end);
+        self.current = self.current.next(self.current.extent, end);
         self.write_superblock()?;
         self.last_flush = time::now();
         // Keep the last partial block; the full ones are on the disk.
@@ -431,7 +467,7 @@ impl DiskLog {
     /// Adds the scan's `bytes` to the new log.
     pub fn rewrite_emit(&mut self, bytes: &[u8]) {
         if let Some(r) = self.rewriting.as_mut() {
-            put(&mut r.buffer, &mut r.len, self.area_len as usize, bytes);
+            put(&mut r.buffer, &mut r.len, STAGING, bytes);
         }
     }
 
@@ -445,25 +481,31 @@ impl DiskLog {
         let Some(mut r) = self.rewriting.take() else {
             return Err("no rewrite in progress".into());
         };
-        let limit = self.area_len as usize;
         let len = r.len + r.tail_len;
-        if len > limit {
+        let live_end = self.current.extent.start + self.end().next_multiple_of(self.block as u64);
+        let Some(extent) = superblock::rewrite_extent(
+            self.capacity,
+            self.current.extent,
+            live_end,
+            len as u64,
+        )
+        .map(readable)
+        .filter(|e| e.limit >= len as u64) else {
             return Err(format!(
-                "rewritten log of {len} bytes does not fit its area of {limit}"
+                "no room on the disk ({} bytes) for the rewritten log of {len} bytes beside the live one",
+                self.capacity
             ));
-        }
+        };
         put(
             &mut r.buffer,
             &mut r.len,
-            limit,
+            STAGING,
             &r.tail.as_slice()[..r.tail_len],
         );
         let buffer = r.buffer;
-        let area = 1 - self.current.area;
         let rounded = len.next_multiple_of(self.block);
-        let start = superblock::area_start(self.capacity, area);
-        transfer(self.engine, Direction::ToDevice, &buffer, rounded, start)?;
-        let switched = self.current.next(area, len as u64);
+        transfer(self.engine, Direction::ToDevice, &buffer, rounded, extent.start)?;
+        let switched = self.current.next(extent, len as u64);
         let previous = core::mem::replace(&mut self.current, switched);
         if let Err(e) = self.write_superblock() {
             // The old superblock may still be the newest on the disk; keep

@@ -4,16 +4,27 @@
 //! ```text
 //!  loop:  poll NIC ──► collect handshakes (listeners refilled per frame)
 //!         ──► visit the connections whose wakers fired: read, execute
-//!         ──► flush the log (appendfsync) ──► a step of its rewrite, if due
+//!         ──► flush the log (appendfsync) ──► release replies held for it
+//!         ──► a step of its rewrite, if due
 //!         ──► send replies ──► sleep in WFI until the NIC's interrupt,
 //!             smoltcp's next timer, the log's flush or the expiry tick
 //! ```
+//!
+//! Nothing is acknowledged that the log does not have. Under
+//! `appendfsync always` a write's reply is held in its session until the
+//! flush that makes its record durable; if the flush fails, the reply
+//! becomes a `-MISCONF` error. Once the log cannot be written — full, or
+//! the disk failed — write commands are refused with `-MISCONF` and reads
+//! go on ([`LogFailure`]): a full log asks for a rewrite at once, a disk
+//! error is retried every second, and either ends when a flush or a
+//! rewrite succeeds.
 //!
 //! Connections live in slots; a closed connection's socket leaves the
 //! socket set (its buffers are freed) and its slot is reused.
 
 extern crate alloc;
 
+use alloc::string::ToString;
 use alloc::vec::Vec;
 use core::task::Waker;
 use core::time::Duration;
@@ -21,7 +32,7 @@ use kvstore::aof;
 use kvstore::commands::Engine;
 use kvstore::config::Config;
 use kvstore::resp::Reply;
-use kvstore::session::Session;
+use kvstore::session::{Logged, Session};
 use libos::net::smoltcp::iface::SocketHandle;
 use libos::net::smoltcp::socket::tcp;
 use libos::net::Net;
@@ -46,6 +57,19 @@ const SLOW_FLUSH: Duration = Duration::from_millis(500);
 const REWRITE_STEP: Duration = Duration::from_millis(2);
 /// Longest sleep when nothing else bounds it.
 const IDLE_SLEEP: Duration = Duration::from_secs(1);
+/// How often a log that failed to write is tried again.
+const RETRY_LOG: Duration = Duration::from_secs(1);
+
+/// Why the log cannot be written now, and what ends that.
+enum LogFailure {
+    /// Records did not fit: a rewrite to the live data can make room.
+    Full,
+    /// A write to the disk failed: trying again may succeed.
+    Disk {
+        /// When it was last tried.
+        tried: Instant,
+    },
+}
 
 fn now_ms() -> u64 {
     time::unix_time_ms()
@@ -73,6 +97,10 @@ pub struct Server {
     ready: Ready,
     /// Slots with replies to send once the log is flushed.
     replied: Vec<usize>,
+    /// Slots whose sessions hold replies for the log.
+    holding: Vec<usize>,
+    /// Set while the log cannot be written.
+    log_failure: Option<LogFailure>,
     next_id: u64,
     last_expire: Instant,
     /// The log rewrite in progress: its scan, when it started and the
@@ -95,6 +123,8 @@ impl Server {
             free: Vec::new(),
             ready: Ready::new(),
             replied: Vec::new(),
+            holding: Vec::new(),
+            log_failure: None,
             next_id: 1,
             last_expire: time::now(),
             rewrite: None,
@@ -218,10 +248,21 @@ impl Server {
         if !conn.fin_sent {
             let now = now_ms();
             let (engine, log) = (&mut self.engine, &mut self.log);
+            let hold = engine.config().appendfsync == aof::AppendFsync::Always;
+            let mut full = None;
             loop {
                 conn.session.run(engine, now, |effects| {
-                    if let Some(log) = log.as_mut() {
-                        log.append(effects);
+                    let Some(log) = log.as_mut() else {
+                        return Logged::Answer;
+                    };
+                    match log.append(effects) {
+                        Ok(end) if hold => Logged::HoldUntil(end),
+                        Ok(_) => Logged::Answer,
+                        Err(e) => {
+                            let reply = kvstore::commands::misconf(&e.to_string());
+                            full = Some(e);
+                            Logged::Refuse(reply)
+                        }
                     }
                 });
                 if !conn.session.wants_input() || !socket.can_recv() {
@@ -242,8 +283,55 @@ impl Server {
             if !conn.session.output().is_empty() || conn.session.done() {
                 self.replied.push(slot);
             }
+            if conn.session.is_holding() && !self.holding.contains(&slot) {
+                self.holding.push(slot);
+            }
+            socket.register_recv_waker(&conn.waker);
+            if let Some(e) = full {
+                self.log_full(&e);
+            }
+            return;
         }
         socket.register_recv_waker(&conn.waker);
+    }
+
+    /// Records did not fit the log: refuse writes, and rewrite the log to
+    /// the live data to make room.
+    fn log_full(&mut self, e: &crate::disklog::LogFull) {
+        if self.log_failure.is_none() {
+            println!(
+                "kvstore: {e}; write commands are refused (-MISCONF) while a log rewrite makes room; if the live data does not fit either, restart on a bigger disk (./run-qemu.sh kvstore --disk-size SIZE)"
+            );
+        }
+        self.engine.log_write_failed(&e.to_string());
+        self.engine.schedule_aof_rewrite();
+        self.log_failure = Some(LogFailure::Full);
+    }
+
+    /// The log is written again: accept writes.
+    fn log_recovered(&mut self, how: &str) {
+        if self.log_failure.take().is_some() {
+            println!("kvstore: {how}; write commands are accepted again");
+        }
+        self.engine.log_write_recovered();
+    }
+
+    /// Sends the replies the log no longer holds back: every session's up
+    /// to `durable`, and with `failed` the rest as the log's error.
+    fn release_held(&mut self, durable: u64, failed: bool) {
+        let error = self.engine.log_error_reply();
+        self.replied.extend_from_slice(&self.holding);
+        let conns = &mut self.conns;
+        self.holding.retain(|&slot| {
+            let Some(conn) = conns.get_mut(slot).and_then(Option::as_mut) else {
+                return false;
+            };
+            match failed {
+                true => conn.session.not_durable(durable, &error),
+                false => conn.session.durable(durable),
+            }
+            conn.session.is_holding()
+        });
     }
 
     /// Sends what fits of a connection's replies; closes it once it is
@@ -264,7 +352,7 @@ impl Server {
             if socket.may_send() {
                 socket.register_send_waker(&conn.waker);
             } else {
-                conn.session.consume(usize::MAX); // nobody left to read it
+                conn.session.discard_output(); // nobody left to read it
             }
         }
         if conn.session.done() && !conn.fin_sent {
@@ -287,41 +375,59 @@ impl Server {
         }
         self.last_expire = time::now();
         let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
-        if let Some(log) = self.log.as_mut() {
-            log.append(&deleted);
+        if let Some(Err(e)) = self.log.as_mut().map(|log| log.append(&deleted)) {
+            self.log_full(&e);
         }
     }
 
-    /// Flushes the log when the policy says so. Replies to writes leave
-    /// only after this (under appendfsync always), so no acknowledged write
-    /// can be lost.
+    /// Flushes the log when the policy says so (following `CONFIG SET
+    /// appendfsync`), then releases the replies that waited for it.
+    /// Replies to writes leave only after this under appendfsync always,
+    /// so no acknowledged write can be lost.
     fn flush_log(&mut self) {
         let Some(log) = self.log.as_mut() else {
             return;
         };
-        if !log.flush_due() {
-            return;
+        log.set_fsync(self.engine.config().appendfsync);
+        let retry = match &self.log_failure {
+            Some(LogFailure::Disk { tried }) => tried.elapsed() >= RETRY_LOG,
+            Some(LogFailure::Full) => false,
+            None => log.flush_due(),
+        };
+        if retry && log.dirty() {
+            let started = time::now();
+            let before = log.durable_bytes();
+            let result = log.flush();
+            let took = started.elapsed();
+            if took >= SLOW_FLUSH {
+                // Like Redis's warning about a slow fsync: clients waited.
+                println!(
+                    "kvstore: log flush of {} bytes took {} ms",
+                    log.durable_bytes().saturating_sub(before),
+                    took.as_millis()
+                );
+            }
+            self.engine.stats_mut().aof_current_size = log.durable_bytes();
+            match result {
+                Ok(()) if matches!(self.log_failure, Some(LogFailure::Disk { .. })) => {
+                    self.log_recovered("the log was written again")
+                }
+                Ok(()) => {}
+                Err(e) => {
+                    if self.log_failure.is_none() {
+                        println!(
+                            "kvstore: log write failed: {e}; write commands are refused (-MISCONF) and the write is tried again every second"
+                        );
+                    }
+                    self.engine.log_write_failed(&e);
+                    self.log_failure = Some(LogFailure::Disk { tried: time::now() });
+                }
+            }
         }
-        let started = time::now();
-        let before = log.durable_bytes();
-        let result = log.flush();
-        let took = started.elapsed();
-        if took >= SLOW_FLUSH {
-            // Like Redis's warning about a slow fsync: clients waited.
-            println!(
-                "kvstore: log flush of {} bytes took {} ms",
-                log.durable_bytes().saturating_sub(before),
-                took.as_millis()
-            );
+        if !self.holding.is_empty() {
+            let durable = self.log.as_ref().map_or(u64::MAX, |l| l.durable_bytes());
+            self.release_held(durable, self.log_failure.is_some());
         }
-        if let Err(e) = result {
-            println!("kvstore: log write failed: {e}; persistence is off");
-            self.log = None;
-            self.engine.stats_mut().aof_last_write_ok = false;
-            self.engine.config_mut().appendonly = false;
-            return;
-        }
-        self.engine.stats_mut().aof_current_size = log.durable_bytes();
     }
 
     /// Rewrites the log from the live data when `BGREWRITEAOF` asked or it
@@ -374,7 +480,18 @@ impl Server {
             Ok(size) => println!("kvstore: log rewritten: {before} -> {size} bytes in {took} ms"),
             Err(e) => println!("kvstore: log rewrite failed: {e}"),
         }
+        let ok = result.is_ok();
         self.engine.aof_rewrite_finished(result.ok(), took);
+        if ok {
+            // The new log holds everything up to now, held replies' records
+            // included (their positions were in the old log).
+            self.release_held(u64::MAX, false);
+            self.log_recovered("the log rewrite made room");
+        } else if matches!(self.log_failure, Some(LogFailure::Full)) {
+            println!(
+                "kvstore: the live data does not fit beside the log; write commands stay refused. Restart on a bigger disk (./run-qemu.sh kvstore --disk-size SIZE) to accept writes again"
+            );
+        }
     }
 }
 
@@ -415,8 +532,10 @@ pub fn main(args: libos::Args) -> i32 {
             });
             match opened {
                 Ok((log, opened)) => {
-                    if let Some(cut) = opened.cut {
-                        println!("kvstore: {cut}");
+                    if let Some(slot) = opened.unreadable_slot {
+                        println!(
+                            "kvstore: superblock slot {slot} is unreadable (a torn superblock write, or damage); the previous generation in the other slot is in force"
+                        );
                     }
                     println!(
                         "kvstore: log replayed: {} records, {} bytes, {} keys",
@@ -434,8 +553,11 @@ pub fn main(args: libos::Args) -> i32 {
                     Some((log, loaded))
                 }
                 Err(e) => {
-                    println!("kvstore: cannot open the log on NVMe: {e}; persistence is off");
-                    None
+                    println!("kvstore: refusing to start: {e}");
+                    println!(
+                        "kvstore: the data on the disk is kept as it is. `cargo run -p faultline-image -- kv-check <app>.disk` reports what it holds; with --fix it cuts the log at the damage (everything after it is lost)"
+                    );
+                    return 1;
                 }
             }
         }

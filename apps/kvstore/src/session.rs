@@ -8,7 +8,21 @@
 //! `output_limit` bytes of replies are waiting, so a client that pipelines
 //! without reading its replies is throttled by TCP flow control instead of
 //! growing the server's memory.
+//!
+//! Replies to writes can be held until the log says they are durable
+//! (`appendfsync always`): the log callback of [`Session::run`] answers
+//! each write with a [`Logged`], and the server later calls
+//! [`Session::durable`] or [`Session::not_durable`]. A held reply, and
+//! every reply after it, stays out of [`Session::output`] until then, and
+//! a reply whose record never became durable is replaced by an error: no
+//! client reads `+OK` for a write the disk does not have.
+//!
+//! ```text
+//!  output: [sent][sendable][held: +OK (log 4096)][GET reply]...
+//!                          └ output() ends here until the log reaches 4096
+//! ```
 
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 
 use crate::commands::{ClientCtx, Effects, Engine};
@@ -19,6 +33,29 @@ use crate::resp::{Parser, Reply};
 /// this large and more than half of the buffer, so sending a long reply in
 /// socket-sized pieces does not copy the rest each time.
 const COMPACT_AT: usize = 64 * 1024;
+
+/// What the log did with a command's records, as the session's reply
+/// depends on it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Logged {
+    /// Nothing to wait for: logging is off, or the policy answers before
+    /// the disk (`everysec`, `no`).
+    Answer,
+    /// Answer once the log is durable up to this position.
+    HoldUntil(u64),
+    /// The records could not be logged: answer this error instead.
+    Refuse(Reply),
+}
+
+/// A reply waiting for the log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Held {
+    /// Its bytes in `output`.
+    start: usize,
+    end: usize,
+    /// The log position it waits for.
+    until: u64,
+}
 
 /// A connection's protocol state.
 ///
@@ -40,6 +77,8 @@ pub struct Session {
     client: ClientCtx,
     output: Vec<u8>,
     sent: usize,
+    /// Replies waiting for the log, in output order.
+    held: VecDeque<Held>,
     closing: bool,
     output_limit: usize,
 }
@@ -53,6 +92,7 @@ impl Session {
             client: ClientCtx::new(id),
             output: Vec::new(),
             sent: 0,
+            held: VecDeque::new(),
             closing: false,
             output_limit,
         }
@@ -75,7 +115,7 @@ impl Session {
     /// Whether the server should read more from the socket: not after
     /// `QUIT` or a protocol error, nor while replies pile up unsent.
     pub fn wants_input(&self) -> bool {
-        !self.closing && self.output().len() < self.output_limit
+        !self.closing && self.output.len() - self.sent < self.output_limit
     }
 
     /// Bytes read from the client.
@@ -90,24 +130,34 @@ impl Session {
 
     /// Executes the complete commands received, in order, until the output
     /// limit is reached; `log` gets each command's changes, as records to
-    /// append to the log. A
-    /// protocol error is answered and ends the session, as in Redis.
-    /// Returns how many commands ran.
+    /// append to the log, and says whether the reply must wait for the
+    /// disk or become an error ([`Logged`]). A protocol error is answered
+    /// and ends the session, as in Redis. Returns how many commands ran.
     pub fn run(
         &mut self,
         engine: &mut Engine,
         now_ms: u64,
-        mut log: impl FnMut(&Effects),
+        mut log: impl FnMut(&Effects) -> Logged,
     ) -> usize {
         let mut ran = 0;
         while self.wants_input() {
             match self.parser.next_command() {
                 Ok(Some(args)) => {
                     let outcome = engine.execute(&args, &mut self.client, now_ms);
-                    if !outcome.effects.is_empty() {
-                        log(&outcome.effects);
+                    let logged = match outcome.effects.is_empty() {
+                        true => Logged::Answer,
+                        false => log(&outcome.effects),
+                    };
+                    let start = self.output.len();
+                    match logged {
+                        Logged::Answer => outcome.reply.encode(&mut self.output),
+                        Logged::HoldUntil(until) => {
+                            outcome.reply.encode(&mut self.output);
+                            let end = self.output.len();
+                            self.held.push_back(Held { start, end, until });
+                        }
+                        Logged::Refuse(error) => error.encode(&mut self.output),
                     }
-                    outcome.reply.encode(&mut self.output);
                     ran += 1;
                     if self.client.should_close() {
                         self.closing = true;
@@ -123,21 +173,58 @@ impl Session {
         ran
     }
 
-    /// Replies waiting to be sent.
+    /// Replies ready to be sent: up to the first one held for the log.
     pub fn output(&self) -> &[u8] {
-        &self.output[self.sent..]
+        let end = self.held.front().map_or(self.output.len(), |h| h.start);
+        &self.output[self.sent..end]
+    }
+
+    /// Whether replies wait for the log to become durable.
+    pub fn is_holding(&self) -> bool {
+        !self.held.is_empty()
+    }
+
+    /// The log is durable up to `position`: the replies that waited for
+    /// no more are released.
+    pub fn durable(&mut self, position: u64) {
+        while self.held.front().is_some_and(|h| h.until <= position) {
+            self.held.pop_front();
+        }
+    }
+
+    /// The log failed to become durable past `position`: every reply held
+    /// for more is replaced by `error`, and released.
+    pub fn not_durable(&mut self, position: u64, error: &Reply) {
+        self.durable(position);
+        let mut encoded = Vec::new();
+        error.encode(&mut encoded);
+        // Back to front, so earlier offsets stay valid while splicing.
+        while let Some(h) = self.held.pop_back() {
+            self.output.splice(h.start..h.end, encoded.iter().copied());
+        }
     }
 
     /// The first `n` bytes of [`output`](Session::output) were sent.
     pub fn consume(&mut self, n: usize) {
-        self.sent = (self.sent + n).min(self.output.len());
+        self.sent = (self.sent + n.min(self.output().len())).min(self.output.len());
         if self.sent == self.output.len() {
             self.output.clear();
             self.sent = 0;
         } else if self.sent >= COMPACT_AT && self.sent * 2 >= self.output.len() {
             self.output.drain(..self.sent);
+            for h in self.held.iter_mut() {
+                h.start -= self.sent;
+                h.end -= self.sent;
+            }
             self.sent = 0;
         }
+    }
+
+    /// Drops every reply, sent or not: nobody is left to read them.
+    pub fn discard_output(&mut self) {
+        self.held.clear();
+        self.output.clear();
+        self.sent = 0;
     }
 
     /// The client will send nothing more (it closed its side): finish
@@ -155,7 +242,7 @@ impl Session {
     /// Whether the connection should be closed now: ending, and every
     /// reply sent.
     pub fn done(&self) -> bool {
-        self.closing && self.output().is_empty()
+        self.closing && self.sent == self.output.len()
     }
 }
 
@@ -175,7 +262,7 @@ mod tests {
         for byte in request.chunks(1) {
             assert_eq!(s.output(), b"");
             s.feed(byte);
-            s.run(&mut engine, 0, |_| {});
+            s.run(&mut engine, 0, |_| Logged::Answer);
         }
         assert_eq!(s.output(), b"+OK\r\n");
         assert_eq!(s.buffered_input(), 0);
@@ -186,18 +273,18 @@ mod tests {
         let mut engine = engine();
         let mut s = Session::new(1, &Config::default(), 64);
         s.feed(&b"PING\r\n".repeat(100));
-        let first = s.run(&mut engine, 0, |_| {});
+        let first = s.run(&mut engine, 0, |_| Logged::Answer);
         // 7 bytes per +PONG: it stops at the first reply past 64 bytes.
         assert_eq!(first, 10);
         assert!(!s.wants_input());
-        assert_eq!(s.run(&mut engine, 0, |_| {}), 0, "paused while full");
+        assert_eq!(s.run(&mut engine, 0, |_| Logged::Answer), 0, "paused while full");
         s.consume(s.output().len());
         assert!(s.wants_input());
-        assert_eq!(s.run(&mut engine, 0, |_| {}), 10);
+        assert_eq!(s.run(&mut engine, 0, |_| Logged::Answer), 10);
         let mut total = 20;
         while total < 100 {
             s.consume(s.output().len());
-            total += s.run(&mut engine, 0, |_| {});
+            total += s.run(&mut engine, 0, |_| Logged::Answer);
         }
         assert_eq!(total, 100);
     }
@@ -209,7 +296,8 @@ mod tests {
         s.feed(b"SET a 1\r\nGET a\r\nINCR a\r\n");
         let mut logged = Vec::new();
         s.run(&mut engine, 0, |effects| {
-            logged.extend(effects.commands().iter().map(|args| args.join(&b' ')))
+            logged.extend(effects.commands().iter().map(|args| args.join(&b' ')));
+            Logged::Answer
         });
         assert_eq!(logged, [b"SET a 1".to_vec(), b"SET a 2 KEEPTTL".to_vec()]);
     }
@@ -219,7 +307,7 @@ mod tests {
         let mut engine = engine();
         let mut s = Session::new(1, &Config::default(), 1 << 20);
         s.feed(b"PING\r\n*1\r\nx\r\nPING\r\n");
-        s.run(&mut engine, 0, |_| {});
+        s.run(&mut engine, 0, |_| Logged::Answer);
         assert_eq!(
             s.output(),
             b"+PONG\r\n-ERR Protocol error: expected '$', got 'x'\r\n"
@@ -249,7 +337,7 @@ mod tests {
         crate::resp::encode_command(&[&b"SET"[..], b"big", &value], &mut set);
         s.feed(&set);
         s.feed(b"GET big\r\n");
-        s.run(&mut engine, 0, |_| {});
+        s.run(&mut engine, 0, |_| Logged::Answer);
         let mut got = Vec::new();
         while !s.output().is_empty() {
             let n = s.output().len().min(16 * 1024);
@@ -260,5 +348,89 @@ mod tests {
         expected.extend_from_slice(&value);
         expected.extend_from_slice(b"\r\n");
         assert_eq!(got, expected);
+    }
+
+    /// A log that holds each write until position `n` (its n-th write).
+    fn holding(counter: &mut u64) -> impl FnMut(&Effects) -> Logged + '_ {
+        move |_| {
+            *counter += 1;
+            Logged::HoldUntil(*counter)
+        }
+    }
+
+    #[test]
+    fn replies_to_writes_wait_for_the_log_and_keep_their_order() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut writes = 0;
+        s.feed(b"PING\r\nSET a 1\r\nGET a\r\nSET b 2\r\n");
+        s.run(&mut engine, 0, holding(&mut writes));
+        assert_eq!(s.output(), b"+PONG\r\n", "nothing after a held reply");
+        assert!(s.is_holding());
+        s.consume(7);
+        s.durable(1);
+        assert_eq!(s.output(), b"+OK\r\n$1\r\n1\r\n", "up to the second write");
+        s.durable(2);
+        assert_eq!(s.output(), b"+OK\r\n$1\r\n1\r\n+OK\r\n");
+        assert!(!s.is_holding());
+    }
+
+    #[test]
+    fn a_write_that_never_became_durable_is_answered_with_the_error() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut writes = 0;
+        s.feed(b"SET a 1\r\nSET b 2\r\nGET b\r\nSET c 3\r\n");
+        s.run(&mut engine, 0, holding(&mut writes));
+        s.not_durable(1, &Reply::error("MISCONF disk says no"));
+        assert_eq!(
+            s.output(),
+            b"+OK\r\n-MISCONF disk says no\r\n$1\r\n2\r\n-MISCONF disk says no\r\n"
+        );
+    }
+
+    #[test]
+    fn a_refused_record_is_answered_with_the_logs_error() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        s.feed(b"SET a 1\r\nGET nothing\r\n");
+        s.run(&mut engine, 0, |_| Logged::Refuse(Reply::error("MISCONF full")));
+        assert_eq!(s.output(), b"-MISCONF full\r\n$-1\r\n");
+    }
+
+    #[test]
+    fn a_closing_session_is_done_only_once_held_replies_are_out() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut writes = 0;
+        s.feed(b"SET a 1\r\n");
+        s.run(&mut engine, 0, holding(&mut writes));
+        s.input_ended();
+        assert!(!s.done(), "the reply is still held");
+        s.consume(100);
+        assert!(!s.done());
+        s.durable(1);
+        s.consume(s.output().len());
+        assert!(s.done());
+    }
+
+    #[test]
+    fn held_replies_survive_compaction_of_the_output() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut writes = 0;
+        let value = vec![b'x'; COMPACT_AT * 2];
+        let mut set = Vec::new();
+        crate::resp::encode_command(&[&b"SET"[..], b"big", &value], &mut set);
+        s.feed(&set);
+        s.feed(b"GET big\r\nSET a 1\r\n");
+        s.run(&mut engine, 0, holding(&mut writes));
+        s.durable(1);
+        let reply_len = s.output().len();
+        s.consume(reply_len - 10); // past COMPACT_AT: the front is dropped
+        assert_eq!(s.output().len(), 10);
+        s.consume(10);
+        s.not_durable(1, &Reply::error("ERR lost"));
+        assert_eq!(s.output(), b"-ERR lost\r\n");
     }
 }

@@ -6,6 +6,7 @@
 //! engine, truncates it at the first torn or corrupt record, and from time to
 //! time [`rewrite`]s it to just the live data.
 
+pub mod check;
 mod crc32c;
 mod fsync;
 mod gather;

@@ -3,44 +3,76 @@
 //!
 //! ```text
 //!  disk:  [slot 0][slot 1] ... [area 0 from 1 MiB][area 1, same size]
-//!  slot:  "FLKVSB02"  generation u64  area u64  length u64  crc32c u32
+//!  slot:  "FLKVSB03" generation u64  start u64  limit u64  length u64  crc32c u32
 //! ```
 //!
-//! The log occupies one of two areas; a superblock names the area and the
-//! log's durable length. Every update writes a new superblock with the next
-//! generation into the slot `generation % 2`, so the other slot always
-//! holds the previous, complete one: a torn superblock write fails its
-//! checksum and opening falls back to the previous generation, whose log
-//! bytes are intact (appends only add beyond its length).
+//! The log occupies an extent of the disk (`start`, `limit` bytes); a
+//! superblock names the extent and the log's durable length. Every update
+//! writes a new superblock with the next generation into the slot
+//! `generation % 2`, so the other slot always holds the previous, complete
+//! one: a torn superblock write fails its checksum and opening falls back
+//! to the previous generation, whose log bytes are intact (appends only add
+//! beyond its length).
 //!
-//! Compaction writes the new log into the *other* area and only then a
-//! superblock naming it. A crash at any point before that superblock is
-//! complete leaves the old superblock newest and the old log untouched.
+//! Compaction writes the new log into an extent that does not overlap the
+//! live log (the other half of the disk, see [`rewrite_extent`]) and only
+//! then a superblock naming it. A crash at any point before that
+//! superblock is complete leaves the old superblock newest and the old log
+//! untouched. Because the superblock names its extent, a disk made bigger
+//! (`run-qemu.sh --disk-size`) keeps its log where it is, and the next
+//! compaction moves it into the bigger layout.
 //!
-//! Disks written before the two-area layout carry a `FLKVSB01` superblock
-//! in slot 0 (log in area 0); it is read as generation 0.
+//! Superblocks of earlier formats are read too: `FLKVSB02` (area 0 or 1 of
+//! the halves of the disk as it is) and `FLKVSB01` (one slot, area 0).
+//!
+//! Bytes the log's length covers were written before the superblock that
+//! counts them, so damage there is damage, never a torn write: see
+//! [`read_slots`] and `kvstore::aof::check`.
 
 use super::crc32c;
 
 /// Bytes a superblock occupies in its slot.
-pub const SIZE: usize = 36;
+pub const SIZE: usize = 44;
 /// Distance between the two slots (one page: any block size up to 4 KiB
 /// keeps them in separate blocks).
 pub const SLOT_STRIDE: u64 = 4096;
 /// Where area 0 starts; the space before it holds the slots.
 pub const AREAS_START: u64 = 1 << 20;
 
-const MAGIC: &[u8; 8] = b"FLKVSB02";
+const MAGIC: &[u8; 8] = b"FLKVSB03";
+const MAGIC_V2: &[u8; 8] = b"FLKVSB02";
 const MAGIC_V1: &[u8; 8] = b"FLKVSB01";
+const SIZE_V2: usize = 36;
 
-/// One superblock: which area holds the log, and how much of it is valid.
+/// A run of the disk that holds a log: where it starts, how far it may grow.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extent {
+    /// Byte offset on the disk.
+    pub start: u64,
+    /// Bytes the log may occupy from `start`.
+    pub limit: u64,
+}
+
+impl Extent {
+    /// The byte after the extent.
+    pub fn end(&self) -> u64 {
+        self.start.saturating_add(self.limit)
+    }
+
+    /// Whether `start..end` of the disk shares a byte with this extent.
+    pub fn overlaps(&self, start: u64, end: u64) -> bool {
+        start < self.end() && self.start < end
+    }
+}
+
+/// One superblock: which extent holds the log, and how much of it is valid.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Superblock {
     /// Increases with every superblock written; the newest valid one wins.
     pub generation: u64,
-    /// Area 0 or 1.
-    pub area: u8,
-    /// Durable log bytes at the start of the area.
+    /// Where the log is.
+    pub extent: Extent,
+    /// Durable log bytes at the start of the extent.
     pub length: u64,
 }
 
@@ -50,43 +82,69 @@ impl Superblock {
         let mut out = [0u8; SIZE];
         out[..8].copy_from_slice(MAGIC);
         out[8..16].copy_from_slice(&self.generation.to_le_bytes());
-        out[16..24].copy_from_slice(&u64::from(self.area).to_le_bytes());
-        out[24..32].copy_from_slice(&self.length.to_le_bytes());
-        let crc = crc32c(&out[..32]);
-        out[32..36].copy_from_slice(&crc.to_le_bytes());
+        out[16..24].copy_from_slice(&self.extent.start.to_le_bytes());
+        out[24..32].copy_from_slice(&self.extent.limit.to_le_bytes());
+        out[32..40].copy_from_slice(&self.length.to_le_bytes());
+        let crc = crc32c(&out[..40]);
+        out[40..44].copy_from_slice(&crc.to_le_bytes());
         out
     }
 
-    /// Reads a slot: `None` if it is blank, torn or corrupt.
-    pub fn decode(bytes: &[u8]) -> Option<Superblock> {
-        let word = |at: usize| u64::from_le_bytes(bytes[at..at + 8].try_into().unwrap());
-        if bytes.len() >= SIZE && &bytes[..8] == MAGIC {
-            let crc = u32::from_le_bytes(bytes[32..36].try_into().unwrap());
-            let area = word(16);
-            return (crc == crc32c(&bytes[..32]) && area < 2).then(|| Superblock {
-                generation: word(8),
-                area: area as u8,
-                length: word(24),
-            });
-        }
-        // The single-superblock format: magic, length, crc32c of both.
-        if bytes.len() >= 20 && &bytes[..8] == MAGIC_V1 {
-            let crc = u32::from_le_bytes(bytes[16..20].try_into().unwrap());
-            return (crc == crc32c(&bytes[..16])).then(|| Superblock {
+    /// Reads a slot of a disk of `capacity` bytes: `None` if it is blank,
+    /// torn or corrupt, or names a log that does not fit the disk.
+    pub fn decode(bytes: &[u8], capacity: u64) -> Option<Superblock> {
+        let word = |at: usize| -> Option<u64> {
+            Some(u64::from_le_bytes(bytes.get(at..at + 8)?.try_into().ok()?))
+        };
+        let crc_at = |at: usize| -> Option<u32> {
+            Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+        };
+        let magic = bytes.get(..8)?;
+        let sb = if magic == MAGIC && bytes.len() >= SIZE {
+            (crc_at(40)? == crc32c(&bytes[..40])).then_some(Superblock {
+                generation: word(8)?,
+                extent: Extent {
+                    start: word(16)?,
+                    limit: word(24)?,
+                },
+                length: word(32)?,
+            })?
+        } else if magic == MAGIC_V2 && bytes.len() >= SIZE_V2 {
+            let area = word(16)?;
+            (crc_at(32)? == crc32c(&bytes[..32]) && area < 2).then_some(Superblock {
+                generation: word(8)?,
+                extent: half(capacity, area as u8),
+                length: word(24)?,
+            })?
+        } else if magic == MAGIC_V1 && bytes.len() >= 20 {
+            (crc_at(16)? == crc32c(&bytes[..16])).then_some(Superblock {
                 generation: 0,
-                area: 0,
-                length: word(8),
-            });
-        }
-        None
+                extent: half(capacity, 0),
+                length: word(8)?,
+            })?
+        } else {
+            return None;
+        };
+        sb.fits(capacity).then_some(sb)
+    }
+
+    /// Whether the log it names lies on a disk of `capacity` bytes, after
+    /// the slots, within its extent.
+    fn fits(&self, capacity: u64) -> bool {
+        let e = self.extent;
+        e.start >= AREAS_START
+            && e.start
+                .checked_add(e.limit)
+                .is_some_and(|end| end <= capacity)
+            && self.length <= e.limit
     }
 
     /// The superblock to write after this one, for a log of `length` bytes
-    /// in `area`.
-    pub fn next(&self, area: u8, length: u64) -> Superblock {
+    /// in `extent`.
+    pub fn next(&self, extent: Extent, length: u64) -> Superblock {
         Superblock {
             generation: self.generation + 1,
-            area,
+            extent,
             length,
         }
     }
@@ -97,27 +155,86 @@ impl Superblock {
     }
 }
 
-/// The newest valid superblock of the two slots, if any. One whose length
-/// does not fit its area (`area_len`) is not trusted.
-pub fn newest(slot0: &[u8], slot1: &[u8], area_len: u64) -> Option<Superblock> {
-    [Superblock::decode(slot0), Superblock::decode(slot1)]
-        .into_iter()
-        .flatten()
-        .filter(|sb| sb.length <= area_len)
-        .max_by_key(|sb| sb.generation)
+/// What the two superblock slots of a disk say.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Slots {
+    /// Both slots are zeros: a disk that never held a log.
+    Blank,
+    /// The newest valid superblock; `other_unreadable` when the other slot
+    /// is neither blank nor valid (a torn superblock write, or damage).
+    Found {
+        /// The superblock in force.
+        superblock: Superblock,
+        /// Which slot could not be read, if one could not.
+        other_unreadable: Option<u8>,
+    },
+    /// Neither slot holds a valid superblock, and they are not blank: the
+    /// log cannot be found without guessing.
+    Unreadable,
 }
 
-/// The two areas of a disk of `capacity` bytes: (start of area 0, length
-/// of each), lengths rounded down to whole 4 KiB pages.
-pub fn areas(capacity: u64) -> (u64, u64) {
+/// Reads the two slots of a disk of `capacity` bytes.
+pub fn read_slots(slot0: &[u8], slot1: &[u8], capacity: u64) -> Slots {
+    let blank = |slot: &[u8]| slot.iter().take(SIZE).all(|&b| b == 0);
+    let found = [
+        Superblock::decode(slot0, capacity),
+        Superblock::decode(slot1, capacity),
+    ];
+    let newest = (0..2u8)
+        .filter_map(|i| found[i as usize].map(|sb| (i, sb)))
+        .max_by_key(|(_, sb)| sb.generation);
+    match newest {
+        Some((i, superblock)) => {
+            let other = 1 - i;
+            let other_slot = if other == 0 { slot0 } else { slot1 };
+            let other_unreadable =
+                (found[other as usize].is_none() && !blank(other_slot)).then_some(other);
+            Slots::Found {
+                superblock,
+                other_unreadable,
+            }
+        }
+        None if blank(slot0) && blank(slot1) => Slots::Blank,
+        None => Slots::Unreadable,
+    }
+}
+
+/// The two halves of a disk of `capacity` bytes after the slots, each a
+/// whole number of 4 KiB pages: where a new disk's log goes (area 0), and
+/// where its first compaction goes (area 1).
+pub fn half(capacity: u64, area: u8) -> Extent {
     let each = capacity.saturating_sub(AREAS_START) / 2 / 4096 * 4096;
-    (AREAS_START, each)
+    Extent {
+        start: AREAS_START + u64::from(area) * each,
+        limit: each,
+    }
 }
 
-/// Byte offset on the disk where `area` starts.
-pub fn area_start(capacity: u64, area: u8) -> u64 {
-    let (start, each) = areas(capacity);
-    start + u64::from(area) * each
+/// Where a compaction of the log in `live` (its bytes, written or pending,
+/// end at `live_end`) should write the new log of `len` bytes: a half of
+/// the disk as it is now, or failing that a half of the layout the live
+/// log was made in, that does not touch the live log. `None` if no such
+/// place holds `len` bytes.
+pub fn rewrite_extent(capacity: u64, live: Extent, live_end: u64, len: u64) -> Option<Extent> {
+    let old_layout = [
+        Extent {
+            start: AREAS_START,
+            limit: live.limit,
+        },
+        Extent {
+            start: AREAS_START + live.limit,
+            limit: live.limit,
+        },
+    ];
+    [half(capacity, 0), half(capacity, 1)]
+        .into_iter()
+        .chain(old_layout)
+        .find(|e| {
+            e.limit >= len
+                && e.end() <= capacity
+                && e.start != live.start
+                && !(e.start < live_end && live.start < e.start + len)
+        })
 }
 
 #[cfg(test)]
@@ -129,7 +246,7 @@ mod tests {
 
     const DISK: u64 = 8 << 20;
 
-    /// A disk image with the slots and areas at their offsets.
+    /// A disk image with the slots and extents at their offsets.
     struct Disk(Vec<u8>);
 
     impl Disk {
@@ -142,14 +259,20 @@ mod tests {
         fn write_super(&mut self, sb: &Superblock) {
             self.write(sb.slot_offset(), &sb.encode());
         }
-        fn open(&self) -> Option<Superblock> {
+        fn slots(&self) -> Slots {
             let slot = |i: u64| &self.0[(i * SLOT_STRIDE) as usize..][..SIZE];
-            newest(slot(0), slot(1), areas(DISK).1)
+            read_slots(slot(0), slot(1), DISK)
+        }
+        fn open(&self) -> Option<Superblock> {
+            match self.slots() {
+                Slots::Found { superblock, .. } => Some(superblock),
+                _ => None,
+            }
         }
         /// The keys the log named by the newest superblock replays to.
         fn keys(&self) -> Vec<Vec<u8>> {
             let sb = self.open().expect("a valid superblock");
-            let start = area_start(DISK, sb.area) as usize;
+            let start = sb.extent.start as usize;
             let mut keys = Vec::new();
             let report = replay(&self.0[start..start + sb.length as usize], |args| {
                 keys.push(args[1].clone())
@@ -167,52 +290,132 @@ mod tests {
         log
     }
 
+    fn superblock(generation: u64, area: u8, length: u64) -> Superblock {
+        Superblock {
+            generation,
+            extent: half(DISK, area),
+            length,
+        }
+    }
+
     #[test]
     fn roundtrip_and_corruption() {
-        let sb = Superblock {
-            generation: 7,
-            area: 1,
-            length: 4242,
-        };
-        assert_eq!(Superblock::decode(&sb.encode()), Some(sb));
+        let sb = superblock(7, 1, 4242);
+        assert_eq!(Superblock::decode(&sb.encode(), DISK), Some(sb));
         let mut bad = sb.encode();
         bad[20] ^= 1;
-        assert_eq!(Superblock::decode(&bad), None);
-        assert_eq!(Superblock::decode(&[0; SIZE]), None);
-        let mut wrong_area = sb;
-        wrong_area.area = 2;
-        assert_eq!(Superblock::decode(&wrong_area.encode()), None);
+        assert_eq!(Superblock::decode(&bad, DISK), None);
+        assert_eq!(Superblock::decode(&[0; SIZE], DISK), None);
+        assert_eq!(Superblock::decode(&sb.encode()[..10], DISK), None);
         assert_eq!(sb.slot_offset(), SLOT_STRIDE);
-        assert_eq!(sb.next(0, 1).slot_offset(), 0);
+        assert_eq!(sb.next(half(DISK, 0), 1).slot_offset(), 0);
     }
 
     #[test]
-    fn newest_valid_generation_wins() {
-        let a = Superblock {
-            generation: 4,
-            area: 0,
-            length: 100,
+    fn a_superblock_naming_space_off_the_disk_is_not_trusted() {
+        let past_the_end = superblock(3, 1, 10);
+        assert_eq!(Superblock::decode(&past_the_end.encode(), DISK / 2), None);
+        let too_long = superblock(3, 0, half(DISK, 0).limit + 1);
+        assert_eq!(Superblock::decode(&too_long.encode(), DISK), None);
+        let over_the_slots = Superblock {
+            generation: 1,
+            extent: Extent {
+                start: 0,
+                limit: 4096,
+            },
+            length: 0,
         };
-        let b = a.next(1, 50);
-        assert_eq!(newest(&a.encode(), &b.encode(), 1000), Some(b));
-        assert_eq!(newest(&b.encode(), &a.encode(), 1000), Some(b));
+        assert_eq!(Superblock::decode(&over_the_slots.encode(), DISK), None);
+        let wrapping = Superblock {
+            generation: 1,
+            extent: Extent {
+                start: AREAS_START,
+                limit: u64::MAX,
+            },
+            length: 0,
+        };
+        assert_eq!(Superblock::decode(&wrapping.encode(), DISK), None);
+    }
+
+    #[test]
+    fn newest_valid_generation_wins_and_a_bad_slot_is_reported() {
+        let a = superblock(4, 0, 100);
+        let b = a.next(half(DISK, 1), 50);
+        let found = |superblock, other_unreadable| Slots::Found {
+            superblock,
+            other_unreadable,
+        };
+        assert_eq!(read_slots(&a.encode(), &b.encode(), DISK), found(b, None));
+        assert_eq!(read_slots(&b.encode(), &a.encode(), DISK), found(b, None));
         let mut torn = b.encode();
         torn[SIZE - 1] ^= 0xff;
-        assert_eq!(newest(&a.encode(), &torn, 1000), Some(a));
-        assert_eq!(newest(&a.encode(), &b.encode(), 60), Some(b));
-        assert_eq!(newest(&a.encode(), &b.encode(), 40), None);
+        assert_eq!(read_slots(&a.encode(), &torn, DISK), found(a, Some(1)));
+        assert_eq!(read_slots(&a.encode(), &[0; SIZE], DISK), found(a, None));
     }
 
     #[test]
-    fn the_old_single_superblock_format_is_read_as_area_zero() {
+    fn blank_slots_are_a_new_disk_and_two_bad_ones_are_damage() {
+        assert_eq!(read_slots(&[0; SIZE], &[0; SIZE], DISK), Slots::Blank);
+        let mut bad = superblock(4, 0, 100).encode();
+        bad[9] ^= 1;
+        assert_eq!(read_slots(&bad, &[0; SIZE], DISK), Slots::Unreadable);
+        assert_eq!(read_slots(&[0; SIZE], &bad, DISK), Slots::Unreadable);
+        assert_eq!(read_slots(&bad, &[0xff; SIZE], DISK), Slots::Unreadable);
+    }
+
+    #[test]
+    fn older_formats_are_read_in_the_halves_of_the_disk() {
         let mut v1 = [0u8; 20];
         v1[..8].copy_from_slice(MAGIC_V1);
         v1[8..16].copy_from_slice(&300u64.to_le_bytes());
         let crc = crc32c(&v1[..16]);
         v1[16..20].copy_from_slice(&crc.to_le_bytes());
-        let sb = Superblock::decode(&v1).unwrap();
-        assert_eq!((sb.generation, sb.area, sb.length), (0, 0, 300));
-        assert_eq!(area_start(DISK, 0), AREAS_START);
+        let sb = Superblock::decode(&v1, DISK).unwrap();
+        assert_eq!(
+            (sb.generation, sb.extent, sb.length),
+            (0, half(DISK, 0), 300)
+        );
+        let mut v2 = [0u8; SIZE_V2];
+        v2[..8].copy_from_slice(MAGIC_V2);
+        v2[8..16].copy_from_slice(&5u64.to_le_bytes());
+        v2[16..24].copy_from_slice(&1u64.to_le_bytes());
+        v2[24..32].copy_from_slice(&77u64.to_le_bytes());
+        let crc = crc32c(&v2[..32]);
+        v2[32..36].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Superblock::decode(&v2, DISK), Some(superblock(5, 1, 77)));
+        v2[16] = 2; // no third area
+        assert_eq!(Superblock::decode(&v2, DISK), None);
+    }
+
+    #[test]
+    fn a_rewrite_goes_where_the_live_log_is_not() {
+        let live = half(DISK, 0);
+        let end = live.start + 5000;
+        assert_eq!(rewrite_extent(DISK, live, end, 4000), Some(half(DISK, 1)));
+        assert_eq!(rewrite_extent(DISK, half(DISK, 1), end, 4000), Some(live));
+        assert_eq!(rewrite_extent(DISK, live, end, live.limit + 1), None);
+    }
+
+    #[test]
+    fn a_grown_disk_keeps_the_log_and_the_next_rewrite_takes_the_bigger_layout() {
+        // The log in the second half of a 3 MiB disk, which then grows.
+        let small = 3 << 20;
+        let live = half(small, 1);
+        let end = live.start + live.limit; // full
+        let sb = Superblock {
+            generation: 8,
+            extent: live,
+            length: live.limit,
+        };
+        // Still found where it is on the bigger disk.
+        assert_eq!(Superblock::decode(&sb.encode(), DISK), Some(sb));
+        // A compact log no bigger than the old half fits before it, in
+        // the new first half; a bigger one goes to the new second half.
+        let to = rewrite_extent(DISK, live, end, live.limit / 2).unwrap();
+        assert_eq!(to, half(DISK, 0));
+        let to = rewrite_extent(DISK, live, end, live.limit + 4096).unwrap();
+        assert_eq!(to, half(DISK, 1));
+        assert!(!live.overlaps(to.start, to.start + live.limit + 4096));
     }
 
     #[test]
@@ -220,12 +423,8 @@ mod tests {
         let mut disk = Disk::new();
         // The live log: three overwrites of one key, one other key.
         let old = log_of(&["a", "a", "a", "b"]);
-        disk.write(area_start(DISK, 0), &old);
-        let current = Superblock {
-            generation: 9,
-            area: 0,
-            length: old.len() as u64,
-        };
+        disk.write(half(DISK, 0).start, &old);
+        let current = superblock(9, 0, old.len() as u64);
         disk.write_super(&current);
         // The rewrite's new log goes to the other area...
         let mut store = Store::new();
@@ -233,12 +432,19 @@ mod tests {
         store.set(b"b", b"v".to_vec(), None);
         let new = rewrite(&store, 0);
         assert!(new.len() < old.len());
-        disk.write(area_start(DISK, 1), &new);
+        let to = rewrite_extent(
+            DISK,
+            current.extent,
+            half(DISK, 0).start + old.len() as u64,
+            new.len() as u64,
+        )
+        .unwrap();
+        disk.write(to.start, &new);
         // ...a crash here leaves the old superblock, and the old log, newest.
         assert_eq!(disk.open(), Some(current));
         assert_eq!(disk.keys().len(), 4);
         // A torn switch is no different.
-        let switch = current.next(1, new.len() as u64);
+        let switch = current.next(to, new.len() as u64);
         let mut torn = switch.encode();
         torn[30] ^= 0x55;
         let mut crashed = Disk(disk.0.clone());
@@ -252,7 +458,7 @@ mod tests {
         assert_eq!(keys, [b"a".to_vec(), b"b".to_vec()]);
         // Appends after the switch alternate slots and leave the old area
         // alone until the next rewrite.
-        let grown = switch.next(1, new.len() as u64 + 10);
+        let grown = switch.next(to, new.len() as u64 + 10);
         assert_ne!(grown.slot_offset(), switch.slot_offset());
     }
 }

@@ -39,6 +39,13 @@ pub fn oom() -> Reply {
     Reply::error("OOM command not allowed when used memory > 'maxmemory'.")
 }
 
+/// `-MISCONF ...`: a write refused while the log cannot be written.
+pub fn misconf(reason: &str) -> Reply {
+    Reply::Error(format!(
+        "MISCONF Errors writing to the AOF file: {reason}. Write commands are refused until the log can be written again (see INFO persistence)"
+    ))
+}
+
 /// `-ERR string exceeds maximum allowed size (proto-max-bulk-len)`.
 pub fn too_long() -> Reply {
     Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")

@@ -115,7 +115,14 @@ fn persistence(x: &Exec<'_>, out: &mut String) {
     field(out, "aof_current_rewrite_time_sec", -1);
     field(out, "aof_last_bgrewrite_status", ok(s.aof_last_rewrite_ok));
     field(out, "aof_rewrites", x.stats.aof_rewrites);
-    field(out, "aof_last_write_status", ok(x.stats.aof_last_write_ok));
+    field(
+        out,
+        "aof_last_write_status",
+        ok(x.stats.aof_write_error.is_none()),
+    );
+    if let Some(reason) = &x.stats.aof_write_error {
+        field(out, "aof_last_write_error", reason);
+    }
     if x.config.appendonly {
         field(out, "aof_current_size", x.stats.aof_current_size);
         field(out, "aof_base_size", x.stats.aof_base_size);

@@ -44,6 +44,7 @@ mod tests;
 use alloc::vec::Vec;
 
 pub use client::ClientCtx;
+pub use errors::misconf;
 pub use effects::{Effects, SHARE_FROM};
 pub use stats::Stats;
 
@@ -168,6 +169,33 @@ impl Engine {
                         .should_rewrite(s.aof_current_size, s.aof_base_size)))
     }
 
+    /// The log cannot be written (full, or the disk failed): from now on
+    /// write commands are answered `-MISCONF` with `reason`, reads go on.
+    pub fn log_write_failed(&mut self, reason: &str) {
+        self.stats.aof_write_error = Some(reason.into());
+    }
+
+    /// The log can be written again: writes are accepted.
+    pub fn log_write_recovered(&mut self) {
+        self.stats.aof_write_error = None;
+    }
+
+    /// The reply for a write whose records could not be made durable.
+    pub fn log_error_reply(&self) -> Reply {
+        errors::misconf(
+            self.stats
+                .aof_write_error
+                .as_deref()
+                .unwrap_or("the log could not be written"),
+        )
+    }
+
+    /// Asks the server for a log rewrite, as `BGREWRITEAOF` does (the
+    /// server asks for one itself when the log is full).
+    pub fn schedule_aof_rewrite(&mut self) {
+        self.stats.aof_rewrite_scheduled = true;
+    }
+
     /// The server began rewriting the log.
     pub fn aof_rewrite_started(&mut self) {
         self.stats.aof_rewrite_scheduled = false;
@@ -247,6 +275,13 @@ impl Engine {
         let Some(run) = spec.run else {
             return reply(errors::wrong_args(spec.name));
         };
+        if let (Some(reason), false, true) = (
+            &self.stats.aof_write_error,
+            loading,
+            spec.flags & table::WRITE != 0,
+        ) {
+            return reply(errors::misconf(reason));
+        }
         let limit = self.config.maxmemory;
         if let (Some(growth), false, true) = (spec.growth, loading, limit > 0) {
             // noeviction: refuse writes that would push the estimate past

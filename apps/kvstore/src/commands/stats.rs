@@ -21,8 +21,10 @@ pub struct Stats {
     pub aof_base_size: u64,
     /// Log rewrites done (server).
     pub aof_rewrites: u64,
-    /// Whether the last write to the log succeeded (server).
-    pub aof_last_write_ok: bool,
+    /// Why the log cannot be written, while it cannot (server, through
+    /// [`Engine::log_write_failed`](super::Engine::log_write_failed)):
+    /// write commands are refused with `-MISCONF` meanwhile.
+    pub aof_write_error: Option<alloc::string::String>,
     /// `BGREWRITEAOF` asked for a rewrite the server has not started yet
     /// (engine sets, server clears).
     pub aof_rewrite_scheduled: bool,
@@ -59,7 +61,7 @@ impl Default for Stats {
             aof_current_size: 0,
             aof_base_size: 0,
             aof_rewrites: 0,
-            aof_last_write_ok: true,
+            aof_write_error: None,
             aof_rewrite_scheduled: false,
             aof_rewrite_in_progress: false,
             aof_last_rewrite_ok: true,
@@ -83,7 +85,7 @@ impl Stats {
             connected_clients: self.connected_clients,
             aof_current_size: self.aof_current_size,
             aof_base_size: self.aof_base_size,
-            aof_last_write_ok: self.aof_last_write_ok,
+            aof_write_error: self.aof_write_error.clone(),
             aof_rewrite_scheduled: self.aof_rewrite_scheduled,
             aof_rewrite_in_progress: self.aof_rewrite_in_progress,
             aof_last_rewrite_ok: self.aof_last_rewrite_ok,

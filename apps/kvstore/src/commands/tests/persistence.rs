@@ -407,3 +407,33 @@ fn a_logged_value_stays_as_logged_until_the_log_lets_it_go() {
     assert_eq!(sets[0][2], value.as_bytes(), "MSET's values as set");
     assert_eq!(sets[0][4], value.as_bytes());
 }
+
+#[test]
+fn while_the_log_cannot_be_written_writes_are_refused_and_reads_served() {
+    let mut s = Session::new();
+    s.run("SET k v");
+    s.engine.log_write_failed("log full: 2000 bytes needed, its extent holds 1024");
+    for write in ["SET k w", "DEL k", "FLUSHALL", "INCR n", "EXPIRE k 10"] {
+        match s.run(write) {
+            Reply::Error(e) => assert!(
+                e.starts_with("MISCONF Errors writing to the AOF file: log full"),
+                "{write}: {e}"
+            ),
+            other => panic!("{write} was answered {other:?}"),
+        }
+    }
+    assert_eq!(s.run("GET k"), Reply::bulk("v"));
+    let info = match s.run("INFO persistence") {
+        Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert!(info.contains("aof_last_write_status:err\r\n"), "{info}");
+    assert!(info.contains("aof_last_write_error:log full"), "{info}");
+    s.engine.log_write_recovered();
+    assert_eq!(s.run("SET k w"), Reply::ok());
+    let info = match s.run("INFO persistence") {
+        Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+        other => panic!("{other:?}"),
+    };
+    assert!(info.contains("aof_last_write_status:ok\r\n"), "{info}");
+}
