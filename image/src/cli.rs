@@ -18,9 +18,12 @@ usage:
       build APP and write target/images/BOARD/APP.{elf,bin[,uimg]}
   faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
                           [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
-                          [-- ARGS...]
+                          [--disk-size SIZE] [-- ARGS...]
       build APP, boot it under QEMU and exit with the guest's status
       (124 when the timeout kills it)
+  faultline-image kv-check DISK [--fix]
+      report what the key-value store's disk image holds and any damage;
+      --fix cuts a damaged log at its first bad byte
 
 options:
   --board BOARD    qemu-virt (default) or zcu102
@@ -35,6 +38,9 @@ options:
                    node fails or hangs
   --loss F         with --nodes: each engine drops this fraction of its
                    fabric datagrams (0 to 0.5), to test retransmission
+  --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this
+                   big (default 1G), or grown to it; never shrunk. SIZE in
+                   bytes or with K, M, G, T (powers of 1024), at least 4M
   ARGS             the app's command line: embedded in the image, and given to
                    QEMU with -append on qemu-virt; no whitespace or '\"' inside
 ";
@@ -54,6 +60,13 @@ pub enum Cli {
         board: Board,
         /// The app's command line.
         args: Vec<String>,
+    },
+    /// Inspect (and with `fix`, repair) a key-value store disk image.
+    KvCheck {
+        /// The disk image.
+        disk: String,
+        /// Cut a damaged log at its first bad byte.
+        fix: bool,
     },
     /// Build an app and boot it.
     Run {
@@ -75,6 +88,8 @@ pub enum Cli {
         nodes: Option<u16>,
         /// Injected fabric loss for multi-node runs.
         loss: Option<f64>,
+        /// Size of the NVMe disk (`--disk-size`).
+        disk_size: Option<u64>,
         /// The app's command line.
         args: Vec<String>,
     },
@@ -114,6 +129,23 @@ pub fn parse(argv: &[String]) -> Result<Cli, UsageError> {
             }
         }
         "build" | "run" => parse_app_command(command == "run", rest),
+        "kv-check" => {
+            let mut disk = None;
+            let mut fix = false;
+            for arg in rest {
+                match arg.as_str() {
+                    "-h" | "--help" => return Ok(Cli::Help),
+                    "--fix" => fix = true,
+                    _ if arg.starts_with('-') => {
+                        return Err(usage(format!("unknown option `{arg}` for `kv-check`")))
+                    }
+                    _ if disk.is_none() => disk = Some(arg.clone()),
+                    _ => return Err(usage(format!("unexpected argument `{arg}`"))),
+                }
+            }
+            let disk = disk.ok_or_else(|| usage("kv-check needs a disk image"))?;
+            Ok(Cli::KvCheck { disk, fix })
+        }
         other => Err(usage(format!("unknown command `{other}`"))),
     }
 }
@@ -129,6 +161,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut port = None;
     let mut nodes = None;
     let mut loss = None;
+    let mut disk_size = None;
     let mut args = Vec::new();
 
     let mut it = rest.iter();
@@ -208,6 +241,14 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                         })?,
                 );
             }
+            "--disk-size" if run => {
+                let v = value(name)?;
+                disk_size = Some(parse_size(&v).filter(|&s| s >= 4 << 20).ok_or_else(|| {
+                    usage(format!(
+                        "--disk-size wants a size of at least 4M (e.g. 4G), got `{v}`"
+                    ))
+                })?);
+            }
             _ if arg.starts_with('-') => {
                 let cmd = if run { "run" } else { "build" };
                 return Err(usage(format!("unknown option `{arg}` for `{cmd}`")));
@@ -236,11 +277,25 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             port,
             nodes,
             loss,
+            disk_size,
             args,
         }
     } else {
         Cli::Build { app, board, args }
     })
+}
+
+/// A size in bytes, or with a K, M, G or T suffix (powers of 1024).
+fn parse_size(text: &str) -> Option<u64> {
+    let (digits, shift) = match text.char_indices().last()? {
+        (i, 'K' | 'k') => (&text[..i], 10),
+        (i, 'M' | 'm') => (&text[..i], 20),
+        (i, 'G' | 'g') => (&text[..i], 30),
+        (i, 'T' | 't') => (&text[..i], 40),
+        _ => (text, 0),
+    };
+    let n: u64 = digits.parse().ok()?;
+    n.checked_mul(1u64 << shift)
 }
 
 #[cfg(test)]
@@ -306,7 +361,7 @@ mod tests {
     #[test]
     fn run_with_every_option() {
         assert_eq!(
-            p("run selftest --board zcu102 --smp 4 --el2 --timeout 2.5 --qemu-arg -s -- a b")
+            p("run selftest --board zcu102 --smp 4 --el2 --timeout 2.5 --qemu-arg -s --disk-size 4G -- a b")
                 .unwrap(),
             Cli::Run {
                 app: "selftest".into(),
@@ -318,6 +373,7 @@ mod tests {
                 port: None,
                 nodes: None,
                 loss: None,
+                disk_size: Some(4 << 30),
                 args: vec!["a".into(), "b".into()],
             }
         );
@@ -338,5 +394,26 @@ mod tests {
         assert!(err("run hello --timeout nan").contains("positive"));
         assert!(err("run hello --el2=yes").contains("unknown option"));
         assert!(err("run hello extra").contains("after `--`"));
+        assert!(err("run kvstore --disk-size 1M").contains("at least 4M"));
+        assert!(err("run kvstore --disk-size lots").contains("--disk-size"));
+        assert!(err("run kvstore --disk-size 99999999999T").contains("--disk-size"));
+        assert!(err("build kvstore --disk-size 4G").contains("unknown option"));
+        assert!(err("kv-check").contains("needs a disk image"));
+        assert!(err("kv-check a.disk --cut").contains("unknown option"));
+    }
+
+    #[test]
+    fn kv_check_and_sizes() {
+        assert_eq!(
+            p("kv-check target/kv.disk --fix").unwrap(),
+            Cli::KvCheck {
+                disk: "target/kv.disk".into(),
+                fix: true
+            }
+        );
+        assert_eq!(parse_size("4096"), Some(4096));
+        assert_eq!(parse_size("64m"), Some(64 << 20));
+        assert_eq!(parse_size("2T"), Some(2 << 40));
+        assert_eq!(parse_size("G"), None);
     }
 }

@@ -210,7 +210,7 @@ pub fn run_cluster(
         ));
     }
     for rank in 0..nodes {
-        crate::qemu::ensure_node_disk(built, rank as u8)?;
+        crate::qemu::ensure_node_disk(built, rank as u8, opts.disk_size)?;
     }
     let engine = build_engine(root)?;
     let (dir, own_dir) = match &fabric.socket_dir {

@@ -17,6 +17,7 @@ pub mod cli;
 pub mod cluster;
 pub mod elf;
 pub mod error;
+pub mod kvcheck;
 pub mod qemu;
 pub mod raw;
 pub mod run;

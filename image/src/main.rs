@@ -36,6 +36,18 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Cli::List => list(&root),
+        Cli::KvCheck { disk, fix } => {
+            match faultline_image::kvcheck::kv_check(std::path::Path::new(&disk), fix) {
+                Ok(report) => {
+                    print!("{}", report.text);
+                    match report.clean {
+                        true => ExitCode::SUCCESS,
+                        false => ExitCode::from(EXIT_FAILURE),
+                    }
+                }
+                Err(e) => failure(&e),
+            }
+        }
         Cli::Build { app, board, args } => {
             if let Err(code) = check_app_or_usage(&root, &app) {
                 return code;
@@ -61,6 +73,7 @@ fn main() -> ExitCode {
             port,
             nodes,
             loss,
+            disk_size,
             args,
         } => {
             // The key-value store is a server: reachable on 6379 unless told otherwise.
@@ -72,6 +85,7 @@ fn main() -> ExitCode {
                 extra: qemu_args,
                 port,
                 rdma: None,
+                disk_size,
             };
             if let Some(port) = port {
                 eprintln!(

@@ -33,6 +33,9 @@ pub struct RunOptions {
     pub port: Option<u16>,
     /// Attach this node's RDMA engine (qemu-virt; see [`crate::cluster`]).
     pub rdma: Option<RdmaAttach>,
+    /// Size of the NVMe disk: a new disk is made this big, a smaller one
+    /// grows to it (`None`: [`DISK_SIZE`] for a new disk, an old one as it is).
+    pub disk_size: Option<u64>,
 }
 
 /// Where a node's RDMA engine listens, and which node it is.
@@ -181,19 +184,41 @@ pub fn node_disk_path(built: &Built, rank: u8) -> std::path::PathBuf {
     }
 }
 
-/// Creates the app's (sparse, zeroed) disk image if it does not exist yet.
-pub fn ensure_disk(built: &Built) -> Result<()> {
-    ensure_node_disk(built, 0)
+/// Creates the app's (sparse, zeroed) disk image if it does not exist yet,
+/// or grows it to `size` (see [`RunOptions::disk_size`]).
+pub fn ensure_disk(built: &Built, size: Option<u64>) -> Result<()> {
+    ensure_node_disk(built, 0, size)
 }
 
-/// Creates node `rank`'s disk image if it does not exist yet.
-pub fn ensure_node_disk(built: &Built, rank: u8) -> Result<()> {
-    let path = node_disk_path(built, rank);
-    if !path.exists() {
-        let file =
-            std::fs::File::create(&path).map_err(|e| Error::io(path.display().to_string(), e))?;
-        file.set_len(DISK_SIZE)
-            .map_err(|e| Error::io(path.display().to_string(), e))?;
+/// Creates node `rank`'s disk image if it does not exist yet, or grows it
+/// to `size`. A disk is never shrunk: that would cut its data away.
+pub fn ensure_node_disk(built: &Built, rank: u8, size: Option<u64>) -> Result<()> {
+    ensure_disk_file(&node_disk_path(built, rank), size)
+}
+
+/// [`ensure_node_disk`] for a path.
+pub fn ensure_disk_file(path: &std::path::Path, size: Option<u64>) -> Result<()> {
+    let io = |e| Error::io(path.display().to_string(), e);
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map_err(io)?;
+    let now = file.metadata().map_err(io)?.len();
+    let want = match (size, now) {
+        (None, 0) => DISK_SIZE,
+        (None, now) => now,
+        (Some(size), now) if size < now => {
+            return Err(Error::Options(format!(
+                "--disk-size {size}: {} is already {now} bytes, and a disk is never shrunk (its log would be cut)",
+                path.display()
+            )))
+        }
+        (Some(size), _) => size,
+    };
+    if want != now {
+        file.set_len(want).map_err(io)?;
     }
     Ok(())
 }
@@ -242,6 +267,7 @@ mod tests {
             extra: vec!["-d".into(), "int".into()],
             port: Some(16379),
             rdma: None,
+            disk_size: None,
         };
         let cmd = qemu_command(&built(Board::QemuVirt), &opts).unwrap();
         let args: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();

@@ -42,7 +42,7 @@ pub fn run(
     echo: bool,
 ) -> Result<RunOutcome> {
     if built.board == crate::Board::QemuVirt {
-        crate::qemu::ensure_disk(built)?;
+        crate::qemu::ensure_disk(built, opts.disk_size)?;
     }
     run_command(qemu_command(built, opts)?, timeout, echo)
 }

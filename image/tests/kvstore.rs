@@ -31,12 +31,18 @@ impl Guest {
     /// Boots kvstore with `args`; the NVMe disk in the test's directory is
     /// kept between boots of the same test.
     fn start_with(test: &str, args: &[&str]) -> Guest {
+        Self::start_on(test, args, None)
+    }
+
+    /// Like [`Guest::start_with`], on a disk of `disk_size` bytes when the
+    /// disk is new.
+    fn start_on(test: &str, args: &[&str], disk_size: Option<u64>) -> Guest {
         common::require_qemu();
         let root = workspace_root();
         let out = root.join("target/test-images").join(test);
         let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
         let built = build_to(&root, "kvstore", Board::QemuVirt, &args, &out).expect("image builds");
-        faultline_image::qemu::ensure_disk(&built).unwrap();
+        faultline_image::qemu::ensure_disk(&built, disk_size).unwrap();
         // A free local port for the forward.
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
@@ -68,6 +74,18 @@ impl Guest {
         let _ = self.child.kill();
         let _ = self.child.wait();
         self.serial()
+    }
+
+    /// Waits (up to a minute) for the guest to end; its exit status.
+    fn exit_status(mut self) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code(), self.serial());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the guest did not exit; serial log:\n{}", self.serial());
     }
 
     fn serial(&self) -> String {
@@ -639,4 +657,189 @@ fn redis_benchmark_runs_without_errors() {
     assert_eq!(info_field(&mut s, "stats", "total_error_replies"), 0);
     // 2000 INCRs per run on one counter.
     exchange(&mut s, b"GET counter:__rand_int__\r\n", b"$4\r\n6000\r\n");
+}
+
+/// The disk image of a test's guest.
+fn disk_of(test: &str) -> std::path::PathBuf {
+    workspace_root()
+        .join("target/test-images")
+        .join(test)
+        .join("kvstore.disk")
+}
+
+/// Reads one reply line of a simple command (status, error or integer).
+fn ask(s: &mut TcpStream, request: &str) -> String {
+    s.write_all(request.as_bytes()).unwrap();
+    read_line(s).trim_end().to_string()
+}
+
+/// A `SET key <len bytes>` request.
+fn set_request(key: &str, len: usize, seed: u32) -> Vec<u8> {
+    command(&[b"SET", key.as_bytes(), &pattern(len, seed)])
+}
+
+/// A small disk: two log halves of 1.5 MiB.
+const SMALL_DISK: u64 = 4 << 20;
+
+#[test]
+fn a_full_log_acknowledges_nothing_it_did_not_store_and_a_rewrite_makes_room() {
+    let test = "kvstore-full-rewrite";
+    fresh_disk(test);
+    let args = ["appendfsync", "always"];
+    let guest = Guest::start_on(test, &args, Some(SMALL_DISK));
+    let mut s = guest.connect();
+    // One key overwritten with 50 KB values: the log fills, the rewrite
+    // that the full log asks for shrinks it to one value, writes resume.
+    let (mut refused, mut last_ok, mut ok_after_refusal) = (0, None, false);
+    for i in 0..80u32 {
+        s.write_all(&set_request("hot", 50_000, i)).unwrap();
+        match read_line(&mut s).trim_end() {
+            "+OK" => {
+                last_ok = Some(i);
+                ok_after_refusal |= refused > 0;
+            }
+            e if e.starts_with("-MISCONF Errors writing to the AOF file: log full") => refused += 1,
+            other => panic!("SET {i}: {other}\n{}", guest.serial()),
+        }
+    }
+    let serial = guest.serial();
+    assert!(refused > 0, "the log never filled:\n{serial}");
+    assert!(ok_after_refusal, "writes never resumed:\n{serial}");
+    assert!(
+        serial.contains("write commands are accepted again"),
+        "{serial}"
+    );
+    let last_ok = last_ok.unwrap();
+    guest.kill();
+    let guest = Guest::start_on(test, &args, None);
+    let mut s = guest.connect();
+    assert_eq!(
+        bulk(&mut s, b"GET hot\r\n"),
+        pattern(50_000, last_ok),
+        "the last acknowledged value"
+    );
+}
+
+#[test]
+fn when_the_live_data_does_not_fit_writes_stay_refused_reads_go_on_and_nothing_acknowledged_is_lost(
+) {
+    let test = "kvstore-full-stuck";
+    fresh_disk(test);
+    let guest = Guest::start_on(test, &[], Some(SMALL_DISK));
+    let mut s = guest.connect();
+    let mut acknowledged = Vec::new();
+    let mut refused = 0;
+    for i in 0..60u32 {
+        s.write_all(&set_request(&format!("k{i}"), 50_000, i))
+            .unwrap();
+        match read_line(&mut s).trim_end() {
+            "+OK" if refused == 0 => acknowledged.push(i),
+            e if e.starts_with("-MISCONF") => refused += 1,
+            other => panic!("SET k{i} after {refused} refusals: {other}"),
+        }
+    }
+    assert!(refused >= 20, "only {refused} writes refused");
+    // Reads are served; INFO says why writes are not.
+    assert_eq!(bulk(&mut s, b"GET k0\r\n"), pattern(50_000, 0));
+    assert!(ask(&mut s, "DEL k0\r\n").starts_with("-MISCONF"));
+    s.write_all(b"INFO persistence\r\n").unwrap();
+    let len: usize = read_line(&mut s)[1..].trim_end().parse().unwrap();
+    let mut info = vec![0; len + 2];
+    s.read_exact(&mut info).unwrap();
+    let info = String::from_utf8_lossy(&info);
+    assert!(info.contains("aof_last_write_status:err"), "{info}");
+    assert!(info.contains("aof_last_write_error:log full"), "{info}");
+    let serial = guest.serial();
+    assert!(
+        serial.contains("--disk-size"),
+        "the console says how to recover:\n{serial}"
+    );
+    // everysec: what was acknowledged is flushed within a second.
+    std::thread::sleep(Duration::from_secs(2));
+    guest.kill();
+    let guest = Guest::start_on(test, &[], None);
+    let mut s = guest.connect();
+    for &i in &acknowledged {
+        assert_eq!(
+            bulk(&mut s, format!("GET k{i}\r\n").as_bytes()),
+            pattern(50_000, i)
+        );
+    }
+}
+
+/// Writes `n` keys under appendfsync always and cuts the power.
+fn disk_with_keys(test: &str, n: u32) {
+    fresh_disk(test);
+    let guest = Guest::start_with(test, &["appendfsync", "always"]);
+    let mut s = guest.connect();
+    for i in 0..n {
+        exchange(
+            &mut s,
+            &set_request(&format!("key{i}"), 1000, i),
+            b"+OK\r\n",
+        );
+    }
+    guest.kill();
+}
+
+#[test]
+fn a_damaged_log_stops_the_server_and_kv_check_cuts_it_where_it_said() {
+    let test = "kvstore-damage";
+    disk_with_keys(test, 40);
+    let disk = disk_of(test);
+    let mut bytes = std::fs::read(&disk).unwrap();
+    let found = kvstore::aof::check::inspect(&bytes, |_| {});
+    let sb = found.superblock.expect("a log");
+    let middle = sb.extent.start + sb.length / 2;
+    bytes[middle as usize] ^= 0x20;
+    std::fs::write(&disk, &bytes).unwrap();
+
+    let (status, serial) = Guest::start_with(test, &[]).exit_status();
+    assert_eq!(status, Some(1), "{serial}");
+    assert!(
+        serial.contains("refusing to start: the log is damaged at byte"),
+        "{serial}"
+    );
+    assert!(serial.contains("kv-check"), "{serial}");
+    assert_eq!(
+        std::fs::read(&disk).unwrap(),
+        bytes,
+        "the server changed nothing"
+    );
+
+    let report = faultline_image::kvcheck::kv_check(&disk, false).unwrap();
+    assert!(!report.clean, "{}", report.text);
+    let kept = report.keys;
+    assert!(kept > 5 && kept < 40, "{}", report.text);
+    let fixed = faultline_image::kvcheck::kv_check(&disk, true).unwrap();
+    assert!(fixed.clean && fixed.keys == kept, "{}", fixed.text);
+
+    let guest = Guest::start_with(test, &[]);
+    let mut s = guest.connect();
+    assert_eq!(ask(&mut s, "DBSIZE\r\n"), format!(":{kept}"));
+    for i in 0..kept as u32 {
+        assert_eq!(
+            bulk(&mut s, format!("GET key{i}\r\n").as_bytes()),
+            pattern(1000, i)
+        );
+    }
+}
+
+#[test]
+fn unreadable_superblocks_stop_the_server_instead_of_starting_empty() {
+    let test = "kvstore-superblocks";
+    disk_with_keys(test, 10);
+    let disk = disk_of(test);
+    let mut bytes = std::fs::read(&disk).unwrap();
+    bytes[3] ^= 0xff;
+    bytes[4096 + 3] ^= 0xff;
+    std::fs::write(&disk, &bytes).unwrap();
+    let (status, serial) = Guest::start_with(test, &[]).exit_status();
+    assert_eq!(status, Some(1), "{serial}");
+    assert!(serial.contains("both superblocks"), "{serial}");
+    let fixed = faultline_image::kvcheck::kv_check(&disk, true).unwrap();
+    assert_eq!(fixed.keys, 10, "{}", fixed.text);
+    let guest = Guest::start_with(test, &[]);
+    let mut s = guest.connect();
+    assert_eq!(ask(&mut s, "DBSIZE\r\n"), ":10");
 }

@@ -2,7 +2,7 @@
 //! bootable image for an AArch64 board, with a single address space shared
 //! by the CPU cores and (through the SMMU) the devices.
 //!
-//! ```ignore
+//! ```text
 //! #![no_std]
 //! #![no_main]
 //! libos::main!(main);

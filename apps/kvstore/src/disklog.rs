@@ -283,7 +283,6 @@ impl DiskLog {
         self.fsync = fsync;
     }
 
-
     /// Adds the records of `effects` at the end of the log (durable after
     /// the next flush) and returns the log's end after them: their bytes
     /// are copied to staging, their shared values kept as they are, to be
@@ -483,14 +482,11 @@ impl DiskLog {
         };
         let len = r.len + r.tail_len;
         let live_end = self.current.extent.start + self.end().next_multiple_of(self.block as u64);
-        let Some(extent) = superblock::rewrite_extent(
-            self.capacity,
-            self.current.extent,
-            live_end,
-            len as u64,
-        )
-        .map(readable)
-        .filter(|e| e.limit >= len as u64) else {
+        let Some(extent) =
+            superblock::rewrite_extent(self.capacity, self.current.extent, live_end, len as u64)
+                .map(readable)
+                .filter(|e| e.limit >= len as u64)
+        else {
             return Err(format!(
                 "no room on the disk ({} bytes) for the rewritten log of {len} bytes beside the live one",
                 self.capacity
@@ -504,7 +500,13 @@ impl DiskLog {
         );
         let buffer = r.buffer;
         let rounded = len.next_multiple_of(self.block);
-        transfer(self.engine, Direction::ToDevice, &buffer, rounded, extent.start)?;
+        transfer(
+            self.engine,
+            Direction::ToDevice,
+            &buffer,
+            rounded,
+            extent.start,
+        )?;
         let switched = self.current.next(extent, len as u64);
         let previous = core::mem::replace(&mut self.current, switched);
         if let Err(e) = self.write_superblock() {

@@ -391,8 +391,8 @@ impl Server {
         log.set_fsync(self.engine.config().appendfsync);
         let retry = match &self.log_failure {
             Some(LogFailure::Disk { tried }) => tried.elapsed() >= RETRY_LOG,
-            Some(LogFailure::Full) => false,
-            None => log.flush_due(),
+            // What fitted before the log filled is flushed as usual.
+            Some(LogFailure::Full) | None => log.flush_due(),
         };
         if retry && log.dirty() {
             let started = time::now();

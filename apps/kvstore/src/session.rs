@@ -277,7 +277,11 @@ mod tests {
         // 7 bytes per +PONG: it stops at the first reply past 64 bytes.
         assert_eq!(first, 10);
         assert!(!s.wants_input());
-        assert_eq!(s.run(&mut engine, 0, |_| Logged::Answer), 0, "paused while full");
+        assert_eq!(
+            s.run(&mut engine, 0, |_| Logged::Answer),
+            0,
+            "paused while full"
+        );
         s.consume(s.output().len());
         assert!(s.wants_input());
         assert_eq!(s.run(&mut engine, 0, |_| Logged::Answer), 10);
@@ -394,7 +398,9 @@ mod tests {
         let mut engine = engine();
         let mut s = Session::new(1, &Config::default(), 1 << 20);
         s.feed(b"SET a 1\r\nGET nothing\r\n");
-        s.run(&mut engine, 0, |_| Logged::Refuse(Reply::error("MISCONF full")));
+        s.run(&mut engine, 0, |_| {
+            Logged::Refuse(Reply::error("MISCONF full"))
+        });
         assert_eq!(s.output(), b"-MISCONF full\r\n$-1\r\n");
     }
 

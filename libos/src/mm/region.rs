@@ -11,7 +11,7 @@ use core::sync::atomic::Ordering;
 /// (`eager`) or on first touch (`demand_zero`). Dropping it unmaps the pages
 /// and frees their frames.
 ///
-/// ```ignore
+/// ```text
 /// let mut buf = Region::demand_zero(1 << 30)?;   // 1 GiB, nothing mapped yet
 /// buf.as_mut_slice()[4096] = 7;                  // one fault, one frame
 /// assert_eq!(buf.resident_pages(), 1);

@@ -44,8 +44,8 @@ mod tests;
 use alloc::vec::Vec;
 
 pub use client::ClientCtx;
-pub use errors::misconf;
 pub use effects::{Effects, SHARE_FROM};
+pub use errors::misconf;
 pub use stats::Stats;
 
 use crate::config::Config;

@@ -412,7 +412,8 @@ fn a_logged_value_stays_as_logged_until_the_log_lets_it_go() {
 fn while_the_log_cannot_be_written_writes_are_refused_and_reads_served() {
     let mut s = Session::new();
     s.run("SET k v");
-    s.engine.log_write_failed("log full: 2000 bytes needed, its extent holds 1024");
+    s.engine
+        .log_write_failed("log full: 2000 bytes needed, its extent holds 1024");
     for write in ["SET k w", "DEL k", "FLUSHALL", "INCR n", "EXPIRE k 10"] {
         match s.run(write) {
             Reply::Error(e) => assert!(
