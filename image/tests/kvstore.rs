@@ -843,3 +843,19 @@ fn unreadable_superblocks_stop_the_server_instead_of_starting_empty() {
     let mut s = guest.connect();
     assert_eq!(ask(&mut s, "DBSIZE\r\n"), ":10");
 }
+
+#[test]
+fn config_set_appendfsync_always_takes_effect_at_once() {
+    let test = "kvstore-config-fsync";
+    fresh_disk(test);
+    let guest = Guest::start_with(test, &[]); // everysec
+    let mut s = guest.connect();
+    exchange(&mut s, b"CONFIG SET appendfsync always\r\n", b"+OK\r\n");
+    exchange(&mut s, b"SET now durable\r\n", b"+OK\r\n");
+    // A power cut right after the reply: under everysec the record would
+    // still be waiting for its flush.
+    guest.kill();
+    let guest = Guest::start_with(test, &[]);
+    let mut s = guest.connect();
+    exchange(&mut s, b"GET now\r\n", b"$7\r\ndurable\r\n");
+}

@@ -32,6 +32,9 @@ pub struct Config {
     /// Most clients connected at once (`maxclients`); one more is told
     /// `-ERR max number of clients reached` and disconnected.
     pub maxclients: u64,
+    /// The password clients must give with `AUTH` before any other
+    /// command (`requirepass`); `None` (the empty string) asks for none.
+    pub requirepass: Option<Vec<u8>>,
 }
 
 impl Default for Config {
@@ -44,6 +47,7 @@ impl Default for Config {
             appendfsync: AppendFsync::EverySec,
             aof_rewrite: RewritePolicy::default(),
             maxclients: 10_000,
+            requirepass: None,
         }
     }
 }
@@ -95,6 +99,7 @@ const NAMES: &[&str] = &[
     "maxclients",
     "appendfilename",
     "dir",
+    "requirepass",
 ];
 
 impl Config {
@@ -126,6 +131,10 @@ impl Config {
             "maxclients" => number(self.maxclients),
             "appendfilename" => String::from("appendonly.aof"),
             "dir" => String::from("/"),
+            "requirepass" => {
+                String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
+                    .into_owned()
+            }
             _ => return None,
         })
     }
@@ -182,6 +191,7 @@ impl Config {
                     .filter(|&n| n >= 1)
                     .ok_or_else(|| invalid("argument must be between 1 and 9223372036854775807"))?
             }
+            "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
             _ if NAMES.contains(&lower.as_str()) => return Err(ConfigError::Immutable(lower)),
             _ => return Err(ConfigError::Unknown(lower)),
         }

@@ -87,9 +87,13 @@ impl Session {
     /// A session for client `id`, with the parser limits of `config`; it
     /// stops executing while `output_limit` bytes of replies are unsent.
     pub fn new(id: u64, config: &Config, output_limit: usize) -> Self {
+        let mut client = ClientCtx::new(id);
+        if config.requirepass.is_none() {
+            client.authenticated = true;
+        }
         Session {
             parser: Parser::with_limits(config.parser_limits()),
-            client: ClientCtx::new(id),
+            client,
             output: Vec::new(),
             sent: 0,
             held: VecDeque::new(),

@@ -9,6 +9,9 @@ pub struct ClientCtx {
     id: u64,
     pub(crate) name: Option<Vec<u8>>,
     pub(crate) quit: bool,
+    /// Passed `AUTH` (or `HELLO ... AUTH`); only asked when the server
+    /// has a `requirepass`.
+    pub(crate) authenticated: bool,
 }
 
 impl ClientCtx {
@@ -19,6 +22,7 @@ impl ClientCtx {
             id,
             name: None,
             quit: false,
+            authenticated: false,
         }
     }
 

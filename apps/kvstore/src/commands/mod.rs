@@ -22,6 +22,7 @@
 //! never expires keys while loading: the logged `DEL`s say exactly when
 //! keys went away, so every command sees the state it saw the first time.
 
+mod auth;
 mod client;
 mod connection;
 mod effects;
@@ -275,6 +276,17 @@ impl Engine {
         let Some(run) = spec.run else {
             return reply(errors::wrong_args(spec.name));
         };
+        match self.config.requirepass {
+            // A connection that was in while no password was asked stays
+            // in when one is set, as in Redis.
+            None => client.authenticated = true,
+            Some(_) if !client.authenticated && !loading => {
+                if !auth::BEFORE_AUTH.contains(&spec.name) {
+                    return reply(auth::noauth());
+                }
+            }
+            Some(_) => {}
+        }
         if let (Some(reason), false, true) = (
             &self.stats.aof_write_error,
             loading,

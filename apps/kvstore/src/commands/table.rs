@@ -4,7 +4,7 @@
 //! all read this table, so they cannot disagree.
 
 use super::exec::Exec;
-use super::{connection, expire, info, introspect, keys, persistence, strings};
+use super::{auth, connection, expire, info, introspect, keys, persistence, strings};
 use crate::resp::Reply;
 use crate::store::Store;
 
@@ -166,6 +166,8 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("ping", -1, CONN, NO_KEYS, connection::ping),
     cmd("echo", 2, CONN, NO_KEYS, connection::echo),
     cmd("quit", -1, CONN, NO_KEYS, connection::quit),
+    cmd("auth", -2, CONN, NO_KEYS, auth::auth),
+    cmd("hello", -1, CONN, NO_KEYS, auth::hello),
     cmd("select", 2, CONN, NO_KEYS, connection::select),
     container(
         "client",

@@ -1,0 +1,122 @@
+//! Authentication: `AUTH` and `HELLO`, and the rule that a server with a
+//! `requirepass` answers nothing else before a client proves it knows it.
+//!
+//! There is one user, `default`, as in a Redis without ACL files. A
+//! password set with `CONFIG SET requirepass` applies to connections made
+//! after it; connections already authenticated stay so, as in Redis.
+
+use alloc::vec;
+use alloc::vec::Vec;
+
+use super::exec::Exec;
+use super::{errors, REDIS_VERSION};
+use crate::num::parse_i64;
+use crate::resp::Reply;
+
+/// Commands a client may send before authenticating.
+pub(crate) const BEFORE_AUTH: &[&str] = &["auth", "hello", "quit"];
+
+/// `-NOAUTH Authentication required.`
+pub(crate) fn noauth() -> Reply {
+    Reply::error("NOAUTH Authentication required.")
+}
+
+fn wrongpass() -> Reply {
+    Reply::error("WRONGPASS invalid username-password pair or user is disabled.")
+}
+
+/// Compares without stopping at the first difference, so the time taken
+/// does not tell an attacker how much of a guess was right.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
+}
+
+/// Checks `user`/`password` against `requirepass`; authenticates the
+/// client on success.
+fn check(x: &mut Exec<'_>, user: &[u8], password: &[u8]) -> Result<(), Reply> {
+    match &x.config.requirepass {
+        Some(expected) if user.eq_ignore_ascii_case(b"default") && same(expected, password) => {
+            x.client.authenticated = true;
+            Ok(())
+        }
+        _ => Err(wrongpass()),
+    }
+}
+
+/// `AUTH password` or `AUTH username password`.
+pub(crate) fn auth(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    let (user, password): (&[u8], &[u8]) = match args {
+        [_, password] => (b"default", password),
+        [_, user, password] => (user, password),
+        _ => return errors::syntax(),
+    };
+    if x.config.requirepass.is_none() && args.len() == 2 {
+        return Reply::error(
+            "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
+        );
+    }
+    match check(x, user, password) {
+        Ok(()) => Reply::ok(),
+        Err(e) => e,
+    }
+}
+
+/// `HELLO [protover [AUTH username password] [SETNAME name]]`: the
+/// server's facts as a flat map (RESP2 only: protocol 3 is refused).
+pub(crate) fn hello(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+    if let Some(version) = args.get(1) {
+        match parse_i64(version) {
+            Some(2) => {}
+            Some(_) => return Reply::error("NOPROTO unsupported protocol version"),
+            None => return Reply::error("ERR Protocol version is not an integer or out of range"),
+        }
+    }
+    let mut name = None;
+    let mut i = 2;
+    while i < args.len() {
+        let option = args[i].to_ascii_lowercase();
+        match option.as_slice() {
+            b"auth" if i + 2 < args.len() => {
+                if let Err(e) = check(x, &args[i + 1], &args[i + 2]) {
+                    return e;
+                }
+                i += 3;
+            }
+            b"setname" if i + 1 < args.len() => {
+                name = Some(args[i + 1].clone());
+                i += 2;
+            }
+            _ => {
+                return Reply::Error(alloc::format!(
+                    "ERR Syntax error in HELLO option '{}'",
+                    alloc::string::String::from_utf8_lossy(&args[i])
+                ))
+            }
+        }
+    }
+    if x.config.requirepass.is_some() && !x.client.authenticated {
+        return Reply::error(
+            "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time",
+        );
+    }
+    if let Some(name) = name {
+        x.client.name = (!name.is_empty()).then_some(name);
+    }
+    let text = |s: &str| Reply::bulk(s.as_bytes());
+    Reply::array(vec![
+        text("server"),
+        text("redis"),
+        text("version"),
+        text(REDIS_VERSION),
+        text("proto"),
+        Reply::Integer(2),
+        text("id"),
+        Reply::Integer(i64::try_from(x.client.id()).unwrap_or(i64::MAX)),
+        text("mode"),
+        text("standalone"),
+        text("role"),
+        text("master"),
+        text("modules"),
+        Reply::array(Vec::new()),
+    ])
+}
