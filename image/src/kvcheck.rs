@@ -106,7 +106,7 @@ fn replay(disk: &[u8]) -> (check::Inspection, usize) {
         .map_or(0, |d| d.as_millis() as u64);
     let mut engine = Engine::new(Config::default(), now);
     let found = check::inspect(disk, |args| {
-        let _ = engine.load(&args, now);
+        let _ = engine.load(args, now);
     });
     let keys = engine.store().len();
     (found, keys)

@@ -859,3 +859,67 @@ fn config_set_appendfsync_always_takes_effect_at_once() {
     let mut s = guest.connect();
     exchange(&mut s, b"GET now\r\n", b"$7\r\ndurable\r\n");
 }
+
+#[test]
+fn a_500_mib_set_and_oversized_requests_leave_the_server_up() {
+    let test = "kvstore-huge";
+    fresh_disk(test);
+    let guest = Guest::start_on(test, &[], Some(2 << 30));
+    let mut pinger = guest.connect();
+    let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    // Another client is answered throughout.
+    let pings = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut answered = 0;
+            while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                exchange(&mut pinger, b"PING\r\n", b"+PONG\r\n");
+                answered += 1;
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            answered
+        })
+    };
+    let mut s = guest.connect();
+    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    let len = 500 << 20;
+    let started = Instant::now();
+    s.write_all(format!("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n${len}\r\n").as_bytes())
+        .unwrap();
+    let chunk = pattern(1 << 20, 7);
+    for _ in 0..500 {
+        s.write_all(&chunk).unwrap();
+    }
+    s.write_all(b"\r\n").unwrap();
+    assert_eq!(read_line(&mut s), "+OK\r\n", "{}", guest.serial());
+    eprintln!("500 MiB SET answered after {:?}", started.elapsed());
+    assert_eq!(ask(&mut s, "STRLEN big\r\n"), format!(":{len}"));
+    // Requests over the limits: refused, that client closed, server up.
+    let mut t = guest.connect();
+    t.write_all(b"*2\r\n$3\r\nGET\r\n$1073741824\r\n").unwrap();
+    assert_eq!(
+        read_line(&mut t),
+        "-ERR Protocol error: invalid bulk length\r\n"
+    );
+    let mut u = guest.connect();
+    exchange(
+        &mut u,
+        b"CONFIG SET client-query-buffer-limit 1mb\r\n",
+        b"+OK\r\n",
+    );
+    let mut v = guest.connect();
+    v.write_all(&command(&[
+        b"MSET",
+        b"a",
+        &pattern(600_000, 1),
+        b"b",
+        &pattern(600_000, 2),
+    ]))
+    .unwrap_or_default();
+    let line = read_line(&mut v);
+    assert!(line.contains("client-query-buffer-limit"), "{line}");
+    done.store(true, std::sync::atomic::Ordering::Relaxed);
+    let answered = pings.join().expect("every PING answered in time");
+    assert!(answered > 5, "{answered} PINGs");
+    exchange(&mut u, b"PING\r\n", b"+PONG\r\n");
+}

@@ -32,6 +32,9 @@ pub struct Config {
     /// Most clients connected at once (`maxclients`); one more is told
     /// `-ERR max number of clients reached` and disconnected.
     pub maxclients: u64,
+    /// Most bytes one request may hold while it is received
+    /// (`client-query-buffer-limit`); past it the client is closed.
+    pub client_query_buffer_limit: u64,
     /// The password clients must give with `AUTH` before any other
     /// command (`requirepass`); `None` (the empty string) asks for none.
     pub requirepass: Option<Vec<u8>>,
@@ -48,6 +51,7 @@ impl Default for Config {
             aof_rewrite: RewritePolicy::default(),
             maxclients: 10_000,
             requirepass: None,
+            client_query_buffer_limit: 1 << 30,
         }
     }
 }
@@ -100,6 +104,7 @@ const NAMES: &[&str] = &[
     "appendfilename",
     "dir",
     "requirepass",
+    "client-query-buffer-limit",
 ];
 
 impl Config {
@@ -108,6 +113,7 @@ impl Config {
     pub fn parser_limits(&self) -> Limits {
         Limits {
             max_bulk_len: self.proto_max_bulk_len,
+            max_query_buffer: self.client_query_buffer_limit,
             ..Limits::default()
         }
     }
@@ -131,6 +137,7 @@ impl Config {
             "maxclients" => number(self.maxclients),
             "appendfilename" => String::from("appendonly.aof"),
             "dir" => String::from("/"),
+            "client-query-buffer-limit" => number(self.client_query_buffer_limit),
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -190,6 +197,12 @@ impl Config {
                 self.maxclients = parse_u64(value)
                     .filter(|&n| n >= 1)
                     .ok_or_else(|| invalid("argument must be between 1 and 9223372036854775807"))?
+            }
+            "client-query-buffer-limit" => {
+                self.client_query_buffer_limit =
+                    parse_memory(value)
+                        .filter(|&n| n >= 1024 * 1024)
+                        .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
             }
             "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
             _ if NAMES.contains(&lower.as_str()) => return Err(ConfigError::Immutable(lower)),

@@ -95,15 +95,10 @@ pub struct DiskLog {
     /// Pieces one disk command takes: each transfer of a flush has at most
     /// as many (see `kvstore::aof::cut_gather`).
     max_pieces: usize,
-    staging: Region,
-    /// Bytes of `staging` in use.
-    staged: usize,
     /// Log offset of the first pending byte (a block boundary).
     pending_from: u64,
-    /// The log from `pending_from` on, in order.
-    pending: Vec<Pending>,
-    /// Bytes of `pending`, summed.
-    pending_len: usize,
+    /// The log from `pending_from` on.
+    pending: Pieces,
     fsync: AppendFsync,
     last_flush: Instant,
     /// The rewrite in progress, if any.
@@ -121,20 +116,154 @@ enum Pending {
 /// A new log being built: the scan's records, and the records appended
 /// since the rewrite started.
 struct Rewriting {
-    buffer: Region,
-    len: usize,
-    tail: Region,
-    tail_len: usize,
+    scan: Pieces,
+    tail: Pieces,
 }
 
-/// Appends `bytes` at `*len` in `region` if they fit within `limit`;
-/// `*len` grows regardless, so an overflow is seen at the end.
-fn put(region: &mut Region, len: &mut usize, limit: usize, bytes: &[u8]) {
-    let end = *len + bytes.len();
-    if end <= limit {
-        region.as_mut_slice()[*len..end].copy_from_slice(bytes);
+/// Log bytes not yet on the disk, in order: small records copied into a
+/// staging buffer, values of `SHARE_FROM` bytes or more kept by reference
+/// and written from their own memory (when the disk takes gather lists).
+struct Pieces {
+    staging: Region,
+    /// Bytes of `staging` in use.
+    staged: usize,
+    list: Vec<Pending>,
+    /// Bytes of `list`, summed (counted on even past the staging buffer's
+    /// end, where nothing more is kept: see [`Pieces::fits`]).
+    len: usize,
+    /// Whether values are kept by reference, or copied.
+    share: bool,
+}
+
+impl Pieces {
+    fn new(share: bool) -> Result<Pieces, String> {
+        Ok(Pieces {
+            staging: staging()?,
+            staged: 0,
+            list: Vec::new(),
+            len: 0,
+            share,
+        })
     }
-    *len = end;
+
+    /// Whether every byte counted was kept.
+    fn fits(&self) -> bool {
+        self.len <= STAGING
+    }
+
+    fn push_bytes(&mut self, bytes: &[u8]) {
+        self.len += bytes.len();
+        let end = self.staged + bytes.len();
+        if bytes.is_empty() || end > STAGING {
+            return;
+        }
+        let at = self.staged;
+        self.staging.as_mut_slice()[at..end].copy_from_slice(bytes);
+        self.staged = end;
+        match self.list.last_mut() {
+            Some(Pending::Staged(r)) if r.end == at => r.end = end,
+            _ => self.list.push(Pending::Staged(at..end)),
+        }
+    }
+
+    fn push_value(&mut self, value: &Value) {
+        if self.share {
+            self.len += value.len();
+            self.list.push(Pending::Value(value.clone()));
+        } else {
+            self.push_bytes(value);
+        }
+    }
+
+    /// Adds the records of `effects`.
+    fn push_effects(&mut self, effects: &Effects) {
+        for piece in effects.pieces() {
+            match piece {
+                Piece::Value(value) => self.push_value(value),
+                _ => self.push_bytes(piece.bytes()),
+            }
+        }
+    }
+
+    /// Adds `other`'s pieces after these (its staged bytes copied, its
+    /// values shared).
+    fn push_all(&mut self, other: &Pieces) {
+        for piece in &other.list {
+            match piece {
+                Pending::Staged(r) => self.push_bytes(&other.staging.as_slice()[r.clone()]),
+                Pending::Value(v) => self.push_value(v),
+            }
+        }
+    }
+
+    /// The bytes from position `from` on, copied out.
+    fn bytes_from(&self, from: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(self.len.saturating_sub(from));
+        let mut at = 0;
+        for piece in &self.list {
+            let bytes = match piece {
+                Pending::Staged(r) => &self.staging.as_slice()[r.clone()],
+                Pending::Value(v) => v.as_slice(),
+            };
+            if at + bytes.len() > from {
+                out.extend_from_slice(&bytes[from.saturating_sub(at)..]);
+            }
+            at += bytes.len();
+        }
+        out
+    }
+
+    /// Makes `bytes` all there is, at the start of staging (values let go).
+    fn reset(&mut self, bytes: &[u8]) {
+        self.list.clear();
+        self.staged = 0;
+        self.len = 0;
+        self.push_bytes(bytes);
+    }
+
+    /// Writes the pieces, padded to a whole `block`, at `disk`: gather
+    /// transfers of one disk command's worth (`max_pieces`) each.
+    fn write(
+        &mut self,
+        engine: EngineId,
+        block: usize,
+        max_pieces: usize,
+        mut disk: u64,
+    ) -> Result<(), String> {
+        let memory = self.gather_list(block);
+        let lists = aof::cut_gather(&memory, block, max_pieces)
+            .ok_or("log write: gather list too fine for the disk's commands")?;
+        for list in lists {
+            let len: usize = list.iter().map(|r| r.len()).sum();
+            gather(engine, Direction::ToDevice, list, disk)?;
+            disk += len as u64;
+        }
+        Ok(())
+    }
+
+    /// The memory of the pieces padded with zeros to a multiple of
+    /// `block`, as address ranges for gather transfers (neighbours merged).
+    fn gather_list(&mut self, block: usize) -> Vec<Range<usize>> {
+        let pad = self.len.next_multiple_of(block) - self.len;
+        self.staging.as_mut_slice()[self.staged..self.staged + pad].fill(0);
+        let base = self.staging.start();
+        let padding = (pad > 0).then_some(base + self.staged..base + self.staged + pad);
+        let ranges = self.list.iter().map(|piece| match piece {
+            Pending::Staged(r) => base + r.start..base + r.end,
+            Pending::Value(v) => {
+                let at = v.as_ptr() as usize;
+                at..at + v.len()
+            }
+        });
+        let mut memory: Vec<Range<usize>> = Vec::with_capacity(self.list.len() + 1);
+        for r in ranges.chain(padding) {
+            match memory.last_mut() {
+                Some(last) if last.end == r.start => last.end = r.end,
+                _ => memory.push(r),
+            }
+        }
+        memory
+    }
 }
 
 fn io(what: &str, e: impl core::fmt::Debug) -> String {
@@ -221,11 +350,8 @@ impl DiskLog {
             // that. (Without SGLs, max_pieces is 1: copy everything.)
             share: info.max_pieces >= 2 * (block / SHARE_FROM) + 5,
             max_pieces: info.max_pieces,
-            staging: staging()?,
-            staged: 0,
             pending_from: 0,
-            pending: Vec::new(),
-            pending_len: 0,
+            pending: Pieces::new(info.max_pieces >= 2 * (block / SHARE_FROM) + 5)?,
             fsync,
             last_flush: time::now(),
             rewriting: None,
@@ -242,7 +368,7 @@ impl DiskLog {
             ));
         }
         if length == 0 {
-            log.stage(&aof::HEADER);
+            log.pending.push_bytes(&aof::HEADER);
             log.flush()?;
             opened.bytes = log.durable_bytes();
             return Ok((log, opened));
@@ -275,7 +401,7 @@ impl DiskLog {
     /// Where the log's next byte would go, counting what is not yet
     /// durable: the position a reply waits for under `appendfsync always`.
     pub fn end(&self) -> u64 {
-        self.pending_from + self.pending_len as u64
+        self.pending_from + self.pending.len as u64
     }
 
     /// Follows `CONFIG SET appendfsync`.
@@ -286,9 +412,9 @@ impl DiskLog {
     /// Adds the records of `effects` at the end of the log (durable after
     /// the next flush) and returns the log's end after them: their bytes
     /// are copied to staging, their shared values kept as they are, to be
-    /// written from their own memory. While a rewrite runs they are also
-    /// copied to its tail. Records that would not fit the log's extent are
-    /// not added at all.
+    /// written from their own memory. While a rewrite runs they also go to
+    /// its tail. Records that would not fit the log's extent are not added
+    /// at all.
     pub fn append(&mut self, effects: &Effects) -> Result<u64, LogFull> {
         let adding: usize = effects.pieces().map(|p| p.bytes().len()).sum();
         let needed = self.end() + adding as u64;
@@ -298,93 +424,23 @@ impl DiskLog {
                 limit: self.limit(),
             });
         }
-        for piece in effects.pieces() {
-            match piece {
-                Piece::Value(value) if self.share => {
-                    self.pending_len += value.len();
-                    self.pending.push(Pending::Value(value.clone()));
-                }
-                _ => self.stage(piece.bytes()),
-            }
-            if let Some(r) = self.rewriting.as_mut() {
-                let limit = self.current.extent.limit.min(STAGING as u64) as usize;
-                put(&mut r.tail, &mut r.tail_len, limit, piece.bytes());
-            }
+        self.pending.push_effects(effects);
+        if let Some(r) = self.rewriting.as_mut() {
+            r.tail.push_effects(effects);
         }
         Ok(self.end())
     }
 
-    /// Copies `bytes` to staging, as the next piece of the log (the
-    /// caller checked that they fit).
-    fn stage(&mut self, bytes: &[u8]) {
-        let end = self.pending_len + bytes.len();
-        if !bytes.is_empty() {
-            let at = self.staged;
-            self.staged += bytes.len();
-            self.staging.as_mut_slice()[at..self.staged].copy_from_slice(bytes);
-            match self.pending.last_mut() {
-                Some(Pending::Staged(r)) if r.end == at => r.end = self.staged,
-                _ => self.pending.push(Pending::Staged(at..self.staged)),
-            }
-        }
-        self.pending_len = end;
-    }
-
     /// Makes `tail`, the log's bytes from the block boundary `from` on, all
-    /// that is pending, at the start of staging (letting values go).
+    /// that is pending (letting values go).
     fn keep_tail(&mut self, from: u64, tail: &[u8]) {
-        self.staging.as_mut_slice()[..tail.len()].copy_from_slice(tail);
-        self.pending.clear();
-        if !tail.is_empty() {
-            self.pending.push(Pending::Staged(0..tail.len()));
-        }
-        self.staged = tail.len();
-        self.pending_len = tail.len();
+        self.pending.reset(tail);
         self.pending_from = from;
-    }
-
-    /// The pending bytes from position `from` on, copied out.
-    fn pending_bytes_from(&self, from: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(self.pending_len.saturating_sub(from));
-        let mut at = 0;
-        for piece in &self.pending {
-            let bytes = match piece {
-                Pending::Staged(r) => &self.staging.as_slice()[r.clone()],
-                Pending::Value(v) => v.as_slice(),
-            };
-            if at + bytes.len() > from {
-                out.extend_from_slice(&bytes[from.saturating_sub(at)..]);
-            }
-            at += bytes.len();
-        }
-        out
-    }
-
-    /// The memory of the pending pieces, then `pad` bytes of staging, as
-    /// address ranges for one gather transfer (neighbours merged).
-    fn gather_list(&self, pad: usize) -> Vec<Range<usize>> {
-        let base = self.staging.start();
-        let padding = (pad > 0).then_some(base + self.staged..base + self.staged + pad);
-        let ranges = self.pending.iter().map(|piece| match piece {
-            Pending::Staged(r) => base + r.start..base + r.end,
-            Pending::Value(v) => {
-                let at = v.as_ptr() as usize;
-                at..at + v.len()
-            }
-        });
-        let mut memory: Vec<Range<usize>> = Vec::with_capacity(self.pending.len() + 1);
-        for r in ranges.chain(padding) {
-            match memory.last_mut() {
-                Some(last) if last.end == r.start => last.end = r.end,
-                _ => memory.push(r),
-            }
-        }
-        memory
     }
 
     /// Whether anything pending is not durable yet.
     pub fn dirty(&self) -> bool {
-        self.pending_from + self.pending_len as u64 > self.current.length
+        self.end() > self.current.length
     }
 
     /// Whether the appendfsync policy wants a flush now.
@@ -393,7 +449,7 @@ impl DiskLog {
             && match self.fsync {
                 AppendFsync::Always => true,
                 AppendFsync::EverySec => self.last_flush.elapsed().as_secs() >= 1,
-                AppendFsync::No => self.pending_len >= 1 << 20,
+                AppendFsync::No => self.pending.len >= 1 << 20,
             }
     }
 
@@ -421,28 +477,20 @@ impl DiskLog {
         self.current.length
     }
 
-    /// Writes the pending pieces as one gather transfer, the last block
-    /// padded from staging, then the superblock with the new length. On
-    /// an error nothing pending is let go.
+    /// Writes the pending pieces, the last block padded from staging, then
+    /// the superblock with the new length. On an error nothing pending is
+    /// let go.
     pub fn flush(&mut self) -> Result<(), String> {
         let end = self.end();
-        let pad = self.pending_len.next_multiple_of(self.block) - self.pending_len;
-        self.staging.as_mut_slice()[self.staged..self.staged + pad].fill(0);
-        let memory = self.gather_list(pad);
-        let lists = aof::cut_gather(&memory, self.block, self.max_pieces)
-            .ok_or("log flush: gather list too fine for the disk's commands")?;
-        let mut disk = self.current.extent.start + self.pending_from;
-        for list in lists {
-            let len: usize = list.iter().map(|r| r.len()).sum();
-            gather(self.engine, Direction::ToDevice, list, disk)?;
-            disk += len as u64;
-        }
+        let at = self.current.extent.start + self.pending_from;
+        self.pending
+            .write(self.engine, self.block, self.max_pieces, at)?;
         self.current = self.current.next(self.current.extent, end);
         self.write_superblock()?;
         self.last_flush = time::now();
         // Keep the last partial block; the full ones are on the disk.
-        let full = self.pending_len / self.block * self.block;
-        let tail = self.pending_bytes_from(full);
+        let full = self.pending.len / self.block * self.block;
+        let tail = self.pending.bytes_from(full);
         self.keep_tail(self.pending_from + full as u64, &tail);
         Ok(())
     }
@@ -455,58 +503,44 @@ impl DiskLog {
     /// [`finish_rewrite`]: DiskLog::finish_rewrite
     pub fn start_rewrite(&mut self) -> Result<(), String> {
         self.rewriting = Some(Rewriting {
-            buffer: staging()?,
-            len: 0,
-            tail: staging()?,
-            tail_len: 0,
+            scan: Pieces::new(self.share)?,
+            tail: Pieces::new(self.share)?,
         });
         Ok(())
     }
 
-    /// Adds the scan's `bytes` to the new log.
-    pub fn rewrite_emit(&mut self, bytes: &[u8]) {
+    /// Adds the scan's records to the new log (large values by reference:
+    /// a rewrite copies only what is small).
+    pub fn rewrite_emit(&mut self, records: &Effects) {
         if let Some(r) = self.rewriting.as_mut() {
-            put(&mut r.buffer, &mut r.len, STAGING, bytes);
+            r.scan.push_effects(records);
         }
     }
 
     /// Makes the new log (the scan's records, then the tail) the log: it
-    /// goes to the other area and becomes the log only when the superblock
-    /// naming it is written, so a crash or an error at any point leaves the
-    /// old log in force. Returns the new log's size.
+    /// goes where the live log is not and becomes the log only when the
+    /// superblock naming it is written, so a crash or an error at any
+    /// point leaves the old log in force. Returns the new log's size.
     ///
     /// Synchronous, but only the tail's copy and the disk write.
     pub fn finish_rewrite(&mut self) -> Result<u64, String> {
-        let Some(mut r) = self.rewriting.take() else {
+        let Some(Rewriting { mut scan, tail }) = self.rewriting.take() else {
             return Err("no rewrite in progress".into());
         };
-        let len = r.len + r.tail_len;
+        scan.push_all(&tail);
+        let len = scan.len;
         let live_end = self.current.extent.start + self.end().next_multiple_of(self.block as u64);
-        let Some(extent) =
+        let extent =
             superblock::rewrite_extent(self.capacity, self.current.extent, live_end, len as u64)
                 .map(readable)
-                .filter(|e| e.limit >= len as u64)
-        else {
+                .filter(|e| e.limit >= len as u64 && scan.fits());
+        let Some(extent) = extent else {
             return Err(format!(
                 "no room on the disk ({} bytes) for the rewritten log of {len} bytes beside the live one",
                 self.capacity
             ));
         };
-        put(
-            &mut r.buffer,
-            &mut r.len,
-            STAGING,
-            &r.tail.as_slice()[..r.tail_len],
-        );
-        let buffer = r.buffer;
-        let rounded = len.next_multiple_of(self.block);
-        transfer(
-            self.engine,
-            Direction::ToDevice,
-            &buffer,
-            rounded,
-            extent.start,
-        )?;
+        scan.write(self.engine, self.block, self.max_pieces, extent.start)?;
         let switched = self.current.next(extent, len as u64);
         let previous = core::mem::replace(&mut self.current, switched);
         if let Err(e) = self.write_superblock() {
@@ -517,9 +551,9 @@ impl DiskLog {
         }
         self.last_flush = time::now();
         let full = len / self.block * self.block;
-        let tail = buffer.as_slice()[full..len].to_vec();
-        self.staging = buffer;
-        self.keep_tail(full as u64, &tail);
+        let last = scan.bytes_from(full);
+        self.pending = scan;
+        self.keep_tail(full as u64, &last);
         Ok(len as u64)
     }
 

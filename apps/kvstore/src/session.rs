@@ -62,12 +62,12 @@ struct Held {
 /// ```
 /// use kvstore::commands::Engine;
 /// use kvstore::config::Config;
-/// use kvstore::session::Session;
+/// use kvstore::session::{Logged, Session};
 ///
 /// let mut engine = Engine::new(Config::default(), 0);
 /// let mut session = Session::new(1, &Config::default(), 1 << 20);
 /// session.feed(b"SET k v\r\nGET k\r\nQUIT\r\nPING\r\n");
-/// session.run(&mut engine, 0, |_logged| {});
+/// session.run(&mut engine, 0, |_records| Logged::Answer); // no log: answer at once
 /// assert_eq!(session.output(), b"+OK\r\n$1\r\nv\r\n+OK\r\n");
 /// assert!(session.is_closing()); // PING after QUIT is never run
 /// ```
@@ -147,16 +147,16 @@ impl Session {
         while self.wants_input() {
             match self.parser.next_command() {
                 Ok(Some(args)) => {
-                    let outcome = engine.execute(&args, &mut self.client, now_ms);
+                    let outcome = engine.execute_owned(args, &mut self.client, now_ms);
                     let logged = match outcome.effects.is_empty() {
                         true => Logged::Answer,
                         false => log(&outcome.effects),
                     };
                     let start = self.output.len();
                     match logged {
-                        Logged::Answer => outcome.reply.encode(&mut self.output),
+                        Logged::Answer => outcome.reply.encode_or_oom(&mut self.output),
                         Logged::HoldUntil(until) => {
-                            outcome.reply.encode(&mut self.output);
+                            outcome.reply.encode_or_oom(&mut self.output);
                             let end = self.output.len();
                             self.held.push_back(Held { start, end, until });
                         }

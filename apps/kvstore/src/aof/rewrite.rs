@@ -2,7 +2,9 @@
 
 use alloc::vec::Vec;
 
-use super::record::{encode_record_into, HEADER};
+use super::record::HEADER;
+use super::Piece;
+use crate::commands::Effects;
 use crate::num::format_i64;
 use crate::store::Store;
 
@@ -72,7 +74,6 @@ pub struct RewriteScan {
     now_ms: u64,
     /// The store's scan cursor to resume from; `None` before the header.
     cursor: Option<u64>,
-    record: Vec<u8>,
 }
 
 impl RewriteScan {
@@ -81,16 +82,25 @@ impl RewriteScan {
         RewriteScan {
             now_ms,
             cursor: None,
-            record: Vec::new(),
         }
     }
 
     /// Emits the records of about `keys` more keys (the header first);
     /// returns whether the scan is complete.
     pub fn step(&mut self, store: &Store, keys: usize, emit: &mut dyn FnMut(&[u8])) -> bool {
+        let mut records = Effects::default();
+        let done = self.step_records(store, keys, &mut records);
+        emit(&records.to_bytes());
+        done
+    }
+
+    /// Like [`step`](RewriteScan::step), adding the records to `out`, where
+    /// large values are referred to, not copied: a rewrite then writes
+    /// them to the disk from their own memory, as appends do.
+    pub fn step_records(&mut self, store: &Store, keys: usize, out: &mut Effects) -> bool {
         let cursor = match self.cursor {
             None => {
-                emit(&HEADER);
+                out.push_raw(&HEADER);
                 0
             }
             Some(cursor) => cursor,
@@ -103,18 +113,20 @@ impl RewriteScan {
             if entry.is_expired(self.now_ms) {
                 continue;
             }
-            self.record.clear();
+            let (set, value) = (Piece::Bytes(b"SET"), Piece::Value(entry.shared()));
             match entry.expire_at() {
                 Some(at) => {
                     let at = format_i64(i64::try_from(at).unwrap_or(i64::MAX));
-                    encode_record_into(
-                        &[&b"SET"[..], key, entry.value(), b"PXAT", &at],
-                        &mut self.record,
-                    );
+                    out.push_args(&[
+                        set,
+                        Piece::Bytes(key),
+                        value,
+                        Piece::Bytes(b"PXAT"),
+                        Piece::Bytes(&at),
+                    ]);
                 }
-                None => encode_record_into(&[&b"SET"[..], key, entry.value()], &mut self.record),
+                None => out.push_args(&[set, Piece::Bytes(key), value]),
             }
-            emit(&self.record);
         }
         self.cursor = Some(next);
         next == 0

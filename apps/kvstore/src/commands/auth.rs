@@ -44,8 +44,8 @@ fn check(x: &mut Exec<'_>, user: &[u8], password: &[u8]) -> Result<(), Reply> {
 }
 
 /// `AUTH password` or `AUTH username password`.
-pub(crate) fn auth(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
-    let (user, password): (&[u8], &[u8]) = match args {
+pub(crate) fn auth(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let (user, password): (&[u8], &[u8]) = match &*args {
         [_, password] => (b"default", password),
         [_, user, password] => (user, password),
         _ => return errors::syntax(),
@@ -63,7 +63,7 @@ pub(crate) fn auth(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 
 /// `HELLO [protover [AUTH username password] [SETNAME name]]`: the
 /// server's facts as a flat map (RESP2 only: protocol 3 is refused).
-pub(crate) fn hello(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn hello(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if let Some(version) = args.get(1) {
         match parse_i64(version) {
             Some(2) => {}

@@ -10,7 +10,7 @@ use crate::num::parse_i64;
 use crate::resp::Reply;
 
 /// `PING [message]`: `+PONG`, or the message as a bulk string.
-pub(crate) fn ping(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn ping(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match args {
         [_] => Reply::Simple("PONG".into()),
         [_, message] => Reply::bulk(message.as_slice()),
@@ -19,18 +19,18 @@ pub(crate) fn ping(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `ECHO message`.
-pub(crate) fn echo(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn echo(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::bulk(args[1].as_slice())
 }
 
 /// `QUIT`: `+OK`, and the connection is marked for closing.
-pub(crate) fn quit(x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn quit(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     x.client.quit = true;
     Reply::ok()
 }
 
 /// `SELECT index`: only database 0 exists.
-pub(crate) fn select(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn select(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok()) {
         Some(0) => Reply::ok(),
         Some(_) => Reply::error("ERR DB index is out of range"),
@@ -39,7 +39,7 @@ pub(crate) fn select(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `CLIENT SETNAME name`: an empty name clears it.
-pub(crate) fn client_setname(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn client_setname(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let name = &args[2];
     if !name.iter().all(|b| (b'!'..=b'~').contains(b)) {
         return Reply::error(
@@ -51,18 +51,18 @@ pub(crate) fn client_setname(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `CLIENT GETNAME`: the name, or nil.
-pub(crate) fn client_getname(x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn client_getname(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::Bulk(x.client.name.clone())
 }
 
 /// `CLIENT ID`.
-pub(crate) fn client_id(x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn client_id(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(i64::try_from(x.client.id()).unwrap_or(i64::MAX))
 }
 
 /// `CLIENT SETINFO LIB-NAME|LIB-VER value`: accepted (client libraries send
 /// it on connect) and not otherwise used.
-pub(crate) fn client_setinfo(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn client_setinfo(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let attr = &args[2];
     if attr.eq_ignore_ascii_case(b"lib-name") || attr.eq_ignore_ascii_case(b"lib-ver") {
         Reply::ok()

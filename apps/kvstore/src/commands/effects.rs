@@ -69,6 +69,12 @@ impl Effects {
         self.count += 1;
     }
 
+    /// Adds bytes that are not a record: the log header, which a
+    /// rewrite's new log starts with.
+    pub fn push_raw(&mut self, bytes: &[u8]) {
+        self.records.extend_from_slice(bytes);
+    }
+
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
         self.count == 0

@@ -10,22 +10,22 @@ use crate::num::format_i64;
 use crate::resp::Reply;
 
 /// `EXPIRE key seconds [NX|XX|GT|LT]`.
-pub(crate) fn expire(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn expire(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     set_expiry(x, args, Unit::Seconds)
 }
 
 /// `PEXPIRE key milliseconds [NX|XX|GT|LT]`.
-pub(crate) fn pexpire(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn pexpire(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     set_expiry(x, args, Unit::Millis)
 }
 
 /// `EXPIREAT key unix-seconds [NX|XX|GT|LT]`.
-pub(crate) fn expireat(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn expireat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     set_expiry(x, args, Unit::UnixSeconds)
 }
 
 /// `PEXPIREAT key unix-milliseconds [NX|XX|GT|LT]`.
-pub(crate) fn pexpireat(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn pexpireat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     set_expiry(x, args, Unit::UnixMillis)
 }
 
@@ -110,7 +110,7 @@ fn set_expiry(x: &mut Exec<'_>, args: &[Vec<u8>], unit: Unit) -> Reply {
 }
 
 /// `TTL key`: seconds left (rounded), -1 without expiry, -2 if missing.
-pub(crate) fn ttl(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn ttl(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(match remaining(x, &args[1]) {
         Ok(ms) => ((ms + 500) / 1000) as i64,
         Err(code) => code,
@@ -118,7 +118,7 @@ pub(crate) fn ttl(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `PTTL key`: milliseconds left, -1 without expiry, -2 if missing.
-pub(crate) fn pttl(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn pttl(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(match remaining(x, &args[1]) {
         Ok(ms) => i64::try_from(ms).unwrap_or(i64::MAX),
         Err(code) => code,
@@ -138,7 +138,7 @@ fn remaining(x: &mut Exec<'_>, key: &[u8]) -> Result<u64, i64> {
 }
 
 /// `PERSIST key`: 1 if it removed a TTL, else 0.
-pub(crate) fn persist(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn persist(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let key = &args[1];
     match x.live(key).map(|e| e.expire_at()) {
         Some(Some(_)) => {

@@ -24,7 +24,7 @@ const SECTIONS: &[(&str, Section)] = &[
 
 /// `INFO [section ...]`: the named sections (any case), or all of them for
 /// none, `default`, `all` or `everything`. Unknown names are skipped.
-pub(crate) fn info(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn info(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let wanted: Vec<Vec<u8>> = args[1..].iter().map(|a| a.to_ascii_lowercase()).collect();
     let all = wanted.is_empty()
         || wanted

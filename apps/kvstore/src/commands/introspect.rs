@@ -11,24 +11,24 @@ use super::table::{self, Spec, COMMANDS, FLAG_NAMES};
 use crate::resp::Reply;
 
 /// `COMMAND`: a description of every command.
-pub(crate) fn command(_x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn command(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::array(COMMANDS.iter().map(describe).collect())
 }
 
 /// `COMMAND COUNT`.
-pub(crate) fn command_count(_x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn command_count(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(COMMANDS.len() as i64)
 }
 
 /// `COMMAND DOCS [name ...]`: no documentation is shipped; an empty reply
 /// makes `redis-cli` fall back to its built-in help.
-pub(crate) fn command_docs(_x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn command_docs(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::array(Vec::new())
 }
 
 /// `COMMAND INFO [name ...]`: descriptions of the named commands (nil for
 /// unknown ones), or of all commands if none are named.
-pub(crate) fn command_info(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn command_info(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if args.len() == 2 {
         return Reply::array(COMMANDS.iter().map(describe).collect());
     }
@@ -41,7 +41,7 @@ pub(crate) fn command_info(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `COMMAND LIST`: every command name.
-pub(crate) fn command_list(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn command_list(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if args.len() > 2 {
         return errors::syntax();
     }
@@ -72,7 +72,7 @@ fn describe(spec: &Spec) -> Reply {
 }
 
 /// `CONFIG GET pattern [pattern ...]`: name/value pairs, flattened.
-pub(crate) fn config_get(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn config_get(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let mut seen: Vec<&str> = Vec::new();
     let mut pairs = Vec::new();
     for pattern in &args[2..] {
@@ -88,7 +88,7 @@ pub(crate) fn config_get(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `CONFIG SET name value [name value ...]`: all or nothing.
-pub(crate) fn config_set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn config_set(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if !args.len().is_multiple_of(2) {
         return errors::wrong_args(x.fullname);
     }
@@ -104,7 +104,7 @@ pub(crate) fn config_set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `CONFIG RESETSTAT`: zero the `INFO` counters.
-pub(crate) fn config_resetstat(x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn config_resetstat(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     x.stats.reset();
     Reply::ok()
 }

@@ -10,7 +10,7 @@ use crate::num::{parse_i64, parse_u64};
 use crate::resp::Reply;
 
 /// `DEL key [key ...]`: how many existed; logs only those.
-pub(crate) fn del(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn del(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let mut logged: Vec<&[u8]> = alloc::vec![b"DEL"];
     for key in &args[1..] {
         if x.exists(key) {
@@ -26,19 +26,19 @@ pub(crate) fn del(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 
 /// `EXISTS key [key ...]`: how many of the named keys exist (a key named
 /// twice counts twice).
-pub(crate) fn exists(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn exists(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let count = args[1..].iter().filter(|key| x.read(key).is_some()).count();
     Reply::Integer(count as i64)
 }
 
 /// `TYPE key`: `string`, or `none` if missing (strings are the only type).
-pub(crate) fn type_of(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn type_of(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let kind = if x.exists(&args[1]) { "string" } else { "none" };
     Reply::Simple(kind.into())
 }
 
 /// `KEYS pattern`: every live key matching the glob.
-pub(crate) fn keys(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn keys(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let pattern = &args[1];
     let all = pattern.as_slice() == b"*";
     let now = x.now;
@@ -56,7 +56,7 @@ pub(crate) fn keys(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 /// `SCAN cursor [MATCH pattern] [COUNT count] [TYPE type]`: the next cursor
 /// (0 when done) and a batch of live keys. Every key that exists for the
 /// whole scan is returned at least once (see [`crate::store::Store::scan`]).
-pub(crate) fn scan(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn scan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(cursor) = parse_u64(&args[1]) else {
         return Reply::error("ERR invalid cursor");
     };
@@ -100,13 +100,13 @@ pub(crate) fn scan(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `DBSIZE`: number of keys.
-pub(crate) fn dbsize(x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn dbsize(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(x.store.len() as i64)
 }
 
 /// `FLUSHALL [ASYNC|SYNC]` and `FLUSHDB [ASYNC|SYNC]`: remove every key.
 /// With a single database the two are the same; both log `FLUSHALL`.
-pub(crate) fn flush(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn flush(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match args.get(1..) {
         Some([]) => {}
         Some([mode])

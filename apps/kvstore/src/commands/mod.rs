@@ -52,6 +52,7 @@ pub use stats::Stats;
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::Store;
+use crate::Args;
 use exec::Exec;
 
 /// The version string `INFO` reports; clients compare against it to pick
@@ -116,7 +117,19 @@ impl Engine {
     /// assert_eq!(engine.execute(&args("TTL k"), &mut client, 6_000).reply, Reply::Integer(9));
     /// ```
     pub fn execute(&mut self, args: &[Vec<u8>], client: &mut ClientCtx, now_ms: u64) -> Outcome {
-        let outcome = self.run(args, client, now_ms, false);
+        self.execute_owned(args.to_vec(), client, now_ms)
+    }
+
+    /// [`execute`](Engine::execute) for arguments the caller gives away: a
+    /// value is stored in the memory it was received in, not copied (the
+    /// server's path; see `RECEIVE_DIRECT` in `kvstore::resp`).
+    pub fn execute_owned(
+        &mut self,
+        mut args: Args,
+        client: &mut ClientCtx,
+        now_ms: u64,
+    ) -> Outcome {
+        let outcome = self.run(&mut args, client, now_ms, false);
         if outcome.reply.is_error() {
             self.stats.total_error_replies += 1;
         }
@@ -133,9 +146,9 @@ impl Engine {
     /// is not enforced and nothing is logged; call with the current time.
     /// Returns the error reply if the command failed (a log written by this
     /// engine never contains one).
-    pub fn load(&mut self, args: &[Vec<u8>], now_ms: u64) -> Result<(), Reply> {
+    pub fn load(&mut self, mut args: Args, now_ms: u64) -> Result<(), Reply> {
         let mut client = ClientCtx::new(0);
-        let reply = self.run(args, &mut client, now_ms, true).reply;
+        let reply = self.run(&mut args, &mut client, now_ms, true).reply;
         match reply {
             Reply::Error(_) => Err(reply),
             _ => Ok(()),
@@ -249,7 +262,7 @@ impl Engine {
 
     fn run(
         &mut self,
-        args: &[Vec<u8>],
+        args: &mut [Vec<u8>],
         client: &mut ClientCtx,
         now: u64,
         loading: bool,

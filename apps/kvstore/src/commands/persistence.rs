@@ -12,7 +12,7 @@ use crate::resp::Reply;
 
 /// `BGREWRITEAOF`: replies as Redis does when it starts a rewrite, or
 /// refuses while one is running.
-pub(crate) fn bgrewriteaof(x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
+pub(crate) fn bgrewriteaof(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     if x.stats.aof_rewrite_in_progress {
         return Reply::error("ERR Background append only file rewriting already in progress");
     }

@@ -13,13 +13,29 @@ use crate::resp::Reply;
 use crate::store::Value;
 
 /// `GET key`: the value, or nil.
-pub(crate) fn get(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
-    Reply::Bulk(x.read(&args[1]).map(|e| e.value().to_vec()))
+pub(crate) fn get(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let Some(entry) = x.read(&args[1]) else {
+        return Reply::Bulk(None);
+    };
+    // A big value may not fit twice in what memory is left: that fails
+    // this GET, not the server.
+    let mut copy = Vec::new();
+    match copy.try_reserve_exact(entry.value().len()) {
+        Ok(()) => {
+            copy.extend_from_slice(entry.value());
+            Reply::Bulk(Some(copy))
+        }
+        Err(_) => Reply::error("OOM not enough memory to copy the value for the reply"),
+    }
 }
 
 /// `SET key value [NX|XX] [GET] [EX|PX|EXAT|PXAT n|KEEPTTL]`.
-pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
-    let opts = match SetOptions::parse(&args[3..]) {
+pub(crate) fn set(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let (head, options) = args.split_at_mut(3);
+    let [_, key, value] = head else {
+        return errors::wrong_args(x.fullname);
+    };
+    let opts = match SetOptions::parse(options) {
         Ok(opts) => opts,
         Err(reply) => return reply,
     };
@@ -30,7 +46,7 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
         },
         None => None,
     };
-    let key = &args[1];
+    let key = &*key;
     let old = if opts.get {
         x.read(key).map(|e| e.value().to_vec())
     } else {
@@ -48,7 +64,7 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
             }
         }
         Some(at) => {
-            let value = Value::new(args[2].clone());
+            let value = Value::new(core::mem::take(value));
             x.store.set(key, value.clone(), Some(at));
             let at = format_i64(at as i64);
             x.log_args(&[
@@ -60,11 +76,11 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
             ]);
         }
         None if opts.keep_ttl => {
-            let value = Value::new(args[2].clone());
+            let value = Value::new(core::mem::take(value));
             x.store.set_keep_ttl(key, value.clone());
             x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value), KEEPTTL]);
         }
-        None => set_plain(x, key, &args[2]),
+        None => set_plain(x, key, core::mem::take(value)),
     }
     if opts.get {
         Reply::Bulk(old)
@@ -79,40 +95,42 @@ const KEEPTTL: Piece<'static> = Piece::Bytes(b"KEEPTTL");
 
 /// Sets `key` to a copy of `value` without expiry, and logs it (the log
 /// shares the stored copy).
-fn set_plain(x: &mut Exec<'_>, key: &[u8], value: &[u8]) {
-    let value = Value::new(value.to_vec());
+fn set_plain(x: &mut Exec<'_>, key: &[u8], value: Vec<u8>) {
+    let value = Value::new(value);
     x.store.set(key, value.clone(), None);
     x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value)]);
 }
 
 /// `GETSET key value`: sets (clearing any TTL) and returns the old value.
-pub(crate) fn getset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn getset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let old = x.read(&args[1]).map(|e| e.value().to_vec());
-    set_plain(x, &args[1], &args[2]);
+    let value = core::mem::take(&mut args[2]);
+    set_plain(x, &args[1], value);
     Reply::Bulk(old)
 }
 
 /// `SETNX key value`: 1 if it set the key, 0 if the key existed.
-pub(crate) fn setnx(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn setnx(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if x.exists(&args[1]) {
         return Reply::Integer(0);
     }
-    set_plain(x, &args[1], &args[2]);
+    let value = core::mem::take(&mut args[2]);
+    set_plain(x, &args[1], value);
     Reply::Integer(1)
 }
 
 /// `INCR key`.
-pub(crate) fn incr(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn incr(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     add(x, &args[1], 1)
 }
 
 /// `DECR key`.
-pub(crate) fn decr(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn decr(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     add(x, &args[1], -1)
 }
 
 /// `INCRBY key increment`.
-pub(crate) fn incrby(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn incrby(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match parse_i64(&args[2]) {
         Some(delta) => add(x, &args[1], delta),
         None => errors::not_integer(),
@@ -120,7 +138,7 @@ pub(crate) fn incrby(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `DECRBY key decrement`.
-pub(crate) fn decrby(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn decrby(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match parse_i64(&args[2]) {
         Some(i64::MIN) => Reply::error("ERR decrement would overflow"),
         Some(delta) => add(x, &args[1], -delta),
@@ -147,7 +165,7 @@ fn add(x: &mut Exec<'_>, key: &[u8], delta: i64) -> Reply {
 }
 
 /// `APPEND key suffix`: the new length.
-pub(crate) fn append(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn append(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let (key, suffix) = (&args[1], &args[2]);
     let current = x.live(key).map_or(0, |e| e.value().len());
     if (current + suffix.len()) as u64 > x.config.proto_max_bulk_len {
@@ -169,12 +187,12 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `STRLEN key`: the value's length, 0 if missing.
-pub(crate) fn strlen(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn strlen(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(x.read(&args[1]).map_or(0, |e| e.value().len()) as i64)
 }
 
 /// `MGET key [key ...]`: values or nils, in order.
-pub(crate) fn mget(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn mget(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let values = args[1..]
         .iter()
         .map(|key| Reply::Bulk(x.read(key).map(|e| e.value().to_vec())))
@@ -183,7 +201,7 @@ pub(crate) fn mget(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
 }
 
 /// `MSET key value [key value ...]`: sets all, clearing TTLs.
-pub(crate) fn mset(x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
+pub(crate) fn mset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if args.len().is_multiple_of(2) {
         return errors::wrong_args(x.fullname);
     }

@@ -10,7 +10,7 @@ use crate::store::Store;
 
 /// Runs one command; `args[0]` is the command name (or, for subcommands,
 /// `args[1]` is the subcommand name).
-pub(crate) type Handler = fn(&mut Exec<'_>, &[alloc::vec::Vec<u8>]) -> Reply;
+pub(crate) type Handler = fn(&mut Exec<'_>, &mut [alloc::vec::Vec<u8>]) -> Reply;
 
 /// How many bytes a write may add to the dataset, for `maxmemory`.
 pub(crate) type Growth = fn(&Store, &[alloc::vec::Vec<u8>]) -> usize;

@@ -26,12 +26,26 @@ pub enum ProtocolError {
     /// An inline request has an unterminated quote, or a closing quote
     /// followed by something other than a space.
     UnbalancedQuotes,
+    /// The request being received would hold more than
+    /// `client-query-buffer-limit` bytes: the client is closed.
+    QueryBufferLimit,
+    /// Memory for an announced argument could not be had: the client is
+    /// closed, the server goes on.
+    OutOfMemory,
 }
 
 impl ProtocolError {
     /// The error reply to send before closing the connection.
     pub fn to_reply(self) -> Reply {
-        Reply::Error(format!("ERR {self}"))
+        match self {
+            Self::QueryBufferLimit => Reply::error(
+                "ERR query buffer limit reached (client-query-buffer-limit); closing the connection",
+            ),
+            Self::OutOfMemory => Reply::error(
+                "OOM not enough memory to receive this request; closing the connection",
+            ),
+            _ => Reply::Error(format!("ERR {self}")),
+        }
     }
 }
 
@@ -46,6 +60,8 @@ impl fmt::Display for ProtocolError {
             Self::TooBigMultibulkCount => f.write_str("too big mbulk count string"),
             Self::TooBigBulkCount => f.write_str("too big bulk count string"),
             Self::UnbalancedQuotes => f.write_str("unbalanced quotes in request"),
+            Self::QueryBufferLimit => f.write_str("query buffer limit reached"),
+            Self::OutOfMemory => f.write_str("out of memory for the request"),
         }
     }
 }

@@ -22,6 +22,9 @@ pub struct Limits {
     pub max_array_len: u64,
     /// Longest inline request line, and longest `*`/`$` header line (64 KiB).
     pub max_inline_len: usize,
+    /// Most bytes one request may hold while it is received
+    /// (`client-query-buffer-limit`, 1 GiB).
+    pub max_query_buffer: u64,
 }
 
 impl Default for Limits {
@@ -30,6 +33,7 @@ impl Default for Limits {
             max_bulk_len: 512 * 1024 * 1024,
             max_array_len: 1024 * 1024,
             max_inline_len: 64 * 1024,
+            max_query_buffer: 1 << 30,
         }
     }
 }
@@ -42,7 +46,18 @@ struct Partial {
     /// Length of the bulk string whose `$<len>` header was consumed but
     /// whose body has not fully arrived.
     bulk_len: Option<usize>,
+    /// A large body being received straight into its own memory (see
+    /// [`RECEIVE_DIRECT`]).
+    body: Option<Vec<u8>>,
+    /// Bytes of `args` and `body` so far, for the query buffer limit.
+    held: u64,
 }
+
+/// Bodies of this many bytes or more are copied from the input into their
+/// own allocation, made once at the announced length as they arrive,
+/// instead of piling up in the input buffer first: a 500 MiB value costs
+/// 500 MiB once, and an allocation that fails is an error for this client.
+pub const RECEIVE_DIRECT: usize = 64 * 1024;
 
 /// Turns a byte stream into commands: [`feed`](Parser::feed) what was read,
 /// then call [`next_command`](Parser::next_command) until it returns
@@ -107,10 +122,15 @@ impl Parser {
         self.buf.extend_from_slice(bytes);
     }
 
-    /// Bytes received but not yet returned as part of a command; lets the
-    /// server enforce a per-client input buffer limit.
+    /// Bytes received but not yet returned as part of a command (those
+    /// of arguments received in full, or straight into their own memory,
+    /// included); lets the server see a client's input memory.
     pub fn buffered(&self) -> usize {
-        self.buf.len() - self.pos
+        let held = self.partial.as_ref().map_or(0, |p| {
+            let args: usize = p.args.iter().map(Vec::len).sum();
+            args + p.body.as_ref().map_or(0, Vec::capacity)
+        });
+        self.buf.len() - self.pos + held
     }
 
     /// The next complete command, `Ok(None)` if more bytes are needed, or the
@@ -147,6 +167,8 @@ impl Parser {
                             remaining: count,
                             args: Vec::with_capacity(count.min(1024)),
                             bulk_len: None,
+                            body: None,
+                            held: 0,
                         })
                     }
                 }
@@ -224,17 +246,40 @@ impl Parser {
                 }
             };
             let partial = self.partial.as_mut().expect("checked above");
-            partial.bulk_len = Some(len);
+            if partial.bulk_len.is_none() {
+                partial.bulk_len = Some(len);
+                partial.held = partial.held.saturating_add(len as u64);
+                if partial.held > self.limits.max_query_buffer {
+                    return Err(ProtocolError::QueryBufferLimit);
+                }
+                if len >= RECEIVE_DIRECT {
+                    let mut body = Vec::new();
+                    body.try_reserve_exact(len)
+                        .map_err(|_| ProtocolError::OutOfMemory)?;
+                    partial.body = Some(body);
+                }
+            }
+            if let Some(body) = partial.body.as_mut() {
+                let take = (len - body.len()).min(self.buf.len() - self.pos);
+                body.extend_from_slice(&self.buf[self.pos..self.pos + take]);
+                self.pos += take;
+                if body.len() < len {
+                    return Ok(None);
+                }
+            }
             // The body is followed by two bytes Redis skips without checking.
-            if self.buf.len() - self.pos < len.saturating_add(2) {
+            let body_in_buffer = if partial.body.is_some() { 0 } else { len };
+            if self.buf.len() - self.pos < body_in_buffer + 2 {
                 return Ok(None);
             }
-            partial
-                .args
-                .push(self.buf[self.pos..self.pos + len].to_vec());
+            let arg = match partial.body.take() {
+                Some(body) => body,
+                None => self.buf[self.pos..self.pos + len].to_vec(),
+            };
+            partial.args.push(arg);
             partial.remaining -= 1;
             partial.bulk_len = None;
-            self.pos += len + 2;
+            self.pos += body_in_buffer + 2;
         }
     }
 
@@ -451,6 +496,7 @@ mod tests {
             max_bulk_len: 4,
             max_array_len: 2,
             max_inline_len: 8,
+            max_query_buffer: 1 << 20,
         });
         parser.feed(b"*1\r\n$5\r\n");
         assert_eq!(parser.next_command(), Err(ProtocolError::InvalidBulkLength));
@@ -496,5 +542,55 @@ mod tests {
         assert_eq!(decode_command(b"*1\r\n$3\r\nDEL\r\nextra"), None);
         assert_eq!(decode_command(b"*0\r\n"), None);
         assert_eq!(decode_command(b"PING\r\n"), None);
+    }
+
+    #[test]
+    fn a_large_body_is_received_into_its_own_memory_piece_by_piece() {
+        let mut parser = Parser::new();
+        let value: Vec<u8> = (0..RECEIVE_DIRECT * 3).map(|i| (i % 251) as u8).collect();
+        let mut request = Vec::new();
+        crate::resp::encode_command(&[&b"SET"[..], b"k", &value], &mut request);
+        let (head, body) = request.split_at(30);
+        parser.feed(head);
+        assert_eq!(parser.next_command(), Ok(None));
+        for chunk in body.chunks(4096) {
+            assert!(parser.buf.len() < 2 * 4096, "the input buffer stays small");
+            parser.feed(chunk);
+            if let Some(args) = parser.next_command().unwrap() {
+                assert_eq!(args[2], value);
+                assert_eq!(args[2].capacity(), value.len(), "allocated once, exactly");
+                return;
+            }
+            assert_eq!(
+                parser.buffered(),
+                parser.buf.len() - parser.pos + 4 + value.len()
+            );
+        }
+        panic!("the command never completed");
+    }
+
+    #[test]
+    fn a_request_over_the_query_buffer_limit_ends_the_connection() {
+        let mut parser = Parser::with_limits(Limits {
+            max_query_buffer: 100_000,
+            ..Limits::default()
+        });
+        parser.feed(b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$100000\r\n");
+        assert_eq!(parser.next_command(), Err(ProtocolError::QueryBufferLimit));
+        let reply = ProtocolError::QueryBufferLimit.to_reply();
+        assert!(
+            matches!(reply, crate::resp::Reply::Error(e) if e.contains("client-query-buffer-limit"))
+        );
+    }
+
+    #[test]
+    fn memory_that_cannot_be_had_is_an_error_not_a_panic() {
+        let mut parser = Parser::with_limits(Limits {
+            max_bulk_len: u64::MAX,
+            max_query_buffer: u64::MAX,
+            ..Limits::default()
+        });
+        parser.feed(format!("*1\r\n${}\r\n", isize::MAX as u64).as_bytes());
+        assert_eq!(parser.next_command(), Err(ProtocolError::OutOfMemory));
     }
 }

@@ -79,6 +79,7 @@ fn small_limits() -> Limits {
         max_bulk_len: 40,
         max_array_len: 6,
         max_inline_len: 24,
+        max_query_buffer: 100,
     }
 }
 

@@ -74,6 +74,35 @@ impl Reply {
         }
     }
 
+    /// Bytes [`encode`](Reply::encode) appends.
+    pub fn encoded_len(&self) -> usize {
+        let header = |n: usize| 3 + n.checked_ilog10().unwrap_or(0) as usize + 1;
+        match self {
+            Reply::Simple(text) | Reply::Error(text) => text.len() + 3,
+            Reply::Integer(n) => {
+                3 + n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize
+                    + 1
+                    + usize::from(*n < 0)
+            }
+            Reply::Bulk(None) | Reply::Array(None) => 5,
+            Reply::Bulk(Some(bytes)) => header(bytes.len()) + bytes.len() + 2,
+            Reply::Array(Some(items)) => {
+                header(items.len()) + items.iter().map(Reply::encoded_len).sum::<usize>()
+            }
+        }
+    }
+
+    /// Appends the encoding to `out` if the memory for it can be had;
+    /// otherwise appends Redis's `-OOM` error instead (a reply too big for
+    /// the memory left fails that command, not the server).
+    pub fn encode_or_oom(&self, out: &mut Vec<u8>) {
+        if out.try_reserve(self.encoded_len()).is_ok() {
+            self.encode(out);
+        } else {
+            Reply::error("OOM not enough memory for the reply").encode(out);
+        }
+    }
+
     /// The RESP2 encoding as a new buffer.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
@@ -160,5 +189,29 @@ mod tests {
         let mut out = Vec::new();
         encode_command(&[&b"SET"[..], b"k", b""], &mut out);
         assert_eq!(out, b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$0\r\n\r\n");
+    }
+
+    #[test]
+    fn encoded_len_is_what_encode_writes() {
+        let replies = [
+            Reply::ok(),
+            Reply::error("ERR x"),
+            Reply::Integer(0),
+            Reply::Integer(-1234),
+            Reply::Integer(i64::MIN),
+            Reply::Integer(i64::MAX),
+            Reply::Bulk(None),
+            Reply::bulk(vec![7u8; 1000]),
+            Reply::bulk(Vec::new()),
+            Reply::Array(None),
+            Reply::array(vec![
+                Reply::bulk("a"),
+                Reply::array(Vec::new()),
+                Reply::Integer(10),
+            ]),
+        ];
+        for reply in replies {
+            assert_eq!(reply.encoded_len(), reply.to_bytes().len(), "{reply:?}");
+        }
     }
 }

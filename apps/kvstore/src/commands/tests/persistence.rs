@@ -116,7 +116,7 @@ fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Vec<u8>, Option<u64>)> 
 fn load(log: &[u8], now: u64) -> Engine {
     let mut engine = Engine::new(Config::default(), now);
     let report = replay(log, |args| {
-        engine.load(&args, now).expect("logged commands never fail");
+        engine.load(args, now).expect("logged commands never fail");
     });
     assert_eq!(report.torn_tail, None);
     engine
