@@ -86,6 +86,7 @@ fn main() -> ExitCode {
                 port,
                 rdma: None,
                 disk_size,
+                disk_read_only: false,
             };
             if let Some(port) = port {
                 eprintln!(

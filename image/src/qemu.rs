@@ -36,6 +36,9 @@ pub struct RunOptions {
     /// Size of the NVMe disk: a new disk is made this big, a smaller one
     /// grows to it (`None`: [`DISK_SIZE`] for a new disk, an old one as it is).
     pub disk_size: Option<u64>,
+    /// Attach the NVMe disk read-only: every write the guest makes to it
+    /// fails, as on a disk gone bad (how the tests make a failing disk).
+    pub disk_read_only: bool,
 }
 
 /// Where a node's RDMA engine listens, and which node it is.
@@ -117,7 +120,15 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
         // NVMe disk kept beside the image, so data survives a restart.
         let disk = node_disk_path(built, opts.rdma.as_ref().map_or(0, |r| r.rank));
         cmd.args(["-device", "edu", "-drive"])
-            .arg(format!("if=none,id=nvm,format=raw,file={}", disk.display()))
+            .arg(format!(
+                "if=none,id=nvm,format=raw,file={}{}",
+                disk.display(),
+                if opts.disk_read_only {
+                    ",readonly=on"
+                } else {
+                    ""
+                }
+            ))
             .args(["-device", "nvme,drive=nvm,serial=faultline"]);
         if let Some(port) = opts.port {
             if let Some(object) = crate::backlog::preload(&crate::workspace_root()) {
@@ -268,6 +279,7 @@ mod tests {
             port: Some(16379),
             rdma: None,
             disk_size: None,
+            disk_read_only: false,
         };
         let cmd = qemu_command(&built(Board::QemuVirt), &opts).unwrap();
         let args: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();

@@ -37,6 +37,19 @@ impl Guest {
     /// Like [`Guest::start_with`], on a disk of `disk_size` bytes when the
     /// disk is new.
     fn start_on(test: &str, args: &[&str], disk_size: Option<u64>) -> Guest {
+        Self::start_opts(
+            test,
+            args,
+            RunOptions {
+                disk_size,
+                ..RunOptions::default()
+            },
+        )
+    }
+
+    /// Boots kvstore with `args` and `options` (the network is added here).
+    fn start_opts(test: &str, args: &[&str], options: RunOptions) -> Guest {
+        let disk_size = options.disk_size;
         common::require_qemu();
         let root = workspace_root();
         let out = root.join("target/test-images").join(test);
@@ -53,10 +66,7 @@ impl Guest {
         let extra = ["-netdev", &net, "-device", "virtio-net-pci,netdev=n0"]
             .map(String::from)
             .to_vec();
-        let options = RunOptions {
-            extra,
-            ..RunOptions::default()
-        };
+        let options = RunOptions { extra, ..options };
         let log = out.join("serial.log");
         let mut cmd = qemu_command(&built, &options).unwrap();
         cmd.stdin(Stdio::null())
@@ -922,4 +932,105 @@ fn a_500_mib_set_and_oversized_requests_leave_the_server_up() {
     let answered = pings.join().expect("every PING answered in time");
     assert!(answered > 5, "{answered} PINGs");
     exchange(&mut u, b"PING\r\n", b"+PONG\r\n");
+}
+
+#[test]
+fn a_failing_disk_turns_held_replies_into_errors_and_reads_go_on() {
+    let test = "kvstore-disk-error";
+    disk_with_keys(test, 5);
+    let args = ["appendfsync", "always"];
+    let read_only = RunOptions {
+        disk_read_only: true,
+        ..RunOptions::default()
+    };
+    let guest = Guest::start_opts(test, &args, read_only);
+    let mut s = guest.connect();
+    let reply = ask(&mut s, "SET lost value\r\n");
+    assert!(
+        reply.starts_with("-MISCONF Errors writing to the AOF file: disk transfer"),
+        "{reply}\n{}",
+        guest.serial()
+    );
+    assert!(ask(&mut s, "SET next value\r\n").starts_with("-MISCONF"));
+    assert_eq!(bulk(&mut s, b"GET key3\r\n"), pattern(1000, 3));
+    assert_eq!(info_field(&mut s, "persistence", "aof_enabled"), 1);
+    let serial = guest.serial();
+    assert!(serial.contains("log write failed"), "{serial}");
+    guest.kill();
+    // Nothing was acknowledged that the disk does not have.
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    assert_eq!(ask(&mut s, "DBSIZE\r\n"), ":5");
+}
+
+#[test]
+fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
+    let test = "kvstore-kill-rewrite";
+    fresh_disk(test);
+    let args = ["appendfsync", "always"];
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    // Enough keys for the rewrite to take many steps (64 keys each, with
+    // clients served between them).
+    for batch in 0..400u32 {
+        let mut mset: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
+        for i in batch * 500..(batch + 1) * 500 {
+            mset.push(format!("base{i}").into_bytes());
+            mset.push(pattern(100, i));
+        }
+        let args: Vec<&[u8]> = mset.iter().map(Vec::as_slice).collect();
+        exchange(&mut s, &command(&args), b"+OK\r\n");
+    }
+    exchange(
+        &mut s,
+        b"BGREWRITEAOF\r\n",
+        b"+Background append only file rewriting started\r\n",
+    );
+    // About a second of rewriting (250 ms per 50,000 keys measured): the
+    // kill below comes 100 ms after it is seen running.
+    let mut watcher = guest.connect();
+    eventually(Duration::from_secs(10), "the rewrite to start", || {
+        info_field(&mut watcher, "persistence", "aof_rewrite_in_progress") == 1
+    });
+    let mut acknowledged = Vec::new();
+    let started = Instant::now();
+    let pid = guest.child.id();
+    let mut killed = false;
+    for i in 0..100_000u32 {
+        if !killed && started.elapsed() > Duration::from_millis(100) {
+            let _ = std::process::Command::new("kill")
+                .args(["-9", &pid.to_string()])
+                .status();
+            killed = true;
+        }
+        if s.write_all(&set_request(&format!("during{i}"), 3000, i))
+            .is_err()
+        {
+            break;
+        }
+        let mut reply = [0u8; 5];
+        match s.read_exact(&mut reply) {
+            Ok(()) if &reply == b"+OK\r\n" => acknowledged.push(i),
+            _ => break,
+        }
+    }
+    let serial = guest.kill();
+    assert!(acknowledged.len() > 3, "{serial}");
+    assert!(
+        !serial.contains("log rewritten"),
+        "the kill came after the rewrite ended, not during it:\n{serial}"
+    );
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    for &i in &acknowledged {
+        assert_eq!(
+            bulk(&mut s, format!("GET during{i}\r\n").as_bytes()),
+            pattern(3000, i)
+        );
+    }
+    assert_eq!(bulk(&mut s, b"GET base199999\r\n"), pattern(100, 199_999));
+    eprintln!(
+        "{} writes acknowledged during the rewrite, all present",
+        acknowledged.len()
+    );
 }
