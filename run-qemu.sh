@@ -10,7 +10,7 @@ usage() {
     cat <<'EOF'
 usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout SECS]
                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
-                         [-- APP ARGS...]
+                         [--disk-size SIZE] [-- APP ARGS...]
 
   APP              an app under apps/ (./run-qemu.sh --list shows them)
   --board BOARD    qemu-virt (default) or zcu102
@@ -22,6 +22,8 @@ usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout
   --nodes N        boot N nodes joined by RDMA engines (hw/rdma-engine); output
                    lines are prefixed [nR]; fails if any node fails or hangs
   --loss F         with --nodes: drop this fraction of fabric datagrams (tests)
+  --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this big
+                   (default 1G) or grown to it, never shrunk; e.g. 4G
   -- ARGS          the app's command line (embedded in the image; -append on qemu-virt)
 
 Exits with the guest's exit status.
