@@ -152,11 +152,16 @@ struct TxRing {
 
 impl TxRing {
     /// Takes back the buffers the device has sent.
-    fn reclaim(&mut self, nic: &mut Nic) {
+    /// Takes back the buffers the device has sent; the error is a token
+    /// the device returned that names no buffer it was given.
+    fn reclaim(&mut self, nic: &mut Nic) -> Result<(), u16> {
         while let Some(token) = nic.poll_transmit() {
-            let Some((buffer, len)) = self.in_flight[token as usize].take() else {
-                log::error!("virtio-net: sent token {token} unknown");
-                return;
+            let Some((buffer, len)) = self
+                .in_flight
+                .get_mut(token as usize)
+                .and_then(Option::take)
+            else {
+                return Err(token);
             };
             // SAFETY: this is the buffer and length `transmit_begin` got
             // for `token`.
@@ -165,6 +170,7 @@ impl TxRing {
             }
             self.free.push(buffer);
         }
+        Ok(())
     }
 }
 
@@ -177,6 +183,9 @@ pub struct NetDevice {
     /// place; given back to the device on the next receive or poll.
     rx_held: Option<(&'static mut [u8], core::ops::Range<usize>)>,
     tx: TxRing,
+    /// The device returned a token it was not given: it broke the virtio
+    /// protocol, and is not used again (the kernel goes on without it).
+    broken: bool,
 }
 
 /// A received frame, read in place by smoltcp.
@@ -235,11 +244,23 @@ impl NetDevice {
             nic,
             rx_posted,
             rx_held: None,
+            broken: false,
             tx: TxRing {
                 in_flight: (0..QUEUE_SIZE).map(|_| None).collect(),
                 free: buffers.tx,
             },
         })
+    }
+
+    /// Stops using a device that returned `token`, which names no buffer
+    /// it was given (`what`: "sent" or "received"): handing it to the
+    /// virtio queue would recycle descriptors the driver does not own.
+    fn disable<T>(&mut self, what: &str, token: u16) -> Option<T> {
+        log::error!(
+            "virtio-net: the device {what} token {token}, which it was not given; the NIC is disabled"
+        );
+        self.broken = true;
+        None
     }
 
     /// Gives the buffer of the last frame smoltcp read back to the device.
@@ -259,12 +280,22 @@ impl Device for NetDevice {
     type TxToken<'a> = TxToken<'a>;
 
     fn receive(&mut self, _now: Instant) -> Option<(RxToken<'_>, TxToken<'_>)> {
-        self.repost();
-        self.tx.reclaim(&mut self.nic);
-        let token = self.nic.poll_receive()?;
-        let Some(buffer) = self.rx_posted[token as usize].take() else {
-            log::error!("virtio-net: received token {token} unknown");
+        if self.broken {
             return None;
+        }
+        self.repost();
+        if let Err(token) = self.tx.reclaim(&mut self.nic) {
+            return self.disable("sent", token);
+        }
+        let token = self.nic.poll_receive()?;
+        // The token is the device's word: one that names no posted buffer
+        // is refused, never an index out of bounds or a buffer reused.
+        let Some(buffer) = self
+            .rx_posted
+            .get_mut(token as usize)
+            .and_then(Option::take)
+        else {
+            return self.disable("received", token);
         };
         // SAFETY: the buffer is the one `receive_begin` got for `token`.
         let frame = match unsafe { self.nic.receive_complete(token, buffer) } {
@@ -285,7 +316,12 @@ impl Device for NetDevice {
     }
 
     fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
-        self.tx.reclaim(&mut self.nic);
+        if self.broken {
+            return None;
+        }
+        if let Err(token) = self.tx.reclaim(&mut self.nic) {
+            return self.disable("sent", token);
+        }
         (!self.tx.free.is_empty() && self.nic.can_send()).then_some(TxToken {
             nic: &mut self.nic,
             tx: &mut self.tx,

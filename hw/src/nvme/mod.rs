@@ -66,6 +66,41 @@ pub enum NvmeError {
     BadRequest,
     /// The submission queue is full.
     QueueFull,
+    /// Identify data the driver cannot use (the controller breaks the
+    /// protocol, or describes a disk this driver does not take): says which.
+    BadIdentify(&'static str),
+}
+
+/// A disk's geometry from its Identify data: `(max_transfer, block_size)`
+/// in bytes. The fields are the device's word and are checked, never
+/// trusted as shift counts: MDTS is a power of two of pages (0: no limit,
+/// capped at 1 MiB here), LBADS a power of two of bytes that must be 512
+/// to 64 KiB, and the namespace must have blocks.
+pub fn geometry(mdts: u8, lbaf: u32, nsze: u64) -> Result<(usize, usize), NvmeError> {
+    const CAP: usize = 1 << 20;
+    let max_transfer = match mdts {
+        0 => CAP,
+        n => PAGE
+            .checked_shl(u32::from(n))
+            .filter(|&t| t != 0)
+            .map_or(CAP, |t| t.min(CAP)),
+    };
+    let lbads = (lbaf >> 16) & 0xff;
+    if !(9..=16).contains(&lbads) {
+        return Err(NvmeError::BadIdentify(
+            "LBA data size outside 512 B to 64 KiB",
+        ));
+    }
+    let block_size = 1usize << lbads;
+    if nsze == 0 {
+        return Err(NvmeError::BadIdentify("namespace 1 has no blocks"));
+    }
+    if max_transfer < block_size {
+        return Err(NvmeError::BadIdentify(
+            "largest transfer smaller than a block",
+        ));
+    }
+    Ok((max_transfer, block_size))
 }
 
 /// A completed command.
@@ -188,11 +223,6 @@ impl Nvme {
             )
         };
         nvme.sgl = sgl::supported(u32::from_le(sgls));
-        nvme.max_transfer = if mdts == 0 {
-            1 << 20
-        } else {
-            (PAGE << mdts).min(1 << 20)
-        };
         // Identify namespace 1: size and LBA format.
         nvme.admin(ADMIN_IDENTIFY, 1, identify as u64, [0, 0, 0])?;
         // SAFETY: as above.
@@ -203,8 +233,10 @@ impl Nvme {
                 core::ptr::read_volatile((identify + 128 + 4 * flbas as usize) as *const u32);
             (nsze, lbaf)
         };
+        let (max_transfer, block_size) = geometry(mdts, lbaf, nsze)?;
         nvme.blocks = nsze;
-        nvme.block_size = 1 << ((lbaf >> 16) & 0xff);
+        nvme.max_transfer = max_transfer;
+        nvme.block_size = block_size;
         let entries = nvme.io_sq.entries as u32;
         // Create the I/O completion queue (ID 1, contiguous, interrupts on vector 0).
         nvme.admin(
@@ -446,5 +478,40 @@ mod tests {
         assert_eq!((p1, p2), (0x10_0000, addr as u64));
         assert_eq!(&list[..3], &[0x10_1000, 0x10_2000, 0x10_3000]);
         assert_eq!(list[3], 0);
+    }
+
+    #[test]
+    fn identify_fields_are_checked_not_trusted() {
+        // QEMU's: MDTS 7 (512 KiB), 512-byte blocks.
+        assert_eq!(geometry(7, 9 << 16, 1 << 21), Ok((512 << 10, 512)));
+        assert_eq!(
+            geometry(0, 12 << 16, 8),
+            Ok((1 << 20, 4096)),
+            "no limit: 1 MiB"
+        );
+        assert_eq!(
+            geometry(255, 9 << 16, 8),
+            Ok((1 << 20, 512)),
+            "a shift past the word"
+        );
+        assert_eq!(
+            geometry(52, 9 << 16, 8),
+            Ok((1 << 20, 512)),
+            "a shift to zero"
+        );
+        for lbads in [0, 8, 17, 63, 64, 255] {
+            assert!(
+                matches!(geometry(5, lbads << 16, 8), Err(NvmeError::BadIdentify(_))),
+                "LBADS {lbads}"
+            );
+        }
+        assert!(matches!(
+            geometry(5, 9 << 16, 0),
+            Err(NvmeError::BadIdentify(_))
+        ));
+        assert!(matches!(
+            geometry(1, 16 << 16, 8),
+            Err(NvmeError::BadIdentify(_))
+        ));
     }
 }

@@ -93,7 +93,7 @@ pub enum DeviceError {
 struct Slots {
     base: usize,
     /// Slot index of each queue token (descriptor head) in flight.
-    by_token: [u16; SLOTS],
+    by_token: [Option<u16>; SLOTS],
     free: Vec<u16>,
 }
 
@@ -104,9 +104,16 @@ impl Slots {
             mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| DeviceError::OutOfMemory)?;
         Ok(Self {
             base,
-            by_token: [0; SLOTS],
+            by_token: [None; SLOTS],
             free: (0..SLOTS as u16).rev().collect(),
         })
+    }
+
+    /// The slot of a token the device returned, if the token is one of
+    /// ours in flight: the device's word is checked before a queue is
+    /// asked to recycle its descriptors.
+    fn returned(&self, token: u16) -> Option<u16> {
+        self.by_token.get(token as usize).copied().flatten()
     }
 
     /// The bytes of slot `i`.
@@ -131,6 +138,9 @@ pub struct Device {
     completions: VirtQueue<IovaHal, SLOTS>,
     tx: Slots,
     rx: Slots,
+    /// The engine returned a token it was not given: it broke the virtio
+    /// protocol and is not used again.
+    broken: bool,
 }
 
 fn message_len(slot: &[u8], len: usize) -> &[u8] {
@@ -159,6 +169,7 @@ impl Device {
             completions,
             tx: Slots::new()?,
             rx: Slots::new()?,
+            broken: false,
         };
         while let Some(i) = device.rx.free.pop() {
             device.give_completion_slot(i);
@@ -173,7 +184,7 @@ impl Device {
         // SAFETY: the slot stays valid and untouched by the driver until the
         // device returns it through `pop_used` in `poll`.
         match unsafe { self.completions.add(&[], &mut [slot]) } {
-            Ok(token) => self.rx.by_token[token as usize] = i,
+            Ok(token) => self.rx.by_token[token as usize] = Some(i),
             Err(e) => {
                 log::error!("rdma: completion slot {i} not queued: {e:?}");
                 self.rx.free.push(i);
@@ -184,12 +195,16 @@ impl Device {
     /// Takes back request slots the engine has consumed.
     fn reclaim_requests(&mut self) {
         while let Some(token) = self.requests.peek_used() {
-            let i = self.tx.by_token[token as usize];
+            let Some(i) = self.tx.returned(token) else {
+                self.disable("request", token);
+                return;
+            };
             let slot = self.tx.slot(i);
             // SAFETY: `token` was returned by `add` for exactly this slot.
             if unsafe { self.requests.pop_used(token, &[slot], &mut []) }.is_err() {
                 return;
             }
+            self.tx.by_token[token as usize] = None;
             self.tx.free.push(i);
         }
     }
@@ -197,6 +212,9 @@ impl Device {
     /// Hands `wr` to the engine. `false` if every request slot is in use
     /// (the engine has not consumed them yet); try again later.
     pub fn post(&mut self, wr: &WorkRequest) -> bool {
+        if self.broken {
+            return false;
+        }
         self.reclaim_requests();
         let Some(i) = self.tx.free.pop() else {
             return false;
@@ -209,7 +227,7 @@ impl Device {
         // pops its token.
         match unsafe { self.requests.add(&[&slot[..len]], &mut []) } {
             Ok(token) => {
-                self.tx.by_token[token as usize] = i;
+                self.tx.by_token[token as usize] = Some(i);
                 if self.requests.should_notify() {
                     self.transport.notify(REQUEST_QUEUE);
                 }
@@ -222,6 +240,15 @@ impl Device {
         }
     }
 
+    /// Stops using an engine that returned `token` on the `queue` queue,
+    /// which names no slot in flight there.
+    fn disable(&mut self, queue: &str, token: u16) {
+        log::error!(
+            "rdma: the engine returned {queue} token {token}, which it was not given; the engine is disabled"
+        );
+        self.broken = true;
+    }
+
     /// Acknowledges the device's interrupt (INTx is level-triggered: this
     /// lowers it).
     pub fn ack_interrupt(&mut self) {
@@ -232,13 +259,20 @@ impl Device {
     /// the slots back to the engine.
     pub fn poll(&mut self, mut each: impl FnMut(Completion)) {
         let mut returned = false;
+        if self.broken {
+            return;
+        }
         while let Some(token) = self.completions.peek_used() {
-            let i = self.rx.by_token[token as usize];
+            let Some(i) = self.rx.returned(token) else {
+                self.disable("completion", token);
+                break;
+            };
             let slot = self.rx.slot(i);
             // SAFETY: `token` was returned by `add` for exactly this slot.
             let Ok(len) = (unsafe { self.completions.pop_used(token, &[], &mut [slot]) }) else {
                 break;
             };
+            self.rx.by_token[token as usize] = None;
             let slot = self.rx.slot(i);
             match (len as usize).checked_sub(NET_HDR_SIZE) {
                 Some(n) if n >= CQE_SIZE => {
