@@ -35,6 +35,11 @@ pub struct Config {
     /// Most bytes one request may hold while it is received
     /// (`client-query-buffer-limit`); past it the client is closed.
     pub client_query_buffer_limit: u64,
+    /// Most reply bytes a normal client may have waiting
+    /// (`client-output-buffer-limit normal <hard> 0 0`); past it the client
+    /// is closed. 0: no limit (the server still stops executing a client's
+    /// requests while 1 MiB of its replies is unsent).
+    pub client_output_hard_limit: u64,
     /// The password clients must give with `AUTH` before any other
     /// command (`requirepass`); `None` (the empty string) asks for none.
     pub requirepass: Option<Vec<u8>>,
@@ -52,6 +57,7 @@ impl Default for Config {
             maxclients: 10_000,
             requirepass: None,
             client_query_buffer_limit: 1 << 30,
+            client_output_hard_limit: 0,
         }
     }
 }
@@ -105,6 +111,7 @@ const NAMES: &[&str] = &[
     "dir",
     "requirepass",
     "client-query-buffer-limit",
+    "client-output-buffer-limit",
 ];
 
 impl Config {
@@ -138,6 +145,10 @@ impl Config {
             "appendfilename" => String::from("appendonly.aof"),
             "dir" => String::from("/"),
             "client-query-buffer-limit" => number(self.client_query_buffer_limit),
+            "client-output-buffer-limit" => alloc::format!(
+                "normal {} 0 0 replica 268435456 67108864 60 pubsub 33554432 8388608 60",
+                self.client_output_hard_limit
+            ),
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -198,6 +209,10 @@ impl Config {
                     .filter(|&n| n >= 1)
                     .ok_or_else(|| invalid("argument must be between 1 and 9223372036854775807"))?
             }
+            "client-output-buffer-limit" => {
+                self.client_output_hard_limit = parse_output_limit(value, self.client_output_hard_limit)
+                    .ok_or_else(|| invalid("argument must be 'class hard soft seconds' with class normal, replica or pubsub"))?
+            }
             "client-query-buffer-limit" => {
                 self.client_query_buffer_limit =
                     parse_memory(value)
@@ -249,6 +264,33 @@ impl Config {
         }
         self.set(&lower, value)
     }
+}
+
+/// The `normal` class's hard limit from a `client-output-buffer-limit`
+/// value (`class hard soft seconds`, repeated): `current` if the value sets
+/// other classes only (this server has no replicas or subscribers); `None`
+/// if it does not parse.
+fn parse_output_limit(value: &[u8], current: u64) -> Option<u64> {
+    let text = core::str::from_utf8(value).ok()?;
+    let words: Vec<&str> = text.split_ascii_whitespace().collect();
+    if words.is_empty() || words.len() % 4 != 0 {
+        return None;
+    }
+    let mut normal = current;
+    for group in words.chunks(4) {
+        let [class, hard, soft, seconds] = group else {
+            return None;
+        };
+        let hard = parse_memory(hard.as_bytes())?;
+        parse_memory(soft.as_bytes())?;
+        parse_u64(seconds.as_bytes())?;
+        match class.to_ascii_lowercase().as_str() {
+            "normal" => normal = hard,
+            "replica" | "slave" | "pubsub" => {}
+            _ => return None,
+        }
+    }
+    Some(normal)
 }
 
 #[cfg(test)]
@@ -338,5 +380,32 @@ mod tests {
             config.set("databases", b"16").unwrap_err(),
             ConfigError::Immutable(String::from("databases"))
         );
+    }
+
+    #[test]
+    fn client_output_buffer_limit_takes_the_normal_class() {
+        let mut config = Config::default();
+        config
+            .set(
+                "client-output-buffer-limit",
+                b"normal 10mb 0 0 pubsub 32mb 8mb 60",
+            )
+            .unwrap();
+        assert_eq!(config.client_output_hard_limit, 10 << 20);
+        config
+            .set("client-output-buffer-limit", b"replica 1 1 1")
+            .unwrap();
+        assert_eq!(
+            config.client_output_hard_limit,
+            10 << 20,
+            "other classes only"
+        );
+        for bad in [&b"normal 1mb 0"[..], b"vip 1 1 1", b"normal x 0 0", b""] {
+            assert!(config.set("client-output-buffer-limit", bad).is_err());
+        }
+        assert!(config
+            .get("client-output-buffer-limit")
+            .unwrap()
+            .starts_with("normal 10485760 0 0"));
     }
 }

@@ -144,6 +144,8 @@ impl Session {
         mut log: impl FnMut(&Effects) -> Logged,
     ) -> usize {
         let mut ran = 0;
+        self.parser.set_limits(engine.config().parser_limits());
+        let hard_limit = engine.config().client_output_hard_limit;
         while self.wants_input() {
             match self.parser.next_command() {
                 Ok(Some(args)) => {
@@ -164,6 +166,12 @@ impl Session {
                     }
                     ran += 1;
                     if self.client.should_close() {
+                        self.closing = true;
+                    }
+                    let unsent = (self.output.len() - self.sent) as u64;
+                    if hard_limit > 0 && unsent > hard_limit {
+                        // Like Redis: the client is closed, its replies dropped.
+                        self.discard_output();
                         self.closing = true;
                     }
                 }
@@ -442,5 +450,37 @@ mod tests {
         s.consume(10);
         s.not_durable(1, &Reply::error("ERR lost"));
         assert_eq!(s.output(), b"-ERR lost\r\n");
+    }
+
+    #[test]
+    fn a_client_past_the_output_hard_limit_is_closed() {
+        let mut engine = engine();
+        engine
+            .config_mut()
+            .set("client-output-buffer-limit", b"normal 100000 0 0")
+            .unwrap();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let value = vec![b'x'; 200_000];
+        let mut set = Vec::new();
+        crate::resp::encode_command(&[&b"SET"[..], b"big", &value], &mut set);
+        s.feed(&set);
+        s.feed(b"GET big\r\nPING\r\n");
+        s.run(&mut engine, 0, |_| Logged::Answer);
+        assert!(s.is_closing());
+        assert!(s.done(), "its replies are dropped, not sent");
+    }
+
+    #[test]
+    fn config_set_limits_apply_to_open_connections() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        engine
+            .config_mut()
+            .set("client-query-buffer-limit", b"1mb")
+            .unwrap();
+        s.feed(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n");
+        s.run(&mut engine, 0, |_| Logged::Answer);
+        assert!(s.is_closing());
+        assert!(String::from_utf8_lossy(s.output()).contains("client-query-buffer-limit"));
     }
 }

@@ -110,6 +110,12 @@ impl Parser {
         }
     }
 
+    /// Follows new limits (`CONFIG SET proto-max-bulk-len` and
+    /// `client-query-buffer-limit` apply to connections already open).
+    pub fn set_limits(&mut self, limits: Limits) {
+        self.limits = limits;
+    }
+
     /// Appends bytes received from the client.
     pub fn feed(&mut self, bytes: &[u8]) {
         if self.pos == self.buf.len() {
