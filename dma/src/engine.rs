@@ -112,6 +112,9 @@ pub enum EngineError {
     /// The device reported an error (driver-specific code); the transfer
     /// fails with it.
     Device(u32),
+    /// The device held the segment and completed nothing for its deadline
+    /// ([`crate::watchdog`]): it was stopped and is not used again.
+    TimedOut,
 }
 
 /// How an engine reports the end of a segment. Note that an aborting SMMU

@@ -31,6 +31,7 @@ pub mod scheduler;
 mod segment;
 pub mod stats;
 pub mod transfer;
+pub mod watchdog;
 
 pub use engine::{Completion, Direction, Engine, EngineCaps, EngineError, Resume, Segment};
 pub use engine::{EngineId, SegmentId, StreamId};
@@ -39,3 +40,4 @@ pub use prefetch::{PrefetchConfig, Prefetcher};
 pub use scheduler::{Config, FaultAction, Scheduler, SegmentState, TransferState, UnknownSegment};
 pub use stats::Stats;
 pub use transfer::{Policy, SubmitError, Transfer, TransferError, TransferId, TransferReport};
+pub use watchdog::Watchdog;

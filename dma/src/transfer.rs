@@ -201,6 +201,9 @@ impl fmt::Display for TransferError {
             ),
             TransferError::Pin(e) => write!(f, "cannot pin the buffer: {e}"),
             TransferError::Engine(EngineError::Busy) => f.write_str("engine busy"),
+            TransferError::Engine(EngineError::TimedOut) => {
+                f.write_str("the device stopped completing: timed out, and the device was stopped")
+            }
             TransferError::Engine(EngineError::Device(code)) => {
                 write!(f, "device error {code:#x}")
             }

@@ -5,8 +5,8 @@ mod common;
 
 use common::*;
 use dma::{
-    Config, Direction, EngineId, FaultAction, MemError, Policy, SegmentId, StreamId, SubmitError,
-    Transfer, TransferError, TransferId, UnknownSegment,
+    Completion, Config, Direction, EngineError, EngineId, FaultAction, MemError, Policy, SegmentId,
+    StreamId, SubmitError, Transfer, TransferError, TransferId, UnknownSegment,
 };
 
 /// 64 KiB writable, then 64 KiB read-only, then nothing.
@@ -261,4 +261,40 @@ fn bad_submissions_and_completions_are_refused() {
         Err(UnknownSegment)
     );
     assert_eq!(rig.sched.unfinished(), 0);
+}
+
+#[test]
+fn a_device_that_never_completes_ends_its_transfers_with_a_timeout() {
+    for policy in Policy::ALL {
+        let mut rig = Rig::new(Config::default());
+        rig.mem.region(BASE..BASE + 256 * KIB, true);
+        let mut stuck = FakeEngine::new(1, 16 * KIB, false, MIB);
+        stuck.burst = 0; // takes segments, never finishes one
+        let e = rig.add_engine(stuck, 4);
+        let id = rig.submit(e, Direction::FromDevice, BASE..BASE + 128 * KIB, 0, policy);
+        // One step is one time unit; the deadline is 50 of them.
+        let mut watchdog = dma::Watchdog::new(50);
+        let mut fired_at = None;
+        for now in 0..1_000u64 {
+            rig.step();
+            let busy = rig.sched.in_flight(e) > 0;
+            if watchdog.check(now, busy, false) {
+                fired_at = Some(now);
+                for seg in rig.engines[e.0].stop() {
+                    let timed_out = Completion::Error(EngineError::TimedOut);
+                    rig.sched.completed(e, seg, timed_out).unwrap();
+                }
+                break;
+            }
+        }
+        let fired_at = fired_at.expect("the watchdog fired");
+        assert!((50..60).contains(&fired_at), "{policy}: {fired_at}");
+        rig.run();
+        assert_eq!(
+            rig.result(id),
+            &Err(TransferError::Engine(EngineError::TimedOut)),
+            "{policy}"
+        );
+        assert_eq!(rig.mem.pinned_pages(), 0, "{policy}: nothing left pinned");
+    }
 }

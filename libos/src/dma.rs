@@ -54,6 +54,13 @@ pub trait DeviceEngine: dma::Engine + Send {
     fn page_ready(&mut self, va: u64, resolved: bool) {
         let _ = (va, resolved);
     }
+    /// Stops a device that stopped completing (see [`dma::watchdog`]) so
+    /// that it no longer touches memory, and returns the segments it held;
+    /// `None` for devices that cannot be stopped, which the watchdog then
+    /// leaves alone.
+    fn stop(&mut self) -> Option<Vec<dma::SegmentId>> {
+        None
+    }
 }
 
 impl DeviceEngine for EduEngine {
@@ -65,6 +72,13 @@ impl DeviceEngine for EduEngine {
 impl DeviceEngine for NvmeEngine {
     fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>) {
         NvmeEngine::poll_completions(self, |id, c| out.push((id, c)));
+    }
+    fn stop(&mut self) -> Option<Vec<dma::SegmentId>> {
+        let mut held = Vec::new();
+        if !NvmeEngine::stop(self, |id| held.push(id)) {
+            log::error!("nvme: the controller did not confirm it stopped");
+        }
+        Some(held)
     }
 }
 
@@ -116,6 +130,8 @@ impl dma::Memory for KernelMemory {
 struct Service {
     scheduler: dma::Scheduler,
     engines: Vec<Box<dyn DeviceEngine>>,
+    /// One deadline per engine (same index).
+    watchdogs: Vec<dma::Watchdog>,
     finished: BTreeMap<TransferId, Result<TransferReport, TransferError>>,
     /// Faults no in-flight transfer explained (logged, counted).
     stray: u64,
@@ -165,6 +181,7 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
     let service = guard.get_or_insert_with(|| Service {
         scheduler: dma::Scheduler::new(dma::Config::default()),
         engines: Vec::new(),
+        watchdogs: Vec::new(),
         finished: BTreeMap::new(),
         stray: 0,
         unclaimed_resolved: 0,
@@ -186,8 +203,24 @@ fn service() {
         // 1. Completions the devices have posted so far.
         let mut observed = Vec::new();
         let mut batch = Vec::new();
+        let now = start.since_boot().as_nanos() as u64;
         for (i, engine) in s.engines.iter_mut().enumerate() {
             engine.poll_completions(&mut batch);
+            let busy = s.scheduler.in_flight(EngineId(i)) > 0;
+            if s.watchdogs[i].check(now, busy, !batch.is_empty()) {
+                // Busy, and nothing completed for the deadline: stop the
+                // device before failing its segments, so it cannot write
+                // into their memory after they end.
+                if let Some(held) = engine.stop() {
+                    log::error!(
+                        "DMA: engine {i} completed nothing for {} s with {} segment(s) in flight; it was stopped and its transfers fail (timed out)",
+                        dma::watchdog::DEFAULT_DEADLINE_NS / 1_000_000_000,
+                        held.len()
+                    );
+                    let timed_out = dma::Completion::Error(dma::EngineError::TimedOut);
+                    batch.extend(held.into_iter().map(|seg| (seg, timed_out)));
+                }
+            }
             observed.extend(batch.drain(..).map(|(seg, c)| (EngineId(i), seg, c)));
         }
         // 2. Every fault their DMA raised is in the event queue by now.
@@ -300,6 +333,7 @@ pub fn add_engine(engine: Box<dyn DeviceEngine>, window: usize) -> EngineId {
     with_service(|s| {
         let id = s.scheduler.add_engine(engine.as_ref(), window);
         s.engines.push(engine);
+        s.watchdogs.push(dma::Watchdog::default());
         id
     })
 }

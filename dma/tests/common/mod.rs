@@ -360,6 +360,13 @@ impl FakeEngine {
         }
     }
 
+    /// Stops the device as the kernel does on a deadline: it drops the
+    /// segments it held (they are returned) and runs nothing more.
+    pub fn stop(&mut self) -> Vec<SegmentId> {
+        self.burst = 0;
+        self.queue.drain(..).map(|r| r.seg.id).collect()
+    }
+
     pub fn take_completions(&mut self) -> Vec<(SegmentId, Completion)> {
         std::mem::take(&mut self.done)
     }

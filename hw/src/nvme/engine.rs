@@ -13,6 +13,8 @@ pub struct NvmeEngine {
     stream: u32,
     /// Segment of each command identifier (= slot) in flight.
     slots: [Option<dma::SegmentId>; IO_QUEUE_ENTRIES as usize],
+    /// The controller was stopped ([`NvmeEngine::stop`]): no more commands.
+    stopped: bool,
     /// One pinned PRP-list (or SGL) page per slot.
     prp_lists: [usize; IO_QUEUE_ENTRIES as usize],
 }
@@ -32,6 +34,7 @@ impl NvmeEngine {
             nvme,
             stream,
             slots: [None; IO_QUEUE_ENTRIES as usize],
+            stopped: false,
             prp_lists,
         })
     }
@@ -44,6 +47,20 @@ impl NvmeEngine {
     /// Bytes in the namespace.
     pub fn capacity(&self) -> u64 {
         self.nvme.blocks() * self.nvme.block_size() as u64
+    }
+
+    /// Stops the controller for good (it stopped completing) and passes
+    /// each segment it held, which it no longer touches, to `held`, for the
+    /// caller to end with an error. Later segments are refused. Returns
+    /// whether the controller confirmed it stopped.
+    pub fn stop(&mut self, mut held: impl FnMut(dma::SegmentId)) -> bool {
+        self.stopped = true;
+        let confirmed = self.nvme.disable();
+        self.slots
+            .iter_mut()
+            .filter_map(Option::take)
+            .for_each(&mut held);
+        confirmed
     }
 
     /// Takes the controller's completions; calls `done` for each segment.
@@ -80,6 +97,9 @@ impl dma::Engine for NvmeEngine {
     }
 
     fn start(&mut self, seg: &dma::Segment) -> Result<(), dma::EngineError> {
+        if self.stopped {
+            return Err(dma::EngineError::TimedOut);
+        }
         let block = self.nvme.block_size() as u64;
         if !seg.device_addr.is_multiple_of(block) || !(seg.len() as u64).is_multiple_of(block) {
             return Err(dma::EngineError::Device(ERROR_MISALIGNED));

@@ -397,6 +397,15 @@ impl Nvme {
         self.regs.write(if masked { INTMS } else { INTMC }, 1);
     }
 
+    /// Disables the controller (CC.EN = 0) and waits, boundedly, until it
+    /// says it has stopped: it then no longer reads or writes memory for
+    /// the commands it held. `false` if it did not confirm in time.
+    pub fn disable(&mut self) -> bool {
+        self.mask_interrupt(true);
+        self.regs.write(CC, 0);
+        spin_until(|| self.regs.read(CSTS) & 1 == 0, 200_000_000)
+    }
+
     /// Whether the controller reports a fatal error.
     pub fn failed(&self) -> bool {
         self.regs.read(CSTS) & 0b10 != 0
