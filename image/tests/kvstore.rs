@@ -876,6 +876,11 @@ fn a_500_mib_set_and_oversized_requests_leave_the_server_up() {
     fresh_disk(test);
     let guest = Guest::start_on(test, &[], Some(2 << 30));
     let mut pinger = guest.connect();
+    // The server writes the 500 MiB to the disk in one flush; on a loaded
+    // 2-core host that takes seconds, during which the PING waits.
+    pinger
+        .set_read_timeout(Some(Duration::from_secs(90)))
+        .unwrap();
     let done = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     // Another client is answered throughout.
     let pings = {
@@ -891,7 +896,7 @@ fn a_500_mib_set_and_oversized_requests_leave_the_server_up() {
         })
     };
     let mut s = guest.connect();
-    s.set_read_timeout(Some(Duration::from_secs(120))).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(180))).unwrap();
     let len = 500 << 20;
     let started = Instant::now();
     s.write_all(format!("*3\r\n$3\r\nSET\r\n$3\r\nbig\r\n${len}\r\n").as_bytes())
