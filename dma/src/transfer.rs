@@ -15,7 +15,7 @@ use crate::stats::Stats;
 pub struct TransferId(pub u64);
 
 /// How the scheduler deals with non-resident pages of a transfer: the four
-/// strategies the benchmarks compare (see ARCHITECTURE.md, "Policies").
+/// strategies the benchmarks compare (see `docs/ARCHITECTURE.md`, "DMA policies").
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Policy {
     /// Pin the whole buffer and make every page resident before the first

@@ -6,7 +6,7 @@
 //! too. The SMMU reports such faults in an event queue; the kernel resolves
 //! them with the same function its data-abort handler calls and then lets the
 //! DMA scheduler retry (see "One DMA page fault, end to end" in
-//! ARCHITECTURE.md).
+//! `docs/ARCHITECTURE.md`).
 //!
 //! - [`fault`]: what a fault is, independent of the SMMU that reported it, and
 //!   how floods of identical records are collapsed into one fault per page.
