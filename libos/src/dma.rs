@@ -338,8 +338,23 @@ pub fn add_engine(engine: Box<dyn DeviceEngine>, window: usize) -> EngineId {
     })
 }
 
-/// Queues a transfer and starts what it can; see [`wait`].
-pub fn submit(engine: EngineId, transfer: Transfer) -> Result<TransferId, SubmitError> {
+/// Queues a transfer on raw addresses and starts what it can; see [`wait`].
+/// Safe code uses [`read`], [`write`], [`read_scatter`] or
+/// [`write_gather`], which borrow the memory for the transfer.
+///
+/// # Safety
+///
+/// From this call until the transfer's outcome is taken ([`wait`],
+/// [`try_take`], [`take_finished`]), the memory of `transfer.pieces`:
+/// - must stay allocated (no `Region` or heap block holding it is freed);
+/// - for `FromDevice`, must not be read or written by anything else (the
+///   device writes it, at any time, in any order);
+/// - for `ToDevice`, must not be written by anything else.
+///
+/// Memory no Rust value owns (an unmapped address, a device window) may be
+/// named on purpose, as the isolation tests do: the SMMU then reports the
+/// fault and the transfer ends with an error.
+pub unsafe fn submit(engine: EngineId, transfer: Transfer) -> Result<TransferId, SubmitError> {
     let id = with_service(|s| s.scheduler.submit(engine, transfer))?;
     service();
     Ok(id)
@@ -367,12 +382,88 @@ pub fn wait(id: TransferId) -> Result<TransferReport, TransferError> {
     }
 }
 
-/// Runs one transfer to the end.
-pub fn run(engine: EngineId, transfer: Transfer) -> Result<TransferReport, TransferError> {
-    wait(submit(engine, transfer).map_err(|e| {
+/// Runs one transfer on raw addresses to the end.
+///
+/// # Safety
+///
+/// As for [`submit`], until this returns.
+pub unsafe fn run(engine: EngineId, transfer: Transfer) -> Result<TransferReport, TransferError> {
+    // SAFETY: the caller keeps the contract until `wait` returns, which is
+    // when the transfer's outcome is taken.
+    let id = unsafe { submit(engine, transfer) }.map_err(|e| {
         log::error!("DMA submit: {e}");
         TransferError::Engine(dma::EngineError::Device(u32::MAX))
-    })?)
+    })?;
+    wait(id)
+}
+
+/// Moves device bytes from `device_addr` on into `buf`, which is borrowed
+/// for the whole transfer: no other code can read or write it meanwhile.
+pub fn read(
+    engine: EngineId,
+    buf: &mut [u8],
+    device_addr: u64,
+    policy: Policy,
+) -> Result<TransferReport, TransferError> {
+    read_scatter(engine, &mut [buf], device_addr, policy)
+}
+
+/// Moves `buf` to the device at `device_addr`; `buf` is borrowed (and so
+/// cannot change) for the whole transfer.
+pub fn write(
+    engine: EngineId,
+    buf: &[u8],
+    device_addr: u64,
+    policy: Policy,
+) -> Result<TransferReport, TransferError> {
+    write_gather(engine, &[buf], device_addr, policy)
+}
+
+/// Moves one run of device bytes from `device_addr` on into `pieces`, in
+/// order (a scatter list); each piece is borrowed for the whole transfer.
+pub fn read_scatter(
+    engine: EngineId,
+    pieces: &mut [&mut [u8]],
+    device_addr: u64,
+    policy: Policy,
+) -> Result<TransferReport, TransferError> {
+    let ranges = pieces.iter_mut().map(|p| address_range(p)).collect();
+    let transfer = Transfer {
+        direction: Direction::FromDevice,
+        pieces: ranges,
+        device_addr,
+        policy,
+    };
+    // SAFETY: every piece is exclusively borrowed until `run` returns, so
+    // it stays allocated and nothing else reads or writes it meanwhile.
+    unsafe { run(engine, transfer) }
+}
+
+/// Moves `pieces`, in order, to the device as one run of bytes from
+/// `device_addr` on (a gather list); each piece is borrowed for the whole
+/// transfer.
+pub fn write_gather(
+    engine: EngineId,
+    pieces: &[&[u8]],
+    device_addr: u64,
+    policy: Policy,
+) -> Result<TransferReport, TransferError> {
+    let ranges = pieces.iter().map(|p| address_range(p)).collect();
+    let transfer = Transfer {
+        direction: Direction::ToDevice,
+        pieces: ranges,
+        device_addr,
+        policy,
+    };
+    // SAFETY: every piece is borrowed until `run` returns, so it stays
+    // allocated and nothing writes it meanwhile.
+    unsafe { run(engine, transfer) }
+}
+
+/// The addresses of `bytes`.
+fn address_range(bytes: &[u8]) -> Range<usize> {
+    let start = bytes.as_ptr() as usize;
+    start..start + bytes.len()
 }
 
 /// Statistics of every transfer run under `policy` so far.

@@ -126,7 +126,8 @@ impl Bench {
             device_addr: READ_AREA,
             policy: Policy::Prefault,
         };
-        let r = dma::run(engine, t).map_err(err("writing the pattern area"))?;
+        // SAFETY: the bench's own regions, untouched until `run` returns.
+        let r = unsafe { dma::run(engine, t) }.map_err(err("writing the pattern area"))?;
         log::info!("pattern written: {:?}", r.stats);
         Ok(Bench {
             engine,
@@ -220,7 +221,8 @@ impl Bench {
                 device_addr: disk,
                 policy,
             };
-            let report = dma::run(self.engine, transfer).map_err(err("transfer"))?;
+            // SAFETY: the bench's own regions, untouched until `run` returns.
+            let report = unsafe { dma::run(self.engine, transfer) }.map_err(err("transfer"))?;
             let latency = start.elapsed();
             if spec.policy == Policy::Pin && !register_once {
                 mm::unpin(region.range()).map_err(err("unpin"))?;
@@ -268,7 +270,8 @@ impl Bench {
                     device_addr: disk,
                     policy: Policy::Prefault,
                 };
-                dma::run(self.engine, t).map_err(err("read back"))?;
+                // SAFETY: the bench's own regions, untouched until `run` returns.
+                unsafe { dma::run(self.engine, t) }.map_err(err("read back"))?;
                 let bad = count_bad(&back.as_mut_slice()[..spec.size], expected_at);
                 drop(back);
                 bad
@@ -303,7 +306,8 @@ impl Bench {
                         device_addr: READ_AREA,
                         policy,
                     };
-                    let report = dma::run(self.engine, t).map_err(err("transfer"))?;
+                    // SAFETY: the bench's own regions, untouched until `run` returns.
+                    let report = unsafe { dma::run(self.engine, t) }.map_err(err("transfer"))?;
                     if policy == Policy::Pin {
                         mm::unpin(region.range()).map_err(err("unpin"))?;
                     }

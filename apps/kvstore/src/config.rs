@@ -273,7 +273,7 @@ impl Config {
 fn parse_output_limit(value: &[u8], current: u64) -> Option<u64> {
     let text = core::str::from_utf8(value).ok()?;
     let words: Vec<&str> = text.split_ascii_whitespace().collect();
-    if words.is_empty() || words.len() % 4 != 0 {
+    if words.is_empty() || !words.len().is_multiple_of(4) {
         return None;
     }
     let mut normal = current;

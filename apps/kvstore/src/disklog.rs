@@ -296,7 +296,11 @@ fn gather(
         device_addr: disk,
         policy: Policy::FaultAwarePrefetch,
     };
-    dma::run(engine, t)
+    // SAFETY: every caller names the log's own buffers (staging, read,
+    // superblock) or values it holds by reference count, which the store
+    // copies before changing (see `kvstore::store::Value`); all outlive
+    // `run`, which returns when the transfer is over.
+    unsafe { dma::run(engine, t) }
         .map(|_| ())
         .map_err(|e| io("disk transfer", e))
 }

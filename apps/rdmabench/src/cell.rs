@@ -155,9 +155,14 @@ impl Bench<'_> {
         };
         let local = self.local.start() + off..self.local.start() + off + len;
         let remote = self.remote + off;
-        let id = match op {
-            "write" => self.qp.write(local, remote, policy),
-            _ => self.qp.read(local, remote, policy),
+        // SAFETY: `self.local` is the bench's arena, alive for the whole
+        // run; nothing else touches it while one transfer runs, and the
+        // wait below takes this one's completion.
+        let id = unsafe {
+            match op {
+                "write" => self.qp.write(local, remote, policy),
+                _ => self.qp.read(local, remote, policy),
+            }
         }
         .map_err(|e| format!("{e:?}"))?;
         let wc = self.rdma.wait(id).map_err(|e| format!("{e:?}"))?;

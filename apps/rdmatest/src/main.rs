@@ -119,8 +119,9 @@ fn local_copy(rdma: &Rdma) -> Result<String, String> {
     fill(src.as_mut_slice(), 7);
     let dst = Region::demand_zero(LANDING).map_err(|e| format!("{e:?}"))?;
     let before = rdma.pages_ready();
-    let id = rdma
-        .copy(src.range(), dst.start(), Policy::FaultAware)
+    // SAFETY: both regions outlive the wait below and nothing touches
+    // them until it returns.
+    let id = unsafe { rdma.copy(src.range(), dst.start(), Policy::FaultAware) }
         .map_err(|e| format!("{e:?}"))?;
     let wc = completed(rdma, id)?;
     success(&wc)?;
@@ -146,13 +147,16 @@ fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
     let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e:?}"))?;
     let mut copy = Region::demand_zero(SOURCE).map_err(|e| format!("{e:?}"))?;
     fill(copy.as_mut_slice(), 9);
-    let id = rdma
-        .copy(
+    // SAFETY: both regions outlive the wait below and nothing touches
+    // them until it returns.
+    let id = unsafe {
+        rdma.copy(
             buf.start()..buf.start() + SOURCE,
             copy.start(),
             Policy::FaultAware,
         )
-        .map_err(|e| format!("{e:?}"))?;
+    }
+    .map_err(|e| format!("{e:?}"))?;
     success(&completed(rdma, id)?)?;
     if copy.as_slice().iter().any(|&b| b != 0) || buf.resident_pages() != 0 {
         return Err(format!(
@@ -162,13 +166,16 @@ fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
         ));
     }
     let qp = rdma.queue_pair(1).map_err(|e| format!("{e:?}"))?;
-    let id = qp
-        .read(
+    // SAFETY: `buf` outlives the wait below and nothing touches it until
+    // it returns.
+    let id = unsafe {
+        qp.read(
             buf.start()..buf.start() + SOURCE,
             source,
             Policy::FaultAware,
         )
-        .map_err(|e| format!("{e:?}"))?;
+    }
+    .map_err(|e| format!("{e:?}"))?;
     let wc = completed(rdma, id)?;
     success(&wc)?;
     if let Some(at) = mismatch(&buf.as_slice()[..SOURCE], 3) {
@@ -243,25 +250,28 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
 
     let mut local = Region::demand_zero(LANDING).expect("write source");
     fill(local.as_mut_slice(), 5);
-    let write = qp
-        .write_with_imm(local.range(), landing, IMM_WRITTEN, Policy::FaultAware)
-        .map_err(|e| format!("{e:?}"))
-        .and_then(|id| completed(rdma, id))
-        .and_then(|wc| {
-            success(&wc)?;
-            if wc.engine.remote_faults == 0 {
-                return Err("WRITE into never-touched pages took no remote fault".into());
-            }
-            Ok(format!(
-                "{} remote faults, {} bytes retransmitted",
-                wc.engine.remote_faults, wc.engine.retransmitted_bytes
-            ))
-        });
+    // SAFETY: `local` lives to the end of the run and is not written after
+    // its fill.
+    let write =
+        unsafe { qp.write_with_imm(local.range(), landing, IMM_WRITTEN, Policy::FaultAware) }
+            .map_err(|e| format!("{e:?}"))
+            .and_then(|id| completed(rdma, id))
+            .and_then(|wc| {
+                success(&wc)?;
+                if wc.engine.remote_faults == 0 {
+                    return Err("WRITE into never-touched pages took no remote fault".into());
+                }
+                Ok(format!(
+                    "{} remote faults, {} bytes retransmitted",
+                    wc.engine.remote_faults, wc.engine.retransmitted_bytes
+                ))
+            });
     checks.check("remote-write-faults", write);
 
     let dst = Region::demand_zero(SOURCE).expect("read destination");
-    let read = qp
-        .read(dst.range(), source, Policy::FaultAware)
+    // SAFETY: `dst` lives to the end of the run and is read only after the
+    // completion.
+    let read = unsafe { qp.read(dst.range(), source, Policy::FaultAware) }
         .map_err(|e| format!("{e:?}"))
         .and_then(|id| completed(rdma, id))
         .and_then(|wc| {
@@ -282,18 +292,20 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
         over_zero_block(rdma, source),
     );
 
-    let bad = qp
-        .write(
+    // SAFETY: as for the WRITE above.
+    let bad = unsafe {
+        qp.write(
             local.start()..local.start() + 4096,
             UNMAPPED_VA,
             Policy::FaultAware,
         )
-        .map_err(|e| format!("{e:?}"))
-        .and_then(|id| completed(rdma, id))
-        .and_then(|wc| match wc.status {
-            Status::RemoteAccessError => Ok(format!("at {:#x}", wc.fault_va)),
-            other => Err(format!("expected RemoteAccessError, got {other:?}")),
-        });
+    }
+    .map_err(|e| format!("{e:?}"))
+    .and_then(|id| completed(rdma, id))
+    .and_then(|wc| match wc.status {
+        Status::RemoteAccessError => Ok(format!("at {:#x}", wc.fault_va)),
+        other => Err(format!("expected RemoteAccessError, got {other:?}")),
+    });
     checks.check("remote-access-error", bad);
 
     let done = qp
@@ -315,8 +327,8 @@ fn peer_dies(rdma: &Rdma, checks: &mut Checks) {
     let local = Region::demand_zero(64 << 10).expect("buffer");
     let qp = rdma.queue_pair(1).expect("node 1");
     let start = libos::time::now();
-    let result = qp
-        .write(local.range(), 0x4000_0000, Policy::Prefault)
+    // SAFETY: `local` lives to the end of the function and is never written.
+    let result = unsafe { qp.write(local.range(), 0x4000_0000, Policy::Prefault) }
         .map_err(|e| format!("{e:?}"))
         .and_then(|id| completed(rdma, id))
         .and_then(|wc| match wc.status {

@@ -343,12 +343,17 @@ impl Exchange<'_> {
             let src = s.own_unit((it + 1) % 2, s.lo).as_ptr() as usize;
             let dst = ghost[set] + ghost_offset(1, j, s.pitch);
             let imm = it as u32 | FROM_BELOW;
-            ids.push(qp.write_with_imm(src..src + bytes, dst, imm, policy));
+            // SAFETY: the unit stays allocated (the slab outlives the run)
+            // and is not written before `finish(it)` has taken this
+            // WRITE's completion: iteration it + 1 only reads buffer
+            // (it + 1) % 2, and `finish` runs before that iteration ends.
+            ids.push(unsafe { qp.write_with_imm(src..src + bytes, dst, imm, policy) });
         }
         if let Some((qp, ghost)) = &n.below {
             let src = s.own_unit((it + 1) % 2, s.hi - 1).as_ptr() as usize;
             let dst = ghost[set] + ghost_offset(0, j, s.pitch);
-            ids.push(qp.write_with_imm(src..src + bytes, dst, it as u32, policy));
+            // SAFETY: as for the WRITE above.
+            ids.push(unsafe { qp.write_with_imm(src..src + bytes, dst, it as u32, policy) });
         }
         ids.into_iter()
             .map(|r| r.map_err(|e| format!("posting a halo WRITE: {e:?}")))

@@ -248,12 +248,30 @@ impl Rdma {
     }
 
     /// Copies `src` to `dst` on this node with the engine.
-    pub fn copy(&self, src: Range<usize>, dst: usize, policy: Policy) -> Result<WorkId, RdmaError> {
-        self.transfer(Op::Copy, None, Direction::ToDevice, src, dst, policy, None)
+    ///
+    /// # Safety
+    ///
+    /// Until the work completion is taken ([`Rdma::wait`], [`Rdma::poll`]),
+    /// `src` and `dst..dst + src.len()` must stay allocated, `src` must not
+    /// be written and the destination not read or written by anything
+    /// else (the contract of `libos::dma::submit`).
+    pub unsafe fn copy(
+        &self,
+        src: Range<usize>,
+        dst: usize,
+        policy: Policy,
+    ) -> Result<WorkId, RdmaError> {
+        // SAFETY: the caller keeps the contract for both ranges.
+        unsafe { self.transfer(Op::Copy, None, Direction::ToDevice, src, dst, policy, None) }
     }
 
+    /// Posts a transfer on `local`.
+    ///
+    /// # Safety
+    ///
+    /// As for [`Rdma::copy`], for `local`.
     #[allow(clippy::too_many_arguments)]
-    fn transfer(
+    unsafe fn transfer(
         &self,
         op: Op,
         node: Option<u16>,
@@ -274,7 +292,9 @@ impl Rdma {
             }
         }
         let transfer = Transfer::contiguous(direction, local, device_address(node, other), policy);
-        let tid = kdma::submit(engine, transfer).map_err(RdmaError::Submit)?;
+        // SAFETY: the caller keeps `local` as `libos::dma::submit` asks
+        // until the completion, which is taken after the transfer's outcome.
+        let tid = unsafe { kdma::submit(engine, transfer) }.map_err(RdmaError::Submit)?;
         Ok(with_verbs(|v| {
             v.next += 1;
             let id = WorkId(v.next);
@@ -526,16 +546,25 @@ impl QueuePair {
     }
 
     /// RDMA WRITE of `local` to `remote_va` on the remote node.
-    pub fn write(
+    ///
+    /// # Safety
+    ///
+    /// Until the work completion is taken, `local` must stay allocated and
+    /// not be written by anything else.
+    pub unsafe fn write(
         &self,
         local: Range<usize>,
         remote_va: usize,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
-        self.post_write(local, remote_va, None, policy)
+        // SAFETY: the caller's contract.
+        unsafe { self.post_write(local, remote_va, None, policy) }
     }
 
-    fn post_write(
+    /// # Safety
+    ///
+    /// As for [`QueuePair::write`].
+    unsafe fn post_write(
         &self,
         local: Range<usize>,
         remote_va: usize,
@@ -544,39 +573,55 @@ impl QueuePair {
     ) -> Result<WorkId, RdmaError> {
         let node = Some(self.node);
         let dir = Direction::ToDevice;
-        self.rdma
-            .transfer(Op::Write, node, dir, local, remote_va, policy, imm)
+        // SAFETY: the caller's contract, for a WRITE's local side.
+        unsafe {
+            self.rdma
+                .transfer(Op::Write, node, dir, local, remote_va, policy, imm)
+        }
     }
 
     /// RDMA WRITE followed, once the data is placed, by `imm` delivered to a
     /// RECV posted on the remote node (so it learns the data is there).
-    pub fn write_with_imm(
+    ///
+    /// # Safety
+    ///
+    /// As for [`QueuePair::write`].
+    pub unsafe fn write_with_imm(
         &self,
         local: Range<usize>,
         remote_va: usize,
         imm: u32,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
-        self.post_write(local, remote_va, Some(imm), policy)
+        // SAFETY: the caller's contract.
+        unsafe { self.post_write(local, remote_va, Some(imm), policy) }
     }
 
     /// RDMA READ of the remote node's `remote_va` into `local`.
-    pub fn read(
+    ///
+    /// # Safety
+    ///
+    /// Until the work completion is taken, `local` must stay allocated and
+    /// not be read or written by anything else (the engine writes it).
+    pub unsafe fn read(
         &self,
         local: Range<usize>,
         remote_va: usize,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
         let node = Some(self.node);
-        self.rdma.transfer(
-            Op::Read,
-            node,
-            Direction::FromDevice,
-            local,
-            remote_va,
-            policy,
-            None,
-        )
+        // SAFETY: the caller's contract, for a READ's local side.
+        unsafe {
+            self.rdma.transfer(
+                Op::Read,
+                node,
+                Direction::FromDevice,
+                local,
+                remote_va,
+                policy,
+                None,
+            )
+        }
     }
 
     /// Sends `data` (at most 4 KiB) to a RECV posted on the remote node.

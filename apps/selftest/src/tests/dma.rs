@@ -46,10 +46,13 @@ fn edu_transfer(
         device_addr: EDU_BUFFER,
         policy: Policy::FaultAware,
     };
-    dma::run(
-        edu().map_err(|_| TransferError::Engine(dma_engine_error()))?,
-        transfer,
-    )
+    // SAFETY: the test's own memory, untouched until `run` returns.
+    unsafe {
+        dma::run(
+            edu().map_err(|_| TransferError::Engine(dma_engine_error()))?,
+            transfer,
+        )
+    }
 }
 
 fn dma_engine_error() -> ::dma::EngineError {
@@ -151,7 +154,9 @@ pub fn dma_outside_every_region() -> Outcome {
         device_addr: EDU_BUFFER,
         policy: Policy::FaultAware,
     };
-    match dma::run(edu()?, transfer) {
+    // SAFETY: the address is in no region on purpose: no Rust value can
+    // be written; the SMMU stops the device.
+    match unsafe { dma::run(edu()?, transfer) } {
         Err(TransferError::Unresolvable {
             error: ::dma::MemError::NoRegion,
             va,
@@ -207,21 +212,12 @@ pub fn nvme_round_trips_under_every_policy() -> Outcome {
         src.evict(LEN / 2..LEN).map_err(|e| format!("{e}"))?;
         let disk = (k * LEN) as u64;
         check!(disk + LEN as u64 <= info.capacity, "disk too small");
-        let write = Transfer {
-            direction: Direction::ToDevice,
-            pieces: alloc::vec![src.range()],
-            device_addr: disk,
-            policy,
-        };
-        let w = dma::run(engine, write).map_err(|e| format!("{policy:?} write: {e:?}"))?;
-        let dst = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
-        let read = Transfer {
-            direction: Direction::FromDevice,
-            pieces: alloc::vec![dst.range()],
-            device_addr: disk,
-            policy,
-        };
-        let r = dma::run(engine, read).map_err(|e| format!("{policy:?} read: {e:?}"))?;
+        // The safe calls: each slice is borrowed for its whole transfer.
+        let w = dma::write(engine, src.as_slice(), disk, policy)
+            .map_err(|e| format!("{policy:?} write: {e:?}"))?;
+        let mut dst = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
+        let r = dma::read(engine, dst.as_mut_slice(), disk, policy)
+            .map_err(|e| format!("{policy:?} read: {e:?}"))?;
         let bad = wrong_bytes(dst.as_slice(), seed);
         check!(
             bad == 0,
@@ -302,7 +298,8 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         device_addr: disk,
         policy: Policy::FaultAware,
     };
-    let w = dma::run(engine, write).map_err(|e| format!("gather write: {e:?}"))?;
+    // SAFETY: the test's own memory, untouched until `run` returns.
+    let w = unsafe { dma::run(engine, write) }.map_err(|e| format!("gather write: {e:?}"))?;
     check!(
         w.stats.segments == 1,
         "{} commands for one gather list",
@@ -322,7 +319,8 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         disk,
         Policy::FaultAwarePrefetch,
     );
-    dma::run(engine, read).map_err(|e| format!("read back: {e:?}"))?;
+    // SAFETY: the test's own memory, untouched until `run` returns.
+    unsafe { dma::run(engine, read) }.map_err(|e| format!("read back: {e:?}"))?;
     let bad = (back.as_slice()[..total].iter())
         .zip(&expected)
         .filter(|(a, b)| a != b)
@@ -342,7 +340,8 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         device_addr: disk,
         policy: Policy::FaultAwarePrefetch,
     };
-    dma::run(engine, read).map_err(|e| format!("scatter read: {e:?}"))?;
+    // SAFETY: the test's own memory, untouched until `run` returns.
+    unsafe { dma::run(engine, read) }.map_err(|e| format!("scatter read: {e:?}"))?;
     let mut landed = alloc::vec::Vec::with_capacity(total);
     for p in &scatter {
         landed.extend_from_slice(&into.as_slice()[p.start - t..p.end - t]);
@@ -375,7 +374,9 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
             device_addr: disk,
             policy: Policy::FaultAware,
         };
-        dma::run(engine, transfer).map_err(|e| format!("{direction:?} at {disk:#x}: {e:?}"))
+        // SAFETY: the test's own memory, untouched until `run` returns.
+        unsafe { dma::run(engine, transfer) }
+            .map_err(|e| format!("{direction:?} at {disk:#x}: {e:?}"))
     };
     let mut src = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
     fill(src.as_mut_slice(), 0x61);
