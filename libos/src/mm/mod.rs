@@ -135,6 +135,9 @@ pub struct MemoryStats {
     pub heap_used: usize,
     /// Bytes of heap mapped.
     pub heap_mapped: usize,
+    /// Pinned frames of dropped or discarded memory kept out of the
+    /// allocator, because a device might still use them.
+    pub kept_pinned_frames: u64,
 }
 
 #[cfg(target_os = "none")]
@@ -159,6 +162,8 @@ mod kernel {
     pub(super) static DEMAND_FAULTS: AtomicU64 = AtomicU64::new(0);
     pub(super) static SWAP_INS: AtomicU64 = AtomicU64::new(0);
     pub(super) static EVICTIONS: AtomicU64 = AtomicU64::new(0);
+    /// Pinned frames of unmapped ranges kept out of the allocator.
+    pub(super) static KEPT_PINNED: AtomicU64 = AtomicU64::new(0);
     /// Told about every unmapped range (see [`set_unmap_hook`]).
     type UnmapHook = fn(Range<usize>);
     static UNMAP_HOOK: IrqSpinLock<Option<UnmapHook>> = IrqSpinLock::new(None);
@@ -303,6 +308,7 @@ mod kernel {
             demand_faults: DEMAND_FAULTS.load(Ordering::Relaxed),
             swap_ins: SWAP_INS.load(Ordering::Relaxed),
             evictions: EVICTIONS.load(Ordering::Relaxed),
+            kept_pinned_frames: KEPT_PINNED.load(Ordering::Relaxed),
             heap_used,
             heap_mapped,
         }

@@ -618,6 +618,12 @@ impl AddressSpace {
     /// Unmaps every page in `range` (page-aligned) and, after the TLBs have
     /// forgotten them, returns their frames to the allocator (never those of
     /// the shared zero block). Returns the number of frames freed.
+    ///
+    /// A pinned page's frame is never freed: a device may still be moving
+    /// data to or from it (a region dropped under a transfer breaks the
+    /// contract of `libos::dma::submit`, but must not hand a frame some
+    /// device writes to the next user). It stays allocated, unmapped, and
+    /// is reported.
     pub fn unmap_and_free(&mut self, range: Range<usize>) -> usize {
         const CHUNK: usize = 512 * FRAME_SIZE;
         let mut freed = 0;
@@ -633,10 +639,14 @@ impl AddressSpace {
             let mut count = 0;
             let mut mapped = 0;
             let mut zero = false;
+            let mut kept = 0;
             self.table
                 .walk_range(&region(start..end), &mut |mr, desc, level| {
+                    let pinned = desc.flags().bits() & PIN_MASK != 0;
                     if is_mapping(desc, level) && in_zero_block(desc.output_address().0) {
                         zero = true;
+                    } else if is_mapping(desc, level) && pinned {
+                        kept += mr.len() / FRAME_SIZE;
                     } else if desc.is_valid() && level == 3 {
                         runs[count] = (desc.output_address().0, 1);
                         mapped += 1;
@@ -658,7 +668,13 @@ impl AddressSpace {
                     Ok(())
                 })
                 .ok();
-            if count > 0 || zero {
+            if kept > 0 {
+                log::warn!(
+                    "mm: {kept} pinned frame(s) of unmapped {start:#x}..{end:#x} are kept, not freed: a device may still use them"
+                );
+                super::KEPT_PINNED.fetch_add(kept as u64, core::sync::atomic::Ordering::Relaxed);
+            }
+            if count > 0 || zero || kept > 0 {
                 self.unmap(
                     start..end,
                     range.end - range.start > PER_PAGE_INVALIDATION_LIMIT,

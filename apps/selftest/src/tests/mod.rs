@@ -35,6 +35,10 @@ pub const ALL: &[Test] = &[
         memory::pinned_pages_stay_resident,
     ),
     (
+        "dropping_pinned_pages_never_frees_their_frames",
+        memory::dropping_pinned_pages_never_frees_their_frames,
+    ),
+    (
         "huge_pages_map_blocks_and_split_on_evict",
         memory::huge_pages_map_blocks_and_split,
     ),
