@@ -279,3 +279,31 @@ fn stencil_refuses_bad_arguments_with_its_usage() {
     expect_status(&outcome, 2);
     expect_text(&outcome, "usage: stencil NX NY ITERS");
 }
+
+#[test]
+fn dmabench_costs_prints_the_kernel_figures() {
+    let mut boot = Boot::new("dmabench", Board::QemuVirt);
+    boot.args = &["costs"];
+    boot.smp = Some(1);
+    let outcome = boot.run("apps-dmabench-costs");
+    expect_status(&outcome, 0);
+    for what in [
+        "cpu demand fault 4 KiB",
+        "cpu demand fault 2 MiB",
+        "device fault, kernel side",
+        "submitting one DMA segment",
+    ] {
+        let line = outcome
+            .output
+            .lines()
+            .find(|l| l.starts_with("costs: ") && l.contains(what))
+            .unwrap_or_else(|| panic!("no `{what}` line:\n{}", outcome.output));
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let ns: u64 = words
+            .windows(2)
+            .find(|w| w[1] == "ns")
+            .and_then(|w| w[0].parse().ok())
+            .unwrap_or_else(|| panic!("no figure in {line:?}"));
+        assert!(ns > 0, "{line}");
+    }
+}

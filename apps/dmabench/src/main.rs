@@ -5,13 +5,15 @@
 //! markers (bench/dmabench.sh turns them into a file and a plot).
 //!
 //! Arguments: `quick` (4 KiB..1 MiB), `full` (4 KiB..64 MiB), or sizes in
-//! KiB; by default 4 KiB..16 MiB.
+//! KiB; by default 4 KiB..16 MiB. `costs` prints the cost of one fault and
+//! one submission instead (see [`costs`]).
 #![no_std]
 #![no_main]
 
 extern crate alloc;
 
 mod cell;
+mod costs;
 mod report;
 
 use alloc::vec::Vec;
@@ -57,13 +59,6 @@ fn sizes(args: &libos::Args) -> Result<Vec<usize>, &'static str> {
 }
 
 fn main(args: libos::Args) -> i32 {
-    let sizes = match sizes(&args) {
-        Ok(s) => s,
-        Err(e) => {
-            println!("usage: dmabench [quick | full | SIZE_KIB...]: {e}");
-            return 2;
-        }
-    };
     let (engine, info) = match libos::dma::nvme() {
         Ok(found) => found,
         Err(e) => {
@@ -77,6 +72,22 @@ fn main(args: libos::Args) -> i32 {
         info.block_size,
         info.max_transfer >> 10
     );
+    if args.contains("costs") {
+        return match costs::run(engine) {
+            Ok(()) => 0,
+            Err(e) => {
+                println!("dmabench: costs: {e}");
+                1
+            }
+        };
+    }
+    let sizes = match sizes(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            println!("usage: dmabench [quick | full | costs | SIZE_KIB...]: {e}");
+            return 2;
+        }
+    };
     let started = libos::time::now();
     let mut bench = match cell::Bench::new(engine, info) {
         Ok(b) => b,

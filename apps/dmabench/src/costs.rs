@@ -1,0 +1,103 @@
+//! `dmabench costs`: what one fault and one submission cost the kernel,
+//! measured on guest time. Under QEMU's `-icount shift=0` guest time counts
+//! guest instructions (one per nanosecond), whatever the host is doing, so
+//! these figures are instruction counts that repeat from run to run
+//! (`bench/faultcost.sh` runs it that way).
+//!
+//! ```text
+//!  cpu demand fault 4 KiB   first write to each of 256 fresh pages, minus
+//!                           the same writes once they are mapped
+//!  cpu demand fault 2 MiB   first write to each of 8 fresh huge-page blocks
+//!                           (zeroing the block included), minus the same
+//!  device fault             SMMU event read to resubmission, per fault, in a
+//!                           fault-aware NVMe read into a fresh buffer
+//!  submitting a segment     `dma::submit` of a warm 4 KiB read, to its return
+//! ```
+
+use core::time::Duration;
+use libos::dma::{self, Direction, EngineId, Policy, Transfer};
+use libos::mm::{Region, BLOCK_SIZE, FRAME_SIZE};
+use libos::println;
+use libos::time;
+
+fn err<E: core::fmt::Debug>(what: &'static str) -> impl Fn(E) -> alloc::string::String {
+    move |e| alloc::format!("{what}: {e:?}")
+}
+
+/// Writes one byte at the start of each `stride` of `region`, `count`
+/// times over; the guest time it took.
+fn touch(region: &mut Region, stride: usize, count: usize) -> Duration {
+    let base = region.as_mut_slice().as_mut_ptr();
+    let start = time::now();
+    for i in 0..count {
+        // SAFETY: `i * stride` is inside the region (count * stride is
+        // its length), which is ours; a volatile write so that every page
+        // is really touched.
+        unsafe { core::ptr::write_volatile(base.add(i * stride), 1) };
+    }
+    start.elapsed()
+}
+
+/// Mean cost of a first write per `stride` (a demand fault), the writes
+/// themselves subtracted.
+fn demand_fault(mut region: Region, stride: usize, count: usize) -> Duration {
+    let cold = touch(&mut region, stride, count);
+    let warm = touch(&mut region, stride, count);
+    cold.saturating_sub(warm) / count as u32
+}
+
+fn line(what: &str, cost: Duration, detail: &str) {
+    println!("costs: {what:<28} {:>9} ns ({detail})", cost.as_nanos());
+}
+
+/// Runs the four measurements on `engine` (the NVMe namespace) and prints
+/// one `costs:` line each.
+pub fn run(engine: EngineId) -> Result<(), alloc::string::String> {
+    println!("costs: guest time; under -icount shift=0, 1 ns = 1 guest instruction");
+    let pages = Region::demand_zero(256 * FRAME_SIZE).map_err(err("pages"))?;
+    line(
+        "cpu demand fault 4 KiB",
+        demand_fault(pages, FRAME_SIZE, 256),
+        "mean of 256 pages",
+    );
+    let blocks = Region::demand_zero_huge(8 * BLOCK_SIZE).map_err(err("blocks"))?;
+    line(
+        "cpu demand fault 2 MiB",
+        demand_fault(blocks, BLOCK_SIZE, 8),
+        "mean of 8 blocks, zeroing included",
+    );
+
+    let mut fresh = Region::demand_zero(256 << 10).map_err(err("buffer"))?;
+    let before = dma::fault_counters();
+    dma::read(engine, fresh.as_mut_slice(), 0, Policy::FaultAware).map_err(err("cold read"))?;
+    let after = dma::fault_counters();
+    let faults = after.faults_serviced - before.faults_serviced;
+    if faults == 0 {
+        return Err("the cold read took no device fault".into());
+    }
+    line(
+        "device fault, kernel side",
+        (after.fault_service - before.fault_service) / faults as u32,
+        &alloc::format!("event read to resubmission, mean of {faults}"),
+    );
+
+    let mut warm = Region::demand_zero(FRAME_SIZE).map_err(err("warm buffer"))?;
+    warm.populate(0..FRAME_SIZE).map_err(err("populate"))?;
+    let mut total = Duration::ZERO;
+    const SUBMITS: u32 = 64;
+    for _ in 0..SUBMITS {
+        let transfer =
+            Transfer::contiguous(Direction::FromDevice, warm.range(), 0, Policy::FaultAware);
+        let start = time::now();
+        // SAFETY: `warm` is ours and untouched until `wait` below returns.
+        let id = unsafe { dma::submit(engine, transfer) }.map_err(err("submit"))?;
+        total += start.elapsed();
+        dma::wait(id).map_err(err("warm read"))?;
+    }
+    line(
+        "submitting one DMA segment",
+        total / SUBMITS,
+        "dma::submit of a warm 4 KiB read, mean of 64",
+    );
+    Ok(())
+}
