@@ -23,6 +23,8 @@ pub(crate) struct Exec<'a> {
     pub fullname: &'static str,
     /// Canonical commands describing the changes made, in order.
     pub effects: Effects,
+    /// The engine's pseudo-random state (`RANDOMKEY`).
+    pub random: &'a mut u64,
 }
 
 impl Exec<'_> {
@@ -52,6 +54,17 @@ impl Exec<'_> {
         }
         // `live` already removed the key if it was expired.
         self.store.get(key)
+    }
+
+    /// The next pseudo-random number (xorshift64*: fast, and enough to
+    /// pick keys; nothing secret depends on it).
+    pub fn next_random(&mut self) -> u64 {
+        let mut s = *self.random;
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        *self.random = s;
+        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
 
     /// Whether `key` exists and is live.

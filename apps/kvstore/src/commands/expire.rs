@@ -149,3 +149,22 @@ pub(crate) fn persist(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         _ => Reply::Integer(0),
     }
 }
+
+/// `EXPIRETIME key`: the Unix time in seconds when the key expires, -1
+/// without expiry, -2 if missing.
+pub(crate) fn expiretime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    Reply::Integer(match x.read(&args[1]).map(|e| e.expire_at()) {
+        None => -2,
+        Some(None) => -1,
+        Some(Some(at)) => (at / 1000) as i64,
+    })
+}
+
+/// `PEXPIRETIME key`: like `EXPIRETIME`, in milliseconds.
+pub(crate) fn pexpiretime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    Reply::Integer(match x.read(&args[1]).map(|e| e.expire_at()) {
+        None => -2,
+        Some(None) => -1,
+        Some(Some(at)) => i64::try_from(at).unwrap_or(i64::MAX),
+    })
+}

@@ -1,10 +1,12 @@
-//! Keyspace commands: `DEL`, `EXISTS`, `TYPE`, `KEYS`, `SCAN`, `DBSIZE`,
+//! Keyspace commands: `DEL`/`UNLINK`, `EXISTS`, `TOUCH`, `TYPE`, `KEYS`,
+//! `SCAN`, `RANDOMKEY`, `RENAME`/`RENAMENX`, `COPY`, `DBSIZE`,
 //! `FLUSHALL`/`FLUSHDB`.
 
 use alloc::vec::Vec;
 
 use super::errors;
 use super::exec::Exec;
+use crate::aof::Piece;
 use crate::glob;
 use crate::num::{parse_i64, parse_u64};
 use crate::resp::Reply;
@@ -116,4 +118,122 @@ pub(crate) fn flush(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     x.store.clear();
     x.log([b"FLUSHALL"]);
     Reply::ok()
+}
+
+/// `TOUCH key [key ...]`: how many of the named keys exist (there is no
+/// LRU clock to update).
+pub(crate) fn touch(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let count = args[1..].iter().filter(|key| x.exists(key)).count();
+    Reply::Integer(count as i64)
+}
+
+/// `RANDOMKEY`: a live key picked at random, or nil for an empty keyspace.
+pub(crate) fn randomkey(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    // A few tries, then a scan, so expired keys cannot hide live ones.
+    let len = x.store.len();
+    if len == 0 {
+        return Reply::Bulk(None);
+    }
+    let now = x.now;
+    let pick = (x.next_random() % len as u64) as usize;
+    let live = |entry: &crate::store::Entry| !entry.is_expired(now);
+    let found = x
+        .store
+        .iter()
+        .skip(pick)
+        .chain(x.store.iter().take(pick))
+        .find(|(_, entry)| live(entry))
+        .map(|(key, _)| key.to_vec());
+    Reply::Bulk(found)
+}
+
+/// `RENAME key newkey`: moves the value and its expiry.
+pub(crate) fn rename(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match move_key(x, &args[1], &args[2], true) {
+        Ok(_) => Reply::ok(),
+        Err(reply) => reply,
+    }
+}
+
+/// `RENAMENX key newkey`: like `RENAME`, only if `newkey` does not exist (1
+/// if it moved, 0 if not).
+pub(crate) fn renamenx(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match move_key(x, &args[1], &args[2], false) {
+        Ok(moved) => Reply::Integer(i64::from(moved)),
+        Err(reply) => reply,
+    }
+}
+
+/// Moves `from` to `to` (over an existing `to` when `replace`); logged as
+/// the absolute `DEL from` and `SET to value [PXAT at]`, which replay to
+/// the same keys whatever a log rewrite captured first.
+fn move_key(x: &mut Exec<'_>, from: &[u8], to: &[u8], replace: bool) -> Result<bool, Reply> {
+    if !x.exists(from) {
+        return Err(Reply::error("ERR no such key"));
+    }
+    if from == to {
+        return Ok(replace);
+    }
+    if !replace && x.exists(to) {
+        return Ok(false);
+    }
+    let entry = x.store.remove(from).expect("checked above");
+    x.store.set(to, entry.shared().clone(), entry.expire_at());
+    x.log([&b"DEL"[..], from]);
+    log_set(x, to, &entry);
+    Ok(true)
+}
+
+/// Logs `SET key <entry's value> [PXAT <its expiry>]`.
+fn log_set(x: &mut Exec<'_>, key: &[u8], entry: &crate::store::Entry) {
+    let value = Piece::Value(entry.shared());
+    match entry.expire_at() {
+        Some(at) => {
+            let at = crate::num::format_i64(i64::try_from(at).unwrap_or(i64::MAX));
+            x.log_args(&[
+                Piece::Bytes(b"SET"),
+                Piece::Bytes(key),
+                value,
+                Piece::Bytes(b"PXAT"),
+                Piece::Bytes(&at),
+            ]);
+        }
+        None => x.log_args(&[Piece::Bytes(b"SET"), Piece::Bytes(key), value]),
+    }
+}
+
+/// `COPY source destination [DB 0] [REPLACE]`: 1 if copied, 0 if the source
+/// is missing or the destination exists (without `REPLACE`). There is one
+/// database: `DB` other than 0 is out of range.
+pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let mut replace = false;
+    let mut i = 3;
+    while i < args.len() {
+        if args[i].eq_ignore_ascii_case(b"REPLACE") {
+            replace = true;
+            i += 1;
+        } else if args[i].eq_ignore_ascii_case(b"DB") && i + 1 < args.len() {
+            match parse_i64(&args[i + 1]) {
+                Some(0) => {}
+                Some(_) => return Reply::error("ERR DB index is out of range"),
+                None => return errors::not_integer(),
+            }
+            i += 2;
+        } else {
+            return errors::syntax();
+        }
+    }
+    let (from, to) = (&args[1], &args[2]);
+    if from == to {
+        return Reply::error("ERR source and destination objects are the same");
+    }
+    let Some(entry) = x.live(from).cloned() else {
+        return Reply::Integer(0);
+    };
+    if !replace && x.exists(to) {
+        return Reply::Integer(0);
+    }
+    x.store.set(to, entry.shared().clone(), entry.expire_at());
+    log_set(x, to, &entry);
+    Reply::Integer(1)
 }

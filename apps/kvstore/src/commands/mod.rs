@@ -36,6 +36,7 @@ mod keys;
 mod persistence;
 mod set_options;
 mod stats;
+mod string_ops;
 mod strings;
 mod table;
 
@@ -85,6 +86,8 @@ pub struct Engine {
     config: Config,
     stats: Stats,
     started_ms: u64,
+    /// State of the generator `RANDOMKEY` draws from.
+    random: u64,
 }
 
 impl Engine {
@@ -96,6 +99,7 @@ impl Engine {
             config,
             stats: Stats::default(),
             started_ms: now_ms,
+            random: now_ms | 1,
         }
     }
 
@@ -323,6 +327,7 @@ impl Engine {
             client,
             now,
             started_ms: self.started_ms,
+            random: &mut self.random,
             loading,
             fullname: spec.name,
             effects: Effects::default(),

@@ -206,9 +206,9 @@ pub(crate) fn mset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return errors::wrong_args(x.fullname);
     }
     let values: Vec<Value> = args[2..]
-        .iter()
+        .iter_mut()
         .step_by(2)
-        .map(|v| Value::new(v.clone()))
+        .map(|v| Value::new(core::mem::take(v)))
         .collect();
     let mut logged = Vec::with_capacity(args.len());
     logged.push(Piece::Bytes(b"MSET"));

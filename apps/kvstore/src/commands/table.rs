@@ -4,7 +4,7 @@
 //! all read this table, so they cannot disagree.
 
 use super::exec::Exec;
-use super::{auth, connection, expire, info, introspect, keys, persistence, strings};
+use super::{auth, connection, expire, info, introspect, keys, persistence, string_ops, strings};
 use crate::resp::Reply;
 use crate::store::Store;
 
@@ -142,6 +142,28 @@ fn mset_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
         .sum()
 }
 
+/// Growth of `SETEX key seconds value` (and `PSETEX`).
+fn setex_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+    store.growth_if_set(&args[1], args[3].len())
+}
+
+/// Growth of `SETRANGE key offset value`: up to the offset plus the value.
+fn setrange_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+    let offset = crate::num::parse_i64(&args[2]).unwrap_or(0).max(0) as usize;
+    let end = offset.saturating_add(args[3].len());
+    match store.get(&args[1]) {
+        Some(entry) => end.saturating_sub(entry.value().len()),
+        None => Store::cost(args[1].len(), end),
+    }
+}
+
+/// Growth of `COPY source destination`: the source's value again.
+fn copy_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+    store
+        .get(&args[1])
+        .map_or(0, |e| store.growth_if_set(&args[2], e.value().len()))
+}
+
 /// Growth of `APPEND key suffix`.
 fn append_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
     match store.get(&args[1]) {
@@ -215,9 +237,36 @@ pub(crate) static COMMANDS: &[Spec] = &[
         append_growth,
     ),
     cmd("strlen", 2, RF, ONE_KEY, strings::strlen),
+    grows(cmd("setex", 4, W, ONE_KEY, string_ops::setex), setex_growth),
+    grows(
+        cmd("psetex", 4, W, ONE_KEY, string_ops::psetex),
+        setex_growth,
+    ),
+    cmd("getdel", 2, WF, ONE_KEY, string_ops::getdel),
+    cmd("getex", -2, WF, ONE_KEY, string_ops::getex),
+    grows(
+        cmd("incrbyfloat", 3, WF, ONE_KEY, string_ops::incrbyfloat),
+        counter_growth,
+    ),
+    grows(
+        cmd("msetnx", -3, W, (1, -1, 2), string_ops::msetnx),
+        mset_growth,
+    ),
+    cmd("getrange", 4, R, ONE_KEY, string_ops::getrange),
+    cmd("substr", 4, R, ONE_KEY, string_ops::getrange),
+    grows(
+        cmd("setrange", 4, W, ONE_KEY, string_ops::setrange),
+        setrange_growth,
+    ),
     cmd("mget", -2, RF, ALL_KEYS, strings::mget),
     grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
     cmd("del", -2, W, ALL_KEYS, keys::del),
+    cmd("unlink", -2, WF, ALL_KEYS, keys::del),
+    cmd("touch", -2, RF, ALL_KEYS, keys::touch),
+    cmd("randomkey", 1, R, NO_KEYS, keys::randomkey),
+    cmd("rename", 3, W, (1, 2, 1), keys::rename),
+    cmd("renamenx", 3, WF, (1, 2, 1), keys::renamenx),
+    grows(cmd("copy", -3, W, (1, 2, 1), keys::copy), copy_growth),
     cmd("exists", -2, RF, ALL_KEYS, keys::exists),
     cmd("type", 2, RF, ONE_KEY, keys::type_of),
     cmd("keys", 2, R, NO_KEYS, keys::keys),
@@ -232,6 +281,8 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("ttl", 2, RF, ONE_KEY, expire::ttl),
     cmd("pttl", 2, RF, ONE_KEY, expire::pttl),
     cmd("persist", 2, WF, ONE_KEY, expire::persist),
+    cmd("expiretime", 2, RF, ONE_KEY, expire::expiretime),
+    cmd("pexpiretime", 2, RF, ONE_KEY, expire::pexpiretime),
     cmd("info", -1, LOADING | STALE, NO_KEYS, info::info),
     cmd("bgrewriteaof", 1, ADMIN, NO_KEYS, persistence::bgrewriteaof),
     container(

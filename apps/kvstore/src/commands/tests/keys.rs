@@ -176,3 +176,51 @@ fn dbsize_and_flush() {
     assert_eq!(s.run("DBSIZE"), int(0));
     assert_eq!(s.run("FLUSHALL NOW"), err("ERR syntax error"));
 }
+
+#[test]
+fn rename_moves_value_and_expiry_and_logs_absolutely() {
+    let mut s = Session::new();
+    let now = s.now;
+    s.run("SET a 1 PX 500");
+    assert_eq!(
+        s.logged("RENAME a b"),
+        ["DEL a".to_string(), format!("SET b 1 PXAT {}", now + 500)]
+    );
+    assert_eq!(s.run("PTTL b"), Reply::Integer(500));
+    assert_eq!(s.run("RENAME a c"), Reply::error("ERR no such key"));
+    s.run("SET c 3");
+    assert_eq!(s.run("RENAMENX b c"), Reply::Integer(0));
+    assert_eq!(s.run("RENAMENX b d"), Reply::Integer(1));
+    assert_eq!(s.run("RENAME d d"), Reply::ok());
+    assert_eq!(s.run("GET d"), Reply::bulk("1"));
+}
+
+#[test]
+fn copy_touch_unlink_randomkey_and_expiretime() {
+    let mut s = Session::new();
+    s.run("SET a hello");
+    assert_eq!(s.run("COPY a b"), Reply::Integer(1));
+    assert_eq!(s.run("COPY a b"), Reply::Integer(0));
+    s.run("APPEND a !");
+    assert_eq!(
+        s.run("GET b"),
+        Reply::bulk("hello"),
+        "copies do not share changes"
+    );
+    assert_eq!(s.run("COPY a b REPLACE"), Reply::Integer(1));
+    assert_eq!(
+        s.run("COPY a b DB 1"),
+        Reply::error("ERR DB index is out of range")
+    );
+    assert_eq!(s.run("COPY missing b"), Reply::Integer(0));
+    assert_eq!(s.run("TOUCH a b missing"), Reply::Integer(2));
+    assert!(matches!(s.run("RANDOMKEY"), Reply::Bulk(Some(k)) if k == b"a" || k == b"b"));
+    assert_eq!(s.run("UNLINK a b missing"), Reply::Integer(2));
+    assert_eq!(s.run("RANDOMKEY"), Reply::Bulk(None));
+    s.run("SET e v PXAT 2000500");
+    assert_eq!(s.run("EXPIRETIME e"), Reply::Integer(2000));
+    assert_eq!(s.run("PEXPIRETIME e"), Reply::Integer(2000500));
+    s.run("SET p v");
+    assert_eq!(s.run("EXPIRETIME p"), Reply::Integer(-1));
+    assert_eq!(s.run("PEXPIRETIME nothing"), Reply::Integer(-2));
+}

@@ -128,7 +128,7 @@ fn random_command(rng: &mut Rng, now: u64) -> String {
     let k2 = rng.pick(&["a", "b", "c", "d", "e"]);
     let v = rng.pick(&["1", "22", "-5", "abc", "\"x y\""]);
     let n = rng.below(60);
-    match rng.below(24) {
+    match rng.below(38) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {}", n + 1),
         2 => format!("SET {k} {v} NX PX {}", n + 1),
@@ -152,6 +152,20 @@ fn random_command(rng: &mut Rng, now: u64) -> String {
         20 => format!("TTL {k}"),
         21 if n < 3 => String::from("FLUSHALL"),
         22 => format!("EXISTS {k}"),
+        23 => format!("SETEX {k} {} {v}", n + 1),
+        24 => format!("PSETEX {k} {} {v}", n + 1),
+        25 => format!("GETDEL {k}"),
+        26 => format!("GETEX {k} PX {}", n + 1),
+        27 => format!("GETEX {k} PERSIST"),
+        28 => format!("INCRBYFLOAT {k} 1.5"),
+        29 => format!("MSETNX {k} {v} {k2} 8"),
+        30 => format!("SETRANGE {k} {} {v}", n % 7),
+        31 => format!("RENAME {k} {k2}"),
+        32 => format!("RENAMENX {k} {k2}"),
+        33 => format!("COPY {k} {k2}"),
+        34 => format!("COPY {k} {k2} REPLACE"),
+        35 => format!("UNLINK {k}"),
+        36 => format!("GETEX {k} PXAT {}", now + n - 20),
         _ => format!("STRLEN {k}"),
     }
 }

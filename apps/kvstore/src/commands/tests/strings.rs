@@ -223,3 +223,107 @@ fn mget_and_mset() {
     s.run("MSET t w");
     assert_eq!(s.run("TTL t"), int(-1), "MSET clears TTLs");
 }
+
+#[test]
+fn setex_psetex_and_their_errors() {
+    let mut s = Session::new();
+    let now = s.now;
+    assert_eq!(s.run("SETEX k 10 v"), Reply::ok());
+    assert_eq!(s.run("TTL k"), Reply::Integer(10));
+    assert_eq!(
+        s.logged("PSETEX k 500 w"),
+        [format!("SET k w PXAT {}", now + 500)]
+    );
+    assert_eq!(
+        s.run("SETEX k 0 v"),
+        Reply::error("ERR invalid expire time in 'setex' command")
+    );
+    assert_eq!(
+        s.run("SETEX k x v"),
+        Reply::error("ERR value is not an integer or out of range")
+    );
+}
+
+#[test]
+fn getdel_and_getex() {
+    let mut s = Session::new();
+    let now = s.now;
+    s.run("SET k v");
+    assert_eq!(
+        s.logged("GETEX k PX 100"),
+        [format!("PEXPIREAT k {}", now + 100)]
+    );
+    assert_eq!(s.run("PTTL k"), Reply::Integer(100));
+    assert_eq!(s.logged("GETEX k PERSIST"), ["PERSIST k"]);
+    assert_eq!(s.run("TTL k"), Reply::Integer(-1));
+    assert_eq!(s.run("GETEX k"), Reply::bulk("v"));
+    assert_eq!(s.run("GETEX k EX"), Reply::error("ERR syntax error"));
+    assert_eq!(s.logged("GETDEL k"), ["DEL k"]);
+    assert_eq!(s.run("GETDEL k"), Reply::Bulk(None));
+    assert_eq!(s.run("GETEX missing EX 5"), Reply::Bulk(None));
+}
+
+#[test]
+fn incrbyfloat_keeps_redis_text() {
+    let mut s = Session::new();
+    s.run("SET f 10.50");
+    assert_eq!(s.run("INCRBYFLOAT f 0.1"), Reply::bulk("10.6"));
+    assert_eq!(s.run("INCRBYFLOAT f -5"), Reply::bulk("5.6"));
+    assert_eq!(s.run("INCRBYFLOAT g 3"), Reply::bulk("3"));
+    assert_eq!(s.run("INCRBYFLOAT g 2.0e2"), Reply::bulk("203"));
+    assert_eq!(s.logged("INCRBYFLOAT g 1"), ["SET g 204 KEEPTTL"]);
+    assert_eq!(
+        s.run("INCRBYFLOAT g abc"),
+        Reply::error("ERR value is not a valid float")
+    );
+    s.run("SET t text");
+    assert_eq!(
+        s.run("INCRBYFLOAT t 1"),
+        Reply::error("ERR value is not a valid float")
+    );
+    assert!(matches!(s.run("INCRBYFLOAT g 1e308"), Reply::Bulk(Some(_))));
+    assert_eq!(
+        s.run("INCRBYFLOAT g 1e308"),
+        Reply::error("ERR increment would produce NaN or Infinity")
+    );
+}
+
+#[test]
+fn msetnx_sets_all_or_nothing() {
+    let mut s = Session::new();
+    assert_eq!(s.run("MSETNX a 1 b 2"), Reply::Integer(1));
+    assert_eq!(s.run("MSETNX b 3 c 4"), Reply::Integer(0));
+    assert_eq!(s.run("EXISTS c"), Reply::Integer(0));
+    assert_eq!(
+        s.run("MSETNX a"),
+        Reply::error("ERR wrong number of arguments for 'msetnx' command")
+    );
+}
+
+#[test]
+fn getrange_and_setrange_follow_redis_offsets() {
+    let mut s = Session::new();
+    s.run("SET k \"This is a string\"");
+    assert_eq!(s.run("GETRANGE k 0 3"), Reply::bulk("This"));
+    assert_eq!(s.run("GETRANGE k -3 -1"), Reply::bulk("ing"));
+    assert_eq!(s.run("GETRANGE k 0 -1"), Reply::bulk("This is a string"));
+    assert_eq!(s.run("GETRANGE k 10 100"), Reply::bulk("string"));
+    assert_eq!(s.run("GETRANGE k 5 3"), Reply::bulk(""));
+    assert_eq!(s.run("GETRANGE k -1 -5"), Reply::bulk(""));
+    assert_eq!(s.run("SUBSTR k 0 3"), Reply::bulk("This"));
+    assert_eq!(s.run("GETRANGE missing 0 -1"), Reply::bulk(""));
+    s.run("SET w \"Hello World\"");
+    assert_eq!(s.run("SETRANGE w 6 Redis"), Reply::Integer(11));
+    assert_eq!(s.run("GET w"), Reply::bulk("Hello Redis"));
+    assert_eq!(s.run("SETRANGE z 3 ab"), Reply::Integer(5));
+    assert_eq!(s.run("GET z"), Reply::bulk(b"\0\0\0ab".to_vec()));
+    assert_eq!(s.logged("SETRANGE z 0 x"), ["SET z x\0\0ab KEEPTTL"]);
+    assert_eq!(
+        s.run("SETRANGE z -1 x"),
+        Reply::error("ERR offset is out of range")
+    );
+    assert_eq!(
+        s.run("SETRANGE z 536870912 x"),
+        Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+    );
+}

@@ -1,0 +1,221 @@
+//! The rest of the string commands: `SETEX`, `PSETEX`, `GETDEL`, `GETEX`,
+//! `INCRBYFLOAT`, `MSETNX`, `GETRANGE` (and its old name `SUBSTR`) and
+//! `SETRANGE`.
+//!
+//! Every change is logged in an absolute form (`SET ... KEEPTTL`,
+//! `PEXPIREAT`, `DEL`), which replays to the same state whatever a log
+//! rewrite captured before it (see `kvstore::aof::RewriteScan`).
+
+use alloc::format;
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use super::errors;
+use super::exec::Exec;
+use super::expiry_arg::{set_expire_at, Unit};
+use super::strings;
+use crate::aof::Piece;
+use crate::num::{format_i64, parse_i64};
+use crate::resp::Reply;
+use crate::store::Value;
+
+/// `SETEX key seconds value`: `SET key value EX seconds`.
+pub(crate) fn setex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    set_with_expiry(x, args, b"EX")
+}
+
+/// `PSETEX key milliseconds value`: `SET key value PX milliseconds`.
+pub(crate) fn psetex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    set_with_expiry(x, args, b"PX")
+}
+
+fn set_with_expiry(x: &mut Exec<'_>, args: &mut [Vec<u8>], unit: &[u8]) -> Reply {
+    let value = core::mem::take(&mut args[3]);
+    let mut set = alloc::vec![
+        b"SET".to_vec(),
+        core::mem::take(&mut args[1]),
+        value,
+        unit.to_vec(),
+        core::mem::take(&mut args[2]),
+    ];
+    strings::set(x, &mut set)
+}
+
+/// `GETDEL key`: the value, and the key is gone.
+pub(crate) fn getdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let key = &args[1];
+    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
+        return Reply::Bulk(None);
+    };
+    x.store.remove(key);
+    x.log([&b"DEL"[..], key]);
+    Reply::Bulk(Some(value))
+}
+
+/// `GETEX key [EX s | PX ms | EXAT s | PXAT ms | PERSIST]`: the value, and
+/// its expiry changed as asked.
+pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    enum Change {
+        Keep,
+        Persist,
+        At(Unit, usize),
+    }
+    let change = match args.len() {
+        2 => Change::Keep,
+        3 if args[2].eq_ignore_ascii_case(b"PERSIST") => Change::Persist,
+        4 => match args[2].to_ascii_uppercase().as_slice() {
+            b"EX" => Change::At(Unit::Seconds, 3),
+            b"PX" => Change::At(Unit::Millis, 3),
+            b"EXAT" => Change::At(Unit::UnixSeconds, 3),
+            b"PXAT" => Change::At(Unit::UnixMillis, 3),
+            _ => return errors::syntax(),
+        },
+        _ => return errors::syntax(),
+    };
+    let at = match change {
+        Change::At(unit, i) => match set_expire_at(x, unit, &args[i]) {
+            Ok(at) => Some(at),
+            Err(reply) => return reply,
+        },
+        _ => None,
+    };
+    let key = &args[1];
+    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
+        return Reply::Bulk(None);
+    };
+    match (change, at) {
+        (Change::At(..), Some(at)) if x.already_expired(at) => {
+            x.store.remove(key);
+            x.log([&b"DEL"[..], key]);
+        }
+        (Change::At(..), Some(at)) => {
+            x.store.set_expire(key, Some(at));
+            x.log([&b"PEXPIREAT"[..], key, &format_i64(at as i64)]);
+        }
+        (Change::Persist, _) if x.store.get(key).is_some_and(|e| e.expire_at().is_some()) => {
+            x.store.set_expire(key, None);
+            x.log([&b"PERSIST"[..], key]);
+        }
+        _ => {}
+    }
+    Reply::Bulk(Some(value))
+}
+
+/// `INCRBYFLOAT key increment`: the new value, written as the shortest
+/// decimal that reads back to the same double (Redis prints long doubles;
+/// the two agree on every value that fits a double's precision).
+pub(crate) fn incrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let not_float = || Reply::error("ERR value is not a valid float");
+    let Some(delta) = parse_float(&args[2]) else {
+        return not_float();
+    };
+    let key = &args[1];
+    let current = match x.live(key) {
+        Some(entry) => match parse_float(entry.value()) {
+            Some(n) => n,
+            None => return not_float(),
+        },
+        None => 0.0,
+    };
+    let new = current + delta;
+    if !new.is_finite() {
+        return Reply::error("ERR increment would produce NaN or Infinity");
+    }
+    let text = format_float(new);
+    x.store.set_keep_ttl(key, text.as_bytes().to_vec());
+    x.log([&b"SET"[..], key, text.as_bytes(), b"KEEPTTL"]);
+    Reply::bulk(text.into_bytes())
+}
+
+/// A float as Redis accepts it: decimal or exponent notation, finite, no
+/// spaces around it.
+fn parse_float(bytes: &[u8]) -> Option<f64> {
+    let text = core::str::from_utf8(bytes).ok()?;
+    if text.is_empty() || text.trim() != text {
+        return None;
+    }
+    let n: f64 = text.parse().ok()?;
+    n.is_finite().then_some(n)
+}
+
+/// `n` in plain decimal notation (no exponent), as short as round-trips.
+fn format_float(n: f64) -> alloc::string::String {
+    if n.abs() < 1e17 && (n as i64) as f64 == n {
+        return (n as i64).to_string();
+    }
+    format!("{n}")
+}
+
+/// `MSETNX key value [key value ...]`: sets all, only if none exists.
+pub(crate) fn msetnx(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    if args.len().is_multiple_of(2) {
+        return errors::wrong_args(x.fullname);
+    }
+    let keys: Vec<Vec<u8>> = args[1..].iter().step_by(2).cloned().collect();
+    if keys.iter().any(|key| x.exists(key)) {
+        return Reply::Integer(0);
+    }
+    let mut mset: Vec<Vec<u8>> = Vec::with_capacity(args.len());
+    mset.push(b"MSET".to_vec());
+    mset.extend(args[1..].iter_mut().map(core::mem::take));
+    strings::mset(x, &mut mset);
+    Reply::Integer(1)
+}
+
+/// `GETRANGE key start end` (and `SUBSTR`): the bytes from `start` to
+/// `end` inclusive, negative offsets counting from the end.
+pub(crate) fn getrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let (Some(start), Some(end)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
+        return errors::not_integer();
+    };
+    let value = x.read(&args[1]).map(|e| e.value()).unwrap_or_default();
+    let len = value.len() as i64;
+    if len == 0 || (start < 0 && end < 0 && start > end) {
+        return Reply::bulk(Vec::new());
+    }
+    let clamp = |i: i64| if i < 0 { (len + i).max(0) } else { i };
+    let (start, end) = (clamp(start), clamp(end).min(len - 1));
+    if start > end || start >= len {
+        return Reply::bulk(Vec::new());
+    }
+    Reply::bulk(value[start as usize..=end as usize].to_vec())
+}
+
+/// `SETRANGE key offset value`: overwrites from `offset` (padding a
+/// shorter value with zero bytes); the new length.
+pub(crate) fn setrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let Some(offset) = parse_i64(&args[2]) else {
+        return errors::not_integer();
+    };
+    if offset < 0 {
+        return Reply::error("ERR offset is out of range");
+    }
+    let (key, patch) = (&args[1], &args[3]);
+    let current = x.live(key).map(|e| e.value().to_vec());
+    if patch.is_empty() {
+        return Reply::Integer(current.map_or(0, |v| v.len()) as i64);
+    }
+    let end = offset as u64 + patch.len() as u64;
+    if end > x.config.proto_max_bulk_len {
+        return Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)");
+    }
+    let mut value = current.unwrap_or_default();
+    let end = end as usize;
+    if value.len() < end {
+        if value.try_reserve(end - value.len()).is_err() {
+            return errors::oom();
+        }
+        value.resize(end, 0);
+    }
+    value[offset as usize..end].copy_from_slice(patch);
+    let len = value.len();
+    let value = Value::new(value);
+    x.store.set_keep_ttl(key, value.clone());
+    x.log_args(&[
+        Piece::Bytes(b"SET"),
+        Piece::Bytes(key),
+        Piece::Value(&value),
+        Piece::Bytes(b"KEEPTTL"),
+    ]);
+    Reply::Integer(len as i64)
+}
