@@ -108,7 +108,7 @@ fn replay(disk: &[u8]) -> (check::Inspection, usize) {
     let found = check::inspect(disk, |args| {
         let _ = engine.load(args, now);
     });
-    let keys = engine.store().len();
+    let keys = engine.key_count();
     (found, keys)
 }
 

@@ -40,6 +40,9 @@ pub struct Config {
     /// is closed. 0: no limit (the server still stops executing a client's
     /// requests while 1 MiB of its replies is unsent).
     pub client_output_hard_limit: u64,
+    /// Number of databases (`databases`, 16): `SELECT` takes 0 to this - 1.
+    /// Set at start only.
+    pub databases: usize,
     /// The password clients must give with `AUTH` before any other
     /// command (`requirepass`); `None` (the empty string) asks for none.
     pub requirepass: Option<Vec<u8>>,
@@ -56,6 +59,7 @@ impl Default for Config {
             aof_rewrite: RewritePolicy::default(),
             maxclients: 10_000,
             requirepass: None,
+            databases: 16,
             client_query_buffer_limit: 1 << 30,
             client_output_hard_limit: 0,
         }
@@ -138,7 +142,7 @@ impl Config {
             "auto-aof-rewrite-min-size" => number(self.aof_rewrite.min_size),
             "save" => String::new(),
             "maxmemory-policy" => String::from("noeviction"),
-            "databases" => String::from("1"),
+            "databases" => number(self.databases as u64),
             "timeout" => String::from("0"),
             "bind" => String::from("* -::*"),
             "maxclients" => number(self.maxclients),
@@ -209,6 +213,12 @@ impl Config {
                     .filter(|&n| n >= 1)
                     .ok_or_else(|| invalid("argument must be between 1 and 9223372036854775807"))?
             }
+            "databases" => {
+                self.databases = parse_u64(value)
+                    .filter(|&n| (1..=1024).contains(&n))
+                    .ok_or_else(|| invalid("argument must be between 1 and 1024 inclusive"))?
+                    as usize
+            }
             "client-output-buffer-limit" => {
                 self.client_output_hard_limit = parse_output_limit(value, self.client_output_hard_limit)
                     .ok_or_else(|| invalid("argument must be 'class hard soft seconds' with class normal, replica or pubsub"))?
@@ -259,7 +269,7 @@ impl Config {
     /// refused as immutable.
     pub fn set_at_runtime(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
         let lower = name.to_ascii_lowercase();
-        if matches!(lower.as_str(), "port" | "appendonly") {
+        if matches!(lower.as_str(), "port" | "appendonly" | "databases") {
             return Err(ConfigError::Immutable(lower));
         }
         self.set(&lower, value)
@@ -377,8 +387,13 @@ mod tests {
             ConfigError::Immutable(String::from("port"))
         );
         assert_eq!(
-            config.set("databases", b"16").unwrap_err(),
+            config.set_at_runtime("databases", b"16").unwrap_err(),
             ConfigError::Immutable(String::from("databases"))
+        );
+        assert!(config.set("databases", b"0").is_err());
+        assert!(
+            config.set("databases", b"32").is_ok(),
+            "at start it may be set"
         );
     }
 

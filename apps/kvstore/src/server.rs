@@ -460,10 +460,10 @@ impl Server {
             return;
         };
         let step = time::now();
-        let store = self.engine.store();
+        let dbs = self.engine.databases();
         let done = loop {
             let mut records = kvstore::commands::Effects::default();
-            let done = scan.step_records(store, 64, &mut records);
+            let done = scan.step_records(dbs, 64, &mut records);
             log.rewrite_emit(&records);
             if done {
                 break true;
@@ -561,7 +561,7 @@ pub fn main(args: libos::Args) -> i32 {
                         "kvstore: log replayed: {} records, {} bytes, {} keys",
                         opened.records,
                         opened.bytes,
-                        loaded.store().len()
+                        loaded.key_count()
                     );
                     if log.shares_values() {
                         println!(

@@ -74,6 +74,10 @@ pub struct RewriteScan {
     now_ms: u64,
     /// The store's scan cursor to resume from; `None` before the header.
     cursor: Option<u64>,
+    /// The database being scanned.
+    db: usize,
+    /// Whether its `SELECT` was emitted.
+    selected: bool,
 }
 
 impl RewriteScan {
@@ -82,28 +86,35 @@ impl RewriteScan {
         RewriteScan {
             now_ms,
             cursor: None,
+            db: 0,
+            selected: false,
         }
     }
 
-    /// Emits the records of about `keys` more keys (the header first);
-    /// returns whether the scan is complete.
+    /// Emits the records of about `keys` more keys of `store` (the header
+    /// first); returns whether the scan is complete.
     pub fn step(&mut self, store: &Store, keys: usize, emit: &mut dyn FnMut(&[u8])) -> bool {
         let mut records = Effects::default();
-        let done = self.step_records(store, keys, &mut records);
+        let done = self.step_records(core::slice::from_ref(store), keys, &mut records);
         emit(&records.to_bytes());
         done
     }
 
-    /// Like [`step`](RewriteScan::step), adding the records to `out`, where
-    /// large values are referred to, not copied: a rewrite then writes
-    /// them to the disk from their own memory, as appends do.
-    pub fn step_records(&mut self, store: &Store, keys: usize, out: &mut Effects) -> bool {
+    /// Like [`step`](RewriteScan::step), over every database (`dbs[i]` is
+    /// database `i`; the records of a database other than 0 follow a
+    /// `SELECT`), adding the records to `out`, where large values are
+    /// referred to, not copied: a rewrite then writes them to the disk from
+    /// their own memory, as appends do.
+    pub fn step_records(&mut self, dbs: &[Store], keys: usize, out: &mut Effects) -> bool {
         let cursor = match self.cursor {
             None => {
                 out.push_raw(&HEADER);
                 0
             }
             Some(cursor) => cursor,
+        };
+        let Some(store) = dbs.get(self.db) else {
+            return true;
         };
         let (next, found) = store.scan(cursor, keys);
         for key in found {
@@ -112,6 +123,12 @@ impl RewriteScan {
             };
             if entry.is_expired(self.now_ms) {
                 continue;
+            }
+            if !self.selected {
+                self.selected = true;
+                if self.db != 0 {
+                    out.push([&b"SELECT"[..], &format_i64(self.db as i64)]);
+                }
             }
             let (set, value) = (Piece::Bytes(b"SET"), Piece::Value(entry.shared()));
             match entry.expire_at() {
@@ -129,6 +146,12 @@ impl RewriteScan {
             }
         }
         self.cursor = Some(next);
-        next == 0
+        if next != 0 {
+            return false;
+        }
+        // This database is done: on to the next, if any.
+        self.db += 1;
+        self.selected = false;
+        self.db >= dbs.len()
     }
 }

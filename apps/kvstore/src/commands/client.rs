@@ -12,6 +12,8 @@ pub struct ClientCtx {
     /// Passed `AUTH` (or `HELLO ... AUTH`); only asked when the server
     /// has a `requirepass`.
     pub(crate) authenticated: bool,
+    /// The database `SELECT` chose.
+    pub(crate) db: usize,
 }
 
 impl ClientCtx {
@@ -23,6 +25,7 @@ impl ClientCtx {
             name: None,
             quit: false,
             authenticated: false,
+            db: 0,
         }
     }
 
@@ -34,6 +37,11 @@ impl ClientCtx {
     /// The name set with `CLIENT SETNAME`, if any.
     pub fn name(&self) -> Option<&[u8]> {
         self.name.as_deref()
+    }
+
+    /// The database the client works in (`SELECT`).
+    pub fn db(&self) -> usize {
+        self.db
     }
 
     /// Whether the client sent `QUIT`: the server should write the pending

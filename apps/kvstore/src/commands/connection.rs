@@ -29,10 +29,13 @@ pub(crate) fn quit(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::ok()
 }
 
-/// `SELECT index`: only database 0 exists.
-pub(crate) fn select(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+/// `SELECT index`: the database this connection works in from now on.
+pub(crate) fn select(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok()) {
-        Some(0) => Reply::ok(),
+        Some(n) if (0..x.config.databases as i64).contains(&n) => {
+            x.client.db = n as usize;
+            Reply::ok()
+        }
         Some(_) => Reply::error("ERR DB index is out of range"),
         None => errors::not_integer(),
     }

@@ -50,6 +50,9 @@ pub struct Effects {
     /// Each shared value, and where in `records` it belongs (ascending).
     shared: Vec<(usize, Value)>,
     count: usize,
+    /// The records apply whatever the database (`FLUSHALL`, `SWAPDB`): no
+    /// `SELECT` is needed before them.
+    db_independent: bool,
 }
 
 impl Effects {
@@ -67,6 +70,25 @@ impl Effects {
             shared.push((at, v.clone()))
         });
         self.count += 1;
+    }
+
+    /// Adds `other`'s records after these.
+    pub fn append(&mut self, other: Effects) {
+        let base = self.records.len();
+        self.records.extend_from_slice(&other.records);
+        self.shared
+            .extend(other.shared.into_iter().map(|(at, v)| (base + at, v)));
+        self.count += other.count;
+    }
+
+    /// Says that the records apply to every database (`FLUSHALL`).
+    pub fn mark_db_independent(&mut self) {
+        self.db_independent = true;
+    }
+
+    /// Whether the records apply to every database.
+    pub fn db_independent(&self) -> bool {
+        self.db_independent
     }
 
     /// Adds bytes that are not a record: the log header, which a

@@ -8,7 +8,13 @@ use crate::store::{Entry, Store};
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
+    /// The client's database.
     pub store: &'a mut Store,
+    /// Its index.
+    pub db: usize,
+    /// The databases before it and after it (`MOVE`, `FLUSHALL`, `INFO`).
+    pub dbs_before: &'a mut [Store],
+    pub dbs_after: &'a mut [Store],
     pub config: &'a mut Config,
     pub stats: &'a mut Stats,
     pub client: &'a mut ClientCtx,
@@ -54,6 +60,24 @@ impl Exec<'_> {
         }
         // `live` already removed the key if it was expired.
         self.store.get(key)
+    }
+
+    /// Database `index` when it is not the client's own.
+    pub fn other_db(&mut self, index: usize) -> Option<&mut Store> {
+        match index.checked_sub(self.db + 1) {
+            Some(after) => self.dbs_after.get_mut(after),
+            None => self.dbs_before.get_mut(index),
+        }
+    }
+
+    /// Every database with its index, the client's own included.
+    pub fn all_dbs(&self) -> impl Iterator<Item = (usize, &Store)> + '_ {
+        let before = self.dbs_before.iter();
+        let after = self.dbs_after.iter();
+        before
+            .chain(core::iter::once(&*self.store))
+            .chain(after)
+            .enumerate()
     }
 
     /// The next pseudo-random number (xorshift64*: fast, and enough to

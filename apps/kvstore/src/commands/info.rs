@@ -75,7 +75,7 @@ fn clients(x: &Exec<'_>, out: &mut String) {
 }
 
 fn memory(x: &Exec<'_>, out: &mut String) {
-    let used = x.store.used_memory() as u64;
+    let used = x.all_dbs().map(|(_, s)| s.used_memory()).sum::<usize>() as u64;
     let peak = x.stats.used_memory_peak.max(used);
     out.push_str("# Memory\r\n");
     field(out, "used_memory", used);
@@ -151,12 +151,12 @@ fn stats(x: &Exec<'_>, out: &mut String) {
 
 fn keyspace(x: &Exec<'_>, out: &mut String) {
     out.push_str("# Keyspace\r\n");
-    if !x.store.is_empty() {
+    for (db, store) in x.all_dbs().filter(|(_, s)| !s.is_empty()) {
         let _ = write!(
             out,
-            "db0:keys={},expires={},avg_ttl=0\r\n",
-            x.store.len(),
-            x.store.volatile_len()
+            "db{db}:keys={},expires={},avg_ttl=0\r\n",
+            store.len(),
+            store.volatile_len()
         );
     }
 }

@@ -106,8 +106,8 @@ pub(crate) fn dbsize(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(x.store.len() as i64)
 }
 
-/// `FLUSHALL [ASYNC|SYNC]` and `FLUSHDB [ASYNC|SYNC]`: remove every key.
-/// With a single database the two are the same; both log `FLUSHALL`.
+/// `FLUSHALL [ASYNC|SYNC]`: removes every key of every database;
+/// `FLUSHDB [ASYNC|SYNC]`: of the client's database.
 pub(crate) fn flush(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match args.get(1..) {
         Some([]) => {}
@@ -116,7 +116,14 @@ pub(crate) fn flush(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         _ => return errors::syntax(),
     }
     x.store.clear();
-    x.log([b"FLUSHALL"]);
+    if x.fullname == "flushall" {
+        x.dbs_before.iter_mut().for_each(crate::store::Store::clear);
+        x.dbs_after.iter_mut().for_each(crate::store::Store::clear);
+        x.log([b"FLUSHALL"]);
+        x.effects.mark_db_independent();
+    } else {
+        x.log([b"FLUSHDB"]);
+    }
     Reply::ok()
 }
 
@@ -236,4 +243,47 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     x.store.set(to, entry.shared().clone(), entry.expire_at());
     log_set(x, to, &entry);
     Reply::Integer(1)
+}
+
+/// `MOVE key db`: moves the key (with its expiry) to another database; 1
+/// if moved, 0 if it is missing here or exists there. Logged as `DEL` here
+/// and a `SET` in the other database, under a `SELECT` of it.
+pub(crate) fn move_to_db(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let Some(target) = parse_i64(&args[2]) else {
+        return errors::not_integer();
+    };
+    if target < 0 || target as u64 >= x.config.databases as u64 {
+        return Reply::error("ERR DB index is out of range");
+    }
+    let target = target as usize;
+    if target == x.db {
+        return Reply::error("ERR source and destination objects are the same");
+    }
+    let key = &args[1];
+    if !x.exists(key) {
+        return Reply::Integer(0);
+    }
+    let (now, loading) = (x.now, x.loading);
+    let there = x.other_db(target).expect("checked range");
+    if there
+        .get(key)
+        .is_some_and(|e| loading || !e.is_expired(now))
+    {
+        return Reply::Integer(0);
+    }
+    let entry = x.store.remove(key).expect("exists");
+    x.other_db(target)
+        .expect("checked range")
+        .set(key, entry.shared().clone(), entry.expire_at());
+    x.log([&b"DEL"[..], key]);
+    x.log([&b"SELECT"[..], &crate::num::format_i64(target as i64)]);
+    log_set(x, key, &entry);
+    x.log([&b"SELECT"[..], &crate::num::format_i64(x.db as i64)]);
+    Reply::Integer(1)
+}
+
+/// `SWAPDB` runs in the engine, which holds every database (see
+/// `Engine::swapdb`); this entry only gives the table its arity and flags.
+pub(crate) fn swapdb_placeholder(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::error("ERR SWAPDB is handled by the engine")
 }

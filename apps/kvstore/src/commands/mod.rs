@@ -82,7 +82,14 @@ impl Outcome {
 /// calls it with one command at a time.
 #[derive(Debug)]
 pub struct Engine {
-    store: Store,
+    /// The databases (`SELECT`), `config.databases` of them.
+    dbs: Vec<Store>,
+    /// The database of the last record the log holds, `None` when unknown
+    /// (a rewrite's tail follows whatever database its scan ended in): a
+    /// record in another database is preceded by a `SELECT`.
+    logged_db: Option<usize>,
+    /// The database records being loaded apply to (the log's `SELECT`s).
+    loading_db: usize,
     config: Config,
     stats: Stats,
     started_ms: u64,
@@ -95,7 +102,10 @@ impl Engine {
     /// time `INFO` measures uptime from.
     pub fn new(config: Config, now_ms: u64) -> Self {
         Engine {
-            store: Store::new(),
+            dbs: (0..config.databases.max(1)).map(|_| Store::new()).collect(),
+            // A new log starts in database 0.
+            logged_db: Some(0),
+            loading_db: 0,
             config,
             stats: Stats::default(),
             started_ms: now_ms,
@@ -140,7 +150,7 @@ impl Engine {
         if outcome.modified() {
             self.stats.dirty += 1;
         }
-        let used = self.store.used_memory() as u64;
+        let used = self.used_memory() as u64;
         self.stats.used_memory_peak = self.stats.used_memory_peak.max(used);
         outcome
     }
@@ -152,7 +162,11 @@ impl Engine {
     /// engine never contains one).
     pub fn load(&mut self, mut args: Args, now_ms: u64) -> Result<(), Reply> {
         let mut client = ClientCtx::new(0);
+        client.db = self.loading_db;
         let reply = self.run(&mut args, &mut client, now_ms, true).reply;
+        // The log goes on in the database its last record left it in.
+        self.loading_db = client.db;
+        self.logged_db = Some(self.loading_db);
         match reply {
             Reply::Error(_) => Err(reply),
             _ => Ok(()),
@@ -163,13 +177,35 @@ impl Engine {
     /// removes the expired ones. Returns the `DEL` commands to log. Call it
     /// periodically (Redis does ten times a second).
     pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Effects {
-        let removed = self.store.sweep_expired(now_ms, budget);
-        self.stats.expired_keys += removed.len() as u64;
         let mut effects = Effects::default();
-        for key in removed {
-            effects.push([&b"DEL"[..], &key]);
+        for db in 0..self.dbs.len() {
+            let removed = self.dbs[db].sweep_expired(now_ms, budget);
+            self.stats.expired_keys += removed.len() as u64;
+            for key in removed {
+                let mut del = Effects::default();
+                del.push([&b"DEL"[..], &key]);
+                effects.append(self.in_db(db, del));
+            }
         }
         effects
+    }
+
+    /// `effects` made in database `db`, preceded by a `SELECT` when the log
+    /// was last told about another one.
+    fn in_db(&mut self, db: usize, effects: Effects) -> Effects {
+        if effects.is_empty() || self.logged_db == Some(db) {
+            return effects;
+        }
+        self.logged_db = Some(db);
+        let mut selected = Effects::default();
+        selected.push([&b"SELECT"[..], &crate::num::format_i64(db as i64)]);
+        selected.append(effects);
+        selected
+    }
+
+    /// The memory estimate of every database.
+    pub fn used_memory(&self) -> usize {
+        self.dbs.iter().map(Store::used_memory).sum()
     }
 
     /// Whether the server should compact the log now: `BGREWRITEAOF` asked
@@ -216,6 +252,8 @@ impl Engine {
 
     /// The server began rewriting the log.
     pub fn aof_rewrite_started(&mut self) {
+        // The rewrite's tail must say its database before its first record.
+        self.logged_db = None;
         self.stats.aof_rewrite_scheduled = false;
         self.stats.aof_rewrite_in_progress = true;
     }
@@ -239,9 +277,19 @@ impl Engine {
         }
     }
 
-    /// The keyspace, e.g. for [`aof::rewrite`](crate::aof::rewrite).
+    /// Database 0, e.g. for [`aof::rewrite`](crate::aof::rewrite).
     pub fn store(&self) -> &Store {
-        &self.store
+        &self.dbs[0]
+    }
+
+    /// Every database, by index (for a log rewrite).
+    pub fn databases(&self) -> &[Store] {
+        &self.dbs
+    }
+
+    /// Keys in all databases.
+    pub fn key_count(&self) -> usize {
+        self.dbs.iter().map(Store::len).sum()
     }
 
     /// The settings in force.
@@ -262,6 +310,40 @@ impl Engine {
     /// The counters, for the server to fill in connection and log figures.
     pub fn stats_mut(&mut self) -> &mut Stats {
         &mut self.stats
+    }
+
+    /// `SWAPDB index1 index2`: the two databases trade contents, for every
+    /// client. Refused while the log is rewritten: the rewrite's scan would
+    /// have captured the keys under the old indices.
+    fn swapdb(&mut self, args: &[Vec<u8>], loading: bool) -> Outcome {
+        let reply = |reply| Outcome {
+            reply,
+            effects: Effects::default(),
+        };
+        let index = |arg: &[u8]| crate::num::parse_i64(arg);
+        let (Some(a), Some(b)) = (index(&args[1]), index(&args[2])) else {
+            return reply(Reply::error("ERR invalid first DB index"));
+        };
+        let range = 0..self.dbs.len() as i64;
+        if !range.contains(&a) || !range.contains(&b) {
+            return reply(Reply::error("ERR DB index is out of range"));
+        }
+        if self.stats.aof_rewrite_in_progress && !loading {
+            return reply(Reply::error(
+                "ERR SWAPDB is not allowed while the append-only log is being rewritten; try again when INFO says aof_rewrite_in_progress:0",
+            ));
+        }
+        self.dbs.swap(a as usize, b as usize);
+        let mut effects = Effects::default();
+        if !loading {
+            effects.push(&args[..3]);
+            effects.mark_db_independent();
+            self.stats.total_commands_processed += 1;
+        }
+        Outcome {
+            reply: Reply::ok(),
+            effects,
+        }
     }
 
     fn run(
@@ -311,17 +393,26 @@ impl Engine {
         ) {
             return reply(errors::misconf(reason));
         }
+        let db = client.db.min(self.dbs.len() - 1);
         let limit = self.config.maxmemory;
         if let (Some(growth), false, true) = (spec.growth, loading, limit > 0) {
             // noeviction: refuse writes that would push the estimate past
             // the limit; writes that do not grow it are always allowed.
-            let grows = growth(&self.store, args);
-            if grows > 0 && (self.store.used_memory() + grows) as u64 > limit {
+            let grows = growth(&self.dbs[db], args);
+            if grows > 0 && (self.used_memory() + grows) as u64 > limit {
                 return reply(errors::oom());
             }
         }
+        if spec.name == "swapdb" {
+            return self.swapdb(args, loading);
+        }
+        let (before, rest) = self.dbs.split_at_mut(db);
+        let (store, after) = rest.split_first_mut().expect("db is in range");
         let mut exec = Exec {
-            store: &mut self.store,
+            store,
+            db,
+            dbs_before: before,
+            dbs_after: after,
             config: &mut self.config,
             stats: &mut self.stats,
             client,
@@ -333,7 +424,13 @@ impl Engine {
             effects: Effects::default(),
         };
         let reply = run(&mut exec, args);
-        let effects = exec.effects;
+        let effects = match exec.effects.db_independent() {
+            true => exec.effects,
+            false => {
+                let effects = exec.effects;
+                self.in_db(db, effects)
+            }
+        };
         if !loading {
             // Counted after running, so INFO does not count itself.
             self.stats.total_commands_processed += 1;

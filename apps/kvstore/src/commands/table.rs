@@ -262,6 +262,8 @@ pub(crate) static COMMANDS: &[Spec] = &[
     grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
+    cmd("move", 3, WF, ONE_KEY, keys::move_to_db),
+    cmd("swapdb", 3, WF, NO_KEYS, keys::swapdb_placeholder),
     cmd("touch", -2, RF, ALL_KEYS, keys::touch),
     cmd("randomkey", 1, R, NO_KEYS, keys::randomkey),
     cmd("rename", 3, W, (1, 2, 1), keys::rename),

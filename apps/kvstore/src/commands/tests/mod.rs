@@ -2,6 +2,7 @@
 //! send them, and the replies Redis 7 gives.
 
 mod auth;
+mod databases;
 mod expiry;
 mod keys;
 mod memory;

@@ -68,10 +68,12 @@ fn wrong_argument_counts_name_the_command() {
 }
 
 #[test]
-fn select_only_db_zero() {
+fn select_takes_the_configured_databases() {
     let mut s = Session::new();
     assert_eq!(s.run("SELECT 0"), ok());
-    assert_eq!(s.run("SELECT 1"), err("ERR DB index is out of range"));
+    assert_eq!(s.run("SELECT 15"), ok());
+    assert_eq!(s.run("SELECT 16"), err("ERR DB index is out of range"));
+    assert_eq!(s.run("SELECT -1"), err("ERR DB index is out of range"));
     assert_eq!(
         s.run("SELECT x"),
         err("ERR value is not an integer or out of range")

@@ -1,0 +1,166 @@
+//! Several databases: `SELECT`, `MOVE`, `SWAPDB`, `FLUSHDB`/`FLUSHALL`, and
+//! how the log says which database a record belongs to.
+
+use super::*;
+use crate::aof::{replay, rewrite_each, RewriteScan, HEADER};
+use crate::commands::Effects;
+
+/// The log of `lines` run in one session, decoded to text.
+fn log_of(s: &mut Session, lines: &[&str]) -> Vec<String> {
+    lines.iter().flat_map(|l| s.logged(l)).collect()
+}
+
+/// Loads `log` into a fresh engine.
+fn load(log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(Config::default(), now);
+    let report = replay(log, |args| engine.load(args, now).expect("replays"));
+    assert_eq!(report.torn_tail, None);
+    engine
+}
+
+fn keys_of(engine: &Engine) -> Vec<(usize, Vec<u8>, Vec<u8>)> {
+    let mut all: Vec<_> = engine
+        .databases()
+        .iter()
+        .enumerate()
+        .flat_map(|(db, store)| {
+            store
+                .iter()
+                .map(move |(k, e)| (db, k.to_vec(), e.value().to_vec()))
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn each_database_has_its_own_keys() {
+    let mut s = Session::new();
+    s.run("SET k zero");
+    s.run("SELECT 3");
+    assert_eq!(s.run("GET k"), Reply::Bulk(None));
+    s.run("SET k three");
+    assert_eq!(s.run("DBSIZE"), Reply::Integer(1));
+    s.run("SELECT 0");
+    assert_eq!(s.run("GET k"), Reply::bulk("zero"));
+    let Reply::Bulk(Some(info)) = s.run("INFO keyspace") else {
+        panic!("INFO is a bulk string");
+    };
+    let info = String::from_utf8(info).unwrap();
+    assert!(info.contains("db0:keys=1,expires=0"), "{info}");
+    assert!(info.contains("db3:keys=1,expires=0"), "{info}");
+}
+
+#[test]
+fn records_say_their_database_only_when_it_changes() {
+    let mut s = Session::new();
+    assert_eq!(
+        log_of(
+            &mut s,
+            &["SET a 1", "SELECT 2", "SET b 2", "SET c 3", "SELECT 0", "DEL a"]
+        ),
+        ["SET a 1", "SELECT 2", "SET b 2", "SET c 3", "SELECT 0", "DEL a"]
+    );
+}
+
+#[test]
+fn move_swapdb_and_flushes() {
+    let mut s = Session::new();
+    s.run("SET k v");
+    assert_eq!(s.run("MOVE k 1"), Reply::Integer(1));
+    assert_eq!(s.run("EXISTS k"), Reply::Integer(0));
+    assert_eq!(s.run("MOVE k 1"), Reply::Integer(0), "gone from here");
+    assert_eq!(
+        s.run("MOVE k 0"),
+        Reply::error("ERR source and destination objects are the same")
+    );
+    assert_eq!(
+        s.run("MOVE k 99"),
+        Reply::error("ERR DB index is out of range")
+    );
+    s.run("SET here x");
+    assert_eq!(s.run("SWAPDB 0 1"), Reply::ok());
+    assert_eq!(
+        s.run("GET k"),
+        Reply::bulk("v"),
+        "db 1's keys are db 0's now"
+    );
+    assert_eq!(
+        s.run("SWAPDB 0 16"),
+        Reply::error("ERR DB index is out of range")
+    );
+    s.run("SELECT 1");
+    assert_eq!(s.run("GET here"), Reply::bulk("x"));
+    assert_eq!(s.run("FLUSHDB"), Reply::ok());
+    assert_eq!(s.run("DBSIZE"), Reply::Integer(0));
+    s.run("SELECT 0");
+    assert_eq!(
+        s.run("DBSIZE"),
+        Reply::Integer(1),
+        "FLUSHDB is one database"
+    );
+    s.run("SELECT 5");
+    s.run("SET five 5");
+    assert_eq!(s.run("FLUSHALL"), Reply::ok());
+    assert_eq!(s.engine.key_count(), 0);
+}
+
+#[test]
+fn swapdb_waits_for_a_rewrite() {
+    let mut s = Session::new();
+    s.engine.aof_rewrite_started();
+    assert!(matches!(s.run("SWAPDB 0 1"), Reply::Error(e) if e.contains("rewritten")));
+}
+
+#[test]
+fn the_log_and_a_rewrite_replay_every_database() {
+    let mut s = Session::new();
+    let mut log = HEADER.to_vec();
+    for line in [
+        "SET a 0",
+        "SELECT 4",
+        "SET a 4",
+        "SET b 4",
+        "MOVE b 7",
+        "SELECT 7",
+        "SET c 7",
+        "SWAPDB 4 9",
+        "SELECT 9",
+        "APPEND a x",
+        "SELECT 0",
+        "SET z 0",
+    ] {
+        log.extend(s.exec(line).effects.to_bytes());
+    }
+    let now = s.now;
+    assert_eq!(keys_of(&load(&log, now)), keys_of(&s.engine));
+    // A compact log of every database replays to the same keys.
+    let mut compact = Vec::new();
+    let mut scan = RewriteScan::new(now);
+    let mut records = Effects::default();
+    while !scan.step_records(s.engine.databases(), 1, &mut records) {}
+    compact.extend(records.to_bytes());
+    assert_eq!(keys_of(&load(&compact, now)), keys_of(&s.engine));
+    // One database alone, as before: no SELECT at all.
+    let mut single = Vec::new();
+    rewrite_each(s.engine.store(), now, |b| single.extend_from_slice(b));
+    assert!(!single.windows(6).any(|w| w == b"SELECT"));
+}
+
+#[test]
+fn a_rewrite_tail_says_its_database() {
+    // The scan ends in the last database; a write to database 0 in the
+    // tail must not land there on replay.
+    let mut s = Session::new();
+    s.run("SELECT 2");
+    s.run("SET two 2");
+    s.run("SELECT 0");
+    s.engine.aof_rewrite_started();
+    let mut scan = RewriteScan::new(s.now);
+    let mut new_log = Effects::default();
+    while !scan.step_records(s.engine.databases(), 8, &mut new_log) {}
+    new_log.append(s.exec("SET zero 0").effects);
+    s.engine.aof_rewrite_finished(Some(0), 0);
+    let engine = load(&new_log.to_bytes(), s.now);
+    assert_eq!(keys_of(&engine), keys_of(&s.engine));
+}
