@@ -450,7 +450,8 @@ impl Server {
                 return;
             }
             let before = self.engine.stats().aof_current_size;
-            self.rewrite = Some((aof::RewriteScan::new(now_ms()), time::now(), before));
+            let scan = aof::RewriteScan::new(now_ms()).ending_in(self.engine.log_db());
+            self.rewrite = Some((scan, time::now(), before));
         }
         let (Some((scan, started, before)), Some(log)) = (self.rewrite.as_mut(), self.log.as_mut())
         else {

@@ -78,6 +78,10 @@ pub struct RewriteScan {
     db: usize,
     /// Whether its `SELECT` was emitted.
     selected: bool,
+    /// The database the new log must end in (see [`RewriteScan::ending_in`]).
+    end_db: usize,
+    /// The database of the last record emitted.
+    last_db: usize,
 }
 
 impl RewriteScan {
@@ -88,7 +92,18 @@ impl RewriteScan {
             cursor: None,
             db: 0,
             selected: false,
+            end_db: 0,
+            last_db: 0,
         }
+    }
+
+    /// Makes the new log end in database `db` (a `SELECT` after the last
+    /// record if needed): the server's log is in that database when the
+    /// rewrite starts (`Engine::log_db`), and what it logs during the
+    /// rewrite, which follows the scan in the new log, is relative to it.
+    pub fn ending_in(mut self, db: usize) -> Self {
+        self.end_db = db;
+        self
     }
 
     /// Emits the records of about `keys` more keys of `store` (the header
@@ -126,8 +141,9 @@ impl RewriteScan {
             }
             if !self.selected {
                 self.selected = true;
-                if self.db != 0 {
+                if self.db != self.last_db {
                     out.push([&b"SELECT"[..], &format_i64(self.db as i64)]);
+                    self.last_db = self.db;
                 }
             }
             let (set, value) = (Piece::Bytes(b"SET"), Piece::Value(entry.shared()));
@@ -152,6 +168,13 @@ impl RewriteScan {
         // This database is done: on to the next, if any.
         self.db += 1;
         self.selected = false;
-        self.db >= dbs.len()
+        if self.db < dbs.len() {
+            return false;
+        }
+        if self.last_db != self.end_db {
+            out.push([&b"SELECT"[..], &format_i64(self.end_db as i64)]);
+            self.last_db = self.end_db;
+        }
+        true
     }
 }

@@ -84,10 +84,11 @@ impl Outcome {
 pub struct Engine {
     /// The databases (`SELECT`), `config.databases` of them.
     dbs: Vec<Store>,
-    /// The database of the last record the log holds, `None` when unknown
-    /// (a rewrite's tail follows whatever database its scan ended in): a
-    /// record in another database is preceded by a `SELECT`.
-    logged_db: Option<usize>,
+    /// The database of the last record the log holds: a record in another
+    /// database is preceded by a `SELECT`. (A rewrite's scan ends in this
+    /// database too, see [`Engine::log_db`], so the records appended to the
+    /// old log and to the rewrite's tail read the same in both.)
+    logged_db: usize,
     /// The database records being loaded apply to (the log's `SELECT`s).
     loading_db: usize,
     config: Config,
@@ -104,7 +105,7 @@ impl Engine {
         Engine {
             dbs: (0..config.databases.max(1)).map(|_| Store::new()).collect(),
             // A new log starts in database 0.
-            logged_db: Some(0),
+            logged_db: 0,
             loading_db: 0,
             config,
             stats: Stats::default(),
@@ -166,7 +167,7 @@ impl Engine {
         let reply = self.run(&mut args, &mut client, now_ms, true).reply;
         // The log goes on in the database its last record left it in.
         self.loading_db = client.db;
-        self.logged_db = Some(self.loading_db);
+        self.logged_db = self.loading_db;
         match reply {
             Reply::Error(_) => Err(reply),
             _ => Ok(()),
@@ -193,10 +194,10 @@ impl Engine {
     /// `effects` made in database `db`, preceded by a `SELECT` when the log
     /// was last told about another one.
     fn in_db(&mut self, db: usize, effects: Effects) -> Effects {
-        if effects.is_empty() || self.logged_db == Some(db) {
+        if effects.is_empty() || self.logged_db == db {
             return effects;
         }
-        self.logged_db = Some(db);
+        self.logged_db = db;
         let mut selected = Effects::default();
         selected.push([&b"SELECT"[..], &crate::num::format_i64(db as i64)]);
         selected.append(effects);
@@ -252,8 +253,6 @@ impl Engine {
 
     /// The server began rewriting the log.
     pub fn aof_rewrite_started(&mut self) {
-        // The rewrite's tail must say its database before its first record.
-        self.logged_db = None;
         self.stats.aof_rewrite_scheduled = false;
         self.stats.aof_rewrite_in_progress = true;
     }
@@ -280,6 +279,13 @@ impl Engine {
     /// Database 0, e.g. for [`aof::rewrite`](crate::aof::rewrite).
     pub fn store(&self) -> &Store {
         &self.dbs[0]
+    }
+
+    /// The database the log's last record is in: where a rewrite's scan
+    /// must leave its new log (`RewriteScan::ending_in`), since the records
+    /// logged meanwhile follow it there.
+    pub fn log_db(&self) -> usize {
+        self.logged_db
     }
 
     /// Every database, by index (for a log rewrite).

@@ -148,15 +148,17 @@ fn the_log_and_a_rewrite_replay_every_database() {
 }
 
 #[test]
-fn a_rewrite_tail_says_its_database() {
-    // The scan ends in the last database; a write to database 0 in the
-    // tail must not land there on replay.
+fn a_rewrite_ends_in_the_database_its_tail_follows() {
+    // The scan visits database 2 last; the log was in database 0, so a
+    // write to database 0 in the tail, logged without a SELECT, must not
+    // land in database 2 on replay.
     let mut s = Session::new();
     s.run("SELECT 2");
     s.run("SET two 2");
     s.run("SELECT 0");
+    s.run("SET before 0");
     s.engine.aof_rewrite_started();
-    let mut scan = RewriteScan::new(s.now);
+    let mut scan = RewriteScan::new(s.now).ending_in(s.engine.log_db());
     let mut new_log = Effects::default();
     while !scan.step_records(s.engine.databases(), 8, &mut new_log) {}
     new_log.append(s.exec("SET zero 0").effects);
