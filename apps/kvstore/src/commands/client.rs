@@ -14,6 +14,20 @@ pub struct ClientCtx {
     pub(crate) authenticated: bool,
     /// The database `SELECT` chose.
     pub(crate) db: usize,
+    /// Commands queued since `MULTI`, if in a transaction.
+    pub(crate) multi: Option<Multi>,
+    /// Keys `WATCH`ed: database, key, and the entry's version then (`None`:
+    /// missing).
+    pub(crate) watched: Vec<(usize, Vec<u8>, Option<u64>)>,
+}
+
+/// A transaction being queued.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Multi {
+    /// The commands, in order.
+    pub queued: Vec<crate::Args>,
+    /// A command was refused while queuing: `EXEC` aborts.
+    pub failed: bool,
 }
 
 impl ClientCtx {
@@ -26,6 +40,8 @@ impl ClientCtx {
             quit: false,
             authenticated: false,
             db: 0,
+            multi: None,
+            watched: Vec::new(),
         }
     }
 

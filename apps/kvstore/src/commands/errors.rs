@@ -54,7 +54,7 @@ pub fn too_long() -> Reply {
 /// `-ERR unknown command 'foo', with args beginning with: 'a' 'b' `: the
 /// name and then arguments, each quoted and followed by a space, until 128
 /// bytes of arguments have been shown.
-pub fn unknown_command(args: &mut [Vec<u8>]) -> Reply {
+pub fn unknown_command(args: &[Vec<u8>]) -> Reply {
     let name = args.first().map_or(&[][..], |n| &n[..n.len().min(128)]);
     let mut shown: Vec<u8> = Vec::new();
     for arg in args.iter().skip(1) {

@@ -281,9 +281,3 @@ pub(crate) fn move_to_db(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     x.log([&b"SELECT"[..], &crate::num::format_i64(x.db as i64)]);
     Reply::Integer(1)
 }
-
-/// `SWAPDB` runs in the engine, which holds every database (see
-/// `Engine::swapdb`); this entry only gives the table its arity and flags.
-pub(crate) fn swapdb_placeholder(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    Reply::error("ERR SWAPDB is handled by the engine")
-}

@@ -39,6 +39,7 @@ mod stats;
 mod string_ops;
 mod strings;
 mod table;
+mod transaction;
 
 #[cfg(test)]
 mod tests;
@@ -144,7 +145,10 @@ impl Engine {
         client: &mut ClientCtx,
         now_ms: u64,
     ) -> Outcome {
-        let outcome = self.run(&mut args, client, now_ms, false);
+        let outcome = match self.transaction(&mut args, client, now_ms) {
+            Some(outcome) => outcome,
+            None => self.run(&mut args, client, now_ms, false),
+        };
         if outcome.reply.is_error() {
             self.stats.total_error_replies += 1;
         }

@@ -124,6 +124,18 @@ const fn container(name: &'static str, subcommands: &'static [Spec]) -> Spec {
     }
 }
 
+/// The handler of commands the engine runs itself, because they need more
+/// than one command's context: `SWAPDB` (every database) and the
+/// transaction commands (a client's queue, see `commands::transaction`).
+/// The engine intercepts them before dispatch, so this answers only if
+/// that ever failed to happen.
+fn in_engine(x: &mut Exec<'_>, _args: &mut [alloc::vec::Vec<u8>]) -> Reply {
+    Reply::Error(alloc::format!(
+        "ERR '{}' cannot run here (an engine command)",
+        x.fullname
+    ))
+}
+
 const NO_KEYS: (i32, i32, i32) = (0, 0, 0);
 const ONE_KEY: (i32, i32, i32) = (1, 1, 1);
 const ALL_KEYS: (i32, i32, i32) = (1, -1, 1);
@@ -191,6 +203,11 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("auth", -2, CONN, NO_KEYS, auth::auth),
     cmd("hello", -1, CONN, NO_KEYS, auth::hello),
     cmd("select", 2, CONN, NO_KEYS, connection::select),
+    cmd("multi", 1, FAST | LOADING | STALE, NO_KEYS, in_engine),
+    cmd("exec", 1, LOADING | STALE, NO_KEYS, in_engine),
+    cmd("discard", 1, FAST | LOADING | STALE, NO_KEYS, in_engine),
+    cmd("watch", -2, FAST | LOADING | STALE, (1, -1, 1), in_engine),
+    cmd("unwatch", 1, FAST | LOADING | STALE, NO_KEYS, in_engine),
     container(
         "client",
         &[
@@ -263,7 +280,7 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),
-    cmd("swapdb", 3, WF, NO_KEYS, keys::swapdb_placeholder),
+    cmd("swapdb", 3, WF, NO_KEYS, in_engine),
     cmd("touch", -2, RF, ALL_KEYS, keys::touch),
     cmd("randomkey", 1, R, NO_KEYS, keys::randomkey),
     cmd("rename", 3, W, (1, 2, 1), keys::rename),

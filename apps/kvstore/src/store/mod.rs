@@ -32,10 +32,31 @@ const CURSOR_SHIFT: u32 = 11;
 pub type Value = Rc<Vec<u8>>;
 
 /// A stored value and when it expires.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub struct Entry {
     value: Value,
     expire_at: Option<u64>,
+    /// Changes with every change to the entry, unique across every store
+    /// (`WATCH` compares it).
+    version: u64,
+}
+
+/// Two entries are equal when their values and expiries are: the version
+/// says when, not what.
+impl PartialEq for Entry {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value && self.expire_at == other.expire_at
+    }
+}
+
+impl Eq for Entry {}
+
+/// Where entry versions come from: one count for every store, so that
+/// keys of swapped databases (`SWAPDB`) cannot look unchanged.
+static VERSIONS: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
+fn next_version() -> u64 {
+    VERSIONS.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
 }
 
 impl Entry {
@@ -52,6 +73,12 @@ impl Entry {
     /// The absolute expiry time in milliseconds, if the key has one.
     pub fn expire_at(&self) -> Option<u64> {
         self.expire_at
+    }
+
+    /// Changes whenever the entry does (set, appended to, expiry changed):
+    /// what `WATCH` compares.
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// Whether the key is expired at `now_ms` (Redis: strictly after its
@@ -122,7 +149,15 @@ impl Store {
     /// with the given expiry, replacing any old entry.
     pub fn set(&mut self, key: &[u8], value: impl Into<Value>, expire_at: Option<u64>) {
         let value = value.into();
-        self.put(key, Entry { value, expire_at });
+        let version = next_version();
+        self.put(
+            key,
+            Entry {
+                value,
+                expire_at,
+                version,
+            },
+        );
     }
 
     /// Sets `key` to `value`, keeping its expiry time if it has one.
@@ -137,6 +172,7 @@ impl Store {
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> usize {
         match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
             Some(entry) => {
+                entry.version = next_version();
                 Rc::make_mut(&mut entry.value).extend_from_slice(suffix);
                 self.used += suffix.len();
                 entry.value.len()
@@ -166,6 +202,7 @@ impl Store {
             _ => {}
         }
         entry.expire_at = expire_at;
+        entry.version = next_version();
         true
     }
 

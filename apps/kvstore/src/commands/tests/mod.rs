@@ -9,6 +9,7 @@ mod memory;
 mod persistence;
 mod server;
 mod strings;
+mod transactions;
 
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -1,0 +1,121 @@
+//! `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH`.
+
+use super::*;
+
+fn queued() -> Reply {
+    Reply::Simple("QUEUED".into())
+}
+
+#[test]
+fn a_transaction_queues_then_runs_in_order() {
+    let mut s = Session::new();
+    assert_eq!(s.run("MULTI"), Reply::ok());
+    assert_eq!(s.run("SET a 1"), queued());
+    assert_eq!(s.run("INCR a"), queued());
+    assert_eq!(s.run("GET a"), queued());
+    assert_eq!(s.run("GET b"), Reply::Simple("QUEUED".into()));
+    let out = s.exec("EXEC");
+    assert_eq!(
+        out.reply,
+        Reply::array(vec![
+            Reply::ok(),
+            Reply::Integer(2),
+            Reply::bulk("2"),
+            Reply::Bulk(None)
+        ])
+    );
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(
+        logged,
+        ["SET a 1", "SET a 2 KEEPTTL"],
+        "one batch for the log"
+    );
+    assert_eq!(s.run("EXEC"), Reply::error("ERR EXEC without MULTI"));
+}
+
+#[test]
+fn errors_while_queuing_abort_and_runtime_errors_do_not() {
+    let mut s = Session::new();
+    s.run("MULTI");
+    assert!(matches!(s.run("NOPE"), Reply::Error(e) if e.starts_with("ERR unknown command")));
+    assert_eq!(
+        s.run("GET"),
+        Reply::error("ERR wrong number of arguments for 'get' command")
+    );
+    s.run("SET a 1");
+    assert_eq!(
+        s.run("EXEC"),
+        Reply::error("EXECABORT Transaction discarded because of previous errors.")
+    );
+    assert_eq!(s.run("GET a"), Reply::Bulk(None), "nothing ran");
+    // A command that fails when it runs fails alone.
+    s.run("SET t text");
+    s.run("MULTI");
+    s.run("INCR t");
+    s.run("SET u 1");
+    assert_eq!(
+        s.run("EXEC"),
+        Reply::array(vec![
+            Reply::error("ERR value is not an integer or out of range"),
+            Reply::ok()
+        ])
+    );
+}
+
+#[test]
+fn discard_nesting_and_watch_inside() {
+    let mut s = Session::new();
+    assert_eq!(s.run("DISCARD"), Reply::error("ERR DISCARD without MULTI"));
+    s.run("MULTI");
+    assert_eq!(
+        s.run("MULTI"),
+        Reply::error("ERR MULTI calls can not be nested")
+    );
+    assert_eq!(
+        s.run("WATCH a"),
+        Reply::error("ERR WATCH inside MULTI is not allowed")
+    );
+    s.run("SET a 1");
+    assert_eq!(s.run("DISCARD"), Reply::ok());
+    assert_eq!(s.run("GET a"), Reply::Bulk(None));
+}
+
+#[test]
+fn a_watched_key_changed_by_another_client_aborts_exec() {
+    let mut s = Session::new();
+    let mut other = ClientCtx::new(9);
+    let args = |line: &str| {
+        line.split(' ')
+            .map(|a| a.as_bytes().to_vec())
+            .collect::<Vec<_>>()
+    };
+    s.run("SET balance 10");
+    assert_eq!(s.run("WATCH balance missing"), Reply::ok());
+    s.run("MULTI");
+    s.run("INCRBY balance 5");
+    s.engine
+        .execute(&args("SET balance 100"), &mut other, s.now);
+    assert_eq!(s.run("EXEC"), Reply::Array(None), "aborted");
+    assert_eq!(s.run("GET balance"), Reply::bulk("100"));
+    // Unchanged keys let it run; EXEC forgets the watches.
+    s.run("WATCH balance");
+    s.run("MULTI");
+    s.run("INCRBY balance 5");
+    assert_eq!(s.run("EXEC"), Reply::array(vec![Reply::Integer(105)]));
+    // Creating a watched missing key counts as a change, as does expiry.
+    s.run("WATCH fresh");
+    s.engine.execute(&args("SET fresh 1"), &mut other, s.now);
+    s.run("MULTI");
+    assert_eq!(s.run("EXEC"), Reply::Array(None));
+    s.run("SET short 1 PX 10");
+    s.run("WATCH short");
+    s.advance(20);
+    s.run("MULTI");
+    assert_eq!(s.run("EXEC"), Reply::Array(None), "it expired");
+    // UNWATCH drops them.
+    s.run("WATCH balance");
+    s.engine.execute(&args("SET balance 1"), &mut other, s.now);
+    s.run("UNWATCH");
+    s.run("MULTI");
+    assert_eq!(s.run("EXEC"), Reply::array(vec![]));
+}

@@ -1,0 +1,170 @@
+//! Transactions: `MULTI`, `EXEC`, `DISCARD`, `WATCH`, `UNWATCH`.
+//!
+//! ```text
+//!  MULTI ──► each command checked (name, arity) and queued: +QUEUED,
+//!            or an error that makes EXEC answer -EXECABORT
+//!  EXEC  ──► a WATCHed key changed? ──yes──► nil, nothing runs
+//!            └─no──► every queued command runs, back to back (the engine
+//!                    serves one command at a time, so nothing interleaves),
+//!                    replies in one array, effects logged as one batch
+//! ```
+//!
+//! A watched key has changed when its entry's version differs from the
+//! one `WATCH` saw (set, appended, expiry changed, deleted, or created).
+//! A key created and deleted again between `WATCH` and `EXEC` reads as
+//! unchanged (Redis aborts then); everything else matches Redis 7.
+
+use alloc::vec::Vec;
+
+use super::client::Multi;
+use super::{errors, table, ClientCtx, Effects, Engine, Outcome};
+use crate::resp::Reply;
+use crate::Args;
+
+/// Commands that act on the transaction itself instead of being queued.
+const CONTROL: &[&str] = &["multi", "exec", "discard", "watch", "unwatch", "quit"];
+
+fn answer(reply: Reply) -> Outcome {
+    Outcome {
+        reply,
+        effects: Effects::default(),
+    }
+}
+
+impl Engine {
+    /// Handles `args` if it belongs to a transaction (a control command, or
+    /// any command while `MULTI` is open); `None` for a plain command.
+    pub(super) fn transaction(
+        &mut self,
+        args: &mut Args,
+        client: &mut ClientCtx,
+        now: u64,
+    ) -> Option<Outcome> {
+        let name = args.first()?.to_ascii_lowercase();
+        let name = core::str::from_utf8(&name).ok().unwrap_or("");
+        let control = CONTROL.contains(&name);
+        if client.multi.is_none() && !control {
+            return None;
+        }
+        if client.multi.is_some() && !control {
+            return Some(answer(queue(args, client)));
+        }
+        // Name and arity errors, and authentication, as for any command.
+        if let Err(reply) = check(args) {
+            if let Some(multi) = client.multi.as_mut() {
+                multi.failed = true;
+            }
+            return Some(answer(reply));
+        }
+        if self.config().requirepass.is_some() && !client.authenticated && name != "quit" {
+            return Some(answer(Reply::error("NOAUTH Authentication required.")));
+        }
+        Some(match name {
+            "multi" if client.multi.is_some() => {
+                answer(Reply::error("ERR MULTI calls can not be nested"))
+            }
+            "multi" => {
+                client.multi = Some(Multi::default());
+                answer(Reply::ok())
+            }
+            "discard" => match client.multi.take() {
+                Some(_) => {
+                    client.watched.clear();
+                    answer(Reply::ok())
+                }
+                None => answer(Reply::error("ERR DISCARD without MULTI")),
+            },
+            "watch" if client.multi.is_some() => {
+                answer(Reply::error("ERR WATCH inside MULTI is not allowed"))
+            }
+            "watch" => {
+                for key in &args[1..] {
+                    let version = self.version_of(client.db, key, now);
+                    client.watched.push((client.db, key.clone(), version));
+                }
+                answer(Reply::ok())
+            }
+            "unwatch" => {
+                client.watched.clear();
+                answer(Reply::ok())
+            }
+            "exec" => self.exec(client, now),
+            // QUIT inside MULTI ends the connection, as a plain QUIT does.
+            _ => {
+                client.multi = None;
+                return None;
+            }
+        })
+    }
+
+    /// `EXEC`: runs the queued commands unless the transaction failed or a
+    /// watched key changed.
+    fn exec(&mut self, client: &mut ClientCtx, now: u64) -> Outcome {
+        let Some(multi) = client.multi.take() else {
+            return answer(Reply::error("ERR EXEC without MULTI"));
+        };
+        let watched = core::mem::take(&mut client.watched);
+        if multi.failed {
+            return answer(Reply::error(
+                "EXECABORT Transaction discarded because of previous errors.",
+            ));
+        }
+        let changed = watched
+            .iter()
+            .any(|(db, key, version)| self.version_of(*db, key, now) != *version);
+        if changed {
+            return answer(Reply::Array(None));
+        }
+        let mut replies = Vec::with_capacity(multi.queued.len());
+        let mut effects = Effects::default();
+        for mut args in multi.queued {
+            let outcome = self.run(&mut args, client, now, false);
+            replies.push(outcome.reply);
+            effects.append(outcome.effects);
+        }
+        Outcome {
+            reply: Reply::array(replies),
+            effects,
+        }
+    }
+
+    /// The version of `key`'s live entry in database `db`, `None` if it is
+    /// missing or expired.
+    fn version_of(&self, db: usize, key: &[u8], now: u64) -> Option<u64> {
+        let entry = self.databases().get(db)?.get(key)?;
+        (!entry.is_expired(now)).then(|| entry.version())
+    }
+}
+
+/// Checks a command's name and arity, as the engine does before running
+/// it.
+fn check(args: &[Vec<u8>]) -> Result<(), Reply> {
+    let Some(mut spec) = args.first().and_then(|name| table::lookup(name)) else {
+        return Err(errors::unknown_command(args));
+    };
+    if !spec.subcommands.is_empty() && args.len() >= 2 {
+        if let Some(sub) = spec.subcommand(&args[1]) {
+            spec = sub;
+        }
+    }
+    match spec.arity_ok(args.len()) {
+        true => Ok(()),
+        false => Err(errors::wrong_args(spec.name)),
+    }
+}
+
+/// Queues `args` in the open transaction: `+QUEUED`, or the error that
+/// will abort it.
+fn queue(args: &mut Args, client: &mut ClientCtx) -> Reply {
+    let multi = client.multi.as_mut().expect("queue is called inside MULTI");
+    match check(args) {
+        Ok(()) => {
+            multi.queued.push(core::mem::take(args));
+            Reply::Simple("QUEUED".into())
+        }
+        Err(reply) => {
+            multi.failed = true;
+            reply
+        }
+    }
+}
