@@ -1,0 +1,192 @@
+//! Random command sequences through `Engine::execute`, with the clock
+//! moving, background expiry and log compactions in between. Invariants:
+//!
+//! - nothing panics;
+//! - every reply encodes to well-formed RESP2 that reads back the same;
+//! - the memory estimate, key count and expiring-key count (what `INFO
+//!   memory` and `INFO keyspace` report) match a recount of the store, and
+//!   so do `INFO`'s and `DBSIZE`'s replies when they are asked;
+//! - each command's effects decode to as many commands as it reports;
+//! - the log of all effects, replayed into a fresh engine with
+//!   `Engine::load` (with the settings in force at the end, as a restart
+//!   would), loads without an error and gives the same dataset;
+//! - a compaction's log (the scanned keys, then what was logged while it
+//!   ran) replays to the same live data.
+#![no_main]
+
+use kvstore::aof::{replay, RewriteScan, HEADER};
+use kvstore::commands::{ClientCtx, Engine};
+use kvstore::config::Config;
+use kvstore::resp::Reply;
+use kvstore_fuzz::commands::{next_op, Op};
+use kvstore_fuzz::input::Input;
+use kvstore_fuzz::reply::check_roundtrip;
+use kvstore_fuzz::{dataset, live, recount};
+use libfuzzer_sys::fuzz_target;
+
+/// Unix time in milliseconds when every session starts (November 2023).
+const START_MS: u64 = 1_700_000_000_000;
+
+/// A compaction under way: the new log so far, and what was logged since
+/// it started (the tail placed after it).
+struct Rewrite {
+    scan: RewriteScan,
+    log: Vec<u8>,
+    tail: Vec<u8>,
+}
+
+fuzz_target!(|data: &[u8]| {
+    let mut inp = Input::new(data);
+    let mut engine = Engine::new(Config::default(), START_MS);
+    let mut clients = [ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3)];
+    let mut now = START_MS;
+    let mut log = HEADER.to_vec();
+    let mut rewrite: Option<Rewrite> = None;
+    let mut steps = 0;
+    while !inp.is_empty() && steps < 200 {
+        steps += 1;
+        let effects = match next_op(&mut inp, now) {
+            Op::Run { client, args } => {
+                let out = engine.execute(&args, &mut clients[client], now);
+                if let Err(e) = check_roundtrip(&out.reply) {
+                    panic!("reply to {}: {e}", show(&args));
+                }
+                check_counters(&engine, &args, &out.reply);
+                assert_eq!(out.effects.commands().len(), out.effects.len());
+                out.effects.to_bytes()
+            }
+            Op::Advance(ms) => {
+                now += ms;
+                continue;
+            }
+            Op::ActiveExpire(budget) => engine.active_expire(now, budget).to_bytes(),
+            Op::RewriteStart => {
+                if rewrite.is_none() {
+                    engine.aof_rewrite_started();
+                    rewrite = Some(Rewrite {
+                        scan: RewriteScan::new(now),
+                        log: Vec::new(),
+                        tail: Vec::new(),
+                    });
+                }
+                continue;
+            }
+            Op::RewriteStep(keys) => {
+                if let Some(r) = &mut rewrite {
+                    let out = &mut r.log;
+                    r.scan
+                        .step(engine.store(), keys, &mut |b| out.extend_from_slice(b));
+                }
+                continue;
+            }
+            Op::RewriteFinish => {
+                if let Some(r) = rewrite.take() {
+                    finish_rewrite(&mut engine, r, now);
+                }
+                continue;
+            }
+        };
+        check_store(&engine);
+        log.extend_from_slice(&effects);
+        if let Some(r) = &mut rewrite {
+            r.tail.extend_from_slice(&effects);
+        }
+    }
+    if let Some(r) = rewrite.take() {
+        finish_rewrite(&mut engine, r, now);
+    }
+    check_store(&engine);
+    let loaded = load(&log, engine.config());
+    assert!(
+        dataset(loaded.store()) == dataset(engine.store()),
+        "the log replays to a different dataset"
+    );
+    assert_eq!(loaded.store().used_memory(), engine.store().used_memory());
+});
+
+/// The store's own counters agree with a recount of its entries.
+fn check_store(engine: &Engine) {
+    let store = engine.store();
+    let (used, keys, volatile) = recount(store);
+    assert_eq!(store.used_memory(), used, "used_memory");
+    assert_eq!(store.len(), keys, "keys");
+    assert_eq!(store.volatile_len(), volatile, "expires");
+    assert!(engine.stats().used_memory_peak >= used as u64, "peak below used");
+}
+
+/// What `INFO` and `DBSIZE` replied agrees with a recount of the store.
+fn check_counters(engine: &Engine, args: &[Vec<u8>], reply: &Reply) {
+    let name = args[0].to_ascii_uppercase();
+    let (used, keys, volatile) = recount(engine.store());
+    match (name.as_slice(), reply) {
+        (b"DBSIZE", Reply::Integer(n)) => assert_eq!(*n, keys as i64, "DBSIZE"),
+        (b"INFO", Reply::Bulk(Some(text))) => {
+            let text = String::from_utf8(text.clone()).expect("INFO is text");
+            let field = |name: &str| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+                    .map(str::to_owned)
+            };
+            if let Some(reported) = field("used_memory") {
+                assert_eq!(reported, used.to_string(), "INFO used_memory");
+                let peak: u64 = field("used_memory_peak").unwrap().parse().unwrap();
+                assert!(peak >= used as u64, "INFO used_memory_peak");
+            }
+            if text.contains("# Keyspace") {
+                let expected = if keys == 0 {
+                    None
+                } else {
+                    Some(format!("keys={keys},expires={volatile},avg_ttl=0"))
+                };
+                assert_eq!(field("db0"), expected, "INFO keyspace");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Ends a compaction: its log, with the tail after it, replays to the
+/// live data of the engine.
+fn finish_rewrite(engine: &mut Engine, mut r: Rewrite, now: u64) {
+    let out = &mut r.log;
+    while !r
+        .scan
+        .step(engine.store(), 7, &mut |b| out.extend_from_slice(b))
+    {}
+    r.log.extend_from_slice(&r.tail);
+    let loaded = load(&r.log, engine.config());
+    assert!(
+        live(&dataset(loaded.store()), now) == live(&dataset(engine.store()), now),
+        "the compacted log replays to different live data"
+    );
+    engine.aof_rewrite_finished(Some(r.log.len() as u64), 0);
+}
+
+/// A fresh engine with `config` that loaded `log`, every record of which
+/// must load without an error.
+fn load(log: &[u8], config: &Config) -> Engine {
+    let mut engine = Engine::new(config.clone(), START_MS);
+    let report = replay(log, |args| {
+        if let Err(e) = engine.load(&args, START_MS) {
+            panic!("log record {} does not load: {e:?}", show(&args));
+        }
+    });
+    assert_eq!(report.torn_tail, None, "the engine's log is whole");
+    engine
+}
+
+/// A command as text for messages, long arguments shortened.
+fn show(args: &[Vec<u8>]) -> String {
+    let words: Vec<String> = args
+        .iter()
+        .map(|a| {
+            let text = String::from_utf8_lossy(&a[..a.len().min(40)]).into_owned();
+            if a.len() > 40 {
+                format!("{text:?}...({} bytes)", a.len())
+            } else {
+                format!("{text:?}")
+            }
+        })
+        .collect();
+    words.join(" ")
+}
