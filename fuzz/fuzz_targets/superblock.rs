@@ -1,10 +1,11 @@
 //! Superblock decoding on arbitrary disk bytes for the two slots, and on
 //! well-formed superblocks with any fields, damaged or not: no panic, and
-//! what `newest` returns is one of the slots' valid superblocks, fits its
-//! area, is the newest of those that do, and has a successor that is newer.
+//! what `newest` returns is one of the slots' valid superblocks within the
+//! documented bounds (length fits the area, generation below
+//! `MAX_GENERATION`), the newest of those, and has a newer successor.
 #![no_main]
 
-use kvstore::aof::superblock::{self, newest, Superblock, SIZE, SLOT_STRIDE};
+use kvstore::aof::superblock::{self, newest, Superblock, MAX_GENERATION, SIZE, SLOT_STRIDE};
 use kvstore_fuzz::input::Input;
 use libfuzzer_sys::fuzz_target;
 
@@ -23,18 +24,24 @@ fuzz_target!(|data: &[u8]| {
         assert!(sb.area < 2, "{sb:?}");
         assert!(sb.slot_offset() == 0 || sb.slot_offset() == SLOT_STRIDE);
     }
+    // The documented bounds of a superblock that is trusted.
+    let trusted = |sb: &&Superblock| sb.length <= area_len && sb.generation < MAX_GENERATION;
     let Some(found) = newest(&slot0, &slot1, area_len) else {
-        assert!(decoded.iter().flatten().all(|sb| sb.length > area_len));
+        assert_eq!(decoded.iter().flatten().filter(trusted).count(), 0);
         return;
     };
     assert!(decoded.contains(&Some(found)), "{found:?} is in no slot");
-    assert!(found.length <= area_len, "{found:?} past {area_len}");
-    for sb in decoded.iter().flatten().filter(|sb| sb.length <= area_len) {
+    assert!(trusted(&&found), "{found:?} is out of bounds (area of {area_len})");
+    for sb in decoded.iter().flatten().filter(trusted) {
         assert!(sb.generation <= found.generation, "{sb:?} is newer than {found:?}");
     }
-    // The next update goes to the other slot and wins over both.
+    // The next update is newer and, but at the very last generation,
+    // wins over what is on the disk.
     let next = found.next(inp.below(2) as u8, found.length);
     assert!(next.generation > found.generation);
+    if next.generation == MAX_GENERATION {
+        return;
+    }
     let mut slots = [slot0, slot1];
     let at = (next.slot_offset() / SLOT_STRIDE) as usize;
     slots[at] = next.encode().to_vec();

@@ -97,13 +97,19 @@ impl Superblock {
     }
 }
 
+/// Generations from here on are not trusted: counting one per superblock
+/// written, no disk gets there, so only damage or a crafted disk shows one,
+/// and below it [`Superblock::next`] always has a newer successor.
+pub const MAX_GENERATION: u64 = 1 << 63;
+
 /// The newest valid superblock of the two slots, if any. One whose length
-/// does not fit its area (`area_len`) is not trusted.
+/// does not fit its area (`area_len`) is not trusted, nor one whose
+/// generation is [`MAX_GENERATION`] or more.
 pub fn newest(slot0: &[u8], slot1: &[u8], area_len: u64) -> Option<Superblock> {
     [Superblock::decode(slot0), Superblock::decode(slot1)]
         .into_iter()
         .flatten()
-        .filter(|sb| sb.length <= area_len)
+        .filter(|sb| sb.length <= area_len && sb.generation < MAX_GENERATION)
         .max_by_key(|sb| sb.generation)
 }
 
@@ -201,6 +207,29 @@ mod tests {
         assert_eq!(newest(&a.encode(), &torn, 1000), Some(a));
         assert_eq!(newest(&a.encode(), &b.encode(), 60), Some(b));
         assert_eq!(newest(&a.encode(), &b.encode(), 40), None);
+    }
+
+    #[test]
+    fn a_generation_without_a_successor_is_not_trusted() {
+        // Found by fuzzing (superblock): a slot claiming generation
+        // u64::MAX was opened, and the next update overflowed.
+        let legit = Superblock {
+            generation: 10,
+            area: 0,
+            length: 100,
+        };
+        let crafted = Superblock {
+            generation: u64::MAX,
+            ..legit
+        };
+        assert_eq!(newest(&legit.encode(), &crafted.encode(), 1000), Some(legit));
+        assert_eq!(newest(&crafted.encode(), &[0; SIZE], 1000), None);
+        let last = Superblock {
+            generation: MAX_GENERATION - 1,
+            ..legit
+        };
+        let found = newest(&last.encode(), &legit.encode(), 1000).unwrap();
+        assert!(found.next(1, 0).generation > found.generation);
     }
 
     #[test]
