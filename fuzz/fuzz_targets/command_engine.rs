@@ -111,7 +111,10 @@ fn check_store(engine: &Engine) {
     assert_eq!(store.used_memory(), used, "used_memory");
     assert_eq!(store.len(), keys, "keys");
     assert_eq!(store.volatile_len(), volatile, "expires");
-    assert!(engine.stats().used_memory_peak >= used as u64, "peak below used");
+    assert!(
+        engine.stats().used_memory_peak >= used as u64,
+        "peak below used"
+    );
 }
 
 /// What `INFO` and `DBSIZE` replied agrees with a recount of the store.

@@ -99,5 +99,9 @@ fn damaged(inp: &mut Input<'_>) {
 /// `damage`: after the last record that ends at or before it (0 if the
 /// header itself is damaged).
 fn intact_before(ends: &[usize], damage: usize) -> usize {
-    ends.iter().copied().filter(|&e| e <= damage).max().unwrap_or(0)
+    ends.iter()
+        .copied()
+        .filter(|&e| e <= damage)
+        .max()
+        .unwrap_or(0)
 }

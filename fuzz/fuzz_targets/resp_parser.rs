@@ -14,7 +14,7 @@ type Outcome = (Vec<Args>, Option<ProtocolError>);
 
 fuzz_target!(|data: &[u8]| {
     let mut inp = Input::new(data);
-    let limits = if inp.byte() % 2 == 0 {
+    let limits = if inp.byte().is_multiple_of(2) {
         Limits::default()
     } else {
         // Small limits, so that every one of them is reachable.
@@ -52,7 +52,9 @@ fn run(stream: &[u8], cuts: &[usize], limits: Limits) -> Outcome {
     let mut start = 0;
     // Whatever a request may hold: bulk strings or one inline line.
     let longest_arg = limits.max_bulk_len.max(limits.max_inline_len as u64);
-    let most_args = limits.max_array_len.max(limits.max_inline_len as u64 / 2 + 1);
+    let most_args = limits
+        .max_array_len
+        .max(limits.max_inline_len as u64 / 2 + 1);
     for &end in cuts.iter().chain([&stream.len()]) {
         parser.feed(&stream[start..end]);
         start = end;

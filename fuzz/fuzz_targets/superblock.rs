@@ -31,9 +31,15 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     assert!(decoded.contains(&Some(found)), "{found:?} is in no slot");
-    assert!(trusted(&&found), "{found:?} is out of bounds (area of {area_len})");
+    assert!(
+        trusted(&&found),
+        "{found:?} is out of bounds (area of {area_len})"
+    );
     for sb in decoded.iter().flatten().filter(trusted) {
-        assert!(sb.generation <= found.generation, "{sb:?} is newer than {found:?}");
+        assert!(
+            sb.generation <= found.generation,
+            "{sb:?} is newer than {found:?}"
+        );
     }
     // The next update is newer and, but at the very last generation,
     // wins over what is on the disk.

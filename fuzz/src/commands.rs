@@ -315,7 +315,13 @@ fn cased(inp: &mut Input<'_>, text: &[u8]) -> Vec<u8> {
         1 => text
             .iter()
             .enumerate()
-            .map(|(i, b)| if i % 2 == 0 { b.to_ascii_lowercase() } else { *b })
+            .map(|(i, b)| {
+                if i % 2 == 0 {
+                    b.to_ascii_lowercase()
+                } else {
+                    *b
+                }
+            })
             .collect(),
         _ => text.to_vec(),
     }

@@ -23,7 +23,13 @@ pub struct Seed {
 /// Every seed of every target.
 pub fn all() -> Vec<Seed> {
     let mut seeds = Vec::new();
-    let mut add = |target, name, bytes: Vec<u8>| seeds.push(Seed { target, name, bytes });
+    let mut add = |target, name, bytes: Vec<u8>| {
+        seeds.push(Seed {
+            target,
+            name,
+            bytes,
+        })
+    };
 
     // resp_parser: a limits byte (even: Redis's), a cut count, the cuts
     // (two bytes each), then the stream.
@@ -52,7 +58,11 @@ pub fn all() -> Vec<Seed> {
     add(
         "resp_parser",
         "small_limits",
-        parser(&[1, 8, 3, 16], &[7], b"*2\r\n$3\r\nGET\r\n$9\r\n123456789\r\nGET 1234567890123456\r\n"),
+        parser(
+            &[1, 8, 3, 16],
+            &[7],
+            b"*2\r\n$3\r\nGET\r\n$9\r\n123456789\r\nGET 1234567890123456\r\n",
+        ),
     );
     add(
         "resp_parser",
@@ -95,7 +105,13 @@ pub fn all() -> Vec<Seed> {
     add(
         "superblock",
         "two_valid",
-        [&capacity[..], &[0], &raw(&next.encode()), &raw(&current.encode())].concat(),
+        [
+            &capacity[..],
+            &[0],
+            &raw(&next.encode()),
+            &raw(&current.encode()),
+        ]
+        .concat(),
     );
     let mut v1 = b"FLKVSB01".to_vec();
     v1.extend(300u64.to_le_bytes());
@@ -139,8 +155,12 @@ mod tests {
                 std::fs::create_dir_all(path.parent().unwrap()).unwrap();
                 std::fs::write(&path, &seed.bytes).unwrap();
             } else {
-                let committed = std::fs::read(&path)
-                    .unwrap_or_else(|e| panic!("{}: {e}; write it with KVSTORE_FUZZ_SEEDS=write", path.display()));
+                let committed = std::fs::read(&path).unwrap_or_else(|e| {
+                    panic!(
+                        "{}: {e}; write it with KVSTORE_FUZZ_SEEDS=write",
+                        path.display()
+                    )
+                });
                 assert!(committed == seed.bytes, "{} is out of date", path.display());
             }
         }

@@ -222,7 +222,10 @@ mod tests {
             generation: u64::MAX,
             ..legit
         };
-        assert_eq!(newest(&legit.encode(), &crafted.encode(), 1000), Some(legit));
+        assert_eq!(
+            newest(&legit.encode(), &crafted.encode(), 1000),
+            Some(legit)
+        );
         assert_eq!(newest(&crafted.encode(), &[0; SIZE], 1000), None);
         let last = Superblock {
             generation: MAX_GENERATION - 1,
