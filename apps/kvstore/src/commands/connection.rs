@@ -29,11 +29,15 @@ pub(crate) fn quit(x: &mut Exec<'_>, _args: &[Vec<u8>]) -> Reply {
     Reply::ok()
 }
 
-/// `SELECT index`: only database 0 exists.
+/// `SELECT index`: only database 0 exists. The index must be a 32-bit
+/// integer, with Redis's error for one that is not.
 pub(crate) fn select(_x: &mut Exec<'_>, args: &[Vec<u8>]) -> Reply {
-    match parse_i64(&args[1]).filter(|n| i32::try_from(*n).is_ok()) {
-        Some(0) => Reply::ok(),
-        Some(_) => Reply::error("ERR DB index is out of range"),
+    match parse_i64(&args[1]).map(i32::try_from) {
+        Some(Ok(0)) => Reply::ok(),
+        Some(Ok(_)) => Reply::error("ERR DB index is out of range"),
+        Some(Err(_)) => {
+            Reply::error("ERR value is out of range, value must between -2147483648 and 2147483647")
+        }
         None => errors::not_integer(),
     }
 }

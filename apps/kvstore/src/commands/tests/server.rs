@@ -76,6 +76,12 @@ fn select_only_db_zero() {
         s.run("SELECT x"),
         err("ERR value is not an integer or out of range")
     );
+    // Found by the differential test against redis-server: an integer
+    // beyond 32 bits has an error of its own.
+    assert_eq!(
+        s.run("SELECT 99999999999"),
+        err("ERR value is out of range, value must between -2147483648 and 2147483647")
+    );
 }
 
 #[test]
