@@ -8,8 +8,8 @@
 //!   so do `INFO`'s and `DBSIZE`'s replies when they are asked;
 //! - each command's effects decode to as many commands as it reports;
 //! - the log of all effects, replayed into a fresh engine with
-//!   `Engine::load` (with the settings in force at the end, as a restart
-//!   would), loads without an error and gives the same dataset;
+//!   `Engine::load` (with the strictest limits a restart could bring),
+//!   loads without an error and gives the same dataset;
 //! - a compaction's log (the scanned keys, then what was logged while it
 //!   ran) replays to the same live data.
 #![no_main]
@@ -165,10 +165,16 @@ fn finish_rewrite(engine: &mut Engine, mut r: Rewrite, now: u64) {
     engine.aof_rewrite_finished(Some(r.log.len() as u64), 0);
 }
 
-/// A fresh engine with `config` that loaded `log`, every record of which
-/// must load without an error.
+/// A fresh engine that loaded `log`, every record of which must load
+/// without an error. A restart may come with other settings than the
+/// ones `config` holds now: the engine gets the strictest limits there are
+/// (the smallest `proto-max-bulk-len`, a `maxmemory` of one byte), which
+/// loading must not apply to what the log holds.
 fn load(log: &[u8], config: &Config) -> Engine {
-    let mut engine = Engine::new(config.clone(), START_MS);
+    let mut strictest = config.clone();
+    strictest.proto_max_bulk_len = 1 << 20;
+    strictest.maxmemory = 1;
+    let mut engine = Engine::new(strictest, START_MS);
     let report = replay(log, |args| {
         if let Err(e) = engine.load(&args, START_MS) {
             panic!("log record {} does not load: {e:?}", show(&args));
