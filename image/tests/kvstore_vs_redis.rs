@@ -385,13 +385,15 @@ impl Stream {
     /// Left out, deliberately:
     /// - `SELECT` of another database: kvstore has only database 0
     ///   (`SELECT 0` and out-of-range or malformed indexes are compared);
-    /// - `QUIT`: it ends the connection (tested with kvstore alone);
+    /// - `QUIT`: it ends the connection (sent once, at the end);
     /// - `BGREWRITEAOF`: its reply depends on whether a rewrite is still
     ///   running, which differs by timing (and Redis runs without a log);
     /// - `CLIENT SETINFO`: Redis 7.2's, absent from Debian's Redis 7.0;
-    /// - `CONFIG SET`, and `CONFIG GET` of most parameters: the servers'
-    ///   settings differ (ports, `appendonly`, and kvstore's memory limit
-    ///   applies to an estimate of its data, not to the process);
+    /// - `CONFIG SET` and `CONFIG GET` of most parameters: the servers'
+    ///   settings differ (ports, `appendonly`), some are fixed in kvstore
+    ///   (`maxmemory-policy`), and kvstore's `maxmemory` applies to an
+    ///   estimate of its data, not to the process, so `-OOM` comes at
+    ///   other sizes (a few settings both take alike are compared);
     /// - `COMMAND`: kvstore describes its own, smaller command set.
     fn command(&mut self) -> (Vec<Vec<u8>>, Check) {
         let words = |list: &[&str]| -> Vec<Vec<u8>> {
@@ -564,12 +566,38 @@ impl Stream {
                 }
                 check = Check::Kind;
             }
-            "CONFIG" => match self.rng.below(3) {
+            "CONFIG" => match self.rng.below(4) {
                 0 => args.extend(words(&[
                     "GET",
                     self.rng.pick(&["maxmemory", "maxmemory-policy", "nosuch"]),
                 ])),
                 1 => args.push(b"RESETSTAT".to_vec()),
+                2 => {
+                    // Settings both servers take alike, and bad ones.
+                    args.push(b"SET".to_vec());
+                    for _ in 0..1 + self.rng.below(2) {
+                        let (name, value) = self.rng.pick(&[
+                            ("maxclients", "10000"),
+                            ("MaxClients", "10000"),
+                            ("maxclients", "lots"),
+                            ("maxclients", "0"),
+                            ("maxclients", "-1"),
+                            ("appendfsync", "everysec"),
+                            ("appendfsync", "sometimes"),
+                            ("auto-aof-rewrite-percentage", "100"),
+                            ("auto-aof-rewrite-percentage", "-1"),
+                            ("proto-max-bulk-len", "536870912"),
+                            ("proto-max-bulk-len", "100"),
+                            ("proto-max-bulk-len", "lots"),
+                            ("databases", "3"),
+                            ("NoSuch", "1"),
+                        ]);
+                        args.extend(words(&[name, value]));
+                    }
+                    if self.rng.chance(10) {
+                        args.push(b"maxclients".to_vec()); // a name without a value
+                    }
+                }
                 _ => args.push(b"NOSUCH".to_vec()),
             },
             _ => {
@@ -700,6 +728,15 @@ fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
             recent.remove(0);
         }
     }
+    // QUIT is answered, then the connection closes.
+    for conn in [&mut kv, &mut real] {
+        assert_eq!(conn.call(&[b"QUIT".to_vec()]), Reply::Simple("OK".into()));
+        let mut rest = Vec::new();
+        conn.reader.read_to_end(&mut rest).unwrap();
+        assert!(rest.is_empty(), "bytes after QUIT: {rest:?}");
+    }
+    let mut kv = Conn::new(guest.connect());
+    let mut real = redis.connect();
     // The datasets agree at the end, key by key.
     let everything = [
         b"SCAN".to_vec(),
