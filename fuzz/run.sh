@@ -17,11 +17,15 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(resp_parser command_engine log_replay superblock)
 
-build=(cargo +nightly fuzz build --sanitizer none --debug-assertions)
 echo "fuzz/run.sh: building ${targets[*]}" >&2
-for target in "${targets[@]}"; do
-    "${build[@]}" "$target"
-done
+if (($# == 0)); then
+    # All at once: the dependencies build in parallel, once.
+    cargo +nightly fuzz build --sanitizer none --debug-assertions
+else
+    for target in "${targets[@]}"; do
+        cargo +nightly fuzz build --sanitizer none --debug-assertions "$target"
+    done
+fi
 for target in "${targets[@]}"; do
     echo "fuzz/run.sh: $target for ${seconds}s" >&2
     mkdir -p "fuzz/corpus/$target"
