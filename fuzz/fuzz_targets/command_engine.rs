@@ -11,8 +11,11 @@
 //!   `Engine::load` (with the strictest limits a restart could bring),
 //!   loads without an error and gives the same dataset;
 //! - a compaction's log (the scanned keys, then what was logged while it
-//!   ran) replays to the same live data.
+//!   ran) replays to the same live data;
+//! - a whole `SCAN` (any `COUNT`) and `KEYS *` name exactly the live keys.
 #![no_main]
+
+use std::collections::BTreeSet;
 
 use kvstore::aof::{replay, RewriteScan, HEADER};
 use kvstore::commands::{ClientCtx, Engine};
@@ -79,6 +82,10 @@ fuzz_target!(|data: &[u8]| {
                 }
                 continue;
             }
+            Op::FullScan(count) => {
+                full_scan(&mut engine, &mut clients[0], count, now);
+                continue;
+            }
             Op::RewriteFinish => {
                 if let Some(r) = rewrite.take() {
                     finish_rewrite(&mut engine, r, now);
@@ -103,6 +110,59 @@ fuzz_target!(|data: &[u8]| {
     );
     assert_eq!(loaded.store().used_memory(), engine.store().used_memory());
 });
+
+/// `SCAN` from cursor 0 until it returns 0 (with `COUNT count`) and `KEYS
+/// *` each name every live key, once for `KEYS`; nothing changes between
+/// the steps, so nothing may be missed.
+fn full_scan(engine: &mut Engine, client: &mut ClientCtx, count: usize, now: u64) {
+    let live: BTreeSet<Vec<u8>> = live(&dataset(engine.store()), now).into_keys().collect();
+    let mut cursor = b"0".to_vec();
+    let mut seen = BTreeSet::new();
+    // Each step returns at least one stored key, expired ones included.
+    for _ in 0..=engine.store().len() + 1 {
+        let args = [
+            b"SCAN".to_vec(),
+            cursor.clone(),
+            b"COUNT".to_vec(),
+            count.to_string().into_bytes(),
+        ];
+        let out = engine.execute(&args, client, now);
+        assert!(out.effects.is_empty(), "SCAN changed the dataset");
+        let reply = out.reply;
+        let Reply::Array(Some(parts)) = &reply else {
+            panic!("SCAN replied {reply:?}");
+        };
+        let [Reply::Bulk(Some(next)), Reply::Array(Some(keys))] = parts.as_slice() else {
+            panic!("SCAN replied {reply:?}");
+        };
+        for key in keys {
+            let Reply::Bulk(Some(key)) = key else {
+                panic!("SCAN listed {key:?}");
+            };
+            seen.insert(key.clone());
+        }
+        if next == b"0" {
+            assert_eq!(seen, live, "a whole SCAN, {count} a step");
+            let keys = engine.execute(&[b"KEYS".to_vec(), b"*".to_vec()], client, now);
+            assert!(keys.effects.is_empty(), "KEYS changed the dataset");
+            let Reply::Array(Some(keys)) = keys.reply else {
+                panic!("KEYS replied {:?}", keys.reply);
+            };
+            let listed: Vec<Vec<u8>> = keys
+                .into_iter()
+                .map(|k| match k {
+                    Reply::Bulk(Some(k)) => k,
+                    other => panic!("KEYS listed {other:?}"),
+                })
+                .collect();
+            assert_eq!(listed.len(), live.len(), "KEYS * lists a key twice");
+            assert_eq!(listed.into_iter().collect::<BTreeSet<_>>(), live, "KEYS *");
+            return;
+        }
+        cursor = next.clone();
+    }
+    panic!("SCAN {count} a step took more steps than there are keys");
+}
 
 /// The store's own counters agree with a recount of its entries.
 fn check_store(engine: &Engine) {

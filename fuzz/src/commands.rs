@@ -26,6 +26,9 @@ pub enum Op {
     RewriteStep(usize),
     /// The compaction runs to its end and its log replaces the old one.
     RewriteFinish,
+    /// A whole `SCAN` from cursor 0, this many keys a step, and `KEYS *`:
+    /// both must name exactly the live keys.
+    FullScan(usize),
 }
 
 /// Keys the commands share, so that they meet: short, empty, binary, glob
@@ -101,7 +104,8 @@ pub fn next_op(inp: &mut Input<'_>, now: u64) -> Op {
         ])),
         230..=239 => Op::ActiveExpire(inp.pick(&[0, 1, 2, 20, usize::MAX])),
         240..=245 => Op::RewriteStart,
-        246..=251 => Op::RewriteStep(inp.pick(&[1, 2, 10])),
+        246..=249 => Op::RewriteStep(inp.pick(&[1, 2, 10])),
+        250..=252 => Op::FullScan(inp.pick(&[1, 2, 3, 10])),
         _ => Op::RewriteFinish,
     }
 }
