@@ -354,14 +354,19 @@ impl Stream {
     }
 
     /// [`seconds`](Stream::seconds) or [`unix_seconds`](Stream::unix_seconds)
-    /// in milliseconds, plus a few; as they are if that overflows.
+    /// in milliseconds, plus a few (but a relative 0 stays 0: a few
+    /// milliseconds from now would race); as they are if that overflows.
     fn millis(&mut self, absolute: bool) -> String {
         let s = if absolute {
             self.unix_seconds()
         } else {
             self.seconds()
         };
-        let extra = self.rng.below(1000) as i64;
+        let extra = if absolute || s != "0" {
+            self.rng.below(1000) as i64
+        } else {
+            0
+        };
         match s
             .parse::<i64>()
             .ok()
@@ -642,6 +647,20 @@ fn show(args: &[Vec<u8>]) -> String {
     words.join(" ")
 }
 
+/// The last (at most eight) commands of `history` that name one of `args`.
+fn naming<'h>(history: &'h [String], args: &[Vec<u8>]) -> Vec<&'h str> {
+    let words: Vec<String> = args.iter().map(|a| show(std::slice::from_ref(a))).collect();
+    let mut found: Vec<&str> = history
+        .iter()
+        .rev()
+        .filter(|line| words.iter().any(|w| line.contains(w.as_str())))
+        .take(8)
+        .map(String::as_str)
+        .collect();
+    found.reverse();
+    found
+}
+
 /// A reply for messages, long bulk strings shortened.
 fn brief(reply: &Reply) -> String {
     let text = format!("{reply:?}");
@@ -682,7 +701,7 @@ fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
         rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
         start_s,
     };
-    let mut recent: Vec<String> = Vec::new();
+    let mut history: Vec<String> = Vec::new();
     let started = Instant::now();
     let mut checks = [0usize; 5];
     for i in 0..count {
@@ -695,11 +714,12 @@ fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
         }
         assert!(
             same,
-            "command {i} (seed {seed}) {}:\n  kvstore: {}\n  redis:   {}\ncompared {check:?}; the commands before it:\n  {}",
+            "command {i} (seed {seed}) {}:\n  kvstore: {}\n  redis:   {}\ncompared {check:?}; the commands before it:\n  {}\nthe last ones naming its arguments:\n  {}",
             show(&args),
             brief(&ours),
             brief(&theirs),
-            recent.join("\n  ")
+            history[history.len().saturating_sub(8)..].join("\n  "),
+            naming(&history, &args[1..]).join("\n  ")
         );
         checks[match check {
             Check::Exact => 0,
@@ -726,10 +746,7 @@ fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
                 show(&args)
             );
         }
-        recent.push(show(&args));
-        if recent.len() > 8 {
-            recent.remove(0);
-        }
+        history.push(show(&args));
     }
     // QUIT is answered, then the connection closes.
     for conn in [&mut kv, &mut real] {
