@@ -399,7 +399,10 @@ impl Stream {
     ///   (`maxmemory-policy`), and kvstore's `maxmemory` applies to an
     ///   estimate of its data, not to the process, so `-OOM` comes at
     ///   other sizes (a few settings both take alike are compared);
-    /// - `COMMAND`: kvstore describes its own, smaller command set.
+    /// - `COMMAND`: kvstore describes its own, smaller command set;
+    /// - Redis commands kvstore does not have (`HGET`, `GETEX`, ...): it
+    ///   answers them as unknown; unknown commands are sent by names
+    ///   neither server knows, with printable arguments.
     fn command(&mut self) -> (Vec<Vec<u8>>, Check) {
         let words = |list: &[&str]| -> Vec<Vec<u8>> {
             list.iter().map(|w| w.as_bytes().to_vec()).collect()
