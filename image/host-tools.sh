@@ -7,6 +7,7 @@
 #   need_rust_toolchain        the toolchain of rust-toolchain.toml, with its
 #                              aarch64-unknown-none target, rustfmt and clippy
 #   need_commands CMD:PKG ...  Debian packages for the commands not on PATH
+#   need_fuzz_tools            cargo-fuzz and the nightly toolchain (fuzz/run.sh)
 #
 # The image tool checks the guest target again before each guest build
 # (image/src/toolchain.rs), for those who call it without these scripts.
@@ -64,4 +65,19 @@ need_commands() {
     [[ $(id -u) -ne 0 ]] && sudo="sudo"
     $sudo apt-get update -q >&2
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >&2
+}
+
+# The fuzzing tools (fuzz/run.sh): cargo-fuzz, installed from crates.io when
+# `cargo fuzz` is missing, and the nightly toolchain it builds with (only
+# the fuzz targets use nightly; the product builds with rust-toolchain.toml).
+# Nightly is not installed here: stops with a message when it is missing.
+need_fuzz_tools() {
+    if ! rustup toolchain list 2>/dev/null | grep -q '^nightly-'; then
+        host_tools_say "the fuzz targets need Rust's nightly toolchain (libFuzzer instrumentation), which is not installed; install it with: rustup toolchain install nightly --profile minimal"
+        exit 1
+    fi
+    if ! cargo fuzz --version >/dev/null 2>&1; then
+        host_tools_say "installing cargo-fuzz with cargo install (cargo fuzz is missing; about two minutes)"
+        cargo install cargo-fuzz --locked >&2
+    fi
 }

@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 
 use crate::aof::{AppendFsync, RewritePolicy};
 use crate::glob;
-use crate::num::{parse_memory, parse_u64};
+use crate::num::{parse_i64, parse_memory};
 use crate::resp::Limits;
 
 /// Settings the engine and the server obey. Defaults are Redis's.
@@ -179,15 +179,23 @@ impl Config {
         const MEMORY: &str = "argument must be a memory value";
         match lower.as_str() {
             "port" => {
-                self.port = parse_u64(value)
-                    .and_then(|p| u16::try_from(p).ok())
-                    .ok_or_else(|| invalid("argument must be a port number"))?
+                self.port = integer(
+                    value,
+                    0,
+                    65535,
+                    "argument must be between 0 and 65535 inclusive",
+                )
+                .map_err(invalid)? as u16
             }
             "maxmemory" => self.maxmemory = parse_memory(value).ok_or_else(|| invalid(MEMORY))?,
             "proto-max-bulk-len" => {
-                self.proto_max_bulk_len = parse_memory(value)
-                    .filter(|&n| n >= 1024 * 1024)
-                    .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
+                let len = parse_memory(value).ok_or_else(|| invalid(MEMORY))?;
+                if !(1 << 20..=i64::MAX as u64).contains(&len) {
+                    return Err(invalid(
+                        "argument must be between 1048576 and 9223372036854775807 inclusive",
+                    ));
+                }
+                self.proto_max_bulk_len = len;
             }
             "appendonly" => {
                 self.appendonly = match value.to_ascii_lowercase().as_slice() {
@@ -198,26 +206,34 @@ impl Config {
             }
             "appendfsync" => {
                 self.appendfsync = AppendFsync::parse(value).ok_or_else(|| {
-                    invalid("argument(s) must be one of the following: always, everysec, no")
+                    invalid("argument(s) must be one of the following: everysec, always, no")
                 })?
             }
             "auto-aof-rewrite-percentage" => {
-                self.aof_rewrite.percentage = parse_u64(value)
-                    .ok_or_else(|| invalid("argument couldn't be parsed into an integer"))?
+                self.aof_rewrite.percentage = integer(
+                    value,
+                    0,
+                    i32::MAX.into(),
+                    "argument must be between 0 and 2147483647 inclusive",
+                )
+                .map_err(invalid)? as u64
             }
             "auto-aof-rewrite-min-size" => {
                 self.aof_rewrite.min_size = parse_memory(value).ok_or_else(|| invalid(MEMORY))?
             }
             "maxclients" => {
-                self.maxclients = parse_u64(value)
-                    .filter(|&n| n >= 1)
-                    .ok_or_else(|| invalid("argument must be between 1 and 9223372036854775807"))?
+                self.maxclients = integer(
+                    value,
+                    1,
+                    u32::MAX.into(),
+                    "argument must be between 1 and 4294967295 inclusive",
+                )
+                .map_err(invalid)? as u64
             }
             "databases" => {
-                self.databases = parse_u64(value)
-                    .filter(|&n| (1..=1024).contains(&n))
-                    .ok_or_else(|| invalid("argument must be between 1 and 1024 inclusive"))?
-                    as usize
+                self.databases =
+                    integer(value, 1, 1024, "argument must be between 1 and 1024 inclusive")
+                        .map_err(invalid)? as usize
             }
             "client-output-buffer-limit" => {
                 self.client_output_hard_limit = parse_output_limit(value, self.client_output_hard_limit)
@@ -264,15 +280,45 @@ impl Config {
         Ok(config)
     }
 
-    /// Like [`set`](Config::set), for `CONFIG SET` on a running server:
-    /// settings the server only reads at start (`port`, `appendonly`) are
-    /// refused as immutable.
-    pub fn set_at_runtime(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
+    /// Whether `CONFIG SET` may change parameter `name` (any case) on a
+    /// running server: if not, [`ConfigError::Unknown`] or
+    /// [`ConfigError::Immutable`], naming the parameter as typed (Redis
+    /// checks every name of a `CONFIG SET` this way before any value).
+    ///
+    /// ```
+    /// use kvstore::config::{Config, ConfigError};
+    ///
+    /// assert_eq!(Config::settable_at_runtime("MaxMemory"), Ok(()));
+    /// assert_eq!(Config::settable_at_runtime("Port"), Err(ConfigError::Immutable("Port".into())));
+    /// assert_eq!(Config::settable_at_runtime("NoSuch"), Err(ConfigError::Unknown("NoSuch".into())));
+    /// ```
+    pub fn settable_at_runtime(name: &str) -> Result<(), ConfigError> {
+        const SETTABLE: &[&str] = &[
+            "maxmemory",
+            "proto-max-bulk-len",
+            "appendfsync",
+            "auto-aof-rewrite-percentage",
+            "auto-aof-rewrite-min-size",
+            "maxclients",
+            "requirepass",
+            "client-query-buffer-limit",
+            "client-output-buffer-limit",
+        ];
         let lower = name.to_ascii_lowercase();
-        if matches!(lower.as_str(), "port" | "appendonly" | "databases") {
-            return Err(ConfigError::Immutable(lower));
+        if SETTABLE.contains(&lower.as_str()) {
+            Ok(())
+        } else if NAMES.contains(&lower.as_str()) {
+            Err(ConfigError::Immutable(name.into()))
+        } else {
+            Err(ConfigError::Unknown(name.into()))
         }
-        self.set(&lower, value)
+    }
+
+    /// Like [`set`](Config::set), for `CONFIG SET` on a running server:
+    /// only what [`Config::settable_at_runtime`] allows.
+    pub fn set_at_runtime(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
+        Self::settable_at_runtime(name)?;
+        self.set(name, value)
     }
 }
 
@@ -293,7 +339,7 @@ fn parse_output_limit(value: &[u8], current: u64) -> Option<u64> {
         };
         let hard = parse_memory(hard.as_bytes())?;
         parse_memory(soft.as_bytes())?;
-        parse_u64(seconds.as_bytes())?;
+        parse_i64(seconds.as_bytes()).filter(|&s| s >= 0)?;
         match class.to_ascii_lowercase().as_str() {
             "normal" => normal = hard,
             "replica" | "slave" | "pubsub" => {}
@@ -301,6 +347,17 @@ fn parse_output_limit(value: &[u8], current: u64) -> Option<u64> {
         }
     }
     Some(normal)
+}
+
+/// An integer setting as Redis reads one: a strict integer (else "couldn't
+/// be parsed"), within `min..=max` (else `range`, which says so).
+fn integer(value: &[u8], min: i64, max: i64, range: &'static str) -> Result<i64, &'static str> {
+    let n = parse_i64(value).ok_or("argument couldn't be parsed into an integer")?;
+    if (min..=max).contains(&n) {
+        Ok(n)
+    } else {
+        Err(range)
+    }
 }
 
 #[cfg(test)]
@@ -378,6 +435,61 @@ mod tests {
             config.set("maxmemory", b"lots").unwrap_err().message(),
             "ERR CONFIG SET failed (possibly related to argument 'maxmemory') - argument must be a memory value"
         );
+        // Redis 7's words for integer and memory settings, found by the
+        // differential test against redis-server.
+        for (name, value, why) in [
+            (
+                "maxclients",
+                "lots",
+                "argument couldn't be parsed into an integer",
+            ),
+            (
+                "maxclients",
+                "0",
+                "argument must be between 1 and 4294967295 inclusive",
+            ),
+            (
+                "maxclients",
+                "-1",
+                "argument must be between 1 and 4294967295 inclusive",
+            ),
+            (
+                "maxclients",
+                "4294967296",
+                "argument must be between 1 and 4294967295 inclusive",
+            ),
+            (
+                "port",
+                "70000",
+                "argument must be between 0 and 65535 inclusive",
+            ),
+            (
+                "auto-aof-rewrite-percentage",
+                "-1",
+                "argument must be between 0 and 2147483647 inclusive",
+            ),
+            (
+                "proto-max-bulk-len",
+                "100",
+                "argument must be between 1048576 and 9223372036854775807 inclusive",
+            ),
+            (
+                "proto-max-bulk-len",
+                "lots",
+                "argument must be a memory value",
+            ),
+            (
+                "appendfsync",
+                "sometimes",
+                "argument(s) must be one of the following: everysec, always, no",
+            ),
+        ] {
+            assert_eq!(
+                config.set(name, value.as_bytes()),
+                Err(ConfigError::Invalid(name.into(), why)),
+                "{name} {value}"
+            );
+        }
         assert_eq!(
             config.set("nope", b"1").unwrap_err().message(),
             "ERR Unknown option or number of arguments for CONFIG SET - 'nope'"

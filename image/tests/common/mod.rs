@@ -2,6 +2,8 @@
 
 use std::process::{Command, Stdio};
 
+pub mod kvstore;
+
 /// Fails the test unless QEMU is installed: `./run-tests.sh` installs it, so
 /// a missing QEMU is a broken setup, never a reason to pass quietly.
 pub fn require_qemu() {

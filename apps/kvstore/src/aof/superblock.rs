@@ -111,11 +111,14 @@ impl Superblock {
             })?
         } else if magic == MAGIC_V2 && bytes.len() >= SIZE_V2 {
             let area = word(16)?;
-            (crc_at(32)? == crc32c(&bytes[..32]) && area < 2).then_some(Superblock {
+            if crc_at(32)? != crc32c(&bytes[..32]) || area >= 2 {
+                return None;
+            }
+            Superblock {
                 generation: word(8)?,
                 extent: half(capacity, area as u8),
                 length: word(24)?,
-            })?
+            }
         } else if magic == MAGIC_V1 && bytes.len() >= 20 {
             (crc_at(16)? == crc32c(&bytes[..16])).then_some(Superblock {
                 generation: 0,
@@ -129,7 +132,7 @@ impl Superblock {
     }
 
     /// Whether the log it names lies on a disk of `capacity` bytes, after
-    /// the slots, within its extent.
+    /// the slots, within its extent, and its generation has a successor.
     fn fits(&self, capacity: u64) -> bool {
         let e = self.extent;
         e.start >= AREAS_START
@@ -137,6 +140,7 @@ impl Superblock {
                 .checked_add(e.limit)
                 .is_some_and(|end| end <= capacity)
             && self.length <= e.limit
+            && self.generation < MAX_GENERATION
     }
 
     /// The superblock to write after this one, for a log of `length` bytes
@@ -154,6 +158,11 @@ impl Superblock {
         (self.generation % 2) * SLOT_STRIDE
     }
 }
+
+/// Generations from here on are not trusted: counting one per superblock
+/// written, no disk gets there, so only damage or a crafted disk shows one,
+/// and below it [`Superblock::next`] always has a newer successor.
+pub const MAX_GENERATION: u64 = 1 << 63;
 
 /// What the two superblock slots of a disk say.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,7 +231,7 @@ pub fn rewrite_extent(capacity: u64, live: Extent, live_end: u64, len: u64) -> O
             limit: live.limit,
         },
         Extent {
-            start: AREAS_START + live.limit,
+            start: AREAS_START.saturating_add(live.limit),
             limit: live.limit,
         },
     ];
@@ -233,7 +242,7 @@ pub fn rewrite_extent(capacity: u64, live: Extent, live_end: u64, len: u64) -> O
             e.limit >= len
                 && e.end() <= capacity
                 && e.start != live.start
-                && !(e.start < live_end && live.start < e.start + len)
+                && !(e.start < live_end && live.start < e.start.saturating_add(len))
         })
 }
 
@@ -354,6 +363,35 @@ mod tests {
     }
 
     #[test]
+    fn a_generation_without_a_successor_is_not_trusted() {
+        // Found by fuzzing (superblock): a slot claiming generation
+        // u64::MAX was opened, and the next update overflowed.
+        let legit = superblock(10, 0, 100);
+        let crafted = Superblock {
+            generation: u64::MAX,
+            ..legit
+        };
+        let found = |superblock, other_unreadable| Slots::Found {
+            superblock,
+            other_unreadable,
+        };
+        assert_eq!(
+            read_slots(&legit.encode(), &crafted.encode(), DISK),
+            found(legit, Some(1))
+        );
+        assert_eq!(
+            read_slots(&crafted.encode(), &[0; SIZE], DISK),
+            Slots::Unreadable
+        );
+        let last = Superblock {
+            generation: MAX_GENERATION - 1,
+            ..legit
+        };
+        assert_eq!(Superblock::decode(&last.encode(), DISK), Some(last));
+        assert!(last.next(half(DISK, 1), 0).generation > last.generation);
+    }
+
+    #[test]
     fn blank_slots_are_a_new_disk_and_two_bad_ones_are_damage() {
         assert_eq!(read_slots(&[0; SIZE], &[0; SIZE], DISK), Slots::Blank);
         let mut bad = superblock(4, 0, 100).encode();
@@ -385,6 +423,13 @@ mod tests {
         assert_eq!(Superblock::decode(&v2, DISK), Some(superblock(5, 1, 77)));
         v2[16] = 2; // no third area
         assert_eq!(Superblock::decode(&v2, DISK), None);
+        // Found by fuzzing (superblock): an area number past 1 with a
+        // valid checksum was turned into a disk offset before it was
+        // checked, and the multiplication overflowed.
+        v2[16] = 255;
+        let crc = crc32c(&v2[..32]);
+        v2[32..36].copy_from_slice(&crc.to_le_bytes());
+        assert_eq!(Superblock::decode(&v2, u64::MAX), None);
     }
 
     #[test]

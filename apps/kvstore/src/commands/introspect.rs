@@ -87,10 +87,27 @@ pub(crate) fn config_get(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::array(pairs)
 }
 
-/// `CONFIG SET name value [name value ...]`: all or nothing.
+/// `CONFIG SET name value [name value ...]`: all or nothing. A name
+/// without its value is a syntax error, as in Redis 7.
 pub(crate) fn config_set(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if !args.len().is_multiple_of(2) {
-        return errors::wrong_args(x.fullname);
+        return errors::syntax();
+    }
+    // Every name first, as Redis: an unknown, fixed or repeated one is the
+    // error whatever the values.
+    let mut names: Vec<Vec<u8>> = Vec::new();
+    for pair in args[2..].chunks(2) {
+        let typed = errors::lossy(&pair[0]);
+        if let Err(err) = crate::config::Config::settable_at_runtime(&typed) {
+            return Reply::Error(err.message());
+        }
+        let name = pair[0].to_ascii_lowercase();
+        if names.contains(&name) {
+            return Reply::Error(alloc::format!(
+                "ERR CONFIG SET failed (possibly related to argument '{typed}') - duplicate parameter"
+            ));
+        }
+        names.push(name);
     }
     let mut updated = x.config.clone();
     for pair in args[2..].chunks(2) {

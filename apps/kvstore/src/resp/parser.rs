@@ -187,7 +187,10 @@ impl Parser {
     fn inline(&mut self) -> Result<Option<Args>, ProtocolError> {
         let rest = &self.buf[self.pos..];
         let Some(newline) = rest.iter().position(|&b| b == b'\n') else {
-            if rest.len() > self.limits.max_inline_len {
+            // A '\r' at the end may be the line's terminator: not counted,
+            // so a line at the limit is accepted however it is split.
+            let pending = rest.strip_suffix(b"\r").unwrap_or(rest);
+            if pending.len() > self.limits.max_inline_len {
                 return Err(ProtocolError::TooBigInlineRequest);
             }
             return Ok(None);
@@ -481,6 +484,27 @@ mod tests {
         assert_eq!(
             error_text(&long_len),
             "Protocol error: too big bulk count string"
+        );
+    }
+
+    #[test]
+    fn an_inline_line_at_the_limit_parses_however_split() {
+        // Found by fuzzing (resp_parser): with the line's '\r' received
+        // but not its '\n', the line was counted one byte too long.
+        let limits = Limits {
+            max_inline_len: 8,
+            ..Limits::default()
+        };
+        let mut parser = Parser::with_limits(limits);
+        parser.feed(b"GET 1234\r");
+        assert_eq!(parser.next_command(), Ok(None));
+        parser.feed(b"\n");
+        assert_eq!(parser.next_command(), Ok(Some(args(&[b"GET", b"1234"]))));
+        let mut parser = Parser::with_limits(limits);
+        parser.feed(b"GET 12345\r");
+        assert_eq!(
+            parser.next_command(),
+            Err(ProtocolError::TooBigInlineRequest)
         );
     }
 

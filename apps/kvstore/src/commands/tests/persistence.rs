@@ -304,6 +304,35 @@ fn loading_keeps_keys_that_expire_later_in_the_log() {
 }
 
 #[test]
+fn a_log_loads_whatever_the_bulk_limit_is_now() {
+    // An APPEND grew a value past 1 MiB under the default limit (512 MiB);
+    // the server restarts with proto-max-bulk-len 1mb: the log still loads.
+    let mut s = Session::new();
+    let mut log = HEADER.to_vec();
+    log.extend(
+        s.exec(&format!("SET k {}", big_value(1 << 20, b'a')))
+            .effects
+            .to_bytes(),
+    );
+    log.extend(s.exec("APPEND k b").effects.to_bytes());
+    let mut config = Config::default();
+    config.set("proto-max-bulk-len", b"1mb").unwrap();
+    let mut engine = Engine::new(config, s.now);
+    replay(&log, |args| {
+        engine.load(args, s.now).expect("the log loads")
+    });
+    let value = engine.store().get(b"k").unwrap().value();
+    assert_eq!(value.len(), (1 << 20) + 1);
+    // A client is still held to the limit.
+    let mut client = ClientCtx::new(1);
+    let append = [b"APPEND".to_vec(), b"k".to_vec(), b"c".to_vec()];
+    assert_eq!(
+        engine.execute(&append, &mut client, s.now).reply,
+        err("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
+    );
+}
+
+#[test]
 fn bgrewriteaof_schedules_a_rewrite_the_server_performs() {
     let config = Config {
         appendonly: true,

@@ -78,6 +78,12 @@ fn select_takes_the_configured_databases() {
         s.run("SELECT x"),
         err("ERR value is not an integer or out of range")
     );
+    // Found by the differential test against redis-server: an integer
+    // beyond 32 bits has an error of its own.
+    assert_eq!(
+        s.run("SELECT 99999999999"),
+        err("ERR value is out of range, value must between -2147483648 and 2147483647")
+    );
 }
 
 #[test]
@@ -169,9 +175,32 @@ fn config_set_is_all_or_nothing() {
     assert_eq!(s.engine.config().maxmemory, 1 << 20);
     assert_eq!(
         s.run("CONFIG SET maxmemory 2mb appendfsync sometimes"),
-        err("ERR CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: always, everysec, no")
+        err("ERR CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: everysec, always, no")
     );
     assert_eq!(s.engine.config().maxmemory, 1 << 20, "nothing applied");
+    assert_eq!(
+        s.run("CONFIG SET maxmemory 2mb maxclients"),
+        err("ERR syntax error"),
+        "a name without its value (found by the differential test)"
+    );
+    // Names are checked before values, and named as typed (found by the
+    // differential test).
+    assert_eq!(
+        s.run("CONFIG SET maxclients lots NoSuch 1"),
+        err("ERR Unknown option or number of arguments for CONFIG SET - 'NoSuch'")
+    );
+    assert_eq!(
+        s.run("CONFIG SET maxclients lots databases 3"),
+        err("ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")
+    );
+    assert_eq!(
+        s.run("CONFIG SET maxclients 10 MaxClients 20"),
+        err("ERR CONFIG SET failed (possibly related to argument 'MaxClients') - duplicate parameter")
+    );
+    assert_eq!(
+        s.run("CONFIG SET MAXCLIENTS lots"),
+        err("ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer")
+    );
     assert_eq!(
         s.run("CONFIG SET appendonly yes"),
         err("ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config")

@@ -1,0 +1,379 @@
+//! Random command sequences for the engine, built from the fuzzer's bytes:
+//! every command of kvstore's command table, with arguments chosen among
+//! edge cases (empty, huge and negative numbers, binary and large values,
+//! expiry times around the clock), sometimes with an argument too few or
+//! too many.
+
+use crate::input::Input;
+
+/// One step of a fuzzed session.
+#[derive(Debug)]
+pub enum Op {
+    /// Client `client` (0..3) runs `args`.
+    Run {
+        /// Which of the session's clients.
+        client: usize,
+        /// The command and its arguments.
+        args: Vec<Vec<u8>>,
+    },
+    /// The clock moves forward.
+    Advance(u64),
+    /// One step of background expiry, examining up to this many keys.
+    ActiveExpire(usize),
+    /// The server starts compacting the log.
+    RewriteStart,
+    /// The compaction scans about this many more keys.
+    RewriteStep(usize),
+    /// The compaction runs to its end and its log replaces the old one.
+    RewriteFinish,
+    /// A whole `SCAN` from cursor 0, this many keys a step, and `KEYS *`:
+    /// both must name exactly the live keys.
+    FullScan(usize),
+}
+
+/// Keys the commands share, so that they meet: short, empty, binary, glob
+/// characters, multi-byte UTF-8, and one long key.
+const KEYS: &[&[u8]] = &[
+    b"k",
+    b"k2",
+    b"n",
+    b"",
+    b"\x00\xff\r\n",
+    b"{k}*?[",
+    b"\xe2\x82\xac",
+];
+
+/// Integers and near-integers Redis's strict parser must sort out.
+const NUMBERS: &[&str] = &[
+    "0",
+    "1",
+    "-1",
+    "2",
+    "10",
+    "100",
+    "1000",
+    "86400",
+    "-100",
+    "9223372036854775807",
+    "-9223372036854775808",
+    "9223372036854775808",
+    "-9223372036854775809",
+    "9223372036854775",
+    "9223372036854776",
+    "18446744073709551615",
+    "01",
+    "-0",
+    "+1",
+    " 1",
+    "1 ",
+    "1.5",
+    "abc",
+    "",
+];
+
+/// Lengths of large values: around the log's sharing threshold (16 KiB)
+/// and around 1 MiB, the smallest `proto-max-bulk-len`.
+const BIG: &[usize] = &[16_383, 16_384, 16_385, 65_543, 1 << 20, (1 << 20) + 1];
+
+/// Glob patterns for `KEYS`, `SCAN MATCH` and `CONFIG GET`.
+const PATTERNS: &[&[u8]] = &[
+    b"*",
+    b"k*",
+    b"?",
+    b"[a-k]*",
+    b"\\*",
+    b"*[",
+    b"k[^2]",
+    b"",
+    b"*max*",
+    b"[",
+    b"\\",
+    b"a*b*c*d*e*f*g*h*i*j*",
+];
+
+/// Builds the next step; `now` is the session's clock in milliseconds
+/// (expiry times are drawn around it).
+pub fn next_op(inp: &mut Input<'_>, now: u64) -> Op {
+    match inp.byte() {
+        0..=199 => Op::Run {
+            client: inp.below(3),
+            args: command(inp, now),
+        },
+        200..=229 => Op::Advance(inp.pick(&[
+            0, 1, 2, 499, 500, 501, 999, 1000, 1001, 10_000, 1_000_000, 86_400_000,
+        ])),
+        230..=239 => Op::ActiveExpire(inp.pick(&[0, 1, 2, 20, usize::MAX])),
+        240..=245 => Op::RewriteStart,
+        246..=249 => Op::RewriteStep(inp.pick(&[1, 2, 10])),
+        250..=252 => Op::FullScan(inp.pick(&[1, 2, 3, 10])),
+        _ => Op::RewriteFinish,
+    }
+}
+
+/// The name of every command and subcommand the generator knows, which is
+/// every one in kvstore's command table.
+pub const NAMES: &[&str] = &[
+    "PING",
+    "ECHO",
+    "QUIT",
+    "SELECT",
+    "CLIENT",
+    "GET",
+    "SET",
+    "GETSET",
+    "SETNX",
+    "INCR",
+    "DECR",
+    "INCRBY",
+    "DECRBY",
+    "APPEND",
+    "STRLEN",
+    "MGET",
+    "MSET",
+    "DEL",
+    "EXISTS",
+    "TYPE",
+    "KEYS",
+    "SCAN",
+    "DBSIZE",
+    "FLUSHALL",
+    "FLUSHDB",
+    "EXPIRE",
+    "PEXPIRE",
+    "EXPIREAT",
+    "PEXPIREAT",
+    "TTL",
+    "PTTL",
+    "PERSIST",
+    "INFO",
+    "BGREWRITEAOF",
+    "CONFIG",
+    "COMMAND",
+    "NOSUCHCOMMAND",
+];
+
+/// One command with its arguments.
+pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
+    let name = inp.pick(NAMES);
+    let mut args = vec![cased(inp, name.as_bytes())];
+    match name {
+        "PING" => {
+            for _ in 0..inp.below(3) {
+                args.push(value(inp));
+            }
+        }
+        "ECHO" => args.push(value(inp)),
+        "CLIENT" => match inp.below(5) {
+            0 => args.extend([word(inp, "SETNAME"), value(inp)]),
+            1 => args.push(word(inp, "GETNAME")),
+            2 => args.push(word(inp, "ID")),
+            3 => {
+                let attr = inp.pick(&["LIB-NAME", "lib-ver", "bogus"]);
+                args.extend([word(inp, "SETINFO"), attr.into(), value(inp)]);
+            }
+            _ => args.push(b"NOSUCH".to_vec()),
+        },
+        "SELECT" => args.push(number(inp, now)),
+        "GET" | "INCR" | "DECR" | "STRLEN" | "TYPE" | "TTL" | "PTTL" | "PERSIST" => {
+            args.push(key(inp))
+        }
+        "SET" => {
+            args.extend([key(inp), value(inp)]);
+            for _ in 0..inp.below(4) {
+                set_option(inp, now, &mut args);
+            }
+        }
+        "GETSET" | "SETNX" | "APPEND" => args.extend([key(inp), value(inp)]),
+        "INCRBY" | "DECRBY" => args.extend([key(inp), number(inp, now)]),
+        "MGET" | "DEL" | "EXISTS" => {
+            for _ in 0..1 + inp.below(4) {
+                args.push(key(inp));
+            }
+        }
+        "MSET" => {
+            for _ in 0..1 + inp.below(3) {
+                args.extend([key(inp), value(inp)]);
+            }
+        }
+        "KEYS" => args.push(inp.pick(PATTERNS).to_vec()),
+        "SCAN" => {
+            args.push(match inp.below(4) {
+                0 => b"0".to_vec(),
+                1 => inp.u64().to_string().into_bytes(),
+                _ => number(inp, now),
+            });
+            for _ in 0..inp.below(3) {
+                match inp.below(4) {
+                    0 => args.extend([word(inp, "MATCH"), inp.pick(PATTERNS).to_vec()]),
+                    1 => args.extend([word(inp, "COUNT"), number(inp, now)]),
+                    2 => args.extend([word(inp, "TYPE"), inp.pick(&["string", "hash"]).into()]),
+                    _ => args.push(word(inp, "BOGUS")),
+                }
+            }
+        }
+        "FLUSHALL" | "FLUSHDB" => {
+            if inp.below(2) == 0 {
+                let mode = inp.pick(&["ASYNC", "SYNC", "NOW"]);
+                args.push(word(inp, mode));
+            }
+        }
+        "EXPIRE" | "PEXPIRE" | "EXPIREAT" | "PEXPIREAT" => {
+            args.extend([key(inp), expiry(inp, name, now)]);
+            for _ in 0..inp.below(3) {
+                let condition = inp.pick(&["NX", "XX", "GT", "LT", "EX"]);
+                args.push(word(inp, condition));
+            }
+        }
+        "INFO" => {
+            for _ in 0..inp.below(3) {
+                let section = inp.pick(&[
+                    "memory",
+                    "keyspace",
+                    "server",
+                    "stats",
+                    "persistence",
+                    "clients",
+                    "all",
+                    "nosuch",
+                ]);
+                args.push(word(inp, section));
+            }
+        }
+        "CONFIG" => config(inp, &mut args),
+        "COMMAND" => match inp.below(6) {
+            0 => {}
+            1 => args.push(word(inp, "COUNT")),
+            2 => args.push(word(inp, "DOCS")),
+            3 => {
+                let name = inp.pick(NAMES);
+                args.extend([word(inp, "INFO"), word(inp, name)]);
+            }
+            4 => args.push(word(inp, "LIST")),
+            _ => args.push(word(inp, "NOSUCH")),
+        },
+        "NOSUCHCOMMAND" => {
+            for _ in 0..inp.below(3) {
+                args.push(value(inp));
+            }
+        }
+        _ => {} // QUIT, DBSIZE, BGREWRITEAOF: no arguments.
+    }
+    // Now and then an argument too few or too many.
+    match inp.below(16) {
+        0 if args.len() > 1 => {
+            args.pop();
+        }
+        1 => args.push(value(inp)),
+        _ => {}
+    }
+    args
+}
+
+/// `SET`'s options, with the number some of them take.
+fn set_option(inp: &mut Input<'_>, now: u64, args: &mut Vec<Vec<u8>>) {
+    let option = inp.pick(&[
+        "NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT", "BOGUS",
+    ]);
+    args.push(word(inp, option));
+    if matches!(option, "EX" | "PX" | "EXAT" | "PXAT") {
+        args.push(expiry(inp, option, now));
+    }
+}
+
+/// `CONFIG GET|SET|RESETSTAT` with parameters that change what commands do.
+fn config(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
+    match inp.below(4) {
+        0 => args.extend([word(inp, "GET"), inp.pick(PATTERNS).to_vec()]),
+        1 | 2 => {
+            args.push(word(inp, "SET"));
+            for _ in 0..1 + inp.below(2) {
+                let name = inp.pick(&[
+                    "maxmemory",
+                    "proto-max-bulk-len",
+                    "appendfsync",
+                    "maxclients",
+                    "auto-aof-rewrite-percentage",
+                    "auto-aof-rewrite-min-size",
+                    "port",
+                    "save",
+                    "bogus",
+                ]);
+                let value = inp.pick(&[
+                    "0", "1000", "1mb", "2mb", "100", "64kb", "always", "no", "yes", "-1", "abc",
+                ]);
+                args.extend([word(inp, name), value.into()]);
+            }
+        }
+        _ => args.push(word(inp, "RESETSTAT")),
+    }
+}
+
+/// `text` in upper, lower or mixed case, as Redis accepts names.
+fn word(inp: &mut Input<'_>, text: &str) -> Vec<u8> {
+    cased(inp, text.as_bytes())
+}
+
+fn cased(inp: &mut Input<'_>, text: &[u8]) -> Vec<u8> {
+    match inp.below(8) {
+        0 => text.to_ascii_lowercase(),
+        1 => text
+            .iter()
+            .enumerate()
+            .map(|(i, b)| {
+                if i % 2 == 0 {
+                    b.to_ascii_lowercase()
+                } else {
+                    *b
+                }
+            })
+            .collect(),
+        _ => text.to_vec(),
+    }
+}
+
+/// One of the shared keys, or now and then a long one.
+pub fn key(inp: &mut Input<'_>) -> Vec<u8> {
+    match inp.below(16) {
+        0 => vec![b'L'; 1000],
+        _ => inp.pick(KEYS).to_vec(),
+    }
+}
+
+/// A value: empty, bytes from the input, a number, or a large value.
+pub fn value(inp: &mut Input<'_>) -> Vec<u8> {
+    match inp.below(8) {
+        0 => Vec::new(),
+        1..=3 => inp.bytes(16).to_vec(),
+        4 | 5 => inp.pick(NUMBERS).into(),
+        6 => vec![inp.byte(); inp.pick(BIG)],
+        _ => b"\x00\r\n\xff".to_vec(),
+    }
+}
+
+/// An integer argument: edge cases, or a small or any 64-bit number.
+fn number(inp: &mut Input<'_>, now: u64) -> Vec<u8> {
+    match inp.below(6) {
+        0..=2 => inp.pick(NUMBERS).into(),
+        3 => (i64::from(inp.byte()) - 128).to_string().into_bytes(),
+        4 => (inp.u64() as i64).to_string().into_bytes(),
+        _ => (now / 1000).to_string().into_bytes(),
+    }
+}
+
+/// An expiry argument for `option` (`EX`, `PXAT`, `EXPIREAT`, ...): mostly
+/// close to the clock in the option's unit, else any number.
+fn expiry(inp: &mut Input<'_>, option: &str, now: u64) -> Vec<u8> {
+    if inp.below(3) == 0 {
+        return number(inp, now);
+    }
+    let millis = option.starts_with('P');
+    let absolute = option.ends_with("AT");
+    let offset = i64::from(inp.byte()) - 64;
+    let n = match (absolute, millis) {
+        (true, true) => now as i64 + offset * 100,
+        (true, false) => (now / 1000) as i64 + offset,
+        (false, true) => offset * 100,
+        (false, false) => offset,
+    };
+    n.to_string().into_bytes()
+}

@@ -1,0 +1,52 @@
+//! Shared pieces of kvstore's fuzz targets (see `README.md`): a reader that
+//! turns the fuzzer's bytes into choices, a strict RESP2 reply decoder to
+//! check what the engine sends, a generator of commands with edge-case
+//! arguments, and the committed seeds.
+
+pub mod commands;
+pub mod input;
+pub mod reply;
+pub mod seeds;
+
+use std::collections::BTreeMap;
+
+use kvstore::store::Store;
+
+/// A keyspace as plain data: key to (value, absolute expiry).
+pub type Dataset = BTreeMap<Vec<u8>, (Vec<u8>, Option<u64>)>;
+
+/// Every key of `store`, expired or not, with its value and expiry.
+pub fn dataset(store: &Store) -> Dataset {
+    store
+        .iter()
+        .map(|(k, e)| (k.to_vec(), (e.value().to_vec(), e.expire_at())))
+        .collect()
+}
+
+/// Every database's dataset, by index.
+pub fn datasets(engine: &kvstore::commands::Engine) -> Vec<Dataset> {
+    engine.databases().iter().map(dataset).collect()
+}
+
+/// The keys of `data` still live at `now_ms` (Redis: a key expires strictly
+/// after its expiry time).
+pub fn live(data: &Dataset, now_ms: u64) -> Dataset {
+    data.iter()
+        .filter(|(_, (_, at))| at.is_none_or(|at| now_ms <= at))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// What `store`'s counters should say, recounted from its entries: memory
+/// estimate, keys, keys with an expiry.
+pub fn recount(store: &Store) -> (usize, usize, usize) {
+    let mut used = 0;
+    let mut keys = 0;
+    let mut volatile = 0;
+    for (key, entry) in store.iter() {
+        used += Store::cost(key.len(), entry.value().len());
+        keys += 1;
+        volatile += usize::from(entry.expire_at().is_some());
+    }
+    (used, keys, volatile)
+}

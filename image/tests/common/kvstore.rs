@@ -1,0 +1,135 @@
+//! kvstore under QEMU, for the tests that talk to it over TCP (QEMU user
+//! networking forwards a local port to the guest's 6379). Each test crate
+//! uses part of it.
+#![allow(dead_code)]
+
+use faultline_image::{build_to, qemu_command, workspace_root, Board, RunOptions};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+/// QEMU with kvstore, killed when dropped.
+pub struct Guest {
+    /// The QEMU process.
+    pub child: Child,
+    /// The host port forwarded to the guest's 6379.
+    pub port: u16,
+    log: std::path::PathBuf,
+}
+
+impl Drop for Guest {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Guest {
+    /// Boots kvstore with its default settings (see [`Guest::start_with`]).
+    pub fn start(test: &str) -> Guest {
+        Self::start_with(test, &[])
+    }
+
+    /// Boots kvstore with `args`; the NVMe disk in the test's directory is
+    /// kept between boots of the same test.
+    pub fn start_with(test: &str, args: &[&str]) -> Guest {
+        Self::start_on(test, args, None)
+    }
+
+    /// Like [`Guest::start_with`], on a disk of `disk_size` bytes when the
+    /// disk is new.
+    pub fn start_on(test: &str, args: &[&str], disk_size: Option<u64>) -> Guest {
+        Self::start_opts(
+            test,
+            args,
+            RunOptions {
+                disk_size,
+                ..RunOptions::default()
+            },
+        )
+    }
+
+    /// Boots kvstore with `args` and `options` (the network is added here).
+    pub fn start_opts(test: &str, args: &[&str], options: RunOptions) -> Guest {
+        super::require_qemu();
+        let root = workspace_root();
+        let out = root.join("target/test-images").join(test);
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let built = build_to(&root, "kvstore", Board::QemuVirt, &args, &out).expect("image builds");
+        faultline_image::qemu::ensure_disk(&built, options.disk_size).unwrap();
+        // A free local port for the forward.
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let net = format!("user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:6379");
+        let extra = ["-netdev", &net, "-device", "virtio-net-pci,netdev=n0"]
+            .map(String::from)
+            .to_vec();
+        let options = RunOptions { extra, ..options };
+        let log = out.join("serial.log");
+        let mut cmd = qemu_command(&built, &options).unwrap();
+        cmd.stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::inherit());
+        Guest {
+            child: cmd.spawn().expect("QEMU starts"),
+            port,
+            log,
+        }
+    }
+
+    /// Kills QEMU at once, as a power cut would.
+    pub fn kill(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.serial()
+    }
+
+    /// Waits (up to a minute) for the guest to end; its exit status and
+    /// what it printed.
+    pub fn exit_status(mut self) -> (Option<i32>, String) {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                return (status.code(), self.serial());
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!("the guest did not exit; serial log:\n{}", self.serial());
+    }
+
+    /// What the guest printed so far.
+    pub fn serial(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// Connects once the guest says it is ready (within a minute).
+    pub fn connect(&self) -> TcpStream {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while Instant::now() < deadline {
+            if self.serial().contains("kvstore: ready") {
+                if let Ok(s) = TcpStream::connect(("127.0.0.1", self.port)) {
+                    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                    return s;
+                }
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        panic!(
+            "kvstore never became reachable; serial log:\n{}",
+            self.serial()
+        );
+    }
+}
+
+/// Removes the NVMe disk of `test`'s guest, so that it boots with an empty
+/// log.
+pub fn fresh_disk(test: &str) {
+    let disk = workspace_root()
+        .join("target/test-images")
+        .join(test)
+        .join("kvstore.disk");
+    let _ = std::fs::remove_file(disk);
+}
