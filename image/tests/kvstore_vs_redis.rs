@@ -126,6 +126,9 @@ impl RedisServer {
         let child = Command::new("redis-server")
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no"])
+            // kvstore's default maxmemory: 3/8 of its guest's 2 GiB of RAM
+            // (Redis's default is none), so CONFIG GET compares alike.
+            .args(["--maxmemory", "805306368"])
             .arg("--dir")
             .arg(dir)
             .stdin(Stdio::null())
@@ -388,8 +391,6 @@ impl Stream {
     /// The next command and how its replies are compared.
     ///
     /// Left out, deliberately:
-    /// - `SELECT` of another database: kvstore has only database 0
-    ///   (`SELECT 0` and out-of-range or malformed indexes are compared);
     /// - `QUIT`: it ends the connection (sent once, at the end);
     /// - `BGREWRITEAOF`: its reply depends on whether a rewrite is still
     ///   running, which differs by timing (and Redis runs without a log);
@@ -400,7 +401,7 @@ impl Stream {
     ///   estimate of its data, not to the process, so `-OOM` comes at
     ///   other sizes (a few settings both take alike are compared);
     /// - `COMMAND`: kvstore describes its own, smaller command set;
-    /// - Redis commands kvstore does not have (`HGET`, `GETEX`, ...): it
+    /// - Redis commands kvstore does not have (`HGET`, `LPUSH`, ...): it
     ///   answers them as unknown; unknown commands are sent by names
     ///   neither server knows, with printable arguments.
     fn command(&mut self) -> (Vec<Vec<u8>>, Check) {
@@ -549,7 +550,7 @@ impl Stream {
             "ECHO" => args.push(self.value()),
             "SELECT" => args.push(
                 self.rng
-                    .pick(&["0", "-1", "16", "abc", "99999999999", ""])
+                    .pick(&["0", "1", "15", "-1", "16", "abc", "99999999999", ""])
                     .into(),
             ),
             "CLIENT" => match self.rng.below(4) {
