@@ -72,16 +72,18 @@ pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         },
         _ => return errors::syntax(),
     };
+    // As Redis: the options' syntax, then the key (nil if missing), then
+    // the expiry's value.
+    let key = &args[1];
+    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
+        return Reply::Bulk(None);
+    };
     let at = match change {
         Change::At(unit, i) => match set_expire_at(x, unit, &args[i]) {
             Ok(at) => Some(at),
             Err(reply) => return reply,
         },
         _ => None,
-    };
-    let key = &args[1];
-    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
-        return Reply::Bulk(None);
     };
     match (change, at) {
         (Change::At(..), Some(at)) if x.already_expired(at) => {
@@ -101,30 +103,107 @@ pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::Bulk(Some(value))
 }
 
-/// `INCRBYFLOAT key increment`: the new value, written as the shortest
-/// decimal that reads back to the same double (Redis prints long doubles;
-/// the two agree on every value that fits a double's precision).
+/// `INCRBYFLOAT key increment`: the new value as text. Redis adds in the
+/// x86 long double and prints 17 decimals, trailing zeros cut; here two
+/// plain decimals of at most 17 decimals add exactly (`10.05`, where
+/// doubles would give `10.049999999999999`), which is what that printing
+/// shows in all but extreme cases; anything else (exponents, huge or very
+/// precise numbers) adds as doubles, printed as the shortest decimal that
+/// reads back the same.
 pub(crate) fn incrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let not_float = || Reply::error("ERR value is not a valid float");
     let Some(delta) = parse_float(&args[2]) else {
         return not_float();
     };
     let key = &args[1];
-    let current = match x.live(key) {
+    let current_text = match x.live(key) {
         Some(entry) => match parse_float(entry.value()) {
-            Some(n) => n,
+            Some(_) => Some(entry.value().to_vec()),
             None => return not_float(),
         },
-        None => 0.0,
+        None => None,
     };
-    let new = current + delta;
-    if !new.is_finite() {
-        return Reply::error("ERR increment would produce NaN or Infinity");
+    let exact = match &current_text {
+        Some(text) => decimal::parse(text),
+        None => Some(0),
     }
-    let text = format_float(new);
+    .zip(decimal::parse(&args[2]))
+    .and_then(|(a, b)| a.checked_add(b))
+    .filter(|&sum| decimal::fits(sum));
+    let text = match exact {
+        Some(sum) => decimal::format(sum),
+        None => {
+            let current = current_text.as_deref().and_then(parse_float).unwrap_or(0.0);
+            let new = current + delta;
+            if !new.is_finite() {
+                return Reply::error("ERR increment would produce NaN or Infinity");
+            }
+            format_float(new)
+        }
+    };
     x.store.set_keep_ttl(key, text.as_bytes().to_vec());
     x.log([&b"SET"[..], key, text.as_bytes(), b"KEEPTTL"]);
     Reply::bulk(text.into_bytes())
+}
+
+/// Plain decimals with up to 17 digits after the point, as integers of
+/// 10^-17 units: what `INCRBYFLOAT` adds exactly.
+mod decimal {
+    use alloc::string::String;
+
+    const SCALE: i128 = 100_000_000_000_000_000; // 10^17
+    /// Whole parts from here on are left to doubles (Redis prints them with
+    /// all their digits, where long double and double differ anyway).
+    const LIMIT: i128 = 100_000_000_000_000_000_000; // 10^20
+
+    /// `[-+]digits[.digits]` with at most 17 decimals, below the limit.
+    pub fn parse(text: &[u8]) -> Option<i128> {
+        let (negative, text) = match text.first()? {
+            b'-' => (true, &text[1..]),
+            b'+' => (false, &text[1..]),
+            _ => (false, text),
+        };
+        let (whole, frac) = match text.iter().position(|&b| b == b'.') {
+            Some(dot) => (&text[..dot], &text[dot + 1..]),
+            None => (text, &text[..0]),
+        };
+        let digits = |s: &[u8]| s.iter().all(u8::is_ascii_digit);
+        if whole.is_empty() && frac.is_empty() || !digits(whole) || !digits(frac) || frac.len() > 17
+        {
+            return None;
+        }
+        let mut n: i128 = 0;
+        for &d in whole {
+            n = n.checked_mul(10)?.checked_add(i128::from(d - b'0'))?;
+            if n >= LIMIT {
+                return None;
+            }
+        }
+        let mut f: i128 = 0;
+        for &d in frac {
+            f = f * 10 + i128::from(d - b'0');
+        }
+        f *= 10i128.pow(17 - frac.len() as u32);
+        let value = n.checked_mul(SCALE)?.checked_add(f)?;
+        Some(if negative { -value } else { value })
+    }
+
+    /// Whether `n`'s whole part is below the limit.
+    pub fn fits(n: i128) -> bool {
+        n.abs() / SCALE < LIMIT
+    }
+
+    /// `n` as Redis prints it: no exponent, trailing zeros (and a bare
+    /// point) cut, no `-0`.
+    pub fn format(n: i128) -> String {
+        let sign = if n < 0 { "-" } else { "" };
+        let (whole, frac) = (n.abs() / SCALE, n.abs() % SCALE);
+        if frac == 0 {
+            return alloc::format!("{sign}{whole}");
+        }
+        let digits = alloc::format!("{frac:017}");
+        alloc::format!("{sign}{whole}.{}", digits.trim_end_matches('0'))
+    }
 }
 
 /// A float as Redis accepts it: decimal or exponent notation, finite, no

@@ -21,7 +21,8 @@ use super::{errors, table, ClientCtx, Effects, Engine, Outcome};
 use crate::resp::Reply;
 use crate::Args;
 
-/// Commands that act on the transaction itself instead of being queued.
+/// Commands that act on the transaction itself instead of being queued
+/// (`UNWATCH` is queued inside `MULTI`, as in Redis, and runs at `EXEC`).
 const CONTROL: &[&str] = &["multi", "exec", "discard", "watch", "unwatch", "quit"];
 
 fn answer(reply: Reply) -> Outcome {
@@ -42,7 +43,7 @@ impl Engine {
     ) -> Option<Outcome> {
         let name = args.first()?.to_ascii_lowercase();
         let name = core::str::from_utf8(&name).ok().unwrap_or("");
-        let control = CONTROL.contains(&name);
+        let control = CONTROL.contains(&name) && !(name == "unwatch" && client.multi.is_some());
         if client.multi.is_none() && !control {
             return None;
         }
@@ -51,6 +52,19 @@ impl Engine {
         }
         // Name and arity errors, and authentication, as for any command.
         if let Err(reply) = check(args) {
+            if name == "exec" {
+                // A malformed EXEC ends the transaction, if there is one,
+                // and says so either way, as Redis does.
+                client.multi = None;
+                client.watched.clear();
+                let Reply::Error(text) = reply else {
+                    return Some(answer(reply));
+                };
+                let why = text.strip_prefix("ERR ").unwrap_or(&text);
+                return Some(answer(Reply::Error(alloc::format!(
+                    "EXECABORT Transaction discarded because of: {why}"
+                ))));
+            }
             if let Some(multi) = client.multi.as_mut() {
                 multi.failed = true;
             }
@@ -118,7 +132,10 @@ impl Engine {
         let mut replies = Vec::with_capacity(multi.queued.len());
         let mut effects = Effects::default();
         for mut args in multi.queued {
-            let outcome = self.run(&mut args, client, now, false);
+            let outcome = match self.transaction(&mut args, client, now) {
+                Some(outcome) => outcome, // UNWATCH
+                None => self.run(&mut args, client, now, false),
+            };
             replies.push(outcome.reply);
             effects.append(outcome.effects);
         }
@@ -136,20 +153,26 @@ impl Engine {
     }
 }
 
-/// Checks a command's name and arity, as the engine does before running
-/// it.
+/// Checks a command's name, subcommand and arity, as the engine does
+/// before running it (see `Engine::run`).
 fn check(args: &[Vec<u8>]) -> Result<(), Reply> {
     let Some(mut spec) = args.first().and_then(|name| table::lookup(name)) else {
         return Err(errors::unknown_command(args));
     };
+    if !spec.arity_ok(args.len()) {
+        return Err(errors::wrong_args(spec.name));
+    }
     if !spec.subcommands.is_empty() && args.len() >= 2 {
-        if let Some(sub) = spec.subcommand(&args[1]) {
-            spec = sub;
+        spec = spec
+            .subcommand(&args[1])
+            .ok_or_else(|| errors::unknown_subcommand(&args[0], &args[1]))?;
+        if !spec.arity_ok(args.len()) {
+            return Err(errors::wrong_args(spec.name));
         }
     }
-    match spec.arity_ok(args.len()) {
-        true => Ok(()),
-        false => Err(errors::wrong_args(spec.name)),
+    match spec.run {
+        Some(_) => Ok(()),
+        None => Err(errors::wrong_args(spec.name)),
     }
 }
 

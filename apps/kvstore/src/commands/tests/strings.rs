@@ -327,3 +327,25 @@ fn getrange_and_setrange_follow_redis_offsets() {
         Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")
     );
 }
+
+#[test]
+fn incrbyfloat_adds_plain_decimals_exactly() {
+    let mut s = Session::new();
+    for _ in 0..3 {
+        s.run("INCRBYFLOAT f 0.1");
+    }
+    assert_eq!(
+        s.run("GET f"),
+        Reply::bulk("0.3"),
+        "doubles would say 0.30000000000000004"
+    );
+    s.run("SET g 9.95");
+    assert_eq!(s.run("INCRBYFLOAT g 0.1"), Reply::bulk("10.05"));
+    assert_eq!(s.run("INCRBYFLOAT g -10.05"), Reply::bulk("0"));
+    assert_eq!(s.run("INCRBYFLOAT g -0.5"), Reply::bulk("-0.5"));
+    assert_eq!(
+        s.run("INCRBYFLOAT g 1e1"),
+        Reply::bulk("9.5"),
+        "exponents: doubles"
+    );
+}

@@ -119,3 +119,29 @@ fn a_watched_key_changed_by_another_client_aborts_exec() {
     s.run("MULTI");
     assert_eq!(s.run("EXEC"), Reply::array(vec![]));
 }
+
+#[test]
+fn a_malformed_exec_aborts_whether_or_not_a_transaction_is_open() {
+    let mut s = Session::new();
+    let abort = Reply::error(
+        "EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command",
+    );
+    assert_eq!(s.run("EXEC extra"), abort);
+    s.run("MULTI");
+    s.run("SET a 1");
+    assert_eq!(s.run("EXEC extra"), abort);
+    assert_eq!(
+        s.run("EXEC"),
+        Reply::error("ERR EXEC without MULTI"),
+        "it was discarded"
+    );
+    assert_eq!(s.run("GET a"), Reply::Bulk(None));
+    // UNWATCH inside MULTI is queued, as in Redis.
+    s.run("MULTI");
+    assert_eq!(s.run("UNWATCH"), queued());
+    assert_eq!(s.run("EXEC"), Reply::array(vec![Reply::ok()]));
+    // An unknown subcommand is refused when queued.
+    s.run("MULTI");
+    assert!(matches!(s.run("CONFIG NOSUCH"), Reply::Error(_)));
+    assert!(matches!(s.run("EXEC"), Reply::Error(e) if e.starts_with("EXECABORT")));
+}
