@@ -41,9 +41,14 @@ impl Engine {
         client: &mut ClientCtx,
         now: u64,
     ) -> Option<Outcome> {
-        let name = args.first()?.to_ascii_lowercase();
-        let name = core::str::from_utf8(&name).ok().unwrap_or("");
-        let control = CONTROL.contains(&name) && !(name == "unwatch" && client.multi.is_some());
+        // Most commands are not transaction commands: find that out
+        // without allocating.
+        let typed = args.first()?;
+        let name = *CONTROL
+            .iter()
+            .find(|c| typed.eq_ignore_ascii_case(c.as_bytes()))
+            .unwrap_or(&"");
+        let control = !name.is_empty() && !(name == "unwatch" && client.multi.is_some());
         if client.multi.is_none() && !control {
             return None;
         }
