@@ -919,3 +919,28 @@ fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
         acknowledged.len()
     );
 }
+
+#[test]
+fn shutdown_makes_the_last_writes_durable_and_stops_cleanly() {
+    let test = "kvstore-shutdown";
+    fresh_disk(test);
+    let guest = Guest::start_with(test, &[]); // everysec: not yet flushed
+    let mut s = guest.connect();
+    exchange(&mut s, b"SET last words\r\n", b"+OK\r\n");
+    s.write_all(b"SHUTDOWN\r\n").unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(
+        rest.is_empty(),
+        "no reply to a shutdown that happened: {rest:?}"
+    );
+    let (status, serial) = guest.exit_status();
+    assert_eq!(status, Some(0), "{serial}");
+    assert!(
+        serial.contains("kvstore: shutting down: the log is durable"),
+        "{serial}"
+    );
+    let guest = Guest::start_with(test, &[]);
+    let mut s = guest.connect();
+    exchange(&mut s, b"GET last\r\n", b"$5\r\nwords\r\n");
+}

@@ -142,6 +142,9 @@ impl Server {
             for &slot in &visiting {
                 self.visit(slot);
             }
+            if let Some(force) = self.engine.take_shutdown() {
+                self.shutdown(force);
+            }
             self.expire();
             self.flush_log();
             self.compact_log();
@@ -155,6 +158,34 @@ impl Server {
                 continue;
             }
             self.sleep();
+        }
+    }
+
+    /// `SHUTDOWN`: makes the log durable and stops the machine (status 0).
+    /// If the log cannot be flushed the server goes on, and the client gets
+    /// the error its command queued, unless `force`.
+    fn shutdown(&mut self, force: bool) {
+        let flushed = match self.log.as_mut() {
+            Some(log) if log.dirty() => log.flush().map(|()| log.durable_bytes()),
+            Some(log) => Ok(log.durable_bytes()),
+            None => Ok(0),
+        };
+        match flushed {
+            Ok(bytes) => {
+                println!("kvstore: shutting down: the log is durable ({bytes} bytes); bye");
+                libos::exit(0)
+            }
+            Err(e) if force => {
+                println!(
+                    "kvstore: shutting down (FORCE) although the log could not be flushed: {e}"
+                );
+                libos::exit(0)
+            }
+            Err(e) => {
+                println!("kvstore: SHUTDOWN refused: the log could not be flushed: {e}");
+                self.engine.log_write_failed(&e);
+                self.log_failure = Some(LogFailure::Disk { tried: time::now() });
+            }
         }
     }
 
