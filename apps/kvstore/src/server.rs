@@ -101,6 +101,8 @@ pub struct Server {
     holding: Vec<usize>,
     /// Set while the log cannot be written.
     log_failure: Option<LogFailure>,
+    /// The host's stop request (SIGINT/SIGTERM) was acted on.
+    stop_tried: bool,
     next_id: u64,
     last_expire: Instant,
     /// The log rewrite in progress: its scan, when it started and the
@@ -125,6 +127,7 @@ impl Server {
             replied: Vec::new(),
             holding: Vec::new(),
             log_failure: None,
+            stop_tried: false,
             next_id: 1,
             last_expire: time::now(),
             rewrite: None,
@@ -405,6 +408,13 @@ impl Server {
             return;
         }
         self.last_expire = time::now();
+        if !self.stop_tried && libos::console::stop_requested() {
+            // SIGINT or SIGTERM to run-qemu.sh: as SHUTDOWN (once: if the
+            // log cannot be flushed, the host kills QEMU after its grace).
+            self.stop_tried = true;
+            println!("kvstore: the host asks to stop");
+            self.shutdown(false);
+        }
         let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
         if let Some(Err(e)) = self.log.as_mut().map(|log| log.append(&deleted)) {
             self.log_full(&e);
