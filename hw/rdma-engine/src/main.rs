@@ -106,6 +106,16 @@ fn serve(o: &Options) -> std::io::Result<()> {
         .retransmits
         .store(counters.retransmits, Ordering::Relaxed);
     stats.bytes.store(counters.bytes, Ordering::Relaxed);
+    stats
+        .forged_src
+        .store(counters.forged_src, Ordering::Relaxed);
+    stats.malformed.store(counters.malformed, Ordering::Relaxed);
+    stats
+        .unknown_xfer
+        .store(counters.unknown_xfer, Ordering::Relaxed);
+    stats
+        .over_bounds
+        .store(counters.over_bounds, Ordering::Relaxed);
     drop(server);
     eprintln!("rdma-engine {}: {}", o.rank, stats.summary());
     result.map_err(|e| std::io::Error::new(e.kind(), format!("vhost-user connection: {e}")))

@@ -123,8 +123,8 @@ fn node_loop(
             fabric.send(dst, &d);
         }
         let _ = sys::poll_readable(&[fabric.fd()], 2);
-        while let Some(d) = fabric.recv() {
-            engine.on_datagram(d, mem, now());
+        while let Some((from, d)) = fabric.recv() {
+            engine.on_datagram(from, d, mem, now());
         }
         for (dst, d) in engine.take_datagrams() {
             fabric.send(dst, &d);
