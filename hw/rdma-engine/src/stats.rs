@@ -37,9 +37,10 @@ pub struct Stats {
     pub malformed: AtomicU64,
     /// Answers naming no transfer outstanding to their sender.
     pub unknown_xfer: AtomicU64,
-    /// Requests dropped or state forgotten past the per-transfer and
-    /// per-peer bounds.
+    /// Requests dropped past the per-transfer and per-page bounds.
     pub over_bounds: AtomicU64,
+    /// Incoming transfers forgotten for newer ones of the same peer.
+    pub forgotten: AtomicU64,
     /// Export-socket connections refused (wrong uid or secret).
     pub export_refused: AtomicU64,
 }
@@ -51,7 +52,7 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked, dropped: {} from strangers, {} forged sender, {} malformed, {} unknown transfer, {} over bounds; {} export connections refused",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked, dropped: {} from strangers, {} forged sender, {} malformed, {} late or unknown transfer, {} over bounds, {} old transfers forgotten; {} export connections refused",
             g(&self.wrs),
             g(&self.completions),
             g(&self.bytes),
@@ -69,6 +70,7 @@ impl Stats {
             g(&self.malformed),
             g(&self.unknown_xfer),
             g(&self.over_bounds),
+            g(&self.forgotten),
             g(&self.export_refused)
         )
     }

@@ -119,9 +119,12 @@ pub struct Counters {
     /// Answers dropped: they name no transfer we have outstanding to their
     /// sender (late, or forged).
     pub unknown_xfer: u64,
-    /// Requests dropped (or state forgotten) past the bounds on what is
-    /// tracked per transfer and per peer.
+    /// Requests dropped past the bounds on what is tracked per transfer
+    /// and per page.
     pub over_bounds: u64,
+    /// Incoming transfers forgotten for newer ones of the same peer (at
+    /// most `REMEMBERED_PER_PEER` are remembered per peer).
+    pub forgotten: u64,
 }
 
 /// The largest WRITE or READ (like ibverbs' `max_msg_sz`): 1 GiB. A larger
@@ -342,6 +345,7 @@ impl Engine {
             }
         }
         self.counters.over_bounds += std::mem::take(&mut self.target.over_bounds);
+        self.counters.forgotten += std::mem::take(&mut self.target.forgotten);
         self.release_dropped(dma);
     }
 

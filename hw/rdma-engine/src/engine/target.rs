@@ -50,7 +50,8 @@ use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
 /// Transfers remembered per peer for duplicate suppression; a new one
-/// past this forgets that peer's oldest (counted in `over_bounds`).
+/// past this forgets that peer's oldest (counted in `forgotten`: a peer
+/// that floods new transfer ids only pushes out its own).
 pub const REMEMBERED_PER_PEER: usize = 1024;
 
 /// Segments of one transfer tracked past the first one not yet placed.
@@ -127,8 +128,10 @@ pub struct Target {
     /// Per peer, its remembered transfers, oldest first.
     order: HashMap<u16, VecDeque<u64>>,
     waiters: HashMap<u64, Waiting>,
-    /// Requests dropped or state forgotten past a bound since last asked.
+    /// Requests dropped past a bound since last asked.
     pub(super) over_bounds: u64,
+    /// Transfers forgotten for newer ones of the same peer since last asked.
+    pub(super) forgotten: u64,
 }
 
 impl Target {
@@ -143,7 +146,7 @@ impl Target {
             if order.len() >= REMEMBERED_PER_PEER {
                 if let Some(old) = order.pop_front() {
                     self.incoming.remove(&(key.0, old));
-                    self.over_bounds += 1;
+                    self.forgotten += 1;
                 }
             }
             order.push_back(key.1);

@@ -1237,6 +1237,12 @@ fn an_empty_write_data_flood_keeps_the_target_state_bounded() {
     assert_eq!(per, per_xfer, "per-transfer state is of fixed size");
     assert!(per <= 64, "{per} bytes per transfer");
     assert!(e1.counters.over_bounds > 19_000, "{:?}", e1.counters);
+    assert_eq!(
+        e1.counters.forgotten,
+        20_001 - target::REMEMBERED_PER_PEER as u64,
+        "{:?}",
+        e1.counters
+    );
     e1.take_datagrams();
     // Real traffic still goes through.
     let data = pattern(300_000, 6);
