@@ -6,7 +6,7 @@
 //! an export socket costs one connect per second, not one per request.
 
 use crate::dma::{DirectError, Lent};
-use crate::export::{self, Table};
+use crate::export::{self, Secret, Table};
 use crate::sys::{self, Mapping};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,6 +29,12 @@ impl PeerMemory {
         let map = |fd: &std::os::fd::OwnedFd, len: u64| {
             if len == 0 || sys::fd_size(fd)? < len {
                 return Err(std::io::Error::other("peer file smaller than announced"));
+            }
+            // A file that could shrink under our mapping would SIGBUS us.
+            if !sys::cannot_shrink(fd) {
+                return Err(std::io::Error::other(
+                    "peer file not sealed against shrinking",
+                ));
             }
             Mapping::new(fd, len)
         };
@@ -67,16 +73,19 @@ pub struct Peers {
     rank: u16,
     mapped: HashMap<u16, Arc<PeerMemory>>,
     refused: HashMap<u16, Instant>,
+    secret: Secret,
 }
 
 impl Peers {
-    /// Peers export in `dir` (the directory of our own vhost-user socket).
-    pub fn new(dir: PathBuf, rank: u16) -> Self {
+    /// Peers export in `dir` (the directory of our own vhost-user socket)
+    /// to engines that know the cluster's `secret`.
+    pub fn new(dir: PathBuf, rank: u16, secret: Secret) -> Self {
         Self {
             dir,
             rank,
             mapped: HashMap::new(),
             refused: HashMap::new(),
+            secret,
         }
     }
 
@@ -97,7 +106,7 @@ impl Peers {
             return Err(DirectError::Unshared);
         }
         let path = export::socket_path(&self.dir, peer);
-        let m = match export::fetch(&path).and_then(PeerMemory::map) {
+        let m = match export::fetch(&path, &self.secret).and_then(PeerMemory::map) {
             Ok(m) => Arc::new(m),
             Err(e) => {
                 eprintln!(
