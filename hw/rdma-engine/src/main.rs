@@ -133,6 +133,7 @@ fn serve(o: &Options) -> std::io::Result<()> {
     stats
         .over_bounds
         .store(counters.over_bounds, Ordering::Relaxed);
+    stats.forgotten.store(counters.forgotten, Ordering::Relaxed);
     if let Some(s) = &server {
         stats.export_refused.store(s.refused(), Ordering::Relaxed);
     }
