@@ -129,3 +129,27 @@ impl Peers {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_file_that_could_shrink_is_not_mapped() {
+        let sealed = Table {
+            board: (sys::memfd("board", 4096).unwrap(), 4096),
+            regions: vec![(1, sys::memfd("ram", 8192).unwrap(), 8192)],
+        };
+        assert!(PeerMemory::map(sealed).is_ok());
+        let unsealed_ram = Table {
+            board: (sys::memfd("board", 4096).unwrap(), 4096),
+            regions: vec![(1, sys::memfd_unsealed("ram", 8192).unwrap(), 8192)],
+        };
+        assert!(PeerMemory::map(unsealed_ram).is_err());
+        let unsealed_board = Table {
+            board: (sys::memfd_unsealed("board", 4096).unwrap(), 4096),
+            regions: Vec::new(),
+        };
+        assert!(PeerMemory::map(unsealed_board).is_err());
+    }
+}

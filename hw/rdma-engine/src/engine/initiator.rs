@@ -516,7 +516,10 @@ impl Engine {
         // peer (ids are random: a guess names nothing); anything else is
         // late (already finished) or forged.
         let Some(&id) = self.by_xfer.get(&m.xfer) else {
-            self.counters.unknown_xfer += 1;
+            // Transfer 0: answers to the driver's PREPARE hints, for nobody.
+            if m.xfer != 0 {
+                self.counters.unknown_xfer += 1;
+            }
             return;
         };
         let Some(op) = self.ops.get_mut(&id) else {
