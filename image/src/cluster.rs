@@ -13,6 +13,10 @@
 //! engine's MAC ends with the rank, and its HELLO answer carries both). The
 //! run succeeds only if every node exits with status 0; when one node fails,
 //! the others get [`FAILURE_GRACE`] to finish, then are stopped.
+//!
+//! The engines of one run share a random secret (in their environment,
+//! [`SECRET_ENV`]): only a connection that sends it may map an engine's
+//! guest memory through its export socket.
 
 use std::io::{BufRead, BufReader};
 use std::net::UdpSocket;
@@ -37,6 +41,20 @@ pub const FAILURE_GRACE: Duration = Duration::from_secs(10);
 const ENGINE_START: Duration = Duration::from_secs(20);
 /// The engine's package and binary name.
 pub const ENGINE: &str = "faultline-rdma-engine";
+
+/// The environment variable that hands every engine of a cluster its
+/// secret (as the engine's `export::SECRET_ENV` reads it).
+pub const SECRET_ENV: &str = "FAULTLINE_RDMA_SECRET";
+
+/// A fresh cluster secret: 32 random bytes from the OS, in hex.
+fn cluster_secret() -> Result<String> {
+    use std::io::Read;
+    let mut b = [0u8; 32];
+    std::fs::File::open("/dev/urandom")
+        .and_then(|mut f| f.read_exact(&mut b))
+        .map_err(|e| Error::io("/dev/urandom", e))?;
+    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
+}
 
 /// Options of the fabric itself.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -130,9 +148,10 @@ struct EngineProcess {
 }
 
 impl EngineProcess {
-    fn start(engine: &Path, args: &[String], rank: u16, echo: bool) -> Result<Self> {
+    fn start(engine: &Path, args: &[String], secret: &str, rank: u16, echo: bool) -> Result<Self> {
         let mut cmd = Command::new(engine);
         cmd.args(args)
+            .env(SECRET_ENV, secret)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -221,6 +240,7 @@ pub fn run_cluster(
         None => (tempdir()?, true),
     };
     let base = free_ports(nodes)?;
+    let secret = cluster_secret()?;
     let mut engines = Vec::new();
     for rank in 0..nodes {
         let socket = dir.join(format!("n{rank}.sock"));
@@ -237,7 +257,7 @@ pub fn run_cluster(
         if let Some(loss) = fabric.loss {
             args.extend(["--loss".into(), loss.to_string()]);
         }
-        engines.push(EngineProcess::start(&engine, &args, rank, echo)?);
+        engines.push(EngineProcess::start(&engine, &args, &secret, rank, echo)?);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let (done_tx, done_rx) = mpsc::channel();
@@ -326,6 +346,14 @@ fn tempdir() -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_cluster_gets_a_fresh_secret() {
+        let (a, b) = (cluster_secret().unwrap(), cluster_secret().unwrap());
+        assert_eq!(a.len(), 64);
+        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
+        assert_ne!(a, b);
+    }
 
     #[test]
     fn free_ports_are_consecutive_and_bindable() {

@@ -110,8 +110,8 @@ impl Device {
     /// One pass over every source of work.
     fn turn(&mut self) {
         let now = self.now();
-        while let Some(d) = self.fabric.recv() {
-            self.engine.on_datagram(d, &mut self.dma, now);
+        while let Some((from, d)) = self.fabric.recv() {
+            self.engine.on_datagram(from, d, &mut self.dma, now);
         }
         self.flush_datagrams();
         self.take_requests();

@@ -1,8 +1,15 @@
 //! Exporting this engine's guest memory to the other engines of the host:
 //! a Unix socket `<dir>/fabric-<rank>.sock` next to the vhost-user socket
-//! answers every connection with one message: the current memory table
-//! (region handles and sizes) with the memfds and the lease board attached
-//! (SCM_RIGHTS), then closes. Peers connect lazily, and again when a
+//! answers every connection *of an engine of the same cluster* with one
+//! message: the current memory table (region handles and sizes) with the
+//! memfds and the lease board attached (SCM_RIGHTS), then closes.
+//!
+//! Those files are the guest's RAM, read-write, so a connection must
+//! first prove it belongs: the peer process has our uid (SO_PEERCRED), and
+//! its first [`SECRET_LEN`] bytes are the cluster's [`Secret`] (the image
+//! tool hands every engine of a cluster the same random one, in the
+//! environment variable [`SECRET_ENV`]), compared in constant time.
+//! Anything else is closed with nothing sent, and counted. Peers connect lazily, and again when a
 //! request names a region handle they do not know (QEMU sent a new memory
 //! table: handles are never reused).
 //!
@@ -12,11 +19,11 @@
 //! ```
 
 use crate::sys;
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -28,6 +35,63 @@ const REGION: usize = 16;
 pub const MAX_REGIONS: usize = sys::MAX_FDS - 1;
 /// How long a peer waits for the table.
 const FETCH_TIMEOUT: Duration = Duration::from_secs(1);
+/// How long the exporter waits for a connection's secret.
+const SECRET_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The environment variable that carries the cluster secret (hex).
+pub const SECRET_ENV: &str = "FAULTLINE_RDMA_SECRET";
+/// Bytes of a cluster secret.
+pub const SECRET_LEN: usize = 32;
+
+/// What a connection to an export socket must send first: a random token
+/// shared by the engines of one cluster.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret([u8; SECRET_LEN]);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(..)")
+    }
+}
+
+impl Secret {
+    /// From its [`SECRET_LEN`] * 2 hex digits; None if it is not that.
+    pub fn from_hex(hex: &str) -> Option<Self> {
+        let hex = hex.trim().as_bytes();
+        if hex.len() != 2 * SECRET_LEN {
+            return None;
+        }
+        let digit = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+        let mut b = [0u8; SECRET_LEN];
+        for (i, pair) in hex.chunks_exact(2).enumerate() {
+            b[i] = digit(pair[0])? << 4 | digit(pair[1])?;
+        }
+        Some(Self(b))
+    }
+
+    /// A fresh random secret from the OS (`/dev/urandom`).
+    pub fn random() -> io::Result<Self> {
+        let mut b = [0u8; SECRET_LEN];
+        std::fs::File::open("/dev/urandom")?.read_exact(&mut b)?;
+        Ok(Self(b))
+    }
+
+    /// The cluster's secret from [`SECRET_ENV`], if set and well formed.
+    pub fn from_env() -> Option<Self> {
+        Self::from_hex(&std::env::var(SECRET_ENV).ok()?)
+    }
+
+    /// Whether `other` is this secret, in time independent of where
+    /// they differ.
+    pub fn matches(&self, other: &[u8; SECRET_LEN]) -> bool {
+        let diff = self
+            .0
+            .iter()
+            .zip(other)
+            .fold(0u8, |acc, (a, b)| acc | (a ^ b));
+        std::hint::black_box(diff) == 0
+    }
+}
 
 /// The socket where node `rank` exports its memory, in `dir`.
 pub fn socket_path(dir: &Path, rank: u16) -> PathBuf {
@@ -101,10 +165,13 @@ fn bad(what: &str) -> io::Error {
     )
 }
 
-/// Asks the engine exporting at `path` for its memory table.
-pub fn fetch(path: &Path) -> io::Result<Table> {
+/// Asks the engine exporting at `path` for its memory table, proving
+/// we belong to its cluster with `secret`.
+pub fn fetch(path: &Path, secret: &Secret) -> io::Result<Table> {
     let sock = UnixStream::connect(path)?;
     sock.set_read_timeout(Some(FETCH_TIMEOUT))?;
+    sock.set_write_timeout(Some(FETCH_TIMEOUT))?;
+    (&sock).write_all(&secret.0)?;
     let mut hdr = [0u8; HDR];
     let mut fds = sys::recv_with_fds(&sock, &mut hdr)?.ok_or_else(|| bad("empty"))?;
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4"));
@@ -130,23 +197,40 @@ pub fn fetch(path: &Path) -> io::Result<Table> {
     })
 }
 
+/// Whether connection `c` comes from an engine of our cluster: same uid,
+/// and its first bytes are `secret`.
+fn admit(c: &UnixStream, secret: &Secret) -> bool {
+    if !sys::peer_uid(c).is_ok_and(|uid| uid == sys::my_uid()) {
+        return false;
+    }
+    let mut got = [0u8; SECRET_LEN];
+    c.set_read_timeout(Some(SECRET_TIMEOUT)).is_ok()
+        && c.set_write_timeout(Some(SECRET_TIMEOUT)).is_ok()
+        && (&*c).read_exact(&mut got).is_ok()
+        && secret.matches(&got)
+}
+
 /// The thread answering peers on the export socket; stops and removes the
 /// socket when dropped.
 pub struct Server {
     path: PathBuf,
     stop: Arc<AtomicBool>,
     thread: Option<JoinHandle<()>>,
+    refused: Arc<AtomicU64>,
 }
 
 impl Server {
-    /// Listens on `path` (replacing a stale socket file) and serves `exports`.
-    pub fn start(path: PathBuf, exports: Arc<Exports>) -> io::Result<Self> {
+    /// Listens on `path` (replacing a stale socket file) and serves
+    /// `exports` to connections that send `secret` first.
+    pub fn start(path: PathBuf, exports: Arc<Exports>, secret: Secret) -> io::Result<Self> {
         if std::fs::symlink_metadata(&path).is_ok() {
             std::fs::remove_file(&path)?;
         }
         let listener = UnixListener::bind(&path)?;
         let stop = Arc::new(AtomicBool::new(false));
         let s = stop.clone();
+        let refused = Arc::new(AtomicU64::new(0));
+        let r = refused.clone();
         let thread = std::thread::Builder::new()
             .name("export".into())
             .spawn(move || {
@@ -156,7 +240,12 @@ impl Server {
                     }
                     // A peer that goes away early is its own problem.
                     if let Ok(c) = conn {
-                        let _ = exports.send(&c);
+                        if admit(&c, &secret) {
+                            let _ = exports.send(&c);
+                        } else {
+                            // Closed with nothing sent.
+                            r.fetch_add(1, Ordering::Relaxed);
+                        }
                     }
                 }
             })?;
@@ -164,7 +253,13 @@ impl Server {
             path,
             stop,
             thread: Some(thread),
+            refused,
         })
+    }
+
+    /// Connections refused so far (wrong uid, no or wrong secret).
+    pub fn refused(&self) -> u64 {
+        self.refused.load(Ordering::Relaxed)
     }
 }
 
@@ -187,6 +282,7 @@ mod tests {
     #[test]
     fn a_peer_fetches_the_table_with_its_files_and_sees_it_change() {
         let dir = std::env::temp_dir().join(format!("fl-export-{}", std::process::id()));
+        let secret = Secret::random().unwrap();
         std::fs::create_dir_all(&dir).unwrap();
         let path = socket_path(&dir, 3);
         let ex = Arc::new(Exports::new(sys::memfd("board", 4096).unwrap(), 4096));
@@ -196,17 +292,76 @@ mod tests {
             fd: ram.clone(),
             len: 8192,
         }]);
-        let server = Server::start(path.clone(), ex.clone()).unwrap();
-        let t = fetch(&path).unwrap();
+        let server = Server::start(path.clone(), ex.clone(), secret.clone()).unwrap();
+        let t = fetch(&path, &secret).unwrap();
         assert_eq!(t.board.1, 4096);
         assert_eq!(sys::fd_size(&t.board.0).unwrap(), 4096);
         assert_eq!(t.regions.len(), 1);
         assert_eq!((t.regions[0].0, t.regions[0].2), (5, 8192));
         assert_eq!(sys::fd_size(&t.regions[0].1).unwrap(), 8192);
         ex.set_table(Vec::new());
-        assert!(fetch(&path).unwrap().regions.is_empty());
+        assert!(fetch(&path, &secret).unwrap().regions.is_empty());
         drop(server);
-        assert!(fetch(&path).is_err(), "nobody exports any more");
+        assert!(fetch(&path, &secret).is_err(), "nobody exports any more");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_connection_without_the_cluster_secret_gets_nothing() {
+        let dir = std::env::temp_dir().join(format!("fl-export-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = socket_path(&dir, 0);
+        let ex = Arc::new(Exports::new(sys::memfd("board", 4096).unwrap(), 4096));
+        let secret = Secret::random().unwrap();
+        let server = Server::start(path.clone(), ex, secret.clone()).unwrap();
+        // A wrong secret.
+        let other = Secret::random().unwrap();
+        assert!(other != secret);
+        assert!(fetch(&path, &other).is_err());
+        // No secret at all: closed with nothing sent, no files.
+        let c = UnixStream::connect(&path).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut b = [0u8; HDR];
+        assert!(matches!(sys::recv_with_fds(&c, &mut b), Ok(None) | Err(_)));
+        // Half a secret, then silence.
+        let c = UnixStream::connect(&path).unwrap();
+        (&c).write_all(&secret.0[..SECRET_LEN / 2]).unwrap();
+        c.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        assert!(matches!(sys::recv_with_fds(&c, &mut b), Ok(None) | Err(_)));
+        assert_eq!(server.refused(), 3);
+        // The right one still works.
+        assert_eq!(fetch(&path, &secret).unwrap().board.1, 4096);
+        assert_eq!(server.refused(), 3);
+        drop(server);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn secrets_parse_from_hex_only() {
+        let hex = "00ff".repeat(SECRET_LEN / 2);
+        let s = Secret::from_hex(&hex).unwrap();
+        let mut want = [0u8; SECRET_LEN];
+        for (i, b) in want.iter_mut().enumerate() {
+            *b = if i % 2 == 0 { 0 } else { 0xff };
+        }
+        assert!(s.matches(&want));
+        want[31] = 0;
+        assert!(!s.matches(&want));
+        assert!(Secret::from_hex("abc").is_none());
+        assert!(Secret::from_hex(&"zz".repeat(SECRET_LEN)).is_none());
+        assert!(Secret::from_hex(&"0".repeat(2 * SECRET_LEN + 1)).is_none());
+    }
+
+    #[test]
+    fn the_exported_board_cannot_be_truncated() {
+        let board = sys::memfd("board", 8192).unwrap();
+        assert!(sys::cannot_shrink(&board));
+        let f = std::fs::File::from(board);
+        assert!(f.set_len(4096).is_err(), "sealed against shrinking");
+        assert!(f.set_len(16384).is_err(), "and growing");
+        assert_eq!(f.metadata().unwrap().len(), 8192);
+        assert!(!sys::cannot_shrink(
+            &sys::memfd_unsealed("x", 4096).unwrap()
+        ));
     }
 }

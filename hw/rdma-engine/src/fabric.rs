@@ -111,12 +111,19 @@ impl Fabric {
         }
     }
 
-    /// The next datagram from a peer, if one is waiting.
-    pub fn recv(&mut self) -> Option<&[u8]> {
+    /// The next datagram from a peer, if one is waiting, with the rank
+    /// of the peer whose address sent it (the engine checks that the
+    /// datagram claims no other sender).
+    pub fn recv(&mut self) -> Option<(u16, &[u8])> {
         loop {
             match self.sock.recv_from(&mut self.buf) {
-                Ok((n, from)) if self.peers.contains(&from) => return Some(&self.buf[..n]),
-                Ok(_) => continue, // not one of ours
+                Ok((n, from)) => {
+                    // Anyone else is not one of ours.
+                    if let Some(rank) = self.peers.iter().position(|p| *p == from) {
+                        return Some((rank as u16, &self.buf[..n]));
+                    }
+                    self.stats.strangers.fetch_add(1, Ordering::Relaxed);
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
                 Err(_) => return None,
@@ -149,7 +156,8 @@ mod tests {
         let stats = Arc::new(Stats::default());
         let mut fa =
             Fabric::with_socket(a, peers.clone(), Loss::new(0.0, 0), stats.clone()).unwrap();
-        let mut fb = Fabric::with_socket(b, peers.clone(), Loss::new(0.0, 0), stats).unwrap();
+        let mut fb =
+            Fabric::with_socket(b, peers.clone(), Loss::new(0.0, 0), stats.clone()).unwrap();
         let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
         stranger.send_to(b"who", peers[1]).unwrap();
         fa.send(1, b"hello");
@@ -157,12 +165,13 @@ mod tests {
         sys::poll_readable(&[fb.fd()], 5000).unwrap();
         let mut got = None;
         for _ in 0..100 {
-            if let Some(d) = fb.recv() {
-                got = Some(d.to_vec());
+            if let Some((from, d)) = fb.recv() {
+                got = Some((from, d.to_vec()));
                 break;
             }
             sys::poll_readable(&[fb.fd()], 50).unwrap();
         }
-        assert_eq!(got.as_deref(), Some(&b"hello"[..]));
+        assert_eq!(got, Some((0, b"hello".to_vec())), "from rank 0");
+        assert_eq!(stats.strangers.load(Ordering::Relaxed), 1);
     }
 }

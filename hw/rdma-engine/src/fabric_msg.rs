@@ -223,8 +223,20 @@ impl Msg {
         let kind = Kind::from_u8(b[2])?;
         let reason = match kind {
             Kind::Nack => Some(Reason::from_u8(b[3])?),
+            _ if b[3] != 0 => return None,
             _ => None,
         };
+        // Reserved bytes are zero; control messages carry no payload.
+        if u16_at(6) != 0 {
+            return None;
+        }
+        let carries = matches!(
+            kind,
+            Kind::WriteData | Kind::ReadData | Kind::Send | Kind::DirectWrite | Kind::DirectRead
+        );
+        if !carries && b.len() > HDR {
+            return None;
+        }
         let m = Self {
             kind,
             reason,
@@ -353,5 +365,44 @@ mod tests {
         nack[3] = 0;
         assert_eq!(Msg::decode(&nack), None, "a NACK needs a reason");
         assert_eq!(Msg::decode(&vec![0; HDR + MAX_PAYLOAD + 1]), None);
+    }
+
+    #[test]
+    fn malformed_headers_are_refused() {
+        let ack = Msg::new(Kind::Ack, 1, 2, 0).encode();
+        assert!(Msg::decode(&ack).is_some());
+        let mut bad = ack.clone();
+        bad[6] = 1;
+        assert_eq!(Msg::decode(&bad), None, "reserved bytes");
+        let mut bad = ack.clone();
+        bad[3] = Reason::Fault as u8;
+        assert_eq!(Msg::decode(&bad), None, "a reason on an ACK");
+        let mut bad = ack.clone();
+        bad.push(0);
+        assert_eq!(Msg::decode(&bad), None, "payload on an ACK");
+        for kind in [Kind::ReadReq, Kind::Imm, Kind::Retry, Kind::Prepare] {
+            let mut m = Msg::new(kind, 0, 1, 0);
+            assert!(Msg::decode(&m.encode()).is_some());
+            m.payload = vec![1];
+            assert_eq!(Msg::decode(&m.encode()), None, "{kind:?} with payload");
+        }
+        let mut nack = Msg::new(Kind::Nack, 1, 2, 0).encode();
+        nack[3] = 200;
+        assert_eq!(Msg::decode(&nack), None, "unknown reason");
+        // Every truncation and every single-byte corruption of the header
+        // decodes or not, never panics.
+        let mut w = Msg::new(Kind::DirectWrite, 1, 2, 3);
+        w.payload = vec![9; 64];
+        let good = w.encode();
+        for n in 0..good.len() {
+            let _ = Msg::decode(&good[..n]);
+        }
+        for at in 0..HDR {
+            for v in [0u8, 1, 0x7f, 0xff] {
+                let mut b = good.clone();
+                b[at] = v;
+                let _ = Msg::decode(&b);
+            }
+        }
     }
 }

@@ -60,18 +60,35 @@ fn serve(o: &Options) -> std::io::Result<()> {
         dir
     };
     let export_path = export::socket_path(&dir, o.rank);
-    let server = match export::Server::start(export_path.clone(), shared.exports.clone()) {
-        Ok(s) => Some(s),
-        Err(e) => {
+    // Only engines given the same secret (the image tool's, in the
+    // environment) may map our memory. Without one, a random secret of our
+    // own: nobody can, and peers use datagrams.
+    let secret = match export::Secret::from_env() {
+        Some(s) => s,
+        None => {
             eprintln!(
-                "rdma-engine {}: cannot export memory on {} ({e}); datagrams only",
+                "rdma-engine {}: no cluster secret in {} (64 hex digits); memory not shared, datagrams only",
                 o.rank,
-                export_path.display()
+                export::SECRET_ENV
             );
-            None
+            export::Secret::random()?
         }
     };
-    let peers = server.as_ref().map(|_| Peers::new(dir.clone(), o.rank));
+    let server =
+        match export::Server::start(export_path.clone(), shared.exports.clone(), secret.clone()) {
+            Ok(s) => Some(s),
+            Err(e) => {
+                eprintln!(
+                    "rdma-engine {}: cannot export memory on {} ({e}); datagrams only",
+                    o.rank,
+                    export_path.display()
+                );
+                None
+            }
+        };
+    let peers = server
+        .as_ref()
+        .map(|_| Peers::new(dir.clone(), o.rank, secret.clone()));
     let listener = UnixListener::bind(&o.socket)
         .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", o.socket.display())))?;
     eprintln!(
@@ -106,6 +123,20 @@ fn serve(o: &Options) -> std::io::Result<()> {
         .retransmits
         .store(counters.retransmits, Ordering::Relaxed);
     stats.bytes.store(counters.bytes, Ordering::Relaxed);
+    stats
+        .forged_src
+        .store(counters.forged_src, Ordering::Relaxed);
+    stats.malformed.store(counters.malformed, Ordering::Relaxed);
+    stats
+        .unknown_xfer
+        .store(counters.unknown_xfer, Ordering::Relaxed);
+    stats
+        .over_bounds
+        .store(counters.over_bounds, Ordering::Relaxed);
+    stats.forgotten.store(counters.forgotten, Ordering::Relaxed);
+    if let Some(s) = &server {
+        stats.export_refused.store(s.refused(), Ordering::Relaxed);
+    }
     drop(server);
     eprintln!("rdma-engine {}: {}", o.rank, stats.summary());
     result.map_err(|e| std::io::Error::new(e.kind(), format!("vhost-user connection: {e}")))

@@ -6,7 +6,7 @@
 //! an export socket costs one connect per second, not one per request.
 
 use crate::dma::{DirectError, Lent};
-use crate::export::{self, Table};
+use crate::export::{self, Secret, Table};
 use crate::sys::{self, Mapping};
 use std::collections::HashMap;
 use std::path::PathBuf;
@@ -29,6 +29,12 @@ impl PeerMemory {
         let map = |fd: &std::os::fd::OwnedFd, len: u64| {
             if len == 0 || sys::fd_size(fd)? < len {
                 return Err(std::io::Error::other("peer file smaller than announced"));
+            }
+            // A file that could shrink under our mapping would SIGBUS us.
+            if !sys::cannot_shrink(fd) {
+                return Err(std::io::Error::other(
+                    "peer file not sealed against shrinking",
+                ));
             }
             Mapping::new(fd, len)
         };
@@ -67,16 +73,19 @@ pub struct Peers {
     rank: u16,
     mapped: HashMap<u16, Arc<PeerMemory>>,
     refused: HashMap<u16, Instant>,
+    secret: Secret,
 }
 
 impl Peers {
-    /// Peers export in `dir` (the directory of our own vhost-user socket).
-    pub fn new(dir: PathBuf, rank: u16) -> Self {
+    /// Peers export in `dir` (the directory of our own vhost-user socket)
+    /// to engines that know the cluster's `secret`.
+    pub fn new(dir: PathBuf, rank: u16, secret: Secret) -> Self {
         Self {
             dir,
             rank,
             mapped: HashMap::new(),
             refused: HashMap::new(),
+            secret,
         }
     }
 
@@ -97,7 +106,7 @@ impl Peers {
             return Err(DirectError::Unshared);
         }
         let path = export::socket_path(&self.dir, peer);
-        let m = match export::fetch(&path).and_then(PeerMemory::map) {
+        let m = match export::fetch(&path, &self.secret).and_then(PeerMemory::map) {
             Ok(m) => Arc::new(m),
             Err(e) => {
                 eprintln!(
@@ -118,5 +127,29 @@ impl Peers {
             Some(false) => Err(DirectError::Revoked { done: 0 }),
             None => Err(DirectError::Invalid),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_peer_file_that_could_shrink_is_not_mapped() {
+        let sealed = Table {
+            board: (sys::memfd("board", 4096).unwrap(), 4096),
+            regions: vec![(1, sys::memfd("ram", 8192).unwrap(), 8192)],
+        };
+        assert!(PeerMemory::map(sealed).is_ok());
+        let unsealed_ram = Table {
+            board: (sys::memfd("board", 4096).unwrap(), 4096),
+            regions: vec![(1, sys::memfd_unsealed("ram", 8192).unwrap(), 8192)],
+        };
+        assert!(PeerMemory::map(unsealed_ram).is_err());
+        let unsealed_board = Table {
+            board: (sys::memfd_unsealed("board", 4096).unwrap(), 4096),
+            regions: Vec::new(),
+        };
+        assert!(PeerMemory::map(unsealed_board).is_err());
     }
 }

@@ -54,7 +54,13 @@ struct Node {
 }
 
 /// Node `rank` with `size` bytes of memfd-backed "guest RAM" at IOVA BASE.
-fn node(rank: u16, size: u64, dir: &Path, lending: bool) -> std::io::Result<Node> {
+fn node(
+    rank: u16,
+    size: u64,
+    dir: &Path,
+    lending: bool,
+    secret: &export::Secret,
+) -> std::io::Result<Node> {
     let stats = Arc::new(Stats::default());
     let fd = Arc::new(sys::memfd("faultline-selfbench-ram", size)?);
     // A QEMU-like address of the region, different per node.
@@ -88,10 +94,10 @@ fn node(rank: u16, size: u64, dir: &Path, lending: bool) -> std::io::Result<Node
         fd,
         len: size,
     }]);
-    let server = export::Server::start(export::socket_path(dir, rank), exports)?;
+    let server = export::Server::start(export::socket_path(dir, rank), exports, secret.clone())?;
     let mut dma = GuestDma::new(tr, None, stats, false, rank);
     if lending {
-        dma.share(leases, Peers::new(dir.to_path_buf(), rank));
+        dma.share(leases, Peers::new(dir.to_path_buf(), rank, secret.clone()));
     }
     Ok(Node {
         dma,
@@ -123,8 +129,8 @@ fn node_loop(
             fabric.send(dst, &d);
         }
         let _ = sys::poll_readable(&[fabric.fd()], 2);
-        while let Some(d) = fabric.recv() {
-            engine.on_datagram(d, mem, now());
+        while let Some((from, d)) = fabric.recv() {
+            engine.on_datagram(from, d, mem, now());
         }
         for (dst, d) in engine.take_datagrams() {
             fabric.send(dst, &d);
@@ -185,8 +191,9 @@ fn measure(
     let fa = Fabric::with_socket(a, peers.clone(), Loss::new(0.0, 0), stats.clone())?;
     let fb = Fabric::with_socket(b, peers, Loss::new(0.0, 0), stats)?;
     let size = (2 * len).div_ceil(BLOCK) * BLOCK;
-    let mut src = node(0, size, dir, direct)?;
-    let mut dst = node(1, size, dir, direct)?;
+    let secret = export::Secret::random()?;
+    let mut src = node(0, size, dir, direct, &secret)?;
+    let mut dst = node(1, size, dir, direct, &secret)?;
     src.dma
         .write(BASE, &vec![0x5a; len as usize])
         .map_err(|f| std::io::Error::other(format!("{f:?}")))?;

@@ -29,6 +29,20 @@ pub struct Stats {
     pub direct_bytes: AtomicU64,
     /// Lent ranges taken back by IOTLB invalidations or a new memory table.
     pub revoked: AtomicU64,
+    /// Datagrams from an address that is no node's (dropped).
+    pub strangers: AtomicU64,
+    /// Datagrams claiming another sender than the node they came from.
+    pub forged_src: AtomicU64,
+    /// Malformed datagrams.
+    pub malformed: AtomicU64,
+    /// Answers naming no transfer outstanding to their sender.
+    pub unknown_xfer: AtomicU64,
+    /// Requests dropped past the per-transfer and per-page bounds.
+    pub over_bounds: AtomicU64,
+    /// Incoming transfers forgotten for newer ones of the same peer.
+    pub forgotten: AtomicU64,
+    /// Export-socket connections refused (wrong uid or secret).
+    pub export_refused: AtomicU64,
 }
 
 impl Stats {
@@ -38,7 +52,7 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked, dropped: {} from strangers, {} forged sender, {} malformed, {} late or unknown transfer, {} over bounds, {} old transfers forgotten; {} export connections refused",
             g(&self.wrs),
             g(&self.completions),
             g(&self.bytes),
@@ -50,7 +64,14 @@ impl Stats {
             g(&self.retransmits),
             g(&self.dropped),
             g(&self.direct_bytes),
-            g(&self.revoked)
+            g(&self.revoked),
+            g(&self.strangers),
+            g(&self.forged_src),
+            g(&self.malformed),
+            g(&self.unknown_xfer),
+            g(&self.over_bounds),
+            g(&self.forgotten),
+            g(&self.export_refused)
         )
     }
 }

@@ -189,12 +189,26 @@ impl Drop for Mapping {
 }
 
 /// A new memory file of `len` zero bytes (the self-benchmark's "guest
-/// RAM" and every engine's lease board).
+/// RAM" and every engine's lease board), sealed against shrinking and
+/// growing: a peer that maps it can never be made to touch a page past its
+/// end (SIGBUS) by someone truncating it.
 pub fn memfd(name: &str, len: u64) -> io::Result<OwnedFd> {
+    let fd = memfd_unsealed(name, len)?;
+    let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
+    // SAFETY: plain fcntl on a descriptor we own; the result is checked.
+    if unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_ADD_SEALS, seals) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
+/// A memory file of `len` zero bytes that may be sealed, not sealed yet.
+pub fn memfd_unsealed(name: &str, len: u64) -> io::Result<OwnedFd> {
     let name = std::ffi::CString::new(name).map_err(|_| io::Error::other("memfd name"))?;
     // SAFETY: `name` is a NUL-terminated string alive during the call; the
     // result is checked.
-    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    let fd =
+        unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC | libc::MFD_ALLOW_SEALING) };
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
@@ -206,6 +220,50 @@ pub fn memfd(name: &str, len: u64) -> io::Result<OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     Ok(fd)
+}
+
+/// Whether the file behind `fd` can no longer shrink (sealed
+/// F_SEAL_SHRINK): only such a file is safe to map from a peer.
+pub fn cannot_shrink(fd: &OwnedFd) -> bool {
+    // SAFETY: plain fcntl query on a descriptor we own; -1 on a file that
+    // has no seals (not a memfd) is checked.
+    let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
+    seals >= 0 && seals & libc::F_SEAL_SHRINK != 0
+}
+
+/// The user id of the process at the other end of a Unix socket
+/// (SO_PEERCRED: as it was when it connected).
+pub fn peer_uid(sock: &UnixStream) -> io::Result<u32> {
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: `cred` and `len` are valid for writes of the sizes passed;
+    // the result is checked.
+    let r = unsafe {
+        libc::getsockopt(
+            sock.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&mut cred as *mut libc::ucred).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if len as usize != std::mem::size_of::<libc::ucred>() {
+        return Err(io::Error::other("SO_PEERCRED: short answer"));
+    }
+    Ok(cred.uid)
+}
+
+/// This process's user id.
+pub fn my_uid() -> u32 {
+    // SAFETY: getuid has no arguments and cannot fail.
+    unsafe { libc::getuid() }
 }
 
 /// Bytes in the file behind `fd` (a peer's memfd must be as large as it

@@ -36,7 +36,7 @@ use crate::dma::{Dma, FaultKind, LendError};
 use crate::fabric_msg::{encode_lent, Kind, Msg, Reason, PREPARE_SEG};
 use crate::lease::Lease;
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, VecDeque};
 use std::ops::Range;
 
 /// Where a parked operation waits.
@@ -101,14 +101,120 @@ impl Seg {
     }
 }
 
+/// The segments of one operation, built lazily: only a window of them
+/// exists at a time (`first..first + q.len()`, absolute indices); those
+/// before `first` are done, those after are built when the window moves.
+/// A 1 GiB WRITE holds `window` segments, not 16k.
+pub(super) struct Segs {
+    /// Absolute index of `q[0]`.
+    first: usize,
+    q: VecDeque<Seg>,
+    /// Bytes of one data segment.
+    size: u64,
+    /// Bytes of data to cut into segments (0 for SEND).
+    data_len: u64,
+    /// Data segments in all.
+    data_segs: usize,
+    /// The notify segment after the data (SEND, WRITE with immediate):
+    /// its offset and length.
+    notify: Option<(u64, u64)>,
+}
+
+impl Segs {
+    fn new(size: u64, data_len: u64, notify: Option<(u64, u64)>) -> Self {
+        let data_segs = usize::try_from(data_len.div_ceil(size.max(1))).unwrap_or(usize::MAX);
+        Self {
+            first: 0,
+            q: VecDeque::new(),
+            size: size.max(1),
+            data_len,
+            data_segs,
+            notify,
+        }
+    }
+
+    /// Segments of the operation in all (built or not).
+    pub fn total(&self) -> usize {
+        self.data_segs + usize::from(self.notify.is_some())
+    }
+
+    /// Absolute indices of the segments built now.
+    pub fn built(&self) -> std::ops::Range<usize> {
+        self.first..self.first + self.q.len()
+    }
+
+    /// How many segments exist now (for tests: the window, not the whole).
+    #[cfg(test)]
+    pub fn built_count(&self) -> usize {
+        self.q.len()
+    }
+
+    /// Segment `i`, if it is built.
+    pub fn get(&self, i: usize) -> Option<&Seg> {
+        self.q.get(i.checked_sub(self.first)?)
+    }
+
+    /// Drops finished segments from the front and builds new ones until
+    /// `window` exist (or none are left to build).
+    fn fill(&mut self, window: usize) {
+        while self.q.front().is_some_and(|s| s.state == SegState::Done) {
+            self.q.pop_front();
+            self.first += 1;
+        }
+        while self.q.len() < window.max(1) {
+            let next = self.first + self.q.len();
+            if next < self.data_segs {
+                let off = next as u64 * self.size;
+                let len = self.size.min(self.data_len - off);
+                self.q.push_back(Seg::new(off, len, false));
+            } else if let (true, Some((off, len))) = (next == self.data_segs, self.notify) {
+                self.q.push_back(Seg::new(off, len, true));
+            } else {
+                break;
+            }
+        }
+    }
+
+    /// Whether every segment is done.
+    fn all_done(&self) -> bool {
+        self.first + self.q.len() == self.total()
+            && self.q.iter().all(|s| s.state == SegState::Done)
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &Seg> {
+        self.q.iter()
+    }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut Seg> {
+        self.q.iter_mut()
+    }
+}
+
+impl std::ops::Index<usize> for Segs {
+    type Output = Seg;
+    /// Segment `i`; callers check it is built (`get`) first.
+    fn index(&self, i: usize) -> &Seg {
+        &self.q[i - self.first]
+    }
+}
+
+impl std::ops::IndexMut<usize> for Segs {
+    fn index_mut(&mut self, i: usize) -> &mut Seg {
+        &mut self.q[i - self.first]
+    }
+}
+
 /// One work request in progress on this node.
 pub(super) struct Op {
     pub wr: WorkRequest,
     pub kind: Opcode,
+    /// The transfer id on the wire: random, so that nobody who has not
+    /// seen our datagrams can name it (a forged ACK names nothing).
+    pub xfer: u64,
     /// Whether its data segments take the direct path.
     pub direct: bool,
     pub cqe: Completion,
-    pub segs: Vec<Seg>,
+    pub segs: Segs,
     /// COPY: bytes already in place.
     pub copied: u64,
     pub parked: Option<Park>,
@@ -125,32 +231,29 @@ pub(super) struct Op {
 }
 
 impl Op {
-    pub fn new(wr: WorkRequest, kind: Opcode, cfg: &Config, direct: bool, now: u64) -> Self {
-        let mut segs = Vec::new();
+    pub fn new(
+        wr: WorkRequest,
+        kind: Opcode,
+        cfg: &Config,
+        direct: bool,
+        xfer: u64,
+        now: u64,
+    ) -> Self {
         let size = if direct {
             cfg.direct_seg_size
         } else {
             cfg.seg_size
         };
-        let data = |segs: &mut Vec<Seg>| {
-            let mut off = 0;
-            while off < wr.len {
-                let len = size.min(wr.len - off);
-                segs.push(Seg::new(off, len, false));
-                off += len;
-            }
+        let segs = match kind {
+            Opcode::Write => Segs::new(
+                size,
+                wr.len,
+                (wr.flags & WRITE_WITH_IMM != 0).then_some((wr.len, 0)),
+            ),
+            Opcode::Read => Segs::new(size, wr.len, None),
+            Opcode::Send => Segs::new(size, 0, Some((0, wr.len))),
+            _ => Segs::new(size, 0, None),
         };
-        match kind {
-            Opcode::Write => {
-                data(&mut segs);
-                if wr.flags & WRITE_WITH_IMM != 0 {
-                    segs.push(Seg::new(wr.len, 0, true));
-                }
-            }
-            Opcode::Read => data(&mut segs),
-            Opcode::Send => segs.push(Seg::new(0, wr.len, true)),
-            _ => {}
-        }
         let cqe = Completion {
             opcode: wr.opcode,
             node: wr.node,
@@ -160,6 +263,7 @@ impl Op {
         Self {
             wr,
             kind,
+            xfer,
             direct,
             cqe,
             segs,
@@ -216,8 +320,8 @@ impl Engine {
         op.prepared = true;
         let offset = page.saturating_sub(op.wr.local_va).min(op.wr.len);
         let remote = op.wr.remote_va + offset..op.wr.remote_va + op.wr.len;
-        let (node, write) = (op.wr.node, op.kind == Opcode::Write);
-        self.send_prepare(node, id, remote, write);
+        let (node, write, xfer) = (op.wr.node, op.kind == Opcode::Write, op.xfer);
+        self.send_prepare(node, xfer, remote, write);
     }
 
     /// Sends `node` a PREPARE of `remote` on behalf of transfer `xfer`
@@ -239,27 +343,27 @@ impl Engine {
             if op.parked.is_some() {
                 return;
             }
-            if op.segs.iter().all(|s| s.state == SegState::Done) {
+            // Segments are built here, a window at a time, as the oldest
+            // ones finish (a sliding window: nothing further than `window`
+            // segments past the oldest unfinished one, which may wait for a
+            // remote fault).
+            op.segs.fill(self.cfg.window);
+            if op.segs.all_done() {
                 return self.finish(id, Status::Success, 0);
             }
             let flying = op.in_flight();
             if flying >= self.cfg.window {
                 return;
             }
-            let Some(i) = op.segs.iter().position(|s| s.state == SegState::Unsent) else {
+            let Some(i) = op
+                .segs
+                .built()
+                .find(|&i| op.segs[i].state == SegState::Unsent)
+            else {
                 return;
             };
-            if op.segs[i].notify && !op.segs[..i].iter().all(|s| s.state == SegState::Done) {
-                return;
-            }
-            // A sliding window: nothing further than `window` segments past
-            // the oldest unfinished one (which may wait for a remote fault).
-            let oldest = op
-                .segs
-                .iter()
-                .position(|s| s.state != SegState::Done)
-                .unwrap_or(0);
-            if i >= oldest + self.cfg.window {
+            // The notify segment goes only after all the data is placed.
+            if op.segs[i].notify && i != op.segs.built().start {
                 return;
             }
             if flying == 0 {
@@ -278,7 +382,9 @@ impl Engine {
         let Some(op) = self.ops.get_mut(&id) else {
             return Sent::Stopped;
         };
-        let seg = op.segs[i].clone();
+        let Some(seg) = op.segs.get(i).cloned() else {
+            return Sent::Stopped;
+        };
         if seg.timeouts >= max {
             self.finish(id, Status::RetriesExhausted, 0);
             return Sent::Stopped;
@@ -296,7 +402,7 @@ impl Engine {
             return Sent::Stopped;
         };
         let mut datagram = None;
-        let mut m = Msg::new(Kind::WriteData, rank, id, i as u32);
+        let mut m = Msg::new(Kind::WriteData, rank, op.xfer, i as u32);
         m.offset = seg.offset;
         m.len = wr.len;
         // Bytes this transmission carries (or has copied), for the counters.
@@ -396,23 +502,34 @@ impl Engine {
         }
         self.unshared
             .insert(op.wr.node, now + self.cfg.unshared_for);
-        let mut again = Op::new(op.wr, op.kind, &self.cfg, false, now);
-        again.cqe = op.cqe;
-        let nid = self.next_xfer;
-        self.next_xfer += 1;
-        self.ops.insert(nid, again);
+        self.by_xfer.remove(&op.xfer);
+        let nid = self.insert_op(op.wr, op.kind, false, now);
+        if let Some(again) = self.ops.get_mut(&nid) {
+            again.cqe = op.cqe;
+        }
         self.proceed(nid, dma, now);
     }
 
     /// An answer from a target about one of our operations.
     pub(super) fn on_response(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma, now: u64) {
-        let Some(op) = self.ops.get_mut(&m.xfer) else {
+        // The answer must name a transfer we have outstanding to that very
+        // peer (ids are random: a guess names nothing); anything else is
+        // late (already finished) or forged.
+        let Some(&id) = self.by_xfer.get(&m.xfer) else {
+            // Transfer 0: answers to the driver's PREPARE hints, for nobody.
+            if m.xfer != 0 {
+                self.counters.unknown_xfer += 1;
+            }
             return;
-        }; // late: already finished
-        let i = m.seg as usize;
+        };
+        let Some(op) = self.ops.get_mut(&id) else {
+            return;
+        };
         if m.src != op.wr.node {
+            self.counters.unknown_xfer += 1;
             return;
         }
+        let i = m.seg as usize;
         if m.seg == PREPARE_SEG && (m.kind, m.reason) == (Kind::Nack, Some(Reason::Fault)) {
             // A page our PREPARE made the target fault on (no segment waits).
             if op.remote_fault_pages.insert(m.va) {
@@ -420,12 +537,10 @@ impl Engine {
             }
             return;
         }
-        if m.kind != Kind::Retry && i >= op.segs.len() {
+        if m.kind != Kind::Retry && i >= op.segs.total() {
             return;
         }
-        let id = m.xfer;
         op.last_heard = now;
-        let direct = op.direct && m.kind != Kind::Retry && !op.segs[i].notify;
         if (m.kind, m.reason) == (Kind::Nack, Some(Reason::Fault))
             && op.remote_fault_pages.insert(m.va)
         {
@@ -435,6 +550,20 @@ impl Engine {
             // the latest one.
             op.cqe.remote_faults += 1;
         }
+        if m.kind != Kind::Retry && op.segs.get(i).is_none() {
+            // A segment done and dropped from the window, or not built yet:
+            // only an answer that ends the whole transfer still matters.
+            match (m.kind, m.reason) {
+                (Kind::Nack, Some(Reason::AccessError)) => {
+                    self.finish(id, Status::RemoteAccessError, m.va)
+                }
+                (Kind::Nack, Some(Reason::BadRequest)) => self.finish(id, Status::BadRequest, 0),
+                (Kind::Nack, Some(Reason::Unshared)) if op.direct => self.fall_back(id, dma, now),
+                _ => {}
+            }
+            return;
+        }
+        let direct = op.direct && m.kind != Kind::Retry && !op.segs[i].notify;
         if direct {
             // Only the answer to the latest transmission speaks for the
             // segment's state (except an ACK: placed is placed).
@@ -539,7 +668,9 @@ impl Engine {
                 }
             }
             (Kind::Retry, _) => {
-                let again: Vec<usize> = (0..op.segs.len())
+                let again: Vec<usize> = op
+                    .segs
+                    .built()
                     .filter(|&j| matches!(op.segs[j].state, SegState::RemoteFault { page, .. } if page == m.va))
                     .collect();
                 for j in again {
@@ -565,7 +696,9 @@ impl Engine {
         if op.in_flight() > 0 && now.saturating_sub(op.last_heard) >= self.cfg.dead_after {
             return self.finish(id, Status::PeerUnreachable, 0);
         }
-        let due: Vec<usize> = (0..op.segs.len())
+        let due: Vec<usize> = op
+            .segs
+            .built()
             .filter(|&i| {
                 let s = &op.segs[i];
                 match s.state {
@@ -578,7 +711,10 @@ impl Engine {
             .collect();
         for i in due {
             if let Some(op) = self.ops.get_mut(&id) {
-                if matches!(op.segs[i].state, SegState::InFlight { .. }) {
+                let Some(s) = op.segs.get(i) else {
+                    continue;
+                };
+                if matches!(s.state, SegState::InFlight { .. }) {
                     op.segs[i].timeouts += 1;
                 } else if op.in_flight() == 0 {
                     op.last_heard = now;

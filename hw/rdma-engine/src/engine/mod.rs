@@ -40,6 +40,7 @@
 //! (see `initiator.rs`, `target.rs` and `crate::lease`). Control messages
 //! (requests, ACK/NACK, RETRY) keep their sequence numbers, timers and loss.
 
+mod ids;
 mod initiator;
 mod target;
 
@@ -110,7 +111,25 @@ pub struct Counters {
     pub bytes: u64,
     /// Datagrams sent again.
     pub retransmits: u64,
+    /// Datagrams dropped: the sender they claim is not the peer they came
+    /// from.
+    pub forged_src: u64,
+    /// Datagrams dropped: malformed (header, kind, reason, sizes).
+    pub malformed: u64,
+    /// Answers dropped: they name no transfer we have outstanding to their
+    /// sender (late, or forged).
+    pub unknown_xfer: u64,
+    /// Requests dropped past the bounds on what is tracked per transfer
+    /// and per page.
+    pub over_bounds: u64,
+    /// Incoming transfers forgotten for newer ones of the same peer (at
+    /// most `REMEMBERED_PER_PEER` are remembered per peer).
+    pub forgotten: u64,
 }
+
+/// The largest WRITE or READ (like ibverbs' `max_msg_sz`): 1 GiB. A larger
+/// work request completes with BadRequest at once.
+pub const MAX_MSG: u64 = 1 << 30;
 
 /// The largest span the libOS makes present on one fault (a 2 MiB block).
 /// A request that would touch a span where a fault is being resolved is
@@ -132,8 +151,12 @@ pub struct Engine {
     rank: u16,
     nodes: u16,
     cfg: Config,
-    next_xfer: u64,
+    /// Local ids of operations, in posting order (the `ops` key).
+    next_id: u64,
     ops: BTreeMap<u64, Op>,
+    /// Wire transfer id → local id of the operations in progress.
+    by_xfer: HashMap<u64, u64>,
+    ids: ids::Ids,
     target: Target,
     early_resumes: VecDeque<(u64, bool)>,
     /// Peers that could not map our memory, and until when they get datagrams.
@@ -153,8 +176,10 @@ impl Engine {
             rank,
             nodes,
             cfg,
-            next_xfer: 1,
+            next_id: 1,
             ops: BTreeMap::new(),
+            by_xfer: HashMap::new(),
+            ids: ids::Ids::new(),
             target: Target::default(),
             early_resumes: VecDeque::new(),
             unshared: HashMap::new(),
@@ -178,6 +203,25 @@ impl Engine {
     /// Whether requests are in progress (the caller should tick soon).
     pub fn busy(&self) -> bool {
         !self.ops.is_empty()
+    }
+
+    /// Starts tracking a new operation under a fresh random transfer id;
+    /// returns its local id.
+    fn insert_op(&mut self, wr: WorkRequest, op: Opcode, direct: bool, now: u64) -> u64 {
+        let id = self.next_id;
+        self.next_id += 1;
+        let by_xfer = &self.by_xfer;
+        let xfer = self.ids.next(|x| by_xfer.contains_key(&x));
+        self.by_xfer.insert(xfer, id);
+        self.ops
+            .insert(id, Op::new(wr, op, &self.cfg, direct, xfer, now));
+        id
+    }
+
+    /// The wire transfer ids of the operations in progress (tests).
+    #[cfg(test)]
+    fn xfers(&self) -> Vec<u64> {
+        self.ops.values().map(|o| o.xfer).collect()
     }
 
     fn send(&mut self, dst: u16, m: &Msg) {
@@ -233,6 +277,7 @@ impl Engine {
         let wraps = |va: u64| va.checked_add(wr.len).is_none();
         let bad = (remote && wr.node >= self.nodes)
             || (op == Opcode::Send && wr.len > MAX_SEND)
+            || (matches!(op, Opcode::Write | Opcode::Read) && wr.len > MAX_MSG)
             || (op == Opcode::Recv && wr.len > MAX_SEND)
             || (matches!(
                 op,
@@ -267,22 +312,24 @@ impl Engine {
                 self.send_prepare(wr.node, 0, wr.remote_va..wr.remote_va + wr.len, write);
             }
             Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send => {
-                let id = self.next_xfer;
-                self.next_xfer += 1;
                 let direct =
                     matches!(op, Opcode::Write | Opcode::Read) && self.direct_to(wr.node, dma, now);
-                self.ops.insert(id, Op::new(wr, op, &self.cfg, direct, now));
+                let id = self.insert_op(wr, op, direct, now);
                 self.proceed(id, dma, now);
             }
         }
     }
 
-    /// Takes one datagram from the fabric (anything malformed is dropped).
-    pub fn on_datagram(&mut self, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
+    /// Takes one datagram that came from node `from` (the rank whose
+    /// fabric address sent it). Anything malformed, or claiming another
+    /// sender than `from`, is dropped and counted.
+    pub fn on_datagram(&mut self, from: u16, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
         let Some((m, payload)) = Msg::decode_split(bytes) else {
+            self.counters.malformed += 1;
             return;
         };
-        if m.src >= self.nodes {
+        if m.src != from || from >= self.nodes {
+            self.counters.forged_src += 1;
             return;
         }
         match m.kind {
@@ -297,6 +344,8 @@ impl Engine {
                 self.on_response(m, payload, dma, now)
             }
         }
+        self.counters.over_bounds += std::mem::take(&mut self.target.over_bounds);
+        self.counters.forgotten += std::mem::take(&mut self.target.forgotten);
         self.release_dropped(dma);
     }
 
@@ -464,6 +513,7 @@ impl Engine {
         let Some(mut op) = self.ops.remove(&id) else {
             return;
         };
+        self.by_xfer.remove(&op.xfer);
         // Operations held behind this one try for themselves at the next tick.
         for o in self.ops.values_mut() {
             if let Some(p) = o.parked.as_mut().filter(|p| p.behind == Some(id)) {

@@ -46,19 +46,65 @@ use super::{near, Engine, HOLD_SPAN};
 use crate::dma::{DirectError, Dma, FaultKind};
 use crate::fabric_msg::{decode_lent, Kind, Msg, Reason, MAX_PAYLOAD};
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM};
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::ops::Range;
 
-/// Transfers remembered for duplicate suppression.
-const REMEMBERED: usize = 4096;
+/// Transfers remembered per peer for duplicate suppression; a new one
+/// past this forgets that peer's oldest (counted in `forgotten`: a peer
+/// that floods new transfer ids only pushes out its own).
+pub const REMEMBERED_PER_PEER: usize = 1024;
+
+/// Segments of one transfer tracked past the first one not yet placed.
+/// An initiator never sends a segment more than its window (16) past its
+/// oldest unfinished one, which is at or below that first unplaced one;
+/// a segment further ahead is dropped unanswered (and counted).
+pub const SEGS_AHEAD: u32 = 64;
+
+/// Transfers one page's waiting lists hold at most (more wait for their
+/// fallback timers instead; counted).
+const WAITERS_PER_PAGE: usize = 1024;
 
 /// Spans of [`HOLD_SPAN`] one PREPARE translates at most (64 MiB ahead).
 const PREPARE_SPANS: usize = 32;
 
+/// Which segments of a transfer are placed: all below `floor`, and those
+/// of the [`SEGS_AHEAD`] after it whose bit is set. Fixed size, whatever
+/// segment numbers a peer sends.
+#[derive(Default, Clone, Copy, Debug, PartialEq, Eq)]
+struct Placed {
+    floor: u32,
+    ahead: u64,
+}
+
+impl Placed {
+    fn contains(&self, seg: u32) -> bool {
+        match seg.checked_sub(self.floor) {
+            None => true,
+            Some(d) => d < SEGS_AHEAD && self.ahead & (1 << d) != 0,
+        }
+    }
+
+    /// Whether `seg` is within what is tracked (placed or trackable).
+    fn fits(&self, seg: u32) -> bool {
+        seg.checked_sub(self.floor).is_none_or(|d| d < SEGS_AHEAD)
+    }
+
+    fn insert(&mut self, seg: u32) {
+        let Some(d) = seg.checked_sub(self.floor).filter(|&d| d < SEGS_AHEAD) else {
+            return;
+        };
+        self.ahead |= 1 << d;
+        while self.ahead & 1 != 0 {
+            self.ahead >>= 1;
+            self.floor = self.floor.saturating_add(1);
+        }
+    }
+}
+
 /// What the target knows of one incoming transfer.
 #[derive(Default)]
 struct InXfer {
-    placed: HashSet<u32>,
+    placed: Placed,
     failed: Option<u64>,
     delivered: bool,
 }
@@ -79,8 +125,13 @@ struct Waiting {
 pub struct Target {
     recvs: VecDeque<WorkRequest>,
     incoming: HashMap<(u16, u64), InXfer>,
-    order: VecDeque<(u16, u64)>,
+    /// Per peer, its remembered transfers, oldest first.
+    order: HashMap<u16, VecDeque<u64>>,
     waiters: HashMap<u64, Waiting>,
+    /// Requests dropped past a bound since last asked.
+    pub(super) over_bounds: u64,
+    /// Transfers forgotten for newer ones of the same peer since last asked.
+    pub(super) forgotten: u64,
 }
 
 impl Target {
@@ -91,14 +142,24 @@ impl Target {
 
     fn xfer(&mut self, key: (u16, u64)) -> &mut InXfer {
         if !self.incoming.contains_key(&key) {
-            if self.order.len() == REMEMBERED {
-                if let Some(old) = self.order.pop_front() {
-                    self.incoming.remove(&old);
+            let order = self.order.entry(key.0).or_default();
+            if order.len() >= REMEMBERED_PER_PEER {
+                if let Some(old) = order.pop_front() {
+                    self.incoming.remove(&(key.0, old));
+                    self.forgotten += 1;
                 }
             }
-            self.order.push_back(key);
+            order.push_back(key.1);
         }
         self.incoming.entry(key).or_default()
+    }
+
+    /// Transfers remembered (all peers) and the largest per-transfer
+    /// tracking state in bytes (tests: bounded whatever peers send).
+    #[cfg(test)]
+    pub(super) fn tracked(&self) -> (usize, usize) {
+        let per = std::mem::size_of::<InXfer>();
+        (self.incoming.len(), per)
     }
 
     fn wait(&mut self, page: u64, key: (u16, u64), now: u64) {
@@ -107,6 +168,10 @@ impl Target {
             ..Waiting::default()
         });
         if !w.faulted.contains(&key) {
+            if w.faulted.len() >= WAITERS_PER_PAGE {
+                self.over_bounds += 1;
+                return;
+            }
             w.faulted.push(key);
         }
     }
@@ -144,6 +209,11 @@ impl Target {
                 && !w.faulted.contains(&key)
                 && !w.held.contains(&key)
         })?;
+        if w.held.len() >= WAITERS_PER_PAGE {
+            // Not held: it tries (and may fault) on its own.
+            self.over_bounds += 1;
+            return None;
+        }
         w.held.push(key);
         Some(page)
     }
@@ -168,8 +238,12 @@ impl Engine {
                 if let Some(p) = x.failed {
                     return self.answer(&m, Kind::Nack, Some(Reason::AccessError), p);
                 }
-                if x.placed.contains(&m.seg) {
+                if x.placed.contains(m.seg) {
                     return self.answer(&m, Kind::Ack, None, 0);
+                }
+                if !x.placed.fits(m.seg) {
+                    self.target.over_bounds += 1;
+                    return;
                 }
                 if m.va.checked_add(payload.len() as u64).is_none() {
                     return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
@@ -256,8 +330,12 @@ impl Engine {
             if let Some(p) = x.failed {
                 return self.answer(&m, Kind::Nack, Some(Reason::AccessError), p);
             }
-            if x.placed.contains(&m.seg) {
+            if x.placed.contains(m.seg) {
                 return self.answer(&m, Kind::Ack, None, 0);
+            }
+            if !x.placed.fits(m.seg) {
+                self.target.over_bounds += 1;
+                return;
             }
         }
         let lent = decode_lent(payload).filter(|l| l.len() == Some(m.len));

@@ -74,9 +74,13 @@ impl Fabric {
     fn run(&mut self, ms: u64, until: impl Fn(&Fabric) -> bool) {
         let end = self.now + ms * 1000;
         while self.now < end && !until(self) {
-            let mut batch: Vec<(u16, Vec<u8>)> = Vec::new();
-            for (e, _) in self.nodes.iter_mut() {
-                batch.extend(e.take_datagrams());
+            let mut batch: Vec<(u16, u16, Vec<u8>)> = Vec::new();
+            for (src, (e, _)) in self.nodes.iter_mut().enumerate() {
+                batch.extend(
+                    e.take_datagrams()
+                        .into_iter()
+                        .map(|(dst, d)| (src as u16, dst, d)),
+                );
             }
             if batch.is_empty() {
                 self.now += 1000;
@@ -87,7 +91,7 @@ impl Fabric {
                 if self.reverse {
                     batch.reverse();
                 }
-                for (dst, d) in batch {
+                for (src, dst, d) in batch {
                     self.sent += 1;
                     let fate = (self.fate)(self.sent, dst, &d);
                     let copies = match fate {
@@ -97,7 +101,7 @@ impl Fabric {
                     };
                     for _ in 0..copies {
                         let (e, m) = &mut self.nodes[dst as usize];
-                        e.on_datagram(&d, m, self.now);
+                        e.on_datagram(src, &d, m, self.now);
                     }
                 }
             }
@@ -118,10 +122,17 @@ impl Fabric {
             .unwrap_or_else(|| panic!("wr {wr_id} on node {node} did not complete"))
     }
 
-    /// Hands one datagram to `dst` now, whatever `fate` says.
+    /// Hands one datagram to `dst` now, whatever `fate` says, as if it
+    /// came from the node it claims to be from.
     fn deliver(&mut self, dst: u16, d: &[u8]) {
+        let from = Msg::decode(d).map_or(0, |m| m.src);
+        self.deliver_from(from, dst, d);
+    }
+
+    /// Hands one datagram to `dst` now as if node `from` had sent it.
+    fn deliver_from(&mut self, from: u16, dst: u16, d: &[u8]) {
         let (e, m) = &mut self.nodes[dst as usize];
-        e.on_datagram(d, m, self.now);
+        e.on_datagram(from, d, m, self.now);
         self.collect();
     }
 
@@ -502,11 +513,20 @@ fn a_remote_page_that_keeps_faulting_exhausts_the_retries() {
 fn garbage_from_the_fabric_is_ignored() {
     let mut f = Fabric::new(2);
     let (e, m) = &mut f.nodes[0];
-    e.on_datagram(&[0xff; 10], m, 0);
+    e.on_datagram(1, &[0xff; 10], m, 0);
     let mut ack = Msg::new(Kind::Ack, 1, 12345, 99).encode();
-    e.on_datagram(&ack, m, 0); // no such transfer
+    e.on_datagram(1, &ack, m, 0); // no such transfer
     ack[4] = 77; // no such node
-    e.on_datagram(&ack, m, 0);
+    e.on_datagram(1, &ack, m, 0);
+    e.on_datagram(77, &ack, m, 0);
+    assert_eq!(
+        (
+            e.counters.malformed,
+            e.counters.unknown_xfer,
+            e.counters.forged_src
+        ),
+        (1, 1, 2)
+    );
     assert!(e.take_completions().is_empty() && e.take_datagrams().is_empty());
 }
 
@@ -752,7 +772,7 @@ fn a_stale_direct_read_request_never_writes_into_memory_given_back() {
         .collect();
     assert_eq!(old.len(), 1);
     let (e, m) = &mut f.nodes[1];
-    e.on_datagram(&old[0], m, f.now);
+    e.on_datagram(0, &old[0], m, f.now);
     f.run(10, |_| false);
     assert_eq!(f.mem(0).slice(BASE + 0x10_0000, fresh.len()), &fresh[..]);
     assert!(log
@@ -1078,4 +1098,220 @@ fn the_driver_can_prepare_a_target_before_posting() {
         f.done.iter().all(|d| d.is_empty()),
         "a hint completes nothing"
     );
+}
+
+// ---- Forged and malformed datagrams ----
+
+/// The datagrams node `node` has to send, taken out of the fabric.
+fn hold_back(f: &mut Fabric, node: usize) -> Vec<(u16, Vec<u8>)> {
+    f.nodes[node].0.take_datagrams()
+}
+
+#[test]
+fn a_datagram_claiming_another_sender_is_dropped_and_counted() {
+    let mut f = Fabric::new(3);
+    let data = pattern(100_000, 4);
+    f.mem(0).store(BASE, &data);
+    f.post(
+        0,
+        wr(
+            Opcode::Write,
+            50,
+            1,
+            BASE,
+            BASE + 0x20_0000,
+            data.len() as u64,
+        ),
+    );
+    let out = hold_back(&mut f, 0);
+    assert!(!out.is_empty());
+    // Node 2 sends node 0's segments, claiming to be node 0.
+    for (dst, d) in &out {
+        f.deliver_from(2, *dst, d);
+    }
+    let e1 = &mut f.nodes[1].0;
+    assert_eq!(e1.counters.forged_src, out.len() as u64);
+    assert!(
+        e1.take_datagrams().is_empty(),
+        "no answer to a forged sender"
+    );
+    assert_ne!(
+        f.mem(1).slice(BASE + 0x20_0000, 16),
+        &data[..16],
+        "nothing placed"
+    );
+    // The real ones go through.
+    for (dst, d) in &out {
+        f.deliver_from(0, *dst, d);
+    }
+    assert_eq!(status(&f.wait_for(0, 50, 100)), Status::Success);
+    assert_eq!(f.mem(1).slice(BASE + 0x20_0000, data.len()), &data[..]);
+}
+
+#[test]
+fn forged_acks_and_nacks_complete_or_fail_nothing() {
+    let mut f = Fabric::new(3);
+    let data = pattern(200_000, 5);
+    f.mem(0).store(BASE, &data);
+    f.post(
+        0,
+        wr(
+            Opcode::Write,
+            51,
+            1,
+            BASE,
+            BASE + 0x20_0000,
+            data.len() as u64,
+        ),
+    );
+    let out = hold_back(&mut f, 0);
+    let real = f.nodes[0].0.xfers();
+    assert_eq!(real.len(), 1);
+    let real = real[0];
+    // Ids a forger would guess (a counter from 1), from the right peer.
+    for xfer in (1..=64).chain([real ^ 1, real.wrapping_add(1)]) {
+        for seg in 0..8 {
+            f.deliver(0, &Msg::new(Kind::Ack, 1, xfer, seg).encode());
+            let mut n = Msg::new(Kind::Nack, 1, xfer, seg);
+            n.reason = Some(Reason::AccessError);
+            f.deliver(0, &n.encode());
+        }
+    }
+    // The real id, but from a node the transfer is not outstanding to.
+    for seg in 0..8 {
+        f.deliver_from(2, 0, &Msg::new(Kind::Ack, 2, real, seg).encode());
+        let mut n = Msg::new(Kind::Nack, 2, real, seg);
+        n.reason = Some(Reason::AccessError);
+        f.deliver_from(2, 0, &n.encode());
+    }
+    assert!(f.finished(0, 51).is_none(), "nothing forged ends the WRITE");
+    assert_eq!(f.nodes[0].0.counters.unknown_xfer, 66 * 16 + 16);
+    for (dst, d) in &out {
+        f.deliver_from(0, *dst, d);
+    }
+    let c = f.wait_for(0, 51, 100);
+    assert_eq!(status(&c), Status::Success);
+    assert_eq!(f.mem(1).slice(BASE + 0x20_0000, data.len()), &data[..]);
+}
+
+#[test]
+fn transfer_ids_are_random_not_a_counter() {
+    let mut f = Fabric::new(2);
+    for i in 0..4 {
+        f.post(
+            0,
+            wr(Opcode::Write, 60 + i, 1, BASE, BASE + 0x20_0000, 4096),
+        );
+    }
+    let ids = f.nodes[0].0.xfers();
+    assert_eq!(ids.len(), 4);
+    assert!(ids.iter().all(|&x| x > 1 << 20), "{ids:x?}");
+    let mut sorted = ids.clone();
+    sorted.sort_unstable();
+    sorted.dedup();
+    assert_eq!(sorted.len(), 4);
+}
+
+#[test]
+fn an_empty_write_data_flood_keeps_the_target_state_bounded() {
+    let mut f = Fabric::new(2);
+    let (_, per_xfer) = f.nodes[1].0.target.tracked();
+    // New segment numbers on one transfer: far ones are dropped, unanswered.
+    for seg in 0..20_000u32 {
+        let mut m = Msg::new(Kind::WriteData, 0, 7, seg.wrapping_mul(7919));
+        m.va = BASE;
+        f.deliver(1, &m.encode());
+    }
+    // New transfers: at most REMEMBERED_PER_PEER of them are remembered.
+    for xfer in 0..20_000u64 {
+        let mut m = Msg::new(Kind::WriteData, 0, 1000 + xfer, 0);
+        m.va = BASE;
+        f.deliver(1, &m.encode());
+    }
+    let e1 = &mut f.nodes[1].0;
+    let (xfers, per) = e1.target.tracked();
+    assert!(
+        xfers <= target::REMEMBERED_PER_PEER,
+        "{xfers} transfers tracked"
+    );
+    assert_eq!(per, per_xfer, "per-transfer state is of fixed size");
+    assert!(per <= 64, "{per} bytes per transfer");
+    assert!(e1.counters.over_bounds > 19_000, "{:?}", e1.counters);
+    assert_eq!(
+        e1.counters.forgotten,
+        20_001 - target::REMEMBERED_PER_PEER as u64,
+        "{:?}",
+        e1.counters
+    );
+    e1.take_datagrams();
+    // Real traffic still goes through.
+    let data = pattern(300_000, 6);
+    f.mem(0).store(BASE, &data);
+    f.post(
+        0,
+        wr(
+            Opcode::Write,
+            52,
+            1,
+            BASE,
+            BASE + 0x20_0000,
+            data.len() as u64,
+        ),
+    );
+    assert_eq!(status(&f.wait_for(0, 52, 100)), Status::Success);
+    assert_eq!(f.mem(1).slice(BASE + 0x20_0000, data.len()), &data[..]);
+}
+
+#[test]
+fn a_segment_far_past_the_window_is_not_answered() {
+    let mut f = Fabric::new(2);
+    let mut m = Msg::new(Kind::WriteData, 0, 9, target::SEGS_AHEAD);
+    m.va = BASE;
+    m.payload = vec![1; 8];
+    f.deliver(1, &m.encode());
+    assert!(f.nodes[1].0.take_datagrams().is_empty());
+    assert_eq!(f.mem(1).slice(BASE, 8), &[0; 8]);
+    m.seg = target::SEGS_AHEAD - 1;
+    f.deliver(1, &m.encode());
+    assert_eq!(f.nodes[1].0.take_datagrams().len(), 1, "ACK");
+    assert_eq!(f.mem(1).slice(BASE, 8), &[1; 8]);
+}
+
+#[test]
+fn a_request_over_the_max_message_size_fails_at_once() {
+    let mut f = Fabric::new(2);
+    for (op, id) in [(Opcode::Write, 53), (Opcode::Read, 54)] {
+        f.post(0, wr(op, id, 1, BASE, BASE, MAX_MSG + 1));
+        let c = f.finished(0, id).expect("completed at once");
+        assert_eq!(status(&c), Status::BadRequest);
+    }
+    assert!(!f.nodes[0].0.busy());
+    assert!(hold_back(&mut f, 0).is_empty(), "nothing sent");
+}
+
+#[test]
+fn segments_are_built_a_window_at_a_time() {
+    let mut f = Fabric::new(2);
+    f.post(0, wr(Opcode::Write, 55, 1, BASE, BASE, MAX_MSG));
+    let window = Config::default().window;
+    let e0 = &f.nodes[0].0;
+    let op = e0.ops.values().next().expect("in progress");
+    assert_eq!(
+        op.segs.total() as u64,
+        MAX_MSG.div_ceil(Config::default().seg_size)
+    );
+    assert!(op.segs.built_count() <= window, "{}", op.segs.built_count());
+    assert_eq!(e0.datagrams.len(), window, "one window sent");
+    // As segments are acknowledged, the window moves and stays small.
+    f.run(30, |f| {
+        f.nodes[0]
+            .0
+            .ops
+            .values()
+            .next()
+            .is_none_or(|o| o.segs.built().start >= 40)
+    });
+    let op = f.nodes[0].0.ops.values().next().expect("still going");
+    assert!(op.segs.built().start >= 40, "the window moved");
+    assert!(op.segs.built_count() <= window);
 }
