@@ -257,7 +257,13 @@ pub fn run_cluster(
         let done_tx = done_tx.clone();
         handles.push(thread::spawn(move || {
             let prefix = format!("[n{rank}] ");
-            let out = run_watched(cmd, timeout, echo.then_some(prefix.as_str()), Some(&stop));
+            let out = run_watched(
+                cmd,
+                timeout,
+                echo.then_some(prefix.as_str()),
+                Some(&stop),
+                None,
+            );
             let _ = done_tx.send(out.as_ref().map(RunOutcome::success).unwrap_or(false));
             out
         }));

@@ -6,9 +6,7 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use faultline_image::cli::{self, Cli, USAGE};
-use faultline_image::{
-    bootargs, build, check_app, list_apps, run, workspace_root, Board, RunOptions,
-};
+use faultline_image::{bootargs, build, check_app, list_apps, workspace_root, Board, RunOptions};
 
 /// Exit status when the run was cut short by `--timeout` (as `timeout(1)` uses).
 const EXIT_TIMEOUT: u8 = 124;
@@ -111,10 +109,19 @@ fn main() -> ExitCode {
                 };
                 return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);
             }
-            let outcome = match run(&built, &opts, timeout, true) {
-                Ok(o) => o,
-                Err(e) => return failure(&e),
-            };
+            // SIGINT (Ctrl-C) and SIGTERM ask the guest to stop cleanly
+            // (kvstore flushes its log) before QEMU is killed.
+            let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+                if let Err(e) = signal_hook::flag::register(signal, asked.clone()) {
+                    eprintln!("faultline-image: cannot catch signal {signal}: {e}");
+                }
+            }
+            let outcome =
+                match faultline_image::run::run_stoppable(&built, &opts, timeout, true, &asked) {
+                    Ok(o) => o,
+                    Err(e) => return failure(&e),
+                };
             let ms = outcome.wall.as_millis();
             if outcome.timed_out {
                 let limit = timeout.map(|t| t.as_secs_f64()).unwrap_or_default();

@@ -52,7 +52,33 @@ pub fn run(
 /// With `echo`, each line is also written to this process's stdout as it arrives. With a
 /// `timeout`, the process is killed once it has run that long.
 pub fn run_command(cmd: Command, timeout: Option<Duration>, echo: bool) -> Result<RunOutcome> {
-    run_watched(cmd, timeout, echo.then_some(""), None)
+    run_watched(cmd, timeout, echo.then_some(""), None, None)
+}
+
+/// The byte the guest reads on its console as a request to stop cleanly
+/// (`libos::console::STOP_BYTE`).
+pub const STOP_BYTE: u8 = 0x04;
+
+/// How long a guest asked to stop may take before QEMU is killed.
+pub const STOP_GRACE: Duration = Duration::from_secs(10);
+
+/// Like [`run`], and when `asked` becomes true (the CLI sets it on SIGINT or
+/// SIGTERM) the guest is asked to stop: [`STOP_BYTE`] on its console, then
+/// [`STOP_GRACE`] to exit before QEMU is killed. QEMU runs in a process
+/// group of its own, so a terminal's Ctrl-C reaches only this tool.
+pub fn run_stoppable(
+    built: &Built,
+    opts: &RunOptions,
+    timeout: Option<Duration>,
+    echo: bool,
+    asked: &AtomicBool,
+) -> Result<RunOutcome> {
+    if built.board == crate::Board::QemuVirt {
+        crate::qemu::ensure_disk(built, opts.disk_size)?;
+    }
+    let mut cmd = qemu_command(built, opts)?;
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    run_watched(cmd, timeout, echo.then_some(""), None, Some(asked))
 }
 
 /// [`run_command`] for one of several processes: echoed lines get `prefix`, and
@@ -62,13 +88,19 @@ pub fn run_watched(
     timeout: Option<Duration>,
     prefix: Option<&str>,
     stop: Option<&AtomicBool>,
+    asked: Option<&AtomicBool>,
 ) -> Result<RunOutcome> {
-    cmd.stdin(Stdio::null())
+    let stdin = if asked.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    cmd.stdin(stdin)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
     let mut child = cmd.spawn().map_err(|e| spawn_error(&cmd, e))?;
-    let deadline = timeout.map(|t| start + t);
+    let mut deadline = timeout.map(|t| start + t);
 
     let (tx, rx) = mpsc::channel();
     // The reader threads are detached: they end when their pipe closes.
@@ -82,7 +114,20 @@ pub fn run_watched(
 
     let mut output = Vec::new();
     let echo = Echo { prefix, stop };
-    let timed_out = !collect(&rx, deadline, &echo, &mut output);
+    let mut timed_out = !collect(&rx, deadline, &echo, asked, &mut output);
+    if let (true, Some(asked), Some(mut console)) = (timed_out, asked, child.stdin.take()) {
+        if asked.load(Ordering::Relaxed) {
+            // A signal, not the deadline: ask the guest to stop, and wait.
+            eprintln!(
+                "faultline: asking the guest to stop; QEMU is killed if it has not in {} s",
+                STOP_GRACE.as_secs()
+            );
+            let _ = console.write_all(&[STOP_BYTE]);
+            let _ = console.flush();
+            deadline = Some(Instant::now() + STOP_GRACE);
+            timed_out = !collect(&rx, deadline, &echo, None, &mut output);
+        }
+    }
     let status = if timed_out {
         kill(&mut child)?
     } else {
@@ -144,22 +189,24 @@ struct Echo<'a> {
 }
 
 /// Gathers lines until both streams close (returns true) or the deadline passes or
-/// `stop` is set (returns false).
+/// `stop` or `asked` is set (returns false).
 fn collect(
     rx: &Receiver<Vec<u8>>,
     deadline: Option<Instant>,
     echo: &Echo,
+    asked: Option<&AtomicBool>,
     out: &mut Vec<u8>,
 ) -> bool {
-    // Without a stop flag a line or the deadline ends each wait; with one, wake up
+    // Without a flag a line or the deadline ends each wait; with one, wake up
     // now and then to look at it.
     let tick = Duration::from_millis(100);
+    let flags = [echo.stop, asked];
     loop {
-        if echo.stop.is_some_and(|s| s.load(Ordering::Relaxed)) {
+        if flags.iter().flatten().any(|s| s.load(Ordering::Relaxed)) {
             return false;
         }
         let now = Instant::now();
-        let wait = match (deadline, echo.stop.is_some()) {
+        let wait = match (deadline, flags.iter().any(Option::is_some)) {
             (Some(d), true) => Some(d.saturating_duration_since(now).min(tick)),
             (Some(d), false) => Some(d.saturating_duration_since(now)),
             (None, true) => Some(tick),
@@ -300,7 +347,7 @@ mod tests {
     fn a_stop_flag_ends_the_run() {
         let stop = AtomicBool::new(true);
         let t0 = Instant::now();
-        let out = run_watched(sh("exec sleep 30"), None, None, Some(&stop)).unwrap();
+        let out = run_watched(sh("exec sleep 30"), None, None, Some(&stop), None).unwrap();
         assert!(out.timed_out);
         assert!(t0.elapsed() < Duration::from_secs(10));
     }

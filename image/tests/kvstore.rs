@@ -919,3 +919,91 @@ fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
         acknowledged.len()
     );
 }
+
+#[test]
+fn shutdown_makes_the_last_writes_durable_and_stops_cleanly() {
+    let test = "kvstore-shutdown";
+    fresh_disk(test);
+    let guest = Guest::start_with(test, &[]); // everysec: not yet flushed
+    let mut s = guest.connect();
+    exchange(&mut s, b"SET last words\r\n", b"+OK\r\n");
+    s.write_all(b"SHUTDOWN\r\n").unwrap();
+    let mut rest = Vec::new();
+    let _ = s.read_to_end(&mut rest);
+    assert!(
+        rest.is_empty(),
+        "no reply to a shutdown that happened: {rest:?}"
+    );
+    let (status, serial) = guest.exit_status();
+    assert_eq!(status, Some(0), "{serial}");
+    assert!(
+        serial.contains("kvstore: shutting down: the log is durable"),
+        "{serial}"
+    );
+    let guest = Guest::start_with(test, &[]);
+    let mut s = guest.connect();
+    exchange(&mut s, b"GET last\r\n", b"$5\r\nwords\r\n");
+}
+
+#[test]
+fn a_stop_request_from_the_host_flushes_the_log_first() {
+    // What SIGINT or SIGTERM to run-qemu.sh does: the tool asks the guest
+    // to stop on its console and gives it a grace period.
+    let test = "kvstore-stop";
+    fresh_disk(test);
+    let root = workspace_root();
+    let out = root.join("target/test-images").join(test);
+    let built = faultline_image::build_to(
+        &root,
+        "kvstore",
+        faultline_image::Board::QemuVirt,
+        &[],
+        &out,
+    )
+    .expect("image builds");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let options = RunOptions {
+        port: Some(port),
+        ..RunOptions::default()
+    };
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let run = {
+        let asked = asked.clone();
+        std::thread::spawn(move || {
+            let limit = Some(Duration::from_secs(120));
+            faultline_image::run::run_stoppable(&built, &options, limit, false, &asked)
+                .expect("QEMU runs")
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let mut s = loop {
+        match TcpStream::connect(("127.0.0.1", port)) {
+            Ok(s) => {
+                s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+                let mut s = s;
+                if s.write_all(b"PING\r\n").is_ok() && read_line(&mut s) == "+PONG\r\n" {
+                    break s;
+                }
+            }
+            Err(_) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(200)),
+            Err(e) => panic!("kvstore never answered: {e}"),
+        }
+    };
+    exchange(&mut s, b"SET before stop\r\n", b"+OK\r\n"); // everysec: not flushed yet
+    asked.store(true, std::sync::atomic::Ordering::Relaxed);
+    let outcome = run.join().unwrap();
+    assert_eq!(outcome.status, Some(0), "{}", outcome.output);
+    assert!(
+        outcome.output.contains("kvstore: the host asks to stop")
+            && outcome.output.contains("the log is durable"),
+        "{}",
+        outcome.output
+    );
+    let guest = Guest::start_with(test, &[]);
+    let mut s = guest.connect();
+    exchange(&mut s, b"GET before\r\n", b"$4\r\nstop\r\n");
+}

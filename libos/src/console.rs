@@ -134,3 +134,28 @@ macro_rules! println {
     () => { $crate::print!("\n") };
     ($($arg:tt)*) => { $crate::console::print(format_args!("{}\n", format_args!($($arg)*))) };
 }
+
+/// The byte the host sends on the console to ask the guest to stop: the
+/// image tool writes it when `run-qemu.sh` gets SIGINT or SIGTERM, then
+/// gives the guest a few seconds before it kills QEMU.
+pub const STOP_BYTE: u8 = 0x04;
+
+/// Whether the host asked the guest to stop (see [`STOP_BYTE`]): reads
+/// whatever waits in the console UART's receiver (other input is dropped:
+/// the console is output only) and remembers a request once seen. Apps
+/// that hold state worth saving (kvstore's log) look now and then and
+/// stop cleanly; the others are killed after the host's grace period.
+pub fn stop_requested() -> bool {
+    use core::sync::atomic::{AtomicBool, Ordering};
+    static REQUESTED: AtomicBool = AtomicBool::new(false);
+    if !REQUESTED.load(Ordering::Relaxed) {
+        if let Some(device) = CONSOLE.lock().as_mut() {
+            while let Some(byte) = device.uart().get() {
+                if byte == STOP_BYTE {
+                    REQUESTED.store(true, Ordering::Relaxed);
+                }
+            }
+        }
+    }
+    REQUESTED.load(Ordering::Relaxed)
+}

@@ -101,6 +101,8 @@ pub struct Server {
     holding: Vec<usize>,
     /// Set while the log cannot be written.
     log_failure: Option<LogFailure>,
+    /// The host's stop request (SIGINT/SIGTERM) was acted on.
+    stop_tried: bool,
     next_id: u64,
     last_expire: Instant,
     /// The log rewrite in progress: its scan, when it started and the
@@ -125,6 +127,7 @@ impl Server {
             replied: Vec::new(),
             holding: Vec::new(),
             log_failure: None,
+            stop_tried: false,
             next_id: 1,
             last_expire: time::now(),
             rewrite: None,
@@ -142,6 +145,9 @@ impl Server {
             for &slot in &visiting {
                 self.visit(slot);
             }
+            if let Some(force) = self.engine.take_shutdown() {
+                self.shutdown(force);
+            }
             self.expire();
             self.flush_log();
             self.compact_log();
@@ -155,6 +161,34 @@ impl Server {
                 continue;
             }
             self.sleep();
+        }
+    }
+
+    /// `SHUTDOWN`: makes the log durable and stops the machine (status 0).
+    /// If the log cannot be flushed the server goes on, and the client gets
+    /// the error its command queued, unless `force`.
+    fn shutdown(&mut self, force: bool) {
+        let flushed = match self.log.as_mut() {
+            Some(log) if log.dirty() => log.flush().map(|()| log.durable_bytes()),
+            Some(log) => Ok(log.durable_bytes()),
+            None => Ok(0),
+        };
+        match flushed {
+            Ok(bytes) => {
+                println!("kvstore: shutting down: the log is durable ({bytes} bytes); bye");
+                libos::exit(0)
+            }
+            Err(e) if force => {
+                println!(
+                    "kvstore: shutting down (FORCE) although the log could not be flushed: {e}"
+                );
+                libos::exit(0)
+            }
+            Err(e) => {
+                println!("kvstore: SHUTDOWN refused: the log could not be flushed: {e}");
+                self.engine.log_write_failed(&e);
+                self.log_failure = Some(LogFailure::Disk { tried: time::now() });
+            }
         }
     }
 
@@ -374,6 +408,13 @@ impl Server {
             return;
         }
         self.last_expire = time::now();
+        if !self.stop_tried && libos::console::stop_requested() {
+            // SIGINT or SIGTERM to run-qemu.sh: as SHUTDOWN (once: if the
+            // log cannot be flushed, the host kills QEMU after its grace).
+            self.stop_tried = true;
+            println!("kvstore: the host asks to stop");
+            self.shutdown(false);
+        }
         let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
         if let Some(Err(e)) = self.log.as_mut().map(|log| log.append(&deleted)) {
             self.log_full(&e);

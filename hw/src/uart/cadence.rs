@@ -22,6 +22,7 @@ const CR_TX_EN: u32 = 1 << 4;
 const CR_STOPBRK: u32 = 1 << 8;
 /// Mode: 8 data bits, no parity, 1 stop bit, normal channel mode.
 const MR_8N1: u32 = 0b100 << 3;
+const SR_RXEMPTY: u32 = 1 << 1;
 const SR_TXEMPTY: u32 = 1 << 3;
 const SR_TXFULL: u32 = 1 << 4;
 const ALL_INTERRUPTS: u32 = 0x3fff;
@@ -66,5 +67,9 @@ impl Uart for Cadence {
         while self.regs.read(SR) & SR_TXEMPTY == 0 {
             core::hint::spin_loop();
         }
+    }
+
+    fn get(&mut self) -> Option<u8> {
+        (self.regs.read(SR) & SR_RXEMPTY == 0).then(|| self.regs.read(FIFO) as u8)
     }
 }

@@ -15,4 +15,6 @@ pub trait Uart: Send {
     fn put(&mut self, byte: u8);
     /// Waits until every queued byte has left the UART.
     fn flush(&mut self);
+    /// A received byte, if one is waiting (never waits).
+    fn get(&mut self) -> Option<u8>;
 }

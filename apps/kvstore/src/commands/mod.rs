@@ -249,6 +249,12 @@ impl Engine {
         )
     }
 
+    /// A `SHUTDOWN` the server must carry out, if one was asked since the
+    /// last call: `Some(force)`.
+    pub fn take_shutdown(&mut self) -> Option<bool> {
+        self.stats.shutdown_asked.take()
+    }
+
     /// Asks the server for a log rewrite, as `BGREWRITEAOF` does (the
     /// server asks for one itself when the log is full).
     pub fn schedule_aof_rewrite(&mut self) {

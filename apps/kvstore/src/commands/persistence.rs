@@ -1,9 +1,11 @@
-//! `BGREWRITEAOF`: asks the server to compact the append-only log.
+//! `BGREWRITEAOF` and `SHUTDOWN`: requests to the server about the
+//! append-only log.
 //!
-//! The engine cannot reach the disk, so the command only records the
-//! request ([`Stats::aof_rewrite_scheduled`](super::Stats)); the server
-//! sees it through [`Engine::aof_rewrite_wanted`](super::Engine) once the
-//! current batch of commands is done, and does the rewrite.
+//! The engine cannot reach the disk, so the commands only record the
+//! request ([`Stats::aof_rewrite_scheduled`](super::Stats),
+//! [`Stats::shutdown_asked`](super::Stats)); the server sees them once the
+//! current batch of commands is done ([`Engine::aof_rewrite_wanted`],
+//! [`Engine::take_shutdown`](super::Engine::take_shutdown)) and acts.
 
 use alloc::vec::Vec;
 
@@ -20,4 +22,32 @@ pub(crate) fn bgrewriteaof(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::Simple(alloc::string::String::from(
         "Background append only file rewriting started",
     ))
+}
+
+/// `SHUTDOWN [NOSAVE|SAVE] [NOW] [FORCE] [ABORT]`: asks the server to flush
+/// the log and stop. The reply queued here is the one for a shutdown that
+/// fails (the log cannot be flushed, without `FORCE`); when it succeeds the
+/// machine stops before any reply is sent, as Redis closes the connection.
+/// The log is flushed with `NOSAVE` too: it is the only copy of the data.
+pub(crate) fn shutdown(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let (mut save, mut nosave, mut force, mut abort) = (false, false, false, false);
+    for arg in &args[1..] {
+        match arg.to_ascii_uppercase().as_slice() {
+            b"SAVE" => save = true,
+            b"NOSAVE" => nosave = true,
+            b"NOW" => {}
+            b"FORCE" => force = true,
+            b"ABORT" => abort = true,
+            _ => return super::errors::syntax(),
+        }
+    }
+    if (save && nosave) || (abort && args.len() > 2) {
+        return super::errors::syntax();
+    }
+    if abort {
+        // Shutdowns here are synchronous: none is ever left in progress.
+        return Reply::error("ERR No shutdown in progress.");
+    }
+    x.stats.shutdown_asked = Some(force);
+    Reply::error("ERR Errors trying to SHUTDOWN. Check logs.")
 }

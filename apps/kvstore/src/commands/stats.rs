@@ -28,6 +28,9 @@ pub struct Stats {
     /// `BGREWRITEAOF` asked for a rewrite the server has not started yet
     /// (engine sets, server clears).
     pub aof_rewrite_scheduled: bool,
+    /// `SHUTDOWN` asked the server to stop, with `FORCE` or not (engine
+    /// sets, server takes with `Engine::take_shutdown`).
+    pub shutdown_asked: Option<bool>,
     /// A rewrite is running (server).
     pub aof_rewrite_in_progress: bool,
     /// Whether the last rewrite succeeded (server).
@@ -63,6 +66,7 @@ impl Default for Stats {
             aof_rewrites: 0,
             aof_write_error: None,
             aof_rewrite_scheduled: false,
+            shutdown_asked: None,
             aof_rewrite_in_progress: false,
             aof_last_rewrite_ok: true,
             aof_last_rewrite_ms: None,

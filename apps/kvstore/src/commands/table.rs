@@ -304,6 +304,13 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("pexpiretime", 2, RF, ONE_KEY, expire::pexpiretime),
     cmd("info", -1, LOADING | STALE, NO_KEYS, info::info),
     cmd("bgrewriteaof", 1, ADMIN, NO_KEYS, persistence::bgrewriteaof),
+    cmd(
+        "shutdown",
+        -1,
+        ADMIN | LOADING | STALE,
+        NO_KEYS,
+        persistence::shutdown,
+    ),
     container(
         "config",
         &[

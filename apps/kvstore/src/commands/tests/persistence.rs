@@ -482,3 +482,28 @@ fn while_the_log_cannot_be_written_writes_are_refused_and_reads_served() {
     };
     assert!(info.contains("aof_last_write_status:ok\r\n"), "{info}");
 }
+
+#[test]
+fn shutdown_asks_the_server_and_parses_redis_options() {
+    let mut s = Session::new();
+    assert_eq!(s.engine.take_shutdown(), None);
+    // The queued reply is the one a failed shutdown sends.
+    assert_eq!(
+        s.run("SHUTDOWN"),
+        Reply::error("ERR Errors trying to SHUTDOWN. Check logs.")
+    );
+    assert_eq!(s.engine.take_shutdown(), Some(false));
+    assert_eq!(s.engine.take_shutdown(), None, "taken once");
+    s.run("shutdown nosave now force");
+    assert_eq!(s.engine.take_shutdown(), Some(true));
+    assert_eq!(
+        s.run("SHUTDOWN SAVE NOSAVE"),
+        Reply::error("ERR syntax error")
+    );
+    assert_eq!(s.run("SHUTDOWN LATER"), Reply::error("ERR syntax error"));
+    assert_eq!(
+        s.run("SHUTDOWN ABORT"),
+        Reply::error("ERR No shutdown in progress.")
+    );
+    assert_eq!(s.engine.take_shutdown(), None, "refused ones ask nothing");
+}
