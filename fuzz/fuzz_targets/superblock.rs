@@ -27,7 +27,10 @@ fuzz_target!(|data: &[u8]| {
         let e = sb.extent;
         assert!(e.start >= AREAS_START, "{sb:?}");
         assert!(e.end() <= capacity, "{sb:?} past the disk of {capacity}");
-        assert!(sb.length <= e.limit && sb.generation < MAX_GENERATION, "{sb:?}");
+        assert!(
+            sb.length <= e.limit && sb.generation < MAX_GENERATION,
+            "{sb:?}"
+        );
         assert!(sb.slot_offset() == 0 || sb.slot_offset() == SLOT_STRIDE);
         assert!(sb.next(e, sb.length).generation > sb.generation);
     }
@@ -42,10 +45,11 @@ fuzz_target!(|data: &[u8]| {
         }
     }
     // Where a compaction goes never touches the live log's bytes.
-    let live = decoded.iter().flatten().next().map_or(
-        superblock::half(capacity, 0),
-        |sb| sb.extent,
-    );
+    let live = decoded
+        .iter()
+        .flatten()
+        .next()
+        .map_or(superblock::half(capacity, 0), |sb| sb.extent);
     let live_end = live.start.saturating_add(inp.u64() % (live.limit + 1));
     let len = inp.u64() >> inp.below(64);
     if let Some(to) = superblock::rewrite_extent(capacity, live, live_end, len) {
@@ -111,6 +115,9 @@ fn whole_disk(inp: &mut Input<'_>) {
         assert!(found.valid_bytes <= sb.length || found.damage.is_some());
     }
     if check::fix(&mut disk).is_some() {
-        assert!(check::inspect(&disk, |_| {}).is_clean(), "a fixed disk opens");
+        assert!(
+            check::inspect(&disk, |_| {}).is_clean(),
+            "a fixed disk opens"
+        );
     }
 }

@@ -150,7 +150,36 @@ pub const NAMES: &[&str] = &[
     "CONFIG",
     "COMMAND",
     "NOSUCHCOMMAND",
+    "SETEX",
+    "PSETEX",
+    "GETDEL",
+    "GETEX",
+    "INCRBYFLOAT",
+    "MSETNX",
+    "GETRANGE",
+    "SUBSTR",
+    "SETRANGE",
+    "RENAME",
+    "RENAMENX",
+    "UNLINK",
+    "COPY",
+    "TOUCH",
+    "RANDOMKEY",
+    "EXPIRETIME",
+    "PEXPIRETIME",
+    "MOVE",
+    "SWAPDB",
+    "MULTI",
+    "EXEC",
+    "DISCARD",
+    "WATCH",
+    "UNWATCH",
+    "AUTH",
+    "HELLO",
 ];
+
+/// Database indexes: some that exist (16 by default), and some that do not.
+const DBS: &[&str] = &["0", "1", "2", "15", "16", "-1", "x"];
 
 /// One command with its arguments.
 pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
@@ -173,7 +202,10 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             }
             _ => args.push(b"NOSUCH".to_vec()),
         },
-        "SELECT" => args.push(number(inp, now)),
+        "SELECT" => args.push(match inp.below(2) {
+            0 => inp.pick(DBS).into(),
+            _ => number(inp, now),
+        }),
         "GET" | "INCR" | "DECR" | "STRLEN" | "TYPE" | "TTL" | "PTTL" | "PERSIST" => {
             args.push(key(inp))
         }
@@ -251,12 +283,73 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             4 => args.push(word(inp, "LIST")),
             _ => args.push(word(inp, "NOSUCH")),
         },
+        "SETEX" | "PSETEX" => {
+            let time = expiry(inp, if name == "SETEX" { "EX" } else { "PX" }, now);
+            args.extend([key(inp), time, value(inp)]);
+        }
+        "GETDEL" | "EXPIRETIME" | "PEXPIRETIME" => args.push(key(inp)),
+        "GETEX" => {
+            args.push(key(inp));
+            if inp.below(3) > 0 {
+                let option = inp.pick(&["EX", "PX", "EXAT", "PXAT", "PERSIST", "BOGUS"]);
+                args.push(word(inp, option));
+                if option != "PERSIST" && option != "BOGUS" {
+                    args.push(expiry(inp, option, now));
+                }
+            }
+        }
+        "INCRBYFLOAT" => {
+            let n = match inp.below(3) {
+                0 => number(inp, now),
+                _ => inp
+                    .pick(&[
+                        "1.5", "-0.25", "1e3", "1e308", "-1e308", "inf", "nan", "0.1", "3.0e-5",
+                        " 1", "1.",
+                    ])
+                    .into(),
+            };
+            args.extend([key(inp), n]);
+        }
+        "MSETNX" => {
+            for _ in 0..1 + inp.below(3) {
+                args.extend([key(inp), value(inp)]);
+            }
+        }
+        "GETRANGE" | "SUBSTR" => args.extend([key(inp), number(inp, now), number(inp, now)]),
+        "SETRANGE" => args.extend([key(inp), number(inp, now), value(inp)]),
+        "RENAME" | "RENAMENX" => args.extend([key(inp), key(inp)]),
+        "UNLINK" | "TOUCH" | "WATCH" => {
+            for _ in 0..1 + inp.below(3) {
+                args.push(key(inp));
+            }
+        }
+        "COPY" => {
+            args.extend([key(inp), key(inp)]);
+            for _ in 0..inp.below(3) {
+                match inp.below(2) {
+                    0 => args.extend([word(inp, "DB"), inp.pick(DBS).into()]),
+                    _ => args.push(word(inp, "REPLACE")),
+                }
+            }
+        }
+        "MOVE" => args.extend([key(inp), inp.pick(DBS).into()]),
+        "SWAPDB" => args.extend([inp.pick(DBS).into(), inp.pick(DBS).into()]),
+        "AUTH" => {
+            for _ in 0..1 + inp.below(2) {
+                args.push(value(inp));
+            }
+        }
+        "HELLO" => {
+            if inp.below(2) == 0 {
+                args.push(inp.pick(&["2", "3", "1", "x"]).into());
+            }
+        }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
             }
         }
-        _ => {} // QUIT, DBSIZE, BGREWRITEAOF: no arguments.
+        _ => {} // QUIT, DBSIZE, BGREWRITEAOF, RANDOMKEY, MULTI, ...: none.
     }
     // Now and then an argument too few or too many.
     match inp.below(16) {

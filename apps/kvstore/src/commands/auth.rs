@@ -34,13 +34,16 @@ fn same(a: &[u8], b: &[u8]) -> bool {
 /// Checks `user`/`password` against `requirepass`; authenticates the
 /// client on success.
 fn check(x: &mut Exec<'_>, user: &[u8], password: &[u8]) -> Result<(), Reply> {
-    match &x.config.requirepass {
-        Some(expected) if user.eq_ignore_ascii_case(b"default") && same(expected, password) => {
-            x.client.authenticated = true;
-            Ok(())
-        }
-        _ => Err(wrongpass()),
+    let accepted = match &x.config.requirepass {
+        // Without a password the default user takes any (Redis: nopass).
+        None => user == b"default",
+        Some(expected) => user.eq_ignore_ascii_case(b"default") && same(expected, password),
+    };
+    if !accepted {
+        return Err(wrongpass());
     }
+    x.client.authenticated = true;
+    Ok(())
 }
 
 /// `AUTH password` or `AUTH username password`.

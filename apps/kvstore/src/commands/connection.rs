@@ -6,7 +6,6 @@ use alloc::vec::Vec;
 
 use super::errors;
 use super::exec::Exec;
-use crate::num::parse_i64;
 use crate::resp::Reply;
 
 /// `PING [message]`: `+PONG`, or the message as a bulk string.
@@ -32,16 +31,13 @@ pub(crate) fn quit(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 /// `SELECT index`: the database this connection works in from now on. The
 /// index must be a 32-bit integer, with Redis's error for one that is not.
 pub(crate) fn select(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    match parse_i64(&args[1]).map(i32::try_from) {
-        Some(Ok(n)) if (0..x.config.databases as i64).contains(&i64::from(n)) => {
+    match errors::db_index(&args[1]) {
+        Ok(n) if (0..x.config.databases as i64).contains(&n) => {
             x.client.db = n as usize;
             Reply::ok()
         }
-        Some(Ok(_)) => Reply::error("ERR DB index is out of range"),
-        Some(Err(_)) => {
-            Reply::error("ERR value is out of range, value must between -2147483648 and 2147483647")
-        }
-        None => errors::not_integer(),
+        Ok(_) => Reply::error("ERR DB index is out of range"),
+        Err(reply) => reply,
     }
 }
 

@@ -24,6 +24,21 @@ pub fn not_integer() -> Reply {
     Reply::error("ERR value is not an integer or out of range")
 }
 
+/// `-ERR value is out of range, value must between -2147483648 and
+/// 2147483647`: an integer argument that must fit 32 bits (database
+/// indexes).
+pub fn not_32_bit() -> Reply {
+    Reply::error("ERR value is out of range, value must between -2147483648 and 2147483647")
+}
+
+/// A database index as `SELECT`, `MOVE` and `COPY ... DB` read one: an
+/// integer (else [`not_integer`]) of 32 bits (else [`not_32_bit`]).
+pub fn db_index(arg: &[u8]) -> Result<i64, Reply> {
+    let n = crate::num::parse_i64(arg).ok_or_else(not_integer)?;
+    i32::try_from(n).map_err(|_| not_32_bit())?;
+    Ok(n)
+}
+
 /// `-ERR increment or decrement would overflow`.
 pub fn overflow() -> Reply {
     Reply::error("ERR increment or decrement would overflow")

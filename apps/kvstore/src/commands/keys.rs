@@ -209,21 +209,23 @@ fn log_set(x: &mut Exec<'_>, key: &[u8], entry: &crate::store::Entry) {
     }
 }
 
-/// `COPY source destination [DB 0] [REPLACE]`: 1 if copied, 0 if the source
-/// is missing or the destination exists (without `REPLACE`). There is one
-/// database: `DB` other than 0 is out of range.
+/// `COPY source destination [DB index] [REPLACE]`: 1 if copied, 0 if the
+/// source is missing or the destination exists (without `REPLACE`). A
+/// copy to another database is logged as a `SET` there, under a `SELECT`
+/// of it.
 pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let mut replace = false;
+    let mut target = x.db;
     let mut i = 3;
     while i < args.len() {
         if args[i].eq_ignore_ascii_case(b"REPLACE") {
             replace = true;
             i += 1;
         } else if args[i].eq_ignore_ascii_case(b"DB") && i + 1 < args.len() {
-            match parse_i64(&args[i + 1]) {
-                Some(0) => {}
-                Some(_) => return Reply::error("ERR DB index is out of range"),
-                None => return errors::not_integer(),
+            match errors::db_index(&args[i + 1]) {
+                Ok(n) if (0..x.config.databases as i64).contains(&n) => target = n as usize,
+                Ok(_) => return Reply::error("ERR DB index is out of range"),
+                Err(reply) => return reply,
             }
             i += 2;
         } else {
@@ -231,17 +233,29 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         }
     }
     let (from, to) = (&args[1], &args[2]);
-    if from == to {
+    if from == to && target == x.db {
         return Reply::error("ERR source and destination objects are the same");
     }
     let Some(entry) = x.live(from).cloned() else {
         return Reply::Integer(0);
     };
-    if !replace && x.exists(to) {
+    if target == x.db {
+        if !replace && x.exists(to) {
+            return Reply::Integer(0);
+        }
+        x.store.set(to, entry.shared().clone(), entry.expire_at());
+        log_set(x, to, &entry);
+        return Reply::Integer(1);
+    }
+    let (now, loading) = (x.now, x.loading);
+    let there = x.other_db(target).expect("checked range");
+    if !replace && there.get(to).is_some_and(|e| loading || !e.is_expired(now)) {
         return Reply::Integer(0);
     }
-    x.store.set(to, entry.shared().clone(), entry.expire_at());
+    there.set(to, entry.shared().clone(), entry.expire_at());
+    x.log([&b"SELECT"[..], &crate::num::format_i64(target as i64)]);
     log_set(x, to, &entry);
+    x.log([&b"SELECT"[..], &crate::num::format_i64(x.db as i64)]);
     Reply::Integer(1)
 }
 
@@ -249,8 +263,9 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// if moved, 0 if it is missing here or exists there. Logged as `DEL` here
 /// and a `SET` in the other database, under a `SELECT` of it.
 pub(crate) fn move_to_db(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let Some(target) = parse_i64(&args[2]) else {
-        return errors::not_integer();
+    let target = match errors::db_index(&args[2]) {
+        Ok(n) => n,
+        Err(reply) => return reply,
     };
     if target < 0 || target as u64 >= x.config.databases as u64 {
         return Reply::error("ERR DB index is out of range");

@@ -336,9 +336,13 @@ impl Engine {
             reply,
             effects: Effects::default(),
         };
-        let index = |arg: &[u8]| crate::num::parse_i64(arg);
-        let (Some(a), Some(b)) = (index(&args[1]), index(&args[2])) else {
+        // Each index a 32-bit integer, with its own error, as in Redis.
+        let index = |arg: &[u8]| crate::num::parse_i64(arg).filter(|n| i32::try_from(*n).is_ok());
+        let Some(a) = index(&args[1]) else {
             return reply(Reply::error("ERR invalid first DB index"));
+        };
+        let Some(b) = index(&args[2]) else {
+            return reply(Reply::error("ERR invalid second DB index"));
         };
         let range = 0..self.dbs.len() as i64;
         if !range.contains(&a) || !range.contains(&b) {

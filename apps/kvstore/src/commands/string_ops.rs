@@ -206,15 +206,16 @@ mod decimal {
     }
 }
 
-/// A float as Redis accepts it: decimal or exponent notation, finite, no
-/// spaces around it.
+/// A float as Redis accepts it: decimal or exponent notation, or an
+/// infinity (`inf`, `-Infinity`, any case), never NaN, no spaces around it.
 fn parse_float(bytes: &[u8]) -> Option<f64> {
     let text = core::str::from_utf8(bytes).ok()?;
     if text.is_empty() || text.trim() != text {
         return None;
     }
     let n: f64 = text.parse().ok()?;
-    n.is_finite().then_some(n)
+    // An infinity's sum is refused as infinite, not as malformed.
+    (!n.is_nan()).then_some(n)
 }
 
 /// `n` in plain decimal notation (no exponent), as short as round-trips.

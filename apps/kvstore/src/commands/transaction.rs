@@ -48,6 +48,7 @@ impl Engine {
             .iter()
             .find(|c| typed.eq_ignore_ascii_case(c.as_bytes()))
             .unwrap_or(&"");
+        // UNWATCH inside MULTI is queued, as in Redis.
         let queued_unwatch = name == "unwatch" && client.multi.is_some();
         let control = !name.is_empty() && !queued_unwatch;
         if client.multi.is_none() && !control {

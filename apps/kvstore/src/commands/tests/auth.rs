@@ -14,6 +14,10 @@ fn without_a_password_everything_is_allowed_and_auth_says_so() {
     let mut s = Session::new();
     assert_eq!(s.run("SET k v"), Reply::ok());
     assert!(err(s.run("AUTH secret")).starts_with("ERR AUTH <password> called without"));
+    // The default user takes any password then (Redis: nopass); found by
+    // the differential test.
+    assert_eq!(s.run("AUTH default anything"), Reply::ok());
+    assert!(err(s.run("AUTH someone anything")).starts_with("WRONGPASS"));
 }
 
 #[test]

@@ -89,6 +89,15 @@ fn move_swapdb_and_flushes() {
         s.run("SWAPDB 0 16"),
         Reply::error("ERR DB index is out of range")
     );
+    // Found by the differential test: each index has its own error.
+    assert_eq!(
+        s.run("SWAPDB 2 abc"),
+        Reply::error("ERR invalid second DB index")
+    );
+    assert_eq!(
+        s.run("SWAPDB 99999999999 0"),
+        Reply::error("ERR invalid first DB index")
+    );
     s.run("SELECT 1");
     assert_eq!(s.run("GET here"), Reply::bulk("x"));
     assert_eq!(s.run("FLUSHDB"), Reply::ok());

@@ -208,9 +208,28 @@ fn copy_touch_unlink_randomkey_and_expiretime() {
         "copies do not share changes"
     );
     assert_eq!(s.run("COPY a b REPLACE"), Reply::Integer(1));
+    // Into another database (found by the differential test: it was
+    // refused as out of range), logged under a SELECT of it.
     assert_eq!(
-        s.run("COPY a b DB 1"),
+        s.logged("COPY a b DB 1"),
+        ["SELECT 1", "SET b hello!", "SELECT 0"]
+    );
+    assert_eq!(s.run("COPY a b DB 1"), Reply::Integer(0));
+    assert_eq!(s.run("COPY a a DB 1 REPLACE"), Reply::Integer(1));
+    assert_eq!(
+        s.run("COPY a a"),
+        Reply::error("ERR source and destination objects are the same")
+    );
+    s.run("SELECT 1");
+    assert_eq!(s.run("MGET a b"), bulks(&["hello!", "hello!"]));
+    s.run("SELECT 0");
+    assert_eq!(
+        s.run("COPY a b DB 16"),
         Reply::error("ERR DB index is out of range")
+    );
+    assert_eq!(
+        s.run("COPY a b DB 99999999999"),
+        Reply::error("ERR value is out of range, value must between -2147483648 and 2147483647")
     );
     assert_eq!(s.run("COPY missing b"), Reply::Integer(0));
     assert_eq!(s.run("TOUCH a b missing"), Reply::Integer(2));

@@ -281,6 +281,18 @@ fn incrbyfloat_keeps_redis_text() {
         s.run("INCRBYFLOAT t 1"),
         Reply::error("ERR value is not a valid float")
     );
+    // Found by the differential test: an infinite increment is a valid
+    // float whose sum is refused; NaN is not a float.
+    for inf in ["inf", "-Infinity", "INF"] {
+        assert_eq!(
+            s.run(&format!("INCRBYFLOAT g {inf}")),
+            Reply::error("ERR increment would produce NaN or Infinity")
+        );
+    }
+    assert_eq!(
+        s.run("INCRBYFLOAT g nan"),
+        Reply::error("ERR value is not a valid float")
+    );
     assert!(matches!(s.run("INCRBYFLOAT g 1e308"), Reply::Bulk(Some(_))));
     assert_eq!(
         s.run("INCRBYFLOAT g 1e308"),
