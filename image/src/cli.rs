@@ -15,7 +15,7 @@ usage:
   faultline-image list
       list the apps and boards
   faultline-image build APP [--board BOARD] [-- ARGS...]
-      build APP and write target/images/BOARD/APP.{elf,bin[,uimg]}
+      build APP and write target/images/BOARD/APP.{elf,bin,uimg}
   faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
                           [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
                           [--disk-size SIZE] [-- ARGS...]
