@@ -6,7 +6,8 @@
 # Installs first what is missing: the Rust toolchain of rust-toolchain.toml
 # with its aarch64-unknown-none target, QEMU, Redis's client tools (the
 # kvstore tests drive the server with redis-cli and redis-benchmark) and a C
-# compiler (the image tool's listen-backlog shim). Extra arguments go to
+# compiler (the image tool's listen-backlog shim), and U-Boot for QEMU virt
+# (u-boot-qemu, booted by image/tests/uboot.rs). Extra arguments go to
 # `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -16,6 +17,7 @@ need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm \
     redis-benchmark:redis-tools redis-cli:redis-tools \
     cc:gcc+libc6-dev pgrep:procps
+need_packages u-boot-qemu # U-Boot for QEMU virt (image/tests/uboot.rs)
 
 step() { echo "run-tests.sh: $*" >&2; }
 

@@ -7,6 +7,8 @@
 #   need_rust_toolchain        the toolchain of rust-toolchain.toml, with its
 #                              aarch64-unknown-none target, rustfmt and clippy
 #   need_commands CMD:PKG ...  Debian packages for the commands not on PATH
+#   need_packages PKG ...      Debian packages that ship no command (firmware
+#                              such as u-boot-qemu), when not installed
 #
 # The image tool checks the guest target again before each guest build
 # (image/src/toolchain.rs), for those who call it without these scripts.
@@ -60,6 +62,23 @@ need_commands() {
     done
     ((${#missing[@]})) || return 0
     host_tools_say "installing ${missing[*]} with apt-get (missing commands; about a minute)"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >&2
+}
+
+# Installs, in one apt-get run, every Debian PKG that dpkg does not report as
+# installed: for packages with no command to look for on PATH (u-boot-qemu
+# ships only U-Boot binaries, which image/tests/uboot.rs boots).
+need_packages() {
+    local pkg missing=()
+    for pkg in "$@"; do
+        [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null) == "install ok installed" ]] ||
+            missing+=("$pkg")
+    done
+    ((${#missing[@]})) || return 0
+    host_tools_say "installing ${missing[*]} with apt-get (missing packages; about a minute)"
     local sudo=""
     [[ $(id -u) -ne 0 ]] && sudo="sudo"
     $sudo apt-get update -q >&2
