@@ -74,6 +74,7 @@ fn main() -> ExitCode {
             nodes,
             loss,
             disk_size,
+            uboot,
             args,
         } => {
             // The key-value store is a server: reachable on 6379 unless told otherwise.
@@ -111,7 +112,12 @@ fn main() -> ExitCode {
                 };
                 return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);
             }
-            let outcome = match run(&built, &opts, timeout, true) {
+            let outcome = if uboot {
+                faultline_image::uboot::run_uboot(&built, &opts, timeout, true)
+            } else {
+                run(&built, &opts, timeout, true)
+            };
+            let outcome = match outcome {
                 Ok(o) => o,
                 Err(e) => return failure(&e),
             };

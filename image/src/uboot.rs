@@ -108,13 +108,14 @@ pub fn console_script(args: &[String]) -> Vec<String> {
 }
 
 /// Boots `built` through U-Boot (see [`uboot_command`]), drives its console with
-/// [`console_script`], and collects everything until QEMU exits or `timeout` passes.
+/// [`console_script`], and collects everything until QEMU exits or `timeout`, if any,
+/// passes (QEMU is then killed).
 ///
 /// With `echo`, the output is also copied to this process's stdout as it arrives.
 pub fn run_uboot(
     built: &Built,
     opts: &RunOptions,
-    timeout: Duration,
+    timeout: Option<Duration>,
     echo: bool,
 ) -> Result<RunOutcome> {
     let uboot = uboot_bin()?;
@@ -124,7 +125,7 @@ pub fn run_uboot(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
-    let deadline = start + timeout;
+    let deadline = timeout.map(|t| start + t);
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
@@ -180,7 +181,11 @@ pub fn run_uboot(
                 continue;
             }
         }
-        match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
+        let next = match deadline {
+            Some(deadline) => rx.recv_timeout(deadline.saturating_duration_since(Instant::now())),
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+        };
+        match next {
             Ok(chunk) => {
                 if echo {
                     let mut out = std::io::stdout().lock();

@@ -29,7 +29,7 @@ fn boot(test: &str, el2: bool) -> RunOutcome {
         args,
         ..RunOptions::default()
     };
-    let mut outcome = run_uboot(&built, &options, TIMEOUT, false).expect("QEMU starts");
+    let mut outcome = run_uboot(&built, &options, Some(TIMEOUT), false).expect("QEMU starts");
     outcome.output = outcome.output.replace("\r\n", "\n");
     assert!(
         !outcome.timed_out,
