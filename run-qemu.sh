@@ -10,7 +10,7 @@ usage() {
     cat <<'EOF'
 usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout SECS]
                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
-                         [--disk-size SIZE] [-- APP ARGS...]
+                         [--disk-size SIZE] [--uboot] [-- APP ARGS...]
 
   APP              an app under apps/ (./run-qemu.sh --list shows them)
   --board BOARD    qemu-virt (default) or zcu102
@@ -24,6 +24,8 @@ usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout
   --loss F         with --nodes: drop this fraction of fabric datagrams (tests)
   --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this big
                    (default 1G) or grown to it, never shrunk; e.g. 4G
+  --uboot          boot through U-Boot (qemu-virt, Debian's u-boot-qemu): QEMU
+                   starts U-Boot, which boots the app's .uimg with bootm
   -- ARGS          the app's command line (embedded in the image; -append on qemu-virt)
 
 Exits with the guest's exit status.
@@ -47,6 +49,11 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 . image/host-tools.sh
 need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev
+# U-Boot for QEMU virt, with --uboot (before any `--`: later ones are the app's).
+for arg in "$@"; do
+    [[ $arg == -- ]] && break
+    [[ $arg == --uboot ]] && need_packages u-boot-qemu
+done
 
 if [[ $1 == --list ]]; then
     exec cargo run -q --release -p faultline-image -- list

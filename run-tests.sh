@@ -7,7 +7,8 @@
 # with its aarch64-unknown-none target, QEMU, Redis's client tools (the
 # kvstore tests drive the server with redis-cli and redis-benchmark),
 # redis-server (the differential test compares kvstore with it), a C
-# compiler (the image tool's listen-backlog shim) and cargo-fuzz (the
+# compiler (the image tool's listen-backlog shim), U-Boot for QEMU virt
+# (u-boot-qemu, booted by image/tests/uboot.rs) and cargo-fuzz (the
 # fuzzing step; it needs the nightly toolchain, which must be installed).
 # Extra arguments go to `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
 set -euo pipefail
@@ -20,6 +21,7 @@ need_commands qemu-system-aarch64:qemu-system-arm \
     redis-server:redis-server \
     cc:gcc+libc6-dev pgrep:procps
 need_fuzz_tools
+need_packages u-boot-qemu # U-Boot for QEMU virt (image/tests/uboot.rs)
 
 step() { echo "run-tests.sh: $*" >&2; }
 

@@ -8,6 +8,8 @@
 #                              aarch64-unknown-none target, rustfmt and clippy
 #   need_commands CMD:PKG ...  Debian packages for the commands not on PATH
 #   need_fuzz_tools            cargo-fuzz and the nightly toolchain (fuzz/run.sh)
+#   need_packages PKG ...      Debian packages that ship no command (firmware
+#                              such as u-boot-qemu), when not installed
 #
 # The image tool checks the guest target again before each guest build
 # (image/src/toolchain.rs), for those who call it without these scripts.
@@ -80,4 +82,21 @@ need_fuzz_tools() {
         host_tools_say "installing cargo-fuzz with cargo install (cargo fuzz is missing; about two minutes)"
         cargo install cargo-fuzz --locked >&2
     fi
+}
+
+# Installs, in one apt-get run, every Debian PKG that dpkg does not report as
+# installed: for packages with no command to look for on PATH (u-boot-qemu
+# ships only U-Boot binaries, which image/tests/uboot.rs boots).
+need_packages() {
+    local pkg missing=()
+    for pkg in "$@"; do
+        [[ $(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null) == "install ok installed" ]] ||
+            missing+=("$pkg")
+    done
+    ((${#missing[@]})) || return 0
+    host_tools_say "installing ${missing[*]} with apt-get (missing packages; about a minute)"
+    local sudo=""
+    [[ $(id -u) -ne 0 ]] && sudo="sudo"
+    $sudo apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >&2
 }

@@ -28,7 +28,7 @@ pub struct Built {
     pub elf: PathBuf,
     /// The flat binary, for loaders that do not read ELF.
     pub bin: PathBuf,
-    /// The U-Boot legacy image, for boards booted by U-Boot (zcu102).
+    /// The U-Boot legacy image, for boards booted by U-Boot (both boards today).
     pub uimage: Option<PathBuf>,
     /// Physical address the flat binary must be loaded at.
     pub load_addr: u64,
@@ -314,13 +314,14 @@ mod tests {
     }
 
     #[test]
-    fn qemu_virt_gets_no_uimage() {
+    fn qemu_virt_gets_a_uimage_too() {
         let dir = TempDir::new("pkg-virt");
         std::fs::write(dir.path().join("hello.uimg"), b"stale").unwrap();
         let built = package(&kernel(), "hello", Board::QemuVirt, &[], dir.path()).unwrap();
-        assert_eq!(built.uimage, None);
-        assert!(!dir.path().join("hello.uimg").exists());
-        assert_eq!(built.files().len(), 2);
+        assert_eq!(built.uimage, Some(dir.path().join("hello.uimg")));
+        let uimg = std::fs::read(dir.path().join("hello.uimg")).unwrap();
+        assert_eq!(&uimg[..4], &uimage::MAGIC.to_be_bytes());
+        assert_eq!(built.files().len(), 3);
     }
 
     #[test]

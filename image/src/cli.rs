@@ -15,10 +15,10 @@ usage:
   faultline-image list
       list the apps and boards
   faultline-image build APP [--board BOARD] [-- ARGS...]
-      build APP and write target/images/BOARD/APP.{elf,bin[,uimg]}
+      build APP and write target/images/BOARD/APP.{elf,bin,uimg}
   faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
                           [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
-                          [--disk-size SIZE] [-- ARGS...]
+                          [--disk-size SIZE] [--uboot] [-- ARGS...]
       build APP, boot it under QEMU and exit with the guest's status
       (124 when the timeout kills it)
   faultline-image kv-check DISK [--fix]
@@ -30,6 +30,7 @@ options:
   --smp N          CPUs (qemu-virt: 1-8, default 4; zcu102: always 4)
   --el2            start the CPUs at EL2 (QEMU virtualization=on)
   --timeout SECS   kill QEMU after SECS seconds (fractions allowed)
+  --uboot          boot through U-Boot (qemu-virt; Debian's u-boot-qemu) with bootm
   --qemu-arg ARG   pass ARG to QEMU after the standard options (repeatable)
   --port PORT      forward 127.0.0.1:PORT to the guest's 6379 over virtio-net
                    (kvstore gets 6379 by default)
@@ -90,6 +91,8 @@ pub enum Cli {
         loss: Option<f64>,
         /// Size of the NVMe disk (`--disk-size`).
         disk_size: Option<u64>,
+        /// Boot through U-Boot (`--uboot`, see [`crate::uboot`]).
+        uboot: bool,
         /// The app's command line.
         args: Vec<String>,
     },
@@ -162,6 +165,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut nodes = None;
     let mut loss = None;
     let mut disk_size = None;
+    let mut uboot = false;
     let mut args = Vec::new();
 
     let mut it = rest.iter();
@@ -197,6 +201,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                 smp = Some(n);
             }
             "--el2" if run && inline.is_none() => el2 = true,
+            "--uboot" if run && inline.is_none() => uboot = true,
             "--timeout" if run => {
                 let v = value(name)?;
                 let secs = v
@@ -266,6 +271,9 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     if loss.is_some() && nodes.is_none() {
         return Err(usage("--loss needs --nodes"));
     }
+    if uboot && (board != Board::QemuVirt || nodes.is_some()) {
+        return Err(usage("--uboot boots one qemu-virt node"));
+    }
     Ok(if run {
         Cli::Run {
             app,
@@ -278,6 +286,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             nodes,
             loss,
             disk_size,
+            uboot,
             args,
         }
     } else {
@@ -374,6 +383,7 @@ mod tests {
                 nodes: None,
                 loss: None,
                 disk_size: Some(4 << 30),
+                uboot: false,
                 args: vec!["a".into(), "b".into()],
             }
         );
@@ -400,6 +410,19 @@ mod tests {
         assert!(err("build kvstore --disk-size 4G").contains("unknown option"));
         assert!(err("kv-check").contains("needs a disk image"));
         assert!(err("kv-check a.disk --cut").contains("unknown option"));
+    }
+
+    #[test]
+    fn uboot_boots_one_qemu_virt_node() {
+        match p("run hello --uboot --el2 -- x").unwrap() {
+            Cli::Run {
+                uboot, el2, args, ..
+            } => assert!(uboot && el2 && args == ["x"]),
+            other => panic!("{other:?}"),
+        }
+        assert!(err("run hello --board zcu102 --uboot").contains("--uboot"));
+        assert!(err("run hello --uboot --nodes 2").contains("--uboot"));
+        assert!(err("build hello --uboot").contains("unknown option"));
     }
 
     #[test]

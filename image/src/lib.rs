@@ -22,6 +22,7 @@ pub mod qemu;
 pub mod raw;
 pub mod run;
 pub mod toolchain;
+pub mod uboot;
 pub mod uimage;
 pub mod workspace;
 

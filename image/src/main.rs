@@ -72,6 +72,7 @@ fn main() -> ExitCode {
             nodes,
             loss,
             disk_size,
+            uboot,
             args,
         } => {
             // The key-value store is a server: reachable on 6379 unless told otherwise.
@@ -117,11 +118,15 @@ fn main() -> ExitCode {
                     eprintln!("faultline-image: cannot catch signal {signal}: {e}");
                 }
             }
-            let outcome =
-                match faultline_image::run::run_stoppable(&built, &opts, timeout, true, &asked) {
-                    Ok(o) => o,
-                    Err(e) => return failure(&e),
-                };
+            let outcome = if uboot {
+                faultline_image::uboot::run_uboot(&built, &opts, timeout, true)
+            } else {
+                faultline_image::run::run_stoppable(&built, &opts, timeout, true, &asked)
+            };
+            let outcome = match outcome {
+                Ok(o) => o,
+                Err(e) => return failure(&e),
+            };
             let ms = outcome.wall.as_millis();
             if outcome.timed_out {
                 let limit = timeout.map(|t| t.as_secs_f64()).unwrap_or_default();

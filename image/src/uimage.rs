@@ -1,7 +1,7 @@
 //! U-Boot legacy images ("uImage"): a 64-byte header in front of a flat binary.
 //!
-//! The zcu102 (and the QFDB it stands in for) boots from U-Boot, whose `bootm` command
-//! checks this header's two CRCs, copies the payload to the load address and jumps to
+//! The zcu102 (and the QFDB it stands in for) boots from U-Boot, as can `qemu-virt`
+//! (Debian's `u-boot-qemu`). U-Boot's `bootm` command checks this header's two CRCs, copies the payload to the load address and jumps to
 //! the entry point. All header fields are big-endian:
 //!
 //! | offset | size | field                                        |
