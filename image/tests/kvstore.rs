@@ -1007,3 +1007,56 @@ fn a_stop_request_from_the_host_flushes_the_log_first() {
     let mut s = guest.connect();
     exchange(&mut s, b"GET before\r\n", b"$4\r\nstop\r\n");
 }
+
+#[test]
+fn a_flood_of_ten_thousand_connections_leaves_the_server_answering() {
+    let test = "kvstore-flood";
+    fresh_disk(test);
+    let guest = Guest::start_with(test, &[]); // maxclients 10000
+    let mut pinger = guest.connect();
+    pinger
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let port = guest.port;
+    // 10,000 connection attempts from 100 threads at once, each kept open
+    // if it succeeds; attempts QEMU's user networking cannot take in time
+    // count as not accepted (the host's side of the flood, not the guest's).
+    let flood: Vec<_> = (0..100)
+        .map(|_| {
+            std::thread::spawn(move || {
+                let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+                let mut open = Vec::new();
+                for _ in 0..100 {
+                    if let Ok(s) = TcpStream::connect_timeout(&addr, Duration::from_millis(500)) {
+                        open.push(s);
+                    }
+                }
+                open
+            })
+        })
+        .collect();
+    let started = Instant::now();
+    let mut pings = 0;
+    while flood.iter().any(|t| !t.is_finished()) {
+        exchange(&mut pinger, b"PING\r\n", b"+PONG\r\n");
+        pings += 1;
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let mut open: Vec<TcpStream> = flood.into_iter().flat_map(|t| t.join().unwrap()).collect();
+    eprintln!(
+        "{} of 10000 connections open, {pings} PINGs answered during the flood ({:?})",
+        open.len(),
+        started.elapsed()
+    );
+    assert!(pings > 0);
+    // The server still serves, the flood's connections included.
+    exchange(&mut pinger, b"SET after flood\r\n", b"+OK\r\n");
+    if let Some(s) = open.last_mut() {
+        s.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+        exchange(s, b"GET after\r\n", b"$5\r\nflood\r\n");
+    }
+    let clients = info_field(&mut pinger, "clients", "connected_clients");
+    assert!(clients <= 10_000, "{clients} clients past maxclients");
+    drop(open);
+    exchange(&mut pinger, b"PING\r\n", b"+PONG\r\n");
+}
