@@ -62,11 +62,18 @@ need_commands() {
         fi
     done
     ((${#missing[@]})) || return 0
-    host_tools_say "installing ${missing[*]} with apt-get (missing commands; about a minute)"
+    apt_install "missing commands" "${missing[@]}"
+}
+
+# Installs PKG... with apt-get (with sudo when not root), saying why (WHY).
+apt_install() {
+    local why=$1
+    shift
+    host_tools_say "installing $* with apt-get ($why; about a minute)"
     local sudo=""
     [[ $(id -u) -ne 0 ]] && sudo="sudo"
     $sudo apt-get update -q >&2
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "$@" >&2
 }
 
 # The fuzzing tools (fuzz/run.sh): cargo-fuzz, installed from crates.io when
@@ -94,9 +101,5 @@ need_packages() {
             missing+=("$pkg")
     done
     ((${#missing[@]})) || return 0
-    host_tools_say "installing ${missing[*]} with apt-get (missing packages; about a minute)"
-    local sudo=""
-    [[ $(id -u) -ne 0 ]] && sudo="sudo"
-    $sudo apt-get update -q >&2
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >&2
+    apt_install "missing packages" "${missing[@]}"
 }
