@@ -84,6 +84,8 @@ pub struct Segment {
     pub pieces: Vec<Range<usize>>,
     /// Device-side address matching the first byte of the first piece.
     pub device_addr: u64,
+    /// The transfer's [`device_key`](crate::Transfer::device_key).
+    pub device_key: u64,
 }
 
 impl Segment {

@@ -84,6 +84,7 @@ impl fmt::Display for Policy {
 ///     direction: Direction::ToDevice,
 ///     pieces: vec![0x1000..0x100c, 0x5_0003..0x5_1003, 0x100c..0x100e],
 ///     device_addr: 0,
+///     device_key: 0,
 ///     policy: Policy::FaultAwarePrefetch,
 /// };
 /// assert_eq!(t.len(), 4110);
@@ -102,12 +103,17 @@ pub struct Transfer {
     /// same device address twice is harmless, which is what makes
     /// retransmission correct.
     pub device_addr: u64,
+    /// A word the engine needs with every segment besides the address,
+    /// passed through unchanged: for RDMA the remote key that grants
+    /// access at `device_addr` on the other node; 0 for engines that take
+    /// none.
+    pub device_key: u64,
     /// How non-resident pages are dealt with.
     pub policy: Policy,
 }
 
 impl Transfer {
-    /// A transfer of one contiguous buffer.
+    /// A transfer of one contiguous buffer (no device key).
     pub fn contiguous(
         direction: Direction,
         va: Range<usize>,
@@ -118,6 +124,7 @@ impl Transfer {
             direction,
             pieces: vec![va],
             device_addr,
+            device_key: 0,
             policy,
         }
     }

@@ -403,6 +403,7 @@ pub fn read(
     engine: EngineId,
     buf: &mut [u8],
     device_addr: u64,
+    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     read_scatter(engine, &mut [buf], device_addr, policy)
@@ -414,6 +415,7 @@ pub fn write(
     engine: EngineId,
     buf: &[u8],
     device_addr: u64,
+    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     write_gather(engine, &[buf], device_addr, policy)
@@ -425,6 +427,7 @@ pub fn read_scatter(
     engine: EngineId,
     pieces: &mut [&mut [u8]],
     device_addr: u64,
+    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     let ranges = pieces.iter_mut().map(|p| address_range(p)).collect();
@@ -432,6 +435,7 @@ pub fn read_scatter(
         direction: Direction::FromDevice,
         pieces: ranges,
         device_addr,
+        device_key: 0,
         policy,
     };
     // SAFETY: every piece is exclusively borrowed until `run` returns, so
@@ -446,6 +450,7 @@ pub fn write_gather(
     engine: EngineId,
     pieces: &[&[u8]],
     device_addr: u64,
+    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     let ranges = pieces.iter().map(|p| address_range(p)).collect();
@@ -453,6 +458,7 @@ pub fn write_gather(
         direction: Direction::ToDevice,
         pieces: ranges,
         device_addr,
+        device_key: 0,
         policy,
     };
     // SAFETY: every piece is borrowed until `run` returns, so it stays

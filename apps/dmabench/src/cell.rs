@@ -124,6 +124,7 @@ impl Bench {
             direction: Direction::ToDevice,
             pieces: alloc::vec![buf.range()],
             device_addr: READ_AREA,
+            device_key: 0,
             policy: Policy::Prefault,
         };
         // SAFETY: the bench's own regions, untouched until `run` returns.
@@ -219,6 +220,7 @@ impl Bench {
                 direction: spec.direction,
                 pieces: alloc::vec![region.start()..region.start() + spec.size],
                 device_addr: disk,
+                device_key: 0,
                 policy,
             };
             // SAFETY: the bench's own regions, untouched until `run` returns.
@@ -268,6 +270,7 @@ impl Bench {
                     direction: Direction::FromDevice,
                     pieces: alloc::vec![back.range()],
                     device_addr: disk,
+                    device_key: 0,
                     policy: Policy::Prefault,
                 };
                 // SAFETY: the bench's own regions, untouched until `run` returns.
@@ -304,6 +307,7 @@ impl Bench {
                         direction: Direction::FromDevice,
                         pieces: alloc::vec![region.start()..region.start() + FRAME_SIZE],
                         device_addr: READ_AREA,
+                        device_key: 0,
                         policy,
                     };
                     // SAFETY: the bench's own regions, untouched until `run` returns.

@@ -294,6 +294,7 @@ fn gather(
         direction,
         pieces: memory,
         device_addr: disk,
+        device_key: 0,
         policy: Policy::FaultAwarePrefetch,
     };
     // SAFETY: every caller names the log's own buffers (staging, read,

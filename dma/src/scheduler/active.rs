@@ -244,6 +244,7 @@ impl Active {
             },
             direction: self.transfer.direction,
             device_addr: self.transfer.device_addr + offset,
+            device_key: self.transfer.device_key,
             pieces: self.layout.memory(span).collect(),
         }
     }

@@ -487,6 +487,7 @@ impl Rig {
         direction: Direction,
         va: Range<usize>,
         device_addr: u64,
+        device_key: 0,
         policy: Policy,
     ) -> TransferId {
         self.sched
@@ -504,6 +505,7 @@ impl Rig {
         direction: Direction,
         pieces: &[Range<usize>],
         device_addr: u64,
+        device_key: 0,
         policy: Policy,
     ) -> TransferId {
         self.sched
@@ -513,6 +515,7 @@ impl Rig {
                     direction,
                     pieces: pieces.to_vec(),
                     device_addr,
+                    device_key: 0,
                     policy,
                 },
             )

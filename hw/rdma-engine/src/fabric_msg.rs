@@ -9,21 +9,23 @@
 //! 24 offset u64 (byte offset of the segment in the transfer)
 //! 32 va u64     (data: target VA of the segment; NACK/RETRY: the page)
 //! 40 len u64    (READ_REQ: bytes wanted; WRITE/IMM/PREPARE: transfer length)
-//! 48 payload
+//! 48 key u64    (requests on the target's memory: the remote key of its
+//!                exposure; answers and SEND/IMM: 0)
+//! 56 payload
 //! ```
 //!
 //! DIRECT_WRITE / DIRECT_READ carry no data but the initiator's lent memory
 //! (see `lease`), for the target to copy from / into with one memcpy:
 //!
 //! ```text
-//! 48 lease slot u32 | 52 extent count u32 | 56 lease seq u64
-//! 64 extents: region u32 | zero u32 | offset u64 | len u64  (24 bytes each)
+//! 56 lease slot u32 | 60 extent count u32 | 64 lease seq u64
+//! 72 extents: region u32 | zero u32 | offset u64 | len u64  (24 bytes each)
 //! ```
 
 /// First two bytes of every datagram.
 pub const MAGIC: u16 = 0xfa17;
 /// Header bytes before the payload.
-pub const HDR: usize = 48;
+pub const HDR: usize = 56;
 /// Largest payload (fits one UDP datagram on loopback with the header).
 pub const MAX_PAYLOAD: usize = 61440;
 
@@ -106,6 +108,10 @@ pub enum Reason {
     /// A fault on page `va`, in the same 2 MiB as the request, is being
     /// resolved: the request was not tried; wait for RETRY(va) like a fault.
     Held = 7,
+    /// The key names no exposure of the target, or the range is outside
+    /// it, or it does not grant the access: the transfer fails with
+    /// `RemoteProtectionError`, and nothing was placed or read for it.
+    Protection = 8,
 }
 
 impl Reason {
@@ -118,6 +124,7 @@ impl Reason {
             5 => Self::Revoked,
             6 => Self::Unshared,
             7 => Self::Held,
+            8 => Self::Protection,
             _ => return None,
         })
     }
@@ -144,6 +151,8 @@ pub struct Msg {
     pub va: u64,
     /// Bytes wanted (READ_REQ) or transfer length.
     pub len: u64,
+    /// The target's remote key (requests on its memory).
+    pub key: u64,
     /// Data.
     pub payload: Vec<u8>,
 }
@@ -161,6 +170,7 @@ impl Msg {
             offset: 0,
             va: 0,
             len: 0,
+            key: 0,
             payload: Vec::new(),
         }
     }
@@ -199,6 +209,7 @@ impl Msg {
         b.extend_from_slice(&self.offset.to_le_bytes());
         b.extend_from_slice(&self.va.to_le_bytes());
         b.extend_from_slice(&self.len.to_le_bytes());
+        b.extend_from_slice(&self.key.to_le_bytes());
         b.try_into().expect("header is HDR bytes")
     }
 
@@ -247,6 +258,7 @@ impl Msg {
             offset: u64_at(24),
             va: u64_at(32),
             len: u64_at(40),
+            key: u64_at(48),
             payload: Vec::new(),
         };
         Some((m, &b[HDR..]))
@@ -346,6 +358,20 @@ mod tests {
         m.reason = Some(Reason::Fault);
         m.va = 0x4000_3000;
         assert_eq!(Msg::decode(&m.encode()), Some(m));
+        let mut m = Msg::new(Kind::Nack, 1, 9, 0);
+        m.reason = Some(Reason::Protection);
+        assert_eq!(Msg::decode(&m.encode()), Some(m));
+    }
+
+    #[test]
+    fn a_request_carries_the_targets_key() {
+        let mut m = Msg::new(Kind::ReadReq, 0, 5, 2);
+        m.va = 0x4000_0000;
+        m.len = 4096;
+        m.key = 0x0123_4567_89ab_cdef;
+        let b = m.encode();
+        assert_eq!(b.len(), HDR);
+        assert_eq!(Msg::decode(&b).map(|d| d.key), Some(m.key));
     }
 
     #[test]

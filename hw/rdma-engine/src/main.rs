@@ -134,6 +134,7 @@ fn serve(o: &Options) -> std::io::Result<()> {
         .over_bounds
         .store(counters.over_bounds, Ordering::Relaxed);
     stats.forgotten.store(counters.forgotten, Ordering::Relaxed);
+    stats.refused.store(counters.refused, Ordering::Relaxed);
     if let Some(s) = &server {
         stats.export_refused.store(s.refused(), Ordering::Relaxed);
     }

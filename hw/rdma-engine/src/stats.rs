@@ -41,6 +41,8 @@ pub struct Stats {
     pub over_bounds: AtomicU64,
     /// Incoming transfers forgotten for newer ones of the same peer.
     pub forgotten: AtomicU64,
+    /// Remote requests refused by the exposures (key, range or rights).
+    pub refused: AtomicU64,
     /// Export-socket connections refused (wrong uid or secret).
     pub export_refused: AtomicU64,
 }
@@ -52,7 +54,7 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked, dropped: {} from strangers, {} forged sender, {} malformed, {} late or unknown transfer, {} over bounds, {} old transfers forgotten; {} export connections refused",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked, dropped: {} from strangers, {} forged sender, {} malformed, {} late or unknown transfer, {} over bounds, {} old transfers forgotten, {} refused by the exposures; {} export connections refused",
             g(&self.wrs),
             g(&self.completions),
             g(&self.bytes),
@@ -71,6 +73,7 @@ impl Stats {
             g(&self.unknown_xfer),
             g(&self.over_bounds),
             g(&self.forgotten),
+            g(&self.refused),
             g(&self.export_refused)
         )
     }

@@ -3,7 +3,8 @@
 //! The scheduler knows a transfer as a local buffer, a direction and a
 //! device address. For the RDMA engine the device address is the other
 //! side of the copy: a VA on a remote node, or on this node for a local
-//! COPY, packed by [`device_address`].
+//! COPY, packed by [`device_address`]. The target's remote key rides in the
+//! transfer's `device_key` and goes into every WRITE/READ request.
 
 use crate::rdma::wire::{Opcode, WorkRequest};
 use dma::{Direction, Segment};
@@ -43,6 +44,12 @@ pub fn segment_request(seg: &Segment, wr_id: u64) -> WorkRequest {
         local_va,
         remote_va,
         len,
+        // A local COPY needs no key; a WRITE/READ names the target's.
+        key: if opcode == Opcode::Copy {
+            0
+        } else {
+            seg.device_key
+        },
         ..Default::default()
     }
 }
@@ -64,6 +71,7 @@ mod tests {
             #[allow(clippy::single_range_in_vec_init, reason = "a segment's piece list")]
             pieces: vec![0x1000..0x3000],
             device_addr,
+            device_key: 0xfeed,
         }
     }
 
@@ -89,8 +97,8 @@ mod tests {
         );
         assert_eq!((w.opcode, w.node), (Opcode::Write as u8, 1));
         assert_eq!(
-            (w.local_va, w.remote_va, w.len, w.wr_id),
-            (0x1000, 0x9000, 0x2000, 5)
+            (w.local_va, w.remote_va, w.len, w.wr_id, w.key),
+            (0x1000, 0x9000, 0x2000, 5, 0xfeed)
         );
 
         let r = segment_request(
@@ -106,8 +114,8 @@ mod tests {
         // "device" reads it, the destination when the device writes it.
         let c = segment_request(&seg(Direction::ToDevice, device_address(None, 0x9000)), 7);
         assert_eq!(
-            (c.opcode, c.local_va, c.remote_va),
-            (Opcode::Copy as u8, 0x1000, 0x9000)
+            (c.opcode, c.local_va, c.remote_va, c.key),
+            (Opcode::Copy as u8, 0x1000, 0x9000, 0)
         );
         let c = segment_request(&seg(Direction::FromDevice, device_address(None, 0x9000)), 8);
         assert_eq!((c.local_va, c.remote_va), (0x9000, 0x1000));

@@ -65,6 +65,15 @@ pub enum Opcode {
     /// what faults while this one still prepares the local side. A hint:
     /// no completion, and a malformed one is ignored.
     Prepare = 19,
+    /// Control: let other nodes reach `len` bytes at `local_va` with the
+    /// rights in `flags` ([`EXPOSE_REMOTE_READ`], [`EXPOSE_REMOTE_WRITE`]).
+    /// Completes with the new remote key in [`Completion::key`]; nothing
+    /// is pinned or touched (faults inside the range resolve as anywhere).
+    Expose = 20,
+    /// Control: withdraw the exposure whose key is [`WorkRequest::key`].
+    /// Completes once no later remote request can pass with it
+    /// (`BadRequest` for a key that names no exposure).
+    Revoke = 21,
 }
 
 impl Opcode {
@@ -80,6 +89,8 @@ impl Opcode {
             17 => Self::PageReady,
             18 => Self::Hello,
             19 => Self::Prepare,
+            20 => Self::Expose,
+            21 => Self::Revoke,
             _ => return None,
         })
     }
@@ -100,6 +111,10 @@ pub const PAGE_READY_FAILED: u8 = 1 << 0;
 /// [`WorkRequest::flags`] of a PREPARE: the transfer writes the remote
 /// memory (else it reads it).
 pub const PREPARE_WRITE: u8 = 1 << 0;
+/// [`WorkRequest::flags`] of an EXPOSE: peers may READ the range.
+pub const EXPOSE_REMOTE_READ: u8 = 1 << 0;
+/// [`WorkRequest::flags`] of an EXPOSE: peers may WRITE the range.
+pub const EXPOSE_REMOTE_WRITE: u8 = 1 << 1;
 /// [`Completion::flags`]: `imm` carries a WRITE's immediate value.
 pub const CQE_HAS_IMM: u32 = 1 << 0;
 
@@ -123,6 +138,9 @@ pub struct WorkRequest {
     pub remote_va: u64,
     /// Length in bytes.
     pub len: u64,
+    /// The target's remote key for WRITE, READ and PREPARE (from its
+    /// EXPOSE); the key to withdraw for REVOKE.
+    pub key: u64,
 }
 
 /// How a work request ended.
@@ -144,6 +162,11 @@ pub enum Status {
     BadRequest = 5,
     /// The remote node had no RECV posted for a SEND, within the retry bound.
     ReceiverNotReady = 6,
+    /// The remote node refused the access: its key names no exposure
+    /// (wrong, or revoked), the range is outside the exposed one, or the
+    /// exposure does not grant that access. Nothing was read or written
+    /// there by the refused request (like `IBV_WC_REM_ACCESS_ERR`).
+    RemoteProtectionError = 7,
 }
 
 impl Status {
@@ -156,6 +179,7 @@ impl Status {
             3 => Self::RetriesExhausted,
             4 => Self::PeerUnreachable,
             6 => Self::ReceiverNotReady,
+            7 => Self::RemoteProtectionError,
             _ => Self::BadRequest,
         }
     }
@@ -186,6 +210,8 @@ pub struct Completion {
     pub fault_va: u64,
     /// [`CQE_HAS_IMM`].
     pub flags: u32,
+    /// EXPOSE: the remote key peers name to reach the exposed range.
+    pub key: u64,
 }
 
 fn put16(b: &mut [u8], at: usize, v: u16) {
@@ -223,6 +249,7 @@ impl WorkRequest {
         put64(&mut b, 16, self.local_va);
         put64(&mut b, 24, self.remote_va);
         put64(&mut b, 32, self.len);
+        put64(&mut b, 40, self.key);
         b
     }
 
@@ -240,6 +267,7 @@ impl WorkRequest {
             local_va: get64(b, 16),
             remote_va: get64(b, 24),
             len: get64(b, 32),
+            key: get64(b, 40),
         })
     }
 }
@@ -259,6 +287,7 @@ impl Completion {
         put64(&mut b, 32, self.retransmitted_bytes);
         put64(&mut b, 40, self.fault_va);
         put32(&mut b, 48, self.flags);
+        put64(&mut b, 56, self.key);
         b
     }
 
@@ -279,6 +308,7 @@ impl Completion {
             retransmitted_bytes: get64(b, 32),
             fault_va: get64(b, 40),
             flags: get32(b, 48),
+            key: get64(b, 56),
         })
     }
 
@@ -303,6 +333,7 @@ mod tests {
             local_va: 0x4000_1000,
             remote_va: 0x8000_0000,
             len: 1 << 20,
+            key: 0x1234_5678_9abc_def0,
         };
         assert_eq!(WorkRequest::decode(&wr.encode()), Some(wr));
         assert_eq!(WorkRequest::decode(&[0; WR_SIZE - 1]), None);
@@ -322,6 +353,7 @@ mod tests {
             retransmitted_bytes: 8192,
             fault_va: 0xdead_0000,
             flags: CQE_HAS_IMM,
+            key: u64::MAX - 1,
         };
         assert_eq!(Completion::decode(&c.encode()), Some(c));
         assert_eq!(c.status(), Status::RemoteAccessError);
@@ -332,6 +364,9 @@ mod tests {
         assert_eq!(Opcode::from_u8(0), None);
         assert_eq!(Opcode::from_u8(Opcode::Hello as u8), Some(Opcode::Hello));
         assert_eq!(Status::from_u8(200), Status::BadRequest);
+        assert_eq!(Status::from_u8(7), Status::RemoteProtectionError);
+        assert_eq!(Opcode::from_u8(20), Some(Opcode::Expose));
+        assert_eq!(Opcode::from_u8(21), Some(Opcode::Revoke));
         assert!(Opcode::Resume.is_control() && !Opcode::Write.is_control());
     }
 }

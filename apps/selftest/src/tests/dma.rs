@@ -44,6 +44,7 @@ fn edu_transfer(
         direction,
         pieces: alloc::vec![region.start()..region.start() + len],
         device_addr: EDU_BUFFER,
+        device_key: 0,
         policy: Policy::FaultAware,
     };
     // SAFETY: the test's own memory, untouched until `run` returns.
@@ -152,6 +153,7 @@ pub fn dma_outside_every_region() -> Outcome {
         direction: Direction::FromDevice,
         pieces: alloc::vec![nowhere..nowhere + 512],
         device_addr: EDU_BUFFER,
+        device_key: 0,
         policy: Policy::FaultAware,
     };
     // SAFETY: the address is in no region on purpose: no Rust value can
@@ -296,6 +298,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         direction: Direction::ToDevice,
         pieces: pieces.clone(),
         device_addr: disk,
+        device_key: 0,
         policy: Policy::FaultAware,
     };
     // SAFETY: the test's own memory, untouched until `run` returns.
@@ -338,6 +341,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         direction: Direction::FromDevice,
         pieces: scatter.clone(),
         device_addr: disk,
+        device_key: 0,
         policy: Policy::FaultAwarePrefetch,
     };
     // SAFETY: the test's own memory, untouched until `run` returns.
@@ -372,6 +376,7 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
             direction,
             pieces: alloc::vec![range],
             device_addr: disk,
+            device_key: 0,
             policy: Policy::FaultAware,
         };
         // SAFETY: the test's own memory, untouched until `run` returns.

@@ -320,14 +320,23 @@ impl Engine {
         op.prepared = true;
         let offset = page.saturating_sub(op.wr.local_va).min(op.wr.len);
         let remote = op.wr.remote_va + offset..op.wr.remote_va + op.wr.len;
-        let (node, write, xfer) = (op.wr.node, op.kind == Opcode::Write, op.xfer);
-        self.send_prepare(node, xfer, remote, write);
+        let (node, write, xfer, key) = (op.wr.node, op.kind == Opcode::Write, op.xfer, op.wr.key);
+        self.send_prepare(node, xfer, key, remote, write);
     }
 
-    /// Sends `node` a PREPARE of `remote` on behalf of transfer `xfer`
-    /// (0: none, the driver's hint), whose answers count its faults.
-    pub(super) fn send_prepare(&mut self, node: u16, xfer: u64, remote: Range<u64>, write: bool) {
+    /// Sends `node` a PREPARE of `remote` (under its remote key `key`) on
+    /// behalf of transfer `xfer` (0: none, the driver's hint), whose
+    /// answers count its faults.
+    pub(super) fn send_prepare(
+        &mut self,
+        node: u16,
+        xfer: u64,
+        key: u64,
+        remote: Range<u64>,
+        write: bool,
+    ) {
         let mut m = Msg::new(Kind::Prepare, self.rank, xfer, PREPARE_SEG);
+        m.key = key;
         m.va = remote.start;
         m.len = remote.end - remote.start;
         m.imm = u32::from(write);
@@ -405,12 +414,15 @@ impl Engine {
         let mut m = Msg::new(Kind::WriteData, rank, op.xfer, i as u32);
         m.offset = seg.offset;
         m.len = wr.len;
+        // Every request on the target's memory names its exposure.
+        m.key = wr.key;
         // Bytes this transmission carries (or has copied), for the counters.
         let mut bytes = 0;
         match (op.kind, seg.notify) {
             (Opcode::Write, true) => {
                 m.kind = Kind::Imm;
                 m.imm = wr.imm;
+                m.key = 0;
             }
             (kind, false) if op.direct => {
                 if let Some(old) = op.segs[i].lease.take() {
@@ -455,6 +467,7 @@ impl Engine {
             (kind, _) => {
                 let from = if kind == Opcode::Send {
                     m.kind = Kind::Send;
+                    m.key = 0;
                     0
                 } else {
                     seg.placed
@@ -557,6 +570,9 @@ impl Engine {
                 (Kind::Nack, Some(Reason::AccessError)) => {
                     self.finish(id, Status::RemoteAccessError, m.va)
                 }
+                (Kind::Nack, Some(Reason::Protection)) => {
+                    self.finish(id, Status::RemoteProtectionError, m.va)
+                }
                 (Kind::Nack, Some(Reason::BadRequest)) => self.finish(id, Status::BadRequest, 0),
                 (Kind::Nack, Some(Reason::Unshared)) if op.direct => self.fall_back(id, dma, now),
                 _ => {}
@@ -570,7 +586,12 @@ impl Engine {
             let current = op.segs[i].lease.is_some_and(|l| l.seq as u32 == m.imm);
             let decisive = matches!(
                 m.reason,
-                Some(Reason::AccessError | Reason::BadRequest | Reason::Unshared)
+                Some(
+                    Reason::AccessError
+                        | Reason::BadRequest
+                        | Reason::Unshared
+                        | Reason::Protection
+                )
             );
             if m.kind == Kind::Ack || current {
                 if let Some(l) = op.segs[i].lease.take() {
@@ -650,6 +671,9 @@ impl Engine {
             }
             (Kind::Nack, Some(Reason::AccessError)) => {
                 return self.finish(id, Status::RemoteAccessError, m.va)
+            }
+            (Kind::Nack, Some(Reason::Protection)) => {
+                return self.finish(id, Status::RemoteProtectionError, m.va)
             }
             (Kind::Nack, Some(Reason::BadRequest)) => {
                 return self.finish(id, Status::BadRequest, 0)

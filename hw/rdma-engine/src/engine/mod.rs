@@ -40,6 +40,7 @@
 //! (see `initiator.rs`, `target.rs` and `crate::lease`). Control messages
 //! (requests, ACK/NACK, RETRY) keep their sequence numbers, timers and loss.
 
+mod exposures;
 mod ids;
 mod initiator;
 mod target;
@@ -51,6 +52,7 @@ use hw::rdma::wire::{
     Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, PREPARE_WRITE,
     RESUME_ABORT,
 };
+use exposures::Exposures;
 use initiator::Op;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 pub use target::Target;
@@ -125,6 +127,9 @@ pub struct Counters {
     /// Incoming transfers forgotten for newer ones of the same peer (at
     /// most `REMEMBERED_PER_PEER` are remembered per peer).
     pub forgotten: u64,
+    /// Remote requests refused: their key named no exposure, their range
+    /// was outside it, or it did not grant the access.
+    pub refused: u64,
 }
 
 /// The largest WRITE or READ (like ibverbs' `max_msg_sz`): 1 GiB. A larger
@@ -158,6 +163,8 @@ pub struct Engine {
     by_xfer: HashMap<u64, u64>,
     ids: ids::Ids,
     target: Target,
+    /// What this node exposed to the others (checked on every request).
+    exposures: Exposures,
     early_resumes: VecDeque<(u64, bool)>,
     /// Peers that could not map our memory, and until when they get datagrams.
     unshared: HashMap<u16, u64>,
@@ -181,6 +188,7 @@ impl Engine {
             by_xfer: HashMap::new(),
             ids: ids::Ids::new(),
             target: Target::default(),
+            exposures: Exposures::default(),
             early_resumes: VecDeque::new(),
             unshared: HashMap::new(),
             dropped: Vec::new(),
@@ -309,7 +317,35 @@ impl Engine {
             }
             Opcode::Prepare => {
                 let write = wr.flags & PREPARE_WRITE != 0;
-                self.send_prepare(wr.node, 0, wr.remote_va..wr.remote_va + wr.len, write);
+                let remote = wr.remote_va..wr.remote_va + wr.len;
+                self.send_prepare(wr.node, 0, wr.key, remote, write);
+            }
+            Opcode::Expose => {
+                let ids = &mut self.ids;
+                let exposed = self
+                    .exposures
+                    .expose(wr.local_va, wr.len, wr.flags, |taken| ids.next(taken));
+                match exposed {
+                    Ok(key) => self.completions.push(Completion {
+                        opcode: wr.opcode,
+                        wr_id: wr.wr_id,
+                        len: wr.len,
+                        key,
+                        ..Completion::default()
+                    }),
+                    Err(_) => self.complete_now(&wr, Status::BadRequest),
+                }
+            }
+            Opcode::Revoke => {
+                // The engine takes one request or datagram at a time: once
+                // this returns, no request can pass with the key, and none
+                // that passed is still copying.
+                let status = if self.exposures.revoke(wr.key) {
+                    Status::Success
+                } else {
+                    Status::BadRequest
+                };
+                self.complete_now(&wr, status);
             }
             Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send => {
                 let direct =

@@ -21,6 +21,9 @@
 //!                                   NACK(revoked, offset): lease taken back /
 //!                                   NACK(unshared): cannot map its memory
 //!  DIRECT_READ(va, lent) ────────▶ copy va.. into the lent memory; same answers
+//!  any of the above but SEND/IMM, whose key, range or access this
+//!  node's exposures refuse ─────▶ NACK(protection): nothing touched
+//!                                   (PREPARE: dropped)
 //!  PREPARE(va, len) ─────────────▶ translate one page per 2 MiB of va..:
 //!                            ◀──── NACK(fault, page) for each that faulted
 //!                                   (requests near it are held until
@@ -234,6 +237,12 @@ impl Engine {
         let key = (m.src, m.xfer);
         match m.kind {
             Kind::WriteData => {
+                let Some(end) = m.va.checked_add(payload.len() as u64) else {
+                    return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
+                };
+                if self.refused(&m, m.va..end, true) {
+                    return;
+                }
                 let x = self.target.xfer(key);
                 if let Some(p) = x.failed {
                     return self.answer(&m, Kind::Nack, Some(Reason::AccessError), p);
@@ -244,9 +253,6 @@ impl Engine {
                 if !x.placed.fits(m.seg) {
                     self.target.over_bounds += 1;
                     return;
-                }
-                if m.va.checked_add(payload.len() as u64).is_none() {
-                    return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
                 }
                 if self.held(&m, m.va..m.va + payload.len() as u64, now) {
                     return;
@@ -269,6 +275,9 @@ impl Engine {
             Kind::ReadReq => {
                 if m.len > MAX_PAYLOAD as u64 || m.va.checked_add(m.len).is_none() {
                     return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
+                }
+                if self.refused(&m, m.va..m.va + m.len, false) {
+                    return;
                 }
                 if self.held(&m, m.va..m.va + m.len, now) {
                     return;
@@ -298,6 +307,11 @@ impl Engine {
         let Some(end) = m.va.checked_add(m.len) else {
             return;
         };
+        if self.exposures.check(m.key, m.va..end, m.imm != 0).is_err() {
+            // A hint: nobody waits for an answer, and nothing is probed.
+            self.counters.refused += 1;
+            return;
+        }
         let mut at = m.va;
         for _ in 0..PREPARE_SPANS {
             if at >= end {
@@ -325,6 +339,12 @@ impl Engine {
     fn direct(&mut self, m: Msg, payload: &[u8], dma: &mut dyn Dma, now: u64) {
         let key = (m.src, m.xfer);
         let write = m.kind == Kind::DirectWrite;
+        let Some(end) = m.va.checked_add(m.len) else {
+            return self.answer(&m, Kind::Nack, Some(Reason::BadRequest), 0);
+        };
+        if self.refused(&m, m.va..end, write) {
+            return;
+        }
         if write {
             let x = self.target.xfer(key);
             if let Some(p) = x.failed {
@@ -414,6 +434,20 @@ impl Engine {
         self.counters.bytes += cqe.len;
         self.completions.push(cqe);
         self.answer(&m, Kind::Ack, None, 0);
+    }
+
+    /// Whether the request `m` on `range` is refused by this node's
+    /// exposures (its key, bounds or rights); if so it has been answered
+    /// NACK(protection) and counted, and nothing was touched.
+    fn refused(&mut self, m: &Msg, range: Range<u64>, write: bool) -> bool {
+        match self.exposures.check(m.key, range, write) {
+            Ok(()) => false,
+            Err(_) => {
+                self.counters.refused += 1;
+                self.answer(m, Kind::Nack, Some(Reason::Protection), m.va);
+                true
+            }
+        }
     }
 
     /// Whether the request `m` on `range` is held behind a fault being

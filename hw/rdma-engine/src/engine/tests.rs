@@ -4,7 +4,7 @@
 use super::*;
 use crate::dma::{FlatMemory, PAGE};
 use crate::fabric_msg::Reason;
-use hw::rdma::wire::{CQE_HAS_IMM, WRITE_WITH_IMM};
+use hw::rdma::wire::{CQE_HAS_IMM, EXPOSE_REMOTE_READ, EXPOSE_REMOTE_WRITE, WRITE_WITH_IMM};
 
 const BASE: u64 = 0x4000_0000;
 const MEM: usize = 4 << 20;
@@ -28,6 +28,8 @@ struct Fabric {
     /// Deliver each batch in reverse order (reordering).
     reverse: bool,
     done: Vec<Vec<Completion>>,
+    /// Each node's key for its whole memory (exposed read-write at start).
+    keys: Vec<u64>,
 }
 
 impl Fabric {
@@ -41,7 +43,20 @@ impl Fabric {
         Self::with(FlatMemory::cluster(n as usize, BASE, MEM))
     }
 
+    /// Nodes that each expose their whole memory, read-write, to the others
+    /// (scenarios about keys make their own exposures).
     fn with(mems: Vec<FlatMemory>) -> Self {
+        let mut f = Self::unexposed(mems);
+        for node in 0..f.nodes.len() {
+            let key = f.expose(node, BASE, MEM as u64, EXPOSE_REMOTE_READ | EXPOSE_REMOTE_WRITE);
+            f.keys.push(key);
+        }
+        f.done.iter_mut().for_each(Vec::clear);
+        f
+    }
+
+    /// Nodes that expose nothing yet.
+    fn unexposed(mems: Vec<FlatMemory>) -> Self {
         let n = mems.len() as u16;
         Self {
             nodes: mems
@@ -54,10 +69,36 @@ impl Fabric {
             fate: Box::new(|_, _, _| Fate::Deliver),
             reverse: false,
             done: vec![Vec::new(); n as usize],
+            keys: Vec::new(),
         }
     }
 
-    fn post(&mut self, node: usize, wr: WorkRequest) {
+    /// Exposes `len` bytes at `va` of `node` with `rights`; the key.
+    fn expose(&mut self, node: usize, va: u64, len: u64, rights: u8) -> u64 {
+        let wr_id = 0xe000 + self.done[node].len() as u64;
+        let mut x = wr(Opcode::Expose, wr_id, 0, va, 0, len);
+        x.flags = rights;
+        self.post(node, x);
+        let c = self.finished(node, wr_id).expect("EXPOSE completes at once");
+        assert_eq!(status(&c), Status::Success);
+        assert_ne!(c.key, 0);
+        c.key
+    }
+
+    /// Posts `wr`; a WRITE, READ or PREPARE without a key gets the key of
+    /// the target's whole memory.
+    fn post(&mut self, node: usize, mut wr: WorkRequest) {
+        let on_target = [Opcode::Write, Opcode::Read, Opcode::Prepare]
+            .map(|o| o as u8)
+            .contains(&wr.opcode);
+        if on_target && wr.key == 0 {
+            wr.key = self.keys.get(wr.node as usize).copied().unwrap_or(0);
+        }
+        self.post_raw(node, wr);
+    }
+
+    /// Posts `wr` as it is.
+    fn post_raw(&mut self, node: usize, wr: WorkRequest) {
         let (e, m) = &mut self.nodes[node];
         e.post(wr, m, self.now);
         self.collect();
@@ -1068,6 +1109,8 @@ fn a_prepare_from_outside_is_bounded_and_never_panics() {
         let mut m = Msg::new(Kind::Prepare, 0, 1, crate::fabric_msg::PREPARE_SEG);
         (m.va, m.len, m.imm) = (va, len, 1);
         f.deliver(1, &m.encode());
+        m.key = f.keys[1];
+        f.deliver(1, &m.encode());
     }
     // Everything outside the memory "faults" in a FlatMemory: one probe
     // per 2 MiB, at most PREPARE_SPANS per PREPARE.
@@ -1220,12 +1263,14 @@ fn an_empty_write_data_flood_keeps_the_target_state_bounded() {
     for seg in 0..20_000u32 {
         let mut m = Msg::new(Kind::WriteData, 0, 7, seg.wrapping_mul(7919));
         m.va = BASE;
+        m.key = f.keys[1];
         f.deliver(1, &m.encode());
     }
     // New transfers: at most REMEMBERED_PER_PEER of them are remembered.
     for xfer in 0..20_000u64 {
         let mut m = Msg::new(Kind::WriteData, 0, 1000 + xfer, 0);
         m.va = BASE;
+        m.key = f.keys[1];
         f.deliver(1, &m.encode());
     }
     let e1 = &mut f.nodes[1].0;
@@ -1267,6 +1312,7 @@ fn a_segment_far_past_the_window_is_not_answered() {
     let mut f = Fabric::new(2);
     let mut m = Msg::new(Kind::WriteData, 0, 9, target::SEGS_AHEAD);
     m.va = BASE;
+    m.key = f.keys[1];
     m.payload = vec![1; 8];
     f.deliver(1, &m.encode());
     assert!(f.nodes[1].0.take_datagrams().is_empty());
@@ -1314,4 +1360,162 @@ fn segments_are_built_a_window_at_a_time() {
     let op = f.nodes[0].0.ops.values().next().expect("still going");
     assert!(op.segs.built().start >= 40, "the window moved");
     assert!(op.segs.built_count() <= window);
+}
+
+// ---- Remote keys: what a peer may reach ----
+
+/// Node 1 exposes 64 KiB at `BASE + 1 MiB` with `rights`; both memories
+/// start with known bytes. Returns the fabric (datagram path, or the
+/// direct path when `shared`), the exposed address and its key.
+fn exposed(shared: bool, rights: u8) -> (Fabric, u64, u64) {
+    let mems = if shared {
+        FlatMemory::cluster(2, BASE, MEM)
+    } else {
+        vec![FlatMemory::new(BASE, MEM), FlatMemory::new(BASE, MEM)]
+    };
+    let mut f = Fabric::unexposed(mems);
+    let at = BASE + (1 << 20);
+    f.mem(0).store(BASE, &pattern(MEM, 1));
+    f.mem(1).store(BASE, &pattern(MEM, 2));
+    let key = f.expose(1, at, 64 << 10, rights);
+    f.done.iter_mut().for_each(Vec::clear);
+    (f, at, key)
+}
+
+/// Posts a WRITE or READ of `len` bytes with `key` on node 1's `remote`,
+/// and waits for its status.
+fn remote_op(f: &mut Fabric, op: Opcode, id: u64, key: u64, remote: u64, len: u64) -> Status {
+    let mut w = wr(op, id, 1, BASE, remote, len);
+    w.key = key;
+    f.post_raw(0, w);
+    status(&f.wait_for(0, id, 200))
+}
+
+#[test]
+fn a_request_inside_the_exposure_with_its_rights_succeeds() {
+    for shared in [false, true] {
+        let rw = EXPOSE_REMOTE_READ | EXPOSE_REMOTE_WRITE;
+        let (mut f, at, key) = exposed(shared, rw);
+        assert_eq!(
+            remote_op(&mut f, Opcode::Write, 1, key, at, 64 << 10),
+            Status::Success
+        );
+        assert!(f.mem(1).slice(at, 64 << 10) == f.mem(0).slice(BASE, 64 << 10));
+        assert_eq!(
+            remote_op(&mut f, Opcode::Read, 2, key, at + 4096, 8192),
+            Status::Success
+        );
+        assert_eq!(f.nodes[1].0.counters.refused, 0);
+    }
+}
+
+#[test]
+fn requests_outside_the_exposure_or_with_a_wrong_key_or_right_touch_nothing() {
+    for shared in [false, true] {
+        let (mut f, at, key) = exposed(shared, EXPOSE_REMOTE_WRITE);
+        let before = f.mem(1).slice(BASE, MEM);
+        let before0 = f.mem(0).slice(BASE, MEM);
+        let cases = [
+            ("write past the end", Opcode::Write, key, at + (60 << 10), 8192),
+            ("write before the start", Opcode::Write, key, at - 8, 16),
+            ("write far away (kernel data)", Opcode::Write, key, BASE, 8),
+            ("write with a wrong key", Opcode::Write, key ^ 1, at, 8),
+            ("write with no key", Opcode::Write, 0, at, 8),
+            ("read without the right", Opcode::Read, key, at, 4096),
+        ];
+        for (i, (what, op, k, remote, len)) in cases.into_iter().enumerate() {
+            let got = remote_op(&mut f, op, 10 + i as u64, k, remote, len);
+            assert_eq!(got, Status::RemoteProtectionError, "{what} (shared {shared})");
+        }
+        assert!(f.mem(1).slice(BASE, MEM) == before, "target unchanged");
+        assert!(f.mem(0).slice(BASE, MEM) == before0, "nothing read back");
+        assert_eq!(f.mem(1).faults, Vec::<u64>::new(), "nothing translated");
+        assert!(f.nodes[1].0.counters.refused >= 6);
+    }
+}
+
+#[test]
+fn after_revocation_the_key_reaches_nothing() {
+    let (mut f, at, key) = exposed(true, EXPOSE_REMOTE_WRITE);
+    assert_eq!(remote_op(&mut f, Opcode::Write, 1, key, at, 4096), Status::Success);
+    let mut revoke = wr(Opcode::Revoke, 2, 0, 0, 0, 0);
+    revoke.key = key;
+    f.post(1, revoke);
+    assert_eq!(f.finished(1, 2).map(|c| status(&c)), Some(Status::Success));
+    f.mem(0).store(BASE, &[0xee; 4096]);
+    let before = f.mem(1).slice(at, 4096);
+    assert_eq!(
+        remote_op(&mut f, Opcode::Write, 3, key, at, 4096),
+        Status::RemoteProtectionError
+    );
+    assert_eq!(f.mem(1).slice(at, 4096), before);
+    // Revoking twice, or a key never issued, is a bad request.
+    f.post(1, revoke);
+    let c = f.done[1].iter().rfind(|c| c.wr_id == 2).copied().unwrap();
+    assert_eq!(status(&c), Status::BadRequest);
+}
+
+#[test]
+fn a_revocation_while_a_write_waits_for_a_fault_fails_the_rest_of_it() {
+    let (mut f, at, key) = exposed(false, EXPOSE_REMOTE_WRITE);
+    let hole = at + 8 * PAGE;
+    // Segments fault independently: what other segments placed before the
+    // revocation stays; the faulted page, resent after it, is refused.
+    let untouched = f.mem(1).slice(hole, PAGE as usize);
+    f.mem(1).evict(hole);
+    let mut w = wr(Opcode::Write, 1, 1, BASE, at, 64 << 10);
+    w.key = key;
+    f.post_raw(0, w);
+    f.run(50, |_| false);
+    assert!(f.finished(0, 1).is_none(), "waits for the target's libOS");
+    let mut revoke = wr(Opcode::Revoke, 2, 0, 0, 0, 0);
+    revoke.key = key;
+    f.post(1, revoke);
+    f.mem(1).make_present(hole);
+    f.page_ready(1, hole, false);
+    let c = f.wait_for(0, 1, 200);
+    assert_eq!(status(&c), Status::RemoteProtectionError);
+    let after = f.mem(1).slice(hole, untouched.len());
+    assert!(after == untouched, "nothing placed after the revocation");
+}
+
+#[test]
+fn a_write_into_an_exposed_never_touched_range_faults_and_lands() {
+    for shared in [false, true] {
+        let (mut f, at, key) = exposed(shared, EXPOSE_REMOTE_WRITE);
+        for p in 0..16 {
+            f.mem(1).evict(at + p * PAGE);
+        }
+        let mut w = wr(Opcode::Write, 1, 1, BASE, at, 64 << 10);
+        w.key = key;
+        f.post_raw(0, w);
+        f.run(20, |_| false);
+        let faulted = f.mem(1).faults.clone();
+        assert!(!faulted.is_empty(), "the exposure pinned nothing");
+        for p in 0..16 {
+            f.mem(1).make_present(at + p * PAGE);
+        }
+        for page in faulted {
+            f.page_ready(1, page, false);
+        }
+        let c = f.wait_for(0, 1, 500);
+        assert_eq!(status(&c), Status::Success, "shared {shared}");
+        assert!(c.remote_faults >= 1);
+        assert!(f.mem(1).slice(at, 64 << 10) == f.mem(0).slice(BASE, 64 << 10));
+    }
+}
+
+#[test]
+fn exposures_that_make_no_sense_are_bad_requests() {
+    let mut f = Fabric::unexposed(vec![FlatMemory::new(BASE, MEM)]);
+    for (i, (va, len, rights)) in [(BASE, 0, 3), (u64::MAX, 2, 3), (BASE, 8, 0), (BASE, 8, 0x40)]
+        .into_iter()
+        .enumerate()
+    {
+        let mut x = wr(Opcode::Expose, i as u64, 0, va, 0, len);
+        x.flags = rights;
+        f.post(0, x);
+        let c = f.finished(0, i as u64).expect("completes at once");
+        assert_eq!((status(&c), c.key), (Status::BadRequest, 0));
+    }
 }
