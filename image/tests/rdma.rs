@@ -61,6 +61,38 @@ fn two_nodes_write_read_and_copy_through_faults_on_both_sides() {
 }
 
 #[test]
+fn a_peer_reaches_only_what_was_exposed_with_the_rights_given() {
+    // Node 1 exposes some regions and revokes one; node 0 tries every way
+    // around the keys. Each refused request must end with the protection
+    // status at node 0, and node 1 checks its bytes (and a `.data` word at
+    // the same address on both nodes) are unchanged.
+    let outcome = rdmatest("rdma-protection", &[], FabricOptions::default());
+    assert!(outcome.success(), "a node failed:\n{}", outcome.output());
+    for check in [
+        "write-before-revocation",
+        "write-after-revocation-is-refused",
+        "write-past-the-exposed-end-is-refused",
+        "write-before-the-exposed-start-is-refused",
+        "write-to-kernel-data-is-refused",
+        "write-with-a-wrong-key-is-refused",
+        "write-to-read-only-memory-is-refused",
+        "read-of-write-only-memory-is-refused",
+        "read-past-the-exposed-end-is-refused",
+        "read-with-a-wrong-key-is-refused",
+        "remote-write-faults",
+    ] {
+        expect_ok(&outcome, 0, check);
+    }
+    expect_ok(&outcome, 1, "revoke");
+    expect_ok(&outcome, 1, "nothing-corrupted");
+    assert!(
+        !outcome.output().contains("FAIL"),
+        "a check failed:\n{}",
+        outcome.output()
+    );
+}
+
+#[test]
 fn one_percent_loss_still_delivers_every_byte() {
     let fabric = FabricOptions {
         loss: Some(0.01),

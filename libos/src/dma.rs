@@ -403,7 +403,6 @@ pub fn read(
     engine: EngineId,
     buf: &mut [u8],
     device_addr: u64,
-    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     read_scatter(engine, &mut [buf], device_addr, policy)
@@ -415,7 +414,6 @@ pub fn write(
     engine: EngineId,
     buf: &[u8],
     device_addr: u64,
-    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     write_gather(engine, &[buf], device_addr, policy)
@@ -427,7 +425,6 @@ pub fn read_scatter(
     engine: EngineId,
     pieces: &mut [&mut [u8]],
     device_addr: u64,
-    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     let ranges = pieces.iter_mut().map(|p| address_range(p)).collect();
@@ -450,7 +447,6 @@ pub fn write_gather(
     engine: EngineId,
     pieces: &[&[u8]],
     device_addr: u64,
-    device_key: 0,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
     let ranges = pieces.iter().map(|p| address_range(p)).collect();

@@ -11,7 +11,7 @@ use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::{Region, FRAME_SIZE};
 use libos::println;
-use libos::rdma::{QueuePair, Rdma, Status};
+use libos::rdma::{QueuePair, Rdma, RemoteRegion, Status};
 
 const POLICIES: [Policy; 4] = [
     Policy::Pin,
@@ -72,7 +72,8 @@ pub(crate) struct Bench<'a> {
     rdma: &'a Rdma,
     qp: QueuePair,
     local: Region,
-    remote: usize,
+    /// The target's arena, exposed to us read-write.
+    remote: RemoteRegion,
     next: usize,
 }
 
@@ -154,7 +155,7 @@ impl Bench<'_> {
             policy
         };
         let local = self.local.start() + off..self.local.start() + off + len;
-        let remote = self.remote + off;
+        let remote = self.remote.at(off);
         // SAFETY: `self.local` is the bench's arena, alive for the whole
         // run; nothing else touches it while one transfer runs, and the
         // wait below takes this one's completion.
@@ -318,7 +319,11 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
         return 1;
     };
     let remote = match protocol::recv(rdma, 1).as_deref() {
-        Some([HELLO, base]) => *base as usize,
+        Some([HELLO, base, key]) => RemoteRegion {
+            key: *key,
+            start: *base as usize,
+            len: ARENA,
+        },
         other => {
             println!("rdmabench: no hello from node 1: {other:?}");
             return 1;

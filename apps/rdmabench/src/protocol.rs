@@ -7,12 +7,13 @@ use alloc::vec::Vec;
 use core::time::Duration;
 use libos::mm::Region;
 use libos::println;
-use libos::rdma::{Op, QueuePair, Rdma, Status};
+use libos::rdma::{Access, Op, QueuePair, Rdma, Status};
 
 /// Virtual size of each side's arena (frames are used only as touched).
 pub const ARENA: usize = 8 << 30;
 
-/// Commands, the first word of a message.
+/// Commands, the first word of a message. `[HELLO, arena, key]` (target
+/// to initiator): the arena's address and the remote key that exposes it.
 pub const HELLO: u64 = 1;
 /// `[PIN, offset, len]` → `[setup ns]`.
 pub const PIN: u64 = 2;
@@ -74,10 +75,25 @@ pub fn serve(rdma: &Rdma) -> i32 {
     let Ok(qp) = rdma.queue_pair(0) else {
         return 1;
     };
+    let rw = Access::REMOTE_READ | Access::REMOTE_WRITE;
+    // SAFETY: the arena outlives the exposure (declared after it, dropped
+    // before it), and this node never reads or writes the arena's bytes:
+    // it only pins, populates, evicts and discards pages of it.
+    let exposure = match unsafe { rdma.expose(arena.range(), rw) } {
+        Ok(x) => x,
+        Err(e) => {
+            println!("rdmabench: cannot expose the arena: {e:?}");
+            return 1;
+        }
+    };
     for _ in 0..8 {
         let _ = rdma.post_recv(64);
     }
-    send(rdma, &qp, &[HELLO, arena.start() as u64]);
+    send(
+        rdma,
+        &qp,
+        &[HELLO, arena.start() as u64, exposure.remote().key],
+    );
     loop {
         let Some(cmd) = recv(rdma, 0) else {
             println!("rdmabench target: initiator silent for 300 s");

@@ -4,13 +4,18 @@
 //!
 //! ```text
 //!  node 1                                   node 0
-//!  landing = demand_zero (never touched)
-//!  source  = pattern, then evicted
-//!  SEND [landing, source] ───────────────►  local COPY into never-touched pages
+//!  landing = demand_zero (never touched), exposed write-only
+//!  source  = pattern, evicted, exposed read-only
+//!  read-only, revocable, unmapped: exposed too
+//!  SEND [5 × (key, start, len)] ─────────►  local COPY into never-touched pages
 //!                                            WRITE+imm into landing  (remote faults)
 //!  RECV imm: landing == pattern?  ◄───────   READ source             (remote swap-ins)
-//!                                            WRITE to an unmapped VA → RemoteAccessError
-//!  RECV "done": landing unchanged? ◄───────  SEND "done"
+//!                                            WRITE revocable (ok), SEND "revoke"
+//!  drop the exposure, SEND "revoked" ─────►  WRITE revocable again → protection error
+//!                                            WRITE/READ outside, wrong key, wrong
+//!                                            right, at a .data word → protection error
+//!                                            WRITE unmapped (exposed) → RemoteAccessError
+//!  RECV "done": all unchanged?    ◄───────   SEND "done"
 //! ```
 //!
 //! Each node prints `ok NAME` or `FAIL NAME: why` per check, then
@@ -25,11 +30,12 @@ extern crate alloc;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::Region;
 use libos::println;
-use libos::rdma::{self, Op, Rdma, Status, WorkCompletion};
+use libos::rdma::{self, Access, Exposure, Op, Rdma, RemoteRegion, Status, WorkCompletion};
 
 libos::main!(main);
 
@@ -91,7 +97,7 @@ fn success(wc: &WorkCompletion) -> Result<(), String> {
 
 /// Waits for a RECV completion (a SEND or an immediate) from `node`.
 fn receive(rdma: &Rdma, node: u16) -> Result<WorkCompletion, String> {
-    rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
+    rdma.post_recv(256).map_err(|e| format!("{e:?}"))?;
     let start = libos::time::now();
     loop {
         if let Some(wc) = rdma.poll() {
@@ -106,12 +112,6 @@ fn receive(rdma: &Rdma, node: u16) -> Result<WorkCompletion, String> {
         }
         libos::time::wait_for_interrupt_or(Duration::from_millis(1));
     }
-}
-
-fn words(data: &[u8]) -> Vec<u64> {
-    data.chunks_exact(8)
-        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or([0; 8])))
-        .collect()
 }
 
 fn local_copy(rdma: &Rdma) -> Result<String, String> {
@@ -143,7 +143,7 @@ fn local_copy(rdma: &Rdma) -> Result<String, String> {
 /// shared zero block, read-only), then READs `source` (pattern 3 on node 1)
 /// into it: its writes take an SMMU permission fault, the buffer gets a
 /// block of its own, and the data lands there.
-fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
+fn over_zero_block(rdma: &Rdma, source: RemoteRegion) -> Result<String, String> {
     let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e:?}"))?;
     let mut copy = Region::demand_zero(SOURCE).map_err(|e| format!("{e:?}"))?;
     fill(copy.as_mut_slice(), 9);
@@ -171,7 +171,7 @@ fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
     let id = unsafe {
         qp.read(
             buf.start()..buf.start() + SOURCE,
-            source,
+            source.at(0),
             Policy::FaultAware,
         )
     }
@@ -192,27 +192,103 @@ fn over_zero_block(rdma: &Rdma, source: usize) -> Result<String, String> {
     ))
 }
 
+/// What node 1 exposes to node 0, in the order its SEND lists them.
+struct Exposed {
+    /// Never touched: node 0 WRITEs pattern 5 here (REMOTE_WRITE only).
+    landing: RemoteRegion,
+    /// Pattern 3, evicted: node 0 READs it (REMOTE_READ only).
+    source: RemoteRegion,
+    /// Pattern 13: may be read, never written.
+    read_only: RemoteRegion,
+    /// Written once, then revoked: the second WRITE must fail.
+    revocable: RemoteRegion,
+    /// Exposed but backed by no region: an access faults and cannot be
+    /// resolved (RemoteAccessError, not a protection error).
+    unmapped: RemoteRegion,
+}
+
+impl Exposed {
+    fn to_bytes(&self) -> Vec<u8> {
+        [
+            self.landing,
+            self.source,
+            self.read_only,
+            self.revocable,
+            self.unmapped,
+        ]
+        .iter()
+        .flat_map(|r| r.to_bytes())
+        .collect()
+    }
+
+    fn from_bytes(b: &[u8]) -> Option<Self> {
+        let mut r = b.chunks(RemoteRegion::BYTES).map(RemoteRegion::from_bytes);
+        let found = Self {
+            landing: r.next()??,
+            source: r.next()??,
+            read_only: r.next()??,
+            revocable: r.next()??,
+            unmapped: r.next()??,
+        };
+        r.next().is_none().then_some(found)
+    }
+}
+
+/// A word in this image's `.data`: at the same address on every node (one
+/// image), so node 0 aims a WRITE at node 1's copy of it.
+static CANARY: AtomicU64 = AtomicU64::new(0xc0ff_ee00_c0ff_ee00);
+
+/// Bytes of the small exposed regions.
+const SMALL: usize = 64 << 10;
+
+fn exposed_region(rdma: &Rdma, region: &Region, access: Access) -> Exposure {
+    // SAFETY: every region exposed here lives until `target` returns, after
+    // its exposure is dropped, and this node reads the exposed bytes only
+    // once node 0 has said (SEND) that its WRITEs there are over.
+    unsafe { rdma.expose(region.range(), access) }.expect("expose")
+}
+
 fn target(rdma: &Rdma, checks: &mut Checks) {
     let landing = Region::demand_zero(LANDING).expect("landing region");
     let mut source = Region::demand_zero(SOURCE).expect("source region");
     fill(source.as_mut_slice(), 3);
     let evicted = source.evict(0..SOURCE).unwrap_or(0);
+    let mut read_only = Region::demand_zero(SMALL).expect("read-only region");
+    fill(read_only.as_mut_slice(), 13);
+    let revocable = Region::demand_zero(SMALL).expect("revocable region");
     println!(
         "target: landing {:#x} (never touched), source {:#x} ({evicted} pages evicted)",
         landing.start(),
         source.start()
     );
-    let mut msg = Vec::new();
-    for w in [landing.start() as u64, source.start() as u64] {
-        msg.extend_from_slice(&w.to_le_bytes());
+    let x_landing = exposed_region(rdma, &landing, Access::REMOTE_WRITE);
+    let x_source = exposed_region(rdma, &source, Access::REMOTE_READ);
+    let x_read_only = exposed_region(rdma, &read_only, Access::REMOTE_READ);
+    let x_revocable = exposed_region(rdma, &revocable, Access::REMOTE_READ | Access::REMOTE_WRITE);
+    // SAFETY: no Rust code ever reads or writes at UNMAPPED_VA; no region
+    // covers it.
+    let x_unmapped = unsafe {
+        rdma.expose(
+            UNMAPPED_VA..UNMAPPED_VA + SMALL,
+            Access::REMOTE_READ | Access::REMOTE_WRITE,
+        )
     }
+    .expect("expose");
+    let msg = Exposed {
+        landing: x_landing.remote(),
+        source: x_source.remote(),
+        read_only: x_read_only.remote(),
+        revocable: x_revocable.remote(),
+        unmapped: x_unmapped.remote(),
+    }
+    .to_bytes();
     let qp = rdma.queue_pair(0).expect("node 0");
     let sent = qp
         .send(&msg)
         .map_err(|e| format!("{e:?}"))
         .and_then(|id| completed(rdma, id))
         .and_then(|wc| success(&wc));
-    checks.check("send-addresses", sent.map(|_| String::new()));
+    checks.check("send-exposures", sent.map(|_| String::new()));
 
     let written = receive(rdma, 0).and_then(|wc| {
         if wc.imm != Some(IMM_WRITTEN) {
@@ -229,49 +305,111 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
     });
     checks.check("remote-write-landed", written);
 
-    let untouched = receive(rdma, 0).and_then(|_| match mismatch(landing.as_slice(), 5) {
-        Some(at) => Err(format!("landing changed at byte {at} after the bad WRITE")),
-        None => Ok(String::new()),
+    // Node 0 wrote the revocable region once; it asks for the revocation.
+    let revoked = receive(rdma, 0).and_then(|wc| {
+        if wc.data != b"revoke" {
+            return Err(format!("expected \"revoke\", got {:?}", wc.data));
+        }
+        drop(x_revocable);
+        qp.send(b"revoked")
+            .map_err(|e| format!("{e:?}"))
+            .and_then(|id| completed(rdma, id))
+            .and_then(|wc| success(&wc))
+            .map(|_| String::new())
+    });
+    checks.check("revoke", revoked);
+
+    let untouched = receive(rdma, 0).and_then(|_| {
+        if let Some(at) = mismatch(landing.as_slice(), 5) {
+            return Err(format!(
+                "landing changed at byte {at} after the refused WRITEs"
+            ));
+        }
+        if let Some(at) = mismatch(read_only.as_slice(), 13) {
+            return Err(format!("read-only region changed at byte {at}"));
+        }
+        if let Some(at) = mismatch(revocable.as_slice(), 5) {
+            return Err(format!(
+                "revocable region differs from the WRITE before revocation at byte {at}"
+            ));
+        }
+        let canary = CANARY.load(Ordering::SeqCst);
+        if canary != 0xc0ff_ee00_c0ff_ee00 {
+            return Err(format!("the .data word changed to {canary:#x}"));
+        }
+        Ok(format!(
+            "landing, read-only, revoked and .data ({:#x}) intact",
+            &CANARY as *const _ as usize
+        ))
     });
     checks.check("nothing-corrupted", untouched);
+    drop((x_landing, x_source, x_read_only, x_unmapped));
+}
+
+/// Posts one WRITE or READ and expects it to end with `want`.
+fn expect_status(
+    rdma: &Rdma,
+    id: Result<rdma::WorkId, rdma::RdmaError>,
+    want: Status,
+) -> Result<String, String> {
+    let wc = id
+        .map_err(|e| format!("{e:?}"))
+        .and_then(|id| completed(rdma, id))?;
+    if wc.status == want {
+        Ok(format!("{want:?}"))
+    } else {
+        Err(format!("expected {want:?}, got {:?}", wc.status))
+    }
 }
 
 fn initiator(rdma: &Rdma, checks: &mut Checks) {
-    let addrs = receive(rdma, 1).map(|wc| words(&wc.data));
-    let (landing, source) = match addrs.as_deref() {
-        Ok([l, s]) => (*l as usize, *s as usize),
+    let got = receive(rdma, 1).map(|wc| Exposed::from_bytes(&wc.data));
+    let x = match got {
+        Ok(Some(x)) => x,
         other => {
-            checks.check("recv-addresses", Err(format!("{other:?}")));
+            checks.check("recv-exposures", Err(format!("{:?}", other.map(|_| ()))));
             return;
         }
     };
-    checks.check("recv-addresses", Ok(format!("{landing:#x} {source:#x}")));
+    checks.check(
+        "recv-exposures",
+        Ok(format!(
+            "landing {:#x}, source {:#x}",
+            x.landing.start, x.source.start
+        )),
+    );
     let qp = rdma.queue_pair(1).expect("node 1");
 
     let mut local = Region::demand_zero(LANDING).expect("write source");
     fill(local.as_mut_slice(), 5);
     // SAFETY: `local` lives to the end of the run and is not written after
     // its fill.
-    let write =
-        unsafe { qp.write_with_imm(local.range(), landing, IMM_WRITTEN, Policy::FaultAware) }
-            .map_err(|e| format!("{e:?}"))
-            .and_then(|id| completed(rdma, id))
-            .and_then(|wc| {
-                success(&wc)?;
-                if wc.engine.remote_faults == 0 {
-                    return Err("WRITE into never-touched pages took no remote fault".into());
-                }
-                Ok(format!(
-                    "{} remote faults, {} bytes retransmitted",
-                    wc.engine.remote_faults, wc.engine.retransmitted_bytes
-                ))
-            });
+    let write = unsafe {
+        qp.write_with_imm(
+            local.range(),
+            x.landing.at(0),
+            IMM_WRITTEN,
+            Policy::FaultAware,
+        )
+    }
+    .map_err(|e| format!("{e:?}"))
+    .and_then(|id| completed(rdma, id))
+    .and_then(|wc| {
+        success(&wc)?;
+        if wc.engine.remote_faults == 0 {
+            return Err("WRITE into never-touched pages took no remote fault".into());
+        }
+        Ok(format!(
+            "{} remote faults, {} bytes retransmitted",
+            wc.engine.remote_faults, wc.engine.retransmitted_bytes
+        ))
+    });
     checks.check("remote-write-faults", write);
 
     let dst = Region::demand_zero(SOURCE).expect("read destination");
     // SAFETY: `dst` lives to the end of the run and is read only after the
     // completion.
-    let read = unsafe { qp.read(dst.range(), source, Policy::FaultAware) }
+    let read = unsafe { qp.read(dst.range(), x.source.at(0), Policy::FaultAware) }
         .map_err(|e| format!("{e:?}"))
         .and_then(|id| completed(rdma, id))
         .and_then(|wc| {
@@ -289,23 +427,126 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
     checks.check("remote-read-evicted", read);
     checks.check(
         "engine-writes-over-zero-block",
-        over_zero_block(rdma, source),
+        over_zero_block(rdma, x.source),
     );
 
-    // SAFETY: as for the WRITE above.
-    let bad = unsafe {
-        qp.write(
-            local.start()..local.start() + 4096,
-            UNMAPPED_VA,
-            Policy::FaultAware,
-        )
+    let mut other = Region::demand_zero(SMALL).expect("bad-write source");
+    fill(other.as_mut_slice(), 99);
+    let small = local.start()..local.start() + SMALL;
+    let page = other.start()..other.start() + 4096;
+    let scratch = Region::demand_zero(SMALL).expect("read destination");
+    // The WRITEs and READs below: `local`, `other` and `scratch` live to
+    // the end of the run; the WRITEs' sources are not written after their
+    // fill, and `scratch` is never read.
+    // SAFETY: as said above.
+    let first = unsafe { qp.write(small.clone(), x.revocable.at(0), Policy::FaultAware) };
+    checks.check(
+        "write-before-revocation",
+        expect_status(rdma, first, Status::Success),
+    );
+    let revoked = qp
+        .send(b"revoke")
+        .map_err(|e| format!("{e:?}"))
+        .and_then(|id| completed(rdma, id))
+        .and_then(|wc| success(&wc))
+        .and_then(|_| receive(rdma, 1))
+        .and_then(|wc| match wc.data.as_slice() {
+            b"revoked" => Ok(()),
+            d => Err(format!("expected \"revoked\", got {d:?}")),
+        });
+    if let Err(why) = revoked {
+        checks.check("write-after-revocation-is-refused", Err(why));
+        return;
     }
-    .map_err(|e| format!("{e:?}"))
-    .and_then(|id| completed(rdma, id))
-    .and_then(|wc| match wc.status {
-        Status::RemoteAccessError => Ok(format!("at {:#x}", wc.fault_va)),
-        other => Err(format!("expected RemoteAccessError, got {other:?}")),
-    });
+    let canary = &CANARY as *const AtomicU64 as usize;
+    let landing_key = x.landing.key;
+    let refused = [
+        (
+            "write-after-revocation-is-refused",
+            Op::Write,
+            other.range(),
+            x.revocable.at(0),
+        ),
+        (
+            "write-past-the-exposed-end-is-refused",
+            Op::Write,
+            page.clone(),
+            x.landing.at(LANDING - 8),
+        ),
+        (
+            "write-before-the-exposed-start-is-refused",
+            Op::Write,
+            page.clone(),
+            rdma::RemoteAddr {
+                key: landing_key,
+                va: x.landing.start - 4096,
+            },
+        ),
+        (
+            "write-to-kernel-data-is-refused",
+            Op::Write,
+            other.start()..other.start() + 8,
+            rdma::RemoteAddr {
+                key: landing_key,
+                va: canary,
+            },
+        ),
+        (
+            "write-with-a-wrong-key-is-refused",
+            Op::Write,
+            page.clone(),
+            rdma::RemoteAddr {
+                key: landing_key ^ 0x5a5a_0000_0000_5a5a,
+                va: x.landing.start,
+            },
+        ),
+        (
+            "write-to-read-only-memory-is-refused",
+            Op::Write,
+            page.clone(),
+            x.read_only.at(0),
+        ),
+        (
+            "read-of-write-only-memory-is-refused",
+            Op::Read,
+            scratch.start()..scratch.start() + 4096,
+            x.landing.at(0),
+        ),
+        (
+            "read-past-the-exposed-end-is-refused",
+            Op::Read,
+            scratch.range(),
+            x.source.at(SOURCE - 4096),
+        ),
+        (
+            "read-with-a-wrong-key-is-refused",
+            Op::Read,
+            scratch.start()..scratch.start() + 4096,
+            rdma::RemoteAddr {
+                key: x.source.key.wrapping_add(1),
+                va: x.source.start,
+            },
+        ),
+    ];
+    for (name, op, local, remote) in refused {
+        let id = match op {
+            // SAFETY: as said above.
+            Op::Write => unsafe { qp.write(local, remote, Policy::FaultAware) },
+            // SAFETY: as said above.
+            _ => unsafe { qp.read(local, remote, Policy::FaultAware) },
+        };
+        checks.check(name, expect_status(rdma, id, Status::RemoteProtectionError));
+    }
+
+    // Inside an exposure, a page no region backs is an access error.
+    // SAFETY: as said above.
+    let bad = unsafe { qp.write(page.clone(), x.unmapped.at(0), Policy::FaultAware) }
+        .map_err(|e| format!("{e:?}"))
+        .and_then(|id| completed(rdma, id))
+        .and_then(|wc| match wc.status {
+            Status::RemoteAccessError => Ok(format!("at {:#x}", wc.fault_va)),
+            other => Err(format!("expected RemoteAccessError, got {other:?}")),
+        });
     checks.check("remote-access-error", bad);
 
     let done = qp
@@ -327,8 +568,13 @@ fn peer_dies(rdma: &Rdma, checks: &mut Checks) {
     let local = Region::demand_zero(64 << 10).expect("buffer");
     let qp = rdma.queue_pair(1).expect("node 1");
     let start = libos::time::now();
+    // No key: node 1's engine is dead and answers nothing at all.
+    let nowhere = rdma::RemoteAddr {
+        key: 0,
+        va: 0x4000_0000,
+    };
     // SAFETY: `local` lives to the end of the function and is never written.
-    let result = unsafe { qp.write(local.range(), 0x4000_0000, Policy::Prefault) }
+    let result = unsafe { qp.write(local.range(), nowhere, Policy::Prefault) }
         .map_err(|e| format!("{e:?}"))
         .and_then(|id| completed(rdma, id))
         .and_then(|wc| match wc.status {

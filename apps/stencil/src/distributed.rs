@@ -41,7 +41,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::{Region, FRAME_SIZE};
-use libos::rdma::{Op, QueuePair, Rdma, Status, WorkCompletion, WorkId};
+use libos::rdma::{
+    Access, Exposure, Op, QueuePair, Rdma, RemoteRegion, Status, WorkCompletion, WorkId,
+};
 use libos::{println, smp, time};
 use stencil::{set_unit_boundary, slab, sweep_unit, unit_cells, Checksum, Dims};
 
@@ -204,9 +206,23 @@ impl Slab {
     }
 
     /// Where each ghost set starts, for the neighbours.
-    fn ghost_bases(&self) -> [usize; 2] {
-        let start = |set: usize| self.ghosts[set.min(self.ghosts.len() - 1)].start();
-        [start(0), start(1)]
+    /// Exposes each ghost set to the neighbours for WRITEs (nothing else
+    /// of this node is reachable by them), one exposure per set.
+    fn expose_ghosts(&self, rdma: &Rdma) -> Result<Vec<Exposure>, String> {
+        self.ghosts
+            .iter()
+            .map(|g| {
+                // SAFETY: the ghost regions live as long as the slab, which
+                // outlives the exposures (`run` drops them first); this
+                // node reads a ghost unit only after the neighbour's WRITE
+                // of it has been announced by its immediate, and the
+                // neighbour does not write that unit again before our next
+                // iteration has consumed it (the two-set / iteration
+                // protocol of `Exchange`).
+                unsafe { rdma.expose(g.range(), Access::REMOTE_WRITE) }
+                    .map_err(|e| format!("exposing ghosts: {e:?}"))
+            })
+            .collect()
     }
 
     fn edge(&self, side: usize) -> &'static mut [f64] {
@@ -246,8 +262,8 @@ fn ghost_offset(side: usize, j: usize, pitch: usize) -> usize {
 
 /// The neighbours of this node and where their ghost sets are.
 struct Neighbours {
-    above: Option<(QueuePair, [usize; 2])>,
-    below: Option<(QueuePair, [usize; 2])>,
+    above: Option<(QueuePair, [RemoteRegion; 2])>,
+    below: Option<(QueuePair, [RemoteRegion; 2])>,
 }
 
 fn expect_ok(wc: &WorkCompletion, what: &str) -> Result<(), String> {
@@ -260,7 +276,11 @@ fn expect_ok(wc: &WorkCompletion, what: &str) -> Result<(), String> {
 
 fn send_words(qp: &QueuePair, rdma: &Rdma, words: &[u64]) -> Result<(), String> {
     let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
-    let id = qp.send(&bytes).map_err(|e| format!("{e:?}"))?;
+    send_bytes(qp, rdma, &bytes)
+}
+
+fn send_bytes(qp: &QueuePair, rdma: &Rdma, bytes: &[u8]) -> Result<(), String> {
+    let id = qp.send(bytes).map_err(|e| format!("{e:?}"))?;
     expect_ok(&rdma.wait(id).map_err(|e| format!("{e:?}"))?, "send")
 }
 
@@ -341,7 +361,7 @@ impl Exchange<'_> {
         if let Some((qp, ghost)) = &n.above {
             // Our first unit is the bottom ghost of the node above.
             let src = s.own_unit((it + 1) % 2, s.lo).as_ptr() as usize;
-            let dst = ghost[set] + ghost_offset(1, j, s.pitch);
+            let dst = ghost[set].at(ghost_offset(1, j, s.pitch));
             let imm = it as u32 | FROM_BELOW;
             // SAFETY: the unit stays allocated (the slab outlives the run)
             // and is not written before `finish(it)` has taken this
@@ -351,7 +371,7 @@ impl Exchange<'_> {
         }
         if let Some((qp, ghost)) = &n.below {
             let src = s.own_unit((it + 1) % 2, s.hi - 1).as_ptr() as usize;
-            let dst = ghost[set] + ghost_offset(0, j, s.pitch);
+            let dst = ghost[set].at(ghost_offset(0, j, s.pitch));
             // SAFETY: as for the WRITE above.
             ids.push(unsafe { qp.write_with_imm(src..src + bytes, dst, it as u32, policy) });
         }
@@ -402,7 +422,12 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
         parked: Vec::new(),
         arrived: Vec::new(),
     };
-    // Tell each neighbour where our ghost buffers are.
+    // Expose our ghost buffers and tell each neighbour where they are and
+    // their keys. Dropped (revoked) before the slab when `run` returns.
+    let exposures = s.expose_ghosts(rdma)?;
+    let ghost_sets: Vec<RemoteRegion> = (0..2)
+        .map(|set| exposures[set.min(exposures.len() - 1)].remote())
+        .collect();
     let qp = |node: usize| rdma.queue_pair(node as u16).map_err(|e| format!("{e:?}"));
     let mut neighbours = Neighbours {
         above: None,
@@ -410,15 +435,19 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     };
     for node in [rank.wrapping_sub(1), rank + 1] {
         if node < nodes {
-            let bases = s.ghost_bases();
-            send_words(&qp(node)?, rdma, &[bases[0] as u64, bases[1] as u64])?;
+            let msg: Vec<u8> = ghost_sets.iter().flat_map(|r| r.to_bytes()).collect();
+            send_bytes(&qp(node)?, rdma, &msg)?;
         }
     }
     for (node, is_above) in [(rank.wrapping_sub(1), true), (rank + 1, false)] {
         if node < nodes {
-            let bases = match words(&exchange.recv_from(node as u16)?).as_slice() {
-                [a, b] => [*a as usize, *b as usize],
-                _ => return Err("bad ghost address message".into()),
+            let msg = exchange.recv_from(node as u16)?;
+            let mut sets = msg
+                .chunks(RemoteRegion::BYTES)
+                .map(RemoteRegion::from_bytes);
+            let bases = match (sets.next(), sets.next(), sets.next()) {
+                (Some(Some(a)), Some(Some(b)), None) => [a, b],
+                _ => return Err("bad ghost exposure message".into()),
             };
             let entry = Some((qp(node)?, bases));
             if is_above {

@@ -487,7 +487,6 @@ impl Rig {
         direction: Direction,
         va: Range<usize>,
         device_addr: u64,
-        device_key: 0,
         policy: Policy,
     ) -> TransferId {
         self.sched
@@ -505,7 +504,6 @@ impl Rig {
         direction: Direction,
         pieces: &[Range<usize>],
         device_addr: u64,
-        device_key: 0,
         policy: Policy,
     ) -> TransferId {
         self.sched

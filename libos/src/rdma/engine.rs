@@ -128,15 +128,17 @@ impl State {
         }
     }
 
-    /// Asks node `node`'s engine to translate `remote` now, ahead of a
-    /// WRITE (`write`) or READ there (see [`Opcode::Prepare`]).
-    pub fn prepare_remote(&mut self, node: u16, remote: Range<u64>, write: bool) {
+    /// Asks node `node`'s engine to translate `remote` (under its remote
+    /// key `key`) now, ahead of a WRITE (`write`) or READ there (see
+    /// [`Opcode::Prepare`]).
+    pub fn prepare_remote(&mut self, node: u16, remote: Range<u64>, key: u64, write: bool) {
         self.control(WorkRequest {
             opcode: Opcode::Prepare as u8,
             flags: if write { PREPARE_WRITE } else { 0 },
             node,
             remote_va: remote.start,
             len: remote.end - remote.start,
+            key,
             ..Default::default()
         });
     }

@@ -1,9 +1,11 @@
 //! RDMA on virtual addresses: the driver of this node's RDMA engine and the
 //! verbs apps use.
 //!
-//! Nothing is registered: any mapped or demand region of the single address
-//! space can be the source or destination of a transfer, on this node or
-//! on another. Pages that are not present when the engine reaches them are
+//! Nothing is pinned or registered on the local side: any mapped or demand
+//! region can be the source or destination of a transfer. A remote node is
+//! reached only where it exposed memory ([`Rdma::expose`]): every WRITE and
+//! READ carries its key, checked by its engine before anything is touched.
+//! Pages that are not present when the engine reaches them are
 //! faults the engine waits on (this node) or NACKs until the owner has
 //! resolved them (the remote node); see [`engine`] for the fault routes and
 //! `hw/rdma-engine` for the device side.
@@ -21,4 +23,7 @@ mod verbs;
 pub use device::DeviceError;
 pub use engine::EngineCounters;
 pub use hw::rdma::wire::Status;
-pub use verbs::{open, Op, QueuePair, Rdma, RdmaError, WorkCompletion, WorkId};
+pub use verbs::{
+    open, Access, Exposure, Op, QueuePair, Rdma, RdmaError, RemoteAddr, RemoteRegion,
+    WorkCompletion, WorkId,
+};

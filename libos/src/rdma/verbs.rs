@@ -2,11 +2,23 @@
 //!
 //! ```text
 //!  let rdma = rdma::open()?;                      // this node's engine
+//!  // node 1: let node 0 write 1 MiB of its region, and tell it where
+//!  let exposure = unsafe { rdma.expose(region.range(), Access::REMOTE_WRITE)? };
+//!  qp_to_0.send(&exposure.remote().to_bytes())?;
+//!  // node 0: the descriptor arrived in a RECV
+//!  let remote = RemoteRegion::from_bytes(&wc.data).ok_or(..)?;
 //!  let qp = rdma.queue_pair(1)?;                  // to node 1
-//!  let id = qp.write(buf.as_ptr_range(), remote, Policy::FaultAware)?;
+//!  let id = unsafe { qp.write(buf.range(), remote.at(0), Policy::FaultAware)? };
 //!  let wc = rdma.wait(id)?;                       // or rdma.poll()
 //!  assert_eq!(wc.status, Status::Success);
 //! ```
+//!
+//! A peer reaches only what a node exposed: every WRITE and READ names the
+//! target's remote key ([`RemoteAddr`]), and the target's engine checks key,
+//! bounds and rights before touching anything (else the initiator's
+//! completion says [`Status::RemoteProtectionError`]). Exposing pins
+//! nothing: pages of an exposed range fault and resolve as anywhere.
+//! Dropping the [`Exposure`] revokes the key.
 //!
 //! Work is identified by a [`WorkId`]; completions come back in the order
 //! they finish. One completion queue per node is enough for a library OS
@@ -26,7 +38,8 @@ use core::time::Duration;
 use dma::{Direction, EngineId};
 use hw::rdma::request::device_address;
 use hw::rdma::wire::{
-    Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM, MAX_SEND, WRITE_WITH_IMM,
+    Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM, EXPOSE_REMOTE_READ, EXPOSE_REMOTE_WRITE,
+    MAX_SEND, WRITE_WITH_IMM,
 };
 
 /// How long the engine may stay silent before work is reported as lost.
@@ -50,6 +63,118 @@ pub enum RdmaError {
     Submit(kdma::SubmitError),
     /// No such work in flight.
     UnknownWork(WorkId),
+    /// The engine refused to expose the range (empty, no access, or too
+    /// many exposures held).
+    Expose(Status),
+}
+
+bitflags::bitflags! {
+    /// What peers may do with exposed memory.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Access: u8 {
+        /// Peers may RDMA READ it.
+        const REMOTE_READ = EXPOSE_REMOTE_READ;
+        /// Peers may RDMA WRITE it.
+        const REMOTE_WRITE = EXPOSE_REMOTE_WRITE;
+    }
+}
+
+/// Where a WRITE or READ lands on the remote node: the target's remote key
+/// and a virtual address inside what that key exposes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteAddr {
+    /// The key the target's [`Exposure`] carries.
+    pub key: u64,
+    /// The address on the target.
+    pub va: usize,
+}
+
+/// What a peer needs to reach memory another node exposed: the key and the
+/// exposed range. Apps pass it to peers as bytes ([`RemoteRegion::to_bytes`],
+/// for example in a SEND).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RemoteRegion {
+    /// The remote key.
+    pub key: u64,
+    /// First exposed address.
+    pub start: usize,
+    /// Exposed bytes.
+    pub len: usize,
+}
+
+impl RemoteRegion {
+    /// Bytes of [`RemoteRegion::to_bytes`].
+    pub const BYTES: usize = 24;
+
+    /// The address `offset` bytes into the region (the target checks the
+    /// bounds; an address outside fails there with a protection error).
+    pub fn at(&self, offset: usize) -> RemoteAddr {
+        RemoteAddr {
+            key: self.key,
+            va: self.start.wrapping_add(offset),
+        }
+    }
+
+    /// The descriptor as 24 little-endian bytes: key, start, length.
+    pub fn to_bytes(&self) -> [u8; Self::BYTES] {
+        let mut b = [0u8; Self::BYTES];
+        b[0..8].copy_from_slice(&self.key.to_le_bytes());
+        b[8..16].copy_from_slice(&(self.start as u64).to_le_bytes());
+        b[16..24].copy_from_slice(&(self.len as u64).to_le_bytes());
+        b
+    }
+
+    /// Reads a descriptor a peer sent; `None` unless exactly
+    /// [`RemoteRegion::BYTES`] long.
+    pub fn from_bytes(b: &[u8]) -> Option<Self> {
+        if b.len() != Self::BYTES {
+            return None;
+        }
+        let word = |at: usize| {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(&b[at..at + 8]);
+            u64::from_le_bytes(w)
+        };
+        Some(Self {
+            key: word(0),
+            start: usize::try_from(word(8)).ok()?,
+            len: usize::try_from(word(16)).ok()?,
+        })
+    }
+}
+
+/// Memory of this node that peers may reach with its key, until this
+/// handle is dropped (which revokes the key: later requests fail with a
+/// protection error; one the engine is carrying out finishes first).
+#[derive(Debug)]
+pub struct Exposure {
+    rdma: Rdma,
+    remote: RemoteRegion,
+}
+
+impl Exposure {
+    /// What to hand peers so that they can reach the memory.
+    pub fn remote(&self) -> RemoteRegion {
+        self.remote
+    }
+}
+
+impl Drop for Exposure {
+    fn drop(&mut self) {
+        let wr = WorkRequest {
+            opcode: Opcode::Revoke as u8,
+            key: self.remote.key,
+            ..Default::default()
+        };
+        let done = self
+            .rdma
+            .direct(Op::Revoke, wr, Vec::new(), None, None)
+            .and_then(|id| self.rdma.wait(id));
+        match done {
+            Ok(wc) if wc.status == Status::Success => {}
+            other => log::error!("rdma: revoking key {:#x}: {other:?}", self.remote.key),
+        }
+    }
 }
 
 /// Names one posted piece of work.
@@ -69,6 +194,10 @@ pub enum Op {
     Send,
     /// A receive buffer that was filled (by a SEND or a WRITE's immediate).
     Recv,
+    /// Memory exposed to peers ([`Rdma::expose`]).
+    Expose,
+    /// An exposure withdrawn (dropping an [`Exposure`]).
+    Revoke,
 }
 
 /// The end of one piece of work.
@@ -95,6 +224,8 @@ pub struct WorkCompletion {
     pub report: Option<TransferReport>,
     /// Address that could not be made present, for access errors.
     pub fault_va: u64,
+    /// EXPOSE: the new remote key.
+    pub key: u64,
 }
 
 /// Work the verbs layer is waiting for.
@@ -261,8 +392,49 @@ impl Rdma {
         dst: usize,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
+        let dst = RemoteAddr { key: 0, va: dst };
         // SAFETY: the caller keeps the contract for both ranges.
         unsafe { self.transfer(Op::Copy, None, Direction::ToDevice, src, dst, policy, None) }
+    }
+
+    /// Lets peers reach `memory` with `access`, under a new unguessable
+    /// key, until the returned handle is dropped. Nothing is pinned or
+    /// touched: pages that are not present fault and are resolved when a
+    /// peer reaches them, as for any device access.
+    ///
+    /// # Safety
+    ///
+    /// Until the [`Exposure`] is dropped, `memory` must stay allocated, and
+    /// with [`Access::REMOTE_WRITE`] its bytes may change at any moment:
+    /// no Rust reference may read or write them while a peer may be
+    /// writing (the app's protocol, for example a WRITE with immediate,
+    /// says when it is done). With [`Access::REMOTE_READ`] peers may read
+    /// it at any moment.
+    pub unsafe fn expose(
+        &self,
+        memory: Range<usize>,
+        access: Access,
+    ) -> Result<Exposure, RdmaError> {
+        let wr = WorkRequest {
+            opcode: Opcode::Expose as u8,
+            flags: access.bits(),
+            local_va: memory.start as u64,
+            len: memory.len() as u64,
+            ..Default::default()
+        };
+        let id = self.direct(Op::Expose, wr, Vec::new(), None, None)?;
+        let wc = self.wait(id)?;
+        if wc.status != Status::Success {
+            return Err(RdmaError::Expose(wc.status));
+        }
+        Ok(Exposure {
+            rdma: *self,
+            remote: RemoteRegion {
+                key: wc.key,
+                start: memory.start,
+                len: memory.len(),
+            },
+        })
     }
 
     /// Posts a transfer on `local`.
@@ -277,7 +449,7 @@ impl Rdma {
         node: Option<u16>,
         direction: Direction,
         local: Range<usize>,
-        other: usize,
+        other: RemoteAddr,
         policy: Policy,
         imm: Option<u32>,
     ) -> Result<WorkId, RdmaError> {
@@ -285,13 +457,15 @@ impl Rdma {
         if let (Some(node), Policy::Prefault | Policy::FaultAwarePrefetch) = (node, policy) {
             // These policies make the local side resident before the engine
             // sees a segment; the target resolves its side meanwhile.
-            let remote = other as u64..(other + local.len()) as u64;
+            let remote = other.va as u64..(other.va + local.len()) as u64;
             let write = direction == Direction::ToDevice;
             if let Some(s) = STATE.lock().as_mut() {
-                s.prepare_remote(node, remote, write);
+                s.prepare_remote(node, remote, other.key, write);
             }
         }
-        let transfer = Transfer::contiguous(direction, local, device_address(node, other), policy);
+        let mut transfer =
+            Transfer::contiguous(direction, local, device_address(node, other.va), policy);
+        transfer.device_key = other.key;
         // SAFETY: the caller keeps `local` as `libos::dma::submit` asks
         // until the completion, which is taken after the transfer's outcome.
         let tid = unsafe { kdma::submit(engine, transfer) }.map_err(RdmaError::Submit)?;
@@ -472,6 +646,7 @@ impl Rdma {
                     engine: counters,
                     report,
                     fault_va,
+                    key: 0,
                 })
             });
         }
@@ -535,6 +710,7 @@ impl Verbs {
             engine,
             report,
             fault_va: c.fault_va,
+            key: c.key,
         });
     }
 }
@@ -545,7 +721,8 @@ impl QueuePair {
         self.node
     }
 
-    /// RDMA WRITE of `local` to `remote_va` on the remote node.
+    /// RDMA WRITE of `local` to `remote` on the remote node (inside memory
+    /// it exposed with [`Access::REMOTE_WRITE`]).
     ///
     /// # Safety
     ///
@@ -554,11 +731,11 @@ impl QueuePair {
     pub unsafe fn write(
         &self,
         local: Range<usize>,
-        remote_va: usize,
+        remote: RemoteAddr,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
         // SAFETY: the caller's contract.
-        unsafe { self.post_write(local, remote_va, None, policy) }
+        unsafe { self.post_write(local, remote, None, policy) }
     }
 
     /// # Safety
@@ -567,7 +744,7 @@ impl QueuePair {
     unsafe fn post_write(
         &self,
         local: Range<usize>,
-        remote_va: usize,
+        remote: RemoteAddr,
         imm: Option<u32>,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
@@ -576,7 +753,7 @@ impl QueuePair {
         // SAFETY: the caller's contract, for a WRITE's local side.
         unsafe {
             self.rdma
-                .transfer(Op::Write, node, dir, local, remote_va, policy, imm)
+                .transfer(Op::Write, node, dir, local, remote, policy, imm)
         }
     }
 
@@ -589,15 +766,16 @@ impl QueuePair {
     pub unsafe fn write_with_imm(
         &self,
         local: Range<usize>,
-        remote_va: usize,
+        remote: RemoteAddr,
         imm: u32,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
         // SAFETY: the caller's contract.
-        unsafe { self.post_write(local, remote_va, Some(imm), policy) }
+        unsafe { self.post_write(local, remote, Some(imm), policy) }
     }
 
-    /// RDMA READ of the remote node's `remote_va` into `local`.
+    /// RDMA READ of the remote node's `remote` (inside memory it exposed
+    /// with [`Access::REMOTE_READ`]) into `local`.
     ///
     /// # Safety
     ///
@@ -606,7 +784,7 @@ impl QueuePair {
     pub unsafe fn read(
         &self,
         local: Range<usize>,
-        remote_va: usize,
+        remote: RemoteAddr,
         policy: Policy,
     ) -> Result<WorkId, RdmaError> {
         let node = Some(self.node);
@@ -617,7 +795,7 @@ impl QueuePair {
                 node,
                 Direction::FromDevice,
                 local,
-                remote_va,
+                remote,
                 policy,
                 None,
             )

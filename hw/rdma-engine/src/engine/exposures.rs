@@ -134,7 +134,9 @@ mod tests {
     #[test]
     fn a_key_reaches_exactly_its_range_with_its_rights() {
         let mut x = Exposures::default();
-        let k = x.expose(0x1000, 0x2000, EXPOSE_REMOTE_READ, fixed(7)).unwrap();
+        let k = x
+            .expose(0x1000, 0x2000, EXPOSE_REMOTE_READ, fixed(7))
+            .unwrap();
         assert_eq!(k, 7);
         assert_eq!(x.check(7, 0x1000..0x3000, false), Ok(()));
         assert_eq!(x.check(7, 0x2fff..0x3000, false), Ok(()));

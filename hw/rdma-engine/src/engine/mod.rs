@@ -48,11 +48,11 @@ mod target;
 use crate::dma::{Dma, FaultKind};
 use crate::fabric_msg::{Kind, Msg, MAX_PAYLOAD};
 use crate::lease::Lease;
+use exposures::Exposures;
 use hw::rdma::wire::{
     Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, PREPARE_WRITE,
     RESUME_ABORT,
 };
-use exposures::Exposures;
 use initiator::Op;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 pub use target::Target;

@@ -48,7 +48,12 @@ impl Fabric {
     fn with(mems: Vec<FlatMemory>) -> Self {
         let mut f = Self::unexposed(mems);
         for node in 0..f.nodes.len() {
-            let key = f.expose(node, BASE, MEM as u64, EXPOSE_REMOTE_READ | EXPOSE_REMOTE_WRITE);
+            let key = f.expose(
+                node,
+                BASE,
+                MEM as u64,
+                EXPOSE_REMOTE_READ | EXPOSE_REMOTE_WRITE,
+            );
             f.keys.push(key);
         }
         f.done.iter_mut().for_each(Vec::clear);
@@ -79,7 +84,9 @@ impl Fabric {
         let mut x = wr(Opcode::Expose, wr_id, 0, va, 0, len);
         x.flags = rights;
         self.post(node, x);
-        let c = self.finished(node, wr_id).expect("EXPOSE completes at once");
+        let c = self
+            .finished(node, wr_id)
+            .expect("EXPOSE completes at once");
         assert_eq!(status(&c), Status::Success);
         assert_ne!(c.key, 0);
         c.key
@@ -1416,7 +1423,13 @@ fn requests_outside_the_exposure_or_with_a_wrong_key_or_right_touch_nothing() {
         let before = f.mem(1).slice(BASE, MEM);
         let before0 = f.mem(0).slice(BASE, MEM);
         let cases = [
-            ("write past the end", Opcode::Write, key, at + (60 << 10), 8192),
+            (
+                "write past the end",
+                Opcode::Write,
+                key,
+                at + (60 << 10),
+                8192,
+            ),
             ("write before the start", Opcode::Write, key, at - 8, 16),
             ("write far away (kernel data)", Opcode::Write, key, BASE, 8),
             ("write with a wrong key", Opcode::Write, key ^ 1, at, 8),
@@ -1425,7 +1438,11 @@ fn requests_outside_the_exposure_or_with_a_wrong_key_or_right_touch_nothing() {
         ];
         for (i, (what, op, k, remote, len)) in cases.into_iter().enumerate() {
             let got = remote_op(&mut f, op, 10 + i as u64, k, remote, len);
-            assert_eq!(got, Status::RemoteProtectionError, "{what} (shared {shared})");
+            assert_eq!(
+                got,
+                Status::RemoteProtectionError,
+                "{what} (shared {shared})"
+            );
         }
         assert!(f.mem(1).slice(BASE, MEM) == before, "target unchanged");
         assert!(f.mem(0).slice(BASE, MEM) == before0, "nothing read back");
@@ -1437,7 +1454,10 @@ fn requests_outside_the_exposure_or_with_a_wrong_key_or_right_touch_nothing() {
 #[test]
 fn after_revocation_the_key_reaches_nothing() {
     let (mut f, at, key) = exposed(true, EXPOSE_REMOTE_WRITE);
-    assert_eq!(remote_op(&mut f, Opcode::Write, 1, key, at, 4096), Status::Success);
+    assert_eq!(
+        remote_op(&mut f, Opcode::Write, 1, key, at, 4096),
+        Status::Success
+    );
     let mut revoke = wr(Opcode::Revoke, 2, 0, 0, 0, 0);
     revoke.key = key;
     f.post(1, revoke);
@@ -1508,9 +1528,14 @@ fn a_write_into_an_exposed_never_touched_range_faults_and_lands() {
 #[test]
 fn exposures_that_make_no_sense_are_bad_requests() {
     let mut f = Fabric::unexposed(vec![FlatMemory::new(BASE, MEM)]);
-    for (i, (va, len, rights)) in [(BASE, 0, 3), (u64::MAX, 2, 3), (BASE, 8, 0), (BASE, 8, 0x40)]
-        .into_iter()
-        .enumerate()
+    for (i, (va, len, rights)) in [
+        (BASE, 0, 3),
+        (u64::MAX, 2, 3),
+        (BASE, 8, 0),
+        (BASE, 8, 0x40),
+    ]
+    .into_iter()
+    .enumerate()
     {
         let mut x = wr(Opcode::Expose, i as u64, 0, va, 0, len);
         x.flags = rights;
