@@ -106,13 +106,11 @@ impl Exposures {
     }
 
     /// How many exposures are held.
-    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.by_key.len()
     }
 
     /// Whether none is held.
-    #[cfg(test)]
     pub fn is_empty(&self) -> bool {
         self.by_key.is_empty()
     }

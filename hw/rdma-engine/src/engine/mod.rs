@@ -40,7 +40,7 @@
 //! (see `initiator.rs`, `target.rs` and `crate::lease`). Control messages
 //! (requests, ACK/NACK, RETRY) keep their sequence numbers, timers and loss.
 
-mod exposures;
+pub mod exposures;
 mod ids;
 mod initiator;
 mod target;
