@@ -140,6 +140,124 @@ fn a_dead_engine_is_a_clear_error_not_a_hang() {
     assert_eq!(outcome.nodes[0].status, Some(0), "{}", outcome.output());
 }
 
+/// The `--base-port` of the engines started with sockets in `dir`, read
+/// off their command lines once they run.
+fn engine_base_port(dir: &std::path::Path) -> Option<u16> {
+    let pattern = format!(
+        "faultline-rdma-engine --socket {}",
+        dir.join("n0.sock").display()
+    );
+    let start = std::time::Instant::now();
+    while start.elapsed() < TIMEOUT {
+        let out = Command::new("pgrep")
+            .args(["-af", &pattern])
+            .output()
+            .ok()?;
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        let mut words = text.split_whitespace();
+        if words.any(|w| w == "--base-port") {
+            return words.next()?.parse().ok();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    None
+}
+
+/// Datagrams an attacker on the host might send: garbage, truncated and
+/// oversized ones, and well-formed fabric headers (every kind, claimed
+/// senders 0 and 1, random transfer ids, keys, addresses and lengths).
+fn hostile_datagram(i: u64) -> Vec<u8> {
+    let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xdead_beef;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    match i % 4 {
+        0 => (0..next() % 200).map(|_| next() as u8).collect(),
+        1 => vec![0xff; 60_000 + (next() % 10_000) as usize],
+        _ => {
+            let mut d = Vec::with_capacity(56 + 64);
+            d.extend_from_slice(&0xfa17u16.to_le_bytes());
+            d.push((1 + next() % 11) as u8);
+            d.push(if next() % 2 == 0 {
+                0
+            } else {
+                (next() % 9) as u8
+            });
+            d.extend_from_slice(&((next() % 2) as u16).to_le_bytes());
+            d.extend_from_slice(&[0, 0]);
+            for _ in 0..6 {
+                d.extend_from_slice(&next().to_le_bytes());
+            }
+            d.extend((0..next() % 64).map(|_| next() as u8));
+            d
+        }
+    }
+}
+
+#[test]
+fn forged_and_malformed_datagrams_at_a_running_cluster_change_nothing() {
+    let dir = workspace_root().join("target/test-images/rdma-hostile/sockets");
+    let flood_dir = dir.clone();
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let stopped = stop.clone();
+    let flood = std::thread::spawn(move || {
+        let Some(base) = engine_base_port(&flood_dir) else {
+            return 0u64;
+        };
+        let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
+        let (mut sent, mut i) = (0u64, 0u64);
+        while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+            i += 1;
+            let d = hostile_datagram(i);
+            // Datagrams too large for UDP fail to send; the rest go out.
+            if sock
+                .send_to(&d, ("127.0.0.1", base + (i % 2) as u16))
+                .is_ok()
+            {
+                sent += 1;
+            }
+            if i % 256 == 0 {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+        sent
+    });
+    let fabric = FabricOptions {
+        socket_dir: Some(dir),
+        ..FabricOptions::default()
+    };
+    let outcome = rdmatest("rdma-hostile", &[], fabric);
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let sent = flood.join().expect("flood thread");
+    assert!(sent > 1000, "only {sent} hostile datagrams were sent");
+    println!("{sent} hostile datagrams sent during the run");
+    assert!(outcome.success(), "a node failed:\n{}", outcome.output());
+    assert!(
+        !outcome.output().contains("FAIL"),
+        "a check failed under the flood:\n{}",
+        outcome.output()
+    );
+    expect_ok(&outcome, 0, "remote-write-faults");
+    expect_ok(&outcome, 0, "write-with-a-wrong-key-is-refused");
+    expect_ok(&outcome, 1, "nothing-corrupted");
+    // Each engine counted the strangers it dropped.
+    for (rank, log) in outcome.engines.iter().enumerate() {
+        let dropped = log
+            .split("dropped: ")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|n| n.parse::<u64>().ok());
+        assert!(
+            dropped.is_some_and(|n| n > 0),
+            "engine {rank} reports no dropped strangers ({sent} sent):\n{log}"
+        );
+        println!("engine {rank}: {} strangers dropped", dropped.unwrap_or(0));
+    }
+}
+
 /// The checksum line a stencil run prints.
 fn stencil_hash(output: &str) -> Option<u64> {
     let line = output.lines().find(|l| l.starts_with("checksum:"))?;
