@@ -17,3 +17,4 @@ pub mod nvme;
 pub mod pci;
 pub mod rdma;
 pub mod uart;
+pub mod virtio_tokens;

@@ -25,6 +25,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use hw::virtio_tokens::InFlight;
 use smoltcp::iface::{Config, Interface, SocketSet};
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
 use smoltcp::time::Instant;
@@ -146,21 +147,16 @@ type Nic = VirtIONetRaw<KernelHal, PciTransport, QUEUE_SIZE>;
 /// Frames handed to the device for sending, by descriptor token, with
 /// their length; and the buffers free to fill.
 struct TxRing {
-    in_flight: Vec<Option<(&'static mut [u8], usize)>>,
+    in_flight: InFlight<(&'static mut [u8], usize), QUEUE_SIZE>,
     free: Vec<&'static mut [u8]>,
 }
 
 impl TxRing {
-    /// Takes back the buffers the device has sent.
     /// Takes back the buffers the device has sent; the error is a token
     /// the device returned that names no buffer it was given.
     fn reclaim(&mut self, nic: &mut Nic) -> Result<(), u16> {
         while let Some(token) = nic.poll_transmit() {
-            let Some((buffer, len)) = self
-                .in_flight
-                .get_mut(token as usize)
-                .and_then(Option::take)
-            else {
+            let Some((buffer, len)) = self.in_flight.take(token) else {
                 return Err(token);
             };
             // SAFETY: this is the buffer and length `transmit_begin` got
@@ -178,7 +174,7 @@ impl TxRing {
 pub struct NetDevice {
     nic: Nic,
     /// Receive buffers the device holds, by descriptor token.
-    rx_posted: Vec<Option<&'static mut [u8]>>,
+    rx_posted: InFlight<&'static mut [u8], QUEUE_SIZE>,
     /// The buffer of the frame last handed to smoltcp, with its frame's
     /// place; given back to the device on the next receive or poll.
     rx_held: Option<(&'static mut [u8], core::ops::Range<usize>)>,
@@ -219,7 +215,11 @@ impl phy::TxToken for TxToken<'_> {
         // device returns its token (`TxRing::reclaim`).
         match unsafe { self.nic.transmit_begin(&buffer[..end]) } {
             Ok(token) => {
-                self.tx.in_flight[token as usize] = Some((buffer, end));
+                if let Err((e, (buffer, _))) = self.tx.in_flight.insert(token, (buffer, end)) {
+                    // The queue's own token: never happens; keep the buffer.
+                    log::error!("virtio-net send: {e:?}");
+                    self.tx.free.push(buffer);
+                }
             }
             Err(e) => {
                 log::warn!("virtio-net send: {e:?}");
@@ -231,25 +231,33 @@ impl phy::TxToken for TxToken<'_> {
 }
 
 impl NetDevice {
-    fn new(mut nic: Nic) -> Result<NetDevice, virtio_drivers::Error> {
+    fn new(nic: Nic) -> Result<NetDevice, virtio_drivers::Error> {
         let buffers = PacketBuffers::new();
-        let mut rx_posted: Vec<Option<&'static mut [u8]>> = (0..QUEUE_SIZE).map(|_| None).collect();
-        for buffer in buffers.rx {
-            // SAFETY: the buffer is kept in `rx_posted`, untouched, until
-            // the device returns its token.
-            let token = unsafe { nic.receive_begin(buffer)? };
-            rx_posted[token as usize] = Some(buffer);
-        }
-        Ok(NetDevice {
+        let mut device = NetDevice {
             nic,
-            rx_posted,
+            rx_posted: InFlight::new(),
             rx_held: None,
             broken: false,
             tx: TxRing {
-                in_flight: (0..QUEUE_SIZE).map(|_| None).collect(),
+                in_flight: InFlight::new(),
                 free: buffers.tx,
             },
-        })
+        };
+        for buffer in buffers.rx {
+            // SAFETY: the buffer is kept in `rx_posted`, untouched, until
+            // the device returns its token.
+            let token = unsafe { device.nic.receive_begin(buffer)? };
+            device.post_rx(token, buffer);
+        }
+        Ok(device)
+    }
+
+    /// Records a receive buffer the queue took under `token`.
+    fn post_rx(&mut self, token: u16, buffer: &'static mut [u8]) {
+        if let Err((e, _)) = self.rx_posted.insert(token, buffer) {
+            // The queue's own token: never happens; the buffer is lost.
+            log::error!("virtio-net: receive buffer not recorded: {e:?}");
+        }
     }
 
     /// Stops using a device that returned `token`, which names no buffer
@@ -268,7 +276,7 @@ impl NetDevice {
         if let Some((buffer, _)) = self.rx_held.take() {
             // SAFETY: as in `new`.
             match unsafe { self.nic.receive_begin(buffer) } {
-                Ok(token) => self.rx_posted[token as usize] = Some(buffer),
+                Ok(token) => self.post_rx(token, buffer),
                 Err(e) => log::error!("virtio-net: receive buffer lost: {e:?}"),
             }
         }
@@ -290,11 +298,7 @@ impl Device for NetDevice {
         let token = self.nic.poll_receive()?;
         // The token is the device's word: one that names no posted buffer
         // is refused, never an index out of bounds or a buffer reused.
-        let Some(buffer) = self
-            .rx_posted
-            .get_mut(token as usize)
-            .and_then(Option::take)
-        else {
+        let Some(buffer) = self.rx_posted.take(token) else {
             return self.disable("received", token);
         };
         // SAFETY: the buffer is the one `receive_begin` got for `token`.

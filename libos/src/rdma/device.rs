@@ -20,6 +20,7 @@ use core::ptr::NonNull;
 use hw::rdma::wire::{
     Completion, WorkRequest, COMPLETION_QUEUE, CQE_SIZE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE,
 };
+use hw::virtio_tokens::InFlight;
 use virtio_drivers::queue::VirtQueue;
 use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::transport::Transport;
@@ -93,7 +94,7 @@ pub enum DeviceError {
 struct Slots {
     base: usize,
     /// Slot index of each queue token (descriptor head) in flight.
-    by_token: [Option<u16>; SLOTS],
+    by_token: InFlight<u16, SLOTS>,
     free: Vec<u16>,
 }
 
@@ -104,7 +105,7 @@ impl Slots {
             mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| DeviceError::OutOfMemory)?;
         Ok(Self {
             base,
-            by_token: [None; SLOTS],
+            by_token: InFlight::new(),
             free: (0..SLOTS as u16).rev().collect(),
         })
     }
@@ -113,7 +114,7 @@ impl Slots {
     /// ours in flight: the device's word is checked before a queue is
     /// asked to recycle its descriptors.
     fn returned(&self, token: u16) -> Option<u16> {
-        self.by_token.get(token as usize).copied().flatten()
+        self.by_token.peek(token).copied()
     }
 
     /// The bytes of slot `i`.
@@ -184,7 +185,12 @@ impl Device {
         // SAFETY: the slot stays valid and untouched by the driver until the
         // device returns it through `pop_used` in `poll`.
         match unsafe { self.completions.add(&[], &mut [slot]) } {
-            Ok(token) => self.rx.by_token[token as usize] = Some(i),
+            Ok(token) => {
+                if self.rx.by_token.insert(token, i).is_err() {
+                    log::error!("rdma: completion token {token} already in flight");
+                    self.rx.free.push(i);
+                }
+            }
             Err(e) => {
                 log::error!("rdma: completion slot {i} not queued: {e:?}");
                 self.rx.free.push(i);
@@ -204,7 +210,7 @@ impl Device {
             if unsafe { self.requests.pop_used(token, &[slot], &mut []) }.is_err() {
                 return;
             }
-            self.tx.by_token[token as usize] = None;
+            self.tx.by_token.take(token);
             self.tx.free.push(i);
         }
     }
@@ -227,7 +233,11 @@ impl Device {
         // pops its token.
         match unsafe { self.requests.add(&[&slot[..len]], &mut []) } {
             Ok(token) => {
-                self.tx.by_token[token as usize] = Some(i);
+                if self.tx.by_token.insert(token, i).is_err() {
+                    log::error!("rdma: request token {token} already in flight");
+                    self.tx.free.push(i);
+                    return false;
+                }
                 if self.requests.should_notify() {
                     self.transport.notify(REQUEST_QUEUE);
                 }
@@ -272,7 +282,7 @@ impl Device {
             let Ok(len) = (unsafe { self.completions.pop_used(token, &[], &mut [slot]) }) else {
                 break;
             };
-            self.rx.by_token[token as usize] = None;
+            self.rx.by_token.take(token);
             let slot = self.rx.slot(i);
             match (len as usize).checked_sub(NET_HDR_SIZE) {
                 Some(n) if n >= CQE_SIZE => {
