@@ -138,6 +138,10 @@ fn a_dead_engine_is_a_clear_error_not_a_hang() {
     assert_eq!(killer.join().ok().and_then(|r| r.ok()), Some(true));
     expect_ok(&outcome, 0, "peer-unreachable");
     assert_eq!(outcome.nodes[0].status, Some(0), "{}", outcome.output());
+    // Node 1 lost its own engine: its wait gave up, the engine's stream was
+    // cut off in the SMMU, and later verbs fail at once.
+    expect_ok(&outcome, 1, "own-engine-silent-is-cut-off");
+    assert_eq!(outcome.nodes[1].status, Some(0), "{}", outcome.output());
 }
 
 /// The `--base-port` of the engines started with sockets in `dir`, read

@@ -106,6 +106,21 @@ pub fn set_event_queue_size(log2: u32) -> Result<(), Error> {
     bring_up(base, log2)
 }
 
+/// Cuts device stream `stream` off from memory for good: its STE aborts
+/// every access from now on, and every cached translation of the kernel's
+/// ASID is dropped (QEMU passes that on to device-side IOTLB caches such as
+/// the RDMA engine's), so not even a translation cached before reaches
+/// memory. For a device that stopped answering while it held buffers: once
+/// this returns, those buffers can be reused.
+pub fn cut_off(stream: u32) -> Result<(), Error> {
+    let mut smmu = SMMU.lock();
+    let Some(smmu) = smmu.as_mut() else {
+        return Ok(());
+    };
+    smmu.detach(stream)?;
+    smmu.invalidate_asid(ASID)
+}
+
 /// The memory manager's unmap hook: drop the SMMU's cached translations.
 fn invalidate(range: Range<usize>) {
     if let Some(smmu) = SMMU.lock().as_mut() {

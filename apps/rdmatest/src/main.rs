@@ -346,15 +346,12 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
     drop((x_landing, x_source, x_read_only, x_unmapped));
 }
 
-/// Posts one WRITE or READ and expects it to end with `want`.
+/// Expects a WRITE or READ to have ended with `want`.
 fn expect_status(
-    rdma: &Rdma,
-    id: Result<rdma::WorkId, rdma::RdmaError>,
+    done: Result<WorkCompletion, rdma::RdmaError>,
     want: Status,
 ) -> Result<String, String> {
-    let wc = id
-        .map_err(|e| format!("{e:?}"))
-        .and_then(|id| completed(rdma, id))?;
+    let wc = done.map_err(|e| format!("{e:?}"))?;
     if wc.status == want {
         Ok(format!("{want:?}"))
     } else {
@@ -432,17 +429,16 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
 
     let mut other = Region::demand_zero(SMALL).expect("bad-write source");
     fill(other.as_mut_slice(), 99);
-    let small = local.start()..local.start() + SMALL;
-    let page = other.start()..other.start() + 4096;
-    let scratch = Region::demand_zero(SMALL).expect("read destination");
-    // The WRITEs and READs below: `local`, `other` and `scratch` live to
-    // the end of the run; the WRITEs' sources are not written after their
-    // fill, and `scratch` is never read.
-    // SAFETY: as said above.
-    let first = unsafe { qp.write(small.clone(), x.revocable.at(0), Policy::FaultAware) };
+    let mut scratch = Region::demand_zero(SMALL).expect("read destination");
+    // From here on the safe verbs: each borrows its buffer until it is over.
+    let first = qp.write_from(
+        &local.as_slice()[..SMALL],
+        x.revocable.at(0),
+        Policy::FaultAware,
+    );
     checks.check(
         "write-before-revocation",
-        expect_status(rdma, first, Status::Success),
+        expect_status(first, Status::Success),
     );
     let revoked = qp
         .send(b"revoke")
@@ -464,19 +460,19 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
         (
             "write-after-revocation-is-refused",
             Op::Write,
-            other.range(),
+            SMALL,
             x.revocable.at(0),
         ),
         (
             "write-past-the-exposed-end-is-refused",
             Op::Write,
-            page.clone(),
+            4096,
             x.landing.at(LANDING - 8),
         ),
         (
             "write-before-the-exposed-start-is-refused",
             Op::Write,
-            page.clone(),
+            4096,
             rdma::RemoteAddr {
                 key: landing_key,
                 va: x.landing.start - 4096,
@@ -485,7 +481,7 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
         (
             "write-to-kernel-data-is-refused",
             Op::Write,
-            other.start()..other.start() + 8,
+            8,
             rdma::RemoteAddr {
                 key: landing_key,
                 va: canary,
@@ -494,7 +490,7 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
         (
             "write-with-a-wrong-key-is-refused",
             Op::Write,
-            page.clone(),
+            4096,
             rdma::RemoteAddr {
                 key: landing_key ^ 0x5a5a_0000_0000_5a5a,
                 va: x.landing.start,
@@ -503,46 +499,51 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
         (
             "write-to-read-only-memory-is-refused",
             Op::Write,
-            page.clone(),
+            4096,
             x.read_only.at(0),
         ),
         (
             "read-of-write-only-memory-is-refused",
             Op::Read,
-            scratch.start()..scratch.start() + 4096,
+            4096,
             x.landing.at(0),
         ),
         (
             "read-past-the-exposed-end-is-refused",
             Op::Read,
-            scratch.range(),
+            SMALL,
             x.source.at(SOURCE - 4096),
         ),
         (
             "read-with-a-wrong-key-is-refused",
             Op::Read,
-            scratch.start()..scratch.start() + 4096,
+            4096,
             rdma::RemoteAddr {
                 key: x.source.key.wrapping_add(1),
                 va: x.source.start,
             },
         ),
     ];
-    for (name, op, local, remote) in refused {
-        let id = match op {
-            // SAFETY: as said above.
-            Op::Write => unsafe { qp.write(local, remote, Policy::FaultAware) },
-            // SAFETY: as said above.
-            _ => unsafe { qp.read(local, remote, Policy::FaultAware) },
+    for (name, op, len, remote) in refused {
+        let done = match op {
+            Op::Write => qp.write_from(&other.as_slice()[..len], remote, Policy::FaultAware),
+            _ => qp.read_into(
+                &mut scratch.as_mut_slice()[..len],
+                remote,
+                Policy::FaultAware,
+            ),
         };
-        checks.check(name, expect_status(rdma, id, Status::RemoteProtectionError));
+        checks.check(name, expect_status(done, Status::RemoteProtectionError));
     }
 
     // Inside an exposure, a page no region backs is an access error.
-    // SAFETY: as said above.
-    let bad = unsafe { qp.write(page.clone(), x.unmapped.at(0), Policy::FaultAware) }
+    let bad = qp
+        .write_from(
+            &other.as_slice()[..4096],
+            x.unmapped.at(0),
+            Policy::FaultAware,
+        )
         .map_err(|e| format!("{e:?}"))
-        .and_then(|id| completed(rdma, id))
         .and_then(|wc| match wc.status {
             Status::RemoteAccessError => Ok(format!("at {:#x}", wc.fault_va)),
             other => Err(format!("expected RemoteAccessError, got {other:?}")),
@@ -559,8 +560,29 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
 
 fn peer_dies(rdma: &Rdma, checks: &mut Checks) {
     if rdma.rank() != 0 {
-        // Idle while the test kills this node's engine.
-        libos::time::sleep(Duration::from_secs(25));
+        // The test kills this node's engine a few seconds in; then a local
+        // COPY through it must end with NotResponding, the engine cut off
+        // from memory, and the next verb refused at once.
+        libos::time::sleep(Duration::from_secs(8));
+        let src = [0x5au8; 4096];
+        let mut dst = [0u8; 4096];
+        let start = libos::time::now();
+        let silent = match rdma.copy_between(&src, &mut dst, Policy::FaultAware) {
+            Err(rdma::RdmaError::NotResponding) => {
+                let waited = start.elapsed().as_millis();
+                let t = libos::time::now();
+                match rdma.copy_between(&src, &mut dst, Policy::FaultAware) {
+                    Err(rdma::RdmaError::NotResponding) if t.elapsed() < Duration::from_secs(1) => {
+                        Ok(format!(
+                            "after {waited} ms; the next verb is refused at once"
+                        ))
+                    }
+                    other => Err(format!("the next verb: {other:?}")),
+                }
+            }
+            other => Err(format!("expected NotResponding, got {other:?}")),
+        };
+        checks.check("own-engine-silent-is-cut-off", silent);
         return;
     }
     // Give the test time to kill node 1's engine.

@@ -251,6 +251,11 @@ enum Pending {
 
 struct Verbs {
     engine: EngineId,
+    /// The engine's SMMU stream.
+    stream: u32,
+    /// The engine stopped answering and was cut off from memory: every
+    /// verb fails with `NotResponding` from then on.
+    cut_off: bool,
     rank: u16,
     nodes: u16,
     next: u64,
@@ -325,6 +330,8 @@ pub fn open() -> Result<Rdma, RdmaError> {
     kdma::register_intx(f.intid);
     *VERBS.lock() = Some(Verbs {
         engine,
+        stream,
+        cut_off: false,
         rank,
         nodes,
         next: 1,
@@ -334,6 +341,12 @@ pub fn open() -> Result<Rdma, RdmaError> {
     });
     log::info!("rdma: engine {:?}, node {rank} of {nodes}", f.bdf);
     Ok(Rdma { rank, nodes })
+}
+
+/// The addresses a slice covers.
+fn address_range(s: &[u8]) -> Range<usize> {
+    let r = s.as_ptr_range();
+    r.start as usize..r.end as usize
 }
 
 fn with_verbs<R>(f: impl FnOnce(&mut Verbs) -> R) -> R {
@@ -383,9 +396,11 @@ impl Rdma {
     /// # Safety
     ///
     /// Until the work completion is taken ([`Rdma::wait`], [`Rdma::poll`]),
-    /// `src` and `dst..dst + src.len()` must stay allocated, `src` must not
-    /// be written and the destination not read or written by anything
-    /// else (the contract of `libos::dma::submit`).
+    /// or [`Rdma::wait`] returned `NotResponding` (the engine is then cut
+    /// off from memory), `src` and `dst..dst + src.len()` must stay
+    /// allocated, `src` must not be written and the destination not read or
+    /// written by anything else (the contract of `libos::dma::submit`).
+    /// [`Rdma::copy_between`] is the safe form.
     pub unsafe fn copy(
         &self,
         src: Range<usize>,
@@ -395,6 +410,25 @@ impl Rdma {
         let dst = RemoteAddr { key: 0, va: dst };
         // SAFETY: the caller keeps the contract for both ranges.
         unsafe { self.transfer(Op::Copy, None, Direction::ToDevice, src, dst, policy, None) }
+    }
+
+    /// Copies `src` into `dst` (the same length) with the engine, and waits:
+    /// both are borrowed until the engine is done with them (or has been
+    /// cut off from memory).
+    pub fn copy_between(
+        &self,
+        src: &[u8],
+        dst: &mut [u8],
+        policy: Policy,
+    ) -> Result<WorkCompletion, RdmaError> {
+        if src.len() != dst.len() {
+            return Err(RdmaError::BadLength(dst.len()));
+        }
+        let dst = address_range(dst).start;
+        // SAFETY: both slices are borrowed (`dst` exclusively) until this
+        // returns, after the completion or the cut-off (`wait`).
+        let id = unsafe { self.copy(address_range(src), dst, policy) }?;
+        self.wait(id)
     }
 
     /// Lets peers reach `memory` with `access`, under a new unguessable
@@ -453,7 +487,10 @@ impl Rdma {
         policy: Policy,
         imm: Option<u32>,
     ) -> Result<WorkId, RdmaError> {
-        let engine = with_verbs(|v| v.engine);
+        let (engine, cut_off) = with_verbs(|v| (v.engine, v.cut_off));
+        if cut_off {
+            return Err(RdmaError::NotResponding);
+        }
         if let (Some(node), Policy::Prefault | Policy::FaultAwarePrefetch) = (node, policy) {
             // These policies make the local side resident before the engine
             // sees a segment; the target resolves its side meanwhile.
@@ -495,6 +532,9 @@ impl Rdma {
         id: Option<WorkId>,
         report: Option<(TransferReport, EngineCounters)>,
     ) -> Result<WorkId, RdmaError> {
+        if with_verbs(|v| v.cut_off) {
+            return Err(RdmaError::NotResponding);
+        }
         let start = crate::time::now();
         let tag = loop {
             let posted = STATE.lock().as_mut().and_then(|s| {
@@ -550,12 +590,42 @@ impl Rdma {
     }
 
     /// Waits for work `id` (other completions stay queued for `poll`).
-    /// `NotResponding` if the engine stays silent for [`DEVICE_TIMEOUT`].
+    ///
+    /// `NotResponding` if the engine stays silent for [`DEVICE_TIMEOUT`]:
+    /// it has then been cut off from memory in the SMMU
+    /// ([`crate::iommu::cut_off`]) before this returns, so whatever memory
+    /// its work held may be reused, and every later verb fails.
     pub fn wait(&self, id: WorkId) -> Result<WorkCompletion, RdmaError> {
-        self.wait_for(id, DEVICE_TIMEOUT)
+        match self.wait_for(id, DEVICE_TIMEOUT) {
+            Err(RdmaError::NotResponding) => {
+                self.cut_off();
+                Err(RdmaError::NotResponding)
+            }
+            other => other,
+        }
     }
 
-    /// [`wait`](Self::wait) with an explicit bound.
+    /// Stops an engine that stopped answering from ever touching memory
+    /// again (and from being used).
+    fn cut_off(&self) {
+        let stream = with_verbs(|v| {
+            let first = !v.cut_off;
+            v.cut_off = true;
+            first.then_some(v.stream)
+        });
+        if let Some(stream) = stream {
+            match crate::iommu::cut_off(stream) {
+                Ok(()) => log::error!(
+                    "rdma: the engine stopped answering; it is cut off from memory (stream {stream:#x})"
+                ),
+                Err(e) => log::error!("rdma: cutting off the silent engine failed: {e:?}"),
+            }
+        }
+    }
+
+    /// [`wait`](Self::wait) with an explicit bound, and nothing more: on
+    /// `NotResponding` the work may still be running, and the memory it
+    /// was given stays the engine's.
     pub fn wait_for(&self, id: WorkId, limit: Duration) -> Result<WorkCompletion, RdmaError> {
         let start = crate::time::now();
         loop {
@@ -726,8 +796,9 @@ impl QueuePair {
     ///
     /// # Safety
     ///
-    /// Until the work completion is taken, `local` must stay allocated and
-    /// not be written by anything else.
+    /// Until the work completion is taken, or [`Rdma::wait`] returned
+    /// `NotResponding`, `local` must stay allocated and not be written by
+    /// anything else. [`QueuePair::write_from`] is the safe form.
     pub unsafe fn write(
         &self,
         local: Range<usize>,
@@ -779,8 +850,10 @@ impl QueuePair {
     ///
     /// # Safety
     ///
-    /// Until the work completion is taken, `local` must stay allocated and
-    /// not be read or written by anything else (the engine writes it).
+    /// Until the work completion is taken, or [`Rdma::wait`] returned
+    /// `NotResponding`, `local` must stay allocated and not be read or
+    /// written by anything else (the engine writes it).
+    /// [`QueuePair::read_into`] is the safe form.
     pub unsafe fn read(
         &self,
         local: Range<usize>,
@@ -800,6 +873,35 @@ impl QueuePair {
                 None,
             )
         }
+    }
+
+    /// RDMA WRITE of `local` to `remote`, and the wait for its end: `local`
+    /// is borrowed, so nothing changes it, until the engine is done with it
+    /// (or, if the engine stops answering, has been cut off from memory).
+    pub fn write_from(
+        &self,
+        local: &[u8],
+        remote: RemoteAddr,
+        policy: Policy,
+    ) -> Result<WorkCompletion, RdmaError> {
+        // SAFETY: `local` is borrowed until this returns, which is after
+        // the completion was taken or the engine was cut off (`wait`).
+        let id = unsafe { self.write(address_range(local), remote, policy) }?;
+        self.rdma.wait(id)
+    }
+
+    /// RDMA READ of `remote` into `local`, and the wait for its end: `local`
+    /// is borrowed mutably, so nothing reads or writes it, until the engine
+    /// is done with it (or has been cut off from memory).
+    pub fn read_into(
+        &self,
+        local: &mut [u8],
+        remote: RemoteAddr,
+        policy: Policy,
+    ) -> Result<WorkCompletion, RdmaError> {
+        // SAFETY: as in `write_from`, with the exclusive borrow of `local`.
+        let id = unsafe { self.read(address_range(local), remote, policy) }?;
+        self.rdma.wait(id)
     }
 
     /// Sends `data` (at most 4 KiB) to a RECV posted on the remote node.
