@@ -139,6 +139,8 @@ mod guest {
     /// either the handler ran before (and `ready` sees it) or the
     /// interrupt is still pending and ends the WFI.
     pub fn wait_for_interrupt_unless(limit: Duration, ready: impl Fn() -> bool) {
+        // Idle time is when this core zeroes frames for later faults.
+        crate::mm::refill_zeroed_frames();
         let irqs_were_enabled = arch::irq_save_disable();
         if !ready() {
             arch::timer_arm(now().after(limit).0);
@@ -152,6 +154,7 @@ mod guest {
 
     /// Sleeps until `deadline` has passed.
     pub fn sleep_until(deadline: Instant) {
+        crate::mm::refill_zeroed_frames();
         // Arm and wait with IRQs masked, so the interrupt cannot slip in
         // between the check and the WFI; WFI still wakes on it, and it is
         // taken as soon as IRQs are let in again.

@@ -27,6 +27,8 @@ mod region;
 mod resolve;
 #[cfg(target_os = "none")]
 mod space;
+#[cfg(target_os = "none")]
+mod zeroed;
 
 #[cfg(target_os = "none")]
 pub use region::{pin, unpin, Region};
@@ -34,6 +36,8 @@ pub use region::{pin, unpin, Region};
 pub use resolve::{resolve, Resolution};
 #[cfg(target_os = "none")]
 pub use space::BLOCK_SIZE;
+#[cfg(target_os = "none")]
+pub use zeroed::{refill as refill_zeroed_frames, PER_CORE as ZEROED_FRAMES_PER_CORE};
 
 pub use crate::arch::esr::Access;
 pub use frame::{OutOfFrames, FRAME_SIZE};
@@ -123,7 +127,7 @@ impl From<regions::ReserveError> for MmError {
 pub struct MemoryStats {
     /// Frames of RAM the allocator manages.
     pub total_frames: usize,
-    /// Frames not in use.
+    /// Frames not in use (those kept zeroed for faults included).
     pub free_frames: usize,
     /// Demand faults resolved since boot (zero-fill and swap-in).
     pub demand_faults: u64,
@@ -301,6 +305,7 @@ mod kernel {
     /// Current memory figures.
     pub fn stats() -> MemoryStats {
         let (total_frames, free_frames) = with_frames(|f| (f.total(), f.free_count()));
+        let free_frames = free_frames + super::zeroed::pooled();
         let (heap_used, heap_mapped) = heap::usage();
         MemoryStats {
             total_frames,
@@ -344,9 +349,13 @@ mod kernel {
             let region = space.find_region(range.start).ok_or(MmError::OutOfRange)?;
             let needed =
                 (range.end - range.start) / FRAME_SIZE - space.resident_pages(range.clone());
-            if needed > with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE)
-            {
-                return Err(MmError::OutOfFrames);
+            let free =
+                || with_frames(|f| f.free_count()).saturating_sub(super::frame::TABLE_RESERVE);
+            if needed > free() {
+                super::zeroed::drain();
+                if needed > free() {
+                    return Err(MmError::OutOfFrames);
+                }
             }
             for page in range.step_by(FRAME_SIZE) {
                 super::resolve::make_present(space, &region, page, super::resolve::Need::OwnFrame)?;

@@ -32,6 +32,9 @@ pub enum Resolution {
 /// handler both call it. Faults on the same page from several cores are
 /// serialized by the address-space lock; the later ones see `AlreadyMapped`.
 pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
+    if let Some(done) = resolve_small(addr, access) {
+        return done;
+    }
     let mut space = SPACE.lock();
     let space = space.as_mut().ok_or(FaultError::NoRegion)?;
     let region = space.find_region(addr).ok_or(FaultError::NoRegion)?;
@@ -54,6 +57,60 @@ pub fn resolve(addr: usize, access: Access) -> Result<Resolution, FaultError> {
         DEMAND_FAULTS.fetch_add(1, Ordering::Relaxed);
     }
     Ok(resolution)
+}
+
+/// The common case, with the zeroing off the lock: a never-mapped page of
+/// a 4 KiB demand-zero region. A zeroed frame is taken first (this core's
+/// pool, else zeroed now, no lock held); `SPACE` is held only to look the
+/// region up and write the entry (directly when its level-3 table exists,
+/// else through the table library). If the page was mapped meanwhile
+/// (another core, a device) or is not that case, the frame goes back to
+/// the pool and `None` lets the general path decide.
+fn resolve_small(addr: usize, access: Access) -> Option<Result<Resolution, FaultError>> {
+    if access == Access::Execute {
+        return None;
+    }
+    let ordinary = |r: &RegionInfo| {
+        r.backing == Backing::DemandZero && !r.huge && (access == Access::Read || r.writable)
+    };
+    let frame = match super::zeroed::pop() {
+        Some(frame) => frame,
+        None => {
+            // Zero a frame now only for a page this path maps.
+            let region = SPACE.lock().as_ref()?.find_region(addr)?;
+            if !ordinary(&region) {
+                return None;
+            }
+            super::zeroed::take()?
+        }
+    };
+    let page = addr & !(FRAME_SIZE - 1);
+    let installed = {
+        let mut space = SPACE.lock();
+        match space.as_mut() {
+            Some(space) => match space.find_region(addr) {
+                Some(r) if ordinary(&r) => {
+                    let attrs = if r.writable {
+                        Attrs::ReadWrite
+                    } else {
+                        Attrs::ReadOnly
+                    };
+                    space.install_page(page, frame, attrs)
+                        || (space.page_state(page) == PageState::Unmapped
+                            && space.map_page(page, frame, attrs).is_ok())
+                }
+                _ => false,
+            },
+            None => false,
+        }
+    };
+    if installed {
+        DEMAND_FAULTS.fetch_add(1, Ordering::Relaxed);
+        Some(Ok(Resolution::MappedZeroed))
+    } else {
+        super::zeroed::give_back(frame);
+        None
+    }
 }
 
 /// Gives the page holding `addr` a frame of its own, as a write fault

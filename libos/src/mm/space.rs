@@ -292,6 +292,48 @@ impl AddressSpace {
         state
     }
 
+    /// The level-3 entry of `va` in the kernel table, if the tables down to
+    /// it exist (no block above it): a direct walk, for the fault path.
+    fn leaf_entry(&self, va: usize) -> Option<*mut u64> {
+        const TABLE: u64 = 0b11;
+        const ADDRESS: u64 = 0x0000_ffff_ffff_f000;
+        let mut table = self.root() as *mut u64;
+        for shift in [30, 21] {
+            // SAFETY: `table` is a page of this table (the root, or one a
+            // valid table descriptor names), identity-mapped RAM that lives
+            // as long as the table; the index is below 512.
+            let d = unsafe { table.add((va >> shift) & 511).read_volatile() };
+            if d & TABLE != TABLE {
+                return None;
+            }
+            table = (d & ADDRESS) as *mut u64;
+        }
+        // SAFETY: as above, for the level-3 table.
+        Some(unsafe { table.add((va >> 12) & 511) })
+    }
+
+    /// Maps the page at `va` to the (zeroed) frame `pa` if its level-3
+    /// entry exists and was never used (all zero: not evicted, not
+    /// mapped); `false` leaves everything as it was, for the general path.
+    /// The descriptor is the one `map_page` writes; an invalid entry needs
+    /// no TLB maintenance, only the barrier that publishes it.
+    pub fn install_page(&mut self, va: usize, pa: usize, attrs: Attrs) -> bool {
+        let Some(entry) = self.leaf_entry(va) else {
+            return false;
+        };
+        // SAFETY: `entry` is a level-3 entry of this table, which `&mut
+        // self` (the SPACE lock) keeps to us.
+        if unsafe { entry.read_volatile() } != 0 {
+            return false;
+        }
+        let page = (attrs.bits() | El1Attributes::TABLE_OR_PAGE).bits();
+        // SAFETY: as above; the walker sees the entry valid only once it
+        // is whole (one aligned 64-bit store).
+        unsafe { entry.write_volatile((pa as u64 & 0x0000_ffff_ffff_f000) | page as u64) };
+        crate::arch::publish_page_table_update();
+        true
+    }
+
     /// Whether the page holding `va` is mapped writable.
     pub fn is_writable(&self, va: usize) -> bool {
         let page = va & !(FRAME_SIZE - 1);
