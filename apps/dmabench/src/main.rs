@@ -6,7 +6,8 @@
 //!
 //! Arguments: `quick` (4 KiB..1 MiB), `full` (4 KiB..64 MiB), or sizes in
 //! KiB; by default 4 KiB..16 MiB. `costs` prints the cost of one fault and
-//! one submission instead (see [`costs`]).
+//! one submission instead (see [`costs`]); `fault-scaling` the demand
+//! faults two cores resolve at once against one (see [`scaling`]).
 #![no_std]
 #![no_main]
 
@@ -14,6 +15,7 @@ extern crate alloc;
 
 mod cell;
 mod costs;
+mod scaling;
 mod report;
 
 use alloc::vec::Vec;
@@ -72,6 +74,15 @@ fn main(args: libos::Args) -> i32 {
         info.block_size,
         info.max_transfer >> 10
     );
+    if args.contains("fault-scaling") {
+        return match scaling::run() {
+            Ok(()) => 0,
+            Err(e) => {
+                println!("dmabench: fault-scaling: {e}");
+                1
+            }
+        };
+    }
     if args.contains("costs") {
         return match costs::run(engine) {
             Ok(()) => 0,
@@ -84,7 +95,7 @@ fn main(args: libos::Args) -> i32 {
     let sizes = match sizes(&args) {
         Ok(s) => s,
         Err(e) => {
-            println!("usage: dmabench [quick | full | costs | SIZE_KIB...]: {e}");
+            println!("usage: dmabench [quick | full | costs | fault-scaling | SIZE_KIB...]: {e}");
             return 2;
         }
     };
