@@ -153,6 +153,8 @@ struct Service {
     fault_service: Duration,
     /// Faults those passes handled.
     faults_serviced: u64,
+    /// SMMU event records those passes read (repeats included).
+    fault_records: u64,
 }
 
 /// Prefetch window for faults outside any transfer (incoming RDMA): up to
@@ -192,6 +194,7 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
         busy: Duration::ZERO,
         fault_service: Duration::ZERO,
         faults_serviced: 0,
+        fault_records: 0,
     });
     f(service)
 }
@@ -312,6 +315,7 @@ fn service() {
         if !drained.faults.is_empty() {
             s.fault_service += drain_start.elapsed();
             s.faults_serviced += drained.faults.len() as u64;
+            s.fault_records += drained.records as u64;
         }
         s.busy += start.elapsed();
     });
@@ -492,6 +496,9 @@ pub struct FaultCounters {
     pub fault_service: Duration,
     /// Faults handled in that time.
     pub faults_serviced: u64,
+    /// SMMU event records read in that time (QEMU logs a faulting access
+    /// once per retried word: many records per fault).
+    pub fault_records: u64,
 }
 
 /// The fault path's counters.
@@ -505,6 +512,7 @@ pub fn fault_counters() -> FaultCounters {
         busy: s.busy,
         fault_service: s.fault_service,
         faults_serviced: s.faults_serviced,
+        fault_records: s.fault_records,
     })
 }
 

@@ -144,6 +144,8 @@ pub struct Drained {
     pub events_lost: bool,
     /// Event records read.
     pub records: usize,
+    /// Of those, records that repeated the fault before them (not decoded).
+    pub repeats: usize,
 }
 
 /// Distinct faults one drain keeps; past that the drain reports lost
@@ -155,6 +157,9 @@ const DRAIN_CAPACITY: usize = 1024;
 /// address-space lock, whose holders (unmaps) take the SMMU lock.
 struct FaultSet {
     faults: [Option<Fault>; DRAIN_CAPACITY],
+    /// The slots in use, in order of arrival (so emptying the set touches
+    /// only them, not all [`DRAIN_CAPACITY`]).
+    used: [u16; DRAIN_CAPACITY],
     len: usize,
     overflowed: bool,
 }
@@ -162,9 +167,27 @@ struct FaultSet {
 impl FaultSet {
     const EMPTY: FaultSet = FaultSet {
         faults: [None; DRAIN_CAPACITY],
+        used: [0; DRAIN_CAPACITY],
         len: 0,
         overflowed: false,
     };
+
+    /// Empties the set.
+    fn clear(&mut self) {
+        for i in 0..self.len {
+            let slot = self.used[i] as usize;
+            self.faults[slot] = None;
+        }
+        self.len = 0;
+        self.overflowed = false;
+    }
+
+    /// The faults, in order of arrival.
+    fn iter(&self) -> impl Iterator<Item = Fault> + '_ {
+        self.used[..self.len]
+            .iter()
+            .filter_map(|&slot| self.faults[slot as usize])
+    }
 
     fn key(f: &Fault) -> (u32, u64, smmu::Access) {
         (f.stream, f.page(), f.access)
@@ -185,6 +208,7 @@ impl FaultSet {
                         return;
                     }
                     self.faults[slot] = Some(fault);
+                    self.used[self.len] = slot as u16;
                     self.len += 1;
                     return;
                 }
@@ -199,9 +223,7 @@ static FAULT_SET: IrqSpinLock<FaultSet> = IrqSpinLock::new(FaultSet::EMPTY);
 pub fn drain() -> Drained {
     let mut out = Drained::default();
     let mut set = FAULT_SET.lock();
-    set.len = 0;
-    set.overflowed = false;
-    set.faults.iter_mut().for_each(|f| *f = None);
+    set.clear();
     {
         let mut guard = SMMU.lock();
         let Some(smmu) = guard.as_mut() else {
@@ -218,6 +240,7 @@ pub fn drain() -> Drained {
                 }
             });
             out.records += d.records;
+            out.repeats += d.repeats;
             out.events_lost |= d.events_lost;
             if !d.more_pending {
                 break;
@@ -234,6 +257,6 @@ pub fn drain() -> Drained {
         }
     }
     // Outside the SMMU lock: allocating is fine here.
-    out.faults = set.faults.iter().flatten().copied().collect();
+    out.faults = set.iter().collect();
     out
 }

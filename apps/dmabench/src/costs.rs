@@ -114,10 +114,20 @@ pub fn run(engine: EngineId) -> Result<(), alloc::string::String> {
     if faults == 0 {
         return Err("the cold read took no device fault".into());
     }
+    let records = after.fault_records - before.fault_records;
+    let service = after.fault_service - before.fault_service;
     line(
         "device fault, kernel side",
-        (after.fault_service - before.fault_service) / faults as u32,
-        &alloc::format!("event read to resubmission, mean of {faults}"),
+        service / faults as u32,
+        &alloc::format!(
+            "event read to resubmission, mean of {faults}; {} event records per fault",
+            records / faults
+        ),
+    );
+    line(
+        "per event record",
+        service / records.max(1) as u32,
+        "the service time above over every record read, repeats included",
     );
 
     let mut warm = Region::demand_zero(FRAME_SIZE).map_err(err("warm buffer"))?;

@@ -15,8 +15,8 @@ extern crate alloc;
 
 mod cell;
 mod costs;
-mod scaling;
 mod report;
+mod scaling;
 
 use alloc::vec::Vec;
 use cell::{Scenario, Spec};

@@ -29,8 +29,7 @@ fn fault_on(cores: usize) -> Result<u64, alloc::string::String> {
     let mut regions = Vec::new();
     for _ in 0..cores {
         regions.push(
-            Region::demand_zero(PAGES * FRAME_SIZE)
-                .map_err(|e| alloc::format!("region: {e:?}"))?,
+            Region::demand_zero(PAGES * FRAME_SIZE).map_err(|e| alloc::format!("region: {e:?}"))?,
         );
     }
     let starts: Vec<usize> = regions.iter().map(|r| r.start()).collect();

@@ -23,6 +23,10 @@ use core::ops::Range;
 pub struct Drained {
     /// Records read.
     pub records: usize,
+    /// Of those, fault records that repeated the record before them (same
+    /// fault, stream, access and 4 KiB page): counted, not decoded or
+    /// handed on. QEMU records a faulting access once per retried word.
+    pub repeats: usize,
     /// EVENTQ_PROD.OVFLG had toggled: the queue overflowed and records were
     /// dropped, so some faults are unknown. (QEMU instead raises
     /// GERROR.EVENTQ_ABT_ERR; see [`Smmu::check_gerror`].)
@@ -31,6 +35,18 @@ pub struct Drained {
     /// waiting: call again (the eventq interrupt is an edge and will not
     /// fire again for records already queued).
     pub more_pending: bool,
+}
+
+/// For a fault record (translation, address size, access flag,
+/// permission): the words that say which fault it is, with the address
+/// cut to its 4 KiB page. Two records with the same key are the same fault
+/// for the kernel, which resolves pages. `None` for other records, which
+/// are always decoded.
+fn repeat_key(w0: u64, w1: u64, w2: u64) -> Option<[u64; 3]> {
+    let code = (w0 & 0xff) as u8;
+    let fault = (crate::v3::event::code::F_TRANSLATION..=crate::v3::event::code::F_PERMISSION)
+        .contains(&code);
+    fault.then_some([w0, w1, w2 & !0xfff])
 }
 
 /// What one [`Smmu::drain_faults_dedup`] call consumed.
@@ -432,15 +448,21 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
             drained.events_lost |= overflowed;
             // The records are in memory before the PROD value that covers them.
             self.regs.dma_fence();
+            let mut last: Option<[u64; 3]> = None;
             while !ring.is_empty(prod, cons) && drained.records < limit {
                 let i = ring.index(cons) * 4;
-                let raw = [
+                let (w0, w1, w2) = (
                     self.evtq.read(i),
                     self.evtq.read(i + 1),
                     self.evtq.read(i + 2),
-                    self.evtq.read(i + 3),
-                ];
-                f(Event::decode(&raw));
+                );
+                let key = repeat_key(w0, w1, w2);
+                if key.is_some() && key == last {
+                    drained.repeats += 1;
+                } else {
+                    last = key;
+                    f(Event::decode(&[w0, w1, w2, self.evtq.read(i + 3)]));
+                }
                 drained.records += 1;
                 cons = ring.advance(cons, 1);
             }
