@@ -20,6 +20,7 @@ use core::ops::Range;
 use hw::board::Smmuv3;
 use hw::gicv2::Trigger;
 use hw::mmio::Mmio;
+use smmu::fault::FaultSet;
 use smmu::v3::{CdParams, Config, Error, QueueMemory, Smmu};
 
 pub use smmu::{Access as DeviceAccess, Fault};
@@ -152,72 +153,11 @@ pub struct Drained {
 /// events, whose recovery covers every in-flight transfer anyway.
 const DRAIN_CAPACITY: usize = 1024;
 
-/// A fixed-size set of faults, filled while the SMMU lock is held: nothing
-/// there may allocate, because growing the heap maps pages, which takes the
-/// address-space lock, whose holders (unmaps) take the SMMU lock.
-struct FaultSet {
-    faults: [Option<Fault>; DRAIN_CAPACITY],
-    /// The slots in use, in order of arrival (so emptying the set touches
-    /// only them, not all [`DRAIN_CAPACITY`]).
-    used: [u16; DRAIN_CAPACITY],
-    len: usize,
-    overflowed: bool,
-}
-
-impl FaultSet {
-    const EMPTY: FaultSet = FaultSet {
-        faults: [None; DRAIN_CAPACITY],
-        used: [0; DRAIN_CAPACITY],
-        len: 0,
-        overflowed: false,
-    };
-
-    /// Empties the set.
-    fn clear(&mut self) {
-        for i in 0..self.len {
-            let slot = self.used[i] as usize;
-            self.faults[slot] = None;
-        }
-        self.len = 0;
-        self.overflowed = false;
-    }
-
-    /// The faults, in order of arrival.
-    fn iter(&self) -> impl Iterator<Item = Fault> + '_ {
-        self.used[..self.len]
-            .iter()
-            .filter_map(|&slot| self.faults[slot as usize])
-    }
-
-    fn key(f: &Fault) -> (u32, u64, smmu::Access) {
-        (f.stream, f.page(), f.access)
-    }
-
-    /// Adds `fault` unless one for the same stream, page and access is in.
-    fn insert(&mut self, fault: Fault) {
-        // Open addressing on the page number: duplicates come in long runs
-        // (QEMU logs a faulting page once per 4 bytes), so probes are short.
-        let mut slot = (fault.page() as usize / smmu::fault::PAGE_SIZE as usize) % DRAIN_CAPACITY;
-        for _ in 0..DRAIN_CAPACITY {
-            match &self.faults[slot] {
-                Some(f) if Self::key(f) == Self::key(&fault) => return,
-                Some(_) => slot = (slot + 1) % DRAIN_CAPACITY,
-                None => {
-                    if self.len + 1 == DRAIN_CAPACITY {
-                        self.overflowed = true;
-                        return;
-                    }
-                    self.faults[slot] = Some(fault);
-                    self.used[self.len] = slot as u16;
-                    self.len += 1;
-                    return;
-                }
-            }
-        }
-    }
-}
-
-static FAULT_SET: IrqSpinLock<FaultSet> = IrqSpinLock::new(FaultSet::EMPTY);
+/// The faults of one drain (one per stream, page and access), filled while
+/// the SMMU lock is held: it never allocates, because growing the heap maps
+/// pages, which takes the address-space lock, whose holders (unmaps) take
+/// the SMMU lock.
+static FAULT_SET: IrqSpinLock<FaultSet<DRAIN_CAPACITY>> = IrqSpinLock::new(FaultSet::new());
 
 /// Takes every pending fault event and the global error state.
 pub fn drain() -> Drained {
@@ -232,22 +172,18 @@ pub fn drain() -> Drained {
         let mut others = 0;
         let mut first_other = None;
         loop {
-            let d = smmu.drain_events(|event| match event.as_fault() {
-                Some(fault) => set.insert(fault),
-                None => {
-                    others += 1;
-                    first_other.get_or_insert(event);
-                }
-            });
+            let d = smmu.drain_faults_dedup(&mut set);
             out.records += d.records;
             out.repeats += d.repeats;
             out.events_lost |= d.events_lost;
+            others += d.other_events;
+            first_other = first_other.or(d.first_other);
             if !d.more_pending {
                 break;
             }
         }
         let gerror = smmu.check_gerror();
-        out.events_lost |= gerror.events_lost || set.overflowed;
+        out.events_lost |= gerror.events_lost || set.overflowed();
         drop(guard);
         if let Some(other) = first_other {
             log::warn!("SMMU: {others} non-fault event(s), first: {other:?}");

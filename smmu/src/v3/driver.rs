@@ -14,8 +14,7 @@ use super::queue::Ring;
 use super::regs::{self, cr0, cr1, cr2, irq_ctrl, queue_base, Features};
 use super::ste::{self, Ste};
 use super::strtab::{read_entry, write_entry, StreamTable};
-use crate::fault::{Dedup, Fault, PAGE_SIZE};
-use alloc::vec::Vec;
+use crate::fault::{FaultSet, PAGE_SIZE};
 use core::ops::Range;
 
 /// What one [`Smmu::drain_events`] call consumed.
@@ -54,7 +53,9 @@ fn repeat_key(w0: u64, w1: u64, w2: u64) -> Option<[u64; 3]> {
 pub struct FaultsDrained {
     /// Records read.
     pub records: usize,
-    /// Faults appended to the output (one per stream, page and access).
+    /// As [`Drained::repeats`].
+    pub repeats: usize,
+    /// Faults added to the set (one per stream, page and access).
     pub new_faults: usize,
     /// Records that were not resolvable faults (configuration errors,
     /// external aborts...).
@@ -473,18 +474,17 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         }
     }
 
-    /// Drains the event queue into `out` as one [`Fault`] per (stream,
-    /// 4 KiB page, access), skipping faults `out` already holds: a 4 KiB DMA
-    /// that QEMU logs as 1024 records becomes one fault. Other records are
+    /// Drains the event queue into `set` as one fault per (stream, 4 KiB
+    /// page, access), skipping faults `set` already holds: a 4 KiB DMA that
+    /// QEMU logs as 1024 records becomes one fault. Other records are
     /// counted, and the first is kept for the log.
-    pub fn drain_faults_dedup(&mut self, out: &mut Vec<Fault>) -> FaultsDrained {
-        let before = out.len();
-        let mut dedup = Dedup::seeded(out);
+    pub fn drain_faults_dedup<const N: usize>(&mut self, set: &mut FaultSet<N>) -> FaultsDrained {
+        let before = set.len();
         let mut other_events = 0;
         let mut first_other = None;
         let drained = self.drain_events(|event| match event.as_fault() {
             Some(fault) => {
-                dedup.push(fault, out);
+                set.insert(fault);
             }
             None => {
                 other_events += 1;
@@ -493,7 +493,8 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         });
         FaultsDrained {
             records: drained.records,
-            new_faults: out.len() - before,
+            repeats: drained.repeats,
+            new_faults: set.len() - before,
             other_events,
             first_other,
             events_lost: drained.events_lost,

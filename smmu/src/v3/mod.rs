@@ -24,8 +24,8 @@
 //! // Unmap hook (CPU TLBIs do not reach the SMMU):
 //! smmu.invalidate_range(1, unmapped)?;
 //! // eventq interrupt (INTID 106, an edge):
-//! let d = smmu.drain_faults_dedup(&mut faults);  // loop while d.more_pending
-//! for f in &faults { mm::resolve(f.iova, f.access); dma::fault_resolved(f.stream, ..) }
+//! let d = smmu.drain_faults_dedup(&mut faults);  // a FaultSet; loop while d.more_pending
+//! for f in faults.iter() { mm::resolve(f.iova, f.access); dma::fault_resolved(f.stream, ..) }
 //! // gerror interrupt (INTID 109), and after a drain reporting events_lost:
 //! if smmu.check_gerror().events_lost || d.events_lost {
 //!     /* faults were lost: retransmit every transfer in flight */
