@@ -7,6 +7,8 @@
 //! image is built.
 #![cfg_attr(not(test), no_std)]
 
+extern crate alloc;
+
 pub mod board;
 pub mod edu;
 pub mod gicv2;
@@ -18,3 +20,4 @@ pub mod pci;
 pub mod rdma;
 pub mod uart;
 pub mod virtio_tokens;
+pub mod zdma;

@@ -28,6 +28,10 @@ use hw::edu::{Edu, EduEngine};
 use hw::gicv2::Trigger;
 use hw::mmio::Mmio;
 use hw::nvme::{Nvme, NvmeEngine, QueueMemory};
+/// The device error a ZDMA segment ends with when its memory is not
+/// pinned (see [`zdma`]).
+pub use hw::zdma::NOT_DMA_MEMORY as ZDMA_NOT_DMA_MEMORY;
+use hw::zdma::{Zdma, ZdmaEngine};
 
 pub use dma::{
     Direction, EngineId, Policy, Segment, Stats, SubmitError, Transfer, TransferError, TransferId,
@@ -79,6 +83,12 @@ impl DeviceEngine for NvmeEngine {
             log::error!("nvme: the controller did not confirm it stopped");
         }
         Some(held)
+    }
+}
+
+impl DeviceEngine for ZdmaEngine {
+    fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>) {
+        ZdmaEngine::poll_completions(self, |id, c| out.push((id, c)));
     }
 }
 
@@ -549,6 +559,35 @@ pub(crate) fn register_intx(intid: Option<u32>) {
 }
 
 static EDU: IrqSpinLock<Option<EngineId>> = IrqSpinLock::new(None);
+static ZDMA: IrqSpinLock<Option<EngineId>> = IrqSpinLock::new(None);
+
+/// The board's memory-to-memory DMA channel (the ZynqMP's ZDMA) as an
+/// engine (opened once, then shared). A transfer copies its memory to the
+/// device address (another virtual address: `ToDevice`) or from it.
+///
+/// No SMMU stands in front of it (QEMU's `xlnx-zcu102` does not model the
+/// MMU-500), so it moves physical addresses and nothing can fault: both
+/// sides must be pinned (`Policy::Pin` pins the transfer's own memory; the
+/// device-address side is the caller's to pin), else the segment fails
+/// with `EngineError::Device(hw::zdma::NOT_DMA_MEMORY)` before the channel
+/// touches anything.
+pub fn zdma() -> Result<EngineId, DeviceError> {
+    if let Some(id) = *ZDMA.lock() {
+        return Ok(id);
+    }
+    let channel = hw::board::CURRENT
+        .zdma
+        .as_ref()
+        .ok_or(DeviceError::NotFound)?;
+    // SAFETY: the board names the channel's register block, inside a device
+    // window the kernel maps as device memory; nothing else drives it.
+    let regs = unsafe { hw::mmio::Mmio::new(channel.base, 0x1000) };
+    let translate: fn(usize) -> Option<u64> = |va| mm::dma_frame(va).map(|pa| pa as u64);
+    let id = add_engine(Box::new(ZdmaEngine::new(Zdma::new(regs), translate)), 1);
+    register_intx(Some(channel.intid));
+    *ZDMA.lock() = Some(id);
+    Ok(id)
+}
 static NVME: IrqSpinLock<Option<(EngineId, NvmeInfo)>> = IrqSpinLock::new(None);
 
 /// QEMU's edu device as a DMA engine (opened once, then shared).

@@ -29,10 +29,15 @@ fn main(args: libos::Args) -> i32 {
     let dma_tests = if libos::iommu::present() {
         tests::DMA
     } else {
-        println!("selftest: no SMMU on this board; DMA tests are not run");
+        println!("selftest: no SMMU on this board; the SMMU DMA tests are not run");
         &[]
     };
-    for (name, test) in tests::ALL.iter().chain(dma_tests) {
+    let zdma_tests = if libos::dma::zdma().is_ok() {
+        tests::ZDMA
+    } else {
+        &[]
+    };
+    for (name, test) in tests::ALL.iter().chain(dma_tests).chain(zdma_tests) {
         let start = libos::time::now();
         match test() {
             Ok(()) => {

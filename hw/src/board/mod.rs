@@ -56,6 +56,15 @@ pub struct Smmuv3 {
     pub gerror_intid: u32,
 }
 
+/// A memory-to-memory DMA channel the kernel can drive (the ZynqMP's ZDMA).
+#[derive(Clone, Debug)]
+pub struct DmaChannel {
+    /// Register block of the channel.
+    pub base: usize,
+    /// Its interrupt (level-sensitive).
+    pub intid: u32,
+}
+
 /// Everything the kernel must know about a board before it can read a DTB.
 #[derive(Clone, Debug)]
 pub struct Board {
@@ -91,6 +100,8 @@ pub struct Board {
     /// Unused virtual addresses below 256 MiB, for regions that devices with
     /// a 28-bit DMA mask (edu) must reach; None where RAM or MMIO fills them.
     pub low_dma_window: Option<Range<usize>>,
+    /// A memory-to-memory DMA channel without an SMMU in front of it.
+    pub zdma: Option<DmaChannel>,
 }
 
 /// Bytes in one gibibyte; the boot identity map is made of 1 GiB blocks.

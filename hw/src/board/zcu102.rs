@@ -1,6 +1,6 @@
 //! Xilinx ZCU102 (`-M xlnx-zcu102`): the Zynq UltraScale+ MPSoC the QFDB carries.
 
-use super::{Board, ConsoleUart, PsciConduit};
+use super::{Board, ConsoleUart, DmaChannel, PsciConduit};
 
 /// The ZCU102 evaluation board (Zynq UltraScale+ ZU9EG).
 pub const ZCU102: Board = Board {
@@ -29,4 +29,9 @@ pub const ZCU102: Board = Board {
     smmuv3: None,
     low_dma_window: None,
     rtc_pl031: None,
+    // GDMA channel 0 of the full-power domain (QEMU has no SMMU in front).
+    zdma: Some(DmaChannel {
+        base: crate::zdma::GDMA_CH0,
+        intid: crate::zdma::GDMA_CH0_INTID,
+    }),
 };

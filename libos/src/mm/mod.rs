@@ -296,6 +296,30 @@ mod kernel {
         with_space(|s| s.translate(va))
     }
 
+    /// The frame behind the page at `va` if a device without an SMMU may
+    /// use it: a pinned page of a region (it cannot move or go), or RAM the
+    /// kernel allocated outside regions and outside the kernel image.
+    /// `None` for anything else: a device that moves physical addresses
+    /// must not reach it.
+    pub fn dma_frame(va: usize) -> Option<usize> {
+        let image = layout::image().image;
+        with_space(|s| match s.find_region(va) {
+            Some(_) => match s.page_state(va) {
+                super::space::PageState::Mapped {
+                    pa,
+                    pins,
+                    shared_zero: false,
+                    ..
+                } if pins > 0 => Some(pa),
+                _ => None,
+            },
+            None if image.contains(&va) => None,
+            None => s
+                .translate(va)
+                .filter(|&pa| with_frames(|f| f.range().contains(&pa))),
+        })
+    }
+
     /// Whether an access to `va` would succeed without a fault: the page is
     /// mapped, and writable if `write`.
     pub fn accessible(va: usize, write: bool) -> bool {

@@ -5,6 +5,7 @@ mod dma;
 mod memory;
 mod protection;
 mod smp;
+mod zdma;
 
 /// A test: its name and the function that runs it.
 pub type Test = (&'static str, fn() -> crate::Outcome);
@@ -113,5 +114,21 @@ pub const DMA: &[Test] = &[
     (
         "device_write_after_read_of_the_zero_block_gets_its_own",
         dma::device_write_after_read_of_the_zero_block,
+    ),
+];
+
+/// Tests of the ZynqMP's ZDMA, on boards that have one (zcu102).
+pub const ZDMA: &[Test] = &[
+    (
+        "zdma_copies_to_a_pinned_region",
+        zdma::copies_to_a_pinned_region,
+    ),
+    (
+        "zdma_copies_from_a_pinned_region",
+        zdma::copies_from_a_pinned_region,
+    ),
+    (
+        "zdma_refuses_memory_that_is_not_pinned",
+        zdma::refuses_memory_that_is_not_pinned,
     ),
 ];
