@@ -6,11 +6,15 @@
 //! the scheduler's correctness depends on:
 //!
 //! ```text
-//!  1. observe completions (engines)           ┐ a completion is believed only
-//!  2. drain the SMMU: faults → on_fault       │ after every fault its DMA
-//!       (mm::resolve, prefetch), lost events  │ raised has been seen
-//!  3. hand the observed completions over      ┘ → Done, or retransmit
-//!  4. poll: start queued segments and retransmissions
+//!  1. observe_completions: engines, watchdogs       ┐ a completion is
+//!  2. iommu::drain → handle_faults:                 │ believed only after
+//!       in a transfer → scheduler.on_fault          │ every fault its DMA
+//!         (mm::resolve, prefetch), poll             │ raised has been seen
+//!       outside → handle_unclaimed (RDMA: resolve,  │
+//!         page_ready, prefetch the window)          │
+//!       lost events → every in-flight segment suspect
+//!  3. believe: hand the observed completions over   ┘ → Done, or retransmit
+//!  4. poll: start queued segments and retransmissions; collect finished
 //! ```
 //!
 //! It runs from the SMMU's and the devices' interrupts, and from `wait`.
@@ -209,21 +213,44 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
     f(service)
 }
 
-/// Runs the service loop once (see the module diagram).
+/// A completion an engine posted, not yet believed (step 3).
+type Observed = (EngineId, dma::SegmentId, dma::Completion);
+
+/// Runs the service loop once: the four steps of the module diagram.
 fn service() {
     with_service(|s| {
         let start = crate::time::now();
-        // 1. Completions the devices have posted so far.
+        let mut mem = KernelMemory;
+        let observed = s.observe_completions(start.since_boot().as_nanos() as u64);
+        let drain_start = crate::time::now();
+        let drained = crate::iommu::drain();
+        s.handle_faults(&drained, &mut mem);
+        s.believe(observed);
+        s.poll(&mut mem);
+        for (id, result) in s.scheduler.take_finished() {
+            s.finished.insert(id, result);
+        }
+        if !drained.faults.is_empty() {
+            s.fault_service += drain_start.elapsed();
+            s.faults_serviced += drained.faults.len() as u64;
+            s.fault_records += drained.records as u64;
+        }
+        s.busy += start.elapsed();
+    });
+}
+
+impl Service {
+    /// Step 1: the completions every engine has posted so far, and the
+    /// watchdogs: an engine busy with nothing completed for the deadline
+    /// is stopped (so it cannot write into its segments' memory after they
+    /// end) and its segments complete as timed out.
+    fn observe_completions(&mut self, now: u64) -> Vec<Observed> {
         let mut observed = Vec::new();
         let mut batch = Vec::new();
-        let now = start.since_boot().as_nanos() as u64;
-        for (i, engine) in s.engines.iter_mut().enumerate() {
+        for (i, engine) in self.engines.iter_mut().enumerate() {
             engine.poll_completions(&mut batch);
-            let busy = s.scheduler.in_flight(EngineId(i)) > 0;
-            if s.watchdogs[i].check(now, busy, !batch.is_empty()) {
-                // Busy, and nothing completed for the deadline: stop the
-                // device before failing its segments, so it cannot write
-                // into their memory after they end.
+            let busy = self.scheduler.in_flight(EngineId(i)) > 0;
+            if self.watchdogs[i].check(now, busy, !batch.is_empty()) {
                 if let Some(held) = engine.stop() {
                     log::error!(
                         "DMA: engine {i} completed nothing for {} s with {} segment(s) in flight; it was stopped and its transfers fail (timed out)",
@@ -236,99 +263,102 @@ fn service() {
             }
             observed.extend(batch.drain(..).map(|(seg, c)| (EngineId(i), seg, c)));
         }
-        // 2. Every fault their DMA raised is in the event queue by now.
-        let drain_start = crate::time::now();
-        let drained = crate::iommu::drain();
-        let mut mem = KernelMemory;
+        observed
+    }
+
+    /// Step 2: every fault the devices' DMA raised is in the event queue by
+    /// now. Each goes to the scheduler (which resolves it for its transfer
+    /// and prefetches), or, outside every transfer, to the engine that
+    /// waits on such faults; lost events make every in-flight segment of
+    /// the devices suspect.
+    fn handle_faults(&mut self, drained: &crate::iommu::Drained, mem: &mut KernelMemory) {
         for (n, fault) in drained.faults.iter().enumerate() {
             let access = match fault.access {
                 crate::iommu::DeviceAccess::Write => dma::Access::Write,
                 _ => dma::Access::Read,
             };
-            s.device_faults += 1;
+            self.device_faults += 1;
             let stream = dma::StreamId(fault.stream);
-            let action = s
+            let action = self
                 .scheduler
-                .on_fault(&mut mem, stream, fault.iova as usize, access);
-            if !matches!(action, dma::FaultAction::Stray) && n + 1 < drained.faults.len() {
+                .on_fault(mem, stream, fault.iova as usize, access);
+            if let dma::FaultAction::Stray = action {
+                self.handle_unclaimed(fault, access, mem);
+            } else if n + 1 < drained.faults.len() {
                 // Resume what this resolution unblocked before resolving the
                 // next fault, so that the device (and, for RDMA, the other
                 // node) works while this core zeroes the next pages.
-                s.poll(&mut mem);
-            }
-            if let dma::FaultAction::Stray = action {
-                let owner = s
-                    .engines
-                    .iter_mut()
-                    .find(|e| e.stream() == fault.stream && e.resolves_unclaimed_faults());
-                match owner {
-                    Some(engine) => {
-                        let resolved =
-                            dma::Memory::make_resident(&mut mem, fault.iova as usize, access);
-                        // The device may go on at once; the window after it
-                        // is made resident while it does.
-                        engine.page_ready(fault.iova, resolved.is_ok());
-                        match &resolved {
-                            Ok(()) => {
-                                // Incoming RDMA streams through memory like a
-                                // transfer does: resolve ahead of it.
-                                let cfg = INCOMING_PREFETCH;
-                                let window = s
-                                    .incoming
-                                    .entry(fault.stream)
-                                    .or_insert_with(|| dma::Prefetcher::new(&cfg))
-                                    .on_stream_fault(&cfg, fault.iova as usize / mm::FRAME_SIZE);
-                                for page in window {
-                                    let page = page * mm::FRAME_SIZE;
-                                    if dma::Memory::make_resident(&mut mem, page, access).is_err() {
-                                        break;
-                                    }
-                                    s.unclaimed_prefetched += 1;
-                                }
-                            }
-                            Err(e) => {
-                                log::debug!("device fault at {:#x} unresolvable: {e:?}", fault.iova)
-                            }
-                        }
-                        s.unclaimed_resolved += 1;
-                    }
-                    None => {
-                        s.stray += 1;
-                        log::warn!("device fault matches no transfer: {fault:?}");
-                    }
-                }
+                self.poll(mem);
             }
         }
         if drained.events_lost {
-            s.lost_event_reports += 1;
+            self.lost_event_reports += 1;
             let mut suspect = 0;
-            for i in 0..s.engines.len() {
-                suspect += s
+            for i in 0..self.engines.len() {
+                suspect += self
                     .scheduler
-                    .events_lost(dma::StreamId(s.engines[i].stream()));
+                    .events_lost(dma::StreamId(self.engines[i].stream()));
             }
             log::warn!(
                 "SMMU event queue overflowed: {suspect} in-flight segment(s) will be made whole"
             );
         }
-        // 3. Only now are the completions believed.
+    }
+
+    /// A fault outside every transfer: the engine that waits on such faults
+    /// (an RDMA engine's incoming WRITEs and READs) gets the page resolved
+    /// and is told at once, then the window after it is made resident while
+    /// the device goes on. Anyone else's is a stray, logged.
+    fn handle_unclaimed(
+        &mut self,
+        fault: &crate::iommu::Fault,
+        access: dma::Access,
+        mem: &mut KernelMemory,
+    ) {
+        let owner = self
+            .engines
+            .iter_mut()
+            .find(|e| e.stream() == fault.stream && e.resolves_unclaimed_faults());
+        let Some(engine) = owner else {
+            self.stray += 1;
+            log::warn!("device fault matches no transfer: {fault:?}");
+            return;
+        };
+        let resolved = dma::Memory::make_resident(mem, fault.iova as usize, access);
+        engine.page_ready(fault.iova, resolved.is_ok());
+        self.unclaimed_resolved += 1;
+        if let Err(e) = resolved {
+            log::debug!("device fault at {:#x} unresolvable: {e:?}", fault.iova);
+            return;
+        }
+        // Incoming RDMA streams through memory like a transfer does.
+        let cfg = INCOMING_PREFETCH;
+        let window = self
+            .incoming
+            .entry(fault.stream)
+            .or_insert_with(|| dma::Prefetcher::new(&cfg))
+            .on_stream_fault(&cfg, fault.iova as usize / mm::FRAME_SIZE);
+        for page in window {
+            if dma::Memory::make_resident(mem, page * mm::FRAME_SIZE, access).is_err() {
+                break;
+            }
+            self.unclaimed_prefetched += 1;
+        }
+    }
+
+    /// Step 3: the observed completions, believed now that their faults
+    /// have been seen (→ done, or the spoiled blocks retransmitted).
+    fn believe(&mut self, observed: Vec<Observed>) {
         for (engine, segment, completion) in observed {
-            if s.scheduler.completed(engine, segment, completion).is_err() {
+            if self
+                .scheduler
+                .completed(engine, segment, completion)
+                .is_err()
+            {
                 log::warn!("completion for an unknown segment {segment:?}");
             }
         }
-        // 4. Start what can start.
-        s.poll(&mut mem);
-        for (id, result) in s.scheduler.take_finished() {
-            s.finished.insert(id, result);
-        }
-        if !drained.faults.is_empty() {
-            s.fault_service += drain_start.elapsed();
-            s.faults_serviced += drained.faults.len() as u64;
-            s.fault_records += drained.records as u64;
-        }
-        s.busy += start.elapsed();
-    });
+    }
 }
 
 /// Called from the SMMU's and the devices' interrupts.
