@@ -11,6 +11,7 @@ extern crate alloc;
 
 pub mod board;
 pub mod edu;
+pub mod gem;
 pub mod gicv2;
 /// The image's memory layout, shared with the linker-script generator.
 pub mod layout;

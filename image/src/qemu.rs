@@ -110,6 +110,15 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
             // The board's DisplayPort has an audio device; without this QEMU 7.2 tries
             // ALSA and fills stderr with failures on machines without sound.
             cmd.env("QEMU_AUDIO_DRV", "none");
+            if let Some(port) = opts.port {
+                // The first NIC of the command line is the SoC's GEM0.
+                if let Some(object) = crate::backlog::preload(&crate::workspace_root()) {
+                    cmd.env("LD_PRELOAD", object);
+                }
+                cmd.arg("-nic").arg(format!(
+                    "user,model=cadence_gem,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_PORT}"
+                ));
+            }
         }
     }
     cmd.args(["-display", "none", "-serial", "stdio", "-monitor", "none"])

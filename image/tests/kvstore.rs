@@ -4,7 +4,7 @@
 mod common;
 
 use common::kvstore::{fresh_disk, Guest};
-use faultline_image::{workspace_root, RunOptions};
+use faultline_image::{workspace_root, Board, RunOptions};
 use std::io::{Read, Write};
 use std::net::TcpStream;
 use std::time::{Duration, Instant};
@@ -917,6 +917,28 @@ fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
     eprintln!(
         "{} writes acknowledged during the rewrite, all present",
         acknowledged.len()
+    );
+}
+
+#[test]
+fn kvstore_serves_on_the_zcu102_through_the_cadence_gem() {
+    // The QFDB's SoC: no PCI, no NVMe; the network is the on-chip GEM0.
+    let guest = Guest::start_on_board("kvstore-zcu102", Board::Zcu102);
+    let mut s = guest.connect();
+    exchange(&mut s, b"PING\r\n", b"+PONG\r\n");
+    exchange(&mut s, b"SET board zcu102\r\n", b"+OK\r\n");
+    exchange(&mut s, b"GET board\r\n", b"$6\r\nzcu102\r\n");
+    // A value of several frames each way.
+    let value = pattern(200_000, 7);
+    s.write_all(&command(&[b"SET", b"big", &value])).unwrap();
+    assert_eq!(read_line(&mut s), "+OK\r\n");
+    assert_eq!(bulk(&mut s, b"GET big\r\n"), value);
+    s.write_all(b"SHUTDOWN NOSAVE\r\n").unwrap();
+    let (status, serial) = guest.exit_status();
+    assert_eq!(status, Some(0), "{serial}");
+    assert!(
+        serial.contains("net: Cadence GEM at 0xff0b0000"),
+        "{serial}"
     );
 }
 

@@ -3,8 +3,10 @@
 //!
 //! ```text
 //!  app ── smoltcp sockets ──► Interface::poll ──► NetDevice (smoltcp phy)
-//!                                                  └─► VirtIONetRaw (virtqueues)
-//!                                                       └─► packet buffers (identity-mapped frames)
+//!                                                  ├─► VirtIONetRaw (virtqueues, qemu-virt)
+//!                                                  │    └─► packet buffers (identity-mapped frames)
+//!                                                  └─► GemNic: the ZynqMP's Cadence GEM (zcu102),
+//!                                                       rings and buffers in identity-mapped frames
 //! ```
 //!
 //! A virtio device that does not negotiate ACCESS_PLATFORM (virtio-drivers
@@ -33,6 +35,8 @@ use smoltcp::wire::{EthernetAddress, HardwareAddress, IpAddress, IpCidr, Ipv4Add
 use virtio_drivers::device::net::VirtIONetRaw;
 use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
+
+mod gem;
 
 pub use smoltcp;
 
@@ -171,7 +175,8 @@ impl TxRing {
 }
 
 /// The NIC as smoltcp sees it.
-pub struct NetDevice {
+/// The virtio-net NIC (qemu-virt) as smoltcp's device.
+pub struct VirtioNic {
     nic: Nic,
     /// Receive buffers the device holds, by descriptor token.
     rx_posted: InFlight<&'static mut [u8], QUEUE_SIZE>,
@@ -186,8 +191,8 @@ pub struct NetDevice {
 
 /// A received frame, read in place by smoltcp.
 pub struct RxToken<'a>(&'a [u8]);
-/// Room to send one frame.
-pub struct TxToken<'a> {
+/// Room to send one frame on the virtio NIC.
+pub struct VirtioTx<'a> {
     nic: &'a mut Nic,
     tx: &'a mut TxRing,
 }
@@ -198,7 +203,7 @@ impl phy::RxToken for RxToken<'_> {
     }
 }
 
-impl phy::TxToken for TxToken<'_> {
+impl phy::TxToken for VirtioTx<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
         let buffer = self
             .tx
@@ -230,10 +235,10 @@ impl phy::TxToken for TxToken<'_> {
     }
 }
 
-impl NetDevice {
-    fn new(nic: Nic) -> Result<NetDevice, virtio_drivers::Error> {
+impl VirtioNic {
+    fn new(nic: Nic) -> Result<VirtioNic, virtio_drivers::Error> {
         let buffers = PacketBuffers::new();
-        let mut device = NetDevice {
+        let mut device = VirtioNic {
             nic,
             rx_posted: InFlight::new(),
             rx_held: None,
@@ -283,11 +288,8 @@ impl NetDevice {
     }
 }
 
-impl Device for NetDevice {
-    type RxToken<'a> = RxToken<'a>;
-    type TxToken<'a> = TxToken<'a>;
-
-    fn receive(&mut self, _now: Instant) -> Option<(RxToken<'_>, TxToken<'_>)> {
+impl VirtioNic {
+    fn receive(&mut self) -> Option<(RxToken<'_>, VirtioTx<'_>)> {
         if self.broken {
             return None;
         }
@@ -312,24 +314,81 @@ impl Device for NetDevice {
         let (buffer, frame) = self.rx_held.insert((buffer, frame));
         Some((
             RxToken(&buffer[frame.clone()]),
-            TxToken {
+            VirtioTx {
                 nic: &mut self.nic,
                 tx: &mut self.tx,
             },
         ))
     }
 
-    fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
+    fn transmit(&mut self) -> Option<VirtioTx<'_>> {
         if self.broken {
             return None;
         }
         if let Err(token) = self.tx.reclaim(&mut self.nic) {
             return self.disable("sent", token);
         }
-        (!self.tx.free.is_empty() && self.nic.can_send()).then_some(TxToken {
+        (!self.tx.free.is_empty() && self.nic.can_send()).then_some(VirtioTx {
             nic: &mut self.nic,
             tx: &mut self.tx,
         })
+    }
+}
+
+/// The NIC the interface runs on: virtio-net (qemu-virt) or the ZynqMP's
+/// Cadence GEM (zcu102).
+pub enum NetDevice {
+    /// virtio-net on PCI (boxed: its queues' bookkeeping is large).
+    Virtio(alloc::boxed::Box<VirtioNic>),
+    /// The on-chip GEM.
+    Gem(gem::GemNic),
+}
+
+/// Room to send one frame, on whichever NIC.
+pub enum TxToken<'a> {
+    /// On virtio-net.
+    Virtio(VirtioTx<'a>),
+    /// On the GEM.
+    Gem(gem::GemTx<'a>),
+}
+
+impl phy::TxToken for TxToken<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        match self {
+            TxToken::Virtio(t) => t.consume(len, f),
+            TxToken::Gem(t) => t.consume(len, f),
+        }
+    }
+}
+
+impl NetDevice {
+    /// Acknowledges the NIC's interrupt before its queues are drained.
+    fn ack_interrupt(&mut self) {
+        match self {
+            NetDevice::Virtio(v) => {
+                v.nic.ack_interrupt();
+            }
+            NetDevice::Gem(g) => g.ack_interrupt(),
+        }
+    }
+}
+
+impl Device for NetDevice {
+    type RxToken<'a> = RxToken<'a>;
+    type TxToken<'a> = TxToken<'a>;
+
+    fn receive(&mut self, _now: Instant) -> Option<(RxToken<'_>, TxToken<'_>)> {
+        match self {
+            NetDevice::Virtio(v) => v.receive().map(|(r, t)| (r, TxToken::Virtio(t))),
+            NetDevice::Gem(g) => g.receive().map(|(r, t)| (r, TxToken::Gem(t))),
+        }
+    }
+
+    fn transmit(&mut self, _now: Instant) -> Option<TxToken<'_>> {
+        match self {
+            NetDevice::Virtio(v) => v.transmit().map(TxToken::Virtio),
+            NetDevice::Gem(g) => g.transmit().map(TxToken::Gem),
+        }
     }
 
     fn capabilities(&self) -> DeviceCapabilities {
@@ -343,8 +402,11 @@ impl Device for NetDevice {
 /// Why the network could not come up.
 #[derive(Debug)]
 pub enum NetError {
-    /// No virtio-net function on the PCI bus (is `-netdev`/`-device` given?).
+    /// No virtio-net function on the PCI bus (is `-netdev`/`-device` given?)
+    /// and no on-chip Ethernet on the board.
     NotFound,
+    /// No frames for the on-chip Ethernet's rings and buffers.
+    OutOfMemory,
     /// The device refused to initialize.
     Device(virtio_drivers::Error),
     /// The PCI transport could not be set up.
@@ -382,22 +444,23 @@ pub fn now() -> Instant {
     Instant::from_micros(crate::time::uptime().as_micros() as i64)
 }
 
-/// Finds the virtio-net device and brings up an interface with QEMU user
-/// networking's address (10.0.2.15/24, gateway 10.0.2.2).
+/// Finds the NIC (virtio-net on PCI, else the board's GEM) and brings up an
+/// interface with QEMU user networking's address (10.0.2.15/24, gateway
+/// 10.0.2.2).
 pub fn init() -> Result<Net, NetError> {
-    let f = crate::pci::functions()
-        .into_iter()
-        .find(|f| {
-            // An RDMA engine looks like a virtio-net function too.
-            crate::pci::is_virtio_net(f)
-                && !crate::pci::virtio_net_mac(f).is_some_and(|m| hw::rdma::is_engine_mac(&m))
-        })
-        .ok_or(NetError::NotFound)?;
-    let transport = crate::pci::virtio_transport(&f).map_err(NetError::Transport)?;
-    let mut nic = Nic::new(transport).map_err(NetError::Device)?;
-    nic.enable_interrupts();
-    let mac = EthernetAddress(nic.mac_address());
-    let mut device = NetDevice::new(nic).map_err(NetError::Device)?;
+    let (mut device, mac, intid) = match find_virtio()? {
+        Some(found) => found,
+        None => {
+            let gem = hw::board::CURRENT.gem.as_ref().ok_or(NetError::NotFound)?;
+            let nic = gem::GemNic::open(gem.base)?;
+            let mac = EthernetAddress(nic.mac());
+            log::info!(
+                "net: Cadence GEM at {:#x}, mac {mac}, 10.0.2.15/24",
+                gem.base
+            );
+            (NetDevice::Gem(nic), mac, Some(gem.intid))
+        }
+    };
     let mut config = Config::new(HardwareAddress::Ethernet(mac));
     config.random_seed = crate::arch::counter();
     let mut iface = Interface::new(config, &mut device, now());
@@ -410,18 +473,39 @@ pub fn init() -> Result<Net, NetError> {
         .routes_mut()
         .add_default_ipv4_route(Ipv4Address::new(10, 0, 2, 2))
         .ok();
-    if let Some(intid) = f.intid {
+    if let Some(intid) = intid {
         NET_INTID.store(intid, core::sync::atomic::Ordering::Relaxed);
         if let Err(e) = crate::irq::register(intid, hw::gicv2::Trigger::Level, on_net_interrupt) {
-            log::warn!("net: INTx {intid}: {e:?}; polling only");
+            log::warn!("net: interrupt {intid}: {e:?}; polling only");
         }
     }
-    log::info!("net: virtio-net {:?}, mac {mac}, 10.0.2.15/24", f.bdf);
     Ok(Net {
         iface,
         device,
         sockets: SocketSet::new(vec![]),
     })
+}
+
+/// The virtio-net function on PCI, if there is one (an RDMA engine looks
+/// like one too and is skipped), with its MAC and interrupt.
+fn find_virtio() -> Result<Option<(NetDevice, EthernetAddress, Option<u32>)>, NetError> {
+    let Some(f) = crate::pci::functions().into_iter().find(|f| {
+        crate::pci::is_virtio_net(f)
+            && !crate::pci::virtio_net_mac(f).is_some_and(|m| hw::rdma::is_engine_mac(&m))
+    }) else {
+        return Ok(None);
+    };
+    let transport = crate::pci::virtio_transport(&f).map_err(NetError::Transport)?;
+    let mut nic = Nic::new(transport).map_err(NetError::Device)?;
+    nic.enable_interrupts();
+    let mac = EthernetAddress(nic.mac_address());
+    let device = VirtioNic::new(nic).map_err(NetError::Device)?;
+    log::info!("net: virtio-net {:?}, mac {mac}, 10.0.2.15/24", f.bdf);
+    Ok(Some((
+        NetDevice::Virtio(alloc::boxed::Box::new(device)),
+        mac,
+        f.intid,
+    )))
 }
 
 impl Net {
@@ -442,7 +526,7 @@ impl Net {
     /// the interrupt pending and the next WFI returns at once.
     pub fn poll_with(&mut self, mut after_each: impl FnMut(&mut SocketSet<'static>)) {
         NET_INTERRUPTED.store(false, core::sync::atomic::Ordering::Relaxed);
-        self.device.nic.ack_interrupt();
+        self.device.ack_interrupt();
         let now = now();
         self.iface.poll_maintenance(now);
         while self

@@ -56,10 +56,10 @@ pub struct Smmuv3 {
     pub gerror_intid: u32,
 }
 
-/// A memory-to-memory DMA channel the kernel can drive (the ZynqMP's ZDMA).
+/// An on-chip peripheral the kernel drives: its registers and interrupt.
 #[derive(Clone, Debug)]
-pub struct DmaChannel {
-    /// Register block of the channel.
+pub struct Peripheral {
+    /// Register block.
     pub base: usize,
     /// Its interrupt (level-sensitive).
     pub intid: u32,
@@ -101,7 +101,10 @@ pub struct Board {
     /// a 28-bit DMA mask (edu) must reach; None where RAM or MMIO fills them.
     pub low_dma_window: Option<Range<usize>>,
     /// A memory-to-memory DMA channel without an SMMU in front of it.
-    pub zdma: Option<DmaChannel>,
+    pub zdma: Option<Peripheral>,
+    /// An on-chip Ethernet MAC (Cadence GEM), used when no virtio-net
+    /// device is found.
+    pub gem: Option<Peripheral>,
 }
 
 /// Bytes in one gibibyte; the boot identity map is made of 1 GiB blocks.

@@ -36,5 +36,6 @@ pub const QEMU_VIRT: Board = Board {
     // The platform-bus and secure-memory holes: no device answers there.
     low_dma_window: Some(0x0c00_0000..0x1000_0000),
     zdma: None,
+    gem: None,
     rtc_pl031: Some(0x0901_0000),
 };

@@ -1,6 +1,6 @@
 //! Xilinx ZCU102 (`-M xlnx-zcu102`): the Zynq UltraScale+ MPSoC the QFDB carries.
 
-use super::{Board, ConsoleUart, DmaChannel, PsciConduit};
+use super::{Board, ConsoleUart, Peripheral, PsciConduit};
 
 /// The ZCU102 evaluation board (Zynq UltraScale+ ZU9EG).
 pub const ZCU102: Board = Board {
@@ -30,8 +30,13 @@ pub const ZCU102: Board = Board {
     low_dma_window: None,
     rtc_pl031: None,
     // GDMA channel 0 of the full-power domain (QEMU has no SMMU in front).
-    zdma: Some(DmaChannel {
+    zdma: Some(Peripheral {
         base: crate::zdma::GDMA_CH0,
         intid: crate::zdma::GDMA_CH0_INTID,
+    }),
+    // GEM0: QEMU wires the first NIC of its command line there.
+    gem: Some(Peripheral {
+        base: crate::gem::GEM0,
+        intid: crate::gem::GEM0_INTID,
     }),
 };

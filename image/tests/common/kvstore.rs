@@ -80,6 +80,34 @@ impl Guest {
         }
     }
 
+    /// Boots kvstore on `board` with the runner's own port forward (the
+    /// board's NIC: virtio-net, or the ZynqMP's GEM0 on zcu102).
+    pub fn start_on_board(test: &str, board: Board) -> Guest {
+        super::require_qemu();
+        let root = workspace_root();
+        let out = root.join("target/test-images").join(test);
+        let built = build_to(&root, "kvstore", board, &[], &out).expect("image builds");
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let options = RunOptions {
+            port: Some(port),
+            ..RunOptions::default()
+        };
+        let log = out.join("serial.log");
+        let mut cmd = qemu_command(&built, &options).unwrap();
+        cmd.stdin(Stdio::null())
+            .stdout(std::fs::File::create(&log).unwrap())
+            .stderr(Stdio::null());
+        Guest {
+            child: cmd.spawn().expect("QEMU starts"),
+            port,
+            log,
+        }
+    }
+
     /// Kills QEMU at once, as a power cut would.
     pub fn kill(mut self) -> String {
         let _ = self.child.kill();

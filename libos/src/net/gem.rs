@@ -1,0 +1,151 @@
+//! The ZynqMP's Cadence GEM as smoltcp's device: the rings and buffers of
+//! `hw::gem` in identity-mapped frames (the MAC moves physical addresses,
+//! and RAM is identity-mapped, so a buffer's address is also its place in
+//! memory), frames read and written in place.
+//!
+//! ```text
+//!  receive(): GEM placed a frame ──▶ RxToken(buffer) ──▶ smoltcp
+//!             (the buffer goes back to the GEM on the next receive)
+//!  transmit(): a free buffer ──▶ TxToken ──▶ smoltcp writes the frame
+//!              ──▶ TxRing::post ──▶ Gem::start_tx
+//! ```
+
+use super::{NetError, RxToken};
+use crate::mm;
+use hw::gem::{Gem, RxRing, TxRing, Words, BUFFER, RING};
+use smoltcp::phy;
+
+/// The GEM, its rings and buffers.
+pub struct GemNic {
+    gem: Gem,
+    rx: RxRing<Words>,
+    tx: TxRing<Words>,
+    /// A frame handed to smoltcp whose buffer goes back on the next receive.
+    held: bool,
+}
+
+/// Room to send one frame on the GEM.
+pub struct GemTx<'a> {
+    gem: &'a Gem,
+    tx: &'a mut TxRing<Words>,
+}
+
+/// `count` bytes of zeroed, identity-mapped frames the kernel keeps for
+/// good (the MAC owns them as long as the system runs).
+fn frames(bytes: usize) -> Result<usize, NetError> {
+    let pages = bytes.div_ceil(mm::FRAME_SIZE);
+    let start = mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| NetError::OutOfMemory)?;
+    // SAFETY: the frames were just allocated to us, are identity-mapped
+    // read-write and nothing else refers to them.
+    unsafe { core::ptr::write_bytes(start as *mut u8, 0, pages * mm::FRAME_SIZE) };
+    Ok(start)
+}
+
+/// The words of a ring at `start` (identity-mapped, ours for good).
+fn words(start: usize, count: usize) -> Words {
+    // SAFETY: `frames` gave these bytes to the caller for good, zeroed and
+    // aligned; each ring is handed out once.
+    Words(unsafe { core::slice::from_raw_parts_mut(start as *mut u32, count) })
+}
+
+impl GemNic {
+    /// Starts the GEM whose registers are at `base` on fresh rings.
+    pub fn open(base: usize) -> Result<Self, NetError> {
+        let rings = frames(2 * 2 * RING * 4 + 16)?;
+        let buffers = frames(2 * RING * BUFFER)?;
+        let (rx_ring, tx_ring, parked) = (rings, rings + 2 * RING * 4, rings + 4 * RING * 4);
+        let rx = RxRing::new(words(rx_ring, 2 * RING), buffers as u64);
+        let tx = TxRing::new(words(tx_ring, 2 * RING), (buffers + RING * BUFFER) as u64);
+        // SAFETY: the board names the GEM's register block, inside a device
+        // window the kernel maps as device memory; nothing else drives it.
+        let regs = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
+        let mut parked_words = words(parked, 4);
+        let gem = Gem::start(
+            regs,
+            rx_ring as u64,
+            tx_ring as u64,
+            &mut parked_words,
+            parked as u64,
+        );
+        Ok(Self {
+            gem,
+            rx,
+            tx,
+            held: false,
+        })
+    }
+
+    /// The station address.
+    pub fn mac(&self) -> [u8; 6] {
+        self.gem.mac()
+    }
+
+    /// Acknowledges the interrupt (the rings are drained after this).
+    pub fn ack_interrupt(&mut self) {
+        self.gem.acknowledge_interrupt();
+    }
+
+    /// Gives the buffer of the frame smoltcp last read back to the MAC.
+    fn release_held(&mut self) {
+        if core::mem::take(&mut self.held) {
+            self.rx.release();
+            self.gem.resume_rx();
+        }
+    }
+
+    /// The next received frame and room to answer it.
+    pub fn receive(&mut self) -> Option<(RxToken<'_>, GemTx<'_>)> {
+        self.release_held();
+        self.tx.reclaim();
+        loop {
+            let frame = self.rx.peek()?;
+            if frame.len == 0 {
+                log::warn!("gem: a frame spread over buffers was dropped");
+                self.rx.release();
+                self.gem.resume_rx();
+                continue;
+            }
+            self.held = true;
+            // SAFETY: the buffer is one of ours (identity-mapped, never
+            // freed); the MAC does not write it again before `release`,
+            // which happens only on the next receive, after smoltcp has
+            // consumed this token.
+            let bytes =
+                unsafe { core::slice::from_raw_parts(frame.addr as usize as *const u8, frame.len) };
+            return Some((
+                RxToken(bytes),
+                GemTx {
+                    gem: &self.gem,
+                    tx: &mut self.tx,
+                },
+            ));
+        }
+    }
+
+    /// Room to send one frame, if a buffer is free.
+    pub fn transmit(&mut self) -> Option<GemTx<'_>> {
+        self.tx.reclaim();
+        self.tx.free_buffer()?;
+        Some(GemTx {
+            gem: &self.gem,
+            tx: &mut self.tx,
+        })
+    }
+}
+
+impl phy::TxToken for GemTx<'_> {
+    fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
+        let addr = self
+            .tx
+            .free_buffer()
+            .expect("transmit() checked for a free buffer");
+        let len = len.min(BUFFER);
+        // SAFETY: the free buffer is ours and the MAC does not read it
+        // until `post` hands it over below.
+        let buffer = unsafe { core::slice::from_raw_parts_mut(addr as usize as *mut u8, len) };
+        let r = f(buffer);
+        self.tx.post(len);
+        self.gem.start_tx();
+        r
+    }
+}
