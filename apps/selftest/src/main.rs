@@ -24,20 +24,26 @@ fn main(args: libos::Args) -> i32 {
         Some("overflow") => tests::die::overflow_stack(),
         _ => {}
     }
-    let mut passed = 0;
-    let mut failed = 0;
-    let dma_tests = if libos::iommu::present() {
-        tests::DMA
+    if args.contains("nvme-stall") {
+        // Alone: it leaves the NVMe controller disabled.
+        return run(&[("a_stalled_nvme_command_times_out", tests::dma_stall)]);
+    }
+    let mut all = alloc::vec::Vec::from(tests::ALL);
+    if libos::iommu::present() {
+        all.extend_from_slice(tests::DMA);
     } else {
         println!("selftest: no SMMU on this board; the SMMU DMA tests are not run");
-        &[]
-    };
-    let zdma_tests = if libos::dma::zdma().is_ok() {
-        tests::ZDMA
-    } else {
-        &[]
-    };
-    for (name, test) in tests::ALL.iter().chain(dma_tests).chain(zdma_tests) {
+    }
+    if libos::dma::zdma().is_ok() {
+        all.extend_from_slice(tests::ZDMA);
+    }
+    run(&all)
+}
+
+/// Runs `tests`, one line each, then the totals; the exit status.
+fn run(tests: &[tests::Test]) -> i32 {
+    let (mut passed, mut failed) = (0, 0);
+    for (name, test) in tests {
         let start = libos::time::now();
         match test() {
             Ok(()) => {
@@ -51,11 +57,7 @@ fn main(args: libos::Args) -> i32 {
         }
     }
     println!("{passed} passed, {failed} failed");
-    if failed == 0 {
-        0
-    } else {
-        1
-    }
+    i32::from(failed > 0)
 }
 
 /// Fails the current test with a formatted reason unless `cond` holds.

@@ -424,3 +424,70 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
     );
     Ok(())
 }
+
+/// QEMU 7.2's NVMe stalls for good on a gather command whose pieces fault
+/// on two pages at offsets that are not block-aligned (its DMA helpers
+/// bounce one faulting page through a single buffer). The device never
+/// completes: the DMA watchdog must stop the controller and end the
+/// transfer with a timeout, and later transfers must fail at once instead
+/// of hanging. It disables the controller, so it runs alone (`selftest
+/// nvme-stall`).
+pub fn a_stalled_nvme_command_times_out() -> Outcome {
+    let (engine, info) = dma::nvme().map_err(|e| format!("nvme: {e:?}"))?;
+    check!(
+        info.max_pieces > 1,
+        "the controller takes no byte-granular SGLs"
+    );
+    let mut head = Region::eager(FRAME_SIZE).map_err(|e| format!("{e}"))?;
+    let mut value = Region::demand_zero(4 * FRAME_SIZE).map_err(|e| format!("{e}"))?;
+    fill(head.as_mut_slice(), 0x61);
+    fill(value.as_mut_slice(), 0x62);
+    let (h, v) = (head.start(), value.start());
+    // Two evicted pages inside one odd piece: two faulting pages.
+    value
+        .evict(FRAME_SIZE..3 * FRAME_SIZE)
+        .map_err(|e| format!("{e}"))?;
+    let mut pieces = alloc::vec![h + 3..h + 40, v + 5..v + 5 + 3 * FRAME_SIZE];
+    let used: usize = pieces.iter().map(|p| p.len()).sum();
+    let pad = used.next_multiple_of(info.block_size) - used;
+    pieces.push(h + 1000..h + 1000 + pad);
+    let write = Transfer {
+        direction: Direction::ToDevice,
+        pieces,
+        device_addr: 4 << 20,
+        device_key: 0,
+        policy: Policy::FaultAware,
+    };
+    let start = libos::time::now();
+    // SAFETY: the test's own memory; `run` returns only once the device
+    // can no longer touch it (done, or stopped by the watchdog).
+    let result = unsafe { dma::run(engine, write) };
+    let waited = start.elapsed();
+    check!(
+        matches!(
+            result,
+            Err(TransferError::Engine(::dma::EngineError::TimedOut))
+        ),
+        "expected a timeout, got {result:?} after {} ms",
+        waited.as_millis()
+    );
+    check!(
+        waited >= core::time::Duration::from_secs(9),
+        "timed out after only {} ms",
+        waited.as_millis()
+    );
+    // The stopped engine refuses new work at once.
+    let mut again = [0u8; 512];
+    let t = libos::time::now();
+    let later = dma::read(engine, &mut again, 0, Policy::Pin);
+    check!(
+        later.is_err() && t.elapsed() < core::time::Duration::from_secs(2),
+        "a transfer after the stop: {later:?} after {} ms",
+        t.elapsed().as_millis()
+    );
+    libos::println!(
+        "nvme-stall: the stalled command ended TimedOut after {} ms; later transfers fail at once",
+        waited.as_millis()
+    );
+    Ok(())
+}

@@ -117,6 +117,10 @@ pub const DMA: &[Test] = &[
     ),
 ];
 
+/// The stalled-NVMe test, run alone (`selftest nvme-stall`): it leaves the
+/// controller disabled.
+pub use dma::a_stalled_nvme_command_times_out as dma_stall;
+
 /// Tests of the ZynqMP's ZDMA, on boards that have one (zcu102).
 pub const ZDMA: &[Test] = &[
     (
