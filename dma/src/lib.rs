@@ -37,7 +37,9 @@ pub use engine::{Completion, Direction, Engine, EngineCaps, EngineError, Resume,
 pub use engine::{EngineId, SegmentId, StreamId};
 pub use memory::{Access, MemError, Memory};
 pub use prefetch::{PrefetchConfig, Prefetcher};
-pub use scheduler::{Config, FaultAction, Scheduler, SegmentState, TransferState, UnknownSegment};
+pub use scheduler::{
+    Config, FaultAction, Scheduler, SegmentState, TransferState, Unclaimed, UnknownSegment,
+};
 pub use stats::Stats;
 pub use transfer::{Policy, SubmitError, Transfer, TransferError, TransferId, TransferReport};
 pub use watchdog::Watchdog;

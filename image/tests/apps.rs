@@ -200,7 +200,10 @@ fn a_stalled_nvme_command_ends_with_a_timeout_not_a_hang() {
     let outcome = boot.run("selftest-nvme-stall");
     expect_status(&outcome, 0);
     expect_text(&outcome, "test a_stalled_nvme_command_times_out ... ok");
-    expect_text(&outcome, "it was stopped and its transfers fail (timed out)");
+    expect_text(
+        &outcome,
+        "it was stopped and its transfers fail (timed out)",
+    );
 }
 
 fn crash(mode: &'static str, name: &str) -> RunOutcome {

@@ -154,8 +154,6 @@ struct Service {
     unclaimed_resolved: u64,
     /// Pages made resident ahead of such faults.
     unclaimed_prefetched: u64,
-    /// The prefetch window of each such engine's incoming stream.
-    incoming: BTreeMap<u32, dma::Prefetcher>,
     /// Times the SMMU reported lost events.
     lost_event_reports: u64,
     /// Faults taken by devices, after deduplication.
@@ -170,13 +168,6 @@ struct Service {
     /// SMMU event records those passes read (repeats included).
     fault_records: u64,
 }
-
-/// Prefetch window for faults outside any transfer (incoming RDMA): up to
-/// 1 MiB ahead while a device streams.
-const INCOMING_PREFETCH: dma::PrefetchConfig = dma::PrefetchConfig {
-    initial: 4,
-    max: 256,
-};
 
 impl Service {
     /// Resumes and starts what the scheduler can (see [`dma::Scheduler::poll`]).
@@ -202,7 +193,6 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
         stray: 0,
         unclaimed_resolved: 0,
         unclaimed_prefetched: 0,
-        incoming: BTreeMap::new(),
         lost_event_reports: 0,
         device_faults: 0,
         busy: Duration::ZERO,
@@ -307,8 +297,8 @@ impl Service {
 
     /// A fault outside every transfer: the engine that waits on such faults
     /// (an RDMA engine's incoming WRITEs and READs) gets the page resolved
-    /// and is told at once, then the window after it is made resident while
-    /// the device goes on. Anyone else's is a stray, logged.
+    /// and is told at once, then the scheduler makes the window after it
+    /// resident while the device goes on. Anyone else's is a stray, logged.
     fn handle_unclaimed(
         &mut self,
         fault: &crate::iommu::Fault,
@@ -324,25 +314,18 @@ impl Service {
             log::warn!("device fault matches no transfer: {fault:?}");
             return;
         };
-        let resolved = dma::Memory::make_resident(mem, fault.iova as usize, access);
-        engine.page_ready(fault.iova, resolved.is_ok());
+        let iova = fault.iova;
+        let done = self.scheduler.on_unclaimed_fault(
+            mem,
+            dma::StreamId(fault.stream),
+            iova as usize,
+            access,
+            |resolved| engine.page_ready(iova, resolved),
+        );
         self.unclaimed_resolved += 1;
-        if let Err(e) = resolved {
-            log::debug!("device fault at {:#x} unresolvable: {e:?}", fault.iova);
-            return;
-        }
-        // Incoming RDMA streams through memory like a transfer does.
-        let cfg = INCOMING_PREFETCH;
-        let window = self
-            .incoming
-            .entry(fault.stream)
-            .or_insert_with(|| dma::Prefetcher::new(&cfg))
-            .on_stream_fault(&cfg, fault.iova as usize / mm::FRAME_SIZE);
-        for page in window {
-            if dma::Memory::make_resident(mem, page * mm::FRAME_SIZE, access).is_err() {
-                break;
-            }
-            self.unclaimed_prefetched += 1;
+        self.unclaimed_prefetched += done.prefetched as u64;
+        if !done.resolved {
+            log::debug!("device fault at {iova:#x} unresolvable");
         }
     }
 

@@ -1,15 +1,55 @@
-//! The fault path: one SMMU event at a time (`on_fault`), or the news that
-//! some were lost (`events_lost`).
+//! The fault path: one SMMU event at a time (`on_fault`; outside every
+//! transfer, `on_unclaimed_fault`), or the news that some were lost
+//! (`events_lost`).
 
 use crate::engine::StreamId;
 use crate::memory::{Access, Memory};
 use crate::pages;
+use crate::prefetch::Prefetcher;
 use crate::segment::Phase;
 use crate::transfer::{Policy, TransferError};
 
-use super::{FaultAction, Scheduler};
+use super::{FaultAction, Scheduler, Unclaimed};
 
 impl Scheduler {
+    /// A fault outside every transfer (`on_fault` said `Stray`) on a
+    /// device whose own protocol waits on such faults (an RDMA engine's
+    /// incoming WRITEs and READs): makes the page resident, lets the device
+    /// know at once through `ready` (so it goes on while the rest runs),
+    /// then makes the window after it resident, as for a stream through
+    /// memory (`Config::incoming_prefetch`, one window per stream).
+    pub fn on_unclaimed_fault(
+        &mut self,
+        mem: &mut dyn Memory,
+        stream: StreamId,
+        iova: usize,
+        access: Access,
+        ready: impl FnOnce(bool),
+    ) -> Unclaimed {
+        let resolved = mem.make_resident(iova, access).is_ok();
+        ready(resolved);
+        let mut prefetched = 0;
+        if resolved {
+            let cfg = self.config.incoming_prefetch;
+            let page_size = mem.page_size();
+            let window = self
+                .incoming
+                .entry(stream)
+                .or_insert_with(|| Prefetcher::new(&cfg))
+                .on_stream_fault(&cfg, iova / page_size);
+            for page in window {
+                if mem.make_resident(page * page_size, access).is_err() {
+                    break;
+                }
+                prefetched += 1;
+            }
+        }
+        Unclaimed {
+            resolved,
+            prefetched,
+        }
+    }
+
     /// Handles one SMMU fault event: the device on `stream` could not
     /// `access` the page holding `iova`.
     ///

@@ -89,10 +89,10 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::fmt;
 
-use crate::engine::{Engine, EngineCaps, EngineId};
+use crate::engine::{Engine, EngineCaps, EngineId, StreamId};
 use crate::layout::Layout;
 use crate::memory::MemError;
-use crate::prefetch::PrefetchConfig;
+use crate::prefetch::{PrefetchConfig, Prefetcher};
 use crate::stats::Stats;
 use crate::transfer::{Policy, SubmitError, Transfer, TransferError, TransferId, TransferReport};
 use active::Active;
@@ -106,6 +106,10 @@ pub struct Config {
     pub max_retries: u32,
     /// Window bounds for `FaultAwarePrefetch`.
     pub prefetch: PrefetchConfig,
+    /// Window bounds for faults outside every transfer that a device waits
+    /// on ([`Scheduler::on_unclaimed_fault`]: incoming RDMA), which stream
+    /// through memory like a transfer does.
+    pub incoming_prefetch: PrefetchConfig,
 }
 
 impl Default for Config {
@@ -113,8 +117,21 @@ impl Default for Config {
         Config {
             max_retries: 8,
             prefetch: PrefetchConfig::default(),
+            incoming_prefetch: PrefetchConfig {
+                initial: 4,
+                max: 256,
+            },
         }
     }
+}
+
+/// What [`Scheduler::on_unclaimed_fault`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Unclaimed {
+    /// Whether the faulting page is resident now.
+    pub resolved: bool,
+    /// Pages of the window after it made resident.
+    pub prefetched: usize,
 }
 
 /// What `on_fault` did with one SMMU fault event, for the kernel's log and
@@ -205,6 +222,8 @@ pub struct Scheduler {
     totals: [Stats; 4],
     next_id: u64,
     strays: u64,
+    /// Per stream, the prefetch window of faults outside every transfer.
+    incoming: BTreeMap<StreamId, Prefetcher>,
 }
 
 impl Default for Scheduler {
@@ -224,6 +243,7 @@ impl Scheduler {
             totals: [Stats::default(); 4],
             next_id: 1,
             strays: 0,
+            incoming: BTreeMap::new(),
         }
     }
 
