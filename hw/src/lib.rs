@@ -19,6 +19,7 @@ pub mod mmio;
 pub mod nvme;
 pub mod pci;
 pub mod rdma;
+pub mod sdhci;
 pub mod uart;
 pub mod virtio_tokens;
 pub mod zdma;

@@ -73,6 +73,13 @@ pub fn check_options(board: Board, opts: &RunOptions) -> Result<()> {
             }
         }
     }
+    if board == Board::Zcu102 {
+        if let Some(size) = opts.disk_size.filter(|s| !s.is_power_of_two()) {
+            return Err(Error::Options(format!(
+                "--disk-size {size}: on zcu102 the disk is an SD card, and QEMU's SD cards must be a power of two in size"
+            )));
+        }
+    }
     bootargs::command_line(&opts.args)?;
     Ok(())
 }
@@ -110,6 +117,18 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
             // The board's DisplayPort has an audio device; without this QEMU 7.2 tries
             // ALSA and fills stderr with failures on machines without sound.
             cmd.env("QEMU_AUDIO_DRV", "none");
+            // The disk beside the image is the SD card in slot 0 (SD0);
+            // QEMU's SD model takes only power-of-two sizes.
+            let disk = node_disk_path(built, 0);
+            cmd.arg("-drive").arg(format!(
+                "if=sd,index=0,format=raw,file={}{}",
+                disk.display(),
+                if opts.disk_read_only {
+                    ",readonly=on"
+                } else {
+                    ""
+                }
+            ));
             if let Some(port) = opts.port {
                 // The first NIC of the command line is the SoC's GEM0.
                 if let Some(object) = crate::backlog::preload(&crate::workspace_root()) {

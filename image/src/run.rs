@@ -41,9 +41,7 @@ pub fn run(
     timeout: Option<Duration>,
     echo: bool,
 ) -> Result<RunOutcome> {
-    if built.board == crate::Board::QemuVirt {
-        crate::qemu::ensure_disk(built, opts.disk_size)?;
-    }
+    crate::qemu::ensure_disk(built, opts.disk_size)?;
     run_command(qemu_command(built, opts)?, timeout, echo)
 }
 
@@ -73,9 +71,7 @@ pub fn run_stoppable(
     echo: bool,
     asked: &AtomicBool,
 ) -> Result<RunOutcome> {
-    if built.board == crate::Board::QemuVirt {
-        crate::qemu::ensure_disk(built, opts.disk_size)?;
-    }
+    crate::qemu::ensure_disk(built, opts.disk_size)?;
     let mut cmd = qemu_command(built, opts)?;
     std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
     run_watched(cmd, timeout, echo.then_some(""), None, Some(asked))

@@ -921,25 +921,35 @@ fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
 }
 
 #[test]
-fn kvstore_serves_on_the_zcu102_through_the_cadence_gem() {
-    // The QFDB's SoC: no PCI, no NVMe; the network is the on-chip GEM0.
-    let guest = Guest::start_on_board("kvstore-zcu102", Board::Zcu102);
+fn kvstore_serves_and_persists_on_the_zcu102_through_gem_and_sd() {
+    // The QFDB's SoC: no PCI, no NVMe; the network is the on-chip GEM0,
+    // the disk an SD card on SD0.
+    let test = "kvstore-zcu102";
+    fresh_disk(test);
+    let guest = Guest::start_on_board(test, Board::Zcu102);
     let mut s = guest.connect();
     exchange(&mut s, b"PING\r\n", b"+PONG\r\n");
     exchange(&mut s, b"SET board zcu102\r\n", b"+OK\r\n");
-    exchange(&mut s, b"GET board\r\n", b"$6\r\nzcu102\r\n");
-    // A value of several frames each way.
+    // A value of many frames each way, and of many SD blocks.
     let value = pattern(200_000, 7);
     s.write_all(&command(&[b"SET", b"big", &value])).unwrap();
     assert_eq!(read_line(&mut s), "+OK\r\n");
     assert_eq!(bulk(&mut s, b"GET big\r\n"), value);
-    s.write_all(b"SHUTDOWN NOSAVE\r\n").unwrap();
+    s.write_all(b"SHUTDOWN\r\n").unwrap();
     let (status, serial) = guest.exit_status();
     assert_eq!(status, Some(0), "{serial}");
     assert!(
         serial.contains("net: Cadence GEM at 0xff0b0000"),
         "{serial}"
     );
+    assert!(serial.contains("sd: card of 1024 MiB"), "{serial}");
+    // Both keys come back from the SD card.
+    let guest = Guest::start_on_board(test, Board::Zcu102);
+    let mut s = guest.connect();
+    exchange(&mut s, b"GET board\r\n", b"$6\r\nzcu102\r\n");
+    assert_eq!(bulk(&mut s, b"GET big\r\n"), value);
+    let serial = guest.serial();
+    assert!(serial.contains("log replayed: 2 records"), "{serial}");
 }
 
 #[test]

@@ -96,6 +96,73 @@ impl DeviceEngine for ZdmaEngine {
     }
 }
 
+/// The SD card as an engine of the DMA scheduler. The controller moves
+/// data through its data port (programmed I/O), so the "device" here is
+/// this core copying between the card and the segment's memory, by virtual
+/// address: a page that is not present faults and is resolved like any
+/// CPU access, and nothing needs pinning. Each segment runs to its end in
+/// `start`; `poll_completions` reports it.
+struct SdEngine {
+    card: hw::sdhci::SdCard,
+    done: Vec<(dma::SegmentId, dma::Completion)>,
+}
+
+/// Largest segment on the SD card (256 blocks).
+const SD_SEGMENT: usize = 128 << 10;
+
+impl dma::Engine for SdEngine {
+    fn caps(&self) -> dma::EngineCaps {
+        dma::EngineCaps {
+            max_segment: SD_SEGMENT,
+            max_pieces: 1,
+            block: hw::sdhci::BLOCK,
+            can_resume: false,
+            // No SMMU: the copies are the CPU's.
+            stream: dma::StreamId(u32::MAX),
+        }
+    }
+
+    fn start(&mut self, seg: &dma::Segment) -> Result<(), dma::EngineError> {
+        let memory = seg.va();
+        let lba = seg.device_addr / hw::sdhci::BLOCK as u64;
+        let result = match seg.direction {
+            dma::Direction::ToDevice => {
+                // SAFETY: the submitter keeps the segment's memory allocated
+                // and unwritten until its transfer completes (the contract
+                // of `submit`); it is only read here, before completing.
+                let data =
+                    unsafe { core::slice::from_raw_parts(memory.start as *const u8, memory.len()) };
+                self.card.write(lba, data)
+            }
+            dma::Direction::FromDevice => {
+                // SAFETY: as above, and nothing else reads or writes the
+                // memory meanwhile, so this is its only reference.
+                let data = unsafe {
+                    core::slice::from_raw_parts_mut(memory.start as *mut u8, memory.len())
+                };
+                self.card.read(lba, data)
+            }
+        };
+        let completion = match result {
+            Ok(()) => dma::Completion::Ok,
+            Err(e) => {
+                log::error!("sd: segment at block {lba}: {e:?}");
+                dma::Completion::Error(dma::EngineError::Device(1))
+            }
+        };
+        self.done.push((seg.id, completion));
+        Ok(())
+    }
+
+    fn resume(&mut self, _seg: &dma::Segment, _how: dma::Resume) {}
+}
+
+impl DeviceEngine for SdEngine {
+    fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>) {
+        out.append(&mut self.done);
+    }
+}
+
 /// The memory manager as the scheduler sees it.
 struct KernelMemory;
 
@@ -548,6 +615,8 @@ pub enum DeviceError {
     NoSmmu,
     /// The controller did not come up.
     Init(hw::nvme::NvmeError),
+    /// The SD card did not come up.
+    Sd(hw::sdhci::SdError),
 }
 
 /// Zeroed contiguous frames for queues and PRP lists (pinned for good).
@@ -641,6 +710,37 @@ pub struct NvmeInfo {
     /// takes SGLs, else 1 (a gather transfer must then have its piece
     /// boundaries on blocks).
     pub max_pieces: usize,
+}
+
+static SD: IrqSpinLock<Option<(EngineId, NvmeInfo)>> = IrqSpinLock::new(None);
+
+/// The board's SD card (the ZynqMP's SD0) as a block engine of the DMA
+/// scheduler, with the same description as an NVMe namespace, so a disk
+/// user (the key-value store's log) runs on either. Opened once, then
+/// shared; `NotFound` without a controller or a card.
+pub fn sd() -> Result<(EngineId, NvmeInfo), DeviceError> {
+    if let Some(found) = *SD.lock() {
+        return Ok(found);
+    }
+    let base = hw::board::CURRENT.sd.ok_or(DeviceError::NotFound)?;
+    // SAFETY: the board names the controller's registers, inside a device
+    // window the kernel maps as device memory; nothing else drives it.
+    let regs = unsafe { Mmio::new(base, 0x1000) };
+    let card = hw::sdhci::SdCard::init(regs).map_err(DeviceError::Sd)?;
+    let info = NvmeInfo {
+        capacity: card.capacity(),
+        block_size: hw::sdhci::BLOCK,
+        max_transfer: SD_SEGMENT,
+        max_pieces: 1,
+    };
+    let engine = SdEngine {
+        card,
+        done: Vec::new(),
+    };
+    let id = add_engine(Box::new(engine), 1);
+    *SD.lock() = Some((id, info));
+    log::info!("sd: card of {} MiB", info.capacity >> 20);
+    Ok((id, info))
 }
 
 /// The first NVMe controller as a DMA engine (opened once, then shared).

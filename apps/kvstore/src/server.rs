@@ -583,7 +583,8 @@ pub fn main(args: libos::Args) -> i32 {
         }
     };
     let fsync = config.appendfsync;
-    let log = match libos::dma::nvme() {
+    // The disk: an NVMe namespace (qemu-virt) or the SD card (zcu102).
+    let log = match libos::dma::nvme().or_else(|_| libos::dma::sd()) {
         Ok((nvme, info)) => {
             let now = now_ms();
             let mut loaded = Engine::new(config.clone(), now);
@@ -624,7 +625,7 @@ pub fn main(args: libos::Args) -> i32 {
             }
         }
         Err(e) => {
-            println!("kvstore: no NVMe disk ({e:?}); persistence is off");
+            println!("kvstore: no disk (NVMe or SD: {e:?}); persistence is off");
             None
         }
     };

@@ -105,6 +105,8 @@ pub struct Board {
     /// An on-chip Ethernet MAC (Cadence GEM), used when no virtio-net
     /// device is found.
     pub gem: Option<Peripheral>,
+    /// An SD host controller (SDHCI) whose card is a block device.
+    pub sd: Option<usize>,
 }
 
 /// Bytes in one gibibyte; the boot identity map is made of 1 GiB blocks.

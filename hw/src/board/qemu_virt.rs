@@ -37,5 +37,6 @@ pub const QEMU_VIRT: Board = Board {
     low_dma_window: Some(0x0c00_0000..0x1000_0000),
     zdma: None,
     gem: None,
+    sd: None,
     rtc_pl031: Some(0x0901_0000),
 };

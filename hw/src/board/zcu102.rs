@@ -18,8 +18,10 @@ pub const ZCU102: Board = Board {
     devices: &[
         // GIC-400.
         0xf900_0000..0xf908_0000,
-        // Low-power domain peripherals: UARTs, I2C, GPIO, ...
+        // Low-power domain peripherals: UARTs, I2C, GPIO, GEMs, ...
         0xff00_0000..0xff10_0000,
+        // The two SD host controllers.
+        0xff16_0000..0xff18_0000,
         // Full-power domain DMA (ZDMA) and SMMU.
         0xfd00_0000..0xfd80_0000,
     ],
@@ -39,4 +41,6 @@ pub const ZCU102: Board = Board {
         base: crate::gem::GEM0,
         intid: crate::gem::GEM0_INTID,
     }),
+    // SD0: QEMU puts the card of `-drive if=sd,index=0` there.
+    sd: Some(crate::sdhci::SD0),
 };

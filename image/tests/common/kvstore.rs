@@ -87,6 +87,7 @@ impl Guest {
         let root = workspace_root();
         let out = root.join("target/test-images").join(test);
         let built = build_to(&root, "kvstore", board, &[], &out).expect("image builds");
+        faultline_image::qemu::ensure_disk(&built, None).unwrap();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()
             .local_addr()
