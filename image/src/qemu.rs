@@ -362,6 +362,19 @@ mod tests {
     }
 
     #[test]
+    fn a_zcu102_sd_card_must_be_a_power_of_two() {
+        let opts = |size| RunOptions {
+            disk_size: Some(size),
+            ..RunOptions::default()
+        };
+        let b = built(Board::Zcu102);
+        let e = qemu_command(&b, &opts(3 << 30)).unwrap_err().to_string();
+        assert!(e.contains("power of two"), "{e}");
+        assert!(qemu_command(&b, &opts(4 << 30)).is_ok());
+        assert!(qemu_command(&built(Board::QemuVirt), &opts(3 << 30)).is_ok());
+    }
+
+    #[test]
     fn zcu102_line() {
         let opts = RunOptions {
             args: vec!["ignored-here".into()],
@@ -370,7 +383,8 @@ mod tests {
         let cmd = qemu_command(&built(Board::Zcu102), &opts).unwrap();
         assert_eq!(
             argv(&cmd),
-            "qemu-system-aarch64 -M xlnx-zcu102 -m 2G -display none -serial stdio \
+            "qemu-system-aarch64 -M xlnx-zcu102 -m 2G \
+             -drive if=sd,index=0,format=raw,file=/img/hello.disk -display none -serial stdio \
              -monitor none -semihosting -no-reboot -kernel /img/hello.elf"
         );
         let el2 = RunOptions {
