@@ -253,6 +253,15 @@ impl Bench {
         Ok(row)
     }
 
+    /// Where on the disk a transfer in `direction` goes (the pattern area
+    /// for reads, the scratch area for writes).
+    pub fn disk_area(&self, direction: Direction) -> u64 {
+        match direction {
+            Direction::FromDevice => READ_AREA,
+            Direction::ToDevice => WRITE_AREA,
+        }
+    }
+
     /// Checks what the transfer moved: a read against the pattern area, a
     /// write by reading the disk back into a resident buffer.
     fn check(&mut self, region: &Region, spec: &Spec, disk: u64) -> Result<(), String> {

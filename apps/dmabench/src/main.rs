@@ -15,6 +15,7 @@ extern crate alloc;
 
 mod cell;
 mod costs;
+mod paired;
 mod report;
 mod scaling;
 
@@ -156,7 +157,18 @@ fn main(args: libos::Args) -> i32 {
     let first_byte = bench.time_to_first_byte(1 << 30);
     report::first_byte(&first_byte);
     report::fault_cost(&rows);
-    report::targets(&rows, &first_byte);
+    let largest = sizes.iter().copied().max().unwrap_or(0);
+    let mut warm = Vec::new();
+    for direction in [Direction::FromDevice, Direction::ToDevice] {
+        match paired::warm(engine, largest, direction, bench.disk_area(direction)) {
+            Ok(p) => warm.push((direction, p)),
+            Err(e) => {
+                println!("dmabench: warm pairs {direction:?} failed: {e}");
+                return 1;
+            }
+        }
+    }
+    report::targets(&rows, &first_byte, &warm);
     report::csv(&rows);
     println!("corrupted bytes: {}", bench.corrupted_bytes());
     if bench.corrupted_bytes() == 0 {

@@ -141,23 +141,26 @@ fn find(
 }
 
 /// The targets, each with the measured value and met / not met.
-pub fn targets(rows: &[Row], first_byte: &[(Policy, Result<Duration, String>)]) {
+pub fn targets(
+    rows: &[Row],
+    first_byte: &[(Policy, Result<Duration, String>)],
+    warm: &[(Direction, crate::paired::Pairs)],
+) {
     println!();
     println!("targets (largest size measured, reads and writes):");
     let largest = rows.iter().map(|r| r.spec.size).max().unwrap_or(0);
     let verdict = |ok: bool| if ok { "met" } else { "NOT met" };
     for direction in [Direction::FromDevice, Direction::ToDevice] {
         let cell = |s, p| find(rows, s, direction, largest, p);
-        if let (Some(pin), Some(fa)) = (
-            cell(Scenario::Warm, Policy::Pin),
-            cell(Scenario::Warm, Policy::FaultAware),
-        ) {
-            let r = fa.throughput() / pin.throughput();
+        if let Some((_, p)) = warm.iter().find(|(d, _)| *d == direction) {
             println!(
-                "  warm {}: fault-aware {:.2}x pin (>= 0.98): {}",
+                "  warm {}: fault-aware {:.2}x pin (>= 0.98): {}; median of {} back-to-back pairs, middle half {:.2}..{:.2}",
                 dir(direction),
-                r,
-                verdict(r >= 0.98)
+                p.median,
+                verdict(p.median >= 0.98),
+                crate::paired::ROUNDS,
+                p.middle.0,
+                p.middle.1
             );
         }
         if let (Some(pin), Some(pf)) = (
