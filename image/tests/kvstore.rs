@@ -953,6 +953,30 @@ fn kvstore_serves_and_persists_on_the_zcu102_through_gem_and_sd() {
 }
 
 #[test]
+fn a_published_message_reaches_a_subscriber_on_another_connection() {
+    let test = "kvstore-pubsub";
+    let guest = Guest::start(test);
+    let mut sub = guest.connect();
+    let mut publisher = guest.connect();
+    exchange(
+        &mut sub,
+        b"SUBSCRIBE news\r\n",
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n",
+    );
+    exchange(&mut publisher, b"PUBLISH news hello\r\n", b":1\r\n");
+    let mut got = vec![0; b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n".len()];
+    sub.read_exact(&mut got).expect("the message");
+    assert_eq!(got, b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n");
+    // Gone subscribers are forgotten.
+    drop(sub);
+    eventually(
+        Duration::from_secs(10),
+        "the subscriber to be forgotten",
+        || ask(&mut publisher, "PUBLISH news again\r\n") == ":0",
+    );
+}
+
+#[test]
 fn shutdown_makes_the_last_writes_durable_and_stops_cleanly() {
     let test = "kvstore-shutdown";
     fresh_disk(test);

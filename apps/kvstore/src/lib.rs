@@ -46,6 +46,7 @@ pub mod commands;
 pub mod config;
 pub mod glob;
 pub mod num;
+pub mod pubsub;
 pub mod resp;
 pub mod session;
 pub mod store;

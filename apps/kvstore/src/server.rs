@@ -145,6 +145,7 @@ impl Server {
             for &slot in &visiting {
                 self.visit(slot);
             }
+            self.deliver_messages();
             if let Some(force) = self.engine.take_shutdown() {
                 self.shutdown(force);
             }
@@ -259,8 +260,25 @@ impl Server {
         self.ready.push(slot);
     }
 
+    /// Appends what `PUBLISH` left for each subscriber to its output.
+    fn deliver_messages(&mut self) {
+        let messages = self.engine.take_messages();
+        for (client, message) in messages {
+            let slot = self.conns.iter().position(|c| {
+                c.as_ref()
+                    .is_some_and(|c| c.client && c.session.client().id() == client)
+            });
+            let Some(slot) = slot else { continue };
+            if let Some(conn) = self.conns[slot].as_mut() {
+                conn.session.push_message(&message);
+                self.replied.push(slot);
+            }
+        }
+    }
+
     fn close(&mut self, slot: usize) {
         if let Some(conn) = self.conns[slot].take() {
+            self.engine.client_gone(conn.session.client().id());
             self.net.sockets.remove(conn.handle);
             if conn.client {
                 self.engine.stats_mut().connected_clients -= 1;

@@ -57,6 +57,10 @@ struct Held {
     until: u64,
 }
 
+/// Unread published messages a subscriber may hold before it is closed
+/// (Redis's `client-output-buffer-limit pubsub 32mb`).
+pub const PUBSUB_HARD_LIMIT: usize = 32 << 20;
+
 /// A connection's protocol state.
 ///
 /// ```
@@ -230,6 +234,25 @@ impl Session {
             }
             self.sent = 0;
         }
+    }
+
+    /// Appends a message published to one of the client's channels after
+    /// the replies queued so far. A subscriber that lets more than
+    /// [`PUBSUB_HARD_LIMIT`] bytes pile up unread is closed, its output
+    /// dropped (Redis's pubsub output-buffer class); `false` then.
+    pub fn push_message(&mut self, message: &[u8]) -> bool {
+        if self.closing {
+            return false;
+        }
+        if self.output.len() - self.sent + message.len() > PUBSUB_HARD_LIMIT
+            || self.output.try_reserve(message.len()).is_err()
+        {
+            self.discard_output();
+            self.closing = true;
+            return false;
+        }
+        self.output.extend_from_slice(message);
+        true
     }
 
     /// Drops every reply, sent or not: nobody is left to read them.

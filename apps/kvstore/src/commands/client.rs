@@ -19,6 +19,11 @@ pub struct ClientCtx {
     /// Keys `WATCH`ed: database, key, and the entry's version then (`None`:
     /// missing).
     pub(crate) watched: Vec<(usize, Vec<u8>, Option<u64>)>,
+    /// Channels and patterns subscribed to (`SUBSCRIBE`, `PSUBSCRIBE`):
+    /// while any, only the pub/sub commands, `PING`, `QUIT` and `RESET`
+    /// are accepted.
+    pub(crate) channels: alloc::collections::BTreeSet<Vec<u8>>,
+    pub(crate) patterns: alloc::collections::BTreeSet<Vec<u8>>,
 }
 
 /// A transaction being queued.
@@ -42,6 +47,8 @@ impl ClientCtx {
             db: 0,
             multi: None,
             watched: Vec::new(),
+            channels: alloc::collections::BTreeSet::new(),
+            patterns: alloc::collections::BTreeSet::new(),
         }
     }
 
@@ -58,6 +65,11 @@ impl ClientCtx {
     /// The database the client works in (`SELECT`).
     pub fn db(&self) -> usize {
         self.db
+    }
+
+    /// How many channels and patterns it is subscribed to.
+    pub fn subscriptions(&self) -> usize {
+        self.channels.len() + self.patterns.len()
     }
 
     /// Whether the client sent `QUIT`: the server should write the pending

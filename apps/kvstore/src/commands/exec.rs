@@ -31,6 +31,8 @@ pub(crate) struct Exec<'a> {
     pub effects: Effects,
     /// The engine's pseudo-random state (`RANDOMKEY`).
     pub random: &'a mut u64,
+    /// Channel and pattern subscriptions, and messages to deliver.
+    pub pubsub: &'a mut crate::pubsub::PubSub,
 }
 
 impl Exec<'_> {

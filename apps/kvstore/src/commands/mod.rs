@@ -34,6 +34,7 @@ mod info;
 mod introspect;
 mod keys;
 mod persistence;
+mod pubsub;
 mod set_options;
 mod stats;
 mod string_ops;
@@ -97,6 +98,8 @@ pub struct Engine {
     started_ms: u64,
     /// State of the generator `RANDOMKEY` draws from.
     random: u64,
+    /// Publish/subscribe state (never logged: messages are not data).
+    pubsub: crate::pubsub::PubSub,
 }
 
 impl Engine {
@@ -112,6 +115,7 @@ impl Engine {
             stats: Stats::default(),
             started_ms: now_ms,
             random: now_ms | 1,
+            pubsub: crate::pubsub::PubSub::default(),
         }
     }
 
@@ -145,9 +149,15 @@ impl Engine {
         client: &mut ClientCtx,
         now_ms: u64,
     ) -> Outcome {
-        let outcome = match self.transaction(&mut args, client, now_ms) {
-            Some(outcome) => outcome,
-            None => self.run(&mut args, client, now_ms, false),
+        let outcome = match pubsub::subscribed_gate(&args, client) {
+            Some(reply) => Outcome {
+                reply,
+                effects: Effects::default(),
+            },
+            None => match self.transaction(&mut args, client, now_ms) {
+                Some(outcome) => outcome,
+                None => self.run(&mut args, client, now_ms, false),
+            },
         };
         if outcome.reply.is_error() {
             self.stats.total_error_replies += 1;
@@ -323,6 +333,17 @@ impl Engine {
         &self.stats
     }
 
+    /// Messages `PUBLISH` left since the last call, for the server to
+    /// append to each subscriber's output: (client id, RESP bytes).
+    pub fn take_messages(&mut self) -> Vec<(u64, Vec<u8>)> {
+        self.pubsub.take_messages()
+    }
+
+    /// Client `id` disconnected: its subscriptions end.
+    pub fn client_gone(&mut self, id: u64) {
+        self.pubsub.forget(id);
+    }
+
     /// The counters, for the server to fill in connection and log figures.
     pub fn stats_mut(&mut self) -> &mut Stats {
         &mut self.stats
@@ -439,6 +460,7 @@ impl Engine {
             now,
             started_ms: self.started_ms,
             random: &mut self.random,
+            pubsub: &mut self.pubsub,
             loading,
             fullname: spec.name,
             effects: Effects::default(),

@@ -4,7 +4,9 @@
 //! all read this table, so they cannot disagree.
 
 use super::exec::Exec;
-use super::{auth, connection, expire, info, introspect, keys, persistence, string_ops, strings};
+use super::{
+    auth, connection, expire, info, introspect, keys, persistence, pubsub, string_ops, strings,
+};
 use crate::resp::Reply;
 use crate::store::Store;
 
@@ -194,12 +196,26 @@ const R: u8 = READONLY;
 const RF: u8 = READONLY | FAST;
 const WF: u8 = WRITE | FAST;
 const CONN: u8 = FAST | LOADING | STALE;
+const PUBSUB: u8 = LOADING | STALE;
 
 /// Every command, in the order `COMMAND` lists them.
 pub(crate) static COMMANDS: &[Spec] = &[
     cmd("ping", -1, CONN, NO_KEYS, connection::ping),
     cmd("echo", 2, CONN, NO_KEYS, connection::echo),
     cmd("quit", -1, CONN, NO_KEYS, connection::quit),
+    cmd("subscribe", -2, PUBSUB, NO_KEYS, pubsub::subscribe),
+    cmd("psubscribe", -2, PUBSUB, NO_KEYS, pubsub::psubscribe),
+    cmd("unsubscribe", -1, PUBSUB, NO_KEYS, pubsub::unsubscribe),
+    cmd("punsubscribe", -1, PUBSUB, NO_KEYS, pubsub::punsubscribe),
+    cmd("publish", 3, PUBSUB, NO_KEYS, pubsub::publish),
+    container(
+        "pubsub",
+        &[
+            cmd("pubsub|channels", -2, PUBSUB, NO_KEYS, pubsub::channels),
+            cmd("pubsub|numsub", -2, PUBSUB, NO_KEYS, pubsub::numsub),
+            cmd("pubsub|numpat", 2, PUBSUB, NO_KEYS, pubsub::numpat),
+        ],
+    ),
     cmd("auth", -2, CONN, NO_KEYS, auth::auth),
     cmd("hello", -1, CONN, NO_KEYS, auth::hello),
     cmd("select", 2, CONN, NO_KEYS, connection::select),

@@ -16,6 +16,9 @@ pub enum Reply {
     Bulk(Option<Vec<u8>>),
     /// `*2\r\n...` or, for `None`, the null array `*-1`.
     Array(Option<Vec<Reply>>),
+    /// Several replies to one command, one after the other (`SUBSCRIBE a
+    /// b` answers once per channel).
+    Sequence(Vec<Reply>),
 }
 
 impl Reply {
@@ -71,6 +74,11 @@ impl Reply {
                     item.encode(out);
                 }
             }
+            Reply::Sequence(replies) => {
+                for reply in replies {
+                    reply.encode(out);
+                }
+            }
         }
     }
 
@@ -89,6 +97,7 @@ impl Reply {
             Reply::Array(Some(items)) => {
                 header(items.len()) + items.iter().map(Reply::encoded_len).sum::<usize>()
             }
+            Reply::Sequence(replies) => replies.iter().map(Reply::encoded_len).sum(),
         }
     }
 

@@ -7,6 +7,7 @@ mod expiry;
 mod keys;
 mod memory;
 mod persistence;
+mod pubsub;
 mod server;
 mod strings;
 mod transactions;

@@ -1,0 +1,105 @@
+//! Publish/subscribe between two clients of one engine.
+
+use alloc::vec;
+
+use super::Session;
+use crate::commands::ClientCtx;
+use crate::resp::{split_args, Reply};
+
+fn bulk(s: &str) -> Reply {
+    Reply::bulk(s.as_bytes())
+}
+
+fn confirm(kind: &str, name: &str, n: i64) -> Reply {
+    Reply::array(vec![bulk(kind), bulk(name), Reply::Integer(n)])
+}
+
+/// Runs `line` as `client` on `s`'s engine.
+fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Reply {
+    let args = split_args(line.as_bytes()).unwrap();
+    s.engine.execute(&args, client, s.now).reply
+}
+
+#[test]
+fn a_subscriber_gets_what_is_published_and_nothing_is_logged() {
+    let mut s = Session::new();
+    let mut sub = ClientCtx::new(20);
+    assert_eq!(
+        as_client(&mut s, &mut sub, "SUBSCRIBE news sport"),
+        Reply::Sequence(vec![
+            confirm("subscribe", "news", 1),
+            confirm("subscribe", "sport", 2)
+        ])
+    );
+    assert_eq!(
+        as_client(&mut s, &mut sub, "PSUBSCRIBE n*"),
+        Reply::Sequence(vec![confirm("psubscribe", "n*", 3)])
+    );
+    let published = s.exec("PUBLISH news hello");
+    assert_eq!(published.reply, Reply::Integer(2), "channel + pattern");
+    assert!(published.effects.is_empty(), "messages are not data");
+    let messages = s.engine.take_messages();
+    assert_eq!(messages.len(), 2);
+    assert!(messages.iter().all(|(id, _)| *id == 20));
+    assert_eq!(
+        messages[0].1,
+        b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
+    );
+    assert_eq!(s.run("PUBLISH weather rain"), Reply::Integer(0));
+    assert_eq!(
+        s.run("PUBSUB NUMSUB news nobody"),
+        Reply::array(vec![
+            bulk("news"),
+            Reply::Integer(1),
+            bulk("nobody"),
+            Reply::Integer(0)
+        ])
+    );
+    assert_eq!(s.run("PUBSUB NUMPAT"), Reply::Integer(1));
+    assert_eq!(
+        s.run("PUBSUB CHANNELS s*"),
+        Reply::array(vec![bulk("sport")])
+    );
+}
+
+#[test]
+fn a_subscribed_client_may_only_ping_and_manage_subscriptions() {
+    let mut s = Session::new();
+    let mut sub = ClientCtx::new(21);
+    as_client(&mut s, &mut sub, "SUBSCRIBE a");
+    let refused = as_client(&mut s, &mut sub, "GET k");
+    assert_eq!(
+        refused,
+        Reply::error(
+            "ERR Can't execute 'get': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context"
+        )
+    );
+    assert_eq!(
+        as_client(&mut s, &mut sub, "PING"),
+        Reply::array(vec![bulk("pong"), bulk("")])
+    );
+    // Unsubscribing from everything ends the mode.
+    assert_eq!(
+        as_client(&mut s, &mut sub, "UNSUBSCRIBE"),
+        Reply::Sequence(vec![confirm("unsubscribe", "a", 0)])
+    );
+    assert_eq!(
+        as_client(&mut s, &mut sub, "PING"),
+        Reply::Simple("PONG".into())
+    );
+    assert_eq!(
+        as_client(&mut s, &mut sub, "PUNSUBSCRIBE"),
+        Reply::array(vec![bulk("punsubscribe"), Reply::nil(), Reply::Integer(0)])
+    );
+}
+
+#[test]
+fn a_client_that_leaves_receives_nothing_more() {
+    let mut s = Session::new();
+    let mut sub = ClientCtx::new(22);
+    as_client(&mut s, &mut sub, "SUBSCRIBE a");
+    s.engine.client_gone(22);
+    assert_eq!(s.run("PUBLISH a x"), Reply::Integer(0));
+    assert!(s.engine.take_messages().is_empty());
+    assert_eq!(s.run("PUBSUB CHANNELS"), Reply::array(vec![]));
+}

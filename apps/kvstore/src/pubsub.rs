@@ -1,0 +1,186 @@
+//! Publish/subscribe: who listens to which channels and patterns, and the
+//! messages a `PUBLISH` leaves for them. The engine keeps one [`PubSub`];
+//! the server takes the messages after each command and appends them to
+//! the subscribers' outputs (each message is a complete RESP reply).
+//!
+//! ```text
+//!  SUBSCRIBE news        → channels["news"] ∋ client 7
+//!  PSUBSCRIBE n*         → patterns["n*"]   ∋ client 9
+//!  PUBLISH news hi  → 2  → outbox: (7, *3 message news hi)
+//!                                  (9, *4 pmessage n* news hi)
+//!  server: take_messages() → each subscriber's output
+//! ```
+
+use alloc::collections::{BTreeMap, BTreeSet};
+use alloc::vec;
+use alloc::vec::Vec;
+
+use crate::glob::matches as glob_match;
+use crate::resp::Reply;
+
+/// Subscriptions of every client, and messages not yet delivered.
+#[derive(Debug, Default)]
+pub struct PubSub {
+    channels: BTreeMap<Vec<u8>, BTreeSet<u64>>,
+    patterns: BTreeMap<Vec<u8>, BTreeSet<u64>>,
+    outbox: Vec<(u64, Vec<u8>)>,
+}
+
+/// A set of client ids under a name; the name's entry goes when empty.
+fn remove(map: &mut BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8], client: u64) -> bool {
+    let Some(set) = map.get_mut(name) else {
+        return false;
+    };
+    let removed = set.remove(&client);
+    if set.is_empty() {
+        map.remove(name);
+    }
+    removed
+}
+
+impl PubSub {
+    /// `client` listens to `channel`; whether it was new.
+    pub fn subscribe(&mut self, client: u64, channel: &[u8]) -> bool {
+        self.channels
+            .entry(channel.to_vec())
+            .or_default()
+            .insert(client)
+    }
+
+    /// `client` stops listening to `channel`; whether it did.
+    pub fn unsubscribe(&mut self, client: u64, channel: &[u8]) -> bool {
+        remove(&mut self.channels, channel, client)
+    }
+
+    /// `client` listens to channels matching `pattern`; whether it was new.
+    pub fn psubscribe(&mut self, client: u64, pattern: &[u8]) -> bool {
+        self.patterns
+            .entry(pattern.to_vec())
+            .or_default()
+            .insert(client)
+    }
+
+    /// `client` stops listening to `pattern`; whether it did.
+    pub fn punsubscribe(&mut self, client: u64, pattern: &[u8]) -> bool {
+        remove(&mut self.patterns, pattern, client)
+    }
+
+    /// Leaves `message` on `channel` for every listener (once per
+    /// subscription, as Redis counts); how many receive it.
+    pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> usize {
+        let mut receivers = 0;
+        if let Some(clients) = self.channels.get(channel) {
+            let bytes = Reply::array(vec![
+                Reply::bulk(&b"message"[..]),
+                Reply::bulk(channel),
+                Reply::bulk(message),
+            ])
+            .to_bytes();
+            for &c in clients {
+                self.outbox.push((c, bytes.clone()));
+                receivers += 1;
+            }
+        }
+        for (pattern, clients) in &self.patterns {
+            if !glob_match(pattern, channel) {
+                continue;
+            }
+            let bytes = Reply::array(vec![
+                Reply::bulk(&b"pmessage"[..]),
+                Reply::bulk(pattern.as_slice()),
+                Reply::bulk(channel),
+                Reply::bulk(message),
+            ])
+            .to_bytes();
+            for &c in clients {
+                self.outbox.push((c, bytes.clone()));
+                receivers += 1;
+            }
+        }
+        receivers
+    }
+
+    /// Forgets every subscription of `client` (it disconnected).
+    pub fn forget(&mut self, client: u64) {
+        for map in [&mut self.channels, &mut self.patterns] {
+            map.retain(|_, set| {
+                set.remove(&client);
+                !set.is_empty()
+            });
+        }
+        self.outbox.retain(|(c, _)| *c != client);
+    }
+
+    /// The messages published since the last call: (client, RESP bytes).
+    pub fn take_messages(&mut self) -> Vec<(u64, Vec<u8>)> {
+        core::mem::take(&mut self.outbox)
+    }
+
+    /// Channels with at least one subscriber, matching `pattern` if given.
+    pub fn active_channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        self.channels
+            .keys()
+            .filter(|c| pattern.is_none_or(|p| glob_match(p, c)))
+            .cloned()
+            .collect()
+    }
+
+    /// Subscribers of `channel` (patterns not counted, as in Redis).
+    pub fn subscribers(&self, channel: &[u8]) -> usize {
+        self.channels.get(channel).map_or(0, BTreeSet::len)
+    }
+
+    /// Patterns subscribed to, by anyone.
+    pub fn pattern_count(&self) -> usize {
+        self.patterns.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_message_reaches_channel_and_pattern_subscribers_once_each() {
+        let mut ps = PubSub::default();
+        assert!(ps.subscribe(7, b"news"));
+        assert!(!ps.subscribe(7, b"news"), "already subscribed");
+        assert!(ps.psubscribe(9, b"n*"));
+        assert!(ps.psubscribe(7, b"x*"));
+        assert_eq!(ps.publish(b"news", b"hi"), 2);
+        let got = ps.take_messages();
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, 7);
+        assert_eq!(
+            got[0].1,
+            b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n"
+        );
+        assert_eq!(got[1].0, 9);
+        assert_eq!(
+            got[1].1,
+            b"*4\r\n$8\r\npmessage\r\n$2\r\nn*\r\n$4\r\nnews\r\n$2\r\nhi\r\n"
+        );
+        assert!(ps.take_messages().is_empty());
+        assert_eq!(ps.publish(b"weather", b"rain"), 0);
+    }
+
+    #[test]
+    fn introspection_and_a_departing_client() {
+        let mut ps = PubSub::default();
+        ps.subscribe(1, b"a");
+        ps.subscribe(2, b"a");
+        ps.subscribe(2, b"b");
+        ps.psubscribe(2, b"*");
+        assert_eq!(ps.active_channels(None), vec![b"a".to_vec(), b"b".to_vec()]);
+        assert_eq!(ps.active_channels(Some(b"b*")), vec![b"b".to_vec()]);
+        assert_eq!((ps.subscribers(b"a"), ps.pattern_count()), (2, 1));
+        ps.publish(b"a", b"x");
+        ps.forget(2);
+        assert_eq!(ps.take_messages().len(), 1, "2's pending messages go too");
+        assert_eq!((ps.subscribers(b"a"), ps.pattern_count()), (1, 0));
+        assert_eq!(ps.active_channels(None), vec![b"a".to_vec()]);
+        assert!(ps.unsubscribe(1, b"a"));
+        assert!(!ps.unsubscribe(1, b"a"));
+        assert!(ps.active_channels(None).is_empty());
+    }
+}
