@@ -28,6 +28,12 @@ pub(crate) fn quit(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::ok()
 }
 
+/// `RESET`: answered by the engine before dispatch (it is not queued in a
+/// transaction and is allowed while subscribed); listed here for `COMMAND`.
+pub(crate) fn reset(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::Simple("RESET".into())
+}
+
 /// `SELECT index`: the database this connection works in from now on. The
 /// index must be a 32-bit integer, with Redis's error for one that is not.
 pub(crate) fn select(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {

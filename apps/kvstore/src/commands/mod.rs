@@ -149,6 +149,10 @@ impl Engine {
         client: &mut ClientCtx,
         now_ms: u64,
     ) -> Outcome {
+        if args.len() == 1 && args[0].eq_ignore_ascii_case(b"reset") {
+            // Not queued in a transaction, allowed while subscribed.
+            return self.reset(client);
+        }
         let outcome = match pubsub::subscribed_gate(&args, client) {
             Some(reply) => Outcome {
                 reply,
@@ -168,6 +172,18 @@ impl Engine {
         let used = self.used_memory() as u64;
         self.stats.used_memory_peak = self.stats.used_memory_peak.max(used);
         outcome
+    }
+
+    /// `RESET`: the connection as if new: no transaction, nothing watched,
+    /// no subscriptions, database 0, no name, and (with a `requirepass`)
+    /// not authenticated. Answers `+RESET`.
+    fn reset(&mut self, client: &mut ClientCtx) -> Outcome {
+        self.pubsub.forget(client.id());
+        *client = ClientCtx::new(client.id());
+        Outcome {
+            reply: Reply::Simple("RESET".into()),
+            effects: Effects::default(),
+        }
     }
 
     /// Applies one command read back from the log. Keys do not expire while

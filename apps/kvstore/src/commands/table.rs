@@ -203,6 +203,7 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("ping", -1, CONN, NO_KEYS, connection::ping),
     cmd("echo", 2, CONN, NO_KEYS, connection::echo),
     cmd("quit", -1, CONN, NO_KEYS, connection::quit),
+    cmd("reset", 1, CONN, NO_KEYS, connection::reset),
     cmd("subscribe", -2, PUBSUB, NO_KEYS, pubsub::subscribe),
     cmd("psubscribe", -2, PUBSUB, NO_KEYS, pubsub::psubscribe),
     cmd("unsubscribe", -1, PUBSUB, NO_KEYS, pubsub::unsubscribe),

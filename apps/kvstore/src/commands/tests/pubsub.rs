@@ -103,3 +103,28 @@ fn a_client_that_leaves_receives_nothing_more() {
     assert!(s.engine.take_messages().is_empty());
     assert_eq!(s.run("PUBSUB CHANNELS"), Reply::array(vec![]));
 }
+
+#[test]
+fn reset_leaves_a_fresh_connection() {
+    let mut s = Session::new();
+    let mut c = ClientCtx::new(23);
+    as_client(&mut s, &mut c, "SELECT 3");
+    as_client(&mut s, &mut c, "CLIENT SETNAME me");
+    as_client(&mut s, &mut c, "SUBSCRIBE a");
+    assert_eq!(
+        as_client(&mut s, &mut c, "RESET"),
+        Reply::Simple("RESET".into())
+    );
+    assert_eq!((c.db(), c.name(), c.subscriptions()), (0, None, 0));
+    assert_eq!(s.run("PUBLISH a x"), Reply::Integer(0));
+    // Inside a transaction, RESET is not queued: it ends it.
+    as_client(&mut s, &mut c, "MULTI");
+    assert_eq!(
+        as_client(&mut s, &mut c, "RESET"),
+        Reply::Simple("RESET".into())
+    );
+    assert_eq!(
+        as_client(&mut s, &mut c, "EXEC"),
+        Reply::error("ERR EXEC without MULTI")
+    );
+}
