@@ -977,6 +977,31 @@ fn a_published_message_reaches_a_subscriber_on_another_connection() {
 }
 
 #[test]
+fn client_list_shows_every_connection_and_client_kill_closes_one() {
+    let guest = Guest::start("kvstore-clients");
+    let mut admin = guest.connect();
+    let mut victim = guest.connect();
+    exchange(&mut victim, b"CLIENT SETNAME victim\r\n", b"+OK\r\n");
+    let id = ask(&mut victim, "CLIENT ID\r\n");
+    let list = String::from_utf8(bulk(&mut admin, b"CLIENT LIST\r\n")).unwrap();
+    assert_eq!(list.lines().count(), 2, "{list}");
+    assert!(
+        list.lines().any(
+            |l| l.starts_with(&format!("id={} addr=10.0.2.2:", &id[1..]))
+                && l.contains("name=victim")
+        ),
+        "{list}"
+    );
+    let kill = format!("CLIENT KILL ID {}\r\n", &id[1..]);
+    exchange(&mut admin, kill.as_bytes(), b":1\r\n");
+    let mut rest = Vec::new();
+    let _ = victim.read_to_end(&mut rest);
+    assert!(rest.is_empty(), "the killed connection got {rest:?}");
+    let list = String::from_utf8(bulk(&mut admin, b"CLIENT LIST\r\n")).unwrap();
+    assert_eq!(list.lines().count(), 1, "{list}");
+}
+
+#[test]
 fn shutdown_makes_the_last_writes_durable_and_stops_cleanly() {
     let test = "kvstore-shutdown";
     fresh_disk(test);

@@ -42,6 +42,7 @@
 extern crate alloc;
 
 pub mod aof;
+pub mod clients;
 pub mod commands;
 pub mod config;
 pub mod glob;

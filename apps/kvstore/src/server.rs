@@ -146,6 +146,7 @@ impl Server {
                 self.visit(slot);
             }
             self.deliver_messages();
+            self.kill_clients();
             if let Some(force) = self.engine.take_shutdown() {
                 self.shutdown(force);
             }
@@ -242,6 +243,15 @@ impl Server {
             stats.connected_clients += 1;
             stats.total_connections_received += 1;
             self.next_id += 1;
+            let addr = self
+                .net
+                .sockets
+                .get::<tcp::Socket>(handle)
+                .remote_endpoint()
+                .map(|e| alloc::format!("{}:{}", e.addr, e.port))
+                .unwrap_or_default();
+            self.engine
+                .client_connected(self.next_id - 1, addr, now_ms());
             Session::new(self.next_id - 1, self.engine.config(), OUTPUT_LIMIT)
         } else {
             self.engine.stats_mut().rejected_connections += 1;
@@ -258,6 +268,21 @@ impl Server {
         });
         // Requests may have arrived with the handshake's last ACK.
         self.ready.push(slot);
+    }
+
+    /// Closes the connections `CLIENT KILL` named.
+    fn kill_clients(&mut self) {
+        for id in self.engine.take_kills() {
+            let slot = self.conns.iter().position(|c| {
+                c.as_ref()
+                    .is_some_and(|c| c.client && c.session.client().id() == id)
+            });
+            if let Some(slot) = slot {
+                let conn = self.conns[slot].as_mut().expect("found above");
+                self.net.sockets.get_mut::<tcp::Socket>(conn.handle).abort();
+                self.close(slot);
+            }
+        }
     }
 
     /// Appends what `PUBLISH` left for each subscriber to its output.

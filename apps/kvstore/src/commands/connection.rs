@@ -79,3 +79,142 @@ pub(crate) fn client_setinfo(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Reply::Error(format!("ERR Unrecognized option '{}'", errors::lossy(attr)))
     }
 }
+
+/// `CLIENT LIST [TYPE normal|pubsub|master|replica|slave] [ID id ...]`:
+/// one line per connection.
+pub(crate) fn client_list(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let mut kind: Option<bool> = None; // Some(true): pub/sub only
+    let mut ids: Option<Vec<u64>> = None;
+    let mut i = 2;
+    while i < args.len() {
+        let word = &args[i];
+        if word.eq_ignore_ascii_case(b"type") && i + 1 < args.len() {
+            let t = &args[i + 1];
+            kind = Some(if t.eq_ignore_ascii_case(b"pubsub") {
+                true
+            } else if t.eq_ignore_ascii_case(b"normal") {
+                false
+            } else if [&b"master"[..], b"replica", b"slave"]
+                .iter()
+                .any(|k| t.eq_ignore_ascii_case(k))
+            {
+                // No replication: none of those.
+                return Reply::bulk(Vec::new());
+            } else {
+                return Reply::Error(format!("ERR Unknown client type '{}'", errors::lossy(t)));
+            });
+            i += 2;
+        } else if word.eq_ignore_ascii_case(b"id") && i + 1 < args.len() {
+            let mut list = Vec::new();
+            for id in &args[i + 1..] {
+                match crate::num::parse_i64(id) {
+                    Some(n) if n > 0 => list.push(n as u64),
+                    _ => return Reply::error("ERR Invalid client ID"),
+                }
+            }
+            ids = Some(list);
+            i = args.len();
+        } else {
+            return errors::syntax();
+        }
+    }
+    let now = x.now;
+    let mut out = alloc::string::String::new();
+    for info in x.clients.all() {
+        if kind.is_some_and(|pubsub| pubsub != info.is_pubsub()) {
+            continue;
+        }
+        if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id())) {
+            continue;
+        }
+        out += &info.line(now);
+        out.push('\n');
+    }
+    Reply::bulk(out.into_bytes())
+}
+
+/// `CLIENT INFO`: this connection's line.
+pub(crate) fn client_info(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    match x.clients.get(x.client.id()) {
+        Some(info) => {
+            let mut line = info.line(x.now);
+            line.push('\n');
+            Reply::bulk(line.into_bytes())
+        }
+        None => Reply::bulk(Vec::new()),
+    }
+}
+
+/// `CLIENT NO-EVICT on|off`: recorded (and shown as flag `e`); this server
+/// evicts no clients.
+pub(crate) fn client_no_evict(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let on = if args[2].eq_ignore_ascii_case(b"on") {
+        true
+    } else if args[2].eq_ignore_ascii_case(b"off") {
+        false
+    } else {
+        return errors::syntax();
+    };
+    x.clients.set_no_evict(x.client.id(), on);
+    Reply::ok()
+}
+
+/// `CLIENT KILL ip:port` (the old form: `+OK`, or an error if no such
+/// client), or `CLIENT KILL [ID id] [ADDR ip:port] [TYPE t] [SKIPME yes|no]`
+/// (filters, all of which must match; answers how many were killed).
+pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let me = x.client.id();
+    if args.len() == 3 {
+        let addr = errors::lossy(&args[2]);
+        let found = x.clients.all().find(|c| c.addr() == addr).map(|c| c.id());
+        return match found {
+            Some(id) => {
+                x.clients.kill(id);
+                Reply::ok()
+            }
+            None => Reply::error("ERR No such client"),
+        };
+    }
+    let (mut id, mut addr, mut pubsub, mut skipme) = (None, None, None, true);
+    let mut i = 2;
+    while i + 1 < args.len() {
+        let (key, value) = (&args[i], &args[i + 1]);
+        if key.eq_ignore_ascii_case(b"id") {
+            match crate::num::parse_i64(value) {
+                Some(n) if n > 0 => id = Some(n as u64),
+                _ => return Reply::error("ERR client-id should be greater than 0"),
+            }
+        } else if key.eq_ignore_ascii_case(b"addr") {
+            addr = Some(errors::lossy(value));
+        } else if key.eq_ignore_ascii_case(b"type") {
+            pubsub = Some(value.eq_ignore_ascii_case(b"pubsub"));
+        } else if key.eq_ignore_ascii_case(b"skipme") {
+            skipme = if value.eq_ignore_ascii_case(b"yes") {
+                true
+            } else if value.eq_ignore_ascii_case(b"no") {
+                false
+            } else {
+                return errors::syntax();
+            };
+        } else {
+            return errors::syntax();
+        }
+        i += 2;
+    }
+    if i != args.len() {
+        return errors::syntax();
+    }
+    let victims: Vec<u64> = x
+        .clients
+        .all()
+        .filter(|c| addr.as_deref().is_none_or(|a| a == c.addr()))
+        .filter(|c| pubsub.is_none_or(|p| p == c.is_pubsub()))
+        .map(|c| c.id())
+        .filter(|&c| id.is_none_or(|want| want == c))
+        .filter(|&c| !(skipme && c == me))
+        .collect();
+    for &v in &victims {
+        x.clients.kill(v);
+    }
+    Reply::Integer(victims.len() as i64)
+}

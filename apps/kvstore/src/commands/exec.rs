@@ -33,6 +33,8 @@ pub(crate) struct Exec<'a> {
     pub random: &'a mut u64,
     /// Channel and pattern subscriptions, and messages to deliver.
     pub pubsub: &'a mut crate::pubsub::PubSub,
+    /// Every connection, for `CLIENT LIST/INFO/KILL`.
+    pub clients: &'a mut crate::clients::Clients,
 }
 
 impl Exec<'_> {

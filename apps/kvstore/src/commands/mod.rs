@@ -100,6 +100,8 @@ pub struct Engine {
     random: u64,
     /// Publish/subscribe state (never logged: messages are not data).
     pubsub: crate::pubsub::PubSub,
+    /// The connections, for `CLIENT LIST`, `INFO` and `KILL`.
+    clients: crate::clients::Clients,
 }
 
 impl Engine {
@@ -116,6 +118,7 @@ impl Engine {
             started_ms: now_ms,
             random: now_ms | 1,
             pubsub: crate::pubsub::PubSub::default(),
+            clients: crate::clients::Clients::default(),
         }
     }
 
@@ -149,6 +152,9 @@ impl Engine {
         client: &mut ClientCtx,
         now_ms: u64,
     ) -> Outcome {
+        if let Some(name) = args.first() {
+            self.clients.seen(client, name, now_ms);
+        }
         if args.len() == 1 && args[0].eq_ignore_ascii_case(b"reset") {
             // Not queued in a transaction, allowed while subscribed.
             return self.reset(client);
@@ -163,6 +169,10 @@ impl Engine {
                 None => self.run(&mut args, client, now_ms, false),
             },
         };
+        if let Some(name) = args.first() {
+            // What the command changed (database, name, subscriptions).
+            self.clients.seen(client, name, now_ms);
+        }
         if outcome.reply.is_error() {
             self.stats.total_error_replies += 1;
         }
@@ -355,9 +365,20 @@ impl Engine {
         self.pubsub.take_messages()
     }
 
+    /// Client `id` connected from `addr` (`ip:port`) at `now_ms`.
+    pub fn client_connected(&mut self, id: u64, addr: alloc::string::String, now_ms: u64) {
+        self.clients.connected(id, addr, now_ms);
+    }
+
     /// Client `id` disconnected: its subscriptions end.
     pub fn client_gone(&mut self, id: u64) {
         self.pubsub.forget(id);
+        self.clients.gone(id);
+    }
+
+    /// Connections `CLIENT KILL` asked to close since the last call.
+    pub fn take_kills(&mut self) -> Vec<u64> {
+        self.clients.take_kills()
     }
 
     /// The counters, for the server to fill in connection and log figures.
@@ -477,6 +498,7 @@ impl Engine {
             started_ms: self.started_ms,
             random: &mut self.random,
             pubsub: &mut self.pubsub,
+            clients: &mut self.clients,
             loading,
             fullname: spec.name,
             effects: Effects::default(),

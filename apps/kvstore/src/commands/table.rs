@@ -244,6 +244,28 @@ pub(crate) static COMMANDS: &[Spec] = &[
             ),
             cmd("client|id", 2, CONN, NO_KEYS, connection::client_id),
             cmd(
+                "client|list",
+                -2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                connection::client_list,
+            ),
+            cmd("client|info", 2, CONN, NO_KEYS, connection::client_info),
+            cmd(
+                "client|kill",
+                -3,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                connection::client_kill,
+            ),
+            cmd(
+                "client|no-evict",
+                3,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                connection::client_no_evict,
+            ),
+            cmd(
                 "client|setinfo",
                 4,
                 CONN,

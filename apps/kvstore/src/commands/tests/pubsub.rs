@@ -128,3 +128,49 @@ fn reset_leaves_a_fresh_connection() {
         Reply::error("ERR EXEC without MULTI")
     );
 }
+
+#[test]
+fn client_list_info_kill_and_no_evict_see_every_connection() {
+    let mut s = Session::new();
+    s.engine.client_connected(7, "10.0.2.2:5000".into(), s.now);
+    s.engine.client_connected(30, "10.0.2.2:5001".into(), s.now);
+    let mut other = ClientCtx::new(30);
+    as_client(&mut s, &mut other, "CLIENT SETNAME worker");
+    as_client(&mut s, &mut other, "SUBSCRIBE jobs");
+    s.advance(3_000);
+    let Reply::Bulk(Some(list)) = s.run("CLIENT LIST") else {
+        panic!("CLIENT LIST is a bulk string");
+    };
+    let list = alloc::string::String::from_utf8(list).unwrap();
+    let lines: alloc::vec::Vec<&str> = list.lines().collect();
+    assert_eq!(lines.len(), 2, "{list}");
+    assert!(lines[0].starts_with("id=7 addr=10.0.2.2:5000 "), "{list}");
+    assert!(lines[0].contains(" cmd=client "), "{list}");
+    assert!(lines[1].contains("name=worker"), "{list}");
+    assert!(
+        lines[1].contains("flags=P") && lines[1].contains("sub=1"),
+        "{list}"
+    );
+    assert!(lines[1].contains("age=3 idle=3"), "{list}");
+    let Reply::Bulk(Some(pubsub)) = s.run("CLIENT LIST TYPE pubsub") else {
+        panic!("bulk");
+    };
+    assert_eq!(pubsub.iter().filter(|&&b| b == b'\n').count(), 1);
+    assert_eq!(s.run("CLIENT NO-EVICT on"), Reply::ok());
+    let Reply::Bulk(Some(me)) = s.run("CLIENT INFO") else {
+        panic!("bulk");
+    };
+    assert!(me.starts_with(b"id=7 ") && me.windows(8).any(|w| w == b"flags=Ne"));
+    // Killing: itself is skipped by default; the old form names an address.
+    assert_eq!(s.run("CLIENT KILL ADDR 10.0.2.2:5000"), Reply::Integer(0));
+    assert_eq!(s.run("CLIENT KILL TYPE pubsub"), Reply::Integer(1));
+    assert_eq!(s.engine.take_kills(), vec![30]);
+    assert_eq!(
+        s.run("CLIENT KILL 10.0.2.2:9"),
+        Reply::error("ERR No such client")
+    );
+    assert_eq!(s.run("CLIENT KILL 10.0.2.2:5001"), Reply::ok());
+    assert_eq!(s.engine.take_kills(), vec![30]);
+    s.engine.client_gone(30);
+    assert_eq!(s.run("CLIENT KILL ID 30"), Reply::Integer(0));
+}

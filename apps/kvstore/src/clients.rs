@@ -1,0 +1,173 @@
+//! What `CLIENT LIST` and `CLIENT INFO` report about every connection, and
+//! the connections `CLIENT KILL` asked the server to close. The server
+//! registers each connection (its address and when it came); after every
+//! command the engine records what that client's context says (name,
+//! database, subscriptions, transaction, last command). Fixed-size fields:
+//! recording allocates nothing on the command path.
+//!
+//! ```text
+//!  server: connected(id, addr, now) ─┐
+//!  engine, after each command: seen(ctx, cmd, now)
+//!  CLIENT LIST ─▶ one line per entry      CLIENT KILL ─▶ kills ─▶ server closes
+//!  server: gone(id) ─────────────────┘
+//! ```
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use crate::commands::ClientCtx;
+
+/// Bytes of a command name kept for `cmd=`.
+const NAME: usize = 24;
+
+/// One connection as `CLIENT LIST` shows it.
+#[derive(Clone, Debug)]
+pub struct ClientInfo {
+    id: u64,
+    addr: String,
+    since_ms: u64,
+    last_ms: u64,
+    name: Option<Vec<u8>>,
+    db: usize,
+    sub: usize,
+    psub: usize,
+    multi: i64,
+    cmd: [u8; NAME],
+    cmd_len: usize,
+    no_evict: bool,
+}
+
+/// Every connection, and the kills asked for.
+#[derive(Debug, Default)]
+pub struct Clients {
+    by_id: BTreeMap<u64, ClientInfo>,
+    kills: Vec<u64>,
+}
+
+impl ClientInfo {
+    /// The `CLIENT LIST` line (without the line break), as Redis 7 words it
+    /// for the fields this server has.
+    pub fn line(&self, now_ms: u64) -> String {
+        let name = self
+            .name
+            .as_deref()
+            .map(String::from_utf8_lossy)
+            .unwrap_or_default();
+        let cmd = match self.cmd_len {
+            0 => String::from("NULL"),
+            n => String::from_utf8_lossy(&self.cmd[..n]).into_owned(),
+        };
+        let flags = match (self.sub + self.psub > 0, self.multi >= 0) {
+            (true, _) => "P",
+            (_, true) => "x",
+            _ => "N",
+        };
+        format!(
+            "id={} addr={} laddr=10.0.2.15:6379 fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp=2",
+            self.id,
+            self.addr,
+            name,
+            now_ms.saturating_sub(self.since_ms) / 1000,
+            now_ms.saturating_sub(self.last_ms) / 1000,
+            flags,
+            if self.no_evict { "e" } else { "" },
+            self.db,
+            self.sub,
+            self.psub,
+            self.multi,
+            cmd
+        )
+    }
+
+    /// The connection's id (`CLIENT ID`).
+    pub fn id(&self) -> u64 {
+        self.id
+    }
+
+    /// The connection's address, `ip:port`.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    /// Whether it is in pub/sub mode.
+    pub fn is_pubsub(&self) -> bool {
+        self.sub + self.psub > 0
+    }
+}
+
+impl Clients {
+    /// A new connection from `addr` at `now_ms`.
+    pub fn connected(&mut self, id: u64, addr: String, now_ms: u64) {
+        self.by_id.insert(
+            id,
+            ClientInfo {
+                id,
+                addr,
+                since_ms: now_ms,
+                last_ms: now_ms,
+                name: None,
+                db: 0,
+                sub: 0,
+                psub: 0,
+                multi: -1,
+                cmd: [0; NAME],
+                cmd_len: 0,
+                no_evict: false,
+            },
+        );
+    }
+
+    /// The connection closed.
+    pub fn gone(&mut self, id: u64) {
+        self.by_id.remove(&id);
+    }
+
+    /// Records what `client` looks like after running `command` at `now_ms`.
+    pub fn seen(&mut self, client: &ClientCtx, command: &[u8], now_ms: u64) {
+        let Some(info) = self.by_id.get_mut(&client.id()) else {
+            return;
+        };
+        info.last_ms = now_ms;
+        if info.name.as_deref() != client.name() {
+            info.name = client.name().map(<[u8]>::to_vec);
+        }
+        info.db = client.db();
+        info.sub = client.channels.len();
+        info.psub = client.patterns.len();
+        info.multi = client.multi.as_ref().map_or(-1, |m| m.queued.len() as i64);
+        let n = command.len().min(NAME);
+        for (to, from) in info.cmd.iter_mut().zip(&command[..n]) {
+            *to = from.to_ascii_lowercase();
+        }
+        info.cmd_len = n;
+    }
+
+    /// Sets `CLIENT NO-EVICT` for `id`.
+    pub fn set_no_evict(&mut self, id: u64, on: bool) {
+        if let Some(info) = self.by_id.get_mut(&id) {
+            info.no_evict = on;
+        }
+    }
+
+    /// The connection `id`, if registered.
+    pub fn get(&self, id: u64) -> Option<&ClientInfo> {
+        self.by_id.get(&id)
+    }
+
+    /// Every registered connection, by id.
+    pub fn all(&self) -> impl Iterator<Item = &ClientInfo> {
+        self.by_id.values()
+    }
+
+    /// Asks the server to close connection `id`.
+    pub fn kill(&mut self, id: u64) {
+        self.kills.push(id);
+    }
+
+    /// The connections to close, since the last call.
+    pub fn take_kills(&mut self) -> Vec<u64> {
+        core::mem::take(&mut self.kills)
+    }
+}
