@@ -110,9 +110,10 @@ fn client_names() {
     assert_eq!(s.run("CLIENT ID"), int(7));
     assert_eq!(s.run("CLIENT SETINFO LIB-NAME redis-py"), ok());
     assert_eq!(
-        s.run("CLIENT KILL x"),
-        err("ERR unknown subcommand 'KILL'. Try CLIENT HELP.")
+        s.run("CLIENT FROBNICATE x"),
+        err("ERR unknown subcommand 'FROBNICATE'. Try CLIENT HELP.")
     );
+    assert_eq!(s.run("CLIENT KILL 10.0.0.9:1"), err("ERR No such client"));
 }
 
 #[test]
