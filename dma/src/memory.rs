@@ -30,6 +30,9 @@ pub enum MemError {
     PermissionDenied,
     /// No frame is left to back the page (or no more pages may be pinned).
     OutOfMemory,
+    /// The device was not granted this memory (or not for this access):
+    /// an isolation fault, never resolved.
+    NotGranted,
 }
 
 impl fmt::Display for MemError {
@@ -38,6 +41,7 @@ impl fmt::Display for MemError {
             MemError::NoRegion => "address is in no region",
             MemError::PermissionDenied => "region does not allow this access",
             MemError::OutOfMemory => "out of memory",
+            MemError::NotGranted => "the device was not granted this memory",
         })
     }
 }

@@ -1,7 +1,8 @@
 //! DMA on virtual addresses: the kernel side of the fault path.
 //!
 //! Apps hand the scheduler transfers on their own virtual addresses; the
-//! devices reach them through the SMMU, which walks the CPU's page table.
+//! devices reach them through the SMMU, each confined device only what it
+//! was granted ([`grant`]; see `iommu`).
 //! `service` is the one loop that moves everything forward, in the order
 //! the scheduler's correctness depends on:
 //!
@@ -208,6 +209,59 @@ impl dma::Memory for KernelMemory {
     }
 }
 
+/// The memory manager as one device stream sees it: a page is resident
+/// only if the device's view maps it, and a fault is resolved only where
+/// the device was granted the memory (else `NotGranted`: an isolation
+/// fault); a resolved page is copied into the view before the segment
+/// is retried.
+struct StreamMemory<'a> {
+    stream: u32,
+    kernel: &'a mut KernelMemory,
+}
+
+fn device_access(access: dma::Access) -> crate::iommu::DeviceAccess {
+    match access {
+        dma::Access::Read => crate::iommu::DeviceAccess::Read,
+        dma::Access::Write => crate::iommu::DeviceAccess::Write,
+    }
+}
+
+impl dma::Memory for StreamMemory<'_> {
+    fn page_size(&self) -> usize {
+        self.kernel.page_size()
+    }
+
+    fn is_resident(&self, va: usize, access: dma::Access) -> bool {
+        self.kernel.is_resident(va, access)
+            && crate::iommu::reaches(self.stream, va, access == dma::Access::Write)
+    }
+
+    fn make_resident(&mut self, va: usize, access: dma::Access) -> Result<(), dma::MemError> {
+        if !crate::iommu::allows(self.stream, va, device_access(access)) {
+            crate::iommu::report_isolation_fault(self.stream, va, device_access(access));
+            return Err(dma::MemError::NotGranted);
+        }
+        self.kernel.make_resident(va, access)?;
+        if crate::iommu::mirror(self.stream, va) {
+            Ok(())
+        } else {
+            Err(dma::MemError::OutOfMemory)
+        }
+    }
+
+    fn pin(&mut self, range: Range<usize>) -> Result<(), dma::MemError> {
+        self.kernel.pin(range)
+    }
+
+    fn unpin(&mut self, range: Range<usize>) {
+        self.kernel.unpin(range)
+    }
+
+    fn now(&self) -> u64 {
+        self.kernel.now()
+    }
+}
+
 struct Service {
     scheduler: dma::Scheduler,
     engines: Vec<Box<dyn DeviceEngine>>,
@@ -336,9 +390,13 @@ impl Service {
             };
             self.device_faults += 1;
             let stream = dma::StreamId(fault.stream);
+            let mut seen = StreamMemory {
+                stream: fault.stream,
+                kernel: mem,
+            };
             let action = self
                 .scheduler
-                .on_fault(mem, stream, fault.iova as usize, access);
+                .on_fault(&mut seen, stream, fault.iova as usize, access);
             if let dma::FaultAction::Stray = action {
                 self.handle_unclaimed(fault, access, mem);
             } else if n + 1 < drained.faults.len() {
@@ -382,8 +440,12 @@ impl Service {
             return;
         };
         let iova = fault.iova;
+        let mut seen = StreamMemory {
+            stream: fault.stream,
+            kernel: mem,
+        };
         let done = self.scheduler.on_unclaimed_fault(
-            mem,
+            &mut seen,
             dma::StreamId(fault.stream),
             iova as usize,
             access,
@@ -521,7 +583,8 @@ pub fn read_scatter(
     device_addr: u64,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
-    let ranges = pieces.iter_mut().map(|p| address_range(p)).collect();
+    let ranges: Vec<_> = pieces.iter_mut().map(|p| address_range(p)).collect();
+    let _grants = grant_pieces(engine, &ranges, Rights::ReadWrite);
     let transfer = Transfer {
         direction: Direction::FromDevice,
         pieces: ranges,
@@ -543,7 +606,8 @@ pub fn write_gather(
     device_addr: u64,
     policy: Policy,
 ) -> Result<TransferReport, TransferError> {
-    let ranges = pieces.iter().map(|p| address_range(p)).collect();
+    let ranges: Vec<_> = pieces.iter().map(|p| address_range(p)).collect();
+    let _grants = grant_pieces(engine, &ranges, Rights::Read);
     let transfer = Transfer {
         direction: Direction::ToDevice,
         pieces: ranges,
@@ -554,6 +618,65 @@ pub fn write_gather(
     // SAFETY: every piece is borrowed until `run` returns, so it stays
     // allocated and nothing writes it meanwhile.
     unsafe { run(engine, transfer) }
+}
+
+pub use crate::iommu::{Grant, GrantError, Rights};
+
+/// Lets `engine`'s device reach `memory` (whole pages of one region, not
+/// the heap) with `rights`, until the [`Grant`] is dropped. A device the
+/// SMMU confines reaches nothing else: a transfer on memory it was not
+/// granted fails with `MemError::NotGranted` at the device's first access
+/// there, and not one byte of that memory changes. Granting pins and
+/// touches nothing. Devices that move physical addresses (ZDMA, SD) and
+/// those not confined get a grant that changes nothing.
+///
+/// ```text
+/// let buf = Region::demand_zero(1 << 20)?;
+/// let _grant = dma::grant(engine, buf.range(), Rights::ReadWrite)?;
+/// unsafe { dma::run(engine, Transfer::contiguous(FromDevice, buf.range(), 0, policy)) }?;
+/// ```
+pub fn grant(engine: EngineId, memory: Range<usize>, rights: Rights) -> Result<Grant, GrantError> {
+    let stream = with_service(|s| s.engines.get(engine.0).map(|e| e.stream()));
+    match stream {
+        Some(stream) => crate::iommu::grant(stream, memory, rights),
+        None => Err(GrantError::NotGrantable(mm::NotGrantable::NotInOneRegion)),
+    }
+}
+
+/// Lets `engine`'s device reach the pages of `memory`, wherever they are
+/// (heap buffers too), with `rights`, until the [`Grant`] is dropped: for
+/// one transfer on memory that is not a region of its own.
+///
+/// # Safety
+///
+/// Until the grant is dropped the device may read (with `ReadWrite`, also
+/// write) every byte of the pages touching `memory`: they must be the
+/// caller's, the rest of each page around a smaller buffer included.
+pub unsafe fn grant_memory(
+    engine: EngineId,
+    memory: Range<usize>,
+    rights: Rights,
+) -> Result<Grant, GrantError> {
+    let stream = with_service(|s| s.engines.get(engine.0).map(|e| e.stream()));
+    match stream {
+        // SAFETY: the caller's contract.
+        Some(stream) => unsafe { crate::iommu::grant_memory(stream, memory, rights) },
+        None => Err(GrantError::NotGrantable(mm::NotGrantable::NotInOneRegion)),
+    }
+}
+
+/// Grants the pages of each piece for one transfer of the safe forms.
+///
+/// The borrow covers the pieces' bytes; the rest of their first and last
+/// pages is reachable too while the transfer runs (an SMMU maps whole
+/// pages). The device is told only the pieces.
+fn grant_pieces(engine: EngineId, pieces: &[Range<usize>], rights: Rights) -> Vec<Grant> {
+    pieces
+        .iter()
+        // SAFETY: each piece is borrowed by the caller for the transfer,
+        // which ends before the grants are dropped.
+        .filter_map(|p| unsafe { grant_memory(engine, p.clone(), rights) }.ok())
+        .collect()
 }
 
 /// The addresses of `bytes`.
@@ -619,14 +742,23 @@ pub enum DeviceError {
     Sd(hw::sdhci::SdError),
 }
 
-/// Zeroed contiguous frames for queues and PRP lists (pinned for good).
-struct Frames;
+/// Zeroed contiguous frames for queues and PRP lists (pinned for good),
+/// granted to the device `stream` for good.
+struct Frames {
+    stream: u32,
+}
 
 impl QueueMemory for Frames {
     fn alloc_pages(&mut self, pages: usize) -> Option<usize> {
         let start = mm::alloc_contiguous(pages, mm::FRAME_SIZE).ok()?;
         // SAFETY: freshly allocated frames, identity-mapped read-write.
         unsafe { core::ptr::write_bytes(start as *mut u8, 0, pages * mm::FRAME_SIZE) };
+        let frames = start..start + pages * mm::FRAME_SIZE;
+        if let Err(e) = crate::iommu::grant_frames(self.stream, frames) {
+            log::error!("queue frames for stream {:#x}: {e:?}", self.stream);
+            mm::free_contiguous(start, pages);
+            return None;
+        }
         Some(start)
     }
 }
@@ -758,15 +890,16 @@ pub fn nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
     let bar = f.bars[0].ok_or(DeviceError::NotFound)?;
     // SAFETY: as for edu: an assigned BAR in the device-mapped PCIe window.
     let regs = unsafe { Mmio::new(bar.address, bar.size) };
-    let nvme = Nvme::init(regs, &mut Frames).map_err(DeviceError::Init)?;
+    let stream = f.bdf.requester_id() as u32;
+    let nvme = Nvme::init(regs, &mut Frames { stream }).map_err(DeviceError::Init)?;
     let info = NvmeInfo {
         capacity: nvme.blocks() * nvme.block_size() as u64,
         block_size: nvme.block_size(),
         max_transfer: nvme.max_transfer(),
         max_pieces: 1,
     };
-    let engine = NvmeEngine::new(nvme, f.bdf.requester_id() as u32, &mut Frames)
-        .map_err(DeviceError::Init)?;
+    let engine =
+        NvmeEngine::new(nvme, stream, &mut Frames { stream }).map_err(DeviceError::Init)?;
     let info = NvmeInfo {
         max_pieces: dma::Engine::caps(&engine).max_pieces,
         ..info

@@ -10,6 +10,7 @@
 //!
 //! - [`fault`]: what a fault is, independent of the SMMU that reported it, and
 //!   how floods of identical records are collapsed into one fault per page.
+//! - [`grants`]: what each device was given, the rule of device isolation.
 //! - [`v3`]: the Arm SMMUv3 driver (QEMU `virt,iommu=smmuv3`).
 //!
 //! Everything but the register and memory accesses is pure and tested on the
@@ -23,6 +24,7 @@
 extern crate alloc;
 
 pub mod fault;
+pub mod grants;
 #[cfg(feature = "hw")]
 mod mmio_regs;
 pub mod v3;

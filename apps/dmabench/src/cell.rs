@@ -120,6 +120,7 @@ impl Bench {
             *b = disk_pattern(i);
         }
         log::info!("pattern filled");
+        let _grant = dma::grant(engine, buf.range(), dma::Rights::Read).map_err(err("grant"))?;
         let t = Transfer {
             direction: Direction::ToDevice,
             pieces: alloc::vec![buf.range()],
@@ -160,6 +161,8 @@ impl Bench {
             spec.size
         };
         let mut reused = None;
+        // The device may reach the bench's buffers, as they were registered.
+        let mut _reused_grant = None;
         // A reused buffer is registered once, as an RDMA buffer would be: a
         // pinned one then never faults (pressure cannot evict it).
         let register_once = matches!(spec.scenario, Scenario::Warm | Scenario::Pressure);
@@ -169,6 +172,10 @@ impl Bench {
             if spec.policy == Policy::Pin {
                 mm::pin(region.range()).map_err(err("pin"))?;
             }
+            _reused_grant = Some(
+                dma::grant(self.engine, region.range(), dma::Rights::ReadWrite)
+                    .map_err(err("grant"))?,
+            );
             reused = Some(region);
         }
         let mut row = Row {
@@ -184,6 +191,7 @@ impl Bench {
         let counters_before = dma::fault_counters();
         for rep in 0..reps {
             let mut fresh = None;
+            let mut _fresh_grant = None;
             let region = match reused.as_mut() {
                 Some(r) => r,
                 None => {
@@ -192,6 +200,10 @@ impl Bench {
                         // The app wrote the part it uses; the rest is untouched.
                         fill_used_part(&mut r, spec);
                     }
+                    _fresh_grant = Some(
+                        dma::grant(self.engine, r.range(), dma::Rights::ReadWrite)
+                            .map_err(err("grant"))?,
+                    );
                     fresh.insert(r)
                 }
             };
@@ -275,6 +287,8 @@ impl Bench {
             Direction::FromDevice => count_bad(&region.as_slice()[..spec.size], expected_at),
             Direction::ToDevice => {
                 let mut back = Region::eager(spec.size).map_err(err("check buffer"))?;
+                let _grant = dma::grant(self.engine, back.range(), dma::Rights::ReadWrite)
+                    .map_err(err("grant"))?;
                 let t = Transfer {
                     direction: Direction::FromDevice,
                     pieces: alloc::vec![back.range()],
@@ -305,6 +319,8 @@ impl Bench {
             .map(|&policy| {
                 let result = (|| -> Result<Duration, String> {
                     let mut region = Region::demand_zero(len).map_err(err("buffer"))?;
+                    let _grant = dma::grant(self.engine, region.range(), dma::Rights::ReadWrite)
+                        .map_err(err("grant"))?;
                     let start = time::now();
                     match policy {
                         Policy::Pin => mm::pin(region.range()).map_err(err("pin"))?,

@@ -132,6 +132,7 @@ pub fn run(engine: EngineId) -> Result<(), alloc::string::String> {
 
     let mut warm = Region::demand_zero(FRAME_SIZE).map_err(err("warm buffer"))?;
     warm.populate(0..FRAME_SIZE).map_err(err("populate"))?;
+    let _grant = dma::grant(engine, warm.range(), dma::Rights::ReadWrite).map_err(err("grant"))?;
     let mut total = Duration::ZERO;
     const SUBMITS: u32 = 64;
     for _ in 0..SUBMITS {

@@ -67,6 +67,11 @@ pub fn warm(
     resident.as_mut_slice().fill(0x5a);
     // Registered once, as an RDMA buffer would be: it never faults.
     mm::pin(pinned.range()).map_err(err("pin"))?;
+    // Both granted to the device once, before the rounds.
+    let _grants = [
+        dma::grant(engine, pinned.range(), dma::Rights::ReadWrite).map_err(err("grant"))?,
+        dma::grant(engine, resident.range(), dma::Rights::ReadWrite).map_err(err("grant"))?,
+    ];
     let mut ratios = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
         let (t_pin, t_fa) = if round % 2 == 0 {

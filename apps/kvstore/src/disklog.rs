@@ -297,6 +297,19 @@ fn gather(
         device_key: 0,
         policy: Policy::FaultAwarePrefetch,
     };
+    let rights = match direction {
+        Direction::ToDevice => dma::Rights::Read,
+        Direction::FromDevice => dma::Rights::ReadWrite,
+    };
+    let mut grants = Vec::with_capacity(t.pieces.len());
+    for piece in &t.pieces {
+        // SAFETY: the pieces are the log's own buffers or values it holds
+        // (see below), on pages of the heap or of its regions that hold
+        // nothing a device could harm more than the log it writes; the
+        // grants end with this function, after the transfer.
+        let g = unsafe { dma::grant_memory(engine, piece.clone(), rights) };
+        grants.push(g.map_err(|e| io("granting the disk its buffers", e))?);
+    }
     // SAFETY: every caller names the log's own buffers (staging, read,
     // superblock) or values it holds by reference count, which the store
     // copies before changing (see `kvstore::store::Value`); all outlive

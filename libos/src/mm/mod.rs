@@ -168,14 +168,126 @@ mod kernel {
     pub(super) static EVICTIONS: AtomicU64 = AtomicU64::new(0);
     /// Pinned frames of unmapped ranges kept out of the allocator.
     pub(super) static KEPT_PINNED: AtomicU64 = AtomicU64::new(0);
-    /// Told about every unmapped range (see [`set_unmap_hook`]).
-    type UnmapHook = fn(Range<usize>);
-    static UNMAP_HOOK: IrqSpinLock<Option<UnmapHook>> = IrqSpinLock::new(None);
+    /// What the SMMU driver hears of the kernel table's changes, to keep
+    /// its translation caches and the devices' views in step.
+    #[derive(Clone, Copy)]
+    pub struct DeviceHooks {
+        /// Pages of `range` were unmapped or changed, after the CPU TLBs
+        /// forgot them and before their frames are reused.
+        pub unmapped: fn(Range<usize>),
+        /// `leaf` now maps the page at `va`, in a region some device was
+        /// granted part of (called with the address-space lock held).
+        pub mapped: fn(usize, Leaf),
+        /// The region covering `range` is gone: grants inside it end.
+        pub region_gone: fn(Range<usize>),
+    }
 
-    /// Registers the function told about every unmapped range after the CPU
-    /// TLBs were invalidated (the SMMU driver invalidates its IOTLB there).
-    pub fn set_unmap_hook(hook: fn(Range<usize>)) {
-        *UNMAP_HOOK.lock() = Some(hook);
+    static DEVICE_HOOKS: IrqSpinLock<Option<DeviceHooks>> = IrqSpinLock::new(None);
+
+    /// Registers the SMMU driver's [`DeviceHooks`].
+    pub fn set_device_hooks(hooks: DeviceHooks) {
+        *DEVICE_HOOKS.lock() = Some(hooks);
+    }
+
+    fn hooks() -> Option<DeviceHooks> {
+        *DEVICE_HOOKS.lock()
+    }
+
+    /// One mapping of the kernel table: a 4 KiB page or a 2 MiB block.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub struct Leaf {
+        /// First virtual address it maps.
+        pub va: usize,
+        /// Physical address of its first byte.
+        pub pa: usize,
+        /// 4 KiB or 2 MiB.
+        pub len: usize,
+        /// Whether stores are allowed.
+        pub writable: bool,
+    }
+
+    /// The attribute bits of a leaf descriptor for normal memory (read-only
+    /// unless `writable`), as the kernel table writes them: the devices'
+    /// views use the same memory type.
+    pub fn device_leaf_attrs(writable: bool) -> u64 {
+        let attrs = if writable {
+            Attrs::ReadWrite
+        } else {
+            Attrs::ReadOnly
+        };
+        attrs.bits().bits() as u64
+    }
+
+    /// Tells the hooks that `page` of `region` was just mapped, if a device
+    /// was granted part of the region. Called with `SPACE` held.
+    pub(super) fn after_map(space: &AddressSpace, region: &regions::RegionInfo, page: usize) {
+        if !region.device_visible {
+            return;
+        }
+        if let (Some(h), Some(leaf)) = (hooks(), space.leaf(page)) {
+            (h.mapped)(page, leaf);
+        }
+    }
+
+    /// Why memory cannot be granted to a device.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    pub enum NotGrantable {
+        /// The range is empty, not page-aligned, or not inside one region.
+        NotInOneRegion,
+        /// The range is in the heap, whose pages hold everyone's objects.
+        Heap,
+    }
+
+    /// Checks that `range` may be granted to a device (page-aligned, in one
+    /// region that is not the heap), marks the region device-visible, and
+    /// hands `each` every mapping the range has now, with `SPACE` held so
+    /// that none changes meanwhile.
+    pub fn grant_region_range(
+        range: Range<usize>,
+        mut each: impl FnMut(usize, Leaf),
+    ) -> Result<(), NotGrantable> {
+        let aligned =
+            range.start.is_multiple_of(FRAME_SIZE) && range.end.is_multiple_of(FRAME_SIZE);
+        with_space(|s| {
+            let region = s
+                .find_region(range.start)
+                .filter(|r| aligned && !range.is_empty() && range.end <= r.start + r.len)
+                .ok_or(NotGrantable::NotInOneRegion)?;
+            if region.backing == regions::Backing::Explicit {
+                return Err(NotGrantable::Heap);
+            }
+            s.regions.set_device_visible(region.start);
+            s.low_regions.set_device_visible(region.start);
+            let mut page = range.start;
+            while page < range.end {
+                match s.leaf(page) {
+                    Some(leaf) => {
+                        each(page, leaf);
+                        page = if leaf.len > FRAME_SIZE {
+                            (leaf.va + leaf.len).min(range.end)
+                        } else {
+                            page + FRAME_SIZE
+                        };
+                    }
+                    None => page += FRAME_SIZE,
+                }
+            }
+            Ok(())
+        })
+    }
+
+    /// Runs `f` on the mapping holding `va`, with `SPACE` held so that it
+    /// cannot change meanwhile (a device fault's resolution copies it to
+    /// the device's view this way).
+    pub fn with_leaf<R>(va: usize, f: impl FnOnce(Option<Leaf>) -> R) -> R {
+        with_space(|s| f(s.leaf(va)))
+    }
+
+    /// The region that held `range` is gone (its pages are unmapped).
+    pub(super) fn region_gone(range: Range<usize>) {
+        if let Some(h) = hooks() {
+            (h.region_gone)(range);
+        }
     }
 
     /// Fills `count` contiguous frames with zeros through the identity map.
@@ -195,9 +307,8 @@ mod kernel {
     /// Called after pages were unmapped and the CPU TLBs invalidated: other
     /// translation caches (the SMMU's) hear of it here.
     pub(super) fn after_unmap(range: Range<usize>) {
-        let hook = *UNMAP_HOOK.lock();
-        if let Some(hook) = hook {
-            hook(range);
+        if let Some(h) = hooks() {
+            (h.unmapped)(range);
         }
     }
 

@@ -197,6 +197,7 @@ impl Drop for Region {
             s.unmap_and_free(self.info.range());
             s.remove_region(self.info.start);
         });
+        super::region_gone(self.info.range());
     }
 }
 

@@ -30,6 +30,9 @@ pub struct RegionInfo {
     pub writable: bool,
     /// Whether demand faults may map whole 2 MiB blocks (transparent huge pages).
     pub huge: bool,
+    /// Whether some device was granted part of it: new mappings here are
+    /// copied to the devices' views as they are made.
+    pub device_visible: bool,
 }
 
 impl RegionInfo {
@@ -129,6 +132,7 @@ impl RegionTable {
             backing,
             writable,
             huge,
+            device_visible: false,
         };
         self.regions.copy_within(slot..self.count, slot + 1);
         self.regions[slot] = Some(info);
@@ -155,6 +159,17 @@ impl RegionTable {
         let i = live.partition_point(|r| r.is_some_and(|r| r.start <= addr));
         let r = live.get(i.checked_sub(1)?)?.as_ref()?;
         r.range().contains(&addr).then_some(*r)
+    }
+
+    /// Records that a device was granted part of the region at `start`.
+    pub fn set_device_visible(&mut self, start: usize) {
+        if let Some(r) = self.regions[..self.count]
+            .iter_mut()
+            .flatten()
+            .find(|r| r.start == start)
+        {
+            r.device_visible = true;
+        }
     }
 
     /// Changes whether the region at `start` is writable.

@@ -95,9 +95,13 @@ fn resolve_small(addr: usize, access: Access) -> Option<Result<Resolution, Fault
                     } else {
                         Attrs::ReadOnly
                     };
-                    space.install_page(page, frame, attrs)
+                    let done = space.install_page(page, frame, attrs)
                         || (space.page_state(page) == PageState::Unmapped
-                            && space.map_page(page, frame, attrs).is_ok())
+                            && space.map_page(page, frame, attrs).is_ok());
+                    if done {
+                        super::after_map(space, &r, page);
+                    }
+                    done
                 }
                 _ => false,
             },
@@ -209,6 +213,7 @@ pub(super) fn make_present(
             }
         }
     };
+    super::after_map(space, region, page);
     Ok(resolution)
 }
 

@@ -31,7 +31,7 @@ pub enum Attrs {
 }
 
 impl Attrs {
-    fn bits(self) -> El1Attributes {
+    pub(super) fn bits(self) -> El1Attributes {
         use El1Attributes as A;
         // Non-global: tagged with the kernel's ASID, so one TLBI by ASID (CPU
         // or SMMU) drops them all.
@@ -290,6 +290,27 @@ impl AddressSpace {
             })
             .ok();
         state
+    }
+
+    /// The mapping (page or block) that holds `va`, if any.
+    pub fn leaf(&self, va: usize) -> Option<super::Leaf> {
+        let page = va & !(FRAME_SIZE - 1);
+        let mut leaf = None;
+        self.table
+            .walk_range(&region(page..page + FRAME_SIZE), &mut |_, desc, level| {
+                if is_mapping(desc, level) {
+                    let len = 1usize << (12 + 9 * (3 - level));
+                    leaf = Some(super::Leaf {
+                        va: page & !(len - 1),
+                        pa: desc.output_address().0,
+                        len,
+                        writable: !desc.flags().contains(El1Attributes::READ_ONLY),
+                    });
+                }
+                Ok(())
+            })
+            .ok();
+        leaf
     }
 
     /// The level-3 entry of `va` in the kernel table, if the tables down to

@@ -35,6 +35,38 @@ fn edu() -> Result<dma::EngineId, String> {
     dma::edu().map_err(|e| format!("edu: {e:?}"))
 }
 
+/// Grants the device the transfer's memory for the transfer (the
+/// tests' own buffers), then runs it.
+///
+/// # Safety
+///
+/// As for `libos::dma::run`, and the pages touching the pieces are the
+/// test's own.
+unsafe fn run_granted(
+    engine: dma::EngineId,
+    transfer: Transfer,
+) -> Result<dma::TransferReport, TransferError> {
+    let rights = match transfer.direction {
+        Direction::ToDevice => dma::Rights::Read,
+        Direction::FromDevice => dma::Rights::ReadWrite,
+    };
+    let mut grants = alloc::vec::Vec::new();
+    for piece in &transfer.pieces {
+        // SAFETY: the caller's pages, for as long as the transfer runs.
+        match unsafe { dma::grant_memory(engine, piece.clone(), rights) } {
+            Ok(g) => grants.push(g),
+            Err(_) => {
+                return Err(TransferError::Unresolvable {
+                    va: piece.start,
+                    error: ::dma::MemError::NotGranted,
+                })
+            }
+        }
+    }
+    // SAFETY: the caller's contract.
+    unsafe { dma::run(engine, transfer) }
+}
+
 fn edu_transfer(
     direction: Direction,
     region: &Region,
@@ -49,7 +81,7 @@ fn edu_transfer(
     };
     // SAFETY: the test's own memory, untouched until `run` returns.
     unsafe {
-        dma::run(
+        run_granted(
             edu().map_err(|_| TransferError::Engine(dma_engine_error()))?,
             transfer,
         )
@@ -157,15 +189,15 @@ pub fn dma_outside_every_region() -> Outcome {
         policy: Policy::FaultAware,
     };
     // SAFETY: the address is in no region on purpose: no Rust value can
-    // be written; the SMMU stops the device.
+    // be written; the SMMU stops the device, which was granted nothing.
     match unsafe { dma::run(edu()?, transfer) } {
         Err(TransferError::Unresolvable {
-            error: ::dma::MemError::NoRegion,
+            error: ::dma::MemError::NotGranted,
             va,
         }) => {
             check!(va == nowhere & !(FRAME_SIZE - 1), "error names {va:#x}");
         }
-        other => return Err(format!("expected a no-region error, got {other:?}")),
+        other => return Err(format!("expected an isolation fault, got {other:?}")),
     }
     check!(
         canary.resident_pages() == 0,
@@ -302,7 +334,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         policy: Policy::FaultAware,
     };
     // SAFETY: the test's own memory, untouched until `run` returns.
-    let w = unsafe { dma::run(engine, write) }.map_err(|e| format!("gather write: {e:?}"))?;
+    let w = unsafe { run_granted(engine, write) }.map_err(|e| format!("gather write: {e:?}"))?;
     check!(
         w.stats.segments == 1,
         "{} commands for one gather list",
@@ -323,7 +355,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         Policy::FaultAwarePrefetch,
     );
     // SAFETY: the test's own memory, untouched until `run` returns.
-    unsafe { dma::run(engine, read) }.map_err(|e| format!("read back: {e:?}"))?;
+    unsafe { run_granted(engine, read) }.map_err(|e| format!("read back: {e:?}"))?;
     let bad = (back.as_slice()[..total].iter())
         .zip(&expected)
         .filter(|(a, b)| a != b)
@@ -345,7 +377,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         policy: Policy::FaultAwarePrefetch,
     };
     // SAFETY: the test's own memory, untouched until `run` returns.
-    unsafe { dma::run(engine, read) }.map_err(|e| format!("scatter read: {e:?}"))?;
+    unsafe { run_granted(engine, read) }.map_err(|e| format!("scatter read: {e:?}"))?;
     let mut landed = alloc::vec::Vec::with_capacity(total);
     for p in &scatter {
         landed.extend_from_slice(&into.as_slice()[p.start - t..p.end - t]);
@@ -380,7 +412,7 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
             policy: Policy::FaultAware,
         };
         // SAFETY: the test's own memory, untouched until `run` returns.
-        unsafe { dma::run(engine, transfer) }
+        unsafe { run_granted(engine, transfer) }
             .map_err(|e| format!("{direction:?} at {disk:#x}: {e:?}"))
     };
     let mut src = Region::demand_zero(LEN).map_err(|e| format!("{e}"))?;
@@ -511,5 +543,5 @@ fn stalling_gather_write(
     // SAFETY: the test's own memory; `run` returns only once the device
     // can no longer touch it (done, or stopped by the watchdog), and the
     // regions outlive it.
-    Ok(unsafe { dma::run(engine, write) })
+    Ok(unsafe { run_granted(engine, write) })
 }

@@ -2,6 +2,7 @@
 
 pub mod die;
 mod dma;
+mod isolation;
 mod memory;
 mod protection;
 mod smp;
@@ -114,6 +115,26 @@ pub const DMA: &[Test] = &[
     (
         "device_write_after_read_of_the_zero_block_gets_its_own",
         dma::device_write_after_read_of_the_zero_block,
+    ),
+    (
+        "dma_into_kernel_text_is_isolated",
+        isolation::dma_into_kernel_text,
+    ),
+    (
+        "dma_into_a_page_table_is_isolated",
+        isolation::dma_into_a_page_table,
+    ),
+    (
+        "dma_into_the_heap_is_isolated",
+        isolation::dma_into_the_heap,
+    ),
+    (
+        "dma_into_an_ungranted_region_is_isolated",
+        isolation::dma_into_an_ungranted_region,
+    ),
+    (
+        "a_dropped_grant_is_revoked",
+        isolation::a_dropped_grant_is_revoked,
     ),
 ];
 

@@ -1,0 +1,523 @@
+//! The SMMU as the kernel uses it: each confined device (NVMe, edu)
+//! translates through a view of its own that holds only what it was
+//! granted (`view`); the others (virtio devices, the RDMA engine, which
+//! checks remote keys itself) still share the kernel's table. Every change
+//! of the kernel table reaches the views and the SMMU's TLB; fault events
+//! are drained for the DMA layer.
+//!
+//! ```text
+//!  device DMA at VA ─► SMMU walks the device's view ─► entry invalid
+//!      ─► event record + eventq IRQ ─► dma::service()
+//!            ─► iommu::drain ─► granted there? ─ no ─► isolation fault:
+//!                    │                               reported, never resolved
+//!                   yes ─► mm::resolve ─► copy the leaf into the view ─► retransmit
+//! ```
+//!
+//! Lock order: the address-space lock may be held when the SMMU lock is
+//! taken (the hooks), never the reverse.
+
+extern crate alloc;
+
+mod view;
+
+use crate::sync::IrqSpinLock;
+use alloc::vec::Vec;
+use core::ops::Range;
+use core::sync::atomic::{AtomicU64, Ordering};
+use hw::board::Smmuv3;
+use hw::gicv2::Trigger;
+use hw::mmio::Mmio;
+use smmu::fault::FaultSet;
+use smmu::grants::GrantId;
+use smmu::v3::{CdParams, Config, Error, QueueMemory, Smmu};
+use view::View;
+
+pub use crate::mm::NotGrantable;
+pub use smmu::grants::Rights;
+pub use smmu::{Access as DeviceAccess, Fault};
+
+/// The kernel's ASID (the page table's), which unconfined devices share.
+const ASID: u16 = 1;
+
+/// Queue and table memory: zeroed contiguous frames, identity-mapped.
+struct FrameMemory;
+
+impl QueueMemory for FrameMemory {
+    fn alloc(&mut self, bytes: usize, align: usize) -> Option<&'static mut [u64]> {
+        let pages = bytes.div_ceil(crate::mm::FRAME_SIZE);
+        let start = crate::mm::alloc_contiguous(pages, align.max(crate::mm::FRAME_SIZE)).ok()?;
+        let len = pages * crate::mm::FRAME_SIZE / 8;
+        // SAFETY: the frames were just allocated to us (never freed: the SMMU
+        // owns them for good), identity-mapped as normal memory, and we zero
+        // them before handing them out.
+        unsafe {
+            core::ptr::write_bytes(start as *mut u8, 0, len * 8);
+            Some(core::slice::from_raw_parts_mut(start as *mut u64, len))
+        }
+    }
+}
+
+/// The driver and the views of the confined devices, under one lock.
+struct Iommu {
+    smmu: Smmu<Mmio, FrameMemory>,
+    views: Vec<View>,
+    /// Streams that share the kernel's table.
+    shared: Vec<u32>,
+}
+
+impl Iommu {
+    fn view(&mut self, stream: u32) -> Option<&mut View> {
+        self.views.iter_mut().find(|v| v.stream == stream)
+    }
+}
+
+/// Has the SMMU drop its cached translations of `range` in `asid`.
+fn forget(smmu: &mut Smmu<Mmio, FrameMemory>, asid: u16, range: Range<usize>) {
+    if let Err(e) = smmu.invalidate_range(asid, range.start as u64..range.end as u64) {
+        log::error!(
+            "SMMU invalidation of {:#x}..{:#x} (ASID {asid}) failed: {e:?}",
+            range.start,
+            range.end
+        );
+    }
+}
+
+static SMMU: IrqSpinLock<Option<Iommu>> = IrqSpinLock::new(None);
+static BOARD_SMMU: IrqSpinLock<Option<(usize, u32, u32)>> = IrqSpinLock::new(None);
+
+/// Device faults refused because the device was not granted the memory.
+static ISOLATION_FAULTS: AtomicU64 = AtomicU64::new(0);
+
+fn context(ttb0: usize, asid: u16) -> CdParams {
+    CdParams {
+        ttb0: ttb0 as u64,
+        t0sz: (64 - crate::arch::VA_BITS) as u8,
+        asid,
+        mair: crate::arch::MAIR,
+        ips_bits: 40,
+    }
+}
+
+/// Whether a PCI function gets a view of its own: the devices whose DMA
+/// the scheduler drives by virtual address. Virtio devices keep the
+/// kernel's table (virtio-net does not even go through the SMMU; the RDMA
+/// engine checks remote keys itself and is next in line).
+fn confined(f: &hw::pci::Function) -> bool {
+    f.class == hw::nvme::CLASS || (f.vendor, f.device) == (hw::edu::VENDOR, hw::edu::DEVICE)
+}
+
+fn bring_up(base: usize, eventq_log2: u32, mut views: Vec<View>) -> Result<Iommu, Error> {
+    // SAFETY: the board names the SMMU's 128 KiB register block, which the
+    // kernel table maps as device memory.
+    let regs = unsafe { Mmio::new(base, smmu::v3::regs::MMIO_SIZE) };
+    let config = Config {
+        eventq_log2,
+        ..Config::pci_root_bus()
+    };
+    let mut smmu = Smmu::new(regs, FrameMemory, config)?;
+    let mut shared = Vec::new();
+    for f in crate::pci::functions() {
+        let stream = f.bdf.requester_id() as u32;
+        if !confined(&f) {
+            smmu.attach(stream, &context(crate::mm::kernel_root(), ASID))?;
+            shared.push(stream);
+            continue;
+        }
+        if !views.iter().any(|v| v.stream == stream) {
+            let asid = ASID + 1 + views.len() as u16;
+            match View::new(stream, asid) {
+                Ok(v) => views.push(v),
+                Err(_) => {
+                    log::error!("SMMU: no frame for stream {stream:#x}'s view; it stays cut off");
+                    continue;
+                }
+            }
+        }
+        let v = views
+            .iter()
+            .find(|v| v.stream == stream)
+            .expect("just made");
+        smmu.attach(stream, &context(v.root(), v.asid))?;
+    }
+    Ok(Iommu {
+        smmu,
+        views,
+        shared,
+    })
+}
+
+/// Brings the SMMU up, attaches every PCI function found at boot, and hooks
+/// interrupts and the memory manager's changes.
+pub(crate) fn init(board: &Smmuv3) {
+    match bring_up(board.base, Config::pci_root_bus().eventq_log2, Vec::new()) {
+        Ok(iommu) => *SMMU.lock() = Some(iommu),
+        Err(e) => {
+            log::error!("SMMU: {e:?}; devices keep untranslated (failing) DMA");
+            return;
+        }
+    }
+    *BOARD_SMMU.lock() = Some((board.base, board.eventq_intid, board.gerror_intid));
+    for intid in [board.eventq_intid, board.gerror_intid] {
+        // The SMMU's wired interrupts are pulses: edge-triggered, or lost.
+        if let Err(e) = crate::irq::register(intid, Trigger::Edge, crate::dma::service_from_irq) {
+            log::error!("SMMU interrupt {intid}: {e:?}");
+        }
+    }
+    crate::mm::set_device_hooks(crate::mm::DeviceHooks {
+        unmapped: invalidate,
+        mapped,
+        region_gone,
+    });
+}
+
+/// Whether an SMMU translates device DMA on this machine.
+pub fn present() -> bool {
+    SMMU.lock().is_some()
+}
+
+/// Re-initializes the SMMU with an event queue of 2^`log2` entries (tests
+/// use a tiny one to force overflows). Attached streams are attached again,
+/// each to the view it had.
+pub fn set_event_queue_size(log2: u32) -> Result<(), Error> {
+    let Some((base, ..)) = *BOARD_SMMU.lock() else {
+        return Ok(());
+    };
+    let views = SMMU.lock().take().map(|i| i.views).unwrap_or_default();
+    *SMMU.lock() = Some(bring_up(base, log2, views)?);
+    Ok(())
+}
+
+/// Cuts device stream `stream` off from memory for good: its STE aborts
+/// every access from now on, and every cached translation it could use is
+/// dropped (QEMU passes that on to device-side IOTLB caches such as the
+/// RDMA engine's), so not even a translation cached before reaches
+/// memory. For a device that stopped answering while it held buffers: once
+/// this returns, those buffers can be reused.
+pub fn cut_off(stream: u32) -> Result<(), Error> {
+    let mut guard = SMMU.lock();
+    let Some(iommu) = guard.as_mut() else {
+        return Ok(());
+    };
+    iommu.smmu.detach(stream)?;
+    let asid = iommu.view(stream).map_or(ASID, |v| v.asid);
+    iommu.smmu.invalidate_asid(asid)
+}
+
+/// Why memory could not be granted to a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GrantError {
+    /// Only whole pages of a region other than the heap can be granted.
+    NotGrantable(NotGrantable),
+    /// The device holds as many grants as its view keeps.
+    TooManyGrants,
+    /// No frame was left for the view's tables.
+    OutOfMemory,
+}
+
+/// Memory a device may reach, with the rights it was given, for as long
+/// as this lives: dropping it revokes the grant (the device's view forgets
+/// the range, and so does the SMMU's TLB, before the drop returns). Where
+/// no SMMU confines the device, holding it changes nothing.
+#[must_use = "dropping a grant revokes it at once"]
+#[derive(Debug)]
+pub struct Grant {
+    held: Option<(u32, GrantId)>,
+}
+
+impl Grant {
+    /// A grant that changes nothing: the device is not confined.
+    fn unconfined() -> Self {
+        Grant { held: None }
+    }
+}
+
+impl Drop for Grant {
+    fn drop(&mut self) {
+        let Some((stream, id)) = self.held.take() else {
+            return;
+        };
+        let mut guard = SMMU.lock();
+        let Some(Iommu { smmu, views, .. }) = guard.as_mut() else {
+            return;
+        };
+        let Some(v) = views.iter_mut().find(|v| v.stream == stream) else {
+            return;
+        };
+        let Some((range, rights)) = v.grants.revoke(id) else {
+            return;
+        };
+        // Other grants may cover the range with the same rights (a
+        // transfer's own grant inside an app's): then the view stays.
+        // Otherwise it forgets the range; what other grants still cover
+        // comes back at the device's next fault there.
+        let still = v.grants.rights_over(range.clone());
+        if still == Some(rights) || still == Some(Rights::ReadWrite) {
+            return;
+        }
+        if let Some(cleared) = v.clear(range.start as usize..range.end as usize) {
+            forget(smmu, v.asid, cleared);
+        }
+    }
+}
+
+/// Lets device stream `stream` reach `range` (whole pages of one region,
+/// not the heap) with `rights`. Pages mapped now are copied into the
+/// device's view at once; later ones as they are mapped. Nothing is pinned
+/// or touched: pages not present fault for the device as for the CPU.
+pub fn grant(stream: u32, range: Range<usize>, rights: Rights) -> Result<Grant, GrantError> {
+    // Recorded first, so that a page mapped from now on reaches the view
+    // through the `mapped` hook; then checked, and what is mapped already
+    // copied, under the address-space lock.
+    let id = {
+        let mut guard = SMMU.lock();
+        let Some(v) = guard.as_mut().and_then(|i| i.view(stream)) else {
+            return Ok(Grant::unconfined());
+        };
+        v.grants
+            .grant(range.start as u64..range.end as u64, rights)
+            .map_err(|_| GrantError::TooManyGrants)?
+    };
+    let grant = Grant {
+        held: Some((stream, id)),
+    };
+    let mut out_of_memory = false;
+    crate::mm::grant_region_range(range, |page, leaf| {
+        let mut guard = SMMU.lock();
+        if let Some(v) = guard.as_mut().and_then(|i| i.view(stream)) {
+            out_of_memory |= v.mirror(page, leaf).is_err();
+        }
+    })
+    .map_err(GrantError::NotGrantable)?;
+    if out_of_memory {
+        return Err(GrantError::OutOfMemory);
+    }
+    Ok(grant)
+}
+
+/// Lets device stream `stream` reach the pages of `range`, wherever they
+/// are (the heap too), with `rights`, as they are mapped now.
+///
+/// # Safety
+///
+/// Until the grant is dropped, the device may read (and, with
+/// [`Rights::ReadWrite`], write) every byte of those pages: they must be
+/// the caller's, including the rest of a page around a smaller buffer.
+pub unsafe fn grant_memory(
+    stream: u32,
+    range: Range<usize>,
+    rights: Rights,
+) -> Result<Grant, GrantError> {
+    let pages = range.start & !(crate::mm::FRAME_SIZE - 1)
+        ..range.end.next_multiple_of(crate::mm::FRAME_SIZE);
+    let id = {
+        let mut guard = SMMU.lock();
+        let Some(v) = guard.as_mut().and_then(|i| i.view(stream)) else {
+            return Ok(Grant::unconfined());
+        };
+        v.grants
+            .grant(pages.start as u64..pages.end as u64, rights)
+            .map_err(|_| GrantError::TooManyGrants)?
+    };
+    let grant = Grant {
+        held: Some((stream, id)),
+    };
+    let mut out_of_memory = false;
+    let in_region = crate::mm::grant_region_range(pages.clone(), |page, leaf| {
+        let mut guard = SMMU.lock();
+        if let Some(v) = guard.as_mut().and_then(|i| i.view(stream)) {
+            out_of_memory |= v.mirror(page, leaf).is_err();
+        }
+    });
+    if in_region.is_err() {
+        // The heap, or RAM outside regions: mapped for good, as it is now.
+        for page in pages.step_by(crate::mm::FRAME_SIZE) {
+            out_of_memory |= !mirror(stream, page);
+        }
+    }
+    if out_of_memory {
+        return Err(GrantError::OutOfMemory);
+    }
+    Ok(grant)
+}
+
+/// Lets `stream` reach a driver's queue memory (identity-mapped frames the
+/// driver owns for good), read-write, for good.
+pub(crate) fn grant_frames(stream: u32, frames: Range<usize>) -> Result<(), GrantError> {
+    let mut guard = SMMU.lock();
+    let Some(v) = guard.as_mut().and_then(|i| i.view(stream)) else {
+        return Ok(());
+    };
+    v.grants
+        .grant(frames.start as u64..frames.end as u64, Rights::ReadWrite)
+        .map_err(|_| GrantError::TooManyGrants)?;
+    v.map_frames(frames).map_err(|_| GrantError::OutOfMemory)
+}
+
+/// Whether device stream `stream` may do `access` at `va`: granted memory
+/// for a confined device; anything for one that shares the kernel table.
+pub fn allows(stream: u32, va: usize, access: DeviceAccess) -> bool {
+    let mut guard = SMMU.lock();
+    let Some(iommu) = guard.as_mut() else {
+        return true;
+    };
+    if iommu.shared.contains(&stream) {
+        return true;
+    }
+    iommu
+        .view(stream)
+        .is_some_and(|v| v.grants.allows(va as u64, access))
+}
+
+/// Counts a device fault on memory the device was not granted, and says
+/// so on the console (the first few times).
+pub(crate) fn report_isolation_fault(stream: u32, va: usize, access: DeviceAccess) {
+    let n = ISOLATION_FAULTS.fetch_add(1, Ordering::Relaxed);
+    if n < 8 {
+        log::warn!("SMMU: stream {stream:#x} was refused {access:?} at {va:#x}: not granted to it");
+    }
+}
+
+/// Device faults refused since boot because the memory was not granted.
+pub fn isolation_faults() -> u64 {
+    ISOLATION_FAULTS.load(Ordering::Relaxed)
+}
+
+/// Copies the kernel's mapping of `va` into `stream`'s view (after a
+/// device fault there was resolved). Does nothing for a shared stream.
+pub(crate) fn mirror(stream: u32, va: usize) -> bool {
+    crate::mm::with_leaf(va, |leaf| {
+        let mut guard = SMMU.lock();
+        let Some(v) = guard.as_mut().and_then(|i| i.view(stream)) else {
+            return true;
+        };
+        match leaf {
+            Some(leaf) => v.mirror(va, leaf).unwrap_or(false),
+            None => false,
+        }
+    })
+}
+
+/// Whether `stream` would reach the page holding `va` without a fault.
+pub(crate) fn reaches(stream: u32, va: usize, write: bool) -> bool {
+    let mut guard = SMMU.lock();
+    match guard.as_mut().and_then(|i| i.view(stream)) {
+        Some(v) => v.maps(va, write),
+        None => true,
+    }
+}
+
+/// Hook: the kernel table changed in `range` (unmapped, evicted,
+/// reprotected): the views forget it there, then the SMMU's TLB does.
+fn invalidate(range: Range<usize>) {
+    let mut guard = SMMU.lock();
+    let Some(Iommu {
+        smmu,
+        views,
+        shared,
+    }) = guard.as_mut()
+    else {
+        return;
+    };
+    for v in views.iter_mut() {
+        if v.grants.overlaps(range.start as u64..range.end as u64) {
+            if let Some(cleared) = v.clear(range.clone()) {
+                forget(smmu, v.asid, cleared);
+            }
+        }
+    }
+    if !shared.is_empty() {
+        forget(smmu, ASID, range);
+    }
+}
+
+/// Hook: `leaf` now maps `page` in a region some device was granted part
+/// of: the views granted that page get it.
+fn mapped(page: usize, leaf: crate::mm::Leaf) {
+    let mut guard = SMMU.lock();
+    let Some(iommu) = guard.as_mut() else { return };
+    for v in iommu.views.iter_mut() {
+        if v.grants
+            .overlaps(page as u64..page as u64 + crate::mm::FRAME_SIZE as u64)
+        {
+            // A failure leaves the page out: the device faults and retries.
+            let _ = v.mirror(page, leaf);
+        }
+    }
+}
+
+/// Hook: a region is gone; grants inside it end with it.
+fn region_gone(range: Range<usize>) {
+    let mut guard = SMMU.lock();
+    let Some(Iommu { smmu, views, .. }) = guard.as_mut() else {
+        return;
+    };
+    for v in views.iter_mut() {
+        if v.grants.revoke_within(range.start as u64..range.end as u64) > 0 {
+            if let Some(cleared) = v.clear(range.clone()) {
+                forget(smmu, v.asid, cleared);
+            }
+        }
+    }
+}
+
+/// What one drain of the SMMU found.
+#[derive(Debug, Default)]
+pub struct Drained {
+    /// Distinct faults (one per stream, page and access).
+    pub faults: Vec<Fault>,
+    /// Records were dropped (event queue overflow), or more distinct faults
+    /// arrived than one drain keeps: the fault list is incomplete.
+    pub events_lost: bool,
+    /// Event records read.
+    pub records: usize,
+    /// Of those, records that repeated the fault before them (not decoded).
+    pub repeats: usize,
+}
+
+/// Distinct faults one drain keeps; past that the drain reports lost
+/// events, whose recovery covers every in-flight transfer anyway.
+const DRAIN_CAPACITY: usize = 1024;
+
+/// The faults of one drain (one per stream, page and access), filled while
+/// the SMMU lock is held: it never allocates, because growing the heap maps
+/// pages, which takes the address-space lock, whose holders (unmaps) take
+/// the SMMU lock.
+static FAULT_SET: IrqSpinLock<FaultSet<DRAIN_CAPACITY>> = IrqSpinLock::new(FaultSet::new());
+
+/// Takes every pending fault event and the global error state.
+pub fn drain() -> Drained {
+    let mut out = Drained::default();
+    let mut set = FAULT_SET.lock();
+    set.clear();
+    {
+        let mut guard = SMMU.lock();
+        let Some(smmu) = guard.as_mut().map(|i| &mut i.smmu) else {
+            return out;
+        };
+        let mut others = 0;
+        let mut first_other = None;
+        loop {
+            let d = smmu.drain_faults_dedup(&mut set);
+            out.records += d.records;
+            out.repeats += d.repeats;
+            out.events_lost |= d.events_lost;
+            others += d.other_events;
+            first_other = first_other.or(d.first_other);
+            if !d.more_pending {
+                break;
+            }
+        }
+        let gerror = smmu.check_gerror();
+        out.events_lost |= gerror.events_lost || set.overflowed();
+        drop(guard);
+        if let Some(other) = first_other {
+            log::warn!("SMMU: {others} non-fault event(s), first: {other:?}");
+        }
+        if gerror.active != 0 && !gerror.events_lost {
+            log::error!("SMMU global error: {gerror:?}");
+        }
+    }
+    // Outside the SMMU lock: allocating is fine here.
+    out.faults = set.iter().collect();
+    out
+}

@@ -1,0 +1,281 @@
+//! What one device was given: the ranges of memory it may reach and with
+//! which rights. The rule of device isolation in one place.
+//!
+//! ```text
+//!  grant(range, rights) ─► GrantId ─► revoke(id)
+//!        │                               │
+//!        ▼                               ▼
+//!  allows(va, access)?   a fault there is resolved only if yes; else it is
+//!                        an isolation fault: reported, never resolved
+//!  rights_at(page)       what a mirrored entry may allow (read-only or
+//!                        read-write), the union of every grant covering it
+//! ```
+//!
+//! A fixed table that never allocates: it is read on the fault path and
+//! changed under the SMMU's lock, where growing the heap could deadlock.
+
+use crate::fault::Access;
+use core::ops::Range;
+
+/// What a grant lets a device do to memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Rights {
+    /// The device may read (a `ToDevice` buffer, an NVMe write's data).
+    Read,
+    /// The device may read and write. An SMMU cannot express write-only,
+    /// so there is no such grant.
+    ReadWrite,
+}
+
+impl Rights {
+    /// Whether these rights cover `access`.
+    pub fn allow(self, access: Access) -> bool {
+        match access {
+            Access::Read => true,
+            Access::Write => self == Rights::ReadWrite,
+            Access::Execute => false,
+        }
+    }
+
+    /// The wider of two rights.
+    pub fn union(self, other: Rights) -> Rights {
+        if self == Rights::ReadWrite || other == Rights::ReadWrite {
+            Rights::ReadWrite
+        } else {
+            Rights::Read
+        }
+    }
+}
+
+/// Names one grant, to revoke it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct GrantId(u32);
+
+/// The table is full: more grants live at once than it holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TooManyGrants;
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    id: u32,
+    start: u64,
+    end: u64,
+    rights: Rights,
+}
+
+/// The grants of one device, at most `N` at once.
+pub struct Grants<const N: usize> {
+    entries: [Option<Entry>; N],
+    next_id: u32,
+}
+
+impl<const N: usize> Default for Grants<N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<const N: usize> Grants<N> {
+    /// No grants: the device reaches nothing.
+    pub const fn new() -> Self {
+        Self {
+            entries: [None; N],
+            next_id: 1,
+        }
+    }
+
+    /// Lets the device reach `range` with `rights` until [`revoke`](Self::revoke).
+    /// Grants may overlap; each is revoked on its own.
+    pub fn grant(&mut self, range: Range<u64>, rights: Rights) -> Result<GrantId, TooManyGrants> {
+        let slot = self
+            .entries
+            .iter_mut()
+            .find(|e| e.is_none())
+            .ok_or(TooManyGrants)?;
+        let id = self.next_id;
+        self.next_id = self.next_id.wrapping_add(1).max(1);
+        *slot = Some(Entry {
+            id,
+            start: range.start,
+            end: range.end,
+            rights,
+        });
+        Ok(GrantId(id))
+    }
+
+    /// Withdraws a grant; returns what it covered (`None`: no such grant).
+    pub fn revoke(&mut self, id: GrantId) -> Option<(Range<u64>, Rights)> {
+        let slot = self
+            .entries
+            .iter_mut()
+            .find(|e| matches!(e, Some(e) if e.id == id.0))?;
+        let e = slot.take()?;
+        Some((e.start..e.end, e.rights))
+    }
+
+    /// Withdraws every grant that lies inside `range` (the memory is gone);
+    /// returns how many.
+    pub fn revoke_within(&mut self, range: Range<u64>) -> usize {
+        let mut n = 0;
+        for slot in &mut self.entries {
+            if matches!(slot, Some(e) if range.start <= e.start && e.end <= range.end) {
+                *slot = None;
+                n += 1;
+            }
+        }
+        n
+    }
+
+    fn live(&self) -> impl Iterator<Item = &Entry> {
+        self.entries.iter().flatten()
+    }
+
+    /// Whether some grant lets the device do `access` at `va`.
+    pub fn allows(&self, va: u64, access: Access) -> bool {
+        self.live()
+            .any(|e| (e.start..e.end).contains(&va) && e.rights.allow(access))
+    }
+
+    /// The rights the grants give over every byte of `range`: `None` if
+    /// some byte is not granted at all, read-write only if read-write
+    /// grants cover all of it. (What a mirrored mapping of the range may
+    /// allow.)
+    pub fn rights_over(&self, range: Range<u64>) -> Option<Rights> {
+        if !self.cover(range.clone(), |_| true) {
+            return None;
+        }
+        Some(if self.cover(range, |r| r == Rights::ReadWrite) {
+            Rights::ReadWrite
+        } else {
+            Rights::Read
+        })
+    }
+
+    /// Whether grants whose rights pass `which` cover all of `range`.
+    fn cover(&self, range: Range<u64>, which: impl Fn(Rights) -> bool) -> bool {
+        // From the start, jump to the furthest end of a grant covering the
+        // current point, until past the end or stuck in a hole.
+        let mut at = range.start;
+        while at < range.end {
+            let end = self
+                .live()
+                .filter(|e| which(e.rights) && e.start <= at && at < e.end)
+                .map(|e| e.end)
+                .max();
+            match end {
+                Some(end) => at = end,
+                None => return false,
+            }
+        }
+        true
+    }
+
+    /// Whether any grant overlaps `range`.
+    pub fn overlaps(&self, range: Range<u64>) -> bool {
+        self.live()
+            .any(|e| e.start < range.end && range.start < e.end)
+    }
+
+    /// The live grants' ranges and rights (to map what they cover again
+    /// after a revocation cleared an overlap).
+    pub fn iter(&self) -> impl Iterator<Item = (Range<u64>, Rights)> + '_ {
+        self.live().map(|e| (e.start..e.end, e.rights))
+    }
+
+    /// Grants alive.
+    pub fn len(&self) -> usize {
+        self.live().count()
+    }
+
+    /// Whether the device reaches nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const PAGE: u64 = 4096;
+
+    #[test]
+    fn a_device_reaches_nothing_until_granted() {
+        let g = Grants::<4>::new();
+        assert!(!g.allows(0x4000_0000, Access::Read));
+        assert_eq!(g.rights_over(0..PAGE), None);
+    }
+
+    #[test]
+    fn read_grants_refuse_writes_and_nothing_executes() {
+        let mut g = Grants::<4>::new();
+        g.grant(PAGE..3 * PAGE, Rights::Read).unwrap();
+        assert!(g.allows(PAGE, Access::Read));
+        assert!(g.allows(3 * PAGE - 1, Access::Read));
+        assert!(!g.allows(3 * PAGE, Access::Read), "the end is exclusive");
+        assert!(!g.allows(PAGE - 1, Access::Read));
+        assert!(!g.allows(PAGE, Access::Write));
+        assert!(!g.allows(PAGE, Access::Execute));
+        assert_eq!(g.rights_over(PAGE..2 * PAGE), Some(Rights::Read));
+    }
+
+    #[test]
+    fn revoking_one_of_two_overlapping_grants_keeps_the_other() {
+        let mut g = Grants::<4>::new();
+        let wide = g.grant(0..8 * PAGE, Rights::Read).unwrap();
+        let narrow = g.grant(2 * PAGE..3 * PAGE, Rights::ReadWrite).unwrap();
+        assert!(g.allows(2 * PAGE, Access::Write));
+        assert_eq!(g.rights_over(2 * PAGE..3 * PAGE), Some(Rights::ReadWrite));
+        assert_eq!(
+            g.revoke(narrow),
+            Some((2 * PAGE..3 * PAGE, Rights::ReadWrite))
+        );
+        assert!(!g.allows(2 * PAGE, Access::Write));
+        assert!(g.allows(2 * PAGE, Access::Read));
+        assert_eq!(g.revoke(narrow), None, "a grant is revoked once");
+        g.revoke(wide).unwrap();
+        assert!(g.is_empty());
+    }
+
+    #[test]
+    fn rights_over_a_range_need_every_byte_covered() {
+        let mut g = Grants::<4>::new();
+        g.grant(0..PAGE, Rights::ReadWrite).unwrap();
+        g.grant(PAGE..2 * PAGE, Rights::Read).unwrap();
+        g.grant(3 * PAGE..4 * PAGE, Rights::ReadWrite).unwrap();
+        assert_eq!(g.rights_over(0..PAGE), Some(Rights::ReadWrite));
+        assert_eq!(
+            g.rights_over(0..2 * PAGE),
+            Some(Rights::Read),
+            "read-write only in part of it"
+        );
+        assert_eq!(g.rights_over(0..4 * PAGE), None, "a hole at page 2");
+        assert!(g.overlaps(PAGE + 1..PAGE + 2));
+        assert!(!g.overlaps(2 * PAGE..3 * PAGE));
+    }
+
+    #[test]
+    fn memory_that_goes_takes_its_grants_along() {
+        let mut g = Grants::<4>::new();
+        let inside = g.grant(PAGE..2 * PAGE, Rights::ReadWrite).unwrap();
+        g.grant(0..8 * PAGE, Rights::Read).unwrap();
+        assert_eq!(g.revoke_within(PAGE..4 * PAGE), 1);
+        assert_eq!(g.revoke(inside), None);
+        assert!(g.allows(PAGE, Access::Read), "the wider grant stays");
+    }
+
+    #[test]
+    fn a_full_table_refuses_and_a_freed_slot_is_reused() {
+        let mut g = Grants::<2>::new();
+        let a = g.grant(0..PAGE, Rights::Read).unwrap();
+        g.grant(PAGE..2 * PAGE, Rights::Read).unwrap();
+        assert_eq!(
+            g.grant(2 * PAGE..3 * PAGE, Rights::Read),
+            Err(TooManyGrants)
+        );
+        g.revoke(a).unwrap();
+        let c = g.grant(2 * PAGE..3 * PAGE, Rights::Read).unwrap();
+        assert_ne!(c, a, "ids are not reused while the counter runs");
+        assert_eq!(g.len(), 2);
+    }
+}
