@@ -1,9 +1,10 @@
 //! Faultline's SMMU drivers.
 //!
-//! A device DMAs to application virtual addresses; the SMMU translates them by
-//! walking the very page table the CPU uses, so nothing has to be kept in sync
-//! and a page the CPU has not faulted in yet is a page fault for the device
-//! too. The SMMU reports such faults in an event queue; the kernel resolves
+//! A device DMAs to application virtual addresses; the SMMU translates them
+//! with the kernel's mappings of the memory the device was granted (a view
+//! the kernel keeps in step with its own table), so a page the CPU has not
+//! faulted in yet is a page fault for the device too, and memory it was not
+//! granted is a fault that is never resolved. The SMMU reports such faults in an event queue; the kernel resolves
 //! them with the same function its data-abort handler calls and then lets the
 //! DMA scheduler retry (see "One DMA page fault, end to end" in
 //! `docs/ARCHITECTURE.md`).
