@@ -63,11 +63,20 @@ struct Entry {
     rights: Rights,
 }
 
-/// The grants of one device, at most `N` at once.
+/// The grants of one device, at most `N` at once, packed at the front of
+/// the table so that lookups cost what is live, not what could be.
 pub struct Grants<const N: usize> {
-    entries: [Option<Entry>; N],
+    entries: [Entry; N],
+    len: usize,
     next_id: u32,
 }
+
+const UNUSED: Entry = Entry {
+    id: 0,
+    start: 0,
+    end: 0,
+    rights: Rights::Read,
+};
 
 impl<const N: usize> Default for Grants<N> {
     fn default() -> Self {
@@ -79,7 +88,8 @@ impl<const N: usize> Grants<N> {
     /// No grants: the device reaches nothing.
     pub const fn new() -> Self {
         Self {
-            entries: [None; N],
+            entries: [UNUSED; N],
+            len: 0,
             next_id: 1,
         }
     }
@@ -87,52 +97,60 @@ impl<const N: usize> Grants<N> {
     /// Lets the device reach `range` with `rights` until [`revoke`](Self::revoke).
     /// Grants may overlap; each is revoked on its own.
     pub fn grant(&mut self, range: Range<u64>, rights: Rights) -> Result<GrantId, TooManyGrants> {
-        let slot = self
-            .entries
-            .iter_mut()
-            .find(|e| e.is_none())
-            .ok_or(TooManyGrants)?;
+        if self.len == N {
+            return Err(TooManyGrants);
+        }
         let id = self.next_id;
         self.next_id = self.next_id.wrapping_add(1).max(1);
-        *slot = Some(Entry {
+        self.entries[self.len] = Entry {
             id,
             start: range.start,
             end: range.end,
             rights,
-        });
+        };
+        self.len += 1;
         Ok(GrantId(id))
     }
 
     /// Withdraws a grant; returns what it covered (`None`: no such grant).
     pub fn revoke(&mut self, id: GrantId) -> Option<(Range<u64>, Rights)> {
-        let slot = self
-            .entries
-            .iter_mut()
-            .find(|e| matches!(e, Some(e) if e.id == id.0))?;
-        let e = slot.take()?;
+        let i = self.live().iter().position(|e| e.id == id.0)?;
+        let e = self.entries[i];
+        self.remove(i);
         Some((e.start..e.end, e.rights))
+    }
+
+    fn remove(&mut self, i: usize) {
+        self.len -= 1;
+        self.entries[i] = self.entries[self.len];
+        self.entries[self.len] = UNUSED;
     }
 
     /// Withdraws every grant that lies inside `range` (the memory is gone);
     /// returns how many.
     pub fn revoke_within(&mut self, range: Range<u64>) -> usize {
         let mut n = 0;
-        for slot in &mut self.entries {
-            if matches!(slot, Some(e) if range.start <= e.start && e.end <= range.end) {
-                *slot = None;
+        let mut i = 0;
+        while i < self.len {
+            let e = self.entries[i];
+            if range.start <= e.start && e.end <= range.end {
+                self.remove(i);
                 n += 1;
+            } else {
+                i += 1;
             }
         }
         n
     }
 
-    fn live(&self) -> impl Iterator<Item = &Entry> {
-        self.entries.iter().flatten()
+    fn live(&self) -> &[Entry] {
+        &self.entries[..self.len]
     }
 
     /// Whether some grant lets the device do `access` at `va`.
     pub fn allows(&self, va: u64, access: Access) -> bool {
         self.live()
+            .iter()
             .any(|e| (e.start..e.end).contains(&va) && e.rights.allow(access))
     }
 
@@ -159,6 +177,7 @@ impl<const N: usize> Grants<N> {
         while at < range.end {
             let end = self
                 .live()
+                .iter()
                 .filter(|e| which(e.rights) && e.start <= at && at < e.end)
                 .map(|e| e.end)
                 .max();
@@ -173,18 +192,19 @@ impl<const N: usize> Grants<N> {
     /// Whether any grant overlaps `range`.
     pub fn overlaps(&self, range: Range<u64>) -> bool {
         self.live()
+            .iter()
             .any(|e| e.start < range.end && range.start < e.end)
     }
 
     /// The live grants' ranges and rights (to map what they cover again
     /// after a revocation cleared an overlap).
     pub fn iter(&self) -> impl Iterator<Item = (Range<u64>, Rights)> + '_ {
-        self.live().map(|e| (e.start..e.end, e.rights))
+        self.live().iter().map(|e| (e.start..e.end, e.rights))
     }
 
     /// Grants alive.
     pub fn len(&self) -> usize {
-        self.live().count()
+        self.len
     }
 
     /// Whether the device reaches nothing.

@@ -302,12 +302,12 @@ fn gather(
         Direction::FromDevice => dma::Rights::ReadWrite,
     };
     let mut grants = Vec::with_capacity(t.pieces.len());
-    for piece in &t.pieces {
+    for piece in page_spans(&t.pieces) {
         // SAFETY: the pieces are the log's own buffers or values it holds
         // (see below), on pages of the heap or of its regions that hold
         // nothing a device could harm more than the log it writes; the
         // grants end with this function, after the transfer.
-        let g = unsafe { dma::grant_memory(engine, piece.clone(), rights) };
+        let g = unsafe { dma::grant_memory(engine, piece, rights) };
         grants.push(g.map_err(|e| io("granting the disk its buffers", e))?);
     }
     // SAFETY: every caller names the log's own buffers (staging, read,
@@ -317,6 +317,25 @@ fn gather(
     unsafe { dma::run(engine, t) }
         .map(|_| ())
         .map_err(|e| io("disk transfer", e))
+}
+
+/// The pages the pieces touch, as few ranges as possible (pieces on the
+/// same or adjacent pages share one grant).
+fn page_spans(pieces: &[Range<usize>]) -> Vec<Range<usize>> {
+    let page = libos::mm::FRAME_SIZE;
+    let mut spans: Vec<Range<usize>> = pieces
+        .iter()
+        .map(|p| p.start / page * page..p.end.next_multiple_of(page))
+        .collect();
+    spans.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
 }
 
 /// An extent as this server uses it: no longer than it can read back at

@@ -27,7 +27,7 @@ use core::ops::Range;
 use smmu::grants::{Grants, Rights};
 
 /// Most grants one device holds at once.
-pub(super) const MAX_GRANTS: usize = 128;
+pub(super) const MAX_GRANTS: usize = 512;
 
 const VALID: u64 = 1;
 const TABLE_OR_PAGE: u64 = 1 << 1;
