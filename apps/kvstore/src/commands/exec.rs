@@ -4,7 +4,8 @@
 use super::{ClientCtx, Effects, Stats};
 use crate::aof::Piece;
 use crate::config::Config;
-use crate::store::{Entry, Store};
+use crate::resp::Reply;
+use crate::store::{Entry, Store, Value};
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -64,6 +65,30 @@ impl Exec<'_> {
         }
         // `live` already removed the key if it was expired.
         self.store.get(key)
+    }
+
+    /// The live string at `key` ([`live`](Exec::live)): `Ok(None)` if the
+    /// key is missing, `WRONGTYPE` if it holds another type.
+    pub fn live_string(&mut self, key: &[u8]) -> Result<Option<&Value>, Reply> {
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => entry
+                .shared()
+                .map(Some)
+                .ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// Like [`live_string`](Exec::live_string), counting a keyspace hit or
+    /// miss ([`read`](Exec::read)).
+    pub fn read_string(&mut self, key: &[u8]) -> Result<Option<&Value>, Reply> {
+        match self.read(key) {
+            None => Ok(None),
+            Some(entry) => entry
+                .shared()
+                .map(Some)
+                .ok_or_else(super::errors::wrong_type),
+        }
     }
 
     /// Database `index` when it is not the client's own.

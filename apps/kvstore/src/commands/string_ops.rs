@@ -44,8 +44,10 @@ fn set_with_expiry(x: &mut Exec<'_>, args: &mut [Vec<u8>], unit: &[u8]) -> Reply
 /// `GETDEL key`: the value, and the key is gone.
 pub(crate) fn getdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let key = &args[1];
-    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
-        return Reply::Bulk(None);
+    let value = match x.read_string(key) {
+        Ok(Some(value)) => value.to_vec(),
+        Ok(None) => return Reply::Bulk(None),
+        Err(reply) => return reply,
     };
     x.store.remove(key);
     x.log([&b"DEL"[..], key]);
@@ -75,8 +77,10 @@ pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     // As Redis: the options' syntax, then the key (nil if missing), then
     // the expiry's value.
     let key = &args[1];
-    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
-        return Reply::Bulk(None);
+    let value = match x.read_string(key) {
+        Ok(Some(value)) => value.to_vec(),
+        Ok(None) => return Reply::Bulk(None),
+        Err(reply) => return reply,
     };
     let at = match change {
         Change::At(unit, i) => match set_expire_at(x, unit, &args[i]) {
@@ -112,16 +116,18 @@ pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// reads back the same.
 pub(crate) fn incrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let not_float = || Reply::error("ERR value is not a valid float");
-    let Some(delta) = parse_float(&args[2]) else {
-        return not_float();
-    };
     let key = &args[1];
-    let current_text = match x.live(key) {
-        Some(entry) => match parse_float(entry.value()) {
-            Some(_) => Some(entry.value().to_vec()),
+    // As Redis: the key's type, then its value, then the increment.
+    let current_text = match x.live_string(key) {
+        Ok(Some(value)) => match parse_float(value) {
+            Some(_) => Some(value.to_vec()),
             None => return not_float(),
         },
-        None => None,
+        Ok(None) => None,
+        Err(reply) => return reply,
+    };
+    let Some(delta) = parse_float(&args[2]) else {
+        return not_float();
     };
     let exact = match &current_text {
         Some(text) => decimal::parse(text),
@@ -248,7 +254,10 @@ pub(crate) fn getrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let (Some(start), Some(end)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
         return errors::not_integer();
     };
-    let value = x.read(&args[1]).map(|e| e.value()).unwrap_or_default();
+    let value = match x.read_string(&args[1]) {
+        Ok(value) => value.map_or(&[][..], |v| v.as_slice()),
+        Err(reply) => return reply,
+    };
     let len = value.len() as i64;
     if len == 0 || (start < 0 && end < 0 && start > end) {
         return Reply::bulk(Vec::new());
@@ -271,7 +280,10 @@ pub(crate) fn setrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::error("ERR offset is out of range");
     }
     let (key, patch) = (&args[1], &args[3]);
-    let current = x.live(key).map(|e| e.value().to_vec());
+    let current = match x.live_string(key) {
+        Ok(value) => value.map(|v| v.to_vec()),
+        Err(reply) => return reply,
+    };
     if patch.is_empty() {
         return Reply::Integer(current.map_or(0, |v| v.len()) as i64);
     }

@@ -175,7 +175,7 @@ fn setrange_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
 fn copy_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
     store
         .get(&args[1])
-        .map_or(0, |e| store.growth_if_set(&args[2], e.value().len()))
+        .map_or(0, |e| store.growth_if_set(&args[2], e.data().size()))
 }
 
 /// Growth of `APPEND key suffix`.
