@@ -5,7 +5,7 @@ use super::{ClientCtx, Effects, Stats};
 use crate::aof::Piece;
 use crate::config::Config;
 use crate::resp::Reply;
-use crate::store::{Entry, Store, Value};
+use crate::store::{Entry, Hash, Store, Value};
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -88,6 +88,24 @@ impl Exec<'_> {
                 .shared()
                 .map(Some)
                 .ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// The live hash at `key` ([`live`](Exec::live)): `Ok(None)` if the key
+    /// is missing, `WRONGTYPE` if it holds another type.
+    pub fn live_hash(&mut self, key: &[u8]) -> Result<Option<&Hash>, Reply> {
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => entry.hash().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// Like [`live_hash`](Exec::live_hash), counting a keyspace hit or miss
+    /// ([`read`](Exec::read)).
+    pub fn read_hash(&mut self, key: &[u8]) -> Result<Option<&Hash>, Reply> {
+        match self.read(key) {
+            None => Ok(None),
+            Some(entry) => entry.hash().map(Some).ok_or_else(super::errors::wrong_type),
         }
     }
 

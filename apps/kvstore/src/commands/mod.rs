@@ -30,6 +30,7 @@ mod errors;
 mod exec;
 mod expire;
 mod expiry_arg;
+mod hashes;
 mod info;
 mod introspect;
 mod keys;

@@ -126,30 +126,34 @@ pub(crate) fn incrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(None) => None,
         Err(reply) => return reply,
     };
-    let Some(delta) = parse_float(&args[2]) else {
+    if parse_float(&args[2]).is_none() {
         return not_float();
-    };
-    let exact = match &current_text {
-        Some(text) => decimal::parse(text),
-        None => Some(0),
     }
-    .zip(decimal::parse(&args[2]))
-    .and_then(|(a, b)| a.checked_add(b))
-    .filter(|&sum| decimal::fits(sum));
-    let text = match exact {
-        Some(sum) => decimal::format(sum),
-        None => {
-            let current = current_text.as_deref().and_then(parse_float).unwrap_or(0.0);
-            let new = current + delta;
-            if !new.is_finite() {
-                return Reply::error("ERR increment would produce NaN or Infinity");
-            }
-            format_float(new)
-        }
+    let Some(text) = float_sum(current_text.as_deref(), &args[2]) else {
+        return Reply::error("ERR increment would produce NaN or Infinity");
     };
     x.store.set_keep_ttl(key, text.as_bytes().to_vec());
     x.log([&b"SET"[..], key, text.as_bytes(), b"KEEPTTL"]);
     Reply::bulk(text.into_bytes())
+}
+
+/// `current + delta` (a missing `current` counting as 0) as
+/// `INCRBYFLOAT` stores and answers it (see there), or `None` if the sum
+/// is NaN or infinite. Both must be floats [`parse_float`] accepts.
+pub(super) fn float_sum(current: Option<&[u8]>, delta: &[u8]) -> Option<alloc::string::String> {
+    let exact = match current {
+        Some(text) => decimal::parse(text),
+        None => Some(0),
+    }
+    .zip(decimal::parse(delta))
+    .and_then(|(a, b)| a.checked_add(b))
+    .filter(|&sum| decimal::fits(sum));
+    if let Some(sum) = exact {
+        return Some(decimal::format(sum));
+    }
+    let current = current.and_then(parse_float).unwrap_or(0.0);
+    let new = current + parse_float(delta).unwrap_or(0.0);
+    new.is_finite().then(|| format_float(new))
 }
 
 /// Plain decimals with up to 17 digits after the point, as integers of
@@ -214,7 +218,7 @@ mod decimal {
 
 /// A float as Redis accepts it: decimal or exponent notation, or an
 /// infinity (`inf`, `-Infinity`, any case), never NaN, no spaces around it.
-fn parse_float(bytes: &[u8]) -> Option<f64> {
+pub(super) fn parse_float(bytes: &[u8]) -> Option<f64> {
     let text = core::str::from_utf8(bytes).ok()?;
     if text.is_empty() || text.trim() != text {
         return None;
