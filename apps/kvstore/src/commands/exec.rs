@@ -130,12 +130,7 @@ impl Exec<'_> {
     /// The next pseudo-random number (xorshift64*: fast, and enough to
     /// pick keys; nothing secret depends on it).
     pub fn next_random(&mut self) -> u64 {
-        let mut s = *self.random;
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        *self.random = s;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        random_step(self.random)
     }
 
     /// Whether `key` exists and is live.
@@ -163,4 +158,16 @@ impl Exec<'_> {
             self.effects.push_args(args);
         }
     }
+}
+
+/// The next pseudo-random number from generator state `state` (what
+/// [`Exec::next_random`] draws; for a command that holds a borrow of the
+/// store while it draws, such as `HRANDFIELD`).
+pub(crate) fn random_step(state: &mut u64) -> u64 {
+    let mut s = *state;
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    *state = s;
+    s.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }

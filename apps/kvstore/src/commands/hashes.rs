@@ -1,6 +1,6 @@
 //! Hash commands: `HSET`, `HSETNX`, `HMSET`, `HGET`, `HMGET`, `HDEL`,
 //! `HEXISTS`, `HLEN`, `HSTRLEN`, `HKEYS`, `HVALS`, `HGETALL`, `HINCRBY`,
-//! `HINCRBYFLOAT`.
+//! `HINCRBYFLOAT`, `HRANDFIELD`, `HSCAN`.
 //!
 //! # What gets logged
 //!
@@ -23,11 +23,13 @@
 use alloc::vec::Vec;
 
 use super::errors;
-use super::exec::Exec;
+use super::exec::{random_step, Exec};
+use super::keys::ScanOptions;
 use super::string_ops::{float_sum, parse_float};
 use super::strings::copy_for_reply;
 use crate::aof::push_entry;
-use crate::num::{format_i64, parse_i64};
+use crate::glob;
+use crate::num::{format_i64, parse_i64, parse_u64};
 use crate::resp::Reply;
 use crate::store::{Hash, Store};
 
@@ -264,6 +266,126 @@ pub(crate) fn hincrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     };
     set_one(x, args, text.clone().into_bytes());
     Reply::bulk(text.into_bytes())
+}
+
+/// `HRANDFIELD key [count [WITHVALUES]]`: without a count, one field
+/// picked at random (nil if the key is missing); with a positive count, up
+/// to that many distinct fields; with a negative one, exactly that many,
+/// each picked anew (so possibly repeated). `WITHVALUES` follows each field
+/// with its value.
+pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let mut count = None;
+    let mut with_values = false;
+    if let Some(arg) = args.get(2) {
+        // As Redis: the count, then the syntax, then the key.
+        let n = match parse_i64(arg) {
+            Some(i64::MIN) => {
+                return Reply::error(
+                    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+                )
+            }
+            Some(n) => n,
+            None => return errors::not_integer(),
+        };
+        match &args[3..] {
+            [] => {}
+            [option] if option.eq_ignore_ascii_case(b"WITHVALUES") => {
+                // Fields and values must not overflow a 64-bit count.
+                if n.unsigned_abs() > (i64::MAX / 2) as u64 {
+                    return Reply::error("ERR value is out of range");
+                }
+                with_values = true;
+            }
+            _ => return errors::syntax(),
+        }
+        count = Some(n);
+    }
+    let key = &args[1];
+    match x.read_hash(key) {
+        Ok(Some(_)) => {}
+        Ok(None) if count.is_none() => return Reply::Bulk(None),
+        Ok(None) => return Reply::array(Vec::new()),
+        Err(reply) => return reply,
+    }
+    let Some(hash) = x.store.get(key).and_then(|e| e.hash()) else {
+        return Reply::array(Vec::new());
+    };
+    let random = &mut *x.random;
+    let mut fields = Vec::new();
+    if fields.try_reserve_exact(hash.len()).is_err() {
+        return Reply::error("OOM not enough memory for the reply");
+    }
+    fields.extend(hash.iter());
+    let len = fields.len();
+    if len == 0 {
+        // Never stored (the last field takes its key), but cheap to rule out.
+        return Reply::array(Vec::new());
+    }
+    let Some(n) = count else {
+        let (field, _) = fields[random_step(random) as usize % len];
+        return match copy_for_reply(field) {
+            Ok(field) => Reply::Bulk(Some(field)),
+            Err(reply) => reply,
+        };
+    };
+    let picked: &[(&[u8], &[u8])] = if n >= 0 {
+        // Distinct fields: the first `n` of a partial shuffle.
+        let n = usize::try_from(n).unwrap_or(usize::MAX).min(len);
+        for i in 0..n {
+            let j = i + random_step(random) as usize % (len - i);
+            fields.swap(i, j);
+        }
+        &fields[..n]
+    } else {
+        // Repeats allowed: draw each anew (at the end of the list).
+        let n = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
+        if fields.try_reserve_exact(n).is_err() {
+            return Reply::error("OOM not enough memory for the reply");
+        }
+        for _ in 0..n {
+            let pick = fields[random_step(random) as usize % len];
+            fields.push(pick);
+        }
+        &fields[len..]
+    };
+    let per_field = 1 + usize::from(with_values);
+    let items = picked
+        .iter()
+        .flat_map(|&(f, v)| core::iter::once(f).chain(with_values.then_some(v)));
+    match copy_all(items, picked.len().saturating_mul(per_field)) {
+        Ok(reply) => reply,
+        Err(reply) => reply,
+    }
+}
+
+/// `HSCAN key cursor [MATCH pattern] [COUNT count]`: the next cursor (0
+/// when done) and a batch of fields, each followed by its value. Every
+/// field present for the whole scan is returned at least once (see
+/// [`Store::scan`]).
+pub(crate) fn hscan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let Some(cursor) = parse_u64(&args[2]) else {
+        return Reply::error("ERR invalid cursor");
+    };
+    let done = || Reply::array(alloc::vec![Reply::bulk("0"), Reply::array(Vec::new())]);
+    let hash = match x.read_hash(&args[1]) {
+        Ok(Some(hash)) => hash,
+        Ok(None) => return done(),
+        Err(reply) => return reply,
+    };
+    let options = match ScanOptions::parse(&args[3..], false) {
+        Ok(options) => options,
+        Err(reply) => return reply,
+    };
+    let (next, batch) = hash.scan(cursor, options.count);
+    let matching: Vec<_> = batch
+        .into_iter()
+        .filter(|(field, _)| options.pattern.is_none_or(|p| glob::matches(p, field)))
+        .collect();
+    let items = matching.iter().flat_map(|&(f, v)| [f, v]);
+    match copy_all(items, matching.len() * 2) {
+        Ok(fields) => Reply::array(alloc::vec![Reply::bulk(alloc::format!("{next}")), fields]),
+        Err(reply) => reply,
+    }
 }
 
 /// Sets field `args[2]` of the hash `args[1]` to `value`, logged as

@@ -61,26 +61,14 @@ pub(crate) fn scan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(cursor) = parse_u64(&args[1]) else {
         return Reply::error("ERR invalid cursor");
     };
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    let mut type_name: Option<&[u8]> = None;
-    let mut i = 2;
-    while i < args.len() {
-        let (Some(value), option) = (args.get(i + 1), args[i].to_ascii_uppercase()) else {
-            return errors::syntax();
-        };
-        match option.as_slice() {
-            b"COUNT" => match parse_i64(value) {
-                Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
-                Some(_) => return errors::syntax(),
-                None => return errors::not_integer(),
-            },
-            b"MATCH" => pattern = (value.as_slice() != b"*").then_some(value.as_slice()),
-            b"TYPE" => type_name = Some(value.as_slice()),
-            _ => return errors::syntax(),
-        }
-        i += 2;
-    }
+    let ScanOptions {
+        count,
+        pattern,
+        type_name,
+    } = match ScanOptions::parse(&args[2..], true) {
+        Ok(options) => options,
+        Err(reply) => return reply,
+    };
     let (next, batch) = x.store.scan(cursor, count);
     let keys = batch
         .into_iter()
@@ -98,6 +86,47 @@ pub(crate) fn scan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Reply::bulk(alloc::format!("{next}")),
         Reply::array(keys)
     ])
+}
+
+/// The options of `SCAN` and `HSCAN`: `[MATCH pattern] [COUNT count]`,
+/// and `[TYPE type]` for `SCAN`, in any order, the last of each winning.
+pub(super) struct ScanOptions<'a> {
+    /// How many keys (or fields) a step examines, at least; 10 by default.
+    pub count: usize,
+    /// The glob names must match; `None` for all (`*` too).
+    pub pattern: Option<&'a [u8]>,
+    /// The type keys must have (`SCAN` only).
+    pub type_name: Option<&'a [u8]>,
+}
+
+impl<'a> ScanOptions<'a> {
+    /// Reads the options from `args` (what follows the cursor); `TYPE` is
+    /// a syntax error unless `with_type`.
+    pub fn parse(args: &'a [Vec<u8>], with_type: bool) -> Result<Self, Reply> {
+        let mut options = ScanOptions {
+            count: 10,
+            pattern: None,
+            type_name: None,
+        };
+        for pair in args.chunks(2) {
+            let [option, value] = pair else {
+                return Err(errors::syntax());
+            };
+            match option.to_ascii_uppercase().as_slice() {
+                b"COUNT" => match parse_i64(value) {
+                    Some(n) if n >= 1 => options.count = usize::try_from(n).unwrap_or(usize::MAX),
+                    Some(_) => return Err(errors::syntax()),
+                    None => return Err(errors::not_integer()),
+                },
+                b"MATCH" => {
+                    options.pattern = (value.as_slice() != b"*").then_some(value.as_slice())
+                }
+                b"TYPE" if with_type => options.type_name = Some(value.as_slice()),
+                _ => return Err(errors::syntax()),
+            }
+        }
+        Ok(options)
+    }
 }
 
 /// `DBSIZE`: number of keys.

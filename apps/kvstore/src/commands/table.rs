@@ -337,6 +337,8 @@ pub(crate) static COMMANDS: &[Spec] = &[
         cmd("hincrbyfloat", 4, WF, ONE_KEY, hashes::hincrbyfloat),
         hincr_growth,
     ),
+    cmd("hrandfield", -2, R, ONE_KEY, hashes::hrandfield),
+    cmd("hscan", -3, R, ONE_KEY, hashes::hscan),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),

@@ -505,3 +505,145 @@ fn canonical(s: &Session, record: &str) -> String {
     assert_eq!(given.len(), hash.len(), "{record}");
     out.join(" ")
 }
+
+/// The bulk strings of an array reply, in order.
+fn words(reply: Reply) -> Vec<String> {
+    let Reply::Array(Some(items)) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+            other => panic!("not a bulk string: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn hrandfield_picks_fields_at_random() {
+    let mut s = Session::new();
+    s.run("HSET h a 1 b 2 c 3");
+    let Reply::Bulk(Some(one)) = s.run("HRANDFIELD h") else {
+        panic!("one field");
+    };
+    assert!([&b"a"[..], b"b", b"c"].contains(&one.as_slice()));
+    assert_eq!(s.run("HRANDFIELD nokey"), nil());
+    // A positive count: distinct fields, at most all of them.
+    let two = words(s.run("HRANDFIELD h 2"));
+    assert_eq!(two.len(), 2);
+    assert_ne!(two[0], two[1]);
+    assert_eq!(sorted(s.run("HRANDFIELD h 10")), ["a", "b", "c"]);
+    assert_eq!(s.run("HRANDFIELD h 0"), array(&[]));
+    // A negative count: exactly that many, repeats allowed.
+    let many = words(s.run("HRANDFIELD h -50"));
+    assert_eq!(many.len(), 50);
+    assert!(many.iter().all(|f| ["a", "b", "c"].contains(&f.as_str())));
+    assert!(many.iter().any(|f| f != &many[0]), "not always the same");
+    // WITHVALUES: each field followed by its own value.
+    let with = words(s.run("HRANDFIELD h -7 withvalues"));
+    assert_eq!(with.len(), 14);
+    for pair in with.chunks(2) {
+        let expected = match pair[0].as_str() {
+            "a" => "1",
+            "b" => "2",
+            _ => "3",
+        };
+        assert_eq!(pair[1], expected);
+    }
+    assert_eq!(pairs(s.run("HRANDFIELD h 3 WITHVALUES")).len(), 3);
+    assert_eq!(s.run("HRANDFIELD nokey 5"), array(&[]));
+    assert_eq!(s.run("HRANDFIELD nokey -5 WITHVALUES"), array(&[]));
+}
+
+#[test]
+fn hrandfield_errors() {
+    let mut s = Session::new();
+    s.run("HSET h a 1");
+    s.run("SET s v");
+    assert_eq!(
+        s.run("HRANDFIELD h x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("HRANDFIELD h 1 WITHSCORES"), err("ERR syntax error"));
+    assert_eq!(
+        s.run("HRANDFIELD h 1 WITHVALUES extra"),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        s.run("HRANDFIELD h -9223372036854775808"),
+        err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+    );
+    assert_eq!(
+        s.run("HRANDFIELD h -4611686018427387904 WITHVALUES"),
+        err("ERR value is out of range")
+    );
+    assert_eq!(
+        s.run("HRANDFIELD nokey x"),
+        err("ERR value is not an integer or out of range"),
+        "the count is read before the key"
+    );
+    assert_eq!(s.run("HRANDFIELD s"), err(WRONGTYPE));
+    assert_eq!(s.run("HRANDFIELD s 2"), err(WRONGTYPE));
+    // A count no memory could answer fails the command, not the server.
+    assert!(matches!(
+        s.run("HRANDFIELD h -9223372036854775807"),
+        Reply::Error(e) if e.starts_with("OOM")
+    ));
+    assert_eq!(
+        s.run("HRANDFIELD"),
+        err("ERR wrong number of arguments for 'hrandfield' command")
+    );
+}
+
+#[test]
+fn hscan_walks_every_field_with_its_value() {
+    let mut s = Session::new();
+    for i in 0..100 {
+        s.run(&format!("HSET big f{i} v{i}"));
+    }
+    let (mut cursor, mut seen) = (String::from("0"), Vec::new());
+    loop {
+        let Reply::Array(Some(mut parts)) = s.run(&format!("HSCAN big {cursor} COUNT 7")) else {
+            panic!("HSCAN answers an array");
+        };
+        let batch = words(parts.remove(1));
+        seen.extend(pairs(Reply::array(batch.iter().map(|w| bulk(w)).collect())));
+        cursor = words(Reply::array(parts)).remove(0);
+        if cursor == "0" {
+            break;
+        }
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 100);
+    assert!(seen.iter().all(|(f, v)| f[1..] == v[1..]));
+    // MATCH filters fields; a missing key is an empty, finished scan.
+    let Reply::Array(Some(parts)) = s.run("HSCAN big 0 MATCH f1? COUNT 1000") else {
+        panic!("HSCAN answers an array");
+    };
+    assert_eq!(parts[0], bulk("0"));
+    assert_eq!(pairs(parts[1].clone()).len(), 10);
+    assert_eq!(s.run("HSCAN nokey 0"), array(&[bulk("0"), array(&[])]));
+}
+
+#[test]
+fn hscan_errors() {
+    let mut s = Session::new();
+    s.run("HSET h a 1");
+    s.run("SET s v");
+    assert_eq!(s.run("HSCAN h x"), err("ERR invalid cursor"));
+    assert_eq!(s.run("HSCAN h -1"), err("ERR invalid cursor"));
+    assert_eq!(s.run("HSCAN s 0"), err(WRONGTYPE));
+    assert_eq!(
+        s.run("HSCAN h 0 COUNT x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("HSCAN h 0 COUNT 0"), err("ERR syntax error"));
+    assert_eq!(s.run("HSCAN h 0 MATCH"), err("ERR syntax error"));
+    assert_eq!(s.run("HSCAN h 0 TYPE hash"), err("ERR syntax error"));
+    assert_eq!(
+        s.run("HSCAN h"),
+        err("ERR wrong number of arguments for 'hscan' command")
+    );
+}
