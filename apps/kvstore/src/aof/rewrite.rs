@@ -46,7 +46,8 @@ pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
 /// snapshot. The new log is the emitted records followed by every record
 /// logged while the scan ran (the *tail*); that replays to the dataset at
 /// the end because every effect the engine logs during a rewrite is
-/// absolute (`APPEND` is logged as `SET key <value> KEEPTTL` then):
+/// absolute (`APPEND` is logged as `SET key <value> KEEPTTL` then, a change
+/// to a hash as `DEL key` followed by the whole hash):
 /// replaying a key's tail effects over whatever state the scan captured
 /// gives the same result as over the state before the rewrite. Keys
 /// expired when the rewrite started are left out; one that expires later
