@@ -311,23 +311,28 @@ pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::array(Vec::new());
     };
     let random = &mut *x.random;
-    let mut fields = Vec::new();
-    if fields.try_reserve_exact(hash.len()).is_err() {
-        return Reply::error("OOM not enough memory for the reply");
-    }
-    fields.extend(hash.iter());
-    let len = fields.len();
+    let len = hash.len();
     if len == 0 {
         // Never stored (the last field takes its key), but cheap to rule out.
         return Reply::array(Vec::new());
     }
     let Some(n) = count else {
-        let (field, _) = fields[random_step(random) as usize % len];
-        return match copy_for_reply(field) {
-            Ok(field) => Reply::Bulk(Some(field)),
-            Err(reply) => reply,
+        let pick = random_step(random) as usize % len;
+        return match hash
+            .iter()
+            .nth(pick)
+            .map(|(field, _)| copy_for_reply(field))
+        {
+            Some(Ok(field)) => Reply::Bulk(Some(field)),
+            Some(Err(reply)) => reply,
+            None => Reply::Bulk(None),
         };
     };
+    let mut fields = Vec::new();
+    if fields.try_reserve_exact(len).is_err() {
+        return Reply::error("OOM not enough memory for the reply");
+    }
+    fields.extend(hash.iter());
     let picked: &[(&[u8], &[u8])] = if n >= 0 {
         // Distinct fields: the first `n` of a partial shuffle.
         let n = usize::try_from(n).unwrap_or(usize::MAX).min(len);
