@@ -647,3 +647,47 @@ fn hscan_errors() {
         err("ERR wrong number of arguments for 'hscan' command")
     );
 }
+
+#[test]
+fn hashes_copied_and_moved_between_databases_replay_there() {
+    let mut s = Session::new();
+    let mut log = HEADER.to_vec();
+    for line in [
+        "HSET h a 1 b 2",
+        "PEXPIRE h 50000",
+        "SELECT 3",
+        "SET h2 old-string",
+        "SELECT 0",
+        "COPY h h2 DB 3 REPLACE",
+        "MOVE h 5",
+        "SELECT 5",
+        "HDEL h a",
+    ] {
+        log.extend(s.exec(line).effects.to_bytes());
+    }
+    let every_db = |engine: &Engine| -> Vec<Vec<(Vec<u8>, crate::store::Entry)>> {
+        let now = s.now;
+        engine
+            .databases()
+            .iter()
+            .map(|db| {
+                let mut keys: Vec<_> = db
+                    .iter()
+                    .filter(|(_, e)| !e.is_expired(now))
+                    .map(|(k, e)| (k.to_vec(), e.clone()))
+                    .collect();
+                keys.sort_by(|a, b| a.0.cmp(&b.0));
+                keys
+            })
+            .collect()
+    };
+    let expected = every_db(&s.engine);
+    assert_eq!(expected[3][0].1.hash().unwrap().len(), 2, "the copy");
+    assert_eq!(expected[5][0].1.hash().unwrap().len(), 1, "the moved one");
+    assert_eq!(every_db(&load(&log, s.now)), expected);
+    // And a rewrite of every database.
+    let mut records = crate::commands::Effects::default();
+    let mut scan = crate::aof::RewriteScan::new(s.now).ending_in(s.engine.log_db());
+    while !scan.step_records(s.engine.databases(), 1, &mut records) {}
+    assert_eq!(every_db(&load(&records.to_bytes(), s.now)), expected);
+}
