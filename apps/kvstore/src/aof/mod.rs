@@ -25,4 +25,4 @@ pub use record::{
     encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,
     VERSION,
 };
-pub use rewrite::{rewrite, rewrite_each, RewriteScan};
+pub use rewrite::{push_entry, rewrite, rewrite_each, RewriteScan};

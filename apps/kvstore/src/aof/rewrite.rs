@@ -6,11 +6,11 @@ use super::record::HEADER;
 use super::Piece;
 use crate::commands::Effects;
 use crate::num::format_i64;
-use crate::store::Store;
+use crate::store::{Data, Entry, Store};
 
 /// A complete log (header included) that recreates the keys live at
-/// `now_ms`: one `SET key value` per key, with `PXAT <ms>` for keys that
-/// expire. Keys already expired are left out. The server writes it to a new
+/// `now_ms`: one record per key (see [`push_entry`]). Keys already expired
+/// are left out. The server writes it to a new
 /// file and swaps it in for the old log.
 ///
 /// ```
@@ -46,7 +46,8 @@ pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
 /// snapshot. The new log is the emitted records followed by every record
 /// logged while the scan ran (the *tail*); that replays to the dataset at
 /// the end because every effect the engine logs during a rewrite is
-/// absolute (`APPEND` is logged as `SET key <value> KEEPTTL` then):
+/// absolute (`APPEND` is logged as `SET key <value> KEEPTTL` then, a change
+/// to a hash as `DEL key` followed by the whole hash):
 /// replaying a key's tail effects over whatever state the scan captured
 /// gives the same result as over the state before the rewrite. Keys
 /// expired when the rewrite started are left out; one that expires later
@@ -146,20 +147,7 @@ impl RewriteScan {
                     self.last_db = self.db;
                 }
             }
-            let (set, value) = (Piece::Bytes(b"SET"), Piece::Value(entry.shared()));
-            match entry.expire_at() {
-                Some(at) => {
-                    let at = format_i64(i64::try_from(at).unwrap_or(i64::MAX));
-                    out.push_args(&[
-                        set,
-                        Piece::Bytes(key),
-                        value,
-                        Piece::Bytes(b"PXAT"),
-                        Piece::Bytes(&at),
-                    ]);
-                }
-                None => out.push_args(&[set, Piece::Bytes(key), value]),
-            }
+            push_entry(out, key, entry);
         }
         self.cursor = Some(next);
         if next != 0 {
@@ -176,5 +164,57 @@ impl RewriteScan {
             self.last_db = self.end_db;
         }
         true
+    }
+}
+
+/// Adds the records that recreate `key` holding `entry`, starting from a
+/// missing key: `SET key <value> [PXAT <ms>]` for a string; for a hash one
+/// `HSET key field value [field value ...]` with every field, then
+/// `PEXPIREAT key <ms>` if it expires. A log rewrite writes these for each
+/// live key, and commands that store a whole value under a key (`RENAME`,
+/// `COPY`, `MOVE`) log them too.
+///
+/// ```
+/// use kvstore::aof::push_entry;
+/// use kvstore::commands::Effects;
+/// use kvstore::store::Store;
+///
+/// let mut store = Store::new();
+/// store.update_hash(b"h", |h| h.insert(b"f".to_vec(), b"v".to_vec()));
+/// store.set_expire(b"h", Some(9_000));
+/// let mut records = Effects::default();
+/// push_entry(&mut records, b"h", store.get(b"h").unwrap());
+/// let words = |s: &str| s.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+/// assert_eq!(records.commands(), [words("HSET h f v"), words("PEXPIREAT h 9000")]);
+/// ```
+pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
+    let at = entry
+        .expire_at()
+        .map(|at| format_i64(i64::try_from(at).unwrap_or(i64::MAX)));
+    match entry.data() {
+        Data::String(value) => {
+            let (set, value) = (Piece::Bytes(b"SET"), Piece::Value(value));
+            match &at {
+                Some(at) => out.push_args(&[
+                    set,
+                    Piece::Bytes(key),
+                    value,
+                    Piece::Bytes(b"PXAT"),
+                    Piece::Bytes(at),
+                ]),
+                None => out.push_args(&[set, Piece::Bytes(key), value]),
+            }
+        }
+        Data::Hash(hash) => {
+            let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 2 * hash.len());
+            args.extend([&b"HSET"[..], key]);
+            for (field, value) in hash.iter() {
+                args.extend([field, value]);
+            }
+            out.push(&args);
+            if let Some(at) = &at {
+                out.push([&b"PEXPIREAT"[..], key, at]);
+            }
+        }
     }
 }

@@ -14,6 +14,12 @@ pub fn wrong_args(fullname: &str) -> Reply {
     ))
 }
 
+/// `-WRONGTYPE ...`: a command for one type used on a key holding
+/// another (`GET` on a hash, `HGET` on a string).
+pub fn wrong_type() -> Reply {
+    Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value")
+}
+
 /// `-ERR syntax error`.
 pub fn syntax() -> Reply {
     Reply::error("ERR syntax error")

@@ -4,7 +4,8 @@
 use super::{ClientCtx, Effects, Stats};
 use crate::aof::Piece;
 use crate::config::Config;
-use crate::store::{Entry, Store};
+use crate::resp::Reply;
+use crate::store::{Entry, Hash, Store, Value};
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -66,6 +67,48 @@ impl Exec<'_> {
         self.store.get(key)
     }
 
+    /// The live string at `key` ([`live`](Exec::live)): `Ok(None)` if the
+    /// key is missing, `WRONGTYPE` if it holds another type.
+    pub fn live_string(&mut self, key: &[u8]) -> Result<Option<&Value>, Reply> {
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => entry
+                .shared()
+                .map(Some)
+                .ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// Like [`live_string`](Exec::live_string), counting a keyspace hit or
+    /// miss ([`read`](Exec::read)).
+    pub fn read_string(&mut self, key: &[u8]) -> Result<Option<&Value>, Reply> {
+        match self.read(key) {
+            None => Ok(None),
+            Some(entry) => entry
+                .shared()
+                .map(Some)
+                .ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// The live hash at `key` ([`live`](Exec::live)): `Ok(None)` if the key
+    /// is missing, `WRONGTYPE` if it holds another type.
+    pub fn live_hash(&mut self, key: &[u8]) -> Result<Option<&Hash>, Reply> {
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => entry.hash().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// Like [`live_hash`](Exec::live_hash), counting a keyspace hit or miss
+    /// ([`read`](Exec::read)).
+    pub fn read_hash(&mut self, key: &[u8]) -> Result<Option<&Hash>, Reply> {
+        match self.read(key) {
+            None => Ok(None),
+            Some(entry) => entry.hash().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
     /// Database `index` when it is not the client's own.
     pub fn other_db(&mut self, index: usize) -> Option<&mut Store> {
         match index.checked_sub(self.db + 1) {
@@ -87,12 +130,7 @@ impl Exec<'_> {
     /// The next pseudo-random number (xorshift64*: fast, and enough to
     /// pick keys; nothing secret depends on it).
     pub fn next_random(&mut self) -> u64 {
-        let mut s = *self.random;
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        *self.random = s;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        random_step(self.random)
     }
 
     /// Whether `key` exists and is live.
@@ -120,4 +158,16 @@ impl Exec<'_> {
             self.effects.push_args(args);
         }
     }
+}
+
+/// The next pseudo-random number from generator state `state` (what
+/// [`Exec::next_random`] draws; for a command that holds a borrow of the
+/// store while it draws, such as `HRANDFIELD`).
+pub(crate) fn random_step(state: &mut u64) -> u64 {
+    let mut s = *state;
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    *state = s;
+    s.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }

@@ -6,7 +6,6 @@ use alloc::vec::Vec;
 
 use super::errors;
 use super::exec::Exec;
-use crate::aof::Piece;
 use crate::glob;
 use crate::num::{parse_i64, parse_u64};
 use crate::resp::Reply;
@@ -33,9 +32,9 @@ pub(crate) fn exists(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(count as i64)
 }
 
-/// `TYPE key`: `string`, or `none` if missing (strings are the only type).
+/// `TYPE key`: `string` or `hash`, or `none` if missing.
 pub(crate) fn type_of(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let kind = if x.exists(&args[1]) { "string" } else { "none" };
+    let kind = x.live(&args[1]).map_or("none", |e| e.data().type_name());
     Reply::Simple(kind.into())
 }
 
@@ -62,36 +61,24 @@ pub(crate) fn scan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(cursor) = parse_u64(&args[1]) else {
         return Reply::error("ERR invalid cursor");
     };
-    let mut count = 10usize;
-    let mut pattern: Option<&[u8]> = None;
-    let mut strings_only = true;
-    let mut i = 2;
-    while i < args.len() {
-        let (Some(value), option) = (args.get(i + 1), args[i].to_ascii_uppercase()) else {
-            return errors::syntax();
-        };
-        match option.as_slice() {
-            b"COUNT" => match parse_i64(value) {
-                Some(n) if n >= 1 => count = usize::try_from(n).unwrap_or(usize::MAX),
-                Some(_) => return errors::syntax(),
-                None => return errors::not_integer(),
-            },
-            b"MATCH" => pattern = (value.as_slice() != b"*").then_some(value.as_slice()),
-            b"TYPE" => strings_only = value.eq_ignore_ascii_case(b"string"),
-            _ => return errors::syntax(),
-        }
-        i += 2;
-    }
+    let ScanOptions {
+        count,
+        pattern,
+        type_name,
+    } = match ScanOptions::parse(&args[2..], true) {
+        Ok(options) => options,
+        Err(reply) => return reply,
+    };
     let (next, batch) = x.store.scan(cursor, count);
     let keys = batch
         .into_iter()
-        .filter(|_| strings_only)
         .filter(|key| pattern.is_none_or(|p| glob::matches(p, key)))
         .filter(|key| {
-            x.loading
-                || x.store
-                    .get(key)
-                    .is_some_and(|entry| !entry.is_expired(x.now))
+            x.store.get(key).is_some_and(|entry| {
+                (x.loading || !entry.is_expired(x.now))
+                    && type_name
+                        .is_none_or(|t| t.eq_ignore_ascii_case(entry.data().type_name().as_bytes()))
+            })
         })
         .map(Reply::bulk)
         .collect();
@@ -99,6 +86,47 @@ pub(crate) fn scan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Reply::bulk(alloc::format!("{next}")),
         Reply::array(keys)
     ])
+}
+
+/// The options of `SCAN` and `HSCAN`: `[MATCH pattern] [COUNT count]`,
+/// and `[TYPE type]` for `SCAN`, in any order, the last of each winning.
+pub(super) struct ScanOptions<'a> {
+    /// How many keys (or fields) a step examines, at least; 10 by default.
+    pub count: usize,
+    /// The glob names must match; `None` for all (`*` too).
+    pub pattern: Option<&'a [u8]>,
+    /// The type keys must have (`SCAN` only).
+    pub type_name: Option<&'a [u8]>,
+}
+
+impl<'a> ScanOptions<'a> {
+    /// Reads the options from `args` (what follows the cursor); `TYPE` is
+    /// a syntax error unless `with_type`.
+    pub fn parse(args: &'a [Vec<u8>], with_type: bool) -> Result<Self, Reply> {
+        let mut options = ScanOptions {
+            count: 10,
+            pattern: None,
+            type_name: None,
+        };
+        for pair in args.chunks(2) {
+            let [option, value] = pair else {
+                return Err(errors::syntax());
+            };
+            match option.to_ascii_uppercase().as_slice() {
+                b"COUNT" => match parse_i64(value) {
+                    Some(n) if n >= 1 => options.count = usize::try_from(n).unwrap_or(usize::MAX),
+                    Some(_) => return Err(errors::syntax()),
+                    None => return Err(errors::not_integer()),
+                },
+                b"MATCH" => {
+                    options.pattern = (value.as_slice() != b"*").then_some(value.as_slice())
+                }
+                b"TYPE" if with_type => options.type_name = Some(value.as_slice()),
+                _ => return Err(errors::syntax()),
+            }
+        }
+        Ok(options)
+    }
 }
 
 /// `DBSIZE`: number of keys.
@@ -185,28 +213,24 @@ fn move_key(x: &mut Exec<'_>, from: &[u8], to: &[u8], replace: bool) -> Result<b
         return Ok(false);
     }
     let entry = x.store.remove(from).expect("checked above");
-    x.store.set(to, entry.shared().clone(), entry.expire_at());
     x.log([&b"DEL"[..], from]);
     log_set(x, to, &entry);
+    let expire_at = entry.expire_at();
+    x.store.set(to, entry.into_data(), expire_at);
     Ok(true)
 }
 
-/// Logs `SET key <entry's value> [PXAT <its expiry>]`.
+/// Logs what sets `key` to `entry` whatever the key held: `SET key <value>
+/// [PXAT <expiry>]` for a string; for a hash `DEL key`, then the records
+/// that recreate it (see [`push_entry`](crate::aof::push_entry)).
 fn log_set(x: &mut Exec<'_>, key: &[u8], entry: &crate::store::Entry) {
-    let value = Piece::Value(entry.shared());
-    match entry.expire_at() {
-        Some(at) => {
-            let at = crate::num::format_i64(i64::try_from(at).unwrap_or(i64::MAX));
-            x.log_args(&[
-                Piece::Bytes(b"SET"),
-                Piece::Bytes(key),
-                value,
-                Piece::Bytes(b"PXAT"),
-                Piece::Bytes(&at),
-            ]);
-        }
-        None => x.log_args(&[Piece::Bytes(b"SET"), Piece::Bytes(key), value]),
+    if x.loading {
+        return;
     }
+    if entry.hash().is_some() {
+        x.log([&b"DEL"[..], key]);
+    }
+    crate::aof::push_entry(&mut x.effects, key, entry);
 }
 
 /// `COPY source destination [DB index] [REPLACE]`: 1 if copied, 0 if the
@@ -243,8 +267,9 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         if !replace && x.exists(to) {
             return Reply::Integer(0);
         }
-        x.store.set(to, entry.shared().clone(), entry.expire_at());
         log_set(x, to, &entry);
+        let expire_at = entry.expire_at();
+        x.store.set(to, entry.into_data(), expire_at);
         return Reply::Integer(1);
     }
     let (now, loading) = (x.now, x.loading);
@@ -252,10 +277,13 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if !replace && there.get(to).is_some_and(|e| loading || !e.is_expired(now)) {
         return Reply::Integer(0);
     }
-    there.set(to, entry.shared().clone(), entry.expire_at());
     x.log([&b"SELECT"[..], &crate::num::format_i64(target as i64)]);
     log_set(x, to, &entry);
     x.log([&b"SELECT"[..], &crate::num::format_i64(x.db as i64)]);
+    let expire_at = entry.expire_at();
+    x.other_db(target)
+        .expect("checked range")
+        .set(to, entry.into_data(), expire_at);
     Reply::Integer(1)
 }
 
@@ -287,12 +315,13 @@ pub(crate) fn move_to_db(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::Integer(0);
     }
     let entry = x.store.remove(key).expect("exists");
-    x.other_db(target)
-        .expect("checked range")
-        .set(key, entry.shared().clone(), entry.expire_at());
     x.log([&b"DEL"[..], key]);
     x.log([&b"SELECT"[..], &crate::num::format_i64(target as i64)]);
     log_set(x, key, &entry);
     x.log([&b"SELECT"[..], &crate::num::format_i64(x.db as i64)]);
+    let expire_at = entry.expire_at();
+    x.other_db(target)
+        .expect("checked range")
+        .set(key, entry.into_data(), expire_at);
     Reply::Integer(1)
 }

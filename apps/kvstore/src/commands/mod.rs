@@ -17,6 +17,8 @@
 //! | `APPEND`, `MSET`, `PERSIST` (if it removed a TTL) | as given              |
 //! | `FLUSHALL`, `FLUSHDB`                | `FLUSHALL`                         |
 //! | a key found expired when touched     | `DEL k`, before the command's own  |
+//! | `RENAME`/`COPY`/`MOVE` of a hash     | `DEL` of the target, then its `HSET` (and `PEXPIREAT`) |
+//! | hash writes (`HSET`, `HDEL`, ...)    | see `commands::hashes`             |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when
@@ -30,6 +32,7 @@ mod errors;
 mod exec;
 mod expire;
 mod expiry_arg;
+mod hashes;
 mod info;
 mod introspect;
 mod keys;

@@ -44,8 +44,10 @@ fn set_with_expiry(x: &mut Exec<'_>, args: &mut [Vec<u8>], unit: &[u8]) -> Reply
 /// `GETDEL key`: the value, and the key is gone.
 pub(crate) fn getdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let key = &args[1];
-    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
-        return Reply::Bulk(None);
+    let value = match x.read_string(key) {
+        Ok(Some(value)) => value.to_vec(),
+        Ok(None) => return Reply::Bulk(None),
+        Err(reply) => return reply,
     };
     x.store.remove(key);
     x.log([&b"DEL"[..], key]);
@@ -75,8 +77,10 @@ pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     // As Redis: the options' syntax, then the key (nil if missing), then
     // the expiry's value.
     let key = &args[1];
-    let Some(value) = x.read(key).map(|e| e.value().to_vec()) else {
-        return Reply::Bulk(None);
+    let value = match x.read_string(key) {
+        Ok(Some(value)) => value.to_vec(),
+        Ok(None) => return Reply::Bulk(None),
+        Err(reply) => return reply,
     };
     let at = match change {
         Change::At(unit, i) => match set_expire_at(x, unit, &args[i]) {
@@ -112,38 +116,44 @@ pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// reads back the same.
 pub(crate) fn incrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let not_float = || Reply::error("ERR value is not a valid float");
-    let Some(delta) = parse_float(&args[2]) else {
-        return not_float();
-    };
     let key = &args[1];
-    let current_text = match x.live(key) {
-        Some(entry) => match parse_float(entry.value()) {
-            Some(_) => Some(entry.value().to_vec()),
+    // As Redis: the key's type, then its value, then the increment.
+    let current_text = match x.live_string(key) {
+        Ok(Some(value)) => match parse_float(value) {
+            Some(_) => Some(value.to_vec()),
             None => return not_float(),
         },
-        None => None,
+        Ok(None) => None,
+        Err(reply) => return reply,
     };
-    let exact = match &current_text {
-        Some(text) => decimal::parse(text),
-        None => Some(0),
+    if parse_float(&args[2]).is_none() {
+        return not_float();
     }
-    .zip(decimal::parse(&args[2]))
-    .and_then(|(a, b)| a.checked_add(b))
-    .filter(|&sum| decimal::fits(sum));
-    let text = match exact {
-        Some(sum) => decimal::format(sum),
-        None => {
-            let current = current_text.as_deref().and_then(parse_float).unwrap_or(0.0);
-            let new = current + delta;
-            if !new.is_finite() {
-                return Reply::error("ERR increment would produce NaN or Infinity");
-            }
-            format_float(new)
-        }
+    let Some(text) = float_sum(current_text.as_deref(), &args[2]) else {
+        return Reply::error("ERR increment would produce NaN or Infinity");
     };
     x.store.set_keep_ttl(key, text.as_bytes().to_vec());
     x.log([&b"SET"[..], key, text.as_bytes(), b"KEEPTTL"]);
     Reply::bulk(text.into_bytes())
+}
+
+/// `current + delta` (a missing `current` counting as 0) as
+/// `INCRBYFLOAT` stores and answers it (see there), or `None` if the sum
+/// is NaN or infinite. Both must be floats [`parse_float`] accepts.
+pub(super) fn float_sum(current: Option<&[u8]>, delta: &[u8]) -> Option<alloc::string::String> {
+    let exact = match current {
+        Some(text) => decimal::parse(text),
+        None => Some(0),
+    }
+    .zip(decimal::parse(delta))
+    .and_then(|(a, b)| a.checked_add(b))
+    .filter(|&sum| decimal::fits(sum));
+    if let Some(sum) = exact {
+        return Some(decimal::format(sum));
+    }
+    let current = current.and_then(parse_float).unwrap_or(0.0);
+    let new = current + parse_float(delta).unwrap_or(0.0);
+    new.is_finite().then(|| format_float(new))
 }
 
 /// Plain decimals with up to 17 digits after the point, as integers of
@@ -208,7 +218,7 @@ mod decimal {
 
 /// A float as Redis accepts it: decimal or exponent notation, or an
 /// infinity (`inf`, `-Infinity`, any case), never NaN, no spaces around it.
-fn parse_float(bytes: &[u8]) -> Option<f64> {
+pub(super) fn parse_float(bytes: &[u8]) -> Option<f64> {
     let text = core::str::from_utf8(bytes).ok()?;
     if text.is_empty() || text.trim() != text {
         return None;
@@ -248,7 +258,10 @@ pub(crate) fn getrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let (Some(start), Some(end)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
         return errors::not_integer();
     };
-    let value = x.read(&args[1]).map(|e| e.value()).unwrap_or_default();
+    let value = match x.read_string(&args[1]) {
+        Ok(value) => value.map_or(&[][..], |v| v.as_slice()),
+        Err(reply) => return reply,
+    };
     let len = value.len() as i64;
     if len == 0 || (start < 0 && end < 0 && start > end) {
         return Reply::bulk(Vec::new());
@@ -271,7 +284,10 @@ pub(crate) fn setrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::error("ERR offset is out of range");
     }
     let (key, patch) = (&args[1], &args[3]);
-    let current = x.live(key).map(|e| e.value().to_vec());
+    let current = match x.live_string(key) {
+        Ok(value) => value.map(|v| v.to_vec()),
+        Err(reply) => return reply,
+    };
     if patch.is_empty() {
         return Reply::Integer(current.map_or(0, |v| v.len()) as i64);
     }

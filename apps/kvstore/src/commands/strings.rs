@@ -14,18 +14,28 @@ use crate::store::Value;
 
 /// `GET key`: the value, or nil.
 pub(crate) fn get(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let Some(entry) = x.read(&args[1]) else {
-        return Reply::Bulk(None);
-    };
-    // A big value may not fit twice in what memory is left: that fails
-    // this GET, not the server.
+    match x.read_string(&args[1]) {
+        Ok(Some(value)) => match copy_for_reply(value) {
+            Ok(copy) => Reply::Bulk(Some(copy)),
+            Err(reply) => reply,
+        },
+        Ok(None) => Reply::Bulk(None),
+        Err(reply) => reply,
+    }
+}
+
+/// A copy of stored bytes for a reply. A big value may not fit twice in
+/// what memory is left: that fails the command, not the server.
+pub(crate) fn copy_for_reply(bytes: &[u8]) -> Result<Vec<u8>, Reply> {
     let mut copy = Vec::new();
-    match copy.try_reserve_exact(entry.value().len()) {
+    match copy.try_reserve_exact(bytes.len()) {
         Ok(()) => {
-            copy.extend_from_slice(entry.value());
-            Reply::Bulk(Some(copy))
+            copy.extend_from_slice(bytes);
+            Ok(copy)
         }
-        Err(_) => Reply::error("OOM not enough memory to copy the value for the reply"),
+        Err(_) => Err(Reply::error(
+            "OOM not enough memory to copy the value for the reply",
+        )),
     }
 }
 
@@ -48,7 +58,10 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     };
     let key = &*key;
     let old = if opts.get {
-        x.read(key).map(|e| e.value().to_vec())
+        match x.read_string(key) {
+            Ok(old) => old.map(|v| v.to_vec()),
+            Err(reply) => return reply,
+        }
     } else {
         None
     };
@@ -103,7 +116,10 @@ fn set_plain(x: &mut Exec<'_>, key: &[u8], value: Vec<u8>) {
 
 /// `GETSET key value`: sets (clearing any TTL) and returns the old value.
 pub(crate) fn getset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let old = x.read(&args[1]).map(|e| e.value().to_vec());
+    let old = match x.read_string(&args[1]) {
+        Ok(old) => old.map(|v| v.to_vec()),
+        Err(reply) => return reply,
+    };
     let value = core::mem::take(&mut args[2]);
     set_plain(x, &args[1], value);
     Reply::Bulk(old)
@@ -148,12 +164,13 @@ pub(crate) fn decrby(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// Adds `delta` to the integer at `key` (missing = 0), keeping its TTL.
 fn add(x: &mut Exec<'_>, key: &[u8], delta: i64) -> Reply {
-    let current = match x.live(key) {
-        Some(entry) => match parse_i64(entry.value()) {
+    let current = match x.live_string(key) {
+        Ok(Some(value)) => match parse_i64(value) {
             Some(n) => n,
             None => return errors::not_integer(),
         },
-        None => 0,
+        Ok(None) => 0,
+        Err(reply) => return reply,
     };
     let Some(new) = current.checked_add(delta) else {
         return errors::overflow();
@@ -167,19 +184,24 @@ fn add(x: &mut Exec<'_>, key: &[u8], delta: i64) -> Reply {
 /// `APPEND key suffix`: the new length.
 pub(crate) fn append(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let (key, suffix) = (&args[1], &args[2]);
-    let current = x.live(key).map_or(0, |e| e.value().len());
+    let current = match x.live_string(key) {
+        Ok(value) => value.map_or(0, |v| v.len()),
+        Err(reply) => return reply,
+    };
     // Not while loading: the log holds what was accepted then, whatever
     // the limit is now (as Redis obeys its AOF).
     if !x.loading && (current + suffix.len()) as u64 > x.config.proto_max_bulk_len {
         return errors::too_long();
     }
-    let len = x.store.append(key, suffix);
+    let Some(len) = x.store.append(key, suffix) else {
+        return errors::wrong_type();
+    };
     if x.stats.aof_rewrite_in_progress {
         // Only absolute effects while a rewrite runs (see `RewriteScan`).
         let value = x
             .store
             .get(key)
-            .map(|e| e.shared().clone())
+            .and_then(|e| e.shared().cloned())
             .unwrap_or_default();
         x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value), KEEPTTL]);
     } else {
@@ -190,14 +212,18 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// `STRLEN key`: the value's length, 0 if missing.
 pub(crate) fn strlen(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    Reply::Integer(x.read(&args[1]).map_or(0, |e| e.value().len()) as i64)
+    match x.read_string(&args[1]) {
+        Ok(value) => Reply::Integer(value.map_or(0, |v| v.len()) as i64),
+        Err(reply) => reply,
+    }
 }
 
-/// `MGET key [key ...]`: values or nils, in order.
+/// `MGET key [key ...]`: values or nils, in order (nil for a key of
+/// another type too, as in Redis).
 pub(crate) fn mget(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let values = args[1..]
         .iter()
-        .map(|key| Reply::Bulk(x.read(key).map(|e| e.value().to_vec())))
+        .map(|key| Reply::Bulk(x.read(key).and_then(|e| e.shared()).map(|v| v.to_vec())))
         .collect();
     Reply::array(values)
 }

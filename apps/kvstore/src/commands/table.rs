@@ -4,6 +4,7 @@
 //! all read this table, so they cannot disagree.
 
 use super::exec::Exec;
+use super::hashes::{self, hincr_growth, hset_growth};
 use super::{
     auth, connection, expire, info, introspect, keys, persistence, pubsub, string_ops, strings,
 };
@@ -175,7 +176,7 @@ fn setrange_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
 fn copy_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
     store
         .get(&args[1])
-        .map_or(0, |e| store.growth_if_set(&args[2], e.value().len()))
+        .map_or(0, |e| store.growth_if_set(&args[2], e.data().size()))
 }
 
 /// Growth of `APPEND key suffix`.
@@ -316,6 +317,28 @@ pub(crate) static COMMANDS: &[Spec] = &[
     ),
     cmd("mget", -2, RF, ALL_KEYS, strings::mget),
     grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
+    grows(cmd("hset", -4, WF, ONE_KEY, hashes::hset), hset_growth),
+    grows(cmd("hsetnx", 4, WF, ONE_KEY, hashes::hsetnx), hset_growth),
+    grows(cmd("hmset", -4, WF, ONE_KEY, hashes::hmset), hset_growth),
+    cmd("hget", 3, RF, ONE_KEY, hashes::hget),
+    cmd("hmget", -3, RF, ONE_KEY, hashes::hmget),
+    cmd("hdel", -3, WF, ONE_KEY, hashes::hdel),
+    cmd("hexists", 3, RF, ONE_KEY, hashes::hexists),
+    cmd("hlen", 2, RF, ONE_KEY, hashes::hlen),
+    cmd("hstrlen", 3, RF, ONE_KEY, hashes::hstrlen),
+    cmd("hkeys", 2, R, ONE_KEY, hashes::hkeys),
+    cmd("hvals", 2, R, ONE_KEY, hashes::hvals),
+    cmd("hgetall", 2, R, ONE_KEY, hashes::hgetall),
+    grows(
+        cmd("hincrby", 4, WF, ONE_KEY, hashes::hincrby),
+        hincr_growth,
+    ),
+    grows(
+        cmd("hincrbyfloat", 4, WF, ONE_KEY, hashes::hincrbyfloat),
+        hincr_growth,
+    ),
+    cmd("hrandfield", -2, R, ONE_KEY, hashes::hrandfield),
+    cmd("hscan", -3, R, ONE_KEY, hashes::hscan),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),

@@ -11,8 +11,14 @@
 //! which is what the map compares.
 
 use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
 use core::borrow::Borrow;
 use core::cmp::Ordering;
+use core::ops::Bound;
+
+/// Cursors name buckets of 2^11 hash values, keeping them below 2^53.
+const CURSOR_SHIFT: u32 = 11;
 
 /// A 64-bit hash of a key: FNV-1a, then a SplitMix64 finalizer so that
 /// nearby keys land far apart.
@@ -73,6 +79,15 @@ impl StoredKey {
         StoredKey {
             hash: hash(key),
             bytes: key.into(),
+        }
+    }
+
+    /// Keeps `key` for storage, in the memory it came in (hash fields
+    /// arrive as a request's arguments, which are not needed afterwards).
+    pub fn from_vec(key: Vec<u8>) -> Self {
+        StoredKey {
+            hash: hash(&key),
+            bytes: key.into_boxed_slice(),
         }
     }
 }
@@ -143,4 +158,38 @@ impl KeyView for Probe<'_> {
     fn bytes(&self) -> &[u8] {
         self.bytes
     }
+}
+
+/// One step of a cursor scan over a map ordered by [`KeyView`]: entries
+/// from position `cursor` on, at least `count` of them (a few more if
+/// several share a hash bucket), and the cursor to continue from (0 when
+/// the scan is complete).
+///
+/// A scan from cursor 0 until the returned cursor is 0 again returns every
+/// entry that existed for the whole scan at least once, however entries are
+/// added or removed in between: the cursor names a bucket of the key hash,
+/// buckets are visited in increasing order, and a step never stops inside a
+/// bucket, so no entry can be skipped. Cursors stay below 2^53 so that
+/// clients that hold them in a double (JavaScript) do not round them.
+///
+/// The keyspace (`SCAN`) and hash fields (`HSCAN`) share it.
+pub fn scan<V>(map: &BTreeMap<StoredKey, V>, cursor: u64, count: usize) -> (u64, Vec<(&[u8], &V)>) {
+    let mut found = Vec::new();
+    // Cursor c > 0 resumes at bucket c - 1; past the last bucket, done.
+    let first_bucket = cursor.saturating_sub(1);
+    if first_bucket > u64::MAX >> CURSOR_SHIFT {
+        return (0, found);
+    }
+    let start = Probe::at(first_bucket << CURSOR_SHIFT);
+    let range = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
+    let mut last_bucket = None;
+    for (key, value) in map.range::<dyn KeyView, _>(range) {
+        let bucket = key.hash() >> CURSOR_SHIFT;
+        if found.len() >= count.max(1) && last_bucket != Some(bucket) {
+            return (bucket + 1, found);
+        }
+        found.push((key.bytes(), value));
+        last_bucket = Some(bucket);
+    }
+    (0, found)
 }

@@ -1,11 +1,13 @@
-//! The keyspace: binary keys to string values, each with an optional
-//! absolute expiry time, plus a running estimate of the memory it uses.
+//! The keyspace: binary keys to values (strings or hashes), each with an
+//! optional absolute expiry time, plus a running estimate of the memory it
+//! uses.
 //!
 //! The store knows nothing of commands or of the current time: it answers
 //! "is this key expired at `now`?" but never expires anything on its own.
 //! Deciding when to drop an expired key, and logging that, is the
 //! [`Engine`](crate::commands::Engine)'s job.
 
+mod hash;
 mod key;
 
 use alloc::collections::BTreeMap;
@@ -13,15 +15,13 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::ops::Bound;
 
+pub use hash::{FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
 /// share, the key and value headers and allocator overhead. An estimate is
 /// all `maxmemory` needs; it only has to grow with the data.
 pub const ENTRY_OVERHEAD: usize = 96;
-
-/// `SCAN` cursors name buckets of 2^11 hash values, keeping them below 2^53.
-const CURSOR_SHIFT: u32 = 11;
 
 /// A value's bytes, shared by reference count: the append-only log keeps
 /// a large value it has to write by reference instead of copying it, and
@@ -31,10 +31,59 @@ const CURSOR_SHIFT: u32 = 11;
 /// before the flush. (The server is single-threaded: no `Arc` needed.)
 pub type Value = Rc<Vec<u8>>;
 
+/// What a key holds: one of Redis's value types.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Data {
+    /// A byte string (`SET`, `GET`, ...).
+    String(Value),
+    /// A map of fields to values (`HSET`, `HGET`, ...); never empty.
+    Hash(Hash),
+}
+
+impl Data {
+    /// The type's name, as `TYPE` answers it.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            Data::String(_) => "string",
+            Data::Hash(_) => "hash",
+        }
+    }
+
+    /// Estimated bytes of the value: a string's length, a hash's
+    /// [`size`](Hash::size). What [`Store::cost`] takes as the value size.
+    pub fn size(&self) -> usize {
+        match self {
+            Data::String(value) => value.len(),
+            Data::Hash(hash) => hash.size(),
+        }
+    }
+}
+
+/// Bytes become a string value.
+impl From<Vec<u8>> for Data {
+    fn from(bytes: Vec<u8>) -> Self {
+        Data::String(Rc::new(bytes))
+    }
+}
+
+/// A shared value stays shared as a string value.
+impl From<Value> for Data {
+    fn from(value: Value) -> Self {
+        Data::String(value)
+    }
+}
+
+/// A hash becomes a hash value.
+impl From<Hash> for Data {
+    fn from(hash: Hash) -> Self {
+        Data::Hash(hash)
+    }
+}
+
 /// A stored value and when it expires.
 #[derive(Clone, Debug)]
 pub struct Entry {
-    value: Value,
+    data: Data,
     expire_at: Option<u64>,
     /// Changes with every change to the entry, unique across every store
     /// (`WATCH` compares it).
@@ -45,7 +94,7 @@ pub struct Entry {
 /// says when, not what.
 impl PartialEq for Entry {
     fn eq(&self, other: &Self) -> bool {
-        self.value == other.value && self.expire_at == other.expire_at
+        self.data == other.data && self.expire_at == other.expire_at
     }
 }
 
@@ -60,14 +109,41 @@ fn next_version() -> u64 {
 }
 
 impl Entry {
-    /// The value bytes.
+    /// The bytes of a string value; empty for any other type (commands
+    /// check the type first, see [`Entry::data`]).
     pub fn value(&self) -> &[u8] {
-        &self.value
+        match &self.data {
+            Data::String(value) => value,
+            Data::Hash(_) => &[],
+        }
     }
 
-    /// The value itself, to share with the log.
-    pub fn shared(&self) -> &Value {
-        &self.value
+    /// A string value itself, to share with the log; `None` for another
+    /// type.
+    pub fn shared(&self) -> Option<&Value> {
+        match &self.data {
+            Data::String(value) => Some(value),
+            Data::Hash(_) => None,
+        }
+    }
+
+    /// A hash value; `None` for another type.
+    pub fn hash(&self) -> Option<&Hash> {
+        match &self.data {
+            Data::Hash(hash) => Some(hash),
+            Data::String(_) => None,
+        }
+    }
+
+    /// The value, whatever its type.
+    pub fn data(&self) -> &Data {
+        &self.data
+    }
+
+    /// The value, taken out of the entry (to store it under another key
+    /// without copying it).
+    pub fn into_data(self) -> Data {
+        self.data
     }
 
     /// The absolute expiry time in milliseconds, if the key has one.
@@ -126,7 +202,7 @@ impl Store {
     }
 
     /// Estimated memory a key of `key_len` bytes holding `value_len` bytes
-    /// costs.
+    /// costs (for a hash, `value_len` is its [`size`](Hash::size)).
     pub fn cost(key_len: usize, value_len: usize) -> usize {
         key_len + value_len + ENTRY_OVERHEAD
     }
@@ -136,7 +212,7 @@ impl Store {
     pub fn growth_if_set(&self, key: &[u8], value_len: usize) -> usize {
         let old = self
             .get(key)
-            .map_or(0, |e| Self::cost(key.len(), e.value.len()));
+            .map_or(0, |e| Self::cost(key.len(), e.data.size()));
         Self::cost(key.len(), value_len).saturating_sub(old)
     }
 
@@ -145,15 +221,16 @@ impl Store {
         self.map.get(&Probe::new(key) as &dyn KeyView)
     }
 
-    /// Sets `key` to `value` (bytes, or a [`Value`] shared with the log)
-    /// with the given expiry, replacing any old entry.
-    pub fn set(&mut self, key: &[u8], value: impl Into<Value>, expire_at: Option<u64>) {
-        let value = value.into();
+    /// Sets `key` to `value` (bytes, a [`Value`] shared with the log, or
+    /// any [`Data`]) with the given expiry, replacing any old entry,
+    /// whatever its type.
+    pub fn set(&mut self, key: &[u8], value: impl Into<Data>, expire_at: Option<u64>) {
+        let data = value.into();
         let version = next_version();
         self.put(
             key,
             Entry {
-                value,
+                data,
                 expire_at,
                 version,
             },
@@ -161,27 +238,68 @@ impl Store {
     }
 
     /// Sets `key` to `value`, keeping its expiry time if it has one.
-    pub fn set_keep_ttl(&mut self, key: &[u8], value: impl Into<Value>) {
+    pub fn set_keep_ttl(&mut self, key: &[u8], value: impl Into<Data>) {
         let expire_at = self.get(key).and_then(|e| e.expire_at);
         self.set(key, value, expire_at);
     }
 
-    /// Appends `suffix` to the value of `key` (creating it empty, without
-    /// expiry, if missing); returns the new length. A value the log still
-    /// holds is copied first, so the log writes it as it was.
-    pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> usize {
+    /// Appends `suffix` to the string value of `key` (creating it empty,
+    /// without expiry, if missing); returns the new length, or `None`
+    /// (changing nothing) if the key holds another type. A value the log
+    /// still holds is copied first, so the log writes it as it was.
+    pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> Option<usize> {
         match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
             Some(entry) => {
+                let Data::String(value) = &mut entry.data else {
+                    return None;
+                };
                 entry.version = next_version();
-                Rc::make_mut(&mut entry.value).extend_from_slice(suffix);
+                let value = Rc::make_mut(value);
+                value.extend_from_slice(suffix);
                 self.used += suffix.len();
-                entry.value.len()
+                Some(value.len())
             }
             None => {
                 self.set(key, suffix.to_vec(), None);
-                suffix.len()
+                Some(suffix.len())
             }
         }
+    }
+
+    /// Changes the hash at `key` with `change`: an empty one without expiry
+    /// if the key is missing, and the key is removed if the hash ends up
+    /// empty (Redis never keeps an empty hash). Keeps the memory estimate
+    /// and the entry's version up to date. Returns what `change` returned,
+    /// or `None` (changing nothing) if the key holds another type.
+    ///
+    /// ```
+    /// use kvstore::store::Store;
+    ///
+    /// let mut store = Store::new();
+    /// let added = store.update_hash(b"user", |h| h.insert(b"name".to_vec(), b"ada".to_vec()));
+    /// assert_eq!(added, Some(true));
+    /// assert_eq!(store.get(b"user").unwrap().data().type_name(), "hash");
+    /// store.update_hash(b"user", |h| h.remove(b"name"));
+    /// assert!(store.get(b"user").is_none(), "the last field took the key with it");
+    /// assert_eq!(store.used_memory(), 0);
+    /// ```
+    pub fn update_hash<R>(&mut self, key: &[u8], change: impl FnOnce(&mut Hash) -> R) -> Option<R> {
+        if self.get(key).is_none() {
+            self.set(key, Hash::new(), None);
+        }
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        let Data::Hash(hash) = &mut entry.data else {
+            return None;
+        };
+        let before = hash.size();
+        let result = change(hash);
+        let (after, empty) = (hash.size(), hash.is_empty());
+        entry.version = next_version();
+        self.used = self.used - before + after;
+        if empty {
+            self.remove(key);
+        }
+        Some(result)
     }
 
     /// Removes `key`, returning its entry if it existed.
@@ -232,24 +350,8 @@ impl Store {
     /// Cursors stay below 2^53 so that clients that hold them in a double
     /// (JavaScript) do not round them.
     pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<&[u8]>) {
-        let mut keys = Vec::new();
-        // Cursor c > 0 resumes at bucket c - 1; past the last bucket, done.
-        let first_bucket = cursor.saturating_sub(1);
-        if first_bucket > u64::MAX >> CURSOR_SHIFT {
-            return (0, keys);
-        }
-        let start = Probe::at(first_bucket << CURSOR_SHIFT);
-        let range = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
-        let mut last_bucket = None;
-        for (key, _) in self.map.range::<dyn KeyView, _>(range) {
-            let bucket = key.hash() >> CURSOR_SHIFT;
-            if keys.len() >= count.max(1) && last_bucket != Some(bucket) {
-                return (bucket + 1, keys);
-            }
-            keys.push(key.bytes());
-            last_bucket = Some(bucket);
-        }
-        (0, keys)
+        let (next, found) = key::scan(&self.map, cursor, count);
+        (next, found.into_iter().map(|(key, _)| key).collect())
     }
 
     /// Examines up to `budget` keys, continuing round-robin from where the
@@ -285,7 +387,7 @@ impl Store {
     }
 
     fn put(&mut self, key: &[u8], entry: Entry) {
-        self.used += Self::cost(key.len(), entry.value.len());
+        self.used += Self::cost(key.len(), entry.data.size());
         if entry.expire_at.is_some() {
             self.volatile += 1;
         }
@@ -301,7 +403,7 @@ impl Store {
     }
 
     fn forget(&mut self, key_len: usize, entry: &Entry) {
-        self.used -= Self::cost(key_len, entry.value.len());
+        self.used -= Self::cost(key_len, entry.data.size());
         if entry.expire_at.is_some() {
             self.volatile -= 1;
         }
@@ -324,7 +426,7 @@ mod tests {
         store.set(b"k", b"hi".to_vec(), Some(10));
         assert_eq!(store.used_memory(), Store::cost(1, 2));
         assert_eq!(store.volatile_len(), 1);
-        assert_eq!(store.append(b"k", b"!!"), 4);
+        assert_eq!(store.append(b"k", b"!!"), Some(4));
         assert_eq!(
             store.get(b"k").unwrap().expire_at(),
             Some(10),
@@ -343,8 +445,8 @@ mod tests {
     fn append_leaves_a_shared_value_as_it_was() {
         let mut store = Store::new();
         store.set(b"k", b"logged".to_vec(), None);
-        let held = store.get(b"k").unwrap().shared().clone();
-        assert_eq!(store.append(b"k", b"+more"), 11);
+        let held = store.get(b"k").unwrap().shared().unwrap().clone();
+        assert_eq!(store.append(b"k", b"+more"), Some(11));
         assert_eq!(held.as_slice(), b"logged", "the holder's copy is unchanged");
         assert_eq!(store.get(b"k").unwrap().value(), b"logged+more");
         drop(held);
@@ -355,6 +457,32 @@ mod tests {
             before,
             "an unshared value is changed in place"
         );
+    }
+
+    #[test]
+    fn a_hash_counts_its_fields_and_goes_when_empty() {
+        let mut store = Store::new();
+        store.update_hash(b"h", |h| {
+            h.insert(b"f1".to_vec(), b"one".to_vec());
+            h.insert(b"f2".to_vec(), b"two!".to_vec());
+        });
+        let fields = Hash::field_cost(2, 3) + Hash::field_cost(2, 4);
+        assert_eq!(store.used_memory(), Store::cost(1, fields));
+        assert_eq!(store.growth_if_set(b"h", 0), 0, "a string would be smaller");
+        assert_eq!(store.append(b"h", b"x"), None, "not a string");
+        store.set_expire(b"h", Some(50));
+        let version = store.get(b"h").unwrap().version();
+        store.update_hash(b"h", |h| h.remove(b"f1"));
+        let entry = store.get(b"h").unwrap();
+        assert_ne!(entry.version(), version, "WATCH sees the change");
+        assert_eq!(entry.expire_at(), Some(50), "a change keeps the TTL");
+        assert_eq!(store.used_memory(), Store::cost(1, Hash::field_cost(2, 4)));
+        store.update_hash(b"h", |h| h.remove(b"f2"));
+        assert!(store.get(b"h").is_none());
+        assert_eq!((store.used_memory(), store.volatile_len()), (0, 0));
+        store.set(b"s", b"v".to_vec(), None);
+        assert_eq!(store.update_hash(b"s", |h| h.len()), None, "not a hash");
+        assert_eq!(store.get(b"s").unwrap().value(), b"v");
     }
 
     #[test]

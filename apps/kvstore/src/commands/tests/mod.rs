@@ -4,6 +4,7 @@
 mod auth;
 mod databases;
 mod expiry;
+mod hashes;
 mod keys;
 mod memory;
 mod persistence;

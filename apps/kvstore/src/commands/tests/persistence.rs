@@ -6,6 +6,7 @@ use alloc::format;
 use super::*;
 use crate::aof::{encode_record_into, replay, rewrite, Piece, RewriteScan, HEADER};
 use crate::commands::{Effects, SHARE_FROM};
+use crate::store::Data;
 use crate::test_rng::Rng;
 
 #[test]
@@ -103,13 +104,13 @@ fn reads_log_nothing_unless_they_expire_a_key() {
     );
 }
 
-/// The live dataset at `now`: key -> (value, expiry).
-fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Vec<u8>, Option<u64>)> {
+/// The live dataset at `now`: key -> (value of any type, expiry).
+fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
     engine
         .store()
         .iter()
         .filter(|(_, e)| !e.is_expired(now))
-        .map(|(k, e)| (k.to_vec(), (e.value().to_vec(), e.expire_at())))
+        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
         .collect()
 }
 
@@ -123,13 +124,16 @@ fn load(log: &[u8], now: u64) -> Engine {
     engine
 }
 
-/// A random command over a handful of keys, heavy on expiry.
+/// A random command over a handful of keys, heavy on expiry, with hash
+/// commands on the same keys (so keys change type, through `DEL`, `SET`
+/// or a hash's last field going).
 fn random_command(rng: &mut Rng, now: u64) -> String {
     let k = rng.pick(&["a", "b", "c", "d", "e"]);
     let k2 = rng.pick(&["a", "b", "c", "d", "e"]);
     let v = rng.pick(&["1", "22", "-5", "abc", "\"x y\""]);
     let n = rng.below(60);
-    match rng.below(38) {
+    let f = rng.pick(&["f", "g", "h"]);
+    match rng.below(46) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {}", n + 1),
         2 => format!("SET {k} {v} NX PX {}", n + 1),
@@ -167,6 +171,14 @@ fn random_command(rng: &mut Rng, now: u64) -> String {
         34 => format!("COPY {k} {k2} REPLACE"),
         35 => format!("UNLINK {k}"),
         36 => format!("GETEX {k} PXAT {}", now + n - 20),
+        38 => format!("HSET {k} {f} {v}"),
+        39 => format!("HMSET {k} {f} {v} g 2"),
+        40 => format!("HDEL {k} {f}"),
+        41 => format!("HDEL {k} f g h"),
+        42 => format!("HINCRBY {k} {f} {n}"),
+        43 => format!("HINCRBYFLOAT {k} {f} 0.5"),
+        44 => format!("HSETNX {k} {f} {v}"),
+        45 => format!("HGETALL {k}"),
         _ => format!("STRLEN {k}"),
     }
 }
@@ -299,7 +311,7 @@ fn loading_keeps_keys_that_expire_later_in_the_log() {
     assert!(live(&engine, 10_000).is_empty());
     assert_eq!(
         live(&engine, 1_200)[&b"k".to_vec()],
-        (b"vx".to_vec(), Some(1500))
+        (Data::from(b"vx".to_vec()), Some(1500))
     );
 }
 

@@ -1,0 +1,693 @@
+//! Hashes: `HSET` and friends, the hash type among the others, and how
+//! hashes are logged, replayed and rewritten.
+
+use alloc::format;
+
+use super::*;
+use crate::aof::{replay, rewrite, HEADER};
+use crate::store::{Hash, Store};
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// The field/value pairs of a flat `HGETALL`-style reply, sorted by field.
+fn pairs(reply: Reply) -> Vec<(String, String)> {
+    let Reply::Array(Some(items)) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    let text = |item: &Reply| match item {
+        Reply::Bulk(Some(b)) => String::from_utf8(b.clone()).unwrap(),
+        other => panic!("not a bulk string: {other:?}"),
+    };
+    assert!(items.len() % 2 == 0, "fields and values alternate");
+    let mut out: Vec<(String, String)> = items
+        .chunks(2)
+        .map(|pair| (text(&pair[0]), text(&pair[1])))
+        .collect();
+    out.sort();
+    out
+}
+
+/// `(field, value)` pairs from literals.
+fn expect(list: &[(&str, &str)]) -> Vec<(String, String)> {
+    list.iter()
+        .map(|(f, v)| (f.to_string(), v.to_string()))
+        .collect()
+}
+
+#[test]
+fn hset_counts_new_fields_and_hget_reads_them() {
+    let mut s = Session::new();
+    assert_eq!(s.run("HSET user name ada lang rust"), int(2));
+    assert_eq!(s.run("HSET user name grace year 1906"), int(1), "one new");
+    assert_eq!(s.run("HGET user name"), bulk("grace"));
+    assert_eq!(s.run("HGET user missing"), nil());
+    assert_eq!(s.run("HGET nokey name"), nil());
+    assert_eq!(s.run("HSET user empty \"\""), int(1));
+    assert_eq!(s.run("HGET user empty"), bulk(""));
+    assert_eq!(s.run("TYPE user"), Reply::Simple("hash".into()));
+    assert_eq!(
+        s.run("HSET user name"),
+        err("ERR wrong number of arguments for 'hset' command")
+    );
+    assert_eq!(
+        s.run("HSET user a 1 b"),
+        err("ERR wrong number of arguments for 'hset' command"),
+        "pairs only"
+    );
+    assert_eq!(
+        s.run("HGET user"),
+        err("ERR wrong number of arguments for 'hget' command")
+    );
+}
+
+#[test]
+fn hmset_answers_ok_and_hsetnx_sets_only_new_fields() {
+    let mut s = Session::new();
+    assert_eq!(s.run("HMSET h a 1 b 2"), ok());
+    assert_eq!(
+        s.run("HMSET h a"),
+        err("ERR wrong number of arguments for 'hmset' command")
+    );
+    assert_eq!(s.run("HSETNX h a 100"), int(0), "a exists");
+    assert_eq!(s.run("HSETNX h c 3"), int(1));
+    assert_eq!(s.run("HSETNX fresh f v"), int(1), "creates the key");
+    assert_eq!(
+        pairs(s.run("HGETALL h")),
+        expect(&[("a", "1"), ("b", "2"), ("c", "3")])
+    );
+    assert_eq!(
+        s.run("HSETNX h c"),
+        err("ERR wrong number of arguments for 'hsetnx' command")
+    );
+}
+
+#[test]
+fn hmget_answers_nil_for_what_is_missing() {
+    let mut s = Session::new();
+    s.run("HSET h a 1 b 2");
+    assert_eq!(
+        s.run("HMGET h a nope b"),
+        array(&[bulk("1"), nil(), bulk("2")])
+    );
+    assert_eq!(s.run("HMGET nokey a b"), array(&[nil(), nil()]));
+    assert_eq!(
+        s.run("HMGET h"),
+        err("ERR wrong number of arguments for 'hmget' command")
+    );
+}
+
+#[test]
+fn hdel_removes_fields_and_the_last_one_takes_the_key() {
+    let mut s = Session::new();
+    s.run("HSET h a 1 b 2 c 3");
+    assert_eq!(s.run("HDEL h a nope a"), int(1), "a counted once");
+    assert_eq!(s.run("HDEL h nope"), int(0));
+    assert_eq!(s.run("HDEL nokey a"), int(0));
+    assert_eq!(s.run("HLEN h"), int(2));
+    assert_eq!(s.run("HDEL h b c"), int(2));
+    assert_eq!(s.run("EXISTS h"), int(0), "an empty hash is no key");
+    assert_eq!(s.run("TYPE h"), Reply::Simple("none".into()));
+    assert_eq!(s.run("DBSIZE"), int(0));
+    assert_eq!(s.engine.store().used_memory(), 0);
+}
+
+#[test]
+fn hexists_hlen_and_hstrlen() {
+    let mut s = Session::new();
+    s.run("HSET h name grace empty \"\"");
+    assert_eq!(s.run("HEXISTS h name"), int(1));
+    assert_eq!(s.run("HEXISTS h nope"), int(0));
+    assert_eq!(s.run("HEXISTS nokey name"), int(0));
+    assert_eq!(s.run("HLEN h"), int(2));
+    assert_eq!(s.run("HLEN nokey"), int(0));
+    assert_eq!(s.run("HSTRLEN h name"), int(5));
+    assert_eq!(s.run("HSTRLEN h empty"), int(0));
+    assert_eq!(s.run("HSTRLEN h nope"), int(0));
+    assert_eq!(s.run("HSTRLEN nokey name"), int(0));
+}
+
+#[test]
+fn hkeys_hvals_and_hgetall_list_the_whole_hash() {
+    let mut s = Session::new();
+    s.run("HSET h a 1 b 2 c 3");
+    assert_eq!(sorted(s.run("HKEYS h")), ["a", "b", "c"]);
+    assert_eq!(sorted(s.run("HVALS h")), ["1", "2", "3"]);
+    assert_eq!(
+        pairs(s.run("HGETALL h")),
+        expect(&[("a", "1"), ("b", "2"), ("c", "3")])
+    );
+    for empty in ["HKEYS nokey", "HVALS nokey", "HGETALL nokey"] {
+        assert_eq!(s.run(empty), array(&[]), "{empty}");
+    }
+    // Fields and values are binary-safe.
+    let set = [
+        b"HSET".to_vec(),
+        b"bin".to_vec(),
+        b"f\0\r\n".to_vec(),
+        b"\xff".to_vec(),
+    ];
+    assert_eq!(s.engine.execute(&set, &mut s.client, s.now).reply, int(1));
+    let all = [b"HGETALL".to_vec(), b"bin".to_vec()];
+    assert_eq!(
+        s.engine.execute(&all, &mut s.client, s.now).reply,
+        Reply::array(vec![
+            Reply::bulk(&b"f\0\r\n"[..]),
+            Reply::bulk(&b"\xff"[..])
+        ])
+    );
+}
+
+#[test]
+fn hincrby_adds_to_integers() {
+    let mut s = Session::new();
+    assert_eq!(s.run("HINCRBY h n 5"), int(5), "a missing field is 0");
+    assert_eq!(s.run("HINCRBY h n -7"), int(-2));
+    assert_eq!(s.run("HGET h n"), bulk("-2"));
+    s.run("HSET h text abc big 9223372036854775807 spaced \" 1\"");
+    assert_eq!(
+        s.run("HINCRBY h text 1"),
+        err("ERR hash value is not an integer")
+    );
+    assert_eq!(
+        s.run("HINCRBY h spaced 1"),
+        err("ERR hash value is not an integer")
+    );
+    assert_eq!(
+        s.run("HINCRBY h big 1"),
+        err("ERR increment or decrement would overflow")
+    );
+    assert_eq!(
+        s.run("HINCRBY h n x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        s.run("HINCRBY h n 1.5"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("HGET h n"), bulk("-2"), "errors change nothing");
+    assert_eq!(
+        s.run("HINCRBY h n"),
+        err("ERR wrong number of arguments for 'hincrby' command")
+    );
+}
+
+#[test]
+fn hincrbyfloat_adds_like_incrbyfloat() {
+    let mut s = Session::new();
+    assert_eq!(s.run("HINCRBYFLOAT h x 10.5"), bulk("10.5"));
+    assert_eq!(s.run("HINCRBYFLOAT h x 0.1"), bulk("10.6"));
+    assert_eq!(s.run("HINCRBYFLOAT h x -0.6"), bulk("10"));
+    assert_eq!(s.run("HINCRBYFLOAT h x 5.0e3"), bulk("5010"));
+    assert_eq!(s.run("HGET h x"), bulk("5010"));
+    s.run("HSET h text abc inf inf");
+    assert_eq!(
+        s.run("HINCRBYFLOAT h text 1"),
+        err("ERR hash value is not a float")
+    );
+    assert_eq!(
+        s.run("HINCRBYFLOAT h x abc"),
+        err("ERR value is not a valid float")
+    );
+    assert_eq!(
+        s.run("HINCRBYFLOAT h x inf"),
+        err("ERR value is NaN or Infinity")
+    );
+    assert_eq!(
+        s.run("HINCRBYFLOAT h inf 1"),
+        err("ERR increment would produce NaN or Infinity")
+    );
+    assert_eq!(s.run("HGET h x"), bulk("5010"), "errors change nothing");
+}
+
+#[test]
+fn wrong_types_are_refused_both_ways() {
+    let mut s = Session::new();
+    s.run("SET s text");
+    s.run("HSET h f v");
+    for line in [
+        "HSET s f v",
+        "HSETNX s f v",
+        "HMSET s f v",
+        "HGET s f",
+        "HMGET s f",
+        "HDEL s f",
+        "HEXISTS s f",
+        "HLEN s",
+        "HSTRLEN s f",
+        "HKEYS s",
+        "HVALS s",
+        "HGETALL s",
+        "HINCRBY s f 1",
+        "HINCRBYFLOAT s f 1",
+        "GET h",
+        "GETSET h v",
+        "SET h v GET",
+        "APPEND h v",
+        "INCR h",
+        "DECRBY h 2",
+        "INCRBYFLOAT h 1",
+        "STRLEN h",
+        "GETRANGE h 0 1",
+        "SETRANGE h 0 v",
+        "GETDEL h",
+        "GETEX h PERSIST",
+    ] {
+        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
+    }
+    assert_eq!(s.run("GET s"), bulk("text"), "the string is unchanged");
+    assert_eq!(s.run("HGETALL h"), bulks(&["f", "v"]), "the hash too");
+    assert_eq!(s.run("MGET s h"), array(&[bulk("text"), nil()]));
+    assert_eq!(s.run("SETNX h v"), int(0), "the key exists");
+    // SET and MSET replace whatever the key held.
+    assert_eq!(s.run("SET h now-a-string"), ok());
+    assert_eq!(s.run("TYPE h"), Reply::Simple("string".into()));
+    assert_eq!(
+        s.engine.store().used_memory(),
+        2 * Store::cost(1, 0) + 4 + 12
+    );
+}
+
+#[test]
+fn hash_keys_expire_and_move_like_any_key() {
+    let mut s = Session::new();
+    s.run("HSET h f v");
+    assert_eq!(s.run("EXPIRE h 10"), int(1));
+    assert_eq!(s.run("HSET h g w"), int(1));
+    assert_eq!(s.run("TTL h"), int(10), "a change keeps the TTL");
+    assert_eq!(s.run("HDEL h g"), int(1));
+    assert_eq!(s.run("TTL h"), int(10));
+    s.advance(10_001);
+    assert_eq!(s.logged("HGET h f"), ["DEL h"], "expired when touched");
+    assert_eq!(s.run("HSET h f v"), int(1), "a new hash");
+    assert_eq!(s.run("TTL h"), int(-1));
+    // RENAME, COPY and MOVE carry the hash, TTL included.
+    s.run("PEXPIRE h 5000");
+    assert_eq!(s.run("RENAME h r"), ok());
+    assert_eq!(s.run("HGET r f"), bulk("v"));
+    assert_eq!(s.run("PTTL r"), int(5000));
+    assert_eq!(s.run("COPY r c"), int(1));
+    assert_eq!(s.run("HSET c g w"), int(1));
+    assert_eq!(s.run("HLEN r"), int(1), "a copy is a copy");
+    assert_eq!(s.run("MOVE c 1"), int(1));
+    s.run("SELECT 1");
+    assert_eq!(pairs(s.run("HGETALL c")), expect(&[("f", "v"), ("g", "w")]));
+    assert_eq!(s.run("PTTL c"), int(5000));
+}
+
+#[test]
+fn scan_filters_by_type() {
+    let mut s = Session::new();
+    s.run("SET s 1");
+    s.run("HSET h f v");
+    let keys_of = |reply: Reply| match reply {
+        Reply::Array(Some(mut parts)) => sorted(parts.remove(1)),
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(keys_of(s.run("SCAN 0 TYPE hash")), ["h"]);
+    assert_eq!(keys_of(s.run("SCAN 0 TYPE STRING")), ["s"]);
+    assert_eq!(keys_of(s.run("SCAN 0")), ["h", "s"]);
+    assert!(keys_of(s.run("SCAN 0 TYPE list")).is_empty());
+}
+
+#[test]
+fn hashes_count_toward_maxmemory() {
+    let fields = Hash::field_cost(1, 10);
+    let mut s = Session::with_config(Config {
+        maxmemory: Store::cost(1, 2 * fields) as u64,
+        ..Config::default()
+    });
+    assert_eq!(s.run("HSET h a 0123456789 b 0123456789"), int(2));
+    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * fields));
+    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    assert_eq!(s.run("HSET h c 0123456789"), err(oom));
+    assert_eq!(s.run("HSETNX h c 1"), err(oom));
+    assert_eq!(s.run("HINCRBY h c 1"), err(oom));
+    assert_eq!(s.run("HSET h a 9876543210"), int(0), "same size is fine");
+    assert_eq!(s.run("HDEL h b"), int(1));
+    assert_eq!(s.run("HSET h c 0123456789"), int(1), "room again");
+}
+
+#[test]
+fn transactions_queue_hash_commands() {
+    let mut s = Session::new();
+    assert_eq!(s.run("MULTI"), ok());
+    assert_eq!(s.run("HSET h f 1"), Reply::Simple("QUEUED".into()));
+    assert_eq!(s.run("HINCRBY h f 2"), Reply::Simple("QUEUED".into()));
+    assert_eq!(s.run("HGET h f"), Reply::Simple("QUEUED".into()));
+    let out = s.exec("EXEC");
+    assert_eq!(out.reply, array(&[int(1), int(3), bulk("3")]));
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, ["HSET h f 1", "HSET h f 3"]);
+    // WATCH sees a change to a field.
+    s.run("WATCH h");
+    s.run("HSET h g 1");
+    s.run("MULTI");
+    s.run("HDEL h f");
+    assert_eq!(s.run("EXEC"), Reply::Array(None));
+}
+
+#[test]
+fn hash_writes_log_their_effect() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("HSET h a 1 b 2"), ["HSET h a 1 b 2"]);
+    assert_eq!(s.logged("HMSET h a 3"), ["HSET h a 3"]);
+    assert_eq!(s.logged("HSETNX h a 9"), Vec::<String>::new());
+    assert_eq!(s.logged("HSETNX h c 4"), ["HSET h c 4"]);
+    assert_eq!(s.logged("HINCRBY h a 10"), ["HSET h a 13"]);
+    assert_eq!(s.logged("HINCRBYFLOAT h b 0.5"), ["HSET h b 2.5"]);
+    assert_eq!(s.logged("HDEL h a nope"), ["HDEL h a"]);
+    assert_eq!(s.logged("HDEL h nope"), Vec::<String>::new());
+    assert_eq!(s.logged("HINCRBY h c x"), Vec::<String>::new(), "errors");
+    assert_eq!(s.logged("HGETALL h"), Vec::<String>::new(), "reads");
+    s.run("PEXPIRE h 60000");
+    let at = s.now + 60_000;
+    assert_eq!(
+        s.logged("RENAME h r"),
+        [
+            "DEL h".to_string(),
+            "DEL r".to_string(),
+            format!("HSET r {}", hash_fields(&mut s, "r")),
+            format!("PEXPIREAT r {at}"),
+        ]
+    );
+}
+
+/// The fields and values of hash `key` as `HSET` lists them, in the
+/// store's order.
+fn hash_fields(s: &mut Session, key: &str) -> String {
+    let hash = s
+        .engine
+        .store()
+        .get(key.as_bytes())
+        .unwrap()
+        .hash()
+        .unwrap();
+    let words: Vec<String> = hash
+        .iter()
+        .flat_map(|(f, v)| [f, v])
+        .map(|w| String::from_utf8_lossy(w).into_owned())
+        .collect();
+    words.join(" ")
+}
+
+#[test]
+fn while_a_rewrite_runs_hash_writes_log_the_whole_hash() {
+    let mut s = Session::new();
+    s.run("HSET h a 1 b 2");
+    s.run("EXPIRE h 60");
+    let at = s.now + 60_000;
+    s.engine.aof_rewrite_started();
+    let whole = |s: &mut Session| format!("HSET h {}", hash_fields(s, "h"));
+    let out = s.logged("HSET h c 3");
+    assert_eq!(
+        out,
+        [
+            "DEL h".to_string(),
+            whole(&mut s),
+            format!("PEXPIREAT h {at}")
+        ]
+    );
+    let out = s.logged("HINCRBY h a 1");
+    assert_eq!(out[1], whole(&mut s));
+    assert_eq!(s.logged("HDEL h a b c"), ["DEL h"], "emptied: just gone");
+    s.engine.aof_rewrite_finished(Some(0), 0);
+    assert_eq!(s.logged("HSET h a 1"), ["HSET h a 1"]);
+}
+
+/// Every live key of database 0 with its entry, for comparing datasets.
+fn dataset(engine: &Engine, now: u64) -> Vec<(Vec<u8>, crate::store::Entry)> {
+    let mut keys: Vec<_> = engine
+        .store()
+        .iter()
+        .filter(|(_, e)| !e.is_expired(now))
+        .map(|(k, e)| (k.to_vec(), e.clone()))
+        .collect();
+    keys.sort_by(|a, b| a.0.cmp(&b.0));
+    keys
+}
+
+/// A fresh engine loaded from `log`.
+fn load(log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(Config::default(), now);
+    let report = replay(log, |args| {
+        engine.load(args, now).expect("logged commands never fail");
+    });
+    assert_eq!(report.torn_tail, None);
+    engine
+}
+
+#[test]
+fn the_log_and_a_rewrite_reproduce_hashes() {
+    let mut s = Session::new();
+    let mut log = HEADER.to_vec();
+    for line in [
+        "HSET user name ada lang rust",
+        "HMSET user year 1815",
+        "HSETNX user name nobody",
+        "HINCRBY counters visits 41",
+        "HINCRBY counters visits 1",
+        "HINCRBYFLOAT counters ratio 0.25",
+        "HDEL user lang",
+        "HSET temp f v",
+        "HDEL temp f",
+        "HSET volatile f v",
+        "EXPIRE volatile 100",
+        "SET plain string",
+        "RENAME user person",
+    ] {
+        log.extend(s.exec(line).effects.to_bytes());
+    }
+    let now = s.now;
+    let loaded = load(&log, now);
+    assert_eq!(dataset(&loaded, now), dataset(&s.engine, now));
+    assert_eq!(loaded.used_memory(), s.engine.used_memory());
+    // The rewrite: one record per string or hash, plus the hash's expiry.
+    let compact = rewrite(s.engine.store(), now);
+    let mut records = Vec::new();
+    replay(&compact, |args| records.push(show(&args)));
+    records.sort();
+    assert_eq!(
+        records,
+        [
+            "HSET counters visits 42 ratio 0.25".to_string(),
+            "HSET person name ada year 1815".to_string(),
+            "HSET volatile f v".to_string(),
+            format!("PEXPIREAT volatile {}", now + 100_000),
+            "SET plain string".to_string(),
+        ]
+        .map(|r| canonical(&s, &r))
+    );
+    let reloaded = load(&compact, now);
+    assert_eq!(dataset(&reloaded, now), dataset(&s.engine, now));
+    assert_eq!(reloaded.used_memory(), s.engine.used_memory());
+}
+
+/// `record` with an `HSET`'s pairs in the store's field order (the order
+/// a rewrite writes them in).
+fn canonical(s: &Session, record: &str) -> String {
+    let words: Vec<&str> = record.split(' ').collect();
+    if words[0] != "HSET" {
+        return record.to_string();
+    }
+    let hash = s
+        .engine
+        .store()
+        .get(words[1].as_bytes())
+        .unwrap()
+        .hash()
+        .unwrap();
+    let mut out = vec!["HSET".to_string(), words[1].to_string()];
+    for (field, value) in hash.iter() {
+        out.push(String::from_utf8_lossy(field).into_owned());
+        out.push(String::from_utf8_lossy(value).into_owned());
+    }
+    let given: Vec<&[&str]> = words[2..].chunks(2).collect();
+    assert_eq!(given.len(), hash.len(), "{record}");
+    out.join(" ")
+}
+
+/// The bulk strings of an array reply, in order.
+fn words(reply: Reply) -> Vec<String> {
+    let Reply::Array(Some(items)) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+            other => panic!("not a bulk string: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn hrandfield_picks_fields_at_random() {
+    let mut s = Session::new();
+    s.run("HSET h a 1 b 2 c 3");
+    let Reply::Bulk(Some(one)) = s.run("HRANDFIELD h") else {
+        panic!("one field");
+    };
+    assert!([&b"a"[..], b"b", b"c"].contains(&one.as_slice()));
+    assert_eq!(s.run("HRANDFIELD nokey"), nil());
+    // A positive count: distinct fields, at most all of them.
+    let two = words(s.run("HRANDFIELD h 2"));
+    assert_eq!(two.len(), 2);
+    assert_ne!(two[0], two[1]);
+    assert_eq!(sorted(s.run("HRANDFIELD h 10")), ["a", "b", "c"]);
+    assert_eq!(s.run("HRANDFIELD h 0"), array(&[]));
+    // A negative count: exactly that many, repeats allowed.
+    let many = words(s.run("HRANDFIELD h -50"));
+    assert_eq!(many.len(), 50);
+    assert!(many.iter().all(|f| ["a", "b", "c"].contains(&f.as_str())));
+    assert!(many.iter().any(|f| f != &many[0]), "not always the same");
+    // WITHVALUES: each field followed by its own value.
+    let with = words(s.run("HRANDFIELD h -7 withvalues"));
+    assert_eq!(with.len(), 14);
+    for pair in with.chunks(2) {
+        let expected = match pair[0].as_str() {
+            "a" => "1",
+            "b" => "2",
+            _ => "3",
+        };
+        assert_eq!(pair[1], expected);
+    }
+    assert_eq!(pairs(s.run("HRANDFIELD h 3 WITHVALUES")).len(), 3);
+    assert_eq!(s.run("HRANDFIELD nokey 5"), array(&[]));
+    assert_eq!(s.run("HRANDFIELD nokey -5 WITHVALUES"), array(&[]));
+}
+
+#[test]
+fn hrandfield_errors() {
+    let mut s = Session::new();
+    s.run("HSET h a 1");
+    s.run("SET s v");
+    assert_eq!(
+        s.run("HRANDFIELD h x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("HRANDFIELD h 1 WITHSCORES"), err("ERR syntax error"));
+    assert_eq!(
+        s.run("HRANDFIELD h 1 WITHVALUES extra"),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        s.run("HRANDFIELD h -9223372036854775808"),
+        err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+    );
+    assert_eq!(
+        s.run("HRANDFIELD h -4611686018427387904 WITHVALUES"),
+        err("ERR value is out of range")
+    );
+    assert_eq!(
+        s.run("HRANDFIELD nokey x"),
+        err("ERR value is not an integer or out of range"),
+        "the count is read before the key"
+    );
+    assert_eq!(s.run("HRANDFIELD s"), err(WRONGTYPE));
+    assert_eq!(s.run("HRANDFIELD s 2"), err(WRONGTYPE));
+    // A count no memory could answer fails the command, not the server.
+    assert!(matches!(
+        s.run("HRANDFIELD h -9223372036854775807"),
+        Reply::Error(e) if e.starts_with("OOM")
+    ));
+    assert_eq!(
+        s.run("HRANDFIELD"),
+        err("ERR wrong number of arguments for 'hrandfield' command")
+    );
+}
+
+#[test]
+fn hscan_walks_every_field_with_its_value() {
+    let mut s = Session::new();
+    for i in 0..100 {
+        s.run(&format!("HSET big f{i} v{i}"));
+    }
+    let (mut cursor, mut seen) = (String::from("0"), Vec::new());
+    loop {
+        let Reply::Array(Some(mut parts)) = s.run(&format!("HSCAN big {cursor} COUNT 7")) else {
+            panic!("HSCAN answers an array");
+        };
+        let batch = words(parts.remove(1));
+        seen.extend(pairs(Reply::array(batch.iter().map(|w| bulk(w)).collect())));
+        cursor = words(Reply::array(parts)).remove(0);
+        if cursor == "0" {
+            break;
+        }
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 100);
+    assert!(seen.iter().all(|(f, v)| f[1..] == v[1..]));
+    // MATCH filters fields; a missing key is an empty, finished scan.
+    let Reply::Array(Some(parts)) = s.run("HSCAN big 0 MATCH f1? COUNT 1000") else {
+        panic!("HSCAN answers an array");
+    };
+    assert_eq!(parts[0], bulk("0"));
+    assert_eq!(pairs(parts[1].clone()).len(), 10);
+    assert_eq!(s.run("HSCAN nokey 0"), array(&[bulk("0"), array(&[])]));
+}
+
+#[test]
+fn hscan_errors() {
+    let mut s = Session::new();
+    s.run("HSET h a 1");
+    s.run("SET s v");
+    assert_eq!(s.run("HSCAN h x"), err("ERR invalid cursor"));
+    assert_eq!(s.run("HSCAN h -1"), err("ERR invalid cursor"));
+    assert_eq!(s.run("HSCAN s 0"), err(WRONGTYPE));
+    assert_eq!(
+        s.run("HSCAN h 0 COUNT x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("HSCAN h 0 COUNT 0"), err("ERR syntax error"));
+    assert_eq!(s.run("HSCAN h 0 MATCH"), err("ERR syntax error"));
+    assert_eq!(s.run("HSCAN h 0 TYPE hash"), err("ERR syntax error"));
+    assert_eq!(
+        s.run("HSCAN h"),
+        err("ERR wrong number of arguments for 'hscan' command")
+    );
+}
+
+#[test]
+fn hashes_copied_and_moved_between_databases_replay_there() {
+    let mut s = Session::new();
+    let mut log = HEADER.to_vec();
+    for line in [
+        "HSET h a 1 b 2",
+        "PEXPIRE h 50000",
+        "SELECT 3",
+        "SET h2 old-string",
+        "SELECT 0",
+        "COPY h h2 DB 3 REPLACE",
+        "MOVE h 5",
+        "SELECT 5",
+        "HDEL h a",
+    ] {
+        log.extend(s.exec(line).effects.to_bytes());
+    }
+    let every_db = |engine: &Engine| -> Vec<Vec<(Vec<u8>, crate::store::Entry)>> {
+        let now = s.now;
+        engine
+            .databases()
+            .iter()
+            .map(|db| {
+                let mut keys: Vec<_> = db
+                    .iter()
+                    .filter(|(_, e)| !e.is_expired(now))
+                    .map(|(k, e)| (k.to_vec(), e.clone()))
+                    .collect();
+                keys.sort_by(|a, b| a.0.cmp(&b.0));
+                keys
+            })
+            .collect()
+    };
+    let expected = every_db(&s.engine);
+    assert_eq!(expected[3][0].1.hash().unwrap().len(), 2, "the copy");
+    assert_eq!(expected[5][0].1.hash().unwrap().len(), 1, "the moved one");
+    assert_eq!(every_db(&load(&log, s.now)), expected);
+    // And a rewrite of every database.
+    let mut records = crate::commands::Effects::default();
+    let mut scan = crate::aof::RewriteScan::new(s.now).ending_in(s.engine.log_db());
+    while !scan.step_records(s.engine.databases(), 1, &mut records) {}
+    assert_eq!(every_db(&load(&records.to_bytes(), s.now)), expected);
+}
