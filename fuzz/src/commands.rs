@@ -176,7 +176,26 @@ pub const NAMES: &[&str] = &[
     "UNWATCH",
     "AUTH",
     "HELLO",
+    "HSET",
+    "HSETNX",
+    "HMSET",
+    "HGET",
+    "HMGET",
+    "HDEL",
+    "HEXISTS",
+    "HLEN",
+    "HSTRLEN",
+    "HKEYS",
+    "HVALS",
+    "HGETALL",
+    "HINCRBY",
+    "HINCRBYFLOAT",
+    "HRANDFIELD",
+    "HSCAN",
 ];
+
+/// Field names of hashes: few, so that commands meet each other's fields.
+const FIELDS: &[&str] = &["f", "g", "count", "", "f\r\nx"];
 
 /// Database indexes: some that exist (16 by default), and some that do not.
 const DBS: &[&str] = &["0", "1", "2", "15", "16", "-1", "x"];
@@ -344,6 +363,40 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
                 args.push(inp.pick(&["2", "3", "1", "x"]).into());
             }
         }
+        "HSET" | "HMSET" => {
+            args.push(key(inp));
+            for _ in 0..1 + inp.below(3) {
+                args.extend([field(inp), value(inp)]);
+            }
+        }
+        "HSETNX" => args.extend([key(inp), field(inp), value(inp)]),
+        "HGET" | "HEXISTS" | "HSTRLEN" => args.extend([key(inp), field(inp)]),
+        "HMGET" | "HDEL" => {
+            args.push(key(inp));
+            for _ in 0..1 + inp.below(3) {
+                args.push(field(inp));
+            }
+        }
+        "HLEN" | "HKEYS" | "HVALS" | "HGETALL" => args.push(key(inp)),
+        "HINCRBY" | "HINCRBYFLOAT" => args.extend([key(inp), field(inp), number(inp, now)]),
+        "HRANDFIELD" => {
+            args.push(key(inp));
+            if inp.below(2) == 0 {
+                args.push(inp.pick(&["1", "3", "-3", "0", "-1000", "x"]).into());
+                if inp.below(2) == 0 {
+                    args.push(word(inp, "WITHVALUES"));
+                }
+            }
+        }
+        "HSCAN" => {
+            args.extend([key(inp), inp.pick(&["0", "1", "7", "x"]).into()]);
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "MATCH"), inp.pick(PATTERNS).to_vec()]);
+            }
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "COUNT"), number(inp, now)]);
+            }
+        }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -360,6 +413,15 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         _ => {}
     }
     args
+}
+
+/// A hash field: mostly one of a few names, now and then any bytes.
+fn field(inp: &mut Input<'_>) -> Vec<u8> {
+    if inp.below(4) == 0 {
+        value(inp)
+    } else {
+        inp.pick(FIELDS).as_bytes().to_vec()
+    }
 }
 
 /// `SET`'s options, with the number some of them take.

@@ -10,16 +10,16 @@ pub mod seeds;
 
 use std::collections::BTreeMap;
 
-use kvstore::store::Store;
+use kvstore::store::{Data, Store};
 
 /// A keyspace as plain data: key to (value, absolute expiry).
-pub type Dataset = BTreeMap<Vec<u8>, (Vec<u8>, Option<u64>)>;
+pub type Dataset = BTreeMap<Vec<u8>, (Data, Option<u64>)>;
 
 /// Every key of `store`, expired or not, with its value and expiry.
 pub fn dataset(store: &Store) -> Dataset {
     store
         .iter()
-        .map(|(k, e)| (k.to_vec(), (e.value().to_vec(), e.expire_at())))
+        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
         .collect()
 }
 
@@ -44,7 +44,7 @@ pub fn recount(store: &Store) -> (usize, usize, usize) {
     let mut keys = 0;
     let mut volatile = 0;
     for (key, entry) in store.iter() {
-        used += Store::cost(key.len(), entry.value().len());
+        used += Store::cost(key.len(), entry.data().size());
         keys += 1;
         volatile += usize::from(entry.expire_at().is_some());
     }
