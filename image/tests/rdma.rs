@@ -93,6 +93,18 @@ fn a_peer_reaches_only_what_was_exposed_with_the_rights_given() {
 }
 
 #[test]
+fn the_local_engine_reaches_only_what_it_was_granted() {
+    // The engine is confined too: a WRITE from a region never granted to
+    // it, and a READ into a kernel static, fail with an isolation fault at
+    // the initiator, and the static keeps its value.
+    let outcome = rdmatest("rdma-isolation", &[], FabricOptions::default());
+    assert!(outcome.success(), "a node failed:\n{}", outcome.output());
+    expect_ok(&outcome, 0, "local-write-from-ungranted-memory-is-isolated");
+    expect_ok(&outcome, 0, "local-read-into-kernel-data-is-isolated");
+    expect_ok(&outcome, 1, "nothing-corrupted");
+}
+
+#[test]
 fn one_percent_loss_still_delivers_every_byte() {
     let fabric = FabricOptions {
         loss: Some(0.01),

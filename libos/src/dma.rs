@@ -238,7 +238,8 @@ impl dma::Memory for StreamMemory<'_> {
 
     fn make_resident(&mut self, va: usize, access: dma::Access) -> Result<(), dma::MemError> {
         if !crate::iommu::allows(self.stream, va, device_access(access)) {
-            crate::iommu::report_isolation_fault(self.stream, va, device_access(access));
+            // Reported by the service for the faulting page; a prefetch
+            // that runs past the grant just stops there.
             return Err(dma::MemError::NotGranted);
         }
         self.kernel.make_resident(va, access)?;
@@ -389,6 +390,13 @@ impl Service {
                 _ => dma::Access::Read,
             };
             self.device_faults += 1;
+            if !crate::iommu::allows(fault.stream, fault.iova as usize, fault.access) {
+                crate::iommu::report_isolation_fault(
+                    fault.stream,
+                    fault.iova as usize,
+                    fault.access,
+                );
+            }
             let stream = dma::StreamId(fault.stream);
             let mut seen = StreamMemory {
                 stream: fault.stream,

@@ -333,6 +333,14 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
         println!("rdmabench: no room for the arena");
         return 1;
     };
+    // The engine may move the arena, once granted (nothing pinned).
+    let _grant = match rdma.grant(local.range(), libos::dma::Rights::ReadWrite) {
+        Ok(g) => g,
+        Err(e) => {
+            println!("rdmabench: granting the arena: {e:?}");
+            return 1;
+        }
+    };
     let mut b = Bench {
         rdma,
         qp,

@@ -35,7 +35,9 @@ use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::Region;
 use libos::println;
-use libos::rdma::{self, Access, Exposure, Op, Rdma, RemoteRegion, Status, WorkCompletion};
+use libos::rdma::{
+    self, Access, Exposure, Op, QueuePair, Rdma, RemoteRegion, Status, WorkCompletion,
+};
 
 libos::main!(main);
 
@@ -114,10 +116,66 @@ fn receive(rdma: &Rdma, node: u16) -> Result<WorkCompletion, String> {
     }
 }
 
+/// Grants this node's engine `region` (what the raw verbs move locally).
+fn granted(rdma: &Rdma, region: &Region) -> Result<libos::dma::Grant, String> {
+    rdma.grant(region.range(), libos::dma::Rights::ReadWrite)
+        .map_err(|e| format!("grant: {e:?}"))
+}
+
+/// A WRITE whose local source was never granted to this node's engine:
+/// the engine's read of it is an isolation fault (`LocalAccessError`), and
+/// the target stays untouched.
+fn ungranted_source(rdma: &Rdma, qp: &QueuePair, landing: RemoteRegion) -> Result<String, String> {
+    let mut ungranted = Region::demand_zero(SMALL).map_err(|e| format!("{e:?}"))?;
+    fill(ungranted.as_mut_slice(), 42);
+    let before = libos::iommu::isolation_faults();
+    // SAFETY: `ungranted` outlives the wait and is not written meanwhile.
+    let id = unsafe { qp.write(ungranted.range(), landing.at(0), Policy::FaultAware) }
+        .map_err(|e| format!("{e:?}"))?;
+    let wc = completed(rdma, id)?;
+    if wc.status != Status::LocalAccessError {
+        return Err(format!("expected LocalAccessError, got {:?}", wc.status));
+    }
+    let refused = libos::iommu::isolation_faults() - before;
+    if refused == 0 {
+        return Err("no isolation fault was reported".into());
+    }
+    Ok(format!("{refused} isolation fault(s)"))
+}
+
+/// A READ whose local destination is a kernel static (`.data`): the
+/// engine's write there is an isolation fault and the static keeps its
+/// value.
+fn read_into_kernel_data(
+    rdma: &Rdma,
+    qp: &QueuePair,
+    source: RemoteRegion,
+) -> Result<String, String> {
+    let word = &LOCAL_CANARY as *const AtomicU64 as usize;
+    let before = LOCAL_CANARY.load(Ordering::Relaxed);
+    // SAFETY: on purpose, memory Rust code owns: the SMMU must stop the
+    // engine before it writes a byte (what this check checks).
+    let id = unsafe { qp.read(word..word + 8, source.at(0), Policy::FaultAware) }
+        .map_err(|e| format!("{e:?}"))?;
+    let wc = completed(rdma, id)?;
+    if wc.status != Status::LocalAccessError {
+        return Err(format!("expected LocalAccessError, got {:?}", wc.status));
+    }
+    let after = LOCAL_CANARY.load(Ordering::Relaxed);
+    if after != before {
+        return Err(format!("the static changed: {before:#x} -> {after:#x}"));
+    }
+    Ok(format!(".data word at {word:#x} intact"))
+}
+
+/// A word of this node's `.data` that the engine must never reach.
+static LOCAL_CANARY: AtomicU64 = AtomicU64::new(0x5afe_5afe_5afe_5afe);
+
 fn local_copy(rdma: &Rdma) -> Result<String, String> {
     let mut src = Region::demand_zero(LANDING).map_err(|e| format!("{e:?}"))?;
     fill(src.as_mut_slice(), 7);
     let dst = Region::demand_zero(LANDING).map_err(|e| format!("{e:?}"))?;
+    let _grants = [granted(rdma, &src)?, granted(rdma, &dst)?];
     let before = rdma.pages_ready();
     // SAFETY: both regions outlive the wait below and nothing touches
     // them until it returns.
@@ -147,6 +205,7 @@ fn over_zero_block(rdma: &Rdma, source: RemoteRegion) -> Result<String, String> 
     let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e:?}"))?;
     let mut copy = Region::demand_zero(SOURCE).map_err(|e| format!("{e:?}"))?;
     fill(copy.as_mut_slice(), 9);
+    let _grants = [granted(rdma, &buf)?, granted(rdma, &copy)?];
     // SAFETY: both regions outlive the wait below and nothing touches
     // them until it returns.
     let id = unsafe {
@@ -379,6 +438,7 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
 
     let mut local = Region::demand_zero(LANDING).expect("write source");
     fill(local.as_mut_slice(), 5);
+    let _local_grant = granted(rdma, &local).expect("grant");
     // SAFETY: `local` lives to the end of the run and is not written after
     // its fill.
     let write = unsafe {
@@ -404,6 +464,7 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
     checks.check("remote-write-faults", write);
 
     let dst = Region::demand_zero(SOURCE).expect("read destination");
+    let _dst_grant = granted(rdma, &dst).expect("grant");
     // SAFETY: `dst` lives to the end of the run and is read only after the
     // completion.
     let read = unsafe { qp.read(dst.range(), x.source.at(0), Policy::FaultAware) }
@@ -425,6 +486,14 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
     checks.check(
         "engine-writes-over-zero-block",
         over_zero_block(rdma, x.source),
+    );
+    checks.check(
+        "local-write-from-ungranted-memory-is-isolated",
+        ungranted_source(rdma, &qp, x.landing),
+    );
+    checks.check(
+        "local-read-into-kernel-data-is-isolated",
+        read_into_kernel_data(rdma, &qp, x.source),
     );
 
     let mut other = Region::demand_zero(SMALL).expect("bad-write source");
@@ -588,6 +657,7 @@ fn peer_dies(rdma: &Rdma, checks: &mut Checks) {
     // Give the test time to kill node 1's engine.
     libos::time::sleep(Duration::from_secs(8));
     let local = Region::demand_zero(64 << 10).expect("buffer");
+    let _grant = granted(rdma, &local).expect("grant");
     let qp = rdma.queue_pair(1).expect("node 1");
     let start = libos::time::now();
     // No key: node 1's engine is dead and answers nothing at all.

@@ -225,6 +225,18 @@ impl Slab {
             .collect()
     }
 
+    /// Grants this node's engine its own units (the source of every halo
+    /// WRITE), read-only, for the whole run.
+    fn grant_own(&self, rdma: &Rdma) -> Result<Vec<libos::dma::Grant>, String> {
+        self.own
+            .iter()
+            .map(|r| {
+                rdma.grant(r.range(), libos::dma::Rights::Read)
+                    .map_err(|e| format!("granting the engine our units: {e:?}"))
+            })
+            .collect()
+    }
+
     fn edge(&self, side: usize) -> &'static mut [f64] {
         cells_at(self.edges.start() + side * self.pitch, self.unit_len())
     }
@@ -425,6 +437,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     // Expose our ghost buffers and tell each neighbour where they are and
     // their keys. Dropped (revoked) before the slab when `run` returns.
     let exposures = s.expose_ghosts(rdma)?;
+    let _grants = s.grant_own(rdma)?;
     let ghost_sets: Vec<RemoteRegion> = (0..2)
         .map(|set| exposures[set.min(exposures.len() - 1)].remote())
         .collect();

@@ -1,7 +1,6 @@
-//! The SMMU as the kernel uses it: each confined device (NVMe, edu)
-//! translates through a view of its own that holds only what it was
-//! granted (`view`); the others (virtio devices, the RDMA engine, which
-//! checks remote keys itself) still share the kernel's table. Every change
+//! The SMMU as the kernel uses it: each confined device (NVMe, edu, the
+//! RDMA engine) translates through a view of its own that holds only what
+//! it was granted (`view`); other virtio devices share the kernel's table. Every change
 //! of the kernel table reaches the views and the SMMU's TLB; fault events
 //! are drained for the DMA layer.
 //!
@@ -99,11 +98,14 @@ fn context(ttb0: usize, asid: u16) -> CdParams {
 }
 
 /// Whether a PCI function gets a view of its own: the devices whose DMA
-/// the scheduler drives by virtual address. Virtio devices keep the
-/// kernel's table (virtio-net does not even go through the SMMU; the RDMA
-/// engine checks remote keys itself and is next in line).
+/// the kernel drives by virtual address (NVMe, edu, the RDMA engine).
+/// Other virtio devices keep the kernel's table: virtio-net does not even
+/// go through the SMMU (it moves packets through bounce frames).
 fn confined(f: &hw::pci::Function) -> bool {
-    f.class == hw::nvme::CLASS || (f.vendor, f.device) == (hw::edu::VENDOR, hw::edu::DEVICE)
+    f.class == hw::nvme::CLASS
+        || (f.vendor, f.device) == (hw::edu::VENDOR, hw::edu::DEVICE)
+        || (crate::pci::is_virtio_net(f)
+            && crate::pci::virtio_net_mac(f).is_some_and(|m| hw::rdma::is_engine_mac(&m)))
 }
 
 fn bring_up(base: usize, eventq_log2: u32, mut views: Vec<View>) -> Result<Iommu, Error> {
@@ -382,17 +384,16 @@ pub fn isolation_faults() -> u64 {
     ISOLATION_FAULTS.load(Ordering::Relaxed)
 }
 
-/// Copies the kernel's mapping of `va` into `stream`'s view (after a
-/// device fault there was resolved). Does nothing for a shared stream.
+/// Copies the kernel's mapping of `va`, if there is one, into `stream`'s
+/// view as far as its grants allow (after a device fault there was
+/// resolved). Does nothing for a shared stream. `false`: no frame was left
+/// for a table of the view.
 pub(crate) fn mirror(stream: u32, va: usize) -> bool {
     crate::mm::with_leaf(va, |leaf| {
         let mut guard = SMMU.lock();
-        let Some(v) = guard.as_mut().and_then(|i| i.view(stream)) else {
-            return true;
-        };
-        match leaf {
-            Some(leaf) => v.mirror(va, leaf).unwrap_or(false),
-            None => false,
+        match (guard.as_mut().and_then(|i| i.view(stream)), leaf) {
+            (Some(v), Some(leaf)) => v.mirror(va, leaf).is_ok(),
+            _ => true,
         }
     })
 }

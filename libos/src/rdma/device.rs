@@ -44,9 +44,24 @@ bitflags::bitflags! {
     }
 }
 
-/// DMA addresses for a device behind the SMMU, which shares the CPU's page
-/// table: the device address of a buffer is its virtual address.
+/// DMA addresses for a device behind the SMMU: the device address of a
+/// buffer is its virtual address. Queue memory is granted to the engine
+/// (stream [`ENGINE_STREAM`]) for good as it is allocated.
 pub struct IovaHal;
+
+/// The SMMU stream of the engine being opened, whose queues `IovaHal`
+/// allocates (one engine per node).
+static ENGINE_STREAM: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(u32::MAX);
+
+/// Grants the engine identity-mapped frames it owns for good.
+fn grant_queue_frames(start: usize, pages: usize) {
+    let stream = ENGINE_STREAM.load(core::sync::atomic::Ordering::Relaxed);
+    if let Err(e) = crate::iommu::grant_frames(stream, start..start + pages * mm::FRAME_SIZE) {
+        // The engine's accesses there fail as isolation faults: its queue
+        // breaks and the verbs report the engine as not responding.
+        log::error!("rdma: granting queue frames: {e:?}");
+    }
+}
 
 // SAFETY: queue memory comes from `KernelHal` (zeroed, identity-mapped,
 // pinned frames, so its physical address is also its virtual address, the
@@ -55,7 +70,9 @@ pub struct IovaHal;
 // contract requires until `unshare`.
 unsafe impl Hal for IovaHal {
     fn dma_alloc(pages: usize, direction: BufferDirection) -> (PhysAddr, NonNull<u8>) {
-        KernelHal::dma_alloc(pages, direction)
+        let (pa, va) = KernelHal::dma_alloc(pages, direction);
+        grant_queue_frames(pa as usize, pages);
+        (pa, va)
     }
 
     unsafe fn dma_dealloc(paddr: PhysAddr, vaddr: NonNull<u8>, pages: usize) -> i32 {
@@ -103,6 +120,7 @@ impl Slots {
         let pages = (SLOTS * SLOT_BYTES).div_ceil(mm::FRAME_SIZE);
         let base =
             mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| DeviceError::OutOfMemory)?;
+        grant_queue_frames(base, pages);
         Ok(Self {
             base,
             by_token: InFlight::new(),
@@ -151,6 +169,10 @@ fn message_len(slot: &[u8], len: usize) -> &[u8] {
 impl Device {
     /// Initialises the engine behind `f` and gives it every completion slot.
     pub fn open(f: &hw::pci::Function) -> Result<Self, DeviceError> {
+        ENGINE_STREAM.store(
+            f.bdf.requester_id() as u32,
+            core::sync::atomic::Ordering::Relaxed,
+        );
         let mut transport = crate::pci::virtio_transport(f).map_err(|_| DeviceError::Transport)?;
         let wanted = Features::VERSION_1 | Features::ACCESS_PLATFORM;
         let got = transport.begin_init(wanted);

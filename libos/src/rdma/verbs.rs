@@ -66,6 +66,8 @@ pub enum RdmaError {
     /// The engine refused to expose the range (empty, no access, or too
     /// many exposures held).
     Expose(Status),
+    /// The engine could not be granted the memory (see `libos::dma::grant`).
+    Grant(kdma::GrantError),
 }
 
 bitflags::bitflags! {
@@ -150,6 +152,8 @@ impl RemoteRegion {
 pub struct Exposure {
     rdma: Rdma,
     remote: RemoteRegion,
+    /// The engine's grant of the memory (dropped after the key is revoked).
+    _grant: kdma::Grant,
 }
 
 impl Exposure {
@@ -244,6 +248,9 @@ enum Pending {
         op: Op,
         node: u16,
         buffer: Vec<u8>,
+        /// The engine's grant of `buffer`'s pages, for as long as it works
+        /// on it.
+        grant: Option<kdma::Grant>,
         /// For the immediate of a WRITE: the transfer's outcome so far.
         report: Option<(TransferReport, EngineCounters)>,
     },
@@ -424,11 +431,40 @@ impl Rdma {
         if src.len() != dst.len() {
             return Err(RdmaError::BadLength(dst.len()));
         }
+        let _grants = [
+            self.lend(address_range(src), kdma::Rights::Read)?,
+            self.lend(address_range(dst), kdma::Rights::ReadWrite)?,
+        ];
         let dst = address_range(dst).start;
         // SAFETY: both slices are borrowed (`dst` exclusively) until this
         // returns, after the completion or the cut-off (`wait`).
         let id = unsafe { self.copy(address_range(src), dst, policy) }?;
         self.wait(id)
+    }
+
+    /// Lets this node's engine reach `memory` (whole pages of one region,
+    /// not the heap) with `rights`, until the [`kdma::Grant`] is dropped:
+    /// what the raw verbs ([`QueuePair::write`], [`QueuePair::read`],
+    /// [`Rdma::copy`]) move locally must be granted, else the engine's
+    /// access fails as an isolation fault. Pins and touches nothing; one
+    /// grant serves every transfer on the memory while it lives.
+    pub fn grant(
+        &self,
+        memory: Range<usize>,
+        rights: kdma::Rights,
+    ) -> Result<kdma::Grant, RdmaError> {
+        let engine = with_verbs(|v| v.engine);
+        kdma::grant(engine, memory, rights).map_err(RdmaError::Grant)
+    }
+
+    /// Grants the engine the pages of a borrowed buffer for one operation
+    /// of the safe verbs.
+    fn lend(&self, memory: Range<usize>, rights: kdma::Rights) -> Result<kdma::Grant, RdmaError> {
+        let engine = with_verbs(|v| v.engine);
+        // SAFETY: the safe verbs hold the borrow of `memory` until the
+        // operation is over, and drop the grant then; the rest of its
+        // pages is reachable meanwhile (an SMMU maps whole pages).
+        unsafe { kdma::grant_memory(engine, memory, rights) }.map_err(RdmaError::Grant)
     }
 
     /// Lets peers reach `memory` with `access`, under a new unguessable
@@ -449,6 +485,16 @@ impl Rdma {
         memory: Range<usize>,
         access: Access,
     ) -> Result<Exposure, RdmaError> {
+        let rights = if access.contains(Access::REMOTE_WRITE) {
+            kdma::Rights::ReadWrite
+        } else {
+            kdma::Rights::Read
+        };
+        let engine = with_verbs(|v| v.engine);
+        // SAFETY: the caller keeps `memory` allocated and gives it to peers
+        // until the exposure is dropped, which drops the grant with it.
+        let grant = unsafe { kdma::grant_memory(engine, memory.clone(), rights) }
+            .map_err(RdmaError::Grant)?;
         let wr = WorkRequest {
             opcode: Opcode::Expose as u8,
             flags: access.bits(),
@@ -468,6 +514,7 @@ impl Rdma {
                 start: memory.start,
                 len: memory.len(),
             },
+            _grant: grant,
         })
     }
 
@@ -532,9 +579,23 @@ impl Rdma {
         id: Option<WorkId>,
         report: Option<(TransferReport, EngineCounters)>,
     ) -> Result<WorkId, RdmaError> {
-        if with_verbs(|v| v.cut_off) {
+        let (engine, cut_off) = with_verbs(|v| (v.engine, v.cut_off));
+        if cut_off {
             return Err(RdmaError::NotResponding);
         }
+        let grant = if buffer.is_empty() {
+            None
+        } else {
+            let rights = match op {
+                Op::Recv => kdma::Rights::ReadWrite,
+                _ => kdma::Rights::Read,
+            };
+            let memory = buffer.as_ptr() as usize..buffer.as_ptr() as usize + buffer.len();
+            // SAFETY: `buffer` is this request's own (moved into the
+            // pending entry below, kept until the completion); its heap
+            // pages are reachable by the engine until then.
+            Some(unsafe { kdma::grant_memory(engine, memory, rights) }.map_err(RdmaError::Grant)?)
+        };
         let start = crate::time::now();
         let tag = loop {
             let posted = STATE.lock().as_mut().and_then(|s| {
@@ -563,6 +624,7 @@ impl Rdma {
                     op,
                     node: wr.node,
                     buffer,
+                    grant,
                     report,
                 },
             );
@@ -745,12 +807,15 @@ impl Verbs {
             op,
             node,
             mut buffer,
+            grant,
             report,
         }) = self.direct.remove(&c.wr_id)
         else {
             log::warn!("rdma: completion for unknown work {:#x}", c.wr_id);
             return;
         };
+        // The engine is done with the buffer: it reaches it no more.
+        drop(grant);
         let mut engine = EngineCounters::default();
         engine.add(&c);
         let (report, len) = match report {
@@ -884,6 +949,7 @@ impl QueuePair {
         remote: RemoteAddr,
         policy: Policy,
     ) -> Result<WorkCompletion, RdmaError> {
+        let _grant = self.rdma.lend(address_range(local), kdma::Rights::Read)?;
         // SAFETY: `local` is borrowed until this returns, which is after
         // the completion was taken or the engine was cut off (`wait`).
         let id = unsafe { self.write(address_range(local), remote, policy) }?;
@@ -899,6 +965,9 @@ impl QueuePair {
         remote: RemoteAddr,
         policy: Policy,
     ) -> Result<WorkCompletion, RdmaError> {
+        let _grant = self
+            .rdma
+            .lend(address_range(local), kdma::Rights::ReadWrite)?;
         // SAFETY: as in `write_from`, with the exclusive borrow of `local`.
         let id = unsafe { self.read(address_range(local), remote, policy) }?;
         self.rdma.wait(id)
