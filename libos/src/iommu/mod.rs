@@ -245,19 +245,12 @@ impl Drop for Grant {
         let Some(v) = views.iter_mut().find(|v| v.stream == stream) else {
             return;
         };
-        let Some((range, rights)) = v.grants.revoke(id) else {
+        let Some((range, _)) = v.grants.revoke(id) else {
             return;
         };
-        // Other grants may cover the range with the same rights (a
-        // transfer's own grant inside an app's): then the view stays.
-        // Otherwise it forgets the range; what other grants still cover
-        // comes back at the device's next fault there.
-        let still = v.grants.rights_over(range.clone());
-        if still == Some(rights) || still == Some(Rights::ReadWrite) {
-            return;
-        }
-        if let Some(cleared) = v.clear(range.start as usize..range.end as usize) {
-            forget(smmu, v.asid, cleared);
+        // What other grants still give stays in the view as it was.
+        if let Some(stale) = v.narrow(range.start as usize..range.end as usize) {
+            forget(smmu, v.asid, stale);
         }
     }
 }

@@ -146,8 +146,11 @@ impl View {
     /// the whole 2 MiB block if granted all over, else the one page.
     /// Returns whether anything was mapped.
     pub fn mirror(&mut self, page: usize, leaf: Leaf) -> Result<bool, NoTableFrame> {
+        let table_there = leaf.len == BLOCK && self.has_table_at(leaf.va);
         let span = |r: Range<usize>| self.grants.rights_over(r.start as u64..r.end as u64);
-        if leaf.len == BLOCK {
+        if leaf.len == BLOCK && !table_there {
+            // (A block never replaces a level-3 table the SMMU may have
+            // walked: the block's pages then go in one by one.)
             if let Some(rights) = span(leaf.va..leaf.va + BLOCK) {
                 let w = leaf.writable && rights == Rights::ReadWrite;
                 self.install(leaf.va, leaf.pa, BLOCK, w)?;
@@ -161,6 +164,16 @@ impl View {
         let w = leaf.writable && rights == Rights::ReadWrite;
         self.install(page, leaf.pa + (page - leaf.va), FRAME_SIZE, w)?;
         Ok(true)
+    }
+
+    /// Whether a level-3 table hangs under the 2 MiB entry of `va`.
+    fn has_table_at(&mut self, va: usize) -> bool {
+        let Ok(Some(l2)) = self.next(self.root, index(va, 30), false) else {
+            return false;
+        };
+        // SAFETY: a table of this view, index < 512.
+        let d = unsafe { entry(l2, index(va, 21)).read_volatile() };
+        d & (VALID | TABLE_OR_PAGE) == VALID | TABLE_OR_PAGE
     }
 
     /// Maps identity `frames` (a driver's queue memory) for good.
@@ -225,6 +238,73 @@ impl View {
             crate::arch::publish_page_table_update();
         }
         cleared
+    }
+
+    /// Brings what the view maps in `range` down to what the grants still
+    /// give, after one was revoked: pages no grant covers are cleared,
+    /// pages left with read only lose write; pages still granted as they
+    /// were stay, so a device working on them under another grant (a SEND
+    /// buffer sharing a heap page with a finished RECV's) never sees them
+    /// go. Returns the range the SMMU must forget, if any.
+    pub fn narrow(&mut self, range: Range<usize>) -> Option<Range<usize>> {
+        let span = range.start as u64..range.end as u64;
+        if !self.grants.overlaps(span) {
+            return self.clear(range);
+        }
+        let mut stale: Option<Range<usize>> = None;
+        let mut note = |r: Range<usize>| {
+            stale = Some(match stale.take() {
+                Some(s) => s.start.min(r.start)..s.end.max(r.end),
+                None => r,
+            });
+        };
+        let mut page = range.start & !(FRAME_SIZE - 1);
+        while page < range.end {
+            let here = page as u64..(page + FRAME_SIZE) as u64;
+            match self.grants.rights_over(here) {
+                Some(Rights::ReadWrite) => {}
+                Some(Rights::Read) => {
+                    if let Some(r) = self.make_read_only(page) {
+                        note(r);
+                    }
+                }
+                None => {
+                    if let Some(r) = self.clear(page..page + FRAME_SIZE) {
+                        note(r);
+                    }
+                }
+            }
+            page += FRAME_SIZE;
+        }
+        stale
+    }
+
+    /// Takes write away from the leaf mapping `page`, if it has it.
+    /// Returns the range the leaf covers when it changed.
+    fn make_read_only(&mut self, page: usize) -> Option<Range<usize>> {
+        let l2 = self.next(self.root, index(page, 30), false).ok()??;
+        // SAFETY: a table of this view, index < 512.
+        let e2 = unsafe { entry(l2, index(page, 21)) };
+        // SAFETY: as above.
+        let d = unsafe { e2.read_volatile() };
+        let (e, covers) = if d & (VALID | TABLE_OR_PAGE) == VALID | TABLE_OR_PAGE {
+            // SAFETY: a level-3 table of this view, index < 512.
+            let e3 = unsafe { entry((d & ADDRESS) as usize, index(page, 12)) };
+            (e3, page..page + FRAME_SIZE)
+        } else {
+            let block = page & !(BLOCK - 1);
+            (e2, block..block + BLOCK)
+        };
+        // SAFETY: a leaf entry of this view.
+        let leaf = unsafe { e.read_volatile() };
+        if leaf & VALID == 0 || leaf & READ_ONLY != 0 {
+            return None;
+        }
+        // A permission change needs no break: the same frame, less right.
+        // SAFETY: as above.
+        unsafe { e.write_volatile(leaf | READ_ONLY) };
+        crate::arch::publish_page_table_update();
+        Some(covers)
     }
 
     /// Whether the view maps the page holding `va` (writable, if `write`).
