@@ -109,6 +109,47 @@ pub fn counter() -> u64 {
     CNTVCT_EL0.get()
 }
 
+/// Instructions this core has retired, as the PMU counts them (event
+/// INST_RETIRED in event counter 0, started on first use), or `None`
+/// where the PMU does not count them: QEMU counts instructions only under
+/// `-icount`, and exactly then. Benchmarks take differences of it (a
+/// 32-bit counter: `wrapping_sub`), so that a cost reads in instructions,
+/// independent of host load and of time spent idle.
+pub fn instructions_retired() -> Option<u32> {
+    const INST_RETIRED: u64 = 0x08;
+    let events: u64;
+    // SAFETY: reads an identification register of this core's PMU.
+    unsafe { core::arch::asm!("mrs {}, pmceid0_el0", out(reg) events) };
+    if events & (1 << INST_RETIRED) == 0 {
+        return None;
+    }
+    let enabled: u64;
+    // SAFETY: reads this core's PMU counter-enable set.
+    unsafe { core::arch::asm!("mrs {}, pmcntenset_el0", out(reg) enabled) };
+    if enabled & 1 == 0 {
+        // SAFETY: programs this core's event counter 0 to count retired
+        // instructions at every level, enables it and the PMU; nothing
+        // else in the kernel uses the PMU.
+        unsafe {
+            core::arch::asm!(
+                "msr pmevtyper0_el0, {event}",
+                "msr pmcntenset_el0, {one}",
+                "mrs {tmp}, pmcr_el0",
+                "orr {tmp}, {tmp}, #1",
+                "msr pmcr_el0, {tmp}",
+                "isb",
+                event = in(reg) INST_RETIRED,
+                one = in(reg) 1u64,
+                tmp = out(reg) _,
+            )
+        };
+    }
+    let count: u64;
+    // SAFETY: reads this core's event counter 0.
+    unsafe { core::arch::asm!("isb", "mrs {}, pmevcntr0_el0", out(reg) count) };
+    Some(count as u32)
+}
+
 /// Counter frequency in Hz as firmware programmed it (0 if it did not).
 pub fn counter_frequency() -> u64 {
     CNTFRQ_EL0.get()
