@@ -1,8 +1,9 @@
 //! NVMe controller driver (register level): admin queue bring-up, identify,
 //! one I/O queue pair, and read/write commands whose data pointers (PRPs,
 //! or SGLs for gather/scatter lists, see [`sgl`]) are IOVAs: with the SMMU
-//! translating through the CPU's page table they point straight into an
-//! application's unpinned virtual memory.
+//! translating through the kernel's mappings of what the controller was
+//! granted, they point straight into an application's unpinned virtual
+//! memory.
 //!
 //! Queues and PRP lists must stay in memory that never faults (a fault on a
 //! queue entry kills the controller, one on a PRP list fails the command), so

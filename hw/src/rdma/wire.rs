@@ -12,7 +12,8 @@
 //! Every buffer starts with the 12-byte virtio-net header (all zero, ignored
 //! on both sides). Addresses are the application's virtual addresses: with
 //! `VIRTIO_F_ACCESS_PLATFORM` every access of the engine is translated by the
-//! node's SMMU, which walks the CPU's page table, so a VA is the IOVA.
+//! node's SMMU, which maps what the engine was granted at the same virtual
+//! addresses as the CPU, so a VA is the IOVA.
 //!
 //! Encoding is fixed little-endian at fixed offsets, so the engine (a host
 //! process) and the driver (the guest) share this module and cannot disagree.

@@ -1,5 +1,6 @@
-//! The kernel's one address space: the page table every core (and, through
-//! the SMMU, every device) translates with, plus the table of regions.
+//! The kernel's one address space: the page table every core translates
+//! with (and whose mappings of granted memory the devices' views copy,
+//! see `iommu`), plus the table of regions.
 //! Callers hold the `SPACE` lock; frames come from `FRAMES` (lock order:
 //! heap, then space, then frames).
 

@@ -79,7 +79,8 @@ fn poll(limit: u32, wait: Wait, mut done: impl FnMut() -> bool) -> Result<(), Er
     Err(Error::Timeout(wait))
 }
 
-/// An SMMUv3 translating streams through the CPU's own page table.
+/// An SMMUv3 translating streams through stage-1 tables in the CPU's
+/// format (the kernel's own, or a device's view of it).
 pub struct Smmu<R: Regs, M: QueueMemory> {
     regs: R,
     mem: M,

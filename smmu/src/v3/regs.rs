@@ -321,7 +321,7 @@ impl Features {
         }
     }
 
-    /// Refuses an SMMU that lacks what sharing the CPU's page table needs,
+    /// Refuses an SMMU that lacks what walking the CPU's table format needs,
     /// or that has fewer than `sid_bits_needed` StreamID bits.
     pub fn check(&self, sid_bits_needed: u32) -> Result<(), ProbeError> {
         if !self.stage1 {

@@ -1,4 +1,4 @@
-//! DMA through the SMMU on the CPU's page table: faults resolved by the
+//! DMA through the SMMU on the devices' views: faults resolved by the
 //! memory manager, spoiled segments retransmitted by the scheduler.
 //! (QEMU virt only: edu and NVMe sit behind its SMMUv3.)
 
