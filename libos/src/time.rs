@@ -109,23 +109,41 @@ mod guest {
         sleep_until(now().after(d));
     }
 
-    /// Wall-clock time in milliseconds since the Unix epoch, from the
-    /// board's RTC read once at boot plus the monotonic clock; without an
-    /// RTC it counts from boot.
+    /// Wall-clock time in milliseconds since the Unix epoch: the board's
+    /// RTC, calibrated once (see [`rtc_epoch_ms`]), plus the monotonic
+    /// clock; without an RTC it counts from boot.
     pub fn unix_time_ms() -> u64 {
-        static BOOT_EPOCH_S: AtomicU64 = AtomicU64::new(u64::MAX);
-        let mut epoch = BOOT_EPOCH_S.load(Ordering::Relaxed);
+        static BOOT_EPOCH_MS: AtomicU64 = AtomicU64::new(u64::MAX);
+        let mut epoch = BOOT_EPOCH_MS.load(Ordering::Relaxed);
         if epoch == u64::MAX {
-            let now_s = hw::board::CURRENT.rtc_pl031.map_or(0, |base| {
-                // SAFETY: the board names its PL031, inside a device window the
-                // kernel maps; reading RTCDR (offset 0) has no side effects.
-                let rtc = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
-                rtc.read(0) as u64
-            });
-            epoch = now_s.saturating_sub(uptime().as_secs());
-            BOOT_EPOCH_S.store(epoch, Ordering::Relaxed);
+            epoch = hw::board::CURRENT.rtc_pl031.map_or(0, rtc_epoch_ms);
+            BOOT_EPOCH_MS.store(epoch, Ordering::Relaxed);
         }
-        epoch * 1000 + uptime().as_millis() as u64
+        epoch + uptime().as_millis() as u64
+    }
+
+    /// The Unix time of boot, in milliseconds, from the PL031 at `base`.
+    ///
+    /// The RTC counts whole seconds, so one reading places boot anywhere
+    /// in a second (and a command like `SET k v EXAT t` would see a TTL a
+    /// second off). Instead this waits for the RTC's next tick, at most
+    /// a little over a second: at that edge the Unix time is exactly the
+    /// new count, to within the polling step.
+    fn rtc_epoch_ms(base: usize) -> u64 {
+        // SAFETY: the board names its PL031, inside a device window the
+        // kernel maps; reading RTCDR (offset 0) has no side effects.
+        let rtc = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
+        let first = rtc.read(0);
+        let give_up = now().after(Duration::from_millis(1100));
+        let mut seconds = first;
+        while seconds == first && now() < give_up {
+            let next_read = now().after(Duration::from_micros(100));
+            while now() < next_read {
+                core::hint::spin_loop();
+            }
+            seconds = rtc.read(0);
+        }
+        (u64::from(seconds) * 1000).saturating_sub(uptime().as_millis() as u64)
     }
 
     /// Waits for the next interrupt, or at most `limit`.

@@ -49,7 +49,7 @@ impl Exec<'_> {
             self.log([&b"DEL"[..], key]);
             return None;
         }
-        self.store.get(key)
+        self.store.get_touched(key)
     }
 
     /// Like [`live`](Exec::live), counting a keyspace hit or miss: for

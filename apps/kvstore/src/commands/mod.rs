@@ -25,6 +25,7 @@
 //! keys went away, so every command sees the state it saw the first time.
 
 mod auth;
+mod bits;
 mod client;
 mod connection;
 mod effects;
@@ -36,6 +37,8 @@ mod hashes;
 mod info;
 mod introspect;
 mod keys;
+mod lcs;
+mod object;
 mod persistence;
 mod pubsub;
 mod set_options;
@@ -486,6 +489,10 @@ impl Engine {
         }
         if spec.name == "swapdb" {
             return self.swapdb(args, loading);
+        }
+        for store in &mut self.dbs {
+            // Any database may be written (`MOVE`, `COPY ... DB`).
+            store.set_clock(now);
         }
         let (before, rest) = self.dbs.split_at_mut(db);
         let (store, after) = rest.split_first_mut().expect("db is in range");

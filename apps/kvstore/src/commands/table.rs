@@ -6,7 +6,8 @@
 use super::exec::Exec;
 use super::hashes::{self, hincr_growth, hset_growth};
 use super::{
-    auth, connection, expire, info, introspect, keys, persistence, pubsub, string_ops, strings,
+    auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub,
+    string_ops, strings,
 };
 use crate::resp::Reply;
 use crate::store::Store;
@@ -197,6 +198,7 @@ const R: u8 = READONLY;
 const RF: u8 = READONLY | FAST;
 const WF: u8 = WRITE | FAST;
 const CONN: u8 = FAST | LOADING | STALE;
+const NO_FLAGS: u8 = 0;
 const PUBSUB: u8 = LOADING | STALE;
 
 /// Every command, in the order `COMMAND` lists them.
@@ -315,6 +317,13 @@ pub(crate) static COMMANDS: &[Spec] = &[
         cmd("setrange", 4, W, ONE_KEY, string_ops::setrange),
         setrange_growth,
     ),
+    grows(
+        cmd("setbit", 4, W, ONE_KEY, bits::setbit),
+        bits::setbit_growth,
+    ),
+    cmd("getbit", 3, RF, ONE_KEY, bits::getbit),
+    cmd("bitcount", -2, R, ONE_KEY, bits::bitcount),
+    cmd("lcs", -3, R, (1, 2, 1), lcs::lcs),
     cmd("mget", -2, RF, ALL_KEYS, strings::mget),
     grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
     grows(cmd("hset", -4, WF, ONE_KEY, hashes::hset), hset_growth),
@@ -364,6 +373,29 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd("persist", 2, WF, ONE_KEY, expire::persist),
     cmd("expiretime", 2, RF, ONE_KEY, expire::expiretime),
     cmd("pexpiretime", 2, RF, ONE_KEY, expire::pexpiretime),
+    container(
+        "object",
+        &[
+            cmd("object|encoding", 3, R, (2, 2, 1), object::encoding),
+            cmd("object|refcount", 3, R, (2, 2, 1), object::refcount),
+            cmd("object|idletime", 3, R, (2, 2, 1), object::idletime),
+            cmd("object|freq", 3, R, (2, 2, 1), object::freq),
+            cmd("object|help", 2, CONN, NO_KEYS, object::object_help),
+        ],
+    ),
+    container(
+        "function",
+        &[
+            cmd("function|flush", -2, W, NO_KEYS, object::function_flush),
+            cmd(
+                "function|list",
+                -2,
+                NO_FLAGS,
+                NO_KEYS,
+                object::function_list,
+            ),
+        ],
+    ),
     cmd("info", -1, LOADING | STALE, NO_KEYS, info::info),
     cmd("bgrewriteaof", 1, ADMIN, NO_KEYS, persistence::bgrewriteaof),
     cmd(

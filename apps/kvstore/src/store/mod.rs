@@ -49,6 +49,17 @@ impl Data {
         }
     }
 
+    /// How the value is kept, in the vocabulary of `OBJECT ENCODING`:
+    /// strings are plain byte vectors (Redis's `raw`), hashes ordered maps
+    /// (its general `hashtable` form; kvstore has no compact small-hash
+    /// form).
+    pub fn encoding(&self) -> &'static str {
+        match self {
+            Data::String(_) => "raw",
+            Data::Hash(_) => "hashtable",
+        }
+    }
+
     /// Estimated bytes of the value: a string's length, a hash's
     /// [`size`](Hash::size). What [`Store::cost`] takes as the value size.
     pub fn size(&self) -> usize {
@@ -88,6 +99,9 @@ pub struct Entry {
     /// Changes with every change to the entry, unique across every store
     /// (`WATCH` compares it).
     version: u64,
+    /// When a command last read or wrote it, in the store's clock
+    /// (milliseconds): `OBJECT IDLETIME`.
+    accessed: u64,
 }
 
 /// Two entries are equal when their values and expiries are: the version
@@ -162,6 +176,12 @@ impl Entry {
     pub fn is_expired(&self, now_ms: u64) -> bool {
         self.expire_at.is_some_and(|at| now_ms > at)
     }
+
+    /// Milliseconds since a command last read or wrote the entry, at
+    /// `now_ms` (see [`Store::get_touched`]).
+    pub fn idle_ms(&self, now_ms: u64) -> u64 {
+        now_ms.saturating_sub(self.accessed)
+    }
 }
 
 /// The keyspace of one database.
@@ -172,12 +192,29 @@ pub struct Store {
     volatile: usize,
     /// Hash position where the next active-expiry sweep resumes.
     sweep: u64,
+    /// The time of the command running now, in milliseconds: what an
+    /// entry written or read records as its last access.
+    clock: u64,
 }
 
 impl Store {
     /// An empty keyspace.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Sets the time of the command about to run (see
+    /// [`Entry::idle_ms`]).
+    pub fn set_clock(&mut self, now_ms: u64) {
+        self.clock = now_ms;
+    }
+
+    /// Like [`get`](Store::get), recording the access for
+    /// [`Entry::idle_ms`]: what commands that use a key call.
+    pub fn get_touched(&mut self, key: &[u8]) -> Option<&Entry> {
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        entry.accessed = self.clock;
+        Some(entry)
     }
 
     /// Number of keys, including expired ones not yet removed (as Redis's
@@ -233,6 +270,7 @@ impl Store {
                 data,
                 expire_at,
                 version,
+                accessed: self.clock,
             },
         );
     }
@@ -264,6 +302,31 @@ impl Store {
                 Some(suffix.len())
             }
         }
+    }
+
+    /// Changes the string at `key` in place with `change` (an empty one
+    /// without expiry if the key is missing), keeping its expiry. Returns
+    /// what `change` returned, or `None` (changing nothing) if the key
+    /// holds another type. A value the log still holds is copied first.
+    pub fn update_string<R>(
+        &mut self,
+        key: &[u8],
+        change: impl FnOnce(&mut Vec<u8>) -> R,
+    ) -> Option<R> {
+        if self.get(key).is_none() {
+            self.set(key, Vec::new(), None);
+        }
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        let Data::String(value) = &mut entry.data else {
+            return None;
+        };
+        let value = Rc::make_mut(value);
+        let before = value.len();
+        let result = change(value);
+        let after = value.len();
+        entry.version = next_version();
+        self.used = self.used - before + after;
+        Some(result)
     }
 
     /// Changes the hash at `key` with `change`: an empty one without expiry

@@ -1,0 +1,112 @@
+//! `OBJECT` (how a key's value is kept) and `FUNCTION FLUSH|LIST`.
+//!
+//! kvstore runs no scripts: its function library is always empty, so
+//! `FUNCTION LIST` lists nothing and `FUNCTION FLUSH` has nothing to
+//! remove (Redis's test suite flushes it before every test file); loading
+//! a library is an unknown subcommand.
+
+use alloc::vec::Vec;
+
+use super::errors;
+use super::exec::Exec;
+use crate::resp::Reply;
+use crate::store::Entry;
+
+/// The live entry at `args[2]` without recording an access (`OBJECT`
+/// must not change the idle time it reports), or the nil reply.
+fn untouched<'x>(x: &'x mut Exec<'_>, key: &[u8]) -> Result<&'x Entry, Reply> {
+    if x.store.get(key).is_some_and(|e| e.is_expired(x.now)) {
+        // Expire it the usual way (removed and logged).
+        x.live(key);
+    }
+    x.store.get(key).ok_or(Reply::Bulk(None))
+}
+
+/// `OBJECT ENCODING key`: see [`Data::encoding`](crate::store::Data::encoding).
+pub(crate) fn encoding(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match untouched(x, &args[2]) {
+        Ok(entry) => Reply::bulk(entry.data().encoding().as_bytes()),
+        Err(nil) => nil,
+    }
+}
+
+/// `OBJECT REFCOUNT key`: how many holders share the value. A string may
+/// be shared with the log until the flush that writes it; other values
+/// have one holder.
+pub(crate) fn refcount(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match untouched(x, &args[2]) {
+        Ok(entry) => Reply::Integer(entry.shared().map_or(1, alloc::rc::Rc::strong_count) as i64),
+        Err(nil) => nil,
+    }
+}
+
+/// `OBJECT IDLETIME key`: seconds since a command last read or wrote the
+/// key.
+pub(crate) fn idletime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let now = x.now;
+    match untouched(x, &args[2]) {
+        Ok(entry) => Reply::Integer((entry.idle_ms(now) / 1000) as i64),
+        Err(nil) => nil,
+    }
+}
+
+/// `OBJECT FREQ key`: access frequency is counted only under an LFU
+/// eviction policy, and kvstore's only policy is `noeviction`.
+pub(crate) fn freq(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match untouched(x, &args[2]) {
+        Ok(_) => Reply::error(
+            "ERR An LFU maxmemory policy is not selected, access frequency not tracked. \
+             Please note that when switching between policies at runtime LRU and LFU data \
+             will take some time to adjust.",
+        ),
+        Err(nil) => nil,
+    }
+}
+
+/// `OBJECT HELP`.
+pub(crate) fn object_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    help(&[
+        "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "ENCODING <key>",
+        "    Return the kind of internal representation used in order to store the value",
+        "    associated with a <key>.",
+        "FREQ <key>",
+        "    Return the access frequency index of the <key> (LFU policies only).",
+        "IDLETIME <key>",
+        "    Return the idle time of the <key>, that is the approximated number of",
+        "    seconds elapsed since the last access to the key.",
+        "REFCOUNT <key>",
+        "    Return the number of references of the value associated with the specified",
+        "    <key>.",
+        "HELP",
+        "    Print this help.",
+    ])
+}
+
+fn help(lines: &[&str]) -> Reply {
+    Reply::array(
+        lines
+            .iter()
+            .map(|line| Reply::Simple((*line).into()))
+            .collect(),
+    )
+}
+
+/// `FUNCTION FLUSH [ASYNC|SYNC]`: empties the (always empty) library.
+pub(crate) fn function_flush(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match args.get(2) {
+        None => Reply::ok(),
+        Some(mode) if mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC") => {
+            if args.len() > 3 {
+                return errors::syntax();
+            }
+            Reply::ok()
+        }
+        Some(_) => Reply::error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
+    }
+}
+
+/// `FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]`: no libraries.
+pub(crate) fn function_list(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::array(Vec::new())
+}
