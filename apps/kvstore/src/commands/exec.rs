@@ -38,6 +38,26 @@ pub(crate) struct Exec<'a> {
     pub clients: &'a mut crate::clients::Clients,
 }
 
+/// Refuses a reply that would copy more than `bytes` out of the
+/// dataset past the limit one command's reply may take: the client's
+/// output hard limit when one is set (the client would be cut off
+/// anyway), else `proto-max-bulk-len`, the cap on what one request may
+/// bring in. Commands whose reply can be a multiple of the dataset
+/// (`HRANDFIELD` with a negative count) check it before copying, so a
+/// request cannot take the server's memory through its reply.
+pub(crate) fn reply_fits(config: &Config, bytes: u64) -> Result<(), Reply> {
+    let limit = match config.client_output_hard_limit {
+        0 => config.proto_max_bulk_len,
+        hard => hard,
+    };
+    if bytes > limit {
+        return Err(Reply::error(alloc::format!(
+            "OOM the reply would take {bytes} bytes, more than the {limit} one reply may take"
+        )));
+    }
+    Ok(())
+}
+
 impl Exec<'_> {
     /// The live entry for `key`. A key found expired is removed first, and
     /// the removal logged as `DEL`: a later logged write may depend on the

@@ -23,7 +23,7 @@
 use alloc::vec::Vec;
 
 use super::errors;
-use super::exec::{random_step, Exec};
+use super::exec::{random_step, reply_fits, Exec};
 use super::keys::ScanOptions;
 use super::string_ops::{float_sum, parse_float};
 use super::strings::copy_for_reply;
@@ -344,6 +344,11 @@ pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     } else {
         // Repeats allowed: draw each anew (at the end of the list).
         let n = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
+        // Each item of the reply takes at least its `Reply`.
+        let least = (n as u64).saturating_mul(core::mem::size_of::<Reply>() as u64);
+        if let Err(reply) = reply_fits(x.config, least) {
+            return reply;
+        }
         if fields.try_reserve_exact(n).is_err() {
             return Reply::error("OOM not enough memory for the reply");
         }
@@ -354,6 +359,13 @@ pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         &fields[len..]
     };
     let per_field = 1 + usize::from(with_values);
+    let bytes: u64 = picked
+        .iter()
+        .map(|&(f, v)| (f.len() + if with_values { v.len() } else { 0 }) as u64)
+        .sum();
+    if let Err(reply) = reply_fits(x.config, bytes) {
+        return reply;
+    }
     let items = picked
         .iter()
         .flat_map(|&(f, v)| core::iter::once(f).chain(with_values.then_some(v)));

@@ -691,3 +691,28 @@ fn hashes_copied_and_moved_between_databases_replay_there() {
     while !scan.step_records(s.engine.databases(), 1, &mut records) {}
     assert_eq!(every_db(&load(&records.to_bytes(), s.now)), expected);
 }
+
+#[test]
+fn hrandfield_refuses_a_reply_bigger_than_one_reply_may_take() {
+    let mut s = Session::new();
+    s.run("CONFIG SET proto-max-bulk-len 1mb");
+    let value = "v".repeat(100_000);
+    s.run(&format!("HSET h f {value}"));
+    assert!(s.run("HRANDFIELD h -5 WITHVALUES").to_bytes().len() > 500_000);
+    assert!(matches!(
+        s.run("HRANDFIELD h -20 WITHVALUES"),
+        Reply::Error(e) if e.starts_with("OOM the reply would take 2000020 bytes")
+    ));
+    assert!(
+        matches!(
+            s.run("HRANDFIELD h -1000000000"),
+            Reply::Error(e) if e.starts_with("OOM"),
+        ),
+        "a huge count is refused before anything is drawn"
+    );
+    s.run("CONFIG SET client-output-buffer-limit \"normal 4mb 0 0\"");
+    assert!(
+        !s.run("HRANDFIELD h -20 WITHVALUES").is_error(),
+        "the output limit rules when set"
+    );
+}
