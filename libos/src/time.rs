@@ -64,6 +64,26 @@ mod guest {
 
     static TIMER_INTERRUPTS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
 
+    /// Counter ticks each core spent waiting for an interrupt.
+    static IDLE_TICKS: [AtomicU64; MAX_CORES] = [const { AtomicU64::new(0) }; MAX_CORES];
+
+    /// Waits for an interrupt (IRQs masked by the caller), counting the
+    /// wait as the core's idle time.
+    fn idle_wait() {
+        let start = arch::counter();
+        arch::wait_for_interrupt();
+        let waited = arch::counter().saturating_sub(start);
+        IDLE_TICKS[arch::core_id()].fetch_add(waited, Ordering::Relaxed);
+    }
+
+    /// Time the calling core has spent running since boot (not waiting
+    /// for an interrupt): the CPU time of what runs on it, kernel and
+    /// application alike, which are one program here.
+    pub fn busy_time() -> Duration {
+        let idle = IDLE_TICKS[arch::core_id()].load(Ordering::Relaxed);
+        uptime().saturating_sub(ticks_to_duration(idle))
+    }
+
     /// Learns the counter frequency (board default if firmware set none).
     pub(crate) fn init(default_hz: u64) {
         let hz = match arch::counter_frequency() {
@@ -162,7 +182,7 @@ mod guest {
         let irqs_were_enabled = arch::irq_save_disable();
         if !ready() {
             arch::timer_arm(now().after(limit).0);
-            arch::wait_for_interrupt();
+            idle_wait();
             arch::irq_enable();
             arch::irq_save_disable();
             arch::timer_disarm();
@@ -179,7 +199,7 @@ mod guest {
         let irqs_were_enabled = arch::irq_save_disable();
         while now() < deadline {
             arch::timer_arm(deadline.0);
-            arch::wait_for_interrupt();
+            idle_wait();
             arch::irq_enable();
             arch::irq_save_disable();
         }

@@ -140,6 +140,7 @@ impl Server {
         loop {
             let listeners = &mut self.listeners;
             self.net.poll_with(|sockets| listeners.refill(sockets));
+            self.engine.stats_mut().used_cpu_us = time::busy_time().as_micros() as u64;
             self.accept();
             self.ready.take(&mut visiting);
             for &slot in &visiting {

@@ -22,6 +22,15 @@ pub(crate) fn echo(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::bulk(args[1].as_slice())
 }
 
+/// `TIME`: the server's Unix time, seconds and microseconds (the clock
+/// counts milliseconds, so the last three digits are zero).
+pub(crate) fn time(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::array(alloc::vec![
+        Reply::bulk(alloc::format!("{}", x.now / 1000)),
+        Reply::bulk(alloc::format!("{}", (x.now % 1000) * 1000)),
+    ])
+}
+
 /// `QUIT`: `+OK`, and the connection is marked for closing.
 pub(crate) fn quit(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     x.client.quit = true;

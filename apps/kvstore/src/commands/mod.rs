@@ -430,6 +430,26 @@ impl Engine {
         }
     }
 
+    /// Why a client's command cannot run now, whatever its arguments
+    /// say: a write while the log cannot be written (`-MISCONF`), or a
+    /// write that would push memory past `maxmemory` (`-OOM`, policy
+    /// `noeviction`: writes that do not grow the data always run). Checked
+    /// before running, and before queueing inside `MULTI`, as Redis does.
+    pub(super) fn refusal(&self, spec: &table::Spec, args: &[Vec<u8>], db: usize) -> Option<Reply> {
+        if let (Some(reason), true) = (&self.stats.aof_write_error, spec.flags & table::WRITE != 0)
+        {
+            return Some(errors::misconf(reason));
+        }
+        let limit = self.config.maxmemory;
+        if let (Some(growth), true) = (spec.growth, limit > 0) {
+            let grows = growth(&self.dbs[db], args);
+            if grows > 0 && (self.used_memory() + grows) as u64 > limit {
+                return Some(errors::oom());
+            }
+        }
+        None
+    }
+
     fn run(
         &mut self,
         args: &mut [Vec<u8>],
@@ -470,21 +490,10 @@ impl Engine {
             }
             Some(_) => {}
         }
-        if let (Some(reason), false, true) = (
-            &self.stats.aof_write_error,
-            loading,
-            spec.flags & table::WRITE != 0,
-        ) {
-            return reply(errors::misconf(reason));
-        }
         let db = client.db.min(self.dbs.len() - 1);
-        let limit = self.config.maxmemory;
-        if let (Some(growth), false, true) = (spec.growth, loading, limit > 0) {
-            // noeviction: refuse writes that would push the estimate past
-            // the limit; writes that do not grow it are always allowed.
-            let grows = growth(&self.dbs[db], args);
-            if grows > 0 && (self.used_memory() + grows) as u64 > limit {
-                return reply(errors::oom());
+        if !loading {
+            if let Some(refusal) = self.refusal(spec, args, db) {
+                return reply(refusal);
             }
         }
         if spec.name == "swapdb" {

@@ -5,6 +5,10 @@
 /// the log file) through [`Engine::stats_mut`](super::Engine::stats_mut).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Stats {
+    /// CPU time the server's core has run since boot, in microseconds
+    /// (server): the kernel and the server are one program, so all of it
+    /// is reported as user time.
+    pub used_cpu_us: u64,
     /// Clients connected now (server).
     pub connected_clients: u64,
     /// Connections accepted since start (server).
@@ -56,6 +60,7 @@ pub struct Stats {
 impl Default for Stats {
     fn default() -> Self {
         Stats {
+            used_cpu_us: 0,
             connected_clients: 0,
             total_connections_received: 0,
             rejected_connections: 0,

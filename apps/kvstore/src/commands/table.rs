@@ -205,6 +205,7 @@ const PUBSUB: u8 = LOADING | STALE;
 pub(crate) static COMMANDS: &[Spec] = &[
     cmd("ping", -1, CONN, NO_KEYS, connection::ping),
     cmd("echo", 2, CONN, NO_KEYS, connection::echo),
+    cmd("time", 1, CONN, NO_KEYS, connection::time),
     cmd("quit", -1, CONN, NO_KEYS, connection::quit),
     cmd("reset", 1, CONN, NO_KEYS, connection::reset),
     cmd("subscribe", -2, PUBSUB, NO_KEYS, pubsub::subscribe),

@@ -55,7 +55,7 @@ impl Engine {
             return None;
         }
         if client.multi.is_some() && !control {
-            return Some(answer(queue(args, client)));
+            return Some(answer(self.queue(args, client)));
         }
         // Name and arity errors, and authentication, as for any command.
         if let Err(reply) = check(args) {
@@ -162,7 +162,7 @@ impl Engine {
 
 /// Checks a command's name, subcommand and arity, as the engine does
 /// before running it (see `Engine::run`).
-fn check(args: &[Vec<u8>]) -> Result<(), Reply> {
+fn check(args: &[Vec<u8>]) -> Result<&'static table::Spec, Reply> {
     let Some(mut spec) = args.first().and_then(|name| table::lookup(name)) else {
         return Err(errors::unknown_command(args));
     };
@@ -178,23 +178,31 @@ fn check(args: &[Vec<u8>]) -> Result<(), Reply> {
         }
     }
     match spec.run {
-        Some(_) => Ok(()),
+        Some(_) => Ok(spec),
         None => Err(errors::wrong_args(spec.name)),
     }
 }
 
-/// Queues `args` in the open transaction: `+QUEUED`, or the error that
-/// will abort it.
-fn queue(args: &mut Args, client: &mut ClientCtx) -> Reply {
-    let multi = client.multi.as_mut().expect("queue is called inside MULTI");
-    match check(args) {
-        Ok(()) => {
-            multi.queued.push(core::mem::take(args));
-            Reply::Simple("QUEUED".into())
-        }
-        Err(reply) => {
-            multi.failed = true;
-            reply
+impl Engine {
+    /// Queues `args` in the open transaction: `+QUEUED`, or the error that
+    /// will abort it (a malformed command, or one refused for the state
+    /// the server is in now: see [`Engine::refusal`]).
+    fn queue(&self, args: &mut Args, client: &mut ClientCtx) -> Reply {
+        let db = client.db.min(self.databases().len() - 1);
+        let checked = check(args).and_then(|spec| match self.refusal(spec, args, db) {
+            Some(refusal) => Err(refusal),
+            None => Ok(()),
+        });
+        let multi = client.multi.as_mut().expect("queue is called inside MULTI");
+        match checked {
+            Ok(()) => {
+                multi.queued.push(core::mem::take(args));
+                Reply::Simple("QUEUED".into())
+            }
+            Err(reply) => {
+                multi.failed = true;
+                reply
+            }
         }
     }
 }

@@ -148,3 +148,28 @@ fn the_function_library_is_empty() {
         matches!(s.run("FUNCTION LOAD x"), Reply::Error(e) if e.contains("unknown subcommand"))
     );
 }
+
+#[test]
+fn time_is_the_server_clock() {
+    let mut s = Session::new();
+    s.now = 1_700_000_123_456;
+    assert_eq!(s.run("TIME"), bulks(&["1700000123", "456000"]));
+}
+
+#[test]
+fn a_write_refused_for_memory_aborts_the_transaction_at_queueing() {
+    let mut s = Session::new();
+    s.run("SET big 1234567890");
+    s.run("CONFIG SET maxmemory 1");
+    assert_eq!(s.run("MULTI"), ok());
+    assert!(matches!(s.run("SET x 1"), Reply::Error(e) if e.starts_with("OOM")));
+    assert_eq!(
+        s.run("GET big"),
+        Reply::Simple("QUEUED".into()),
+        "reads queue"
+    );
+    assert!(matches!(s.run("EXEC"), Reply::Error(e) if e.starts_with("EXECABORT")));
+    assert_eq!(s.run("MULTI"), ok());
+    assert!(s.run("SET x 1").is_error());
+    assert_eq!(s.run("DISCARD"), ok(), "DISCARD is never refused");
+}

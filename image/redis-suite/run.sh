@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# Runs Redis's own test suite (Debian's redis 7.0 source package) against
+# kvstore under QEMU, in the suite's external-server mode, and prints
+# "N passed, N failed". Exits 0 only when nothing failed.
+#
+#   image/redis-suite/run.sh [--ci] [--port PORT] [UNIT ...]
+#
+#   --ci         only the units CI runs (CI_UNITS below); default: all units
+#   --port PORT  use the kvstore already listening on 127.0.0.1:PORT (it is
+#                flushed: never point this at data you keep). Without it,
+#                the boot test image/tests/redis_suite.rs boots a kvstore
+#                of its own, on a disk of its own, and calls this script
+#                back with --port.
+#   UNIT ...     these units instead (e.g. unit/type/hash)
+#
+# What is left out, and why, lives next to this script: excluded-tags
+# (whole tags, one line of reason each) and skipped-tests (single tests,
+# grouped under the reason). Each unit runs as its own runtest process with
+# --durable, so one failing test never hides the ones after it.
+set -euo pipefail
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../.." && pwd)
+. "$root/image/host-tools.sh"
+
+# Every unit the suite is asked to pass.
+ALL_UNITS=(
+    unit/type/string unit/type/incr unit/type/hash unit/type/list
+    unit/type/list-2 unit/type/list-3 unit/type/set unit/type/zset
+    unit/keyspace unit/expire unit/protocol unit/multi unit/pubsub
+    unit/auth unit/info-command
+)
+# The part CI runs: the units of the types and commands kvstore has.
+CI_UNITS=(
+    unit/type/string unit/type/incr unit/type/hash unit/keyspace
+    unit/expire unit/protocol unit/multi unit/pubsub unit/auth
+    unit/info-command
+)
+
+mode=all port="" units=()
+while (($#)); do
+    case $1 in
+    --ci) mode=ci ;;
+    --port) port=$2; shift ;;
+    -h | --help) sed -n '2,20p' "$0"; exit 0 ;;
+    -*) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+    *) units+=("$1") ;;
+    esac
+    shift
+done
+if ((${#units[@]} == 0)); then
+    if [[ $mode == ci ]]; then units=("${CI_UNITS[@]}"); else units=("${ALL_UNITS[@]}"); fi
+fi
+
+if [[ -z $port ]]; then
+    # Boot kvstore through the test that owns its image and disk.
+    export FAULTLINE_REDIS_SUITE_UNITS="${units[*]}"
+    exec cargo test -q -p faultline-image --test redis_suite -- --nocapture
+fi
+
+# tclsh runs the suite; dpkg-source unpacks Debian's source package.
+need_commands tclsh8.6:tcl8.6 dpkg-source:dpkg-dev redis-cli:redis-tools
+
+# Debian's redis source, fetched once into target/redis-suite/.
+src_dir="$root/target/redis-suite"
+suite=$(ls -d "$src_dir"/redis-7.0.*/ 2>/dev/null | head -n 1 || true)
+if [[ -z $suite || ! -x $suite/runtest ]]; then
+    host_tools_say "fetching Debian's redis source package (its tests/ is Redis's test suite)"
+    # A deb-src entry for the mirrors the machine already uses.
+    list=/etc/apt/sources.list.d/faultline-deb-src.sources
+    if [[ ! -f $list ]]; then
+        sudo=""; [[ $(id -u) -ne 0 ]] && sudo="sudo"
+        sources=$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null || true)
+        if grep -q '^Types: deb$' <<<"$sources"; then
+            # deb822: each "Types: deb" stanza again as deb-src.
+            awk 'BEGIN{RS="";ORS="\n\n"} /(^|\n)Types: deb(\n|$)/ {sub(/Types: deb/,"Types: deb-src"); print}' \
+                /etc/apt/sources.list.d/*.sources | $sudo tee "$list" >/dev/null
+        else
+            grep -h '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' |
+                $sudo tee "${list%.sources}.list" >/dev/null
+        fi
+        $sudo apt-get update -q >&2
+    fi
+    mkdir -p "$src_dir"
+    (cd "$src_dir" && apt-get source -q redis >&2)
+    suite=$(ls -d "$src_dir"/redis-7.0.*/ | head -n 1)
+fi
+suite=${suite%/}
+
+tags=$(grep -v '^\s*\(#\|$\)' "$here/excluded-tags" | awk '{printf "-%s ", $1}')
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+passed=0 failed=0
+for unit in "${units[@]}"; do
+    out="$results/$(tr / _ <<<"$unit").log"
+    # --durable: a test that throws is counted as failed and the unit goes
+    # on. --baseport: the suite's own control socket, away from others.
+    (cd "$suite" && ./runtest --host 127.0.0.1 --port "$port" --baseport 31000 \
+        --durable --single "$unit" --tags "$tags" --skipfile "$here/skipped-tests" \
+        --timeout 600) >"$out" 2>&1 || true
+    clean=$(sed 's/\x1b\[[0-9;]*m//g' "$out")
+    ok=$(grep -ac '^\[ok\]:' <<<"$clean" || true)
+    bad=$(grep -acE '^\[(err|exception)\]:' <<<"$clean" || true)
+    if ! grep -aq "\[1/1 done\]: $unit " <<<"$clean"; then
+        # The unit stopped before its end: count that as one failure more.
+        bad=$((bad + 1))
+        echo "run.sh: $unit did not finish; its last lines:" >&2
+        tail -n 15 <<<"$clean" >&2
+    fi
+    grep -aE '^\[(err|exception)\]:' -A3 <<<"$clean" | grep -av '^--$' | cut -c1-300 >&2 || true
+    echo "$unit: $ok passed, $bad failed"
+    passed=$((passed + ok))
+    failed=$((failed + bad))
+done
+echo "$passed passed, $failed failed"
+((failed == 0))

@@ -1,0 +1,41 @@
+//! Redis's own test suite against kvstore: boots kvstore under QEMU (on a
+//! disk of its own, emptied first) and runs `image/redis-suite/run.sh` on
+//! it, which prints "N passed, N failed" and fails if anything failed.
+//!
+//! `cargo test` runs the part CI runs (`run.sh --ci`); `run.sh` with no
+//! port boots through this test with `FAULTLINE_REDIS_SUITE_UNITS` naming
+//! the units to run.
+
+mod common;
+
+use common::kvstore::{fresh_disk, Guest};
+use faultline_image::workspace_root;
+use std::process::Command;
+
+#[test]
+fn redis_test_suite_passes_against_kvstore() {
+    fresh_disk("redis-suite");
+    let guest = Guest::start("redis-suite");
+    drop(guest.connect());
+    let script = workspace_root().join("image/redis-suite/run.sh");
+    let mut run = Command::new(&script);
+    run.args(["--port", &guest.port.to_string()]);
+    match std::env::var("FAULTLINE_REDIS_SUITE_UNITS") {
+        Ok(units) => {
+            run.args(units.split_whitespace());
+        }
+        Err(_) => {
+            run.arg("--ci");
+        }
+    }
+    let output = run.output().expect("run.sh starts");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    print!("{stdout}");
+    assert!(
+        output.status.success(),
+        "Redis's test suite failed against kvstore:\n{stdout}\n{stderr}\nkvstore's console:\n{}",
+        guest.serial()
+    );
+    assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
+}
