@@ -432,8 +432,8 @@ impl Engine {
 
     /// Why a client's command cannot run now, whatever its arguments
     /// say: a write while the log cannot be written (`-MISCONF`), or a
-    /// write that would push memory past `maxmemory` (`-OOM`, policy
-    /// `noeviction`: writes that do not grow the data always run). Checked
+    /// write that may add data while memory is past `maxmemory`, or that
+    /// would push it past (`-OOM`, policy `noeviction`). Checked
     /// before running, and before queueing inside `MULTI`, as Redis does.
     pub(super) fn refusal(&self, spec: &table::Spec, args: &[Vec<u8>], db: usize) -> Option<Reply> {
         if let (Some(reason), true) = (&self.stats.aof_write_error, spec.flags & table::WRITE != 0)
@@ -442,8 +442,11 @@ impl Engine {
         }
         let limit = self.config.maxmemory;
         if let (Some(growth), true) = (spec.growth, limit > 0) {
+            // Over the limit already, any write that may add data is
+            // refused (as Redis does); under it, one that would cross it.
             let grows = growth(&self.dbs[db], args);
-            if grows > 0 && (self.used_memory() + grows) as u64 > limit {
+            let used = self.used_memory() as u64;
+            if used > limit || (grows > 0 && used + grows as u64 > limit) {
                 return Some(errors::oom());
             }
         }

@@ -27,6 +27,8 @@ pub(crate) const FAST: u8 = 8;
 pub(crate) const ADMIN: u8 = 16;
 pub(crate) const LOADING: u8 = 32;
 pub(crate) const STALE: u8 = 64;
+/// Refused inside `MULTI` (the transaction then fails).
+pub(crate) const NO_MULTI: u8 = 128;
 
 /// Flag names in `COMMAND` order.
 pub(crate) const FLAG_NAMES: &[(u8, &str)] = &[
@@ -37,6 +39,7 @@ pub(crate) const FLAG_NAMES: &[(u8, &str)] = &[
     (LOADING, "loading"),
     (STALE, "stale"),
     (FAST, "fast"),
+    (NO_MULTI, "no_multi"),
 ];
 
 /// One command or subcommand.
@@ -402,7 +405,7 @@ pub(crate) static COMMANDS: &[Spec] = &[
     cmd(
         "shutdown",
         -1,
-        ADMIN | LOADING | STALE,
+        ADMIN | LOADING | STALE | NO_MULTI,
         NO_KEYS,
         persistence::shutdown,
     ),

@@ -136,6 +136,18 @@ impl Engine {
         if changed {
             return answer(Reply::Array(None));
         }
+        // The server may have run out of memory, or lost its log, since a
+        // command was queued: then nothing runs, as in Redis.
+        let db = client.db.min(self.databases().len() - 1);
+        let refused = multi
+            .queued
+            .iter()
+            .find_map(|args| self.refusal(check(args).ok()?, args, db));
+        if let Some(Reply::Error(why)) = refused {
+            return answer(Reply::Error(alloc::format!(
+                "EXECABORT Transaction discarded because of: {why}"
+            )));
+        }
         let mut replies = Vec::with_capacity(multi.queued.len());
         let mut effects = Effects::default();
         for mut args in multi.queued {
@@ -189,9 +201,14 @@ impl Engine {
     /// the server is in now: see [`Engine::refusal`]).
     fn queue(&self, args: &mut Args, client: &mut ClientCtx) -> Reply {
         let db = client.db.min(self.databases().len() - 1);
-        let checked = check(args).and_then(|spec| match self.refusal(spec, args, db) {
-            Some(refusal) => Err(refusal),
-            None => Ok(()),
+        let checked = check(args).and_then(|spec| {
+            if spec.flags & table::NO_MULTI != 0 {
+                return Err(Reply::error("ERR Command not allowed inside a transaction"));
+            }
+            match self.refusal(spec, args, db) {
+                Some(refusal) => Err(refusal),
+                None => Ok(()),
+            }
         });
         let multi = client.multi.as_mut().expect("queue is called inside MULTI");
         match checked {

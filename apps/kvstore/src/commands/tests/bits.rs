@@ -173,3 +173,31 @@ fn a_write_refused_for_memory_aborts_the_transaction_at_queueing() {
     assert!(s.run("SET x 1").is_error());
     assert_eq!(s.run("DISCARD"), ok(), "DISCARD is never refused");
 }
+
+#[test]
+fn exec_runs_nothing_when_memory_ran_out_after_queueing() {
+    let mut s = Session::new();
+    s.run("MULTI");
+    s.run("SET x 1");
+    s.run("GET x");
+    // Another client lowers the limit (this one is inside MULTI).
+    s.engine.config_mut().maxmemory = 1;
+    assert!(matches!(
+        s.run("EXEC"),
+        Reply::Error(e) if e.starts_with("EXECABORT Transaction discarded because of: OOM")
+    ));
+    assert_eq!(s.run("EXISTS x"), int(0));
+}
+
+#[test]
+fn shutdown_is_refused_inside_a_transaction() {
+    let mut s = Session::new();
+    s.run("MULTI");
+    s.run("SET foo bar");
+    assert_eq!(
+        s.run("SHUTDOWN"),
+        err("ERR Command not allowed inside a transaction")
+    );
+    assert!(matches!(s.run("EXEC"), Reply::Error(e) if e.starts_with("EXECABORT")));
+    assert_eq!(s.run("GET foo"), nil());
+}
