@@ -40,6 +40,9 @@ pub struct Config {
     /// is closed. 0: no limit (the server still stops executing a client's
     /// requests while 1 MiB of its replies is unsent).
     pub client_output_hard_limit: u64,
+    /// Which key changes are published, as `kvstore::notify` flags
+    /// (`notify-keyspace-events`; none by default).
+    pub notify_keyspace_events: u16,
     /// Number of databases (`databases`, 16): `SELECT` takes 0 to this - 1.
     /// Set at start only.
     pub databases: usize,
@@ -62,6 +65,7 @@ impl Default for Config {
             databases: 16,
             client_query_buffer_limit: 1 << 30,
             client_output_hard_limit: 0,
+            notify_keyspace_events: 0,
         }
     }
 }
@@ -116,6 +120,7 @@ const NAMES: &[&str] = &[
     "requirepass",
     "client-query-buffer-limit",
     "client-output-buffer-limit",
+    "notify-keyspace-events",
 ];
 
 impl Config {
@@ -135,6 +140,7 @@ impl Config {
         Some(match name {
             "port" => number(u64::from(self.port)),
             "maxmemory" => number(self.maxmemory),
+            "notify-keyspace-events" => crate::notify::format(self.notify_keyspace_events),
             "proto-max-bulk-len" => number(self.proto_max_bulk_len),
             "appendonly" => String::from(if self.appendonly { "yes" } else { "no" }),
             "appendfsync" => self.appendfsync.as_str().to_string(),
@@ -246,6 +252,11 @@ impl Config {
                         .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
             }
             "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "notify-keyspace-events" => {
+                self.notify_keyspace_events = crate::notify::parse(value).ok_or_else(|| {
+                    invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
+                })?
+            }
             _ if NAMES.contains(&lower.as_str()) => return Err(ConfigError::Immutable(lower)),
             _ => return Err(ConfigError::Unknown(lower)),
         }
@@ -303,6 +314,7 @@ impl Config {
             "requirepass",
             "client-query-buffer-limit",
             "client-output-buffer-limit",
+            "notify-keyspace-events",
         ];
         let lower = name.to_ascii_lowercase();
         if SETTABLE.contains(&lower.as_str()) {

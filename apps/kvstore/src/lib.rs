@@ -46,6 +46,7 @@ pub mod clients;
 pub mod commands;
 pub mod config;
 pub mod glob;
+pub mod notify;
 pub mod num;
 pub mod pubsub;
 pub mod resp;

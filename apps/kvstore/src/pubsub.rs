@@ -111,6 +111,20 @@ impl PubSub {
         self.outbox.retain(|(c, _)| *c != client);
     }
 
+    /// How many messages wait for delivery: a mark for [`move_back`](PubSub::move_back).
+    pub fn pending(&self) -> usize {
+        self.outbox.len()
+    }
+
+    /// Moves the messages published since mark `from` back to mark `to`
+    /// (an earlier one), ahead of those published in between.
+    pub fn move_back(&mut self, from: usize, to: usize) {
+        if to < from && from <= self.outbox.len() {
+            let moved = self.outbox.len() - from;
+            self.outbox[to..].rotate_right(moved);
+        }
+    }
+
     /// The messages published since the last call: (client, RESP bytes).
     pub fn take_messages(&mut self) -> Vec<(u64, Vec<u8>)> {
         core::mem::take(&mut self.outbox)

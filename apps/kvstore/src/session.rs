@@ -159,7 +159,11 @@ impl Session {
                         false => log(&outcome.effects),
                     };
                     let start = self.output.len();
+                    // CLIENT REPLY OFF|SKIP: the command ran (and is
+                    // logged), its reply is dropped.
+                    let silenced = self.client.reply_silenced();
                     match logged {
+                        _ if silenced => {}
                         Logged::Answer => outcome.reply.encode_or_oom(&mut self.output),
                         Logged::HoldUntil(until) => {
                             outcome.reply.encode_or_oom(&mut self.output);
@@ -326,6 +330,16 @@ mod tests {
             total += s.run(&mut engine, 0, |_| Logged::Answer);
         }
         assert_eq!(total, 100);
+    }
+
+    #[test]
+    fn client_reply_off_and_skip_drop_replies_not_commands() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        s.feed(b"CLIENT REPLY OFF\r\nSET a 1\r\nCLIENT REPLY ON\r\nGET a\r\n");
+        s.feed(b"CLIENT REPLY SKIP\r\nINCR a\r\nINCR a\r\n");
+        s.run(&mut engine, 0, |_| Logged::Answer);
+        assert_eq!(s.output(), b"+OK\r\n$1\r\n1\r\n:3\r\n");
     }
 
     #[test]

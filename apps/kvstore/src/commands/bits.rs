@@ -69,6 +69,7 @@ pub(crate) fn setbit(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                 &format_i64(offset as i64),
                 if on { b"1" } else { b"0" },
             ]);
+            x.notify(crate::notify::STRING, "setbit", key);
             Reply::Integer(i64::from(old))
         }
         Some(None) => {

@@ -24,6 +24,10 @@ pub struct ClientCtx {
     /// are accepted.
     pub(crate) channels: alloc::collections::BTreeSet<Vec<u8>>,
     pub(crate) patterns: alloc::collections::BTreeSet<Vec<u8>>,
+    /// `CLIENT REPLY OFF`: no replies until `CLIENT REPLY ON`.
+    pub(crate) replies_off: bool,
+    /// Replies still to drop (`CLIENT REPLY SKIP`: its own and the next).
+    pub(crate) replies_to_skip: u8,
 }
 
 /// A transaction being queued.
@@ -49,7 +53,19 @@ impl ClientCtx {
             watched: Vec::new(),
             channels: alloc::collections::BTreeSet::new(),
             patterns: alloc::collections::BTreeSet::new(),
+            replies_off: false,
+            replies_to_skip: 0,
         }
+    }
+
+    /// Whether the reply to the command just run is dropped (`CLIENT
+    /// REPLY OFF|SKIP`); the caller asks once per command.
+    pub fn reply_silenced(&mut self) -> bool {
+        if self.replies_to_skip > 0 {
+            self.replies_to_skip -= 1;
+            return true;
+        }
+        self.replies_off
     }
 
     /// The connection's id.

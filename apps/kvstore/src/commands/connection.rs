@@ -78,6 +78,27 @@ pub(crate) fn client_id(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(i64::try_from(x.client.id()).unwrap_or(i64::MAX))
 }
 
+/// `CLIENT REPLY ON|OFF|SKIP`: replies on, off until turned on again, or
+/// off for this command and the next. Only `ON` is answered.
+pub(crate) fn client_reply(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match args[2].to_ascii_uppercase().as_slice() {
+        b"ON" => {
+            x.client.replies_off = false;
+            x.client.replies_to_skip = 0;
+            Reply::ok()
+        }
+        b"OFF" => {
+            x.client.replies_off = true;
+            Reply::ok()
+        }
+        b"SKIP" => {
+            x.client.replies_to_skip = 2;
+            Reply::ok()
+        }
+        _ => errors::syntax(),
+    }
+}
+
 /// `CLIENT SETINFO LIB-NAME|LIB-VER value`: accepted (client libraries send
 /// it on connect) and not otherwise used.
 pub(crate) fn client_setinfo(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {

@@ -59,6 +59,22 @@ pub(crate) fn reply_fits(config: &Config, bytes: u64) -> Result<(), Reply> {
 }
 
 impl Exec<'_> {
+    /// Publishes a keyspace notification of `class` (see
+    /// `kvstore::notify`) for `event` on `key` in this database, if
+    /// `notify-keyspace-events` enables it. Replay publishes nothing.
+    pub fn notify(&mut self, class: u16, event: &str, key: &[u8]) {
+        self.notify_in(self.db, class, event, key);
+    }
+
+    /// Like [`notify`](Exec::notify), for a key of database `db` (`MOVE`,
+    /// `COPY ... DB`).
+    pub fn notify_in(&mut self, db: usize, class: u16, event: &str, key: &[u8]) {
+        if !self.loading {
+            let flags = self.config.notify_keyspace_events;
+            crate::notify::publish(self.pubsub, flags, class, event, key, db);
+        }
+    }
+
     /// The live entry for `key`. A key found expired is removed first, and
     /// the removal logged as `DEL`: a later logged write may depend on the
     /// key being gone, and replay does not expire keys by itself.
@@ -67,6 +83,7 @@ impl Exec<'_> {
             self.store.remove(key);
             self.stats.expired_keys += 1;
             self.log([&b"DEL"[..], key]);
+            self.notify(crate::notify::EXPIRED, "expired", key);
             return None;
         }
         self.store.get_touched(key)
@@ -82,6 +99,7 @@ impl Exec<'_> {
             self.stats.keyspace_hits += 1;
         } else {
             self.stats.keyspace_misses += 1;
+            self.notify(crate::notify::KEY_MISS, "keymiss", key);
         }
         // `live` already removed the key if it was expired.
         self.store.get(key)

@@ -102,10 +102,12 @@ fn set_expiry(x: &mut Exec<'_>, args: &[Vec<u8>], unit: Unit) -> Reply {
     if x.already_expired(at_ms) {
         x.store.remove(key);
         x.log([&b"DEL"[..], key]);
+        x.notify(crate::notify::GENERIC, "del", key);
         return Reply::Integer(1);
     }
     x.store.set_expire(key, Some(at_ms));
     x.log([&b"PEXPIREAT"[..], key, &format_i64(at)]);
+    x.notify(crate::notify::GENERIC, "expire", key);
     Reply::Integer(1)
 }
 
@@ -144,6 +146,7 @@ pub(crate) fn persist(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Some(Some(_)) => {
             x.store.set_expire(key, None);
             x.log([&b"PERSIST"[..], key]);
+            x.notify(crate::notify::GENERIC, "persist", key);
             Reply::Integer(1)
         }
         _ => Reply::Integer(0),

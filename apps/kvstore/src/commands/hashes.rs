@@ -35,7 +35,7 @@ use crate::store::{Hash, Store};
 
 /// `HSET key field value [field value ...]`: how many fields were new.
 pub(crate) fn hset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    match set_fields(x, args) {
+    match set_fields(x, args, "hset") {
         Ok(added) => Reply::Integer(added as i64),
         Err(reply) => reply,
     }
@@ -44,15 +44,16 @@ pub(crate) fn hset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// `HMSET key field value [field value ...]`: `HSET`, answering `OK` (its
 /// name before Redis 4).
 pub(crate) fn hmset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    match set_fields(x, args) {
+    match set_fields(x, args, "hset") {
         Ok(_) => Reply::ok(),
         Err(reply) => reply,
     }
 }
 
 /// Sets the field/value pairs of `args[2..]` in the hash `args[1]`, moving
-/// them out of `args`; returns how many fields were new.
-fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Result<usize, Reply> {
+/// them out of `args`; returns how many fields were new. `event` names
+/// the change in keyspace notifications.
+fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>], event: &str) -> Result<usize, Reply> {
     if !args.len().is_multiple_of(2) {
         return Err(errors::wrong_args(x.fullname));
     }
@@ -76,6 +77,9 @@ fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Result<usize, Reply> {
     if rewriting {
         log_whole(x, key);
     }
+    if added.is_some() {
+        x.notify(crate::notify::HASH, event, key);
+    }
     added.ok_or_else(errors::wrong_type)
 }
 
@@ -86,7 +90,7 @@ pub(crate) fn hsetnx(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(_) => {}
         Err(reply) => return reply,
     }
-    match set_fields(x, args) {
+    match set_fields(x, args, "hset") {
         Ok(_) => Reply::Integer(1),
         Err(reply) => reply,
     }
@@ -143,6 +147,10 @@ pub(crate) fn hdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         let mut record: Vec<&[u8]> = alloc::vec![b"HDEL", key];
         record.extend(&removed);
         x.log(&record);
+    }
+    x.notify(crate::notify::HASH, "hdel", key);
+    if x.store.get(key).is_none() {
+        x.notify(crate::notify::GENERIC, "del", key);
     }
     Reply::Integer(removed.len() as i64)
 }
@@ -240,7 +248,7 @@ pub(crate) fn hincrby(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(new) = current.checked_add(delta) else {
         return errors::overflow();
     };
-    set_one(x, args, format_i64(new));
+    set_one(x, args, format_i64(new), "hincrby");
     Reply::Integer(new)
 }
 
@@ -264,7 +272,7 @@ pub(crate) fn hincrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(text) = float_sum(current.as_deref(), &args[3]) else {
         return Reply::error("ERR increment would produce NaN or Infinity");
     };
-    set_one(x, args, text.clone().into_bytes());
+    set_one(x, args, text.clone().into_bytes(), "hincrbyfloat");
     Reply::bulk(text.into_bytes())
 }
 
@@ -407,7 +415,7 @@ pub(crate) fn hscan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// Sets field `args[2]` of the hash `args[1]` to `value`, logged as
 /// `HSET key field value`.
-fn set_one(x: &mut Exec<'_>, args: &mut [Vec<u8>], value: Vec<u8>) {
+fn set_one(x: &mut Exec<'_>, args: &mut [Vec<u8>], value: Vec<u8>, event: &str) {
     let mut set = alloc::vec![
         b"HSET".to_vec(),
         core::mem::take(&mut args[1]),
@@ -415,7 +423,7 @@ fn set_one(x: &mut Exec<'_>, args: &mut [Vec<u8>], value: Vec<u8>) {
         value,
     ];
     // Cannot fail: the caller checked the key's type.
-    let _ = set_fields(x, &mut set);
+    let _ = set_fields(x, &mut set, event);
 }
 
 /// Logs the whole state of the hash at `key` after a change made while a

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use super::errors;
 use super::exec::Exec;
 use crate::glob;
+use crate::notify;
 use crate::num::{parse_i64, parse_u64};
 use crate::resp::Reply;
 
@@ -19,10 +20,14 @@ pub(crate) fn del(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             logged.push(key);
         }
     }
-    if logged.len() > 1 {
+    let deleted = logged.len() as i64 - 1;
+    if deleted > 0 {
         x.log(&logged);
+        for key in &logged[1..] {
+            x.notify(notify::GENERIC, "del", key);
+        }
     }
-    Reply::Integer(logged.len() as i64 - 1)
+    Reply::Integer(deleted)
 }
 
 /// `EXISTS key [key ...]`: how many of the named keys exist (a key named
@@ -217,6 +222,8 @@ fn move_key(x: &mut Exec<'_>, from: &[u8], to: &[u8], replace: bool) -> Result<b
     log_set(x, to, &entry);
     let expire_at = entry.expire_at();
     x.store.set(to, entry.into_data(), expire_at);
+    x.notify(notify::GENERIC, "rename_from", from);
+    x.notify(notify::GENERIC, "rename_to", to);
     Ok(true)
 }
 
@@ -270,6 +277,7 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         log_set(x, to, &entry);
         let expire_at = entry.expire_at();
         x.store.set(to, entry.into_data(), expire_at);
+        x.notify(notify::GENERIC, "copy_to", to);
         return Reply::Integer(1);
     }
     let (now, loading) = (x.now, x.loading);
@@ -284,6 +292,7 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     x.other_db(target)
         .expect("checked range")
         .set(to, entry.into_data(), expire_at);
+    x.notify_in(target, notify::GENERIC, "copy_to", to);
     Reply::Integer(1)
 }
 
@@ -323,5 +332,7 @@ pub(crate) fn move_to_db(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     x.other_db(target)
         .expect("checked range")
         .set(key, entry.into_data(), expire_at);
+    x.notify(notify::GENERIC, "move_from", key);
+    x.notify_in(target, notify::GENERIC, "move_to", key);
     Reply::Integer(1)
 }

@@ -232,6 +232,15 @@ impl Engine {
                 let mut del = Effects::default();
                 del.push([&b"DEL"[..], &key]);
                 effects.append(self.in_db(db, del));
+                let flags = self.config.notify_keyspace_events;
+                crate::notify::publish(
+                    &mut self.pubsub,
+                    flags,
+                    crate::notify::EXPIRED,
+                    "expired",
+                    &key,
+                    db,
+                );
             }
         }
         effects
@@ -525,7 +534,26 @@ impl Engine {
             fullname: spec.name,
             effects: Effects::default(),
         };
+        let created = exec.config.notify_keyspace_events & crate::notify::NEW != 0
+            && spec.flags & table::WRITE != 0;
+        let missing: Vec<Vec<u8>> = match created {
+            true => key_args(spec, args)
+                .filter(|key| exec.store.get(key).is_none_or(|e| e.is_expired(now)))
+                .map(|key| key.to_vec())
+                .collect(),
+            false => Vec::new(),
+        };
+        let news_go_at = exec.pubsub.pending();
         let reply = run(&mut exec, args);
+        for key in missing {
+            if exec.store.get(&key).is_some() {
+                // Before the command's own events, as Redis sends it.
+                let flags = exec.config.notify_keyspace_events;
+                let published = exec.pubsub.pending();
+                crate::notify::publish(exec.pubsub, flags, crate::notify::NEW, "new", &key, db);
+                exec.pubsub.move_back(published, news_go_at);
+            }
+        }
         let effects = match exec.effects.db_independent() {
             true => exec.effects,
             false => {
@@ -539,4 +567,20 @@ impl Engine {
         }
         Outcome { reply, effects }
     }
+}
+
+/// The key arguments of a command, from its table entry's first, last and
+/// step (as `COMMAND` reports them; none when first is 0).
+fn key_args<'a>(spec: &table::Spec, args: &'a [Vec<u8>]) -> impl Iterator<Item = &'a [u8]> {
+    let (first, last, step) = spec.keys;
+    let len = args.len() as i32;
+    let last = if last < 0 {
+        len + last
+    } else {
+        last.min(len - 1)
+    };
+    let end = if first <= 0 { 0 } else { (last + 1).max(first) };
+    (first.max(0)..end)
+        .step_by(step.max(1) as usize)
+        .filter_map(move |i| args.get(i as usize).map(Vec::as_slice))
 }

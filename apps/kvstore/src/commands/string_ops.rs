@@ -15,6 +15,7 @@ use super::exec::Exec;
 use super::expiry_arg::{set_expire_at, Unit};
 use super::strings;
 use crate::aof::Piece;
+use crate::notify;
 use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
 use crate::store::Value;
@@ -51,6 +52,7 @@ pub(crate) fn getdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     };
     x.store.remove(key);
     x.log([&b"DEL"[..], key]);
+    x.notify(notify::GENERIC, "del", key);
     Reply::Bulk(Some(value))
 }
 
@@ -93,14 +95,17 @@ pub(crate) fn getex(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         (Change::At(..), Some(at)) if x.already_expired(at) => {
             x.store.remove(key);
             x.log([&b"DEL"[..], key]);
+            x.notify(notify::GENERIC, "del", key);
         }
         (Change::At(..), Some(at)) => {
             x.store.set_expire(key, Some(at));
             x.log([&b"PEXPIREAT"[..], key, &format_i64(at as i64)]);
+            x.notify(notify::GENERIC, "expire", key);
         }
         (Change::Persist, _) if x.store.get(key).is_some_and(|e| e.expire_at().is_some()) => {
             x.store.set_expire(key, None);
             x.log([&b"PERSIST"[..], key]);
+            x.notify(notify::GENERIC, "persist", key);
         }
         _ => {}
     }
@@ -134,6 +139,7 @@ pub(crate) fn incrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     };
     x.store.set_keep_ttl(key, text.as_bytes().to_vec());
     x.log([&b"SET"[..], key, text.as_bytes(), b"KEEPTTL"]);
+    x.notify(notify::STRING, "incrbyfloat", key);
     Reply::bulk(text.into_bytes())
 }
 
@@ -313,5 +319,6 @@ pub(crate) fn setrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Piece::Value(&value),
         Piece::Bytes(b"KEEPTTL"),
     ]);
+    x.notify(notify::STRING, "setrange", key);
     Reply::Integer(len as i64)
 }

@@ -8,6 +8,7 @@ use super::exec::Exec;
 use super::expiry_arg::set_expire_at;
 use super::set_options::SetOptions;
 use crate::aof::Piece;
+use crate::notify;
 use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
 use crate::store::Value;
@@ -74,6 +75,7 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             // Setting an expiry in the past deletes the key (Redis 7.2).
             if x.store.remove(key).is_some() {
                 x.log([&b"DEL"[..], key]);
+                x.notify(notify::GENERIC, "del", key);
             }
         }
         Some(at) => {
@@ -87,11 +89,14 @@ pub(crate) fn set(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                 PXAT,
                 Piece::Bytes(&at),
             ]);
+            x.notify(notify::STRING, "set", key);
+            x.notify(notify::GENERIC, "expire", key);
         }
         None if opts.keep_ttl => {
             let value = Value::new(core::mem::take(value));
             x.store.set_keep_ttl(key, value.clone());
             x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value), KEEPTTL]);
+            x.notify(notify::STRING, "set", key);
         }
         None => set_plain(x, key, core::mem::take(value)),
     }
@@ -112,6 +117,7 @@ fn set_plain(x: &mut Exec<'_>, key: &[u8], value: Vec<u8>) {
     let value = Value::new(value);
     x.store.set(key, value.clone(), None);
     x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value)]);
+    x.notify(notify::STRING, "set", key);
 }
 
 /// `GETSET key value`: sets (clearing any TTL) and returns the old value.
@@ -178,6 +184,7 @@ fn add(x: &mut Exec<'_>, key: &[u8], delta: i64) -> Reply {
     let text = format_i64(new);
     x.store.set_keep_ttl(key, text.clone());
     x.log([&b"SET"[..], key, &text, b"KEEPTTL"]);
+    x.notify(notify::STRING, "incrby", key);
     Reply::Integer(new)
 }
 
@@ -207,6 +214,7 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     } else {
         x.log([&b"APPEND"[..], key, suffix]);
     }
+    x.notify(notify::STRING, "append", key);
     Reply::Integer(len as i64)
 }
 
@@ -245,5 +253,8 @@ pub(crate) fn mset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         logged.extend([Piece::Bytes(key), Piece::Value(value)]);
     }
     x.log_args(&logged);
+    for key in args[1..].iter().step_by(2) {
+        x.notify(notify::STRING, "set", key);
+    }
     Reply::ok()
 }

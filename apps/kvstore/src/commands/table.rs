@@ -250,6 +250,7 @@ pub(crate) static COMMANDS: &[Spec] = &[
                 connection::client_getname,
             ),
             cmd("client|id", 2, CONN, NO_KEYS, connection::client_id),
+            cmd("client|reply", 3, CONN, NO_KEYS, connection::client_reply),
             cmd(
                 "client|list",
                 -2,

@@ -8,6 +8,7 @@ mod expiry;
 mod hashes;
 mod keys;
 mod memory;
+mod notify;
 mod persistence;
 mod pubsub;
 mod server;

@@ -1,0 +1,140 @@
+//! Keyspace notifications: what a `PSUBSCRIBE *` client hears as others
+//! change keys, per `notify-keyspace-events`.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::Session;
+use crate::commands::ClientCtx;
+use crate::resp::split_args;
+
+/// A session with a subscriber to every channel and the given setting.
+fn listening(setting: &str) -> Session {
+    let mut s = Session::new();
+    let mut sub = ClientCtx::new(99);
+    let args = split_args(b"PSUBSCRIBE *").unwrap();
+    s.engine.execute(&args, &mut sub, s.now);
+    let set =
+        split_args(format!("CONFIG SET notify-keyspace-events {setting}").as_bytes()).unwrap();
+    assert!(!s
+        .engine
+        .execute(&set, &mut s.client, s.now)
+        .reply
+        .is_error());
+    s
+}
+
+/// The channel and message of every message delivered since the last call.
+fn heard(s: &mut Session) -> Vec<String> {
+    s.engine
+        .take_messages()
+        .into_iter()
+        .map(|(_, bytes)| {
+            // *4 pmessage * <channel> <message>: keep the last two.
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let parts: Vec<&str> = text.split("\r\n").collect();
+            format!("{} {}", parts[6], parts[8])
+        })
+        .collect()
+}
+
+#[test]
+fn keyspace_and_keyevent_channels() {
+    let mut s = listening("KEA");
+    s.run("SET foo bar");
+    assert_eq!(
+        heard(&mut s),
+        ["__keyspace@0__:foo set", "__keyevent@0__:set foo"]
+    );
+    let mut s = listening("K$");
+    s.run("SELECT 3");
+    s.run("INCR n");
+    assert_eq!(heard(&mut s), ["__keyspace@3__:n incrby"]);
+}
+
+#[test]
+fn only_enabled_classes_are_sent() {
+    let mut s = listening("Kh");
+    s.run("SET foo bar");
+    s.run("HMSET h yes 1 no 0");
+    s.run("HINCRBY h yes 10");
+    s.run("HDEL h yes no");
+    assert_eq!(
+        heard(&mut s),
+        [
+            "__keyspace@0__:h hset",
+            "__keyspace@0__:h hincrby",
+            "__keyspace@0__:h hdel"
+        ]
+    );
+    let mut s = listening("K");
+    s.run("SET foo bar");
+    assert!(heard(&mut s).is_empty(), "a channel kind without a class");
+}
+
+#[test]
+fn generic_events() {
+    let mut s = listening("Kg");
+    s.run("SET foo bar");
+    s.run("EXPIRE foo 100");
+    s.run("PERSIST foo");
+    s.run("RENAME foo baz");
+    s.run("COPY baz qux");
+    s.run("MOVE qux 2");
+    s.run("DEL baz nothing");
+    assert_eq!(
+        heard(&mut s),
+        [
+            "__keyspace@0__:foo expire",
+            "__keyspace@0__:foo persist",
+            "__keyspace@0__:foo rename_from",
+            "__keyspace@0__:baz rename_to",
+            "__keyspace@0__:qux copy_to",
+            "__keyspace@0__:qux move_from",
+            "__keyspace@2__:qux move_to",
+            "__keyspace@0__:baz del",
+        ]
+    );
+}
+
+#[test]
+fn expired_keys_are_announced_lazily_and_by_the_sweep() {
+    let mut s = listening("Ex");
+    s.run("PSETEX a 100 1");
+    s.run("PSETEX b 100 1");
+    s.advance(200);
+    s.run("GET a");
+    assert_eq!(heard(&mut s), ["__keyevent@0__:expired a"]);
+    s.engine.active_expire(s.now, 100);
+    assert_eq!(heard(&mut s), ["__keyevent@0__:expired b"]);
+}
+
+#[test]
+fn new_keys_come_before_the_change_that_made_them() {
+    let mut s = listening("En$");
+    s.run("SET foo bar");
+    s.run("SET foo baz");
+    s.run("MSET foo 1 bar 2");
+    assert_eq!(
+        heard(&mut s),
+        [
+            "__keyevent@0__:new foo",
+            "__keyevent@0__:set foo",
+            "__keyevent@0__:set foo",
+            "__keyevent@0__:new bar",
+            "__keyevent@0__:set foo",
+            "__keyevent@0__:set bar",
+        ]
+    );
+}
+
+#[test]
+fn the_setting_reads_back_and_bad_classes_are_refused() {
+    let mut s = Session::new();
+    s.run("CONFIG SET notify-keyspace-events KA");
+    assert_eq!(
+        s.run("CONFIG GET notify-keyspace-events"),
+        super::bulks(&["notify-keyspace-events", "AK"])
+    );
+    assert!(s.run("CONFIG SET notify-keyspace-events Kq").is_error());
+}
