@@ -92,13 +92,7 @@ impl<R: Regs> Mmu500<R> {
     /// match conflicts faulting (SMCFCFG) and global fault reports and
     /// interrupts on. Nothing but registers is touched before the IDs pass.
     pub fn new(regs: R, config: Config) -> Result<Self, Error> {
-        let features = Features::probe(
-            regs.read32(gr0::ID0),
-            regs.read32(gr0::ID1),
-            regs.read32(gr0::ID2),
-            config.window,
-        )
-        .map_err(Error::Probe)?;
+        let features = Self::probe(&regs, config.window).map_err(Error::Probe)?;
         let mut smmu = Self {
             regs,
             features,
@@ -108,6 +102,20 @@ impl<R: Regs> Mmu500<R> {
         };
         smmu.reset()?;
         Ok(smmu)
+    }
+
+    /// Reads ID0-ID2 of the SMMU in a `window`-byte register window and
+    /// says what it is, or why it is not a usable MMU-500; writes nothing,
+    /// so it is safe on a live SMMU that other software set up, and on an
+    /// address nothing answers at (all-zero IDs:
+    /// [`ProbeError::NotPresent`](super::ProbeError::NotPresent)).
+    pub fn probe(regs: &R, window: usize) -> Result<Features, super::ProbeError> {
+        Features::probe(
+            regs.read32(gr0::ID0),
+            regs.read32(gr0::ID1),
+            regs.read32(gr0::ID2),
+            window,
+        )
     }
 
     fn layout(&self) -> Layout {
