@@ -196,10 +196,7 @@ impl fmt::Display for ProbeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NotPresent { id0 } => {
-                write!(
-                    f,
-                    "no MMU-500 (ID registers read {id0:#x}: nothing answers)"
-                )
+                write!(f, "ID registers read {id0:#x}: nothing answers")
             }
             Self::NoStage1 => f.write_str("SMMU has no stage-1 translation"),
             Self::NoStreamMatching => f.write_str("SMMU uses stream indexing, not matching"),
@@ -237,8 +234,7 @@ pub mod zynqmp {
         (1 << 30) | (1 << 29) | (1 << 27) | (16 << 16) | (1 << 14) | (15 << 9) | 48;
     /// ID1: 4 KiB pages, NUMPAGENDXB = 3 (16 pages), NUMS2CB = 0, NUMCB = 16.
     pub const ID1: u32 = (3 << 28) | 16;
-    /// ID2: PTFSv8 4K and 64K, UBS = 49 bits (code 5 here as 48),
-    /// OAS = 48 bits, IAS = 48 bits.
+    /// ID2: PTFSv8 4K and 64K, UBS, OAS and IAS all 48 bits.
     pub const ID2: u32 = (1 << 14) | (1 << 12) | (5 << 8) | (5 << 4) | 5;
     /// Bytes of the register window.
     pub const WINDOW: usize = 0x2_0000;
