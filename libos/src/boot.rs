@@ -115,6 +115,9 @@ fn boot_core(dtb_addr: usize) -> ! {
     if let Some(smmu) = BOARD.smmuv3.as_ref() {
         crate::iommu::init(smmu);
     }
+    if let Some(base) = BOARD.mmu500 {
+        crate::iommu::probe_mmu500(base);
+    }
     let psci = facts.as_ref().and_then(|f| f.psci).unwrap_or(BOARD.psci);
     PSCI.store(psci as u8, Ordering::Relaxed);
     smp::start_secondaries(&mpidrs[..count], psci);

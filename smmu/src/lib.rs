@@ -13,9 +13,12 @@
 //!   how floods of identical records are collapsed into one fault per page.
 //! - [`grants`]: what each device was given, the rule of device isolation.
 //! - [`v3`]: the Arm SMMUv3 driver (QEMU `virt,iommu=smmuv3`).
+//! - [`v2`]: the Arm MMU-500 (SMMUv2) driver (ZynqMP), which stalls faulting
+//!   transactions and resumes them once the kernel resolved the fault.
+//! - [`Iommu`]: what the kernel uses of either.
 //!
 //! Everything but the register and memory accesses is pure and tested on the
-//! host; the driver reaches the hardware only through the [`v3::Regs`] and
+//! host; the drivers reach the hardware only through the [`v3::Regs`] and
 //! [`v3::QueueMemory`] traits.
 //!
 //! Feature `hw` implements [`v3::Regs`] for `hw::mmio::Mmio`, the kernel's
@@ -26,8 +29,11 @@ extern crate alloc;
 
 pub mod fault;
 pub mod grants;
+mod iommu;
 #[cfg(feature = "hw")]
 mod mmio_regs;
+pub mod v2;
 pub mod v3;
 
 pub use fault::{Access, Fault, FaultKind};
+pub use iommu::{Collected, Iommu};

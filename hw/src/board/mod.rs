@@ -95,6 +95,9 @@ pub struct Board {
     pub pcie: Option<PcieHost>,
     /// SMMUv3 translating the PCIe devices' DMA, if present.
     pub smmuv3: Option<Smmuv3>,
+    /// Base of an Arm MMU-500 (SMMUv2) register window (128 KiB) the kernel
+    /// probes at boot, if the SoC has one (QEMU may model nothing there).
+    pub mmu500: Option<usize>,
     /// PL031 real-time clock (seconds since the Unix epoch), if present.
     pub rtc_pl031: Option<usize>,
     /// Unused virtual addresses below 256 MiB, for regions that devices with
@@ -194,5 +197,14 @@ mod tests {
             }
             assert!(b.default_cores <= crate::layout::MAX_CORES);
         }
+    }
+
+    #[test]
+    fn the_zcu102_mmu500_window_is_mapped_as_device_memory() {
+        let base = ZCU102.mmu500.unwrap();
+        for addr in [base, base + 0x2_0000 - 4] {
+            assert!(ZCU102.devices.iter().any(|d| d.contains(&addr)));
+        }
+        assert_eq!(QEMU_VIRT.mmu500, None);
     }
 }

@@ -35,6 +35,7 @@ pub const QEMU_VIRT: Board = Board {
     }),
     // The platform-bus and secure-memory holes: no device answers there.
     low_dma_window: Some(0x0c00_0000..0x1000_0000),
+    mmu500: None,
     zdma: None,
     gem: None,
     sd: None,

@@ -22,13 +22,15 @@ pub const ZCU102: Board = Board {
         0xff00_0000..0xff10_0000,
         // The two SD host controllers.
         0xff16_0000..0xff18_0000,
-        // Full-power domain DMA (ZDMA) and SMMU.
-        0xfd00_0000..0xfd80_0000,
+        // Full-power domain DMA (ZDMA) and the MMU-500's 128 KiB.
+        0xfd00_0000..0xfd82_0000,
     ],
     default_timer_hz: 62_500_000,
     // QEMU models neither the PS PCIe controller nor the MMU-500.
     pcie: None,
     smmuv3: None,
+    // Probed only: QEMU 7.2 maps nothing there (reads as 0), the probe says so.
+    mmu500: Some(0xfd80_0000),
     low_dma_window: None,
     rtc_pl031: None,
     // GDMA channel 0 of the full-power domain (QEMU has no SMMU in front).

@@ -172,6 +172,27 @@ pub(crate) fn init(board: &Smmuv3) {
     });
 }
 
+/// Probes the board's MMU-500 (SMMUv2) and logs what is there, without
+/// enabling it: no device on the board is attached to it yet, and enabling
+/// it would fault every unmatched stream. Reading ID registers at an
+/// address nothing answers at is harmless (QEMU `xlnx-zcu102` reads 0 and
+/// raises no abort), and all-zero IDs are "no SMMU".
+pub(crate) fn probe_mmu500(base: usize) {
+    let window = smmu::v2::Config::zynqmp().window;
+    // SAFETY: the board names the MMU-500's 128 KiB register block, which
+    // the kernel table maps as device memory; the probe only reads it.
+    let regs = unsafe { Mmio::new(base, window) };
+    match smmu::v2::Mmu500::probe(&regs, window) {
+        Ok(f) => log::info!(
+            "smmu: MMU-500 at {base:#x}: {} SMRs, {} context banks, {}-bit output",
+            f.num_smr,
+            f.num_cb,
+            f.oas_bits
+        ),
+        Err(e) => log::info!("smmu: no MMU-500 at {base:#x} ({e})"),
+    }
+}
+
 /// Whether an SMMU translates device DMA on this machine.
 pub fn present() -> bool {
     SMMU.lock().is_some()
