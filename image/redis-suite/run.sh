@@ -5,7 +5,9 @@
 #
 #   image/redis-suite/run.sh [--ci] [--port PORT] [UNIT ...]
 #
-#   --ci         only the units CI runs (CI_UNITS below); default: all units
+#   --ci         only the units CI runs (CI_UNITS below), and without the
+#                tests of pending-tests (they need what kvstore does not
+#                have yet); default: all units, all tests
 #   --port PORT  use the kvstore already listening on 127.0.0.1:PORT (it is
 #                flushed: never point this at data you keep). Without it,
 #                the boot test image/tests/redis_suite.rs boots a kvstore
@@ -30,8 +32,10 @@ ALL_UNITS=(
     unit/auth unit/info-command
 )
 # The part CI runs: the units of the types and commands kvstore has.
+# (unit/type/hash sets hash-max-ziplist-value outside its tests, which
+# kvstore refuses: the whole unit stops there.)
 CI_UNITS=(
-    unit/type/string unit/type/incr unit/type/hash unit/keyspace
+    unit/type/string unit/type/incr unit/keyspace
     unit/expire unit/protocol unit/multi unit/pubsub unit/auth
     unit/info-command
 )
@@ -54,6 +58,7 @@ fi
 if [[ -z $port ]]; then
     # Boot kvstore through the test that owns its image and disk.
     export FAULTLINE_REDIS_SUITE_UNITS="${units[*]}"
+    if [[ $mode == ci ]]; then export FAULTLINE_REDIS_SUITE_CI=1; fi
     exec cargo test -q -p faultline-image --test redis_suite -- --nocapture
 fi
 
@@ -89,13 +94,18 @@ suite=${suite%/}
 tags=$(grep -v '^\s*\(#\|$\)' "$here/excluded-tags" | awk '{printf "-%s ", $1}')
 results=$(mktemp -d)
 trap 'rm -rf "$results"' EXIT
+# runtest takes one skip file: skipped-tests, and with --ci pending-tests
+# too (tests of the CI units that need what kvstore does not have yet).
+skipfile="$results/skip"
+cat "$here/skipped-tests" >"$skipfile"
+if [[ $mode == ci ]]; then cat "$here/pending-tests" >>"$skipfile"; fi
 passed=0 failed=0
 for unit in "${units[@]}"; do
     out="$results/$(tr / _ <<<"$unit").log"
     # --durable: a test that throws is counted as failed and the unit goes
     # on. --baseport: the suite's own control socket, away from others.
     (cd "$suite" && ./runtest --host 127.0.0.1 --port "$port" --baseport 31000 \
-        --durable --single "$unit" --tags "$tags" --skipfile "$here/skipped-tests" \
+        --durable --single "$unit" --tags "$tags" --skipfile "$skipfile" \
         --timeout 600) >"$out" 2>&1 || true
     clean=$(sed 's/\x1b\[[0-9;]*m//g' "$out")
     ok=$(grep -ac '^\[ok\]:' <<<"$clean" || true)

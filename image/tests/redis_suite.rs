@@ -22,6 +22,9 @@ fn redis_test_suite_passes_against_kvstore() {
     run.args(["--port", &guest.port.to_string()]);
     match std::env::var("FAULTLINE_REDIS_SUITE_UNITS") {
         Ok(units) => {
+            if std::env::var_os("FAULTLINE_REDIS_SUITE_CI").is_some() {
+                run.arg("--ci");
+            }
             run.args(units.split_whitespace());
         }
         Err(_) => {

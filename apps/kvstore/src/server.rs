@@ -673,7 +673,7 @@ pub fn main(args: libos::Args) -> i32 {
             None
         }
     };
-    let (engine, log) = match log {
+    let (mut engine, log) = match log {
         Some((log, mut engine)) => {
             *engine.config_mut() = config;
             let stats = engine.stats_mut();
@@ -683,6 +683,7 @@ pub fn main(args: libos::Args) -> i32 {
         }
         None => (Engine::new(config, now_ms()), None),
     };
+    engine.set_clock_us(|| time::uptime().as_micros() as u64);
     let server = Server::new(net, engine, log);
     println!(
         "kvstore: ready on port {} ({} ms after boot)",

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use super::errors;
 use super::exec::Exec;
+use crate::config::Config;
 use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
 use crate::store::Store;
@@ -85,8 +86,12 @@ pub(crate) fn setbit(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// Growth of `SETBIT key offset bit`: the bytes up to the offset's.
-pub(crate) fn setbit_growth(store: &Store, args: &[Vec<u8>]) -> usize {
-    let bytes = parse_i64(&args[2]).map_or(0, |o| (o.max(0) as u64 >> 3) as usize + 1);
+pub(crate) fn setbit_growth(store: &Store, limits: &Config, args: &[Vec<u8>]) -> usize {
+    let bytes = parse_i64(&args[2]).map_or(0, |o| (o.max(0) as u64 >> 3) + 1);
+    if bytes > limits.proto_max_bulk_len {
+        return 0;
+    }
+    let bytes = bytes as usize;
     match store.get(&args[1]) {
         Some(entry) => bytes.saturating_sub(entry.value().len()),
         None => Store::cost(args[1].len(), bytes),

@@ -28,6 +28,7 @@ use super::keys::ScanOptions;
 use super::string_ops::{float_sum, parse_float};
 use super::strings::copy_for_reply;
 use crate::aof::push_entry;
+use crate::config::Config;
 use crate::glob;
 use crate::num::{format_i64, parse_i64, parse_u64};
 use crate::resp::Reply;
@@ -442,7 +443,7 @@ fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
 /// Growth of `HSET key field value [field value ...]` (and `HMSET`,
 /// `HSETNX`): each new field's cost, or what a value grows by, plus the
 /// key's own cost if it is missing. A field named twice counts twice.
-pub(crate) fn hset_growth(store: &Store, args: &[Vec<u8>]) -> usize {
+pub(crate) fn hset_growth(store: &Store, _limits: &Config, args: &[Vec<u8>]) -> usize {
     let key = &args[1];
     let hash = store.get(key).and_then(|e| e.hash());
     let fields: usize = args[2..]
@@ -457,7 +458,7 @@ pub(crate) fn hset_growth(store: &Store, args: &[Vec<u8>]) -> usize {
 
 /// Growth of `HINCRBY key field increment` (and `HINCRBYFLOAT`): at most a
 /// 20-digit number in the field.
-pub(crate) fn hincr_growth(store: &Store, args: &[Vec<u8>]) -> usize {
+pub(crate) fn hincr_growth(store: &Store, _limits: &Config, args: &[Vec<u8>]) -> usize {
     let key = &args[1];
     let hash = store.get(key).and_then(|e| e.hash());
     let field = field_growth(hash, &args[2], 20);

@@ -12,28 +12,32 @@ use crate::resp::Reply;
 /// Writes one section of the report.
 type Section = fn(&Exec<'_>, &mut String);
 
-/// The sections, in report order.
-const SECTIONS: &[(&str, Section)] = &[
-    ("server", server),
-    ("clients", clients),
-    ("memory", memory),
-    ("persistence", persistence),
-    ("stats", stats),
-    ("cpu", cpu),
-    ("keyspace", keyspace),
+/// The sections in report order, and whether each is in the default
+/// report (`commandstats` is long, so only `all` and `everything` add it).
+const SECTIONS: &[(&str, Section, bool)] = &[
+    ("server", server, true),
+    ("clients", clients, true),
+    ("memory", memory, true),
+    ("persistence", persistence, true),
+    ("stats", stats, true),
+    ("replication", replication, true),
+    ("cpu", cpu, true),
+    ("commandstats", commandstats, false),
+    ("cluster", cluster, true),
+    ("keyspace", keyspace, true),
 ];
 
-/// `INFO [section ...]`: the named sections (any case), or all of them for
-/// none, `default`, `all` or `everything`. Unknown names are skipped.
+/// `INFO [section ...]`: the named sections (any case, each once), the
+/// default ones for none or `default`, every one for `all` or
+/// `everything`. Unknown names are skipped.
 pub(crate) fn info(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let wanted: Vec<Vec<u8>> = args[1..].iter().map(|a| a.to_ascii_lowercase()).collect();
-    let all = wanted.is_empty()
-        || wanted
-            .iter()
-            .any(|w| matches!(w.as_slice(), b"default" | b"all" | b"everything"));
+    let named = |w: &[u8]| wanted.iter().any(|a| a.as_slice() == w);
+    let all = named(b"all") || named(b"everything");
+    let default = wanted.is_empty() || named(b"default");
     let mut out = String::new();
-    for (name, write) in SECTIONS {
-        if all || wanted.iter().any(|w| w.as_slice() == name.as_bytes()) {
+    for (name, write, in_default) in SECTIONS {
+        if all || (default && *in_default) || named(name.as_bytes()) {
             if !out.is_empty() {
                 out.push_str("\r\n");
             }
@@ -166,6 +170,54 @@ fn stats(x: &Exec<'_>, out: &mut String) {
     field(out, "keyspace_hits", s.keyspace_hits);
     field(out, "keyspace_misses", s.keyspace_misses);
     field(out, "total_error_replies", s.total_error_replies);
+}
+
+/// kvstore has no replication (one server, its log on its own disk): it is
+/// a primary with no replicas and an empty backlog.
+fn replication(x: &Exec<'_>, out: &mut String) {
+    out.push_str("# Replication\r\n");
+    field(out, "role", "master");
+    field(out, "connected_slaves", 0);
+    field(out, "master_failover_state", "no-failover");
+    // A replication ID of this run, as Redis makes one per start.
+    let id = x.started_ms.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let _ = write!(out, "master_replid:{id:040x}\r\n");
+    field(
+        out,
+        "master_replid2",
+        "0000000000000000000000000000000000000000",
+    );
+    field(out, "master_repl_offset", 0);
+    field(out, "second_repl_offset", -1);
+    field(out, "repl_backlog_active", 0);
+    field(out, "repl_backlog_size", 0);
+    field(out, "repl_backlog_first_byte_offset", 0);
+    field(out, "repl_backlog_histlen", 0);
+}
+
+/// One line per command that was called since start (or `CONFIG
+/// RESETSTAT`): calls, time, and refusals and failures.
+fn commandstats(x: &Exec<'_>, out: &mut String) {
+    out.push_str("# Commandstats\r\n");
+    for (name, c) in &x.stats.commands {
+        let per_call_hundredths = (c.usec * 100).checked_div(c.calls).unwrap_or(0);
+        let _ = write!(
+            out,
+            "cmdstat_{name}:calls={},usec={},usec_per_call={}.{:02},rejected_calls={},failed_calls={}\r\n",
+            c.calls,
+            c.usec,
+            per_call_hundredths / 100,
+            per_call_hundredths % 100,
+            c.rejected_calls,
+            c.failed_calls
+        );
+    }
+}
+
+/// kvstore is never part of a Redis Cluster.
+fn cluster(_x: &Exec<'_>, out: &mut String) {
+    out.push_str("# Cluster\r\n");
+    field(out, "cluster_enabled", 0);
 }
 
 fn keyspace(x: &Exec<'_>, out: &mut String) {

@@ -108,6 +108,8 @@ pub struct Engine {
     pubsub: crate::pubsub::PubSub,
     /// The connections, for `CLIENT LIST`, `INFO` and `KILL`.
     clients: crate::clients::Clients,
+    /// Microseconds on a monotonic clock, to time commands with.
+    clock_us: fn() -> u64,
 }
 
 impl Engine {
@@ -125,6 +127,7 @@ impl Engine {
             random: now_ms | 1,
             pubsub: crate::pubsub::PubSub::default(),
             clients: crate::clients::Clients::default(),
+            clock_us: || 0,
         }
     }
 
@@ -453,7 +456,7 @@ impl Engine {
         if let (Some(growth), true) = (spec.growth, limit > 0) {
             // Over the limit already, any write that may add data is
             // refused (as Redis does); under it, one that would cross it.
-            let grows = growth(&self.dbs[db], args);
+            let grows = growth(&self.dbs[db], &self.config, args);
             let used = self.used_memory() as u64;
             if used > limit || (grows > 0 && used + grows as u64 > limit) {
                 return Some(errors::oom());
@@ -473,21 +476,13 @@ impl Engine {
             reply,
             effects: Effects::default(),
         };
-        let Some(mut spec) = args.first().and_then(|name| table::lookup(name)) else {
-            return reply(errors::unknown_command(args));
+        let spec = match transaction::check(args) {
+            Ok(spec) => spec,
+            Err(refused) => {
+                self.count_rejected(args);
+                return reply(refused);
+            }
         };
-        if !spec.arity_ok(args.len()) {
-            return reply(errors::wrong_args(spec.name));
-        }
-        if !spec.subcommands.is_empty() && args.len() >= 2 {
-            match spec.subcommand(&args[1]) {
-                Some(sub) => spec = sub,
-                None => return reply(errors::unknown_subcommand(&args[0], &args[1])),
-            }
-            if !spec.arity_ok(args.len()) {
-                return reply(errors::wrong_args(spec.name));
-            }
-        }
         let Some(run) = spec.run else {
             return reply(errors::wrong_args(spec.name));
         };
@@ -497,6 +492,7 @@ impl Engine {
             None => client.authenticated = true,
             Some(_) if !client.authenticated && !loading => {
                 if !auth::BEFORE_AUTH.contains(&spec.name) {
+                    self.count_rejected(args);
                     return reply(auth::noauth());
                 }
             }
@@ -505,9 +501,11 @@ impl Engine {
         let db = client.db.min(self.dbs.len() - 1);
         if !loading {
             if let Some(refusal) = self.refusal(spec, args, db) {
+                self.count_rejected(args);
                 return reply(refusal);
             }
         }
+        let started_us = (self.clock_us)();
         if spec.name == "swapdb" {
             return self.swapdb(args, loading);
         }
@@ -564,8 +562,36 @@ impl Engine {
         if !loading {
             // Counted after running, so INFO does not count itself.
             self.stats.total_commands_processed += 1;
+            let counters = self.stats.commands.entry(spec.name).or_default();
+            counters.calls += 1;
+            counters.usec += (self.clock_us)().saturating_sub(started_us);
+            counters.failed_calls += u64::from(reply.is_error());
         }
         Outcome { reply, effects }
+    }
+
+    /// Counts a known command turned away before it ran (`rejected_calls`
+    /// in `INFO commandstats`); unknown commands have no counters.
+    fn count_rejected(&mut self, args: &[Vec<u8>]) {
+        let Some(top) = args.first().and_then(|name| table::lookup(name)) else {
+            return;
+        };
+        let spec = match args.get(1) {
+            Some(sub) if !top.subcommands.is_empty() => top.subcommand(sub).unwrap_or(top),
+            _ => top,
+        };
+        self.stats
+            .commands
+            .entry(spec.name)
+            .or_default()
+            .rejected_calls += 1;
+    }
+
+    /// Sets the microsecond clock `INFO commandstats` times commands with
+    /// (the server passes the kernel's monotonic clock; without one,
+    /// commands are counted but take no time).
+    pub fn set_clock_us(&mut self, clock: fn() -> u64) {
+        self.clock_us = clock;
     }
 }
 

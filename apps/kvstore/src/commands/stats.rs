@@ -55,7 +55,30 @@ pub struct Stats {
     pub dirty: u64,
     /// Highest memory estimate seen (engine).
     pub used_memory_peak: u64,
+    /// Per-command counters for `INFO commandstats` (engine).
+    pub commands: CommandStats,
 }
+
+/// What `INFO commandstats` reports for one command: how often it ran,
+/// for how long, and how often it was turned away or failed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CommandCounters {
+    /// Times the command ran.
+    pub calls: u64,
+    /// Microseconds spent running it (on the clock given to
+    /// [`Engine::set_clock_us`](super::Engine::set_clock_us)).
+    pub usec: u64,
+    /// Times it was refused before running: wrong number of arguments,
+    /// not authenticated, out of memory, log not writable, or a queueing
+    /// error inside `MULTI`.
+    pub rejected_calls: u64,
+    /// Times it ran and answered an error.
+    pub failed_calls: u64,
+}
+
+/// The counters of every command that was called, by its full name
+/// (`get`, `config|set`), in name order as `INFO` lists them.
+pub type CommandStats = alloc::collections::BTreeMap<&'static str, CommandCounters>;
 
 impl Default for Stats {
     fn default() -> Self {
@@ -82,6 +105,7 @@ impl Default for Stats {
             expired_keys: 0,
             dirty: 0,
             used_memory_peak: 0,
+            commands: CommandStats::new(),
         }
     }
 }

@@ -9,6 +9,7 @@ use super::{
     auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub,
     string_ops, strings,
 };
+use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::Store;
 
@@ -16,8 +17,10 @@ use crate::store::Store;
 /// `args[1]` is the subcommand name).
 pub(crate) type Handler = fn(&mut Exec<'_>, &mut [alloc::vec::Vec<u8>]) -> Reply;
 
-/// How many bytes a write may add to the dataset, for `maxmemory`.
-pub(crate) type Growth = fn(&Store, &[alloc::vec::Vec<u8>]) -> usize;
+/// How many bytes a write may add to the dataset, for `maxmemory`. A
+/// write its own checks refuse (a size past `proto-max-bulk-len`) adds
+/// nothing, so that it gets its own error rather than `-OOM`.
+pub(crate) type Growth = fn(&Store, &Config, &[alloc::vec::Vec<u8>]) -> usize;
 
 /// Flag bits, reported by `COMMAND` under Redis's names.
 pub(crate) const WRITE: u8 = 1;
@@ -148,12 +151,12 @@ const ONE_KEY: (i32, i32, i32) = (1, 1, 1);
 const ALL_KEYS: (i32, i32, i32) = (1, -1, 1);
 
 /// Growth of setting `args[1]` to `args[2]`.
-fn set_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+fn set_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     store.growth_if_set(&args[1], args[2].len())
 }
 
 /// Growth of `MSET k1 v1 k2 v2 ...` (repeated keys counted each time).
-fn mset_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+fn mset_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     args[1..]
         .chunks(2)
         .filter(|pair| pair.len() == 2)
@@ -162,14 +165,18 @@ fn mset_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
 }
 
 /// Growth of `SETEX key seconds value` (and `PSETEX`).
-fn setex_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+fn setex_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     store.growth_if_set(&args[1], args[3].len())
 }
 
 /// Growth of `SETRANGE key offset value`: up to the offset plus the value.
-fn setrange_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
-    let offset = crate::num::parse_i64(&args[2]).unwrap_or(0).max(0) as usize;
-    let end = offset.saturating_add(args[3].len());
+fn setrange_growth(store: &Store, limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
+    let offset = crate::num::parse_i64(&args[2]).unwrap_or(0).max(0) as u64;
+    let end = offset.saturating_add(args[3].len() as u64);
+    if end > limits.proto_max_bulk_len {
+        return 0;
+    }
+    let end = end as usize;
     match store.get(&args[1]) {
         Some(entry) => end.saturating_sub(entry.value().len()),
         None => Store::cost(args[1].len(), end),
@@ -177,14 +184,14 @@ fn setrange_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
 }
 
 /// Growth of `COPY source destination`: the source's value again.
-fn copy_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+fn copy_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     store
         .get(&args[1])
         .map_or(0, |e| store.growth_if_set(&args[2], e.data().size()))
 }
 
 /// Growth of `APPEND key suffix`.
-fn append_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+fn append_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     match store.get(&args[1]) {
         Some(_) => args[2].len(),
         None => Store::cost(args[1].len(), args[2].len()),
@@ -192,7 +199,7 @@ fn append_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
 }
 
 /// Growth of an `INCR`-family command: at most a 20-digit number.
-fn counter_growth(store: &Store, args: &[alloc::vec::Vec<u8>]) -> usize {
+fn counter_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     store.growth_if_set(&args[1], 20)
 }
 

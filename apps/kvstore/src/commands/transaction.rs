@@ -174,7 +174,7 @@ impl Engine {
 
 /// Checks a command's name, subcommand and arity, as the engine does
 /// before running it (see `Engine::run`).
-fn check(args: &[Vec<u8>]) -> Result<&'static table::Spec, Reply> {
+pub(super) fn check(args: &[Vec<u8>]) -> Result<&'static table::Spec, Reply> {
     let Some(mut spec) = args.first().and_then(|name| table::lookup(name)) else {
         return Err(errors::unknown_command(args));
     };
@@ -199,7 +199,7 @@ impl Engine {
     /// Queues `args` in the open transaction: `+QUEUED`, or the error that
     /// will abort it (a malformed command, or one refused for the state
     /// the server is in now: see [`Engine::refusal`]).
-    fn queue(&self, args: &mut Args, client: &mut ClientCtx) -> Reply {
+    fn queue(&mut self, args: &mut Args, client: &mut ClientCtx) -> Reply {
         let db = client.db.min(self.databases().len() - 1);
         let checked = check(args).and_then(|spec| {
             if spec.flags & table::NO_MULTI != 0 {
@@ -218,6 +218,7 @@ impl Engine {
             }
             Err(reply) => {
                 multi.failed = true;
+                self.count_rejected(args);
                 reply
             }
         }

@@ -249,3 +249,95 @@ fn resetstat_zeroes_counters() {
     assert_eq!(s.run("CONFIG RESETSTAT"), ok());
     assert_eq!(s.engine.stats().keyspace_misses, 0);
 }
+
+#[test]
+fn info_commandstats_counts_calls_refusals_and_failures() {
+    let mut s = Session::new();
+    s.run("SET k v");
+    s.run("GET k");
+    s.run("GET k");
+    s.run("GET");
+    s.run("INCR k");
+    s.run("CONFIG SET maxmemory 1");
+    s.run("SET x 1");
+    s.run("nosuchcommand");
+    let stats = text(s.run("INFO commandstats"));
+    let line = |name: &str| {
+        stats
+            .lines()
+            .find(|l| l.starts_with(&format!("cmdstat_{name}:")))
+            .unwrap_or_else(|| panic!("no cmdstat_{name} in {stats}"))
+            .to_string()
+    };
+    assert!(stats.starts_with("# Commandstats\r\n"), "{stats}");
+    assert!(
+        line("get").contains("calls=2,")
+            && line("get").ends_with("rejected_calls=1,failed_calls=0")
+    );
+    assert!(
+        line("incr").ends_with("rejected_calls=0,failed_calls=1"),
+        "not an integer"
+    );
+    assert!(
+        line("set").contains("calls=1,")
+            && line("set").ends_with("rejected_calls=1,failed_calls=0"),
+        "OOM"
+    );
+    assert!(line("config|set").contains("calls=1,"));
+    assert!(!stats.contains("nosuchcommand"));
+    s.run("CONFIG RESETSTAT");
+    assert_eq!(
+        text(s.run("INFO commandstats")),
+        "# Commandstats\r\ncmdstat_config|resetstat:calls=1,usec=0,usec_per_call=0.00,rejected_calls=0,failed_calls=0\r\n"
+    );
+}
+
+#[test]
+fn info_sections_default_all_and_named() {
+    let mut s = Session::new();
+    s.run("PING");
+    let default = text(s.run("INFO"));
+    assert!(default.contains("# Replication\r\nrole:master\r\n"));
+    assert!(default.contains("master_repl_offset:0\r\n"));
+    assert!(
+        !default.contains("# Commandstats"),
+        "not in the default report"
+    );
+    let headers = |report: &str| -> Vec<String> {
+        report
+            .lines()
+            .filter(|l| l.starts_with('#'))
+            .map(String::from)
+            .collect()
+    };
+    assert_eq!(headers(&default), headers(&text(s.run("INFO default"))));
+    assert_eq!(
+        headers(&default),
+        [
+            "# Server",
+            "# Clients",
+            "# Memory",
+            "# Persistence",
+            "# Stats",
+            "# Replication",
+            "# CPU",
+            "# Cluster",
+            "# Keyspace"
+        ]
+    );
+    let all = text(s.run("INFO all"));
+    assert!(all.contains("# Commandstats\r\ncmdstat_info:calls=2,"));
+    assert!(all.contains("used_memory:"));
+    let two = text(s.run("INFO CPU commandSTATS"));
+    assert!(
+        two.starts_with("# CPU\r\n")
+            && two.contains("cmdstat_ping:")
+            && !two.contains("used_memory")
+    );
+    let once = text(s.run("INFO cpu all"));
+    assert_eq!(
+        once.matches("used_cpu_user_children").count(),
+        1,
+        "each section once"
+    );
+}

@@ -341,6 +341,27 @@ fn getrange_and_setrange_follow_redis_offsets() {
 }
 
 #[test]
+fn an_offset_past_the_size_limit_is_a_size_error_under_maxmemory_too() {
+    let mut s = Session::new();
+    s.run("CONFIG SET maxmemory 1000000");
+    let too_big = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
+    for offset in ["9223372036854775807", "2147483647"] {
+        assert_eq!(
+            s.run(&format!("SETRANGE K {offset} A")),
+            Reply::error(too_big)
+        );
+    }
+    assert!(
+        matches!(s.run("SETRANGE K 2000000 A"), Reply::Error(e) if e.starts_with("OOM")),
+        "a valid offset past maxmemory is refused for memory"
+    );
+    assert_eq!(
+        s.run("SETBIT K 9223372036854775807 1"),
+        Reply::error("ERR bit offset is not an integer or out of range")
+    );
+}
+
+#[test]
 fn incrbyfloat_adds_plain_decimals_exactly() {
     let mut s = Session::new();
     for _ in 0..3 {
