@@ -129,6 +129,21 @@ pub fn run(engine: EngineId) -> Result<(), alloc::string::String> {
         service / records.max(1) as u32,
         "the service time above over every record read, repeats included",
     );
+    let repeats = after.fault_repeats - before.fault_repeats;
+    let drains = after.fault_drains - before.fault_drains;
+    let drain_time = after.fault_drain_time - before.fault_drain_time;
+    line(
+        "reading the event queue",
+        drain_time / records.max(1) as u32,
+        &alloc::format!(
+            "per record read; {repeats} of {records} records were repeats, in {drains} drains"
+        ),
+    );
+    line(
+        "device fault, resolution",
+        service.saturating_sub(drain_time) / faults as u32,
+        "per fault: resolved, scheduled, resubmitted (the queue reading above left out)",
+    );
 
     let mut warm = Region::demand_zero(FRAME_SIZE).map_err(err("warm buffer"))?;
     warm.populate(0..FRAME_SIZE).map_err(err("populate"))?;

@@ -12,6 +12,7 @@ use crate::aof::{AppendFsync, RewritePolicy};
 use crate::glob;
 use crate::num::{parse_i64, parse_memory};
 use crate::resp::Limits;
+use crate::store::CompactLimits;
 
 /// Settings the engine and the server obey. Defaults are Redis's.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -49,6 +50,10 @@ pub struct Config {
     /// The password clients must give with `AUTH` before any other
     /// command (`requirepass`); `None` (the empty string) asks for none.
     pub requirepass: Option<Vec<u8>>,
+    /// Up to what size a hash is kept compact (`hash-max-listpack-entries`
+    /// and `hash-max-listpack-value`, alias `hash-max-ziplist-*`); applies
+    /// to hashes as they next grow, as in Redis.
+    pub hash_compact: CompactLimits,
 }
 
 impl Default for Config {
@@ -66,6 +71,7 @@ impl Default for Config {
             client_query_buffer_limit: 1 << 30,
             client_output_hard_limit: 0,
             notify_keyspace_events: 0,
+            hash_compact: CompactLimits::default(),
         }
     }
 }
@@ -121,6 +127,10 @@ const NAMES: &[&str] = &[
     "client-query-buffer-limit",
     "client-output-buffer-limit",
     "notify-keyspace-events",
+    "hash-max-listpack-entries",
+    "hash-max-listpack-value",
+    "hash-max-ziplist-entries",
+    "hash-max-ziplist-value",
 ];
 
 impl Config {
@@ -141,6 +151,12 @@ impl Config {
             "port" => number(u64::from(self.port)),
             "maxmemory" => number(self.maxmemory),
             "notify-keyspace-events" => crate::notify::format(self.notify_keyspace_events),
+            "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
+                number(self.hash_compact.entries as u64)
+            }
+            "hash-max-listpack-value" | "hash-max-ziplist-value" => {
+                number(self.hash_compact.value as u64)
+            }
             "proto-max-bulk-len" => number(self.proto_max_bulk_len),
             "appendonly" => String::from(if self.appendonly { "yes" } else { "no" }),
             "appendfsync" => self.appendfsync.as_str().to_string(),
@@ -252,6 +268,12 @@ impl Config {
                         .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
             }
             "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
+                self.hash_compact.entries = compact_limit(value).map_err(invalid)?
+            }
+            "hash-max-listpack-value" | "hash-max-ziplist-value" => {
+                self.hash_compact.value = compact_limit(value).map_err(invalid)?
+            }
             "notify-keyspace-events" => {
                 self.notify_keyspace_events = crate::notify::parse(value).ok_or_else(|| {
                     invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
@@ -315,6 +337,10 @@ impl Config {
             "client-query-buffer-limit",
             "client-output-buffer-limit",
             "notify-keyspace-events",
+            "hash-max-listpack-entries",
+            "hash-max-listpack-value",
+            "hash-max-ziplist-entries",
+            "hash-max-ziplist-value",
         ];
         let lower = name.to_ascii_lowercase();
         if SETTABLE.contains(&lower.as_str()) {
@@ -332,6 +358,15 @@ impl Config {
         Self::settable_at_runtime(name)?;
         self.set(name, value)
     }
+}
+
+/// A compact-form limit (`hash-max-listpack-*`): a count or size from 0
+/// to 2^63 - 1, written as a number or a memory value (`64`, `1kb`).
+fn compact_limit(value: &[u8]) -> Result<usize, &'static str> {
+    parse_memory(value)
+        .filter(|&n| n <= i64::MAX as u64)
+        .map(|n| usize::try_from(n).unwrap_or(usize::MAX))
+        .ok_or("argument must be a memory value")
 }
 
 /// The `normal` class's hard limit from a `client-output-buffer-limit`

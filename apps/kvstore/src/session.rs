@@ -153,6 +153,16 @@ impl Session {
         while self.wants_input() {
             match self.parser.next_command() {
                 Ok(Some(args)) => {
+                    // The command's name (the arguments go to the engine),
+                    // as long as any whose reply CLIENT REPLY may spare.
+                    let mut name_buf = [0u8; 12];
+                    let name = match args.first() {
+                        Some(a) if a.len() <= name_buf.len() => {
+                            name_buf[..a.len()].copy_from_slice(a);
+                            &name_buf[..a.len()]
+                        }
+                        _ => &[][..],
+                    };
                     let outcome = engine.execute_owned(args, &mut self.client, now_ms);
                     let logged = match outcome.effects.is_empty() {
                         true => Logged::Answer,
@@ -161,7 +171,7 @@ impl Session {
                     let start = self.output.len();
                     // CLIENT REPLY OFF|SKIP: the command ran (and is
                     // logged), its reply is dropped.
-                    let silenced = self.client.reply_silenced();
+                    let silenced = self.client.reply_silenced(name);
                     match logged {
                         _ if silenced => {}
                         Logged::Answer => outcome.reply.encode_or_oom(&mut self.output),
@@ -340,6 +350,19 @@ mod tests {
         s.feed(b"CLIENT REPLY SKIP\r\nINCR a\r\nINCR a\r\n");
         s.run(&mut engine, 0, |_| Logged::Answer);
         assert_eq!(s.output(), b"+OK\r\n$1\r\n1\r\n:3\r\n");
+    }
+
+    #[test]
+    fn subscribing_is_confirmed_while_replies_are_off() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        s.feed(b"CLIENT REPLY OFF\r\nPSUBSCRIBE *\r\n");
+        s.run(&mut engine, 0, |_| Logged::Answer);
+        assert_eq!(
+            s.output(),
+            b"*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n",
+            "a push, like the messages after it"
+        );
     }
 
     #[test]

@@ -487,6 +487,9 @@ pub struct Drained {
     pub records: usize,
     /// Of those, records that repeated the fault before them (not decoded).
     pub repeats: usize,
+    /// The SMMU queued more records meanwhile: resolve these faults, then
+    /// drain again (see `smmu`'s `Drained::more_pending`).
+    pub more_pending: bool,
 }
 
 /// Distinct faults one drain keeps; past that the drain reports lost
@@ -499,7 +502,7 @@ const DRAIN_CAPACITY: usize = 1024;
 /// the SMMU lock.
 static FAULT_SET: IrqSpinLock<FaultSet<DRAIN_CAPACITY>> = IrqSpinLock::new(FaultSet::new());
 
-/// Takes every pending fault event and the global error state.
+/// Takes the fault events queued so far and the global error state.
 pub fn drain() -> Drained {
     let mut out = Drained::default();
     let mut set = FAULT_SET.lock();
@@ -509,19 +512,12 @@ pub fn drain() -> Drained {
         let Some(smmu) = guard.as_mut().map(|i| &mut i.smmu) else {
             return out;
         };
-        let mut others = 0;
-        let mut first_other = None;
-        loop {
-            let d = smmu.drain_faults_dedup(&mut set);
-            out.records += d.records;
-            out.repeats += d.repeats;
-            out.events_lost |= d.events_lost;
-            others += d.other_events;
-            first_other = first_other.or(d.first_other);
-            if !d.more_pending {
-                break;
-            }
-        }
+        let d = smmu.drain_faults_dedup(&mut set);
+        out.records = d.records;
+        out.repeats = d.repeats;
+        out.events_lost = d.events_lost;
+        out.more_pending = d.more_pending;
+        let (others, first_other) = (d.other_events, d.first_other);
         let gerror = smmu.check_gerror();
         out.events_lost |= gerror.events_lost || set.overflowed();
         drop(guard);

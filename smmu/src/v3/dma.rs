@@ -36,6 +36,37 @@ impl DmaBuf {
         unsafe { core::ptr::read_volatile(word) }
     }
 
+    /// How many 32-byte records from record `records.start` on (before
+    /// `records.end`) satisfy `same`, given their first three words: one
+    /// bounds check for the range, then a tight loop (an event storm is
+    /// hundreds of records).
+    #[inline(never)]
+    pub(crate) fn count_records(
+        &self,
+        records: core::ops::Range<usize>,
+        same: impl Fn([u64; 3]) -> bool,
+    ) -> usize {
+        let words = &self.words[records.start * 4..records.end * 4];
+        let mut n = 0;
+        for record in words.chunks_exact(4) {
+            // SAFETY: `record` is a live, aligned slice of four initialised
+            // u64 words; the reads are volatile only because the SMMU may
+            // have written them.
+            let w = unsafe {
+                [
+                    core::ptr::read_volatile(&record[0]),
+                    core::ptr::read_volatile(&record[1]),
+                    core::ptr::read_volatile(&record[2]),
+                ]
+            };
+            if !same(w) {
+                break;
+            }
+            n += 1;
+        }
+        n
+    }
+
     /// Writes word `i` so that the SMMU can read it (once a barrier orders
     /// it before the register write that tells the SMMU to look).
     pub(crate) fn write(&mut self, i: usize, value: u64) {

@@ -30,9 +30,10 @@ pub struct Drained {
     /// dropped, so some faults are unknown. (QEMU instead raises
     /// GERROR.EVENTQ_ABT_ERR; see [`Smmu::check_gerror`].)
     pub events_lost: bool,
-    /// The call stopped after one queue's worth of records with more
-    /// waiting: call again (the eventq interrupt is an edge and will not
-    /// fire again for records already queued).
+    /// The SMMU queued more records while these were read: act on these
+    /// first (a fault resolved sooner stops the device repeating it), then
+    /// call again (the eventq interrupt is an edge and will not fire again
+    /// for records already queued).
     pub more_pending: bool,
 }
 
@@ -41,12 +42,18 @@ pub struct Drained {
 /// cut to its 4 KiB page. Two records with the same key are the same fault
 /// for the kernel, which resolves pages. `None` for other records, which
 /// are always decoded.
-fn repeat_key(w0: u64, w1: u64, w2: u64) -> Option<[u64; 3]> {
+fn repeat_key(w0: u64, w1: u64, w2: u64) -> Option<RepeatKey> {
     let code = (w0 & 0xff) as u8;
     let fault = (crate::v3::event::code::F_TRANSLATION..=crate::v3::event::code::F_PERMISSION)
         .contains(&code);
-    fault.then_some([w0, w1, w2 & !0xfff])
+    fault.then_some(RepeatKey(w0, w1, w2 & !0xfff))
 }
+
+/// What makes two fault records the same fault (see [`repeat_key`]),
+/// compared word by word by [`Smmu::repeats_from`] (a byte-wise `memcmp`
+/// of the three words cost about 150 instructions a record).
+#[derive(Clone, Copy)]
+struct RepeatKey(u64, u64, u64);
 
 /// What one [`Smmu::drain_faults_dedup`] call consumed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -426,53 +433,69 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         CommandFailure { error, opcode }
     }
 
-    /// Reads every record the SMMU has queued (at most one queue's worth per
-    /// call), hands each to `f` decoded, and frees their slots. Acknowledges
-    /// an event-queue overflow (EVENTQ_PROD.OVFLG) and reports it as lost
-    /// events.
+    /// Reads the records the SMMU had queued when the call began (at most
+    /// one queue's worth), hands each to `f` decoded, and frees their
+    /// slots. Records queued meanwhile are left for the next call
+    /// ([`Drained::more_pending`]), so that the caller resolves the faults
+    /// it has before reading on: a device that repeats a faulting access
+    /// (QEMU logs one record per retried word) stops once the page is
+    /// there. Acknowledges an event-queue overflow (EVENTQ_PROD.OVFLG) and
+    /// reports it as lost events.
     pub fn drain_events(&mut self, mut f: impl FnMut(Event)) -> Drained {
         let ring = self.evtq_ring;
-        let limit = ring.entries() as usize;
         let mut drained = Drained::default();
-        let mut cons_reg = self.regs.read32(regs::EVENTQ_CONS);
-        loop {
-            let prod_reg = self.regs.read32(regs::EVENTQ_PROD);
-            let overflowed = (prod_reg ^ cons_reg) & regs::EVENTQ_OVERFLOW != 0;
-            let prod = ring.ptr(prod_reg);
-            let mut cons = ring.ptr(cons_reg);
-            if ring.is_empty(prod, cons) && !overflowed {
-                return drained;
-            }
-            if drained.records == limit {
-                drained.more_pending = !ring.is_empty(prod, cons);
-                return drained;
-            }
-            drained.events_lost |= overflowed;
-            // The records are in memory before the PROD value that covers them.
-            self.regs.dma_fence();
-            let mut last: Option<[u64; 3]> = None;
-            while !ring.is_empty(prod, cons) && drained.records < limit {
-                let i = ring.index(cons) * 4;
-                let (w0, w1, w2) = (
-                    self.evtq.read(i),
-                    self.evtq.read(i + 1),
-                    self.evtq.read(i + 2),
-                );
-                let key = repeat_key(w0, w1, w2);
-                if key.is_some() && key == last {
-                    drained.repeats += 1;
-                } else {
-                    last = key;
-                    f(Event::decode(&[w0, w1, w2, self.evtq.read(i + 3)]));
-                }
-                drained.records += 1;
-                cons = ring.advance(cons, 1);
-            }
-            // Finish reading the slots before handing them back.
-            self.regs.dma_fence();
-            cons_reg = cons | (prod_reg & regs::EVENTQ_OVERFLOW);
-            self.regs.write32(regs::EVENTQ_CONS, cons_reg);
+        let cons_reg = self.regs.read32(regs::EVENTQ_CONS);
+        let prod_reg = self.regs.read32(regs::EVENTQ_PROD);
+        let overflowed = (prod_reg ^ cons_reg) & regs::EVENTQ_OVERFLOW != 0;
+        let prod = ring.ptr(prod_reg);
+        let mut cons = ring.ptr(cons_reg);
+        if ring.is_empty(prod, cons) && !overflowed {
+            return drained;
         }
+        drained.events_lost = overflowed;
+        // The records are in memory before the PROD value that covers them.
+        self.regs.dma_fence();
+        while !ring.is_empty(prod, cons) {
+            let i = ring.index(cons) * 4;
+            let (w0, w1, w2) = (
+                self.evtq.read(i),
+                self.evtq.read(i + 1),
+                self.evtq.read(i + 2),
+            );
+            f(Event::decode(&[w0, w1, w2, self.evtq.read(i + 3)]));
+            cons = ring.advance(cons, 1);
+            drained.records += 1;
+            if let Some(key) = repeat_key(w0, w1, w2) {
+                let repeats = self.repeats_from(cons, prod, key);
+                cons = ring.advance(cons, repeats);
+                drained.records += repeats as usize;
+                drained.repeats += repeats as usize;
+            }
+        }
+        // Finish reading the slots before handing them back.
+        self.regs.dma_fence();
+        self.regs
+            .write32(regs::EVENTQ_CONS, cons | (prod_reg & regs::EVENTQ_OVERFLOW));
+        let prod_now = ring.ptr(self.regs.read32(regs::EVENTQ_PROD));
+        drained.more_pending = !ring.is_empty(prod_now, cons);
+        drained
+    }
+
+    /// How many records from `cons` on (before `prod`) repeat the fault
+    /// `key`: QEMU's storms are hundreds of them, so this is a loop of its
+    /// own, a few instructions a record.
+    fn repeats_from(&self, cons: u32, prod: u32, key: RepeatKey) -> u32 {
+        let ring = self.evtq_ring;
+        let waiting = ring.used(prod, cons) as usize;
+        let start = ring.index(cons);
+        // Up to the end of the queue's memory, then from its start.
+        let before_wrap = waiting.min(ring.entries() as usize - start);
+        let same = move |w: [u64; 3]| w[0] == key.0 && w[1] == key.1 && w[2] & !0xfff == key.2;
+        let first = self.evtq.count_records(start..start + before_wrap, same);
+        if first < before_wrap {
+            return first as u32;
+        }
+        (first + self.evtq.count_records(0..waiting - before_wrap, same)) as u32
     }
 
     /// Drains the event queue into `set` as one fault per (stream, 4 KiB

@@ -180,7 +180,7 @@ impl RewriteScan {
 /// use kvstore::store::Store;
 ///
 /// let mut store = Store::new();
-/// store.update_hash(b"h", |h| h.insert(b"f".to_vec(), b"v".to_vec()));
+/// store.update_hash(b"h", |h| h.insert(b"f".to_vec(), b"v".to_vec(), Default::default()));
 /// store.set_expire(b"h", Some(9_000));
 /// let mut records = Effects::default();
 /// push_entry(&mut records, b"h", store.get(b"h").unwrap());

@@ -58,14 +58,24 @@ impl ClientCtx {
         }
     }
 
-    /// Whether the reply to the command just run is dropped (`CLIENT
-    /// REPLY OFF|SKIP`); the caller asks once per command.
-    pub fn reply_silenced(&mut self) -> bool {
-        if self.replies_to_skip > 0 {
+    /// Whether the reply to the command `name` just run is dropped
+    /// (`CLIENT REPLY OFF|SKIP`); the caller asks once per command. The
+    /// confirmations of (P)(UN)SUBSCRIBE are pub/sub pushes, like the
+    /// messages that follow them, and are sent all the same, as in Redis.
+    pub fn reply_silenced(&mut self, name: &[u8]) -> bool {
+        let skipped = self.replies_to_skip > 0;
+        if skipped {
             self.replies_to_skip -= 1;
-            return true;
         }
-        self.replies_off
+        let push = [
+            &b"subscribe"[..],
+            b"psubscribe",
+            b"unsubscribe",
+            b"punsubscribe",
+        ]
+        .iter()
+        .any(|p| name.eq_ignore_ascii_case(p));
+        (skipped || self.replies_off) && !push
     }
 
     /// The connection's id.

@@ -67,11 +67,12 @@ fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>], event: &str) -> Result<usi
     }
     let (head, pairs) = args.split_at_mut(2);
     let key = &head[1];
+    let limits = x.config.hash_compact;
     let added = x.store.update_hash(key, |hash| {
         let mut added = 0;
         for pair in pairs.chunks_exact_mut(2) {
             let field = core::mem::take(&mut pair[0]);
-            added += usize::from(hash.insert(field, core::mem::take(&mut pair[1])));
+            added += usize::from(hash.insert(field, core::mem::take(&mut pair[1]), limits));
         }
         added
     });

@@ -1,4 +1,5 @@
-//! `OBJECT` (how a key's value is kept) and `FUNCTION FLUSH|LIST`.
+//! `OBJECT` (how a key's value is kept), `MEMORY USAGE` (what it costs)
+//! and `FUNCTION FLUSH|LIST`.
 //!
 //! kvstore runs no scripts: its function library is always empty, so
 //! `FUNCTION LIST` lists nothing and `FUNCTION FLUSH` has nothing to
@@ -61,6 +62,40 @@ pub(crate) fn freq(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         ),
         Err(nil) => nil,
     }
+}
+
+/// `MEMORY USAGE key [SAMPLES count]`: the bytes the key and its value
+/// count for in `used_memory` (and so against `maxmemory`), or nil. The
+/// figure is exact for what kvstore counts, so `SAMPLES` changes nothing.
+pub(crate) fn memory_usage(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    match &args[3..] {
+        [] => {}
+        [option, count] if option.eq_ignore_ascii_case(b"SAMPLES") => {
+            if crate::num::parse_i64(count).is_none_or(|n| n < 0) {
+                return errors::not_integer();
+            }
+        }
+        _ => return errors::syntax(),
+    }
+    let key = &args[2];
+    match untouched(x, key) {
+        Ok(entry) => {
+            Reply::Integer(crate::store::Store::cost(key.len(), entry.data().size()) as i64)
+        }
+        Err(nil) => nil,
+    }
+}
+
+/// `MEMORY HELP`.
+pub(crate) fn memory_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    help(&[
+        "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "USAGE <key> [SAMPLES <count>]",
+        "    Return memory in bytes used by <key> and its value, as counted against",
+        "    maxmemory.",
+        "HELP",
+        "    Print this help.",
+    ])
 }
 
 /// `OBJECT HELP`.

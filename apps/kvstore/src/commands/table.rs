@@ -396,6 +396,13 @@ pub(crate) static COMMANDS: &[Spec] = &[
         ],
     ),
     container(
+        "memory",
+        &[
+            cmd("memory|usage", -3, R, (2, 2, 1), object::memory_usage),
+            cmd("memory|help", 2, CONN, NO_KEYS, object::memory_help),
+        ],
+    ),
+    container(
         "function",
         &[
             cmd("function|flush", -2, W, NO_KEYS, object::function_flush),

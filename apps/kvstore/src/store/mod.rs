@@ -15,7 +15,7 @@ use alloc::rc::Rc;
 use alloc::vec::Vec;
 use core::ops::Bound;
 
-pub use hash::{FieldValue, Hash, FIELD_OVERHEAD};
+pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
@@ -50,13 +50,12 @@ impl Data {
     }
 
     /// How the value is kept, in the vocabulary of `OBJECT ENCODING`:
-    /// strings are plain byte vectors (Redis's `raw`), hashes ordered maps
-    /// (its general `hashtable` form; kvstore has no compact small-hash
-    /// form).
+    /// strings are plain byte vectors (Redis's `raw`), hashes compact
+    /// (`listpack`) or ordered maps (`hashtable`, see [`Hash`]).
     pub fn encoding(&self) -> &'static str {
         match self {
             Data::String(_) => "raw",
-            Data::Hash(_) => "hashtable",
+            Data::Hash(hash) => hash.encoding(),
         }
     }
 
@@ -339,7 +338,7 @@ impl Store {
     /// use kvstore::store::Store;
     ///
     /// let mut store = Store::new();
-    /// let added = store.update_hash(b"user", |h| h.insert(b"name".to_vec(), b"ada".to_vec()));
+    /// let added = store.update_hash(b"user", |h| h.insert(b"name".to_vec(), b"ada".to_vec(), Default::default()));
     /// assert_eq!(added, Some(true));
     /// assert_eq!(store.get(b"user").unwrap().data().type_name(), "hash");
     /// store.update_hash(b"user", |h| h.remove(b"name"));
@@ -524,10 +523,15 @@ mod tests {
 
     #[test]
     fn a_hash_counts_its_fields_and_goes_when_empty() {
+        // Kept as a map from the first field, whose costs are estimates.
+        const MAP: CompactLimits = CompactLimits {
+            entries: 0,
+            value: 0,
+        };
         let mut store = Store::new();
         store.update_hash(b"h", |h| {
-            h.insert(b"f1".to_vec(), b"one".to_vec());
-            h.insert(b"f2".to_vec(), b"two!".to_vec());
+            h.insert(b"f1".to_vec(), b"one".to_vec(), MAP);
+            h.insert(b"f2".to_vec(), b"two!".to_vec(), MAP);
         });
         let fields = Hash::field_cost(2, 3) + Hash::field_cost(2, 4);
         assert_eq!(store.used_memory(), Store::cost(1, fields));

@@ -118,6 +118,9 @@ fn object_tells_how_a_value_is_kept_without_touching_it() {
     s.run("SET k v");
     s.run("HSET h f v");
     assert_eq!(s.run("OBJECT ENCODING k"), bulk("raw"));
+    assert_eq!(s.run("OBJECT ENCODING h"), bulk("listpack"));
+    s.run("CONFIG SET hash-max-listpack-entries 1");
+    s.run("HSET h g v");
     assert_eq!(s.run("OBJECT ENCODING h"), bulk("hashtable"));
     assert_eq!(s.run("OBJECT ENCODING missing"), nil());
     assert_eq!(s.run("OBJECT REFCOUNT h"), int(1));

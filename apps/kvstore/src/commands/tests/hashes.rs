@@ -5,7 +5,7 @@ use alloc::format;
 
 use super::*;
 use crate::aof::{replay, rewrite, HEADER};
-use crate::store::{Hash, Store};
+use crate::store::{CompactLimits, Hash, Store};
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
@@ -314,6 +314,11 @@ fn hashes_count_toward_maxmemory() {
     let fields = Hash::field_cost(1, 10);
     let mut s = Session::with_config(Config {
         maxmemory: Store::cost(1, 2 * fields) as u64,
+        // Maps from the first field: their costs are the estimates.
+        hash_compact: CompactLimits {
+            entries: 0,
+            value: 0,
+        },
         ..Config::default()
     });
     assert_eq!(s.run("HSET h a 0123456789 b 0123456789"), int(2));
@@ -715,4 +720,70 @@ fn hrandfield_refuses_a_reply_bigger_than_one_reply_may_take() {
         !s.run("HRANDFIELD h -20 WITHVALUES").is_error(),
         "the output limit rules when set"
     );
+}
+
+#[test]
+fn small_hashes_are_compact_up_to_the_configured_limits() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.run("CONFIG GET hash-max-ziplist-value"),
+        bulks(&["hash-max-ziplist-value", "64"])
+    );
+    s.run("HSET small a 1 b 2");
+    assert_eq!(s.run("OBJECT ENCODING small"), bulk("listpack"));
+    assert_eq!(s.run("HGETALL small"), bulks(&["a", "1", "b", "2"]));
+    assert_eq!(s.run("CONFIG SET hash-max-ziplist-value 4"), ok());
+    assert_eq!(
+        s.run("CONFIG GET hash-max-listpack-value"),
+        bulks(&["hash-max-listpack-value", "4"]),
+        "one setting under two names"
+    );
+    assert_eq!(
+        s.run("OBJECT ENCODING small"),
+        bulk("listpack"),
+        "until it next grows"
+    );
+    s.run("HSET small c 12345");
+    assert_eq!(s.run("OBJECT ENCODING small"), bulk("hashtable"));
+    assert_eq!(s.run("HGET small c"), bulk("12345"));
+    assert_eq!(s.run("CONFIG SET hash-max-listpack-entries 2"), ok());
+    s.run("HSET other a 1 b 2");
+    assert_eq!(s.run("OBJECT ENCODING other"), bulk("listpack"));
+    s.run("HINCRBY other c 1");
+    assert_eq!(s.run("OBJECT ENCODING other"), bulk("hashtable"));
+    assert!(s.run("CONFIG SET hash-max-listpack-entries -1").is_error());
+}
+
+#[test]
+fn a_compact_hash_replays_the_same_from_the_log_and_a_rewrite() {
+    let mut s = Session::new();
+    let mut log = Vec::new();
+    for cmd in ["HSET h a 1 b 2", "HSET h a 3", "HDEL h b", "HINCRBY h n 5"] {
+        log.push(s.exec(cmd).effects);
+    }
+    let mut replayed = Session::new();
+    for effects in &log {
+        for cmd in effects.commands() {
+            replayed.engine.load(cmd.clone(), 0).unwrap();
+        }
+    }
+    assert_eq!(replayed.run("HGETALL h"), bulks(&["a", "3", "n", "5"]));
+    assert_eq!(replayed.run("OBJECT ENCODING h"), bulk("listpack"));
+}
+
+#[test]
+fn memory_usage_is_what_a_key_counts_for() {
+    let mut s = Session::new();
+    s.run("HSET h a 1 b 2");
+    s.run("SET k hello");
+    let Reply::Integer(hash) = s.run("MEMORY USAGE h") else {
+        panic!("an integer")
+    };
+    let Reply::Integer(string) = s.run("MEMORY USAGE k SAMPLES 5") else {
+        panic!("an integer")
+    };
+    assert_eq!((hash + string) as usize, s.engine.store().used_memory());
+    assert_eq!(string as usize, Store::cost(1, 5));
+    assert_eq!(s.run("MEMORY USAGE missing"), nil());
+    assert_eq!(s.run("MEMORY USAGE k SAMPLES"), err("ERR syntax error"));
 }
