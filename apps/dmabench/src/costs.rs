@@ -14,7 +14,9 @@
 //!  cpu demand fault 2 MiB   first write to each of 8 fresh huge-page blocks
 //!                           (zeroing the block included), minus the same
 //!  device fault             SMMU event read to resubmission, per fault, in a
-//!                           fault-aware NVMe read into a fresh buffer
+//!                           fault-aware NVMe read into a fresh buffer; then
+//!                           split: reading the event queue (per record,
+//!                           repeats included) and the resolution itself
 //!  submitting a segment     `dma::submit` of a warm 4 KiB read, to its return
 //! ```
 
