@@ -49,6 +49,14 @@ pub struct Config {
     /// The password clients must give with `AUTH` before any other
     /// command (`requirepass`); `None` (the empty string) asks for none.
     pub requirepass: Option<Vec<u8>>,
+    /// Redis's list node size (`list-max-listpack-size`, alias
+    /// `list-max-ziplist-size`): kept and answered so clients and test
+    /// suites that tune it work, but kvstore's lists have no nodes (see
+    /// `store::List`), so it changes nothing.
+    pub list_max_listpack_size: i64,
+    /// Redis's list compression depth (`list-compress-depth`): kept and
+    /// answered like `list_max_listpack_size`; kvstore does not compress.
+    pub list_compress_depth: u64,
 }
 
 impl Default for Config {
@@ -66,6 +74,8 @@ impl Default for Config {
             client_query_buffer_limit: 1 << 30,
             client_output_hard_limit: 0,
             notify_keyspace_events: 0,
+            list_max_listpack_size: -2,
+            list_compress_depth: 0,
         }
     }
 }
@@ -121,6 +131,9 @@ const NAMES: &[&str] = &[
     "client-query-buffer-limit",
     "client-output-buffer-limit",
     "notify-keyspace-events",
+    "list-max-listpack-size",
+    "list-max-ziplist-size",
+    "list-compress-depth",
 ];
 
 impl Config {
@@ -159,6 +172,10 @@ impl Config {
                 "normal {} 0 0 replica 268435456 67108864 60 pubsub 33554432 8388608 60",
                 self.client_output_hard_limit
             ),
+            "list-max-listpack-size" | "list-max-ziplist-size" => {
+                alloc::format!("{}", self.list_max_listpack_size)
+            }
+            "list-compress-depth" => number(self.list_compress_depth),
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -252,6 +269,24 @@ impl Config {
                         .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
             }
             "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "list-max-listpack-size" | "list-max-ziplist-size" => {
+                self.list_max_listpack_size = integer(
+                    value,
+                    i32::MIN.into(),
+                    i32::MAX.into(),
+                    "argument must be between -2147483648 and 2147483647 inclusive",
+                )
+                .map_err(invalid)?
+            }
+            "list-compress-depth" => {
+                self.list_compress_depth = integer(
+                    value,
+                    0,
+                    i32::MAX.into(),
+                    "argument must be between 0 and 2147483647 inclusive",
+                )
+                .map_err(invalid)? as u64
+            }
             "notify-keyspace-events" => {
                 self.notify_keyspace_events = crate::notify::parse(value).ok_or_else(|| {
                     invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
@@ -393,6 +428,20 @@ mod tests {
             ]
         );
         assert!(config.matching(b"no-such-thing").is_empty());
+    }
+
+    #[test]
+    fn list_tuning_is_kept_and_answered_under_both_names() {
+        let mut config = Config::default();
+        assert_eq!(config.get("list-max-ziplist-size").as_deref(), Some("-2"));
+        config.set("list-max-ziplist-size", b"5").unwrap();
+        assert_eq!(config.get("list-max-listpack-size").as_deref(), Some("5"));
+        config.set("list-compress-depth", b"2").unwrap();
+        assert_eq!(
+            config.matching(b"list-compress-depth"),
+            vec![("list-compress-depth", String::from("2"))]
+        );
+        assert!(config.set("list-compress-depth", b"-1").is_err());
     }
 
     #[test]
