@@ -192,6 +192,28 @@ pub const NAMES: &[&str] = &[
     "HINCRBYFLOAT",
     "HRANDFIELD",
     "HSCAN",
+    "LPUSH",
+    "RPUSH",
+    "LPUSHX",
+    "RPUSHX",
+    "LPOP",
+    "RPOP",
+    "LLEN",
+    "LRANGE",
+    "LINDEX",
+    "LSET",
+    "LINSERT",
+    "LREM",
+    "LTRIM",
+    "LPOS",
+    "RPOPLPUSH",
+    "LMOVE",
+    "LMPOP",
+    "BLPOP",
+    "BRPOP",
+    "BRPOPLPUSH",
+    "BLMOVE",
+    "BLMPOP",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -211,7 +233,15 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             }
         }
         "ECHO" => args.push(value(inp)),
-        "CLIENT" => match inp.below(5) {
+        "CLIENT" => match inp.below(6) {
+            5 => {
+                let id = inp.pick(&["1", "2", "3", "0", "x"]);
+                args.extend([word(inp, "UNBLOCK"), id.into()]);
+                if inp.below(2) == 0 {
+                    let how = inp.pick(&["TIMEOUT", "ERROR", "LATER"]);
+                    args.push(word(inp, how));
+                }
+            }
             0 => args.extend([word(inp, "SETNAME"), value(inp)]),
             1 => args.push(word(inp, "GETNAME")),
             2 => args.push(word(inp, "ID")),
@@ -397,6 +427,11 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
                 args.extend([word(inp, "COUNT"), number(inp, now)]);
             }
         }
+        "LPUSH" | "RPUSH" | "LPUSHX" | "RPUSHX" | "LPOP" | "RPOP" | "LLEN" | "LRANGE"
+        | "LINDEX" | "LSET" | "LINSERT" | "LREM" | "LTRIM" | "LPOS" | "RPOPLPUSH" | "LMOVE"
+        | "LMPOP" | "BLPOP" | "BRPOP" | "BRPOPLPUSH" | "BLMOVE" | "BLMPOP" => {
+            list_args(inp, name, now, &mut args)
+        }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -413,6 +448,90 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         _ => {}
     }
     args
+}
+
+/// The arguments of a list command `name` (`LPUSH` ... `BLMPOP`): keys
+/// the other commands share, elements among a few (so `LREM`, `LPOS` and
+/// `LINSERT` find them) or any value, indexes and counts among edge cases,
+/// ends, and blocking timeouts that are short, zero, negative or not
+/// numbers.
+fn list_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>>) {
+    let element = |inp: &mut Input<'_>| match inp.below(3) {
+        0 => value(inp),
+        _ => inp.pick(&["a", "b", ""]).into(),
+    };
+    let index = |inp: &mut Input<'_>| match inp.below(3) {
+        0 => number(inp, now),
+        _ => inp.pick(&["0", "1", "-1", "2", "-3", "100"]).into(),
+    };
+    let end = |inp: &mut Input<'_>| {
+        let end = inp.pick(&["LEFT", "RIGHT", "UP"]);
+        word(inp, end)
+    };
+    let timeout = |inp: &mut Input<'_>| -> Vec<u8> {
+        inp.pick(&["0", "0.01", "1", "-1", "x", "1e300", "0.5"])
+            .into()
+    };
+    let keys = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
+        for _ in 0..1 + inp.below(3) {
+            args.push(key(inp));
+        }
+    };
+    match name {
+        "LPUSH" | "RPUSH" | "LPUSHX" | "RPUSHX" => {
+            args.push(key(inp));
+            for _ in 0..1 + inp.below(4) {
+                args.push(element(inp));
+            }
+        }
+        "LPOP" | "RPOP" => {
+            args.push(key(inp));
+            if inp.below(2) == 0 {
+                args.push(index(inp));
+            }
+        }
+        "LLEN" => args.push(key(inp)),
+        "LRANGE" | "LTRIM" => args.extend([key(inp), index(inp), index(inp)]),
+        "LINDEX" => args.extend([key(inp), index(inp)]),
+        "LSET" => args.extend([key(inp), index(inp), element(inp)]),
+        "LINSERT" => {
+            let place = inp.pick(&["BEFORE", "AFTER", "AT"]);
+            args.extend([key(inp), word(inp, place), element(inp), element(inp)]);
+        }
+        "LREM" => args.extend([key(inp), index(inp), element(inp)]),
+        "LPOS" => {
+            args.extend([key(inp), element(inp)]);
+            for _ in 0..inp.below(4) {
+                let option = inp.pick(&["RANK", "COUNT", "MAXLEN", "BOGUS"]);
+                args.extend([word(inp, option), index(inp)]);
+            }
+        }
+        "RPOPLPUSH" => args.extend([key(inp), key(inp)]),
+        "LMOVE" => args.extend([key(inp), key(inp), end(inp), end(inp)]),
+        "BRPOPLPUSH" => args.extend([key(inp), key(inp), timeout(inp)]),
+        "BLMOVE" => args.extend([key(inp), key(inp), end(inp), end(inp), timeout(inp)]),
+        "BLPOP" | "BRPOP" => {
+            keys(inp, args);
+            args.push(timeout(inp));
+        }
+        _ => {
+            // LMPOP, BLMPOP: [timeout] numkeys key... end [COUNT n]
+            if name == "BLMPOP" {
+                args.push(timeout(inp));
+            }
+            let at = args.len();
+            args.push(Vec::new());
+            keys(inp, args);
+            args[at] = match inp.below(8) {
+                0 => index(inp),
+                _ => (args.len() - at - 1).to_string().into_bytes(),
+            };
+            args.push(end(inp));
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "COUNT"), index(inp)]);
+            }
+        }
+    }
 }
 
 /// A hash field: mostly one of a few names, now and then any bytes.

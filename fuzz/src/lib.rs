@@ -10,7 +10,7 @@ pub mod seeds;
 
 use std::collections::BTreeMap;
 
-use kvstore::store::{Data, Store};
+use kvstore::store::{Data, List, Store};
 
 /// A keyspace as plain data: key to (value, absolute expiry).
 pub type Dataset = BTreeMap<Vec<u8>, (Data, Option<u64>)>;
@@ -44,7 +44,12 @@ pub fn recount(store: &Store) -> (usize, usize, usize) {
     let mut keys = 0;
     let mut volatile = 0;
     for (key, entry) in store.iter() {
-        used += Store::cost(key.len(), entry.data().size());
+        let size = match entry.data() {
+            // A list's running size, recounted from its elements.
+            Data::List(list) => list.iter().map(|e| List::element_cost(e.len())).sum(),
+            data => data.size(),
+        };
+        used += Store::cost(key.len(), size);
         keys += 1;
         volatile += usize::from(entry.expire_at().is_some());
     }

@@ -54,6 +54,14 @@ pub struct Config {
     /// and `hash-max-listpack-value`, alias `hash-max-ziplist-*`); applies
     /// to hashes as they next grow, as in Redis.
     pub hash_compact: CompactLimits,
+    /// Redis's list node size (`list-max-listpack-size`, alias
+    /// `list-max-ziplist-size`): kept and answered so clients and test
+    /// suites that tune it work, but kvstore's lists have no nodes (see
+    /// `store::List`), so it changes nothing.
+    pub list_max_listpack_size: i64,
+    /// Redis's list compression depth (`list-compress-depth`): kept and
+    /// answered like `list_max_listpack_size`; kvstore does not compress.
+    pub list_compress_depth: u64,
 }
 
 impl Default for Config {
@@ -72,6 +80,8 @@ impl Default for Config {
             client_output_hard_limit: 0,
             notify_keyspace_events: 0,
             hash_compact: CompactLimits::default(),
+            list_max_listpack_size: -2,
+            list_compress_depth: 0,
         }
     }
 }
@@ -131,6 +141,9 @@ const NAMES: &[&str] = &[
     "hash-max-listpack-value",
     "hash-max-ziplist-entries",
     "hash-max-ziplist-value",
+    "list-max-listpack-size",
+    "list-max-ziplist-size",
+    "list-compress-depth",
 ];
 
 impl Config {
@@ -175,6 +188,10 @@ impl Config {
                 "normal {} 0 0 replica 268435456 67108864 60 pubsub 33554432 8388608 60",
                 self.client_output_hard_limit
             ),
+            "list-max-listpack-size" | "list-max-ziplist-size" => {
+                alloc::format!("{}", self.list_max_listpack_size)
+            }
+            "list-compress-depth" => number(self.list_compress_depth),
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -273,6 +290,24 @@ impl Config {
             }
             "hash-max-listpack-value" | "hash-max-ziplist-value" => {
                 self.hash_compact.value = compact_limit(value).map_err(invalid)?
+            }
+            "list-max-listpack-size" | "list-max-ziplist-size" => {
+                self.list_max_listpack_size = integer(
+                    value,
+                    i32::MIN.into(),
+                    i32::MAX.into(),
+                    "argument must be between -2147483648 and 2147483647 inclusive",
+                )
+                .map_err(invalid)?
+            }
+            "list-compress-depth" => {
+                self.list_compress_depth = integer(
+                    value,
+                    0,
+                    i32::MAX.into(),
+                    "argument must be between 0 and 2147483647 inclusive",
+                )
+                .map_err(invalid)? as u64
             }
             "notify-keyspace-events" => {
                 self.notify_keyspace_events = crate::notify::parse(value).ok_or_else(|| {
@@ -428,6 +463,20 @@ mod tests {
             ]
         );
         assert!(config.matching(b"no-such-thing").is_empty());
+    }
+
+    #[test]
+    fn list_tuning_is_kept_and_answered_under_both_names() {
+        let mut config = Config::default();
+        assert_eq!(config.get("list-max-ziplist-size").as_deref(), Some("-2"));
+        config.set("list-max-ziplist-size", b"5").unwrap();
+        assert_eq!(config.get("list-max-listpack-size").as_deref(), Some("5"));
+        config.set("list-compress-depth", b"2").unwrap();
+        assert_eq!(
+            config.matching(b"list-compress-depth"),
+            vec![("list-compress-depth", String::from("2"))]
+        );
+        assert!(config.set("list-compress-depth", b"-1").is_err());
     }
 
     #[test]

@@ -17,6 +17,8 @@
 //!   detection, and compaction.
 //! - [`session`]: one connection's protocol state and the limits that
 //!   keep one client from stalling the others.
+//! - [`blocking`]: clients waiting on keys (`BLPOP`, ...) and who is
+//!   served first when a key gets data.
 //! - [`config`], [`glob`], [`num`]: settings, Redis glob patterns and
 //!   Redis's strict integer syntax, shared by the above.
 //!
@@ -42,6 +44,7 @@
 extern crate alloc;
 
 pub mod aof;
+pub mod blocking;
 pub mod clients;
 pub mod commands;
 pub mod config;

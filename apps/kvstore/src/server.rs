@@ -147,6 +147,8 @@ impl Server {
                 self.visit(slot);
             }
             self.deliver_messages();
+            self.engine.unblock_timed_out(now_ms());
+            self.deliver_unblocked();
             self.kill_clients();
             if let Some(force) = self.engine.take_shutdown() {
                 self.shutdown(force);
@@ -203,6 +205,10 @@ impl Server {
         limit = limit.min(expire_at.duration_since(now));
         if let Some(at) = self.log.as_ref().and_then(|l| l.flush_deadline()) {
             limit = limit.min(at.duration_since(now));
+        }
+        if let Some(at) = self.engine.next_block_deadline() {
+            // A blocked client's timeout (on the Unix clock, in ms).
+            limit = limit.min(Duration::from_millis(at.saturating_sub(now_ms())));
         }
         if !limit.is_zero() {
             self.net.wait(limit);
@@ -298,6 +304,37 @@ impl Server {
             if let Some(conn) = self.conns[slot].as_mut() {
                 conn.session.push_message(&message);
                 self.replied.push(slot);
+            }
+        }
+    }
+
+    /// Hands the engine's answers to blocked clients (served, timed out,
+    /// `CLIENT UNBLOCK`) to their sessions, and runs what they pipelined
+    /// behind the blocking command. Under `appendfsync always` an answer
+    /// waits for the log to be durable up to its end: a served command's
+    /// records were appended with the command that served it.
+    fn deliver_unblocked(&mut self) {
+        let unblocked = self.engine.take_unblocked();
+        if unblocked.is_empty() {
+            return;
+        }
+        let hold = match (&self.log, self.engine.config().appendfsync) {
+            (Some(log), aof::AppendFsync::Always) => Some(log.end()),
+            _ => None,
+        };
+        for (client, reply) in unblocked {
+            let slot = self.conns.iter().position(|c| {
+                c.as_ref()
+                    .is_some_and(|c| c.client && c.session.client().id() == client)
+            });
+            let Some(slot) = slot else { continue };
+            if let Some(conn) = self.conns[slot].as_mut() {
+                conn.session.unblock(&reply, hold);
+                if conn.session.is_holding() && !self.holding.contains(&slot) {
+                    self.holding.push(slot);
+                }
+                self.replied.push(slot);
+                self.ready.push(slot);
             }
         }
     }

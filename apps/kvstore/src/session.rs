@@ -17,6 +17,11 @@
 //! a reply whose record never became durable is replaced by an error: no
 //! client reads `+OK` for a write the disk does not have.
 //!
+//! A client blocked on keys (`BLPOP` finding nothing) runs nothing more
+//! and sends no reply until the engine answers it: the server hands that
+//! answer to [`Session::unblock`], and the commands pipelined behind it
+//! run then.
+//!
 //! ```text
 //!  output: [sent][sendable][held: +OK (log 4096)][GET reply]...
 //!                          └ output() ends here until the log reaches 4096
@@ -121,9 +126,38 @@ impl Session {
     }
 
     /// Whether the server should read more from the socket: not after
-    /// `QUIT` or a protocol error, nor while replies pile up unsent.
+    /// `QUIT` or a protocol error, nor while replies pile up unsent, nor
+    /// while the client is blocked on keys.
     pub fn wants_input(&self) -> bool {
-        !self.closing && self.output.len() - self.sent < self.output_limit
+        !self.closing
+            && !self.client.is_blocked()
+            && self.output.len() - self.sent < self.output_limit
+    }
+
+    /// Whether the client waits on keys (`BLPOP`, ...) for the engine's
+    /// answer.
+    pub fn is_blocked(&self) -> bool {
+        self.client.is_blocked()
+    }
+
+    /// The engine answered the blocked client (served, timed out, `CLIENT
+    /// UNBLOCK`; see [`Engine::take_unblocked`]): `reply` joins the output,
+    /// held until the log is durable up to `hold_until` if given (a served
+    /// command's records), and the client runs commands again.
+    pub fn unblock(&mut self, reply: &Reply, hold_until: Option<u64>) {
+        if !self.client.is_blocked() {
+            return;
+        }
+        self.client.unblocked();
+        if self.client.reply_silenced(b"") {
+            return;
+        }
+        let start = self.output.len();
+        reply.encode_or_oom(&mut self.output);
+        if let Some(until) = hold_until {
+            let end = self.output.len();
+            self.held.push_back(Held { start, end, until });
+        }
     }
 
     /// Bytes read from the client.
@@ -168,6 +202,11 @@ impl Session {
                         true => Logged::Answer,
                         false => log(&outcome.effects),
                     };
+                    if self.client.is_blocked() {
+                        // Its reply comes when it is served (`unblock`).
+                        ran += 1;
+                        break;
+                    }
                     let start = self.output.len();
                     // CLIENT REPLY OFF|SKIP: the command ran (and is
                     // logged), its reply is dropped.
@@ -528,6 +567,53 @@ mod tests {
         s.run(&mut engine, 0, |_| Logged::Answer);
         assert!(s.is_closing());
         assert!(s.done(), "its replies are dropped, not sent");
+    }
+
+    #[test]
+    fn a_blocked_client_waits_then_runs_what_it_pipelined() {
+        let mut engine = engine();
+        let mut waiting = Session::new(1, &Config::default(), 1 << 20);
+        let mut pusher = Session::new(2, &Config::default(), 1 << 20);
+        waiting.feed(b"BLPOP jobs 0\r\nPING\r\n");
+        assert_eq!(waiting.run(&mut engine, 0, |_| Logged::Answer), 1);
+        assert!(waiting.is_blocked() && !waiting.wants_input());
+        assert_eq!(waiting.output(), b"", "no reply while blocked");
+        pusher.feed(b"RPUSH jobs j1\r\n");
+        let mut logged = Vec::new();
+        pusher.run(&mut engine, 0, |effects| {
+            logged.extend(effects.commands().iter().map(|args| args.join(&b' ')));
+            Logged::Answer
+        });
+        assert_eq!(logged, [b"RPUSH jobs j1".to_vec(), b"LPOP jobs".to_vec()]);
+        // What the server does: hand each answer to its session.
+        for (id, reply) in engine.take_unblocked() {
+            assert_eq!(id, 1);
+            waiting.unblock(&reply, None);
+        }
+        assert!(waiting.wants_input());
+        waiting.run(&mut engine, 0, |_| Logged::Answer);
+        assert_eq!(
+            waiting.output(),
+            b"*2\r\n$4\r\njobs\r\n$2\r\nj1\r\n+PONG\r\n"
+        );
+    }
+
+    #[test]
+    fn a_served_reply_can_wait_for_the_log() {
+        let mut engine = engine();
+        let mut waiting = Session::new(1, &Config::default(), 1 << 20);
+        waiting.feed(b"BRPOP q 0\r\n");
+        waiting.run(&mut engine, 0, |_| Logged::Answer);
+        engine.execute(
+            &[b"RPUSH".to_vec(), b"q".to_vec(), b"x".to_vec()],
+            &mut ClientCtx::new(2),
+            0,
+        );
+        let (_, reply) = engine.take_unblocked().pop().unwrap();
+        waiting.unblock(&reply, Some(10));
+        assert_eq!(waiting.output(), b"");
+        waiting.durable(10);
+        assert_eq!(waiting.output(), b"*2\r\n$1\r\nq\r\n$1\r\nx\r\n");
     }
 
     #[test]

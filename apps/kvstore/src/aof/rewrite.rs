@@ -47,7 +47,7 @@ pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
 /// logged while the scan ran (the *tail*); that replays to the dataset at
 /// the end because every effect the engine logs during a rewrite is
 /// absolute (`APPEND` is logged as `SET key <value> KEEPTTL` then, a change
-/// to a hash as `DEL key` followed by the whole hash):
+/// to a hash or a list as `DEL key` followed by the whole value):
 /// replaying a key's tail effects over whatever state the scan captured
 /// gives the same result as over the state before the rewrite. Keys
 /// expired when the rewrite started are left out; one that expires later
@@ -170,7 +170,9 @@ impl RewriteScan {
 /// Adds the records that recreate `key` holding `entry`, starting from a
 /// missing key: `SET key <value> [PXAT <ms>]` for a string; for a hash one
 /// `HSET key field value [field value ...]` with every field, then
-/// `PEXPIREAT key <ms>` if it expires. A log rewrite writes these for each
+/// `PEXPIREAT key <ms>` if it expires; for a list `RPUSH key element ...`,
+/// [`LIST_ELEMENTS_PER_RECORD`] elements a record, head first, then the
+/// `PEXPIREAT`. A log rewrite writes these for each
 /// live key, and commands that store a whole value under a key (`RENAME`,
 /// `COPY`, `MOVE`) log them too.
 ///
@@ -216,5 +218,23 @@ pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
                 out.push([&b"PEXPIREAT"[..], key, at]);
             }
         }
+        Data::List(list) => {
+            let mut elements = list.iter();
+            while elements.len() > 0 {
+                let chunk = elements.len().min(LIST_ELEMENTS_PER_RECORD);
+                let mut args: Vec<Piece<'_>> = Vec::with_capacity(2 + chunk);
+                args.extend([Piece::Bytes(b"RPUSH"), Piece::Bytes(key)]);
+                args.extend(elements.by_ref().take(chunk).map(Piece::Bytes));
+                out.push_args(&args);
+            }
+            if let Some(at) = &at {
+                out.push([&b"PEXPIREAT"[..], key, at]);
+            }
+        }
     }
 }
+
+/// Elements per `RPUSH` record when a whole list is logged
+/// ([`push_entry`]): a long list becomes several records, so replaying it
+/// never needs one huge record in memory.
+pub const LIST_ELEMENTS_PER_RECORD: usize = 128;

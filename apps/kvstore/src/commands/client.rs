@@ -28,6 +28,9 @@ pub struct ClientCtx {
     pub(crate) replies_off: bool,
     /// Replies still to drop (`CLIENT REPLY SKIP`: its own and the next).
     pub(crate) replies_to_skip: u8,
+    /// Waiting on keys (`BLPOP`, ...): its session runs nothing more and
+    /// sends no reply until the engine answers it.
+    pub(crate) blocked: bool,
 }
 
 /// A transaction being queued.
@@ -55,6 +58,7 @@ impl ClientCtx {
             patterns: alloc::collections::BTreeSet::new(),
             replies_off: false,
             replies_to_skip: 0,
+            blocked: false,
         }
     }
 
@@ -76,6 +80,18 @@ impl ClientCtx {
         .iter()
         .any(|p| name.eq_ignore_ascii_case(p));
         (skipped || self.replies_off) && !push
+    }
+
+    /// Whether the client waits on keys (a blocking command found nothing):
+    /// its reply comes from [`Engine::take_unblocked`](super::Engine::take_unblocked).
+    pub fn is_blocked(&self) -> bool {
+        self.blocked
+    }
+
+    /// The client got its answer (served, timed out or `CLIENT UNBLOCK`):
+    /// it runs commands again.
+    pub fn unblocked(&mut self) {
+        self.blocked = false;
     }
 
     /// The connection's id.

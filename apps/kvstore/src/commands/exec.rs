@@ -5,7 +5,7 @@ use super::{ClientCtx, Effects, Stats};
 use crate::aof::Piece;
 use crate::config::Config;
 use crate::resp::Reply;
-use crate::store::{Entry, Hash, Store, Value};
+use crate::store::{Entry, Hash, List, Store, Value};
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -36,6 +36,14 @@ pub(crate) struct Exec<'a> {
     pub pubsub: &'a mut crate::pubsub::PubSub,
     /// Every connection, for `CLIENT LIST/INFO/KILL`.
     pub clients: &'a mut crate::clients::Clients,
+    /// Clients blocked on keys, and the keys ready to serve them.
+    pub blocking: &'a mut crate::blocking::Blocking,
+    /// Whether a blocking command may block now: not while loading, nor
+    /// inside `EXEC` (there it answers as its non-blocking form).
+    pub may_block: bool,
+    /// Set by a blocking command that found nothing: what the client waits
+    /// for. Its reply is then not sent (see [`Exec::block_on`]).
+    pub block: Option<crate::blocking::Wait>,
 }
 
 /// Refuses a reply that would copy more than `bytes` out of the
@@ -145,6 +153,42 @@ impl Exec<'_> {
             None => Ok(None),
             Some(entry) => entry.hash().map(Some).ok_or_else(super::errors::wrong_type),
         }
+    }
+
+    /// The live list at `key` ([`live`](Exec::live)): `Ok(None)` if the key
+    /// is missing, `WRONGTYPE` if it holds another type.
+    pub fn live_list(&mut self, key: &[u8]) -> Result<Option<&List>, Reply> {
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => entry.list().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// Like [`live_list`](Exec::live_list), counting a keyspace hit or miss
+    /// ([`read`](Exec::read)).
+    pub fn read_list(&mut self, key: &[u8]) -> Result<Option<&List>, Reply> {
+        match self.read(key) {
+            None => Ok(None),
+            Some(entry) => entry.list().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// `key` (in this database) was created or got data: clients blocked
+    /// on it are served after the command (see `kvstore::blocking`).
+    pub fn key_ready(&mut self, key: &[u8]) {
+        self.blocking.signal(self.db, key);
+    }
+
+    /// Like [`key_ready`](Exec::key_ready), for a key of database `db`.
+    pub fn key_ready_in(&mut self, db: usize, key: &[u8]) {
+        self.blocking.signal(db, key);
+    }
+
+    /// Makes the client wait for `wait` instead of answering: the engine
+    /// registers it after the command and its session sends nothing until
+    /// it is served or times out. Only when [`may_block`](Exec::may_block).
+    pub fn block_on(&mut self, wait: crate::blocking::Wait) {
+        self.block = Some(wait);
     }
 
     /// Database `index` when it is not the client's own.

@@ -93,7 +93,7 @@ fn cpu(x: &Exec<'_>, out: &mut String) {
 fn clients(x: &Exec<'_>, out: &mut String) {
     out.push_str("# Clients\r\n");
     field(out, "connected_clients", x.stats.connected_clients);
-    field(out, "blocked_clients", 0);
+    field(out, "blocked_clients", x.blocking.len());
     field(out, "maxclients", x.config.maxclients);
 }
 

@@ -224,17 +224,18 @@ fn move_key(x: &mut Exec<'_>, from: &[u8], to: &[u8], replace: bool) -> Result<b
     x.store.set(to, entry.into_data(), expire_at);
     x.notify(notify::GENERIC, "rename_from", from);
     x.notify(notify::GENERIC, "rename_to", to);
+    x.key_ready(to);
     Ok(true)
 }
 
 /// Logs what sets `key` to `entry` whatever the key held: `SET key <value>
-/// [PXAT <expiry>]` for a string; for a hash `DEL key`, then the records
-/// that recreate it (see [`push_entry`](crate::aof::push_entry)).
+/// [PXAT <expiry>]` for a string; for a hash or a list `DEL key`, then the
+/// records that recreate it (see [`push_entry`](crate::aof::push_entry)).
 fn log_set(x: &mut Exec<'_>, key: &[u8], entry: &crate::store::Entry) {
     if x.loading {
         return;
     }
-    if entry.hash().is_some() {
+    if entry.shared().is_none() {
         x.log([&b"DEL"[..], key]);
     }
     crate::aof::push_entry(&mut x.effects, key, entry);
@@ -278,6 +279,7 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         let expire_at = entry.expire_at();
         x.store.set(to, entry.into_data(), expire_at);
         x.notify(notify::GENERIC, "copy_to", to);
+        x.key_ready(to);
         return Reply::Integer(1);
     }
     let (now, loading) = (x.now, x.loading);
@@ -293,6 +295,7 @@ pub(crate) fn copy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .expect("checked range")
         .set(to, entry.into_data(), expire_at);
     x.notify_in(target, notify::GENERIC, "copy_to", to);
+    x.key_ready_in(target, to);
     Reply::Integer(1)
 }
 
@@ -334,5 +337,6 @@ pub(crate) fn move_to_db(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .set(key, entry.into_data(), expire_at);
     x.notify(notify::GENERIC, "move_from", key);
     x.notify_in(target, notify::GENERIC, "move_to", key);
+    x.key_ready_in(target, key);
     Reply::Integer(1)
 }

@@ -38,6 +38,8 @@ mod info;
 mod introspect;
 mod keys;
 mod lcs;
+mod list_moves;
+mod lists;
 mod object;
 mod persistence;
 mod pubsub;
@@ -47,6 +49,7 @@ mod string_ops;
 mod strings;
 mod table;
 mod transaction;
+mod unblock;
 
 #[cfg(test)]
 mod tests;
@@ -110,6 +113,12 @@ pub struct Engine {
     clients: crate::clients::Clients,
     /// Microseconds on a monotonic clock, to time commands with.
     clock_us: fn() -> u64,
+    /// Clients blocked on keys (`BLPOP`, ...), see `kvstore::blocking`.
+    blocking: crate::blocking::Blocking,
+    /// Running the commands of an `EXEC`: blocking commands do not block.
+    in_exec: bool,
+    /// What the command just run asked to wait for, if it blocks.
+    pending_wait: Option<crate::blocking::Wait>,
 }
 
 impl Engine {
@@ -128,6 +137,9 @@ impl Engine {
             pubsub: crate::pubsub::PubSub::default(),
             clients: crate::clients::Clients::default(),
             clock_us: || 0,
+            blocking: crate::blocking::Blocking::default(),
+            in_exec: false,
+            pending_wait: None,
         }
     }
 
@@ -168,7 +180,7 @@ impl Engine {
             // Not queued in a transaction, allowed while subscribed.
             return self.reset(client);
         }
-        let outcome = match pubsub::subscribed_gate(&args, client) {
+        let mut outcome = match pubsub::subscribed_gate(&args, client) {
             Some(reply) => Outcome {
                 reply,
                 effects: Effects::default(),
@@ -178,6 +190,14 @@ impl Engine {
                 None => self.run(&mut args, client, now_ms, false),
             },
         };
+        if let Some(wait) = self.pending_wait.take() {
+            // A blocking command found nothing: the client waits.
+            let db = client.db.min(self.dbs.len() - 1);
+            self.blocking.block(client.id(), db, args.clone(), wait);
+            client.blocked = true;
+        }
+        let served = self.serve_blocked(now_ms);
+        outcome.effects.append(served);
         if let Some(name) = args.first() {
             // What the command changed (database, name, subscriptions).
             self.clients.seen(client, name, now_ms);
@@ -388,8 +408,75 @@ impl Engine {
         self.clients.connected(id, addr, now_ms);
     }
 
-    /// Client `id` disconnected: its subscriptions end.
+    /// Serves the clients blocked on keys that got data (see
+    /// `kvstore::blocking`): for each ready key, its waiters in order of
+    /// arrival run their command again, as long as the key holds a value
+    /// of the type they wait for. Each served command's effects are
+    /// logged as what it did (a `BLMOVE` as `LMOVE`, a `BLPOP` as `LPOP`),
+    /// after the command that made the key ready; keys a served command
+    /// fills in turn (`BLMOVE`'s destination) are served too.
+    fn serve_blocked(&mut self, now: u64) -> Effects {
+        let mut effects = Effects::default();
+        while let Some((db, key)) = self.blocking.next_ready() {
+            while let Some(id) = self.blocking.first_waiter(db, &key) {
+                let Some(waiter) = self.blocking.waiter(id) else {
+                    break;
+                };
+                let kind = waiter.wait.kind;
+                let servable = self
+                    .dbs
+                    .get(db)
+                    .and_then(|s| s.get(&key))
+                    .is_some_and(|e| !e.is_expired(now) && e.data().type_name() == kind);
+                if !servable {
+                    break;
+                }
+                let mut args = waiter.args.clone();
+                let mut client = ClientCtx::new(id);
+                client.db = db;
+                client.authenticated = true;
+                let outcome = self.run(&mut args, &mut client, now, false);
+                if self.pending_wait.take().is_some() {
+                    // Nothing for it after all: it keeps its place.
+                    break;
+                }
+                self.blocking.unblock(id, outcome.reply);
+                effects.append(outcome.effects);
+            }
+        }
+        effects
+    }
+
+    /// Answers the blocked clients whose timeout passed at `now_ms` (their
+    /// replies join [`take_unblocked`](Engine::take_unblocked)).
+    pub fn unblock_timed_out(&mut self, now_ms: u64) {
+        if !self.blocking.is_empty() {
+            self.blocking.expire(now_ms);
+        }
+    }
+
+    /// When the next blocked client times out, if any: the server sleeps
+    /// no longer.
+    pub fn next_block_deadline(&self) -> Option<u64> {
+        self.blocking.next_deadline()
+    }
+
+    /// Replies for blocked clients that were served, timed out or
+    /// unblocked since the last call: (client id, reply). The server hands
+    /// each to its session ([`Session::unblock`](crate::session::Session::unblock)).
+    pub fn take_unblocked(&mut self) -> Vec<(u64, Reply)> {
+        self.blocking.take_unblocked()
+    }
+
+    /// How many clients are blocked.
+    pub fn blocked_clients(&self) -> usize {
+        self.blocking.len()
+    }
+
+    /// Client `id` disconnected: its subscriptions end, and it stops
+    /// waiting if it was blocked.
     pub fn client_gone(&mut self, id: u64) {
+        self.blocking.forget(id);
         self.pubsub.forget(id);
         self.clients.gone(id);
     }
@@ -430,6 +517,9 @@ impl Engine {
             ));
         }
         self.dbs.swap(a as usize, b as usize);
+        // Waited keys may hold data now.
+        self.blocking.signal_db(a as usize);
+        self.blocking.signal_db(b as usize);
         let mut effects = Effects::default();
         if !loading {
             effects.push(&args[..3]);
@@ -528,6 +618,9 @@ impl Engine {
             random: &mut self.random,
             pubsub: &mut self.pubsub,
             clients: &mut self.clients,
+            blocking: &mut self.blocking,
+            may_block: !loading && !self.in_exec,
+            block: None,
             loading,
             fullname: spec.name,
             effects: Effects::default(),
@@ -552,6 +645,7 @@ impl Engine {
                 exec.pubsub.move_back(published, news_go_at);
             }
         }
+        self.pending_wait = exec.block.take();
         let effects = match exec.effects.db_independent() {
             true => exec.effects,
             false => {

@@ -5,9 +5,11 @@
 
 use super::exec::Exec;
 use super::hashes::{self, hincr_growth, hset_growth};
+use super::list_moves::{self, lmove_growth};
+use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::{
     auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub,
-    string_ops, strings,
+    string_ops, strings, unblock,
 };
 use crate::config::Config;
 use crate::resp::Reply;
@@ -23,18 +25,21 @@ pub(crate) type Handler = fn(&mut Exec<'_>, &mut [alloc::vec::Vec<u8>]) -> Reply
 pub(crate) type Growth = fn(&Store, &Config, &[alloc::vec::Vec<u8>]) -> usize;
 
 /// Flag bits, reported by `COMMAND` under Redis's names.
-pub(crate) const WRITE: u8 = 1;
-pub(crate) const READONLY: u8 = 2;
-pub(crate) const DENYOOM: u8 = 4;
-pub(crate) const FAST: u8 = 8;
-pub(crate) const ADMIN: u8 = 16;
-pub(crate) const LOADING: u8 = 32;
-pub(crate) const STALE: u8 = 64;
+pub(crate) const WRITE: u16 = 1;
+pub(crate) const READONLY: u16 = 2;
+pub(crate) const DENYOOM: u16 = 4;
+pub(crate) const FAST: u16 = 8;
+pub(crate) const ADMIN: u16 = 16;
+pub(crate) const LOADING: u16 = 32;
+pub(crate) const STALE: u16 = 64;
 /// Refused inside `MULTI` (the transaction then fails).
-pub(crate) const NO_MULTI: u8 = 128;
+pub(crate) const NO_MULTI: u16 = 128;
+/// May make the client wait for a key (`BLPOP`, ...; see
+/// `kvstore::blocking`).
+pub(crate) const BLOCKING: u16 = 256;
 
 /// Flag names in `COMMAND` order.
-pub(crate) const FLAG_NAMES: &[(u8, &str)] = &[
+pub(crate) const FLAG_NAMES: &[(u16, &str)] = &[
     (WRITE, "write"),
     (READONLY, "readonly"),
     (DENYOOM, "denyoom"),
@@ -43,6 +48,7 @@ pub(crate) const FLAG_NAMES: &[(u8, &str)] = &[
     (STALE, "stale"),
     (FAST, "fast"),
     (NO_MULTI, "no_multi"),
+    (BLOCKING, "blocking"),
 ];
 
 /// One command or subcommand.
@@ -53,7 +59,7 @@ pub(crate) struct Spec {
     /// minimum if negative.
     pub arity: i32,
     /// `WRITE`, `READONLY`, ... bits, for `COMMAND`.
-    pub flags: u8,
+    pub flags: u16,
     /// First key, last key (negative: from the end) and step, as `COMMAND`
     /// reports them.
     pub keys: (i32, i32, i32),
@@ -101,7 +107,7 @@ fn find(specs: &'static [Spec], name: &[u8]) -> Option<&'static Spec> {
 const fn cmd(
     name: &'static str,
     arity: i32,
-    flags: u8,
+    flags: u16,
     keys: (i32, i32, i32),
     run: Handler,
 ) -> Spec {
@@ -203,13 +209,18 @@ fn counter_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>])
     store.growth_if_set(&args[1], 20)
 }
 
-const W: u8 = WRITE;
-const R: u8 = READONLY;
-const RF: u8 = READONLY | FAST;
-const WF: u8 = WRITE | FAST;
-const CONN: u8 = FAST | LOADING | STALE;
-const NO_FLAGS: u8 = 0;
-const PUBSUB: u8 = LOADING | STALE;
+const W: u16 = WRITE;
+const R: u16 = READONLY;
+const RF: u16 = READONLY | FAST;
+const WF: u16 = WRITE | FAST;
+const WB: u16 = WRITE | BLOCKING;
+const CONN: u16 = FAST | LOADING | STALE;
+const NO_FLAGS: u16 = 0;
+const PUBSUB: u16 = LOADING | STALE;
+/// Keys from the second to the one before the last (`BLPOP`'s).
+const ALL_BUT_LAST: (i32, i32, i32) = (1, -2, 1);
+/// Source and destination (`LMOVE`'s).
+const TWO_KEYS: (i32, i32, i32) = (1, 2, 1);
 
 /// Every command, in the order `COMMAND` lists them.
 pub(crate) static COMMANDS: &[Spec] = &[
@@ -279,6 +290,13 @@ pub(crate) static COMMANDS: &[Spec] = &[
                 ADMIN | LOADING | STALE,
                 NO_KEYS,
                 connection::client_no_evict,
+            ),
+            cmd(
+                "client|unblock",
+                -3,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                unblock::client_unblock,
             ),
             cmd(
                 "client|setinfo",
@@ -360,6 +378,43 @@ pub(crate) static COMMANDS: &[Spec] = &[
     ),
     cmd("hrandfield", -2, R, ONE_KEY, hashes::hrandfield),
     cmd("hscan", -3, R, ONE_KEY, hashes::hscan),
+    grows(cmd("lpush", -3, WF, ONE_KEY, lists::lpush), push_growth),
+    grows(cmd("rpush", -3, WF, ONE_KEY, lists::rpush), push_growth),
+    grows(cmd("lpushx", -3, WF, ONE_KEY, lists::lpushx), push_growth),
+    grows(cmd("rpushx", -3, WF, ONE_KEY, lists::rpushx), push_growth),
+    cmd("lpop", -2, WF, ONE_KEY, lists::lpop),
+    cmd("rpop", -2, WF, ONE_KEY, lists::rpop),
+    cmd("llen", 2, RF, ONE_KEY, lists::llen),
+    cmd("lrange", 4, R, ONE_KEY, lists::lrange),
+    cmd("lindex", 3, R, ONE_KEY, lists::lindex),
+    grows(cmd("lset", 4, W, ONE_KEY, lists::lset), lset_growth),
+    grows(
+        cmd("linsert", 5, W, ONE_KEY, lists::linsert),
+        linsert_growth,
+    ),
+    cmd("lrem", 4, W, ONE_KEY, lists::lrem),
+    cmd("ltrim", 4, W, ONE_KEY, lists::ltrim),
+    cmd("lpos", -3, R, ONE_KEY, lists::lpos),
+    grows(
+        cmd("rpoplpush", 3, W, TWO_KEYS, list_moves::rpoplpush),
+        lmove_growth,
+    ),
+    grows(
+        cmd("lmove", 5, W, TWO_KEYS, list_moves::lmove),
+        lmove_growth,
+    ),
+    cmd("lmpop", -4, W, NO_KEYS, list_moves::lmpop),
+    cmd("blpop", -3, WB, ALL_BUT_LAST, list_moves::blpop),
+    cmd("brpop", -3, WB, ALL_BUT_LAST, list_moves::brpop),
+    grows(
+        cmd("brpoplpush", 4, WB, TWO_KEYS, list_moves::brpoplpush),
+        lmove_growth,
+    ),
+    grows(
+        cmd("blmove", 6, WB, TWO_KEYS, list_moves::blmove),
+        lmove_growth,
+    ),
+    cmd("blmpop", -5, WB, NO_KEYS, list_moves::blmpop),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),

@@ -150,6 +150,8 @@ impl Engine {
         }
         let mut replies = Vec::with_capacity(multi.queued.len());
         let mut effects = Effects::default();
+        // Blocking commands answer as their non-blocking forms here.
+        self.in_exec = true;
         for mut args in multi.queued {
             let outcome = match self.transaction(&mut args, client, now) {
                 Some(outcome) => outcome, // UNWATCH
@@ -158,6 +160,7 @@ impl Engine {
             replies.push(outcome.reply);
             effects.append(outcome.effects);
         }
+        self.in_exec = false;
         Outcome {
             reply: Reply::array(replies),
             effects,

@@ -1,4 +1,4 @@
-//! The keyspace: binary keys to values (strings or hashes), each with an
+//! The keyspace: binary keys to values (strings, hashes or lists), each with an
 //! optional absolute expiry time, plus a running estimate of the memory it
 //! uses.
 //!
@@ -9,6 +9,7 @@
 
 mod hash;
 mod key;
+mod list;
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
@@ -17,6 +18,7 @@ use core::ops::Bound;
 
 pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
+pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
 /// share, the key and value headers and allocator overhead. An estimate is
@@ -38,6 +40,8 @@ pub enum Data {
     String(Value),
     /// A map of fields to values (`HSET`, `HGET`, ...); never empty.
     Hash(Hash),
+    /// A sequence of elements (`LPUSH`, `LRANGE`, ...); never empty.
+    List(List),
 }
 
 impl Data {
@@ -46,25 +50,30 @@ impl Data {
         match self {
             Data::String(_) => "string",
             Data::Hash(_) => "hash",
+            Data::List(_) => "list",
         }
     }
 
     /// How the value is kept, in the vocabulary of `OBJECT ENCODING`:
     /// strings are plain byte vectors (Redis's `raw`), hashes compact
-    /// (`listpack`) or ordered maps (`hashtable`, see [`Hash`]).
+    /// (`listpack`) or ordered maps (`hashtable`, see [`Hash`]), lists ring
+    /// buffers (reported as Redis 7.0's general `quicklist` form).
     pub fn encoding(&self) -> &'static str {
         match self {
             Data::String(_) => "raw",
             Data::Hash(hash) => hash.encoding(),
+            Data::List(_) => "quicklist",
         }
     }
 
     /// Estimated bytes of the value: a string's length, a hash's
-    /// [`size`](Hash::size). What [`Store::cost`] takes as the value size.
+    /// [`size`](Hash::size), a list's [`size`](List::size). What
+    /// [`Store::cost`] takes as the value size.
     pub fn size(&self) -> usize {
         match self {
             Data::String(value) => value.len(),
             Data::Hash(hash) => hash.size(),
+            Data::List(list) => list.size(),
         }
     }
 }
@@ -87,6 +96,13 @@ impl From<Value> for Data {
 impl From<Hash> for Data {
     fn from(hash: Hash) -> Self {
         Data::Hash(hash)
+    }
+}
+
+/// A list becomes a list value.
+impl From<List> for Data {
+    fn from(list: List) -> Self {
+        Data::List(list)
     }
 }
 
@@ -127,7 +143,7 @@ impl Entry {
     pub fn value(&self) -> &[u8] {
         match &self.data {
             Data::String(value) => value,
-            Data::Hash(_) => &[],
+            Data::Hash(_) | Data::List(_) => &[],
         }
     }
 
@@ -136,7 +152,7 @@ impl Entry {
     pub fn shared(&self) -> Option<&Value> {
         match &self.data {
             Data::String(value) => Some(value),
-            Data::Hash(_) => None,
+            Data::Hash(_) | Data::List(_) => None,
         }
     }
 
@@ -144,7 +160,15 @@ impl Entry {
     pub fn hash(&self) -> Option<&Hash> {
         match &self.data {
             Data::Hash(hash) => Some(hash),
-            Data::String(_) => None,
+            Data::String(_) | Data::List(_) => None,
+        }
+    }
+
+    /// A list value; `None` for another type.
+    pub fn list(&self) -> Option<&List> {
+        match &self.data {
+            Data::List(list) => Some(list),
+            Data::String(_) | Data::Hash(_) => None,
         }
     }
 
@@ -356,6 +380,43 @@ impl Store {
         let before = hash.size();
         let result = change(hash);
         let (after, empty) = (hash.size(), hash.is_empty());
+        entry.version = next_version();
+        self.used = self.used - before + after;
+        if empty {
+            self.remove(key);
+        }
+        Some(result)
+    }
+
+    /// Changes the list at `key` with `change`, as
+    /// [`update_hash`](Store::update_hash) does a hash: an empty one
+    /// without expiry if the key is missing, the key removed if the list
+    /// ends up empty, the memory estimate and the version kept up to date.
+    /// Returns what `change` returned, or `None` (changing nothing) if the
+    /// key holds another type.
+    ///
+    /// ```
+    /// use kvstore::store::{End, Store};
+    ///
+    /// let mut store = Store::new();
+    /// store.update_list(b"queue", |l| l.push(End::Right, b"job".to_vec()));
+    /// assert_eq!(store.get(b"queue").unwrap().data().type_name(), "list");
+    /// let job = store.update_list(b"queue", |l| l.pop(End::Left)).flatten();
+    /// assert_eq!(job, Some(b"job".to_vec()));
+    /// assert!(store.get(b"queue").is_none(), "the last element took the key with it");
+    /// assert_eq!(store.used_memory(), 0);
+    /// ```
+    pub fn update_list<R>(&mut self, key: &[u8], change: impl FnOnce(&mut List) -> R) -> Option<R> {
+        if self.get(key).is_none() {
+            self.set(key, List::new(), None);
+        }
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        let Data::List(list) = &mut entry.data else {
+            return None;
+        };
+        let before = list.size();
+        let result = change(list);
+        let (after, empty) = (list.size(), list.is_empty());
         entry.version = next_version();
         self.used = self.used - before + after;
         if empty {

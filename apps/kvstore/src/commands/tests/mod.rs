@@ -7,6 +7,7 @@ mod databases;
 mod expiry;
 mod hashes;
 mod keys;
+mod lists;
 mod memory;
 mod notify;
 mod persistence;

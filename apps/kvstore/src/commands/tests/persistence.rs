@@ -125,15 +125,15 @@ fn load(log: &[u8], now: u64) -> Engine {
 }
 
 /// A random command over a handful of keys, heavy on expiry, with hash
-/// commands on the same keys (so keys change type, through `DEL`, `SET`
-/// or a hash's last field going).
+/// and list commands on the same keys (so keys change type, through `DEL`,
+/// `SET` or a hash's last field or a list's last element going).
 fn random_command(rng: &mut Rng, now: u64) -> String {
     let k = rng.pick(&["a", "b", "c", "d", "e"]);
     let k2 = rng.pick(&["a", "b", "c", "d", "e"]);
     let v = rng.pick(&["1", "22", "-5", "abc", "\"x y\""]);
     let n = rng.below(60);
     let f = rng.pick(&["f", "g", "h"]);
-    match rng.below(46) {
+    match rng.below(58) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {}", n + 1),
         2 => format!("SET {k} {v} NX PX {}", n + 1),
@@ -179,7 +179,38 @@ fn random_command(rng: &mut Rng, now: u64) -> String {
         43 => format!("HINCRBYFLOAT {k} {f} 0.5"),
         44 => format!("HSETNX {k} {f} {v}"),
         45 => format!("HGETALL {k}"),
+        46..=57 => random_list_command(rng, k, k2, v),
         _ => format!("STRLEN {k}"),
+    }
+}
+
+/// A random list command on `k` (and `k2`): pushes, pops, edits, moves,
+/// and blocking pops that wait (the session's client blocks, and is
+/// served, and logged, when a later command pushes to the key).
+fn random_list_command(rng: &mut Rng, k: &str, k2: &str, v: &str) -> String {
+    let i = rng.below(7) as i64 - 3;
+    let end = |rng: &mut Rng| rng.pick(&["LEFT", "RIGHT"]);
+    match rng.below(20) {
+        0 => format!("RPUSH {k} {v} x"),
+        1 => format!("LPUSH {k} {v}"),
+        2 => format!("LPUSHX {k} {v}"),
+        3 => format!("RPUSHX {k} y"),
+        4 => format!("LPOP {k}"),
+        5 => format!("RPOP {k} {}", rng.below(3)),
+        6 => format!("LSET {k} {i} {v}"),
+        7 => format!("LINSERT {k} {} x {v}", rng.pick(&["BEFORE", "AFTER"])),
+        8 => format!("LREM {k} {i} x"),
+        9 => format!("LTRIM {k} {i} {}", rng.below(4) as i64 - 1),
+        10 => format!("RPOPLPUSH {k} {k2}"),
+        11 => format!("LMOVE {k} {k2} {} {}", end(rng), end(rng)),
+        12 => format!("LMPOP 2 {k} {k2} {} COUNT {}", end(rng), i.abs() + 1),
+        13 => format!("BLPOP {k} {k2} 0"),
+        14 => format!("BLMOVE {k} {k2} {} {} 0", end(rng), end(rng)),
+        15 => format!("BLMPOP 0 1 {k} RIGHT COUNT 2"),
+        16 => format!("LRANGE {k} 0 -1"),
+        17 => format!("LPOS {k} x RANK -1"),
+        18 => format!("RPUSH {k} {v} {v} x {v}"),
+        _ => format!("LLEN {k}"),
     }
 }
 

@@ -1,0 +1,691 @@
+//! Lists: `LPUSH` and friends, the blocking pops, the list type among the
+//! others, and how lists are logged, replayed and rewritten.
+
+use alloc::format;
+
+use super::*;
+use crate::aof::{replay, rewrite, HEADER};
+use crate::store::{List, Store};
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// The list at `key`, as `LRANGE key 0 -1` answers it, space-separated.
+fn range(s: &mut Session, key: &str) -> String {
+    words(s.run(&format!("LRANGE {key} 0 -1"))).join(" ")
+}
+
+/// The bulk strings of an array reply, in order.
+fn words(reply: Reply) -> Vec<String> {
+    let Reply::Array(Some(items)) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+            other => panic!("not a bulk string: {other:?}"),
+        })
+        .collect()
+}
+
+/// A second client of the same engine, `id`, running `line`.
+fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
+    let args = split_args(line.as_bytes()).unwrap();
+    s.engine.execute(&args, client, s.now)
+}
+
+#[test]
+fn pushes_and_pops_at_both_ends() {
+    let mut s = Session::new();
+    assert_eq!(s.run("RPUSH l a b c"), int(3));
+    assert_eq!(s.run("LPUSH l x y"), int(5));
+    assert_eq!(range(&mut s, "l"), "y x a b c", "the last LPUSHed first");
+    assert_eq!(s.run("LPOP l"), bulk("y"));
+    assert_eq!(s.run("RPOP l"), bulk("c"));
+    assert_eq!(s.run("LPOP l 2"), bulks(&["x", "a"]));
+    assert_eq!(s.run("RPOP l 10"), bulks(&["b"]));
+    assert_eq!(s.run("EXISTS l"), int(0), "the last element took the key");
+    assert_eq!(s.run("LPOP l"), nil());
+    assert_eq!(s.run("LPOP l 1"), Reply::Array(None));
+    assert_eq!(s.run("LPOP l 0"), Reply::Array(None));
+    s.run("RPUSH l z");
+    assert_eq!(s.run("LPOP l 0"), array(&[]));
+    assert_eq!(
+        s.run("LPOP l -1"),
+        err("ERR value is out of range, must be positive")
+    );
+    assert_eq!(
+        s.run("LPOP l 1 1"),
+        err("ERR wrong number of arguments for 'lpop' command")
+    );
+    assert_eq!(s.run("LPUSHX nothing a"), int(0));
+    assert_eq!(s.run("EXISTS nothing"), int(0));
+    assert_eq!(s.run("RPUSHX l a b"), int(3));
+    assert_eq!(s.run("LPUSHX l 0"), int(4));
+    assert_eq!(range(&mut s, "l"), "0 z a b");
+    assert_eq!(s.run("LLEN l"), int(4));
+    assert_eq!(s.run("LLEN nothing"), int(0));
+}
+
+#[test]
+fn reading_by_index_and_range() {
+    let mut s = Session::new();
+    s.run("RPUSH l a b c d e");
+    assert_eq!(s.run("LINDEX l 0"), bulk("a"));
+    assert_eq!(s.run("LINDEX l -1"), bulk("e"));
+    assert_eq!(s.run("LINDEX l 5"), nil());
+    assert_eq!(
+        s.run("LINDEX l x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("LINDEX nothing x"), nil(), "the key first, as Redis");
+    assert_eq!(s.run("LRANGE l 1 -2"), bulks(&["b", "c", "d"]));
+    assert_eq!(
+        s.run("LRANGE l -100 100"),
+        bulks(&["a", "b", "c", "d", "e"])
+    );
+    assert_eq!(s.run("LRANGE l 3 1"), array(&[]));
+    assert_eq!(s.run("LRANGE l 0 -10"), array(&[]));
+    assert_eq!(s.run("LRANGE nothing 0 -1"), array(&[]));
+    assert_eq!(
+        s.run("LRANGE l a 1"),
+        err("ERR value is not an integer or out of range")
+    );
+}
+
+#[test]
+fn changing_elements_in_place() {
+    let mut s = Session::new();
+    s.run("RPUSH l a b c b");
+    assert_eq!(s.run("LSET l 1 B"), ok());
+    assert_eq!(s.run("LSET l -1 end"), ok());
+    assert_eq!(range(&mut s, "l"), "a B c end");
+    assert_eq!(s.run("LSET l 4 x"), err("ERR index out of range"));
+    assert_eq!(s.run("LSET nothing 0 x"), err("ERR no such key"));
+    assert_eq!(s.run("LINSERT l BEFORE c x"), int(5));
+    assert_eq!(s.run("LINSERT l after end last"), int(6));
+    assert_eq!(s.run("LINSERT l AFTER missing x"), int(-1));
+    assert_eq!(s.run("LINSERT nothing AFTER a x"), int(0));
+    assert_eq!(s.run("LINSERT l aft3r a x"), err("ERR syntax error"));
+    assert_eq!(range(&mut s, "l"), "a B x c end last");
+    s.run("DEL l");
+    s.run("RPUSH l x a x b x c x");
+    assert_eq!(s.run("LREM l 2 x"), int(2));
+    assert_eq!(range(&mut s, "l"), "a b x c x");
+    assert_eq!(s.run("LREM l -1 x"), int(1));
+    assert_eq!(range(&mut s, "l"), "a b x c");
+    assert_eq!(s.run("LREM l 0 x"), int(1));
+    assert_eq!(s.run("LREM l 0 nope"), int(0));
+    assert_eq!(s.run("LTRIM l 1 -1"), ok());
+    assert_eq!(range(&mut s, "l"), "b c");
+    assert_eq!(s.run("LTRIM l 5 10"), ok());
+    assert_eq!(s.run("EXISTS l"), int(0), "an empty range takes the key");
+    assert_eq!(s.run("LTRIM nothing 0 1"), ok());
+}
+
+#[test]
+fn lpos_finds_matches_by_rank_count_and_maxlen() {
+    let mut s = Session::new();
+    s.run("RPUSH l a b c 1 2 3 c c");
+    assert_eq!(s.run("LPOS l c"), int(2));
+    assert_eq!(s.run("LPOS l c RANK 2"), int(6));
+    assert_eq!(s.run("LPOS l c RANK -1"), int(7));
+    assert_eq!(s.run("LPOS l c RANK 4"), nil());
+    assert_eq!(s.run("LPOS l c COUNT 0"), array(&[int(2), int(6), int(7)]));
+    assert_eq!(s.run("LPOS l c COUNT 2 RANK -1"), array(&[int(7), int(6)]));
+    assert_eq!(s.run("LPOS l c COUNT 0 MAXLEN 3"), array(&[int(2)]));
+    assert_eq!(
+        s.run("LPOS l c COUNT 0 MAXLEN 3 RANK -1"),
+        array(&[int(7), int(6)])
+    );
+    assert_eq!(s.run("LPOS l c COUNT 0 MAXLEN 7 RANK 2"), array(&[int(6)]));
+    assert_eq!(s.run("LPOS nothing c COUNT 0"), array(&[]));
+    assert_eq!(s.run("LPOS nothing c"), nil());
+    assert!(
+        matches!(s.run("LPOS l c RANK 0"), Reply::Error(e) if e.starts_with("ERR RANK can't be zero"))
+    );
+    assert_eq!(
+        s.run("LPOS l c COUNT -1"),
+        err("ERR COUNT can't be negative")
+    );
+    assert_eq!(
+        s.run("LPOS l c MAXLEN -1"),
+        err("ERR MAXLEN can't be negative")
+    );
+    assert_eq!(s.run("LPOS l c COUNT"), err("ERR syntax error"));
+    assert_eq!(s.run("LPOS l c FOO 1"), err("ERR syntax error"));
+}
+
+#[test]
+fn moves_between_lists() {
+    let mut s = Session::new();
+    s.run("RPUSH src a b c");
+    assert_eq!(s.run("RPOPLPUSH src dst"), bulk("c"));
+    assert_eq!(s.run("LMOVE src dst LEFT RIGHT"), bulk("a"));
+    assert_eq!(range(&mut s, "dst"), "c a");
+    assert_eq!(
+        s.run("LMOVE src src right left"),
+        bulk("b"),
+        "one element rotates"
+    );
+    assert_eq!(s.run("LMOVE src dst RIGHT LEFT"), bulk("b"));
+    assert_eq!(s.run("EXISTS src"), int(0));
+    assert_eq!(s.run("LMOVE src dst LEFT LEFT"), nil());
+    assert_eq!(s.run("LMOVE src dst UP LEFT"), err("ERR syntax error"));
+    s.run("SET str x");
+    assert_eq!(s.run("LMOVE dst str LEFT LEFT"), err(WRONGTYPE));
+    assert_eq!(range(&mut s, "dst"), "b c a", "nothing moved");
+    assert_eq!(s.run("LMOVE str dst LEFT LEFT"), err(WRONGTYPE));
+    assert_eq!(
+        s.run("RPOPLPUSH nothing str"),
+        nil(),
+        "nothing to move: no type check"
+    );
+    // The rotation keeps a key's expiry.
+    s.run("PEXPIRE dst 5000");
+    s.run("RPOPLPUSH dst dst");
+    assert_eq!(s.run("PTTL dst"), int(5000));
+}
+
+#[test]
+fn lmpop_pops_from_the_first_list() {
+    let mut s = Session::new();
+    s.run("RPUSH b 1 2 3");
+    assert_eq!(
+        s.run("LMPOP 2 a b LEFT"),
+        array(&[bulk("b"), bulks(&["1"])])
+    );
+    assert_eq!(
+        s.run("LMPOP 2 a b right COUNT 5"),
+        array(&[bulk("b"), bulks(&["3", "2"])])
+    );
+    assert_eq!(s.run("LMPOP 2 a b LEFT"), Reply::Array(None));
+    s.run("SET a x");
+    assert_eq!(s.run("LMPOP 2 a b LEFT"), err(WRONGTYPE));
+    for (line, error) in [
+        ("LMPOP 0 a LEFT", "ERR numkeys should be greater than 0"),
+        ("LMPOP x a LEFT", "ERR numkeys should be greater than 0"),
+        ("LMPOP 1 a bad", "ERR syntax error"),
+        ("LMPOP 1 a LEFT bar", "ERR syntax error"),
+        ("LMPOP 1 a RIGHT LEFT", "ERR syntax error"),
+        ("LMPOP 1 a LEFT COUNT 1 COUNT 2", "ERR syntax error"),
+        ("LMPOP 2 a b bad", "ERR syntax error"),
+        ("LMPOP 5 a LEFT", "ERR syntax error"),
+        (
+            "LMPOP 1 a LEFT COUNT 0",
+            "ERR count should be greater than 0",
+        ),
+        (
+            "LMPOP 1 a LEFT COUNT x",
+            "ERR count should be greater than 0",
+        ),
+        (
+            "LMPOP 1 a",
+            "ERR wrong number of arguments for 'lmpop' command",
+        ),
+    ] {
+        assert_eq!(s.run(line), err(error), "{line}");
+    }
+}
+
+#[test]
+fn wrong_types_are_refused_both_ways() {
+    let mut s = Session::new();
+    s.run("SET str x");
+    s.run("RPUSH l a");
+    for line in [
+        "LPUSH str a",
+        "RPUSHX str a",
+        "LPOP str",
+        "LLEN str",
+        "LRANGE str 0 -1",
+        "LINDEX str 0",
+        "LSET str 0 a",
+        "LINSERT str BEFORE a b",
+        "LREM str 0 a",
+        "LTRIM str 0 1",
+        "LPOS str a",
+        "BLPOP str 0",
+        "BLMPOP 0 1 str LEFT",
+        "BRPOPLPUSH str l 0",
+    ] {
+        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
+    }
+    for line in ["GET l", "APPEND l x", "HSET l f v", "INCR l"] {
+        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
+    }
+    assert_eq!(s.run("TYPE l"), Reply::Simple("list".into()));
+    assert_eq!(s.run("OBJECT ENCODING l"), bulk("quicklist"));
+    assert_eq!(
+        s.run("SCAN 0 TYPE list"),
+        array(&[bulk("0"), bulks(&["l"])])
+    );
+}
+
+#[test]
+fn list_keys_expire_rename_copy_and_move_like_any_key() {
+    let mut s = Session::new();
+    s.run("RPUSH l a b");
+    s.run("PEXPIRE l 100");
+    assert_eq!(s.run("COPY l c"), int(1));
+    assert_eq!(s.run("RENAME l r"), ok());
+    assert_eq!(s.run("PTTL r"), int(100));
+    assert_eq!(s.run("MOVE c 1"), int(1));
+    s.run("SELECT 1");
+    assert_eq!(range(&mut s, "c"), "a b");
+    s.run("SELECT 0");
+    s.advance(101);
+    assert_eq!(s.run("LLEN r"), int(0), "expired");
+    assert_eq!(s.engine.store().used_memory(), 0);
+}
+
+#[test]
+fn lists_count_toward_maxmemory() {
+    let element = List::element_cost(10);
+    let mut s = Session::with_config(Config {
+        maxmemory: Store::cost(1, 2 * element) as u64,
+        ..Config::default()
+    });
+    assert_eq!(s.run("RPUSH l 0123456789 0123456789"), int(2));
+    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * element));
+    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    assert_eq!(s.run("RPUSH l x"), err(oom));
+    assert_eq!(s.run("LINSERT l BEFORE x y"), err(oom));
+    assert_eq!(
+        s.run("LSET l 0 9876543210"),
+        err(oom),
+        "an estimate: any new bytes"
+    );
+    assert_eq!(s.run("LPOP l"), bulk("0123456789"));
+    assert_eq!(s.run("RPUSH l 0123456789"), int(2), "room again");
+    s.run("LTRIM l 0 0");
+    assert_eq!(s.engine.store().used_memory(), Store::cost(1, element));
+}
+
+#[test]
+fn list_writes_log_their_effect() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("RPUSH l a b"), ["RPUSH l a b"]);
+    assert_eq!(s.logged("LPUSH l x y"), ["LPUSH l x y"]);
+    assert_eq!(s.logged("LPUSHX l z"), ["LPUSH l z"]);
+    assert_eq!(s.logged("RPUSHX nothing z"), Vec::<String>::new());
+    assert_eq!(s.logged("LPOP l"), ["LPOP l"]);
+    assert_eq!(s.logged("RPOP l 1"), ["RPOP l 1"]);
+    assert_eq!(s.logged("RPOP nothing 3"), Vec::<String>::new());
+    assert_eq!(s.logged("LSET l 0 q"), ["LSET l 0 q"]);
+    assert_eq!(s.logged("LINSERT l AFTER q r"), ["LINSERT l AFTER q r"]);
+    assert_eq!(s.logged("LINSERT l AFTER none r"), Vec::<String>::new());
+    assert_eq!(s.logged("LREM l 0 none"), Vec::<String>::new());
+    assert_eq!(s.logged("LREM l 0 r"), ["LREM l 0 r"]);
+    assert_eq!(
+        s.logged("LTRIM l 0 -1"),
+        Vec::<String>::new(),
+        "nothing trimmed"
+    );
+    assert_eq!(s.logged("RPOPLPUSH l m"), ["LMOVE l m RIGHT LEFT"]);
+    assert_eq!(s.logged("LMPOP 2 none l LEFT COUNT 9"), ["LPOP l 2"]);
+    assert_eq!(s.logged("BLPOP m 1"), ["LPOP m"]);
+    assert_eq!(s.logged("LRANGE l 0 -1"), Vec::<String>::new(), "reads");
+}
+
+#[test]
+fn while_a_rewrite_runs_list_writes_log_the_whole_list() {
+    let mut s = Session::new();
+    s.run("RPUSH l a b");
+    s.run("EXPIRE l 60");
+    let at = s.now + 60_000;
+    s.engine.aof_rewrite_started();
+    assert_eq!(
+        s.logged("RPUSH l c"),
+        [
+            "DEL l".to_string(),
+            "RPUSH l a b c".into(),
+            format!("PEXPIREAT l {at}")
+        ]
+    );
+    assert_eq!(s.logged("LSET l 0 z")[1], "RPUSH l z b c");
+    assert_eq!(
+        s.logged("LMOVE l m LEFT LEFT"),
+        [
+            "DEL l".to_string(),
+            "RPUSH l b c".into(),
+            format!("PEXPIREAT l {at}"),
+            "DEL m".into(),
+            "RPUSH m z".into(),
+        ]
+    );
+    assert_eq!(s.logged("LPOP l 5"), ["DEL l"], "emptied: just gone");
+    s.engine.aof_rewrite_finished(Some(0), 0);
+    assert_eq!(s.logged("RPUSH l a"), ["RPUSH l a"]);
+}
+
+/// Every live key of database 0 with its entry, for comparing datasets.
+fn dataset(engine: &Engine, now: u64) -> Vec<(Vec<u8>, crate::store::Entry)> {
+    let mut keys: Vec<_> = engine
+        .store()
+        .iter()
+        .filter(|(_, e)| !e.is_expired(now))
+        .map(|(k, e)| (k.to_vec(), e.clone()))
+        .collect();
+    keys.sort_by(|a, b| a.0.cmp(&b.0));
+    keys
+}
+
+/// A fresh engine loaded from `log`.
+fn load(log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(Config::default(), now);
+    let report = replay(log, |args| {
+        engine.load(args, now).expect("logged commands never fail");
+    });
+    assert_eq!(report.torn_tail, None);
+    engine
+}
+
+#[test]
+fn the_log_and_a_rewrite_reproduce_lists() {
+    let mut s = Session::new();
+    let mut log = HEADER.to_vec();
+    let mut long = String::from("RPUSH long");
+    for i in 0..300 {
+        long.push_str(&format!(" e{i}"));
+    }
+    for line in [
+        "RPUSH q a b c d",
+        "LPUSH q z",
+        "LPOP q",
+        "RPOP q 2",
+        "LINSERT q BEFORE b x",
+        "LSET q -1 y",
+        "LREM q 1 x",
+        "RPUSH t 1 2 3 4 5",
+        "LTRIM t 1 3",
+        "RPOPLPUSH t q",
+        "LMOVE t q LEFT RIGHT",
+        "LMPOP 1 t LEFT COUNT 9",
+        "RPUSH v only",
+        "EXPIRE v 100",
+        long.as_str(),
+    ] {
+        log.extend(s.exec(line).effects.to_bytes());
+    }
+    let now = s.now;
+    let loaded = load(&log, now);
+    assert_eq!(dataset(&loaded, now), dataset(&s.engine, now));
+    assert_eq!(loaded.used_memory(), s.engine.used_memory());
+    let compact = rewrite(s.engine.store(), now);
+    let mut records = Vec::new();
+    replay(&compact, |args| records.push(args.len()));
+    // q, v and its expiry, and the long list in chunks of 128.
+    assert_eq!(records.len(), 1 + 2 + 3);
+    let reloaded = load(&compact, now);
+    assert_eq!(dataset(&reloaded, now), dataset(&s.engine, now));
+    assert_eq!(reloaded.used_memory(), s.engine.used_memory());
+}
+
+#[test]
+fn keyspace_events_of_list_commands() {
+    let mut s = Session::new();
+    let mut sub = ClientCtx::new(99);
+    as_client(&mut s, &mut sub, "PSUBSCRIBE __keyevent@0__:*");
+    s.run("CONFIG SET notify-keyspace-events El$g");
+    s.run("RPUSH l a b");
+    s.run("LPUSH l c");
+    s.run("LMOVE l m LEFT RIGHT");
+    s.run("LSET l 0 z");
+    s.run("LINSERT l BEFORE z y");
+    s.run("LREM l 0 y");
+    s.run("LTRIM l 0 0");
+    s.run("RPOP l");
+    let events: Vec<String> = s
+        .engine
+        .take_messages()
+        .into_iter()
+        .map(|(_, bytes)| {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let parts: Vec<&str> = text.split("\r\n").collect();
+            format!("{} {}", &parts[6]["__keyevent@0__:".len()..], parts[8])
+        })
+        .collect();
+    assert_eq!(
+        events,
+        [
+            "rpush l",
+            "lpush l",
+            "rpush m",
+            "lpop l",
+            "lset l",
+            "linsert l",
+            "lrem l",
+            "ltrim l",
+            "rpop l",
+            "del l"
+        ]
+    );
+}
+
+#[test]
+fn blocked_clients_are_served_in_order_of_arrival() {
+    let mut s = Session::new();
+    let mut first = ClientCtx::new(1);
+    let mut second = ClientCtx::new(2);
+    let out = as_client(&mut s, &mut first, "BLPOP q 0");
+    assert!(first.is_blocked() && out.effects.is_empty());
+    as_client(&mut s, &mut second, "BRPOP other q 0");
+    assert!(second.is_blocked());
+    assert_eq!(s.engine.blocked_clients(), 2);
+    assert_eq!(
+        s.run("INFO clients")
+            .to_bytes()
+            .windows(17)
+            .filter(|w| w == b"blocked_clients:2")
+            .count(),
+        1
+    );
+    // One push of three: both are served, the first one first; the pusher
+    // logs its push, then what each served command did.
+    let out = s.exec("RPUSH q a b c");
+    assert_eq!(out.reply, int(3));
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, ["RPUSH q a b c", "LPOP q", "RPOP q"]);
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [
+            (1, array(&[bulk("q"), bulk("a")])),
+            (2, array(&[bulk("q"), bulk("c")])),
+        ]
+    );
+    assert_eq!(range(&mut s, "q"), "b");
+    assert_eq!(s.engine.blocked_clients(), 0);
+}
+
+#[test]
+fn a_blocking_command_with_data_answers_at_once() {
+    let mut s = Session::new();
+    s.run("RPUSH a 1");
+    assert_eq!(s.run("BLPOP nothing a 0"), array(&[bulk("a"), bulk("1")]));
+    s.run("RPUSH a 1 2");
+    assert_eq!(s.run("BLMOVE a b RIGHT LEFT 0"), bulk("2"));
+    assert_eq!(s.run("BRPOPLPUSH a b 0"), bulk("1"));
+    assert_eq!(
+        s.run("BLMPOP 0 2 nothing b LEFT COUNT 5"),
+        array(&[bulk("b"), bulks(&["1", "2"])])
+    );
+    assert!(!s.client.is_blocked());
+}
+
+#[test]
+fn timeouts_are_seconds_as_decimals() {
+    let mut s = Session::new();
+    let mut c = ClientCtx::new(1);
+    for (line, error) in [
+        ("BLPOP l -1", "ERR timeout is negative"),
+        ("BLPOP l x", "ERR timeout is not a float or out of range"),
+        ("BLPOP l 1e300", "ERR timeout is out of range"),
+        ("BLMOVE a b LEFT UP 0", "ERR syntax error"),
+        (
+            "BLMPOP x 1 l LEFT",
+            "ERR timeout is not a float or out of range",
+        ),
+        ("BLMPOP 0 0 l LEFT", "ERR numkeys should be greater than 0"),
+    ] {
+        assert_eq!(as_client(&mut s, &mut c, line).reply, err(error), "{line}");
+        assert!(!c.is_blocked());
+    }
+    as_client(&mut s, &mut c, "BLPOP l 0.25");
+    assert_eq!(s.engine.next_block_deadline(), Some(s.now + 250));
+    s.engine.unblock_timed_out(s.now + 249);
+    assert!(s.engine.take_unblocked().is_empty());
+    s.engine.unblock_timed_out(s.now + 250);
+    assert_eq!(s.engine.take_unblocked(), [(1, Reply::Array(None))]);
+    c.unblocked();
+    as_client(&mut s, &mut c, "BLMOVE a b LEFT LEFT 0.001");
+    s.engine.unblock_timed_out(s.now + 1);
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, nil())],
+        "a null bulk string"
+    );
+}
+
+#[test]
+fn inside_exec_blocking_commands_do_not_block() {
+    let mut s = Session::new();
+    s.run("RPUSH l a");
+    s.run("MULTI");
+    s.run("BLPOP l 0");
+    s.run("BLPOP l 0");
+    s.run("BRPOPLPUSH l m 0");
+    s.run("BLMPOP 0 1 l LEFT");
+    assert_eq!(
+        s.run("EXEC"),
+        array(&[
+            array(&[bulk("l"), bulk("a")]),
+            Reply::Array(None),
+            nil(),
+            Reply::Array(None)
+        ])
+    );
+    assert!(!s.client.is_blocked());
+    assert_eq!(s.engine.blocked_clients(), 0);
+}
+
+#[test]
+fn a_transaction_serves_once_it_is_done() {
+    let mut s = Session::new();
+    let mut c = ClientCtx::new(1);
+    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.run("MULTI");
+    s.run("LPUSH l a");
+    s.run("DEL l");
+    s.run("SET l x");
+    s.run("EXEC");
+    assert!(
+        s.engine.take_unblocked().is_empty(),
+        "no list when it ended"
+    );
+    s.run("DEL l");
+    s.run("MULTI");
+    s.run("LPUSH l a");
+    s.run("LPUSH l b");
+    let out = s.exec("EXEC");
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, array(&[bulk("l"), bulk("b")]))]
+    );
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, ["LPUSH l a", "LPUSH l b", "LPOP l"]);
+}
+
+#[test]
+fn served_moves_chain_and_wrong_types_answer_errors() {
+    let mut s = Session::new();
+    let (mut a, mut b, mut c) = (ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3));
+    // a moves list1 -> list2, b waits on list2 and moves it on to list3.
+    as_client(&mut s, &mut a, "BLMOVE list1 list2 RIGHT LEFT 0");
+    as_client(&mut s, &mut b, "BLMOVE list2 list3 LEFT RIGHT 0");
+    let out = s.exec("RPUSH list1 foo");
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(
+        logged,
+        [
+            "RPUSH list1 foo",
+            "LMOVE list1 list2 RIGHT LEFT",
+            "LMOVE list2 list3 LEFT RIGHT"
+        ]
+    );
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, bulk("foo")), (2, bulk("foo"))]
+    );
+    assert_eq!(range(&mut s, "list3"), "foo");
+    // A wrong destination type is found when served: an error for that
+    // client, the element stays, the next waiter is served.
+    s.run("SET bad x");
+    a.unblocked();
+    b.unblocked();
+    as_client(&mut s, &mut a, "BRPOPLPUSH src bad 0");
+    as_client(&mut s, &mut c, "BRPOPLPUSH src good 0");
+    s.run("RPUSH src a b c");
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, err(WRONGTYPE)), (3, bulk("c"))]
+    );
+    assert_eq!(range(&mut s, "src"), "a b");
+}
+
+#[test]
+fn keys_moved_into_place_and_swapped_databases_serve() {
+    let mut s = Session::new();
+    let mut c = ClientCtx::new(1);
+    as_client(&mut s, &mut c, "BLPOP foo 0");
+    s.run("RPUSH bob abc def");
+    s.run("RENAME bob foo");
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, array(&[bulk("foo"), bulk("abc")]))]
+    );
+    c.unblocked();
+    as_client(&mut s, &mut c, "SELECT 9");
+    as_client(&mut s, &mut c, "BRPOP k 5");
+    s.run("SELECT 1");
+    s.run("RPUSH k hello");
+    let out = s.exec("SWAPDB 1 9");
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, array(&[bulk("k"), bulk("hello")]))]
+    );
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, ["SWAPDB 1 9", "SELECT 9", "RPOP k"]);
+}
+
+#[test]
+fn client_unblock_and_closed_connections() {
+    let mut s = Session::new();
+    let mut c = ClientCtx::new(5);
+    as_client(&mut s, &mut c, "BLPOP l 0");
+    assert_eq!(s.run("CLIENT UNBLOCK 5"), int(1));
+    assert_eq!(s.run("CLIENT UNBLOCK 5"), int(0));
+    assert_eq!(s.engine.take_unblocked(), [(5, Reply::Array(None))]);
+    c.unblocked();
+    as_client(&mut s, &mut c, "BLPOP l 0");
+    assert_eq!(s.run("CLIENT UNBLOCK 5 ERROR"), int(1));
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(5, err("UNBLOCKED client unblocked via CLIENT UNBLOCK"))]
+    );
+    assert_eq!(
+        s.run("CLIENT UNBLOCK x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(
+        s.run("CLIENT UNBLOCK 5 LATER"),
+        err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
+    );
+    c.unblocked();
+    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.engine.client_gone(5);
+    assert_eq!(s.engine.blocked_clients(), 0);
+    s.run("RPUSH l a");
+    assert!(s.engine.take_unblocked().is_empty());
+    assert_eq!(s.run("LLEN l"), int(1), "nobody took it");
+}
