@@ -291,6 +291,14 @@ impl Config {
             "hash-max-listpack-value" | "hash-max-ziplist-value" => {
                 self.hash_compact.value = compact_limit(value).map_err(invalid)?
             }
+            // No RDB snapshots: "" (none) is the only schedule there is,
+            // and setting it (as test suites do) is fine.
+            "save" if value.iter().all(u8::is_ascii_whitespace) => {}
+            "save" => {
+                return Err(invalid(
+                    "kvstore takes no RDB snapshots (its persistence is the append-only log); only \"\" is accepted",
+                ))
+            }
             "list-max-listpack-size" | "list-max-ziplist-size" => {
                 self.list_max_listpack_size = integer(
                     value,
@@ -376,6 +384,10 @@ impl Config {
             "hash-max-listpack-value",
             "hash-max-ziplist-entries",
             "hash-max-ziplist-value",
+            "list-max-listpack-size",
+            "list-max-ziplist-size",
+            "list-compress-depth",
+            "save",
         ];
         let lower = name.to_ascii_lowercase();
         if SETTABLE.contains(&lower.as_str()) {
@@ -477,6 +489,13 @@ mod tests {
             vec![("list-compress-depth", String::from("2"))]
         );
         assert!(config.set("list-compress-depth", b"-1").is_err());
+        assert_eq!(config.set_at_runtime("list-max-ziplist-size", b"4"), Ok(()));
+        assert_eq!(
+            config.set_at_runtime("save", b""),
+            Ok(()),
+            "no snapshots, as asked"
+        );
+        assert!(config.set_at_runtime("save", b"3600 1").is_err());
     }
 
     #[test]
