@@ -245,7 +245,11 @@ impl dma::Memory for StreamMemory<'_> {
             return Err(dma::MemError::NotGranted);
         }
         self.kernel.make_resident(va, access)?;
-        if crate::iommu::mirror(self.stream, va) {
+        // Mapping a granted page copies it into the views (the memory
+        // manager's hook); only a page the kernel had mapped already is
+        // copied here.
+        let write = access == dma::Access::Write;
+        if crate::iommu::reaches(self.stream, va, write) || crate::iommu::mirror(self.stream, va) {
             Ok(())
         } else {
             Err(dma::MemError::OutOfMemory)
