@@ -143,6 +143,7 @@ impl Server {
             self.engine.stats_mut().used_cpu_us = time::busy_time().as_micros() as u64;
             self.accept();
             self.ready.take(&mut visiting);
+            self.oldest_first(&mut visiting);
             for &slot in &visiting {
                 self.visit(slot);
             }
@@ -167,6 +168,20 @@ impl Server {
             }
             self.sleep();
         }
+    }
+
+    /// Orders the slots to visit by connection age, oldest first, each
+    /// once. Wakers queue slots in the order the network happened to
+    /// deliver, and slots are reused; Redis serves ready clients in the
+    /// order they connected, so when two clients race for one element
+    /// (two BRPOPLPUSH woken by one push) the older one wins, as there.
+    fn oldest_first(&self, slots: &mut Vec<usize>) {
+        let age = |slot: &usize| match self.conns.get(*slot) {
+            Some(Some(conn)) => conn.session.client().id(),
+            _ => u64::MAX,
+        };
+        slots.sort_unstable_by_key(|slot| (age(slot), *slot));
+        slots.dedup();
     }
 
     /// `SHUTDOWN`: makes the log durable and stops the machine (status 0).
