@@ -1,6 +1,6 @@
 //! The Cadence Gigabit Ethernet MAC (GEM) of the ZynqMP: four of them in
-//! the low-power domain; QEMU's `xlnx-zcu102` connects the first NIC of the
-//! command line to GEM0.
+//! the low-power domain; QEMU's `xlnx-zcu102` connects the NICs of its
+//! command line to GEM0-3 in order, and the ZCU102 board uses GEM3.
 //!
 //! The MAC moves frames between memory and the wire through two rings of
 //! two-word descriptors, by *physical* address (no SMMU in QEMU's model),
@@ -19,12 +19,17 @@
 //! the driver marks as never available, so it neither sends nor receives.
 
 use crate::mmio::Mmio;
+use crate::phy::{Link, Mdio, MdioError, Speed};
 use core::sync::atomic::{fence, Ordering};
 
-/// Physical address of GEM0's registers.
+/// Physical address of GEM0's registers (GEM1-3 follow every 64 KiB).
 pub const GEM0: usize = 0xff0b_0000;
 /// GEM0's interrupt (SPI 57).
 pub const GEM0_INTID: u32 = 32 + 57;
+/// Physical address of GEM3's registers: the ZCU102's Ethernet port.
+pub const GEM3: usize = 0xff0e_0000;
+/// GEM3's interrupt (SPI 63).
+pub const GEM3_INTID: u32 = 32 + 63;
 /// Descriptors in each ring.
 pub const RING: usize = 64;
 /// Bytes of each buffer: a whole frame (1518 bytes) fits in one.
@@ -32,11 +37,13 @@ pub const BUFFER: usize = 1536;
 
 const NWCTRL: usize = 0x000;
 const NWCFG: usize = 0x004;
+const NWSTATUS: usize = 0x008;
 const DMACFG: usize = 0x010;
 const TXSTATUS: usize = 0x014;
 const RXQBASE: usize = 0x018;
 const TXQBASE: usize = 0x01c;
 const RXSTATUS: usize = 0x020;
+const PHYMNTNC: usize = 0x034;
 const ISR: usize = 0x024;
 const IER: usize = 0x028;
 const IDR: usize = 0x02c;
@@ -48,10 +55,27 @@ const RX_Q1_BASE: usize = 0x480;
 const NWCTRL_RXENA: u32 = 1 << 2;
 const NWCTRL_TXENA: u32 = 1 << 3;
 const NWCTRL_TXSTART: u32 = 1 << 9;
+/// NWCTRL: the management (MDIO) port is enabled.
+const NWCTRL_MDIO: u32 = 1 << 4;
+/// NWCTRL while running: both directions and the management port.
+const NWCTRL_RUN: u32 = NWCTRL_RXENA | NWCTRL_TXENA | NWCTRL_MDIO;
+const NWCFG_SPEED100: u32 = 1 << 0;
 const NWCFG_FULL_DUPLEX: u32 = 1 << 1;
+const NWCFG_GIGABIT: u32 = 1 << 10;
+/// NWSTATUS: the management port is idle (the last operation finished).
+const NWSTATUS_MDIO_IDLE: u32 = 1 << 2;
+/// PHYMNTNC: a clause-22 frame (start bits 01, turnaround 10), read or
+/// write, PHY address at 23, register at 18, data in the low half.
+const PHYMNTNC_CLAUSE22: u32 = 0b01 << 30 | 0b10 << 16;
+const PHYMNTNC_READ: u32 = 0b10 << 28;
+const PHYMNTNC_WRITE: u32 = 0b01 << 28;
+/// Polls of NWSTATUS before a management operation is given up.
+const MDIO_POLLS: u32 = 100_000;
 const NWCFG_STRIP_FCS: u32 = 1 << 17;
-/// MDC clock divider (the reset value's field), kept.
-const NWCFG_MDC_DIV: u32 = 0b111 << 18;
+/// MDC clock divider: the bus clock divided by 64, which keeps MDC under
+/// the 2.5 MHz clause 22 allows for any bus clock up to 160 MHz (the
+/// ZynqMP's LPD bus runs at 100 MHz or so).
+const NWCFG_MDC_DIV64: u32 = 0b100 << 18;
 /// DMACFG: receive buffer size in 64-byte units.
 const DMACFG_RXBUF_SHIFT: u32 = 16;
 const DMACFG_RXBUF_MASK: u32 = 0xff << DMACFG_RXBUF_SHIFT;
@@ -248,8 +272,7 @@ impl Gem {
         parked.write(2, 0);
         parked.write(3, TX_USED | TX_WRAP);
         fence(Ordering::SeqCst);
-        let cfg = regs.read(NWCFG) & NWCFG_MDC_DIV;
-        regs.write(NWCFG, cfg | NWCFG_STRIP_FCS | NWCFG_FULL_DUPLEX);
+        regs.write(NWCFG, NWCFG_MDC_DIV64 | NWCFG_STRIP_FCS | NWCFG_FULL_DUPLEX);
         let dma = regs.read(DMACFG) & !(DMACFG_WIDE | DMACFG_RXBUF_MASK);
         regs.write(DMACFG, dma | ((BUFFER / 64) as u32) << DMACFG_RXBUF_SHIFT);
         regs.write(RXQBASE, rx_ring as u32);
@@ -262,7 +285,7 @@ impl Gem {
         regs.write(SPADDR1LO, lo);
         regs.write(SPADDR1HI, hi & 0xffff);
         regs.write(IER, INT_RX_COMPLETE | INT_TX_COMPLETE);
-        regs.write(NWCTRL, NWCTRL_RXENA | NWCTRL_TXENA);
+        regs.write(NWCTRL, NWCTRL_RUN);
         Self { regs }
     }
 
@@ -275,16 +298,66 @@ impl Gem {
 
     /// Sends what was posted on the transmit ring.
     pub fn start_tx(&self) {
-        self.regs
-            .write(NWCTRL, NWCTRL_RXENA | NWCTRL_TXENA | NWCTRL_TXSTART);
+        self.regs.write(NWCTRL, NWCTRL_RUN | NWCTRL_TXSTART);
     }
 
     /// Tells the MAC that receive buffers were given back (it re-reads the
     /// ring and delivers frames it had to hold back).
     pub fn resume_rx(&self) {
-        self.regs.write(NWCTRL, NWCTRL_RXENA | NWCTRL_TXENA);
+        self.regs.write(NWCTRL, NWCTRL_RUN);
     }
 
+    /// Sets the MAC to the line rate and duplex its PHY negotiated.
+    pub fn set_link(&self, link: Link) {
+        let mut cfg = self.regs.read(NWCFG) & !(NWCFG_SPEED100 | NWCFG_GIGABIT | NWCFG_FULL_DUPLEX);
+        cfg |= match link.speed {
+            Speed::Mb10 => 0,
+            Speed::Mb100 => NWCFG_SPEED100,
+            Speed::Mb1000 => NWCFG_GIGABIT,
+        };
+        if link.full_duplex {
+            cfg |= NWCFG_FULL_DUPLEX;
+        }
+        self.regs.write(NWCFG, cfg);
+    }
+
+    /// Runs one management frame and waits for the port to go idle.
+    fn mdio(&mut self, frame: u32) -> Result<u32, MdioError> {
+        self.wait_mdio_idle()?;
+        self.regs.write(PHYMNTNC, frame);
+        self.wait_mdio_idle()?;
+        Ok(self.regs.read(PHYMNTNC))
+    }
+
+    fn wait_mdio_idle(&self) -> Result<(), MdioError> {
+        for _ in 0..MDIO_POLLS {
+            if self.regs.read(NWSTATUS) & NWSTATUS_MDIO_IDLE != 0 {
+                return Ok(());
+            }
+        }
+        Err(MdioError)
+    }
+}
+
+/// The GEM's own management port: its PHY sits on it.
+impl Mdio for Gem {
+    fn read(&mut self, phy: u8, reg: u8) -> Result<u16, MdioError> {
+        let frame = PHYMNTNC_CLAUSE22 | PHYMNTNC_READ | phy_and_reg(phy, reg);
+        Ok(self.mdio(frame)? as u16)
+    }
+
+    fn write(&mut self, phy: u8, reg: u8, value: u16) -> Result<(), MdioError> {
+        let frame = PHYMNTNC_CLAUSE22 | PHYMNTNC_WRITE | phy_and_reg(phy, reg);
+        self.mdio(frame | u32::from(value)).map(|_| ())
+    }
+}
+
+/// PHYMNTNC's address fields.
+fn phy_and_reg(phy: u8, reg: u8) -> u32 {
+    u32::from(phy & 0x1f) << 23 | u32::from(reg & 0x1f) << 18
+}
+
+impl Gem {
     /// Acknowledges the interrupt (the status clears on read).
     pub fn acknowledge_interrupt(&self) -> u32 {
         let isr = self.regs.read(ISR);

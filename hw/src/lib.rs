@@ -18,6 +18,7 @@ pub mod layout;
 pub mod mmio;
 pub mod nvme;
 pub mod pci;
+pub mod phy;
 pub mod rdma;
 pub mod sdhci;
 pub mod uart;

@@ -32,7 +32,7 @@ options:
   --timeout SECS   kill QEMU after SECS seconds (fractions allowed)
   --uboot          boot through U-Boot (qemu-virt; Debian's u-boot-qemu) with bootm
   --qemu-arg ARG   pass ARG to QEMU after the standard options (repeatable)
-  --port PORT      forward 127.0.0.1:PORT to the guest's 6379 (virtio-net; GEM0 on zcu102)
+  --port PORT      forward 127.0.0.1:PORT to the guest's 6379 (virtio-net; GEM3 on zcu102)
                    (kvstore gets 6379 by default)
   --nodes N        boot N nodes (qemu-virt), each with an RDMA engine, joined by
                    one fabric; output lines are prefixed [nR]; fails if any

@@ -130,9 +130,16 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
                 }
             ));
             if let Some(port) = opts.port {
-                // The first NIC of the command line is the SoC's GEM0.
+                // The machine gives the command line's NICs to GEM0-3 in
+                // order; the ZCU102 wires GEM3 to its RJ45, and so does
+                // the board description. GEM0-2 get a hub port that leads
+                // nowhere (their PHYs still answer, as on the real board).
                 if let Some(object) = crate::backlog::preload(&crate::workspace_root()) {
                     cmd.env("LD_PRELOAD", object);
+                }
+                for hub in 1..=3 {
+                    cmd.arg("-nic")
+                        .arg(format!("hubport,hubid={hub},model=cadence_gem"));
                 }
                 cmd.arg("-nic").arg(format!(
                     "user,model=cadence_gem,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_PORT}"

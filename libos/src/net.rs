@@ -411,6 +411,10 @@ pub enum NetError {
     Device(virtio_drivers::Error),
     /// The PCI transport could not be set up.
     Transport(virtio_drivers::transport::pci::VirtioPciError),
+    /// The on-chip Ethernet's PHY could not be brought up.
+    Phy(hw::phy::PhyError),
+    /// The PHY negotiated no link in time (no cable, or no partner).
+    NoLink,
 }
 
 static NET_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
@@ -452,11 +456,15 @@ pub fn init() -> Result<Net, NetError> {
         Some(found) => found,
         None => {
             let gem = hw::board::CURRENT.gem.as_ref().ok_or(NetError::NotFound)?;
-            let nic = gem::GemNic::open(gem.base)?;
+            let (nic, phy, link) = gem::GemNic::open(gem.base)?;
             let mac = EthernetAddress(nic.mac());
             log::info!(
-                "net: Cadence GEM at {:#x}, mac {mac}, 10.0.2.15/24",
-                gem.base
+                "net: Cadence GEM at {:#x}, mac {mac}, 10.0.2.15/24; PHY {:#010x} at MDIO address {}, link up at {} Mb/s {} duplex",
+                gem.base,
+                phy.id,
+                phy.addr,
+                link.speed.mbps(),
+                if link.full_duplex { "full" } else { "half" }
             );
             (NetDevice::Gem(nic), mac, Some(gem.intid))
         }

@@ -38,10 +38,11 @@ pub const ZCU102: Board = Board {
         base: crate::zdma::GDMA_CH0,
         intid: crate::zdma::GDMA_CH0_INTID,
     }),
-    // GEM0: QEMU wires the first NIC of its command line there.
+    // GEM3: the one the ZCU102 wires to its Ethernet jack (the runner
+    // gives QEMU's fourth NIC the forwarded port for this reason).
     gem: Some(Peripheral {
-        base: crate::gem::GEM0,
-        intid: crate::gem::GEM0_INTID,
+        base: crate::gem::GEM3,
+        intid: crate::gem::GEM3_INTID,
     }),
     // SD0: QEMU puts the card of `-drive if=sd,index=0` there.
     sd: Some(crate::sdhci::SD0),

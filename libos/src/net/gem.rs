@@ -12,8 +12,11 @@
 
 use super::{NetError, RxToken};
 use crate::mm;
+use crate::time;
+use core::time::Duration;
 use hw::gem::{Gem, RxRing, TxRing, Words, BUFFER, RING};
-use smoltcp::phy;
+use hw::phy::{self, Link, Phy};
+use smoltcp::phy as netdev;
 
 /// The GEM, its rings and buffers.
 pub struct GemNic {
@@ -28,6 +31,23 @@ pub struct GemNic {
 pub struct GemTx<'a> {
     gem: &'a Gem,
     tx: &'a mut TxRing<Words>,
+}
+
+/// Finds the PHY on the GEM's management port, has it negotiate, and
+/// waits (at most [`LINK_WAIT`]) for the link.
+fn bring_up_link(gem: &mut Gem) -> Result<(Phy, Link), NetError> {
+    let phy = phy::find(gem).map_err(NetError::Phy)?;
+    phy.start(gem).map_err(NetError::Phy)?;
+    let deadline = time::uptime() + LINK_WAIT;
+    loop {
+        if let Some(link) = phy.link(gem).map_err(NetError::Phy)? {
+            return Ok((phy, link));
+        }
+        if time::uptime() >= deadline {
+            return Err(NetError::NoLink);
+        }
+        time::sleep(Duration::from_millis(10));
+    }
 }
 
 /// `count` bytes of zeroed, identity-mapped frames the kernel keeps for
@@ -48,9 +68,14 @@ fn words(start: usize, count: usize) -> Words {
     Words(unsafe { core::slice::from_raw_parts_mut(start as *mut u32, count) })
 }
 
+/// How long the PHY gets to negotiate a link: clause 28 negotiation takes
+/// about three seconds on a real cable.
+const LINK_WAIT: Duration = Duration::from_secs(5);
+
 impl GemNic {
-    /// Starts the GEM whose registers are at `base` on fresh rings.
-    pub fn open(base: usize) -> Result<Self, NetError> {
+    /// Starts the GEM whose registers are at `base` on fresh rings, and
+    /// brings up its PHY: the link it negotiated sets the MAC's speed.
+    pub fn open(base: usize) -> Result<(Self, Phy, Link), NetError> {
         let rings = frames(2 * 2 * RING * 4 + 16)?;
         let buffers = frames(2 * RING * BUFFER)?;
         let (rx_ring, tx_ring, parked) = (rings, rings + 2 * RING * 4, rings + 4 * RING * 4);
@@ -60,19 +85,22 @@ impl GemNic {
         // window the kernel maps as device memory; nothing else drives it.
         let regs = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
         let mut parked_words = words(parked, 4);
-        let gem = Gem::start(
+        let mut gem = Gem::start(
             regs,
             rx_ring as u64,
             tx_ring as u64,
             &mut parked_words,
             parked as u64,
         );
-        Ok(Self {
+        let (phy, link) = bring_up_link(&mut gem)?;
+        gem.set_link(link);
+        let nic = Self {
             gem,
             rx,
             tx,
             held: false,
-        })
+        };
+        Ok((nic, phy, link))
     }
 
     /// The station address.
@@ -133,7 +161,7 @@ impl GemNic {
     }
 }
 
-impl phy::TxToken for GemTx<'_> {
+impl netdev::TxToken for GemTx<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
         let addr = self
             .tx
