@@ -296,6 +296,18 @@ impl Gem {
         [lo[0], lo[1], lo[2], lo[3], hi[0], hi[1]]
     }
 
+    /// Sets the station address: frames to it are received, and it is the
+    /// one [`mac`](Gem::mac) reports.
+    pub fn set_mac(&self, mac: [u8; 6]) {
+        self.regs.write(
+            SPADDR1LO,
+            u32::from_le_bytes([mac[0], mac[1], mac[2], mac[3]]),
+        );
+        // The high word last: writing it is what enables the filter.
+        self.regs
+            .write(SPADDR1HI, u32::from(u16::from_le_bytes([mac[4], mac[5]])));
+    }
+
     /// Sends what was posted on the transmit ring.
     pub fn start_tx(&self) {
         self.regs.write(NWCTRL, NWCTRL_RUN | NWCTRL_TXSTART);

@@ -61,9 +61,99 @@ impl Args {
     }
 }
 
+/// Prefix of the arguments the kernel keeps for itself
+/// (`faultline.NAME=VALUE`); the app never sees them.
+pub const KERNEL_PREFIX: &str = "faultline.";
+
+/// The kernel's own options from the command line, by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct KernelOptions {
+    items: Vec<(String, String)>,
+}
+
+impl KernelOptions {
+    /// The value of option `name` (the last one given wins); `Some("")`
+    /// for an option given without `=VALUE`.
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.items
+            .iter()
+            .rev()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+impl Args {
+    /// Splits the kernel's options (`faultline.NAME[=VALUE]`) from the
+    /// app's arguments, keeping the app's in order.
+    pub fn split_kernel_options(self) -> (KernelOptions, Args) {
+        let mut options = KernelOptions::default();
+        let mut app = Vec::new();
+        for item in self.items {
+            match item.strip_prefix(KERNEL_PREFIX) {
+                Some(option) => {
+                    let (name, value) = option.split_once('=').unwrap_or((option, ""));
+                    options.items.push((name.to_string(), value.to_string()));
+                }
+                None => app.push(item),
+            }
+        }
+        (options, Args { items: app })
+    }
+}
+
+/// A unicast Ethernet address written `02:00:5e:10:00:01` (or with `-`).
+pub fn parse_mac(text: &str) -> Option<[u8; 6]> {
+    let mut mac = [0u8; 6];
+    let mut parts = text.split([':', '-']);
+    for byte in &mut mac {
+        let part = parts.next()?;
+        if part.len() != 2 {
+            return None;
+        }
+        *byte = u8::from_str_radix(part, 16).ok()?;
+    }
+    let unicast = mac[0] & 1 == 0;
+    (parts.next().is_none() && unicast && mac != [0; 6]).then_some(mac)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kernel_options_are_taken_out_of_the_apps_arguments() {
+        let args =
+            Args::parse("appendfsync always faultline.mac=02:00:00:00:00:07 faultline.quiet");
+        let (kernel, app) = args.split_kernel_options();
+        assert_eq!(app, Args::parse("appendfsync always"));
+        assert_eq!(kernel.get("mac"), Some("02:00:00:00:00:07"));
+        assert_eq!(kernel.get("quiet"), Some(""));
+        assert_eq!(kernel.get("smp"), None);
+    }
+
+    #[test]
+    fn only_a_well_formed_unicast_mac_is_taken() {
+        assert_eq!(
+            parse_mac("02:00:5e:10:00:01"),
+            Some([2, 0, 0x5e, 0x10, 0, 1])
+        );
+        assert_eq!(
+            parse_mac("02-00-5E-10-00-01"),
+            Some([2, 0, 0x5e, 0x10, 0, 1])
+        );
+        for bad in [
+            "",
+            "02:00:5e:10:00",
+            "02:00:5e:10:00:01:02",
+            "2:00:5e:10:00:01",
+            "02:00:5e:10:00:zz",
+            "01:00:5e:00:00:01", // multicast
+            "00:00:00:00:00:00",
+        ] {
+            assert_eq!(parse_mac(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn splits_on_any_whitespace() {

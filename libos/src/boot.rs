@@ -9,7 +9,8 @@
 
 extern crate alloc;
 
-use crate::{arch, args::Args, dtb, mm, smp, time};
+use crate::args::{Args, KernelOptions};
+use crate::{arch, dtb, mm, smp, time};
 use core::ops::Range;
 use core::sync::atomic::{AtomicU64, AtomicU8, Ordering};
 use hw::board::{PsciConduit, CURRENT as BOARD};
@@ -126,7 +127,8 @@ fn boot_core(dtb_addr: usize) -> ! {
         .as_ref()
         .and_then(|f| f.bootargs)
         .unwrap_or_else(embedded_args);
-    let args = Args::parse(command_line);
+    let (options, args) = Args::parse(command_line).split_kernel_options();
+    KERNEL_OPTIONS.call_once(|| options);
     MAIN_TICKS.store(arch::counter(), Ordering::Relaxed);
     log::info!(
         "faultline on {}: {} cores, {} MiB RAM, EL{} entry, booted in {} us",
@@ -139,6 +141,16 @@ fn boot_core(dtb_addr: usize) -> ! {
     // SAFETY: `libos::main!` defines this symbol with exactly this signature.
     let status = unsafe { __faultline_main(args) };
     crate::exit::exit(status)
+}
+
+/// The kernel's options from the command line (`faultline.NAME=VALUE`).
+static KERNEL_OPTIONS: spin::Once<KernelOptions> = spin::Once::new();
+
+/// Kernel option `name` from the command line, if it was given: how a
+/// driver learns what only the user can tell it (`faultline.mac=...`, the
+/// on-chip Ethernet's address).
+pub fn kernel_option(name: &str) -> Option<&'static str> {
+    KERNEL_OPTIONS.get()?.get(name)
 }
 
 fn secondary_core(core: usize) -> ! {

@@ -415,6 +415,11 @@ pub enum NetError {
     Phy(hw::phy::PhyError),
     /// The PHY negotiated no link in time (no cable, or no partner).
     NoLink,
+    /// `faultline.mac=` is not a unicast address like `02:00:5e:10:00:01`.
+    BadMac,
+    /// `faultline.mac=` was given, but this NIC's address is the host's to
+    /// set (virtio-net: `-device virtio-net-pci,mac=...`).
+    MacNotSettable,
 }
 
 static NET_INTID: core::sync::atomic::AtomicU32 = core::sync::atomic::AtomicU32::new(0);
@@ -452,11 +457,16 @@ pub fn now() -> Instant {
 /// interface with QEMU user networking's address (10.0.2.15/24, gateway
 /// 10.0.2.2).
 pub fn init() -> Result<Net, NetError> {
+    let wanted_mac = match crate::boot::kernel_option("mac") {
+        Some(text) => Some(crate::args::parse_mac(text).ok_or(NetError::BadMac)?),
+        None => None,
+    };
     let (mut device, mac, intid) = match find_virtio()? {
+        Some(_) if wanted_mac.is_some() => return Err(NetError::MacNotSettable),
         Some(found) => found,
         None => {
             let gem = hw::board::CURRENT.gem.as_ref().ok_or(NetError::NotFound)?;
-            let (nic, phy, link) = gem::GemNic::open(gem.base)?;
+            let (nic, phy, link) = gem::GemNic::open(gem.base, wanted_mac)?;
             let mac = EthernetAddress(nic.mac());
             log::info!(
                 "net: Cadence GEM at {:#x}, mac {mac}, 10.0.2.15/24; PHY {:#010x} at MDIO address {}, link up at {} Mb/s {} duplex",

@@ -82,11 +82,12 @@ impl Guest {
 
     /// Boots kvstore on `board` with the runner's own port forward (the
     /// board's NIC: virtio-net, or the ZynqMP's GEM0 on zcu102).
-    pub fn start_on_board(test: &str, board: Board) -> Guest {
+    pub fn start_on_board(test: &str, board: Board, args: &[&str]) -> Guest {
         super::require_qemu();
         let root = workspace_root();
         let out = root.join("target/test-images").join(test);
-        let built = build_to(&root, "kvstore", board, &[], &out).expect("image builds");
+        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+        let built = build_to(&root, "kvstore", board, &args, &out).expect("image builds");
         faultline_image::qemu::ensure_disk(&built, None).unwrap();
         let port = TcpListener::bind("127.0.0.1:0")
             .unwrap()

@@ -73,9 +73,10 @@ fn words(start: usize, count: usize) -> Words {
 const LINK_WAIT: Duration = Duration::from_secs(5);
 
 impl GemNic {
-    /// Starts the GEM whose registers are at `base` on fresh rings, and
-    /// brings up its PHY: the link it negotiated sets the MAC's speed.
-    pub fn open(base: usize) -> Result<(Self, Phy, Link), NetError> {
+    /// Starts the GEM whose registers are at `base` on fresh rings, with
+    /// station address `mac` (else the one firmware left), and brings up
+    /// its PHY: the link it negotiated sets the MAC's speed.
+    pub fn open(base: usize, mac: Option<[u8; 6]>) -> Result<(Self, Phy, Link), NetError> {
         let rings = frames(2 * 2 * RING * 4 + 16)?;
         let buffers = frames(2 * RING * BUFFER)?;
         let (rx_ring, tx_ring, parked) = (rings, rings + 2 * RING * 4, rings + 4 * RING * 4);
@@ -92,6 +93,9 @@ impl GemNic {
             &mut parked_words,
             parked as u64,
         );
+        if let Some(mac) = mac {
+            gem.set_mac(mac);
+        }
         let (phy, link) = bring_up_link(&mut gem)?;
         gem.set_link(link);
         let nic = Self {
