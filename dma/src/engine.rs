@@ -54,6 +54,12 @@ pub struct EngineCaps {
     pub can_resume: bool,
     /// The StreamID its accesses carry.
     pub stream: StreamId,
+    /// The engine moves physical addresses and nothing translates them (no
+    /// SMMU in front of it): a page that moved or went away would be read
+    /// or written where it used to be, and nothing faults. Such an engine
+    /// takes only `Policy::Pin` transfers; the others are refused with
+    /// [`SubmitError::NeedsSmmu`](crate::SubmitError::NeedsSmmu).
+    pub physical: bool,
 }
 
 /// Names one attempt at one segment: what a driver hands back to

@@ -155,11 +155,25 @@ pub enum SubmitError {
     /// many pieces begin within one block for one segment (for an engine of
     /// one piece per segment: a piece boundary is not on a block boundary).
     PiecesTooFine,
+    /// The engine moves physical addresses with no SMMU in front of it
+    /// ([`EngineCaps::physical`](crate::EngineCaps::physical)): only
+    /// `Policy::Pin` keeps every page of the buffer in place for the whole
+    /// transfer; this policy needs an SMMU.
+    NeedsSmmu(Policy),
 }
 
 impl fmt::Display for SubmitError {
     fn fmt(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        if let SubmitError::NeedsSmmu(policy) = self {
+            return write!(
+                f,
+                "the engine moves physical addresses with no SMMU in front of it: \
+                 only pin keeps the buffer in place, {} needs an SMMU",
+                policy.name()
+            );
+        }
         f.write_str(match self {
+            SubmitError::NeedsSmmu(_) => unreachable!("written above"),
             SubmitError::UnknownEngine => "no such engine",
             SubmitError::Empty => "empty buffer or piece",
             SubmitError::AddressOverflow => "device range overflows",
@@ -193,6 +207,8 @@ pub enum TransferError {
     Pin(MemError),
     /// The engine refused a segment or ended one with an error.
     Engine(EngineError),
+    /// The transfer was refused before it was queued.
+    Submit(SubmitError),
 }
 
 impl fmt::Display for TransferError {
@@ -207,6 +223,7 @@ impl fmt::Display for TransferError {
                 segment.start, segment.end
             ),
             TransferError::Pin(e) => write!(f, "cannot pin the buffer: {e}"),
+            TransferError::Submit(e) => write!(f, "refused: {e}"),
             TransferError::Engine(EngineError::Busy) => f.write_str("engine busy"),
             TransferError::Engine(EngineError::TimedOut) => {
                 f.write_str("the device stopped completing: timed out, and the device was stopped")

@@ -248,6 +248,7 @@ impl Engine for Recorder {
             block: 1,
             can_resume: false,
             stream: StreamId(1),
+            physical: false,
         }
     }
     fn start(&mut self, seg: &Segment) -> Result<(), EngineError> {

@@ -206,3 +206,38 @@ fn prefetch_beats_fault_aware_on_a_4_mib_cold_transfer() {
         }
     }
 }
+
+#[test]
+fn an_engine_without_an_smmu_takes_only_pinned_transfers() {
+    // A DMA controller that moves physical addresses (the ZynqMP's ZDMA
+    // with no MMU-500 in front of it): nothing would fault if a page moved
+    // away mid-transfer, so only `Pin` is safe, and the rest is refused
+    // before anything is queued.
+    let mut rig = Rig::new(Config::default());
+    rig.mem.region(BASE..BASE + MIB, true);
+    let mut engine = FakeEngine::new(1, 16 * KIB, false, MIB);
+    engine.caps.physical = true;
+    let e = rig.add_engine(engine, 4);
+    let va = BASE..BASE + 64 * KIB;
+    for policy in [
+        Policy::Prefault,
+        Policy::FaultAware,
+        Policy::FaultAwarePrefetch,
+    ] {
+        let refused = rig.sched.submit(
+            e,
+            dma::Transfer::contiguous(Direction::FromDevice, va.clone(), 0, policy),
+        );
+        assert_eq!(refused, Err(dma::SubmitError::NeedsSmmu(policy)));
+        assert!(
+            refused.unwrap_err().to_string().contains("needs an SMMU"),
+            "the error says what is missing"
+        );
+    }
+    assert_eq!(rig.sched.unfinished(), 0, "nothing was queued");
+    let source = fill_source(&mut rig, e, Direction::FromDevice, va.clone(), 0, 3);
+    let id = rig.submit(e, Direction::FromDevice, va.clone(), 0, Policy::Pin);
+    rig.run();
+    assert_eq!(rig.report(id).policy, Policy::Pin);
+    assert!(destination(&rig, e, Direction::FromDevice, va, 0) == source);
+}

@@ -197,6 +197,7 @@ impl dma::Engine for EduEngine {
             block: 1,
             can_resume: false,
             stream: dma::StreamId(self.stream),
+            physical: false,
         }
     }
 

@@ -243,6 +243,7 @@ impl dma::Engine for ZdmaEngine {
             can_resume: false,
             // No SMMU: no stream, no faults.
             stream: dma::StreamId(u32::MAX),
+            physical: true,
         }
     }
 

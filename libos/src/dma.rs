@@ -122,6 +122,7 @@ impl dma::Engine for SdEngine {
             can_resume: false,
             // No SMMU: the copies are the CPU's.
             stream: dma::StreamId(u32::MAX),
+            physical: false,
         }
     }
 
@@ -581,10 +582,7 @@ pub fn wait(id: TransferId) -> Result<TransferReport, TransferError> {
 pub unsafe fn run(engine: EngineId, transfer: Transfer) -> Result<TransferReport, TransferError> {
     // SAFETY: the caller keeps the contract until `wait` returns, which is
     // when the transfer's outcome is taken.
-    let id = unsafe { submit(engine, transfer) }.map_err(|e| {
-        log::error!("DMA submit: {e}");
-        TransferError::Engine(dma::EngineError::Device(u32::MAX))
-    })?;
+    let id = unsafe { submit(engine, transfer) }.map_err(TransferError::Submit)?;
     wait(id)
 }
 
@@ -829,7 +827,9 @@ static ZDMA: IrqSpinLock<Option<EngineId>> = IrqSpinLock::new(None);
 /// sides must be pinned (`Policy::Pin` pins the transfer's own memory; the
 /// device-address side is the caller's to pin), else the segment fails
 /// with `EngineError::Device(hw::zdma::NOT_DMA_MEMORY)` before the channel
-/// touches anything.
+/// touches anything. The other policies would leave pages free to move
+/// while the channel uses their old addresses: they are refused at submit
+/// with `SubmitError::NeedsSmmu`.
 pub fn zdma() -> Result<EngineId, DeviceError> {
     if let Some(id) = *ZDMA.lock() {
         return Ok(id);

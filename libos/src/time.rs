@@ -130,40 +130,70 @@ mod guest {
     }
 
     /// Wall-clock time in milliseconds since the Unix epoch: the board's
-    /// RTC, calibrated once (see [`rtc_epoch_ms`]), plus the monotonic
+    /// RTC, calibrated once (see [`rtc_epoch_us`]), plus the monotonic
     /// clock; without an RTC it counts from boot.
     pub fn unix_time_ms() -> u64 {
-        static BOOT_EPOCH_MS: AtomicU64 = AtomicU64::new(u64::MAX);
-        let mut epoch = BOOT_EPOCH_MS.load(Ordering::Relaxed);
+        static BOOT_EPOCH_US: AtomicU64 = AtomicU64::new(u64::MAX);
+        let mut epoch = BOOT_EPOCH_US.load(Ordering::Relaxed);
         if epoch == u64::MAX {
-            epoch = hw::board::CURRENT.rtc_pl031.map_or(0, rtc_epoch_ms);
-            BOOT_EPOCH_MS.store(epoch, Ordering::Relaxed);
+            epoch = hw::board::CURRENT.rtc_pl031.map_or(0, rtc_epoch_us);
+            BOOT_EPOCH_US.store(epoch, Ordering::Relaxed);
         }
-        epoch + uptime().as_millis() as u64
+        (epoch + uptime().as_micros() as u64) / 1000
     }
 
-    /// The Unix time of boot, in milliseconds, from the PL031 at `base`.
+    /// Largest span in which an RTC tick is placed for calibration.
+    const TICK_SPAN: Duration = Duration::from_micros(200);
+    /// How long calibration may wait for a tick it can place that well.
+    const CALIBRATION_LIMIT: Duration = Duration::from_millis(3100);
+
+    /// The Unix time of boot, in microseconds, from the PL031 at `base`.
     ///
     /// The RTC counts whole seconds, so one reading places boot anywhere
-    /// in a second (and a command like `SET k v EXAT t` would see a TTL a
-    /// second off). Instead this waits for the RTC's next tick, at most
-    /// a little over a second: at that edge the Unix time is exactly the
-    /// new count, to within the polling step.
-    fn rtc_epoch_ms(base: usize) -> u64 {
+    /// in a second (and `SET k v PXAT t` would see a TTL up to a second
+    /// off). Instead this waits for the RTC's next tick: at that edge the
+    /// Unix time is exactly the new count. The edge lies between the last
+    /// read that saw the old count and the first that saw the new one;
+    /// when the host stopped this core in between (a busy host does), that
+    /// span is long and the edge is not trusted: the next tick is tried,
+    /// for about three seconds, and the tightest span found is used. The
+    /// edge is taken at the span's start, so the clock is never behind
+    /// the RTC, and ahead by at most the span.
+    fn rtc_epoch_us(base: usize) -> u64 {
         // SAFETY: the board names its PL031, inside a device window the
         // kernel maps; reading RTCDR (offset 0) has no side effects.
         let rtc = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
-        let first = rtc.read(0);
-        let give_up = now().after(Duration::from_millis(1100));
-        let mut seconds = first;
-        while seconds == first && now() < give_up {
-            let next_read = now().after(Duration::from_micros(100));
+        let give_up = now().after(CALIBRATION_LIMIT);
+        let mut before = uptime();
+        let mut seconds = rtc.read(0);
+        // The best edge so far: (span, RTC count, uptime at the span's start).
+        let mut best: Option<(Duration, u32, Duration)> = None;
+        while now() < give_up {
+            let next_read = now().after(Duration::from_micros(50));
             while now() < next_read {
                 core::hint::spin_loop();
             }
-            seconds = rtc.read(0);
+            let read_at = uptime();
+            let count = rtc.read(0);
+            let after = uptime();
+            if count != seconds {
+                let span = after.saturating_sub(before);
+                if best.is_none_or(|(tightest, _, _)| span < tightest) {
+                    best = Some((span, count, before));
+                }
+                if span <= TICK_SPAN {
+                    break;
+                }
+                seconds = count;
+            }
+            before = read_at;
         }
-        (u64::from(seconds) * 1000).saturating_sub(uptime().as_millis() as u64)
+        let (count, edge) = match best {
+            Some((_, count, edge)) => (count, edge),
+            // An RTC that never ticked: its count, as of now.
+            None => (rtc.read(0), uptime()),
+        };
+        (u64::from(count) * 1_000_000).saturating_sub(edge.as_micros() as u64)
     }
 
     /// Waits for the next interrupt, or at most `limit`.

@@ -281,6 +281,9 @@ impl Scheduler {
         if slot.caps.max_segment == 0 || slot.caps.max_pieces == 0 {
             return Err(SubmitError::ZeroMaxSegment);
         }
+        if slot.caps.physical && transfer.policy != Policy::Pin {
+            return Err(SubmitError::NeedsSmmu(transfer.policy));
+        }
         let len = transfer.len();
         if transfer.device_addr.checked_add(len as u64).is_none() {
             return Err(SubmitError::AddressOverflow);

@@ -280,6 +280,7 @@ impl FakeEngine {
                 block: 1,
                 can_resume,
                 stream: StreamId(stream),
+                physical: false,
             },
             device: vec![0; device_bytes],
             queue: VecDeque::new(),

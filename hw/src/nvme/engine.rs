@@ -93,6 +93,7 @@ impl dma::Engine for NvmeEngine {
             block: self.nvme.block_size(),
             can_resume: false,
             stream: dma::StreamId(self.stream),
+            physical: false,
         }
     }
 

@@ -191,6 +191,7 @@ impl dma::Engine for RdmaEngine {
             block: 1,
             can_resume: true,
             stream: StreamId(self.stream),
+            physical: false,
         }
     }
 

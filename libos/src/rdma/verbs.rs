@@ -372,7 +372,9 @@ fn status_of(result: &Result<TransferReport, TransferError>) -> (Status, u64) {
         Err(TransferError::Unresolvable { va, .. }) => (Status::LocalAccessError, *va as u64),
         Err(TransferError::Pin(_)) => (Status::LocalAccessError, 0),
         Err(TransferError::RetriesExhausted { .. }) => (Status::RetriesExhausted, 0),
-        Err(TransferError::Engine(dma::EngineError::Busy)) => (Status::BadRequest, 0),
+        Err(TransferError::Engine(dma::EngineError::Busy) | TransferError::Submit(_)) => {
+            (Status::BadRequest, 0)
+        }
         // Not reached today (the RDMA engine is not stopped by the DMA
         // watchdog), but a stopped device is a transfer that never ends.
         Err(TransferError::Engine(dma::EngineError::TimedOut)) => (Status::RetriesExhausted, 0),

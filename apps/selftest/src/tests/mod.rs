@@ -156,4 +156,8 @@ pub const ZDMA: &[Test] = &[
         "zdma_refuses_memory_that_is_not_pinned",
         zdma::refuses_memory_that_is_not_pinned,
     ),
+    (
+        "zdma_policies_other_than_pin_need_an_smmu",
+        zdma::policies_other_than_pin_need_an_smmu,
+    ),
 ];

@@ -1,7 +1,8 @@
 //! The ZynqMP's ZDMA as an engine of the DMA scheduler (zcu102). It moves
 //! physical addresses with no SMMU in front of it, so it reaches only
 //! pinned memory: these tests copy between pinned regions in both
-//! directions and check that memory nobody pinned is refused untouched.
+//! directions, check that memory nobody pinned is refused untouched, and
+//! that the policies that would leave pages free to move are refused.
 
 use crate::{check, Outcome};
 use alloc::format;
@@ -106,5 +107,30 @@ pub fn refuses_memory_that_is_not_pinned() -> Outcome {
         loose.as_slice().iter().all(|&b| b == 0xee),
         "the unpinned destination changed"
     );
+    Ok(())
+}
+
+pub fn policies_other_than_pin_need_an_smmu() -> Outcome {
+    let engine = engine()?;
+    let (src, dst) = regions()?;
+    for policy in [
+        Policy::Prefault,
+        Policy::FaultAware,
+        Policy::FaultAwarePrefetch,
+    ] {
+        let transfer = Transfer::contiguous(
+            Direction::ToDevice,
+            src.start()..src.start() + 4096,
+            dst.start() as u64,
+            policy,
+        );
+        // SAFETY: the test's own regions, alive until `run` returns.
+        let result = unsafe { dma::run(engine, transfer) };
+        check!(
+            result == Err(TransferError::Submit(dma::SubmitError::NeedsSmmu(policy))),
+            "{}: expected NeedsSmmu, got {result:?}",
+            policy.name()
+        );
+    }
     Ok(())
 }
