@@ -99,71 +99,9 @@ impl DeviceEngine for ZdmaEngine {
     }
 }
 
-/// The SD card as an engine of the DMA scheduler. The controller moves
-/// data through its data port (programmed I/O), so the "device" here is
-/// this core copying between the card and the segment's memory, by virtual
-/// address: a page that is not present faults and is resolved like any
-/// CPU access, and nothing needs pinning. Each segment runs to its end in
-/// `start`; `poll_completions` reports it.
-struct SdEngine {
-    card: hw::sdhci::SdCard,
-    done: Vec<(dma::SegmentId, dma::Completion)>,
-}
-
-/// Largest segment on the SD card (256 blocks).
-const SD_SEGMENT: usize = 128 << 10;
-
-impl dma::Engine for SdEngine {
-    fn caps(&self) -> dma::EngineCaps {
-        dma::EngineCaps {
-            max_segment: SD_SEGMENT,
-            max_pieces: 1,
-            block: hw::sdhci::BLOCK,
-            can_resume: false,
-            // No SMMU: the copies are the CPU's.
-            stream: dma::StreamId(u32::MAX),
-            physical: false,
-        }
-    }
-
-    fn start(&mut self, seg: &dma::Segment) -> Result<(), dma::EngineError> {
-        let memory = seg.va();
-        let lba = seg.device_addr / hw::sdhci::BLOCK as u64;
-        let result = match seg.direction {
-            dma::Direction::ToDevice => {
-                // SAFETY: the submitter keeps the segment's memory allocated
-                // and unwritten until its transfer completes (the contract
-                // of `submit`); it is only read here, before completing.
-                let data =
-                    unsafe { core::slice::from_raw_parts(memory.start as *const u8, memory.len()) };
-                self.card.write(lba, data)
-            }
-            dma::Direction::FromDevice => {
-                // SAFETY: as above, and nothing else reads or writes the
-                // memory meanwhile, so this is its only reference.
-                let data = unsafe {
-                    core::slice::from_raw_parts_mut(memory.start as *mut u8, memory.len())
-                };
-                self.card.read(lba, data)
-            }
-        };
-        let completion = match result {
-            Ok(()) => dma::Completion::Ok,
-            Err(e) => {
-                log::error!("sd: segment at block {lba}: {e:?}");
-                dma::Completion::Error(dma::EngineError::Device(1))
-            }
-        };
-        self.done.push((seg.id, completion));
-        Ok(())
-    }
-
-    fn resume(&mut self, _seg: &dma::Segment, _how: dma::Resume) {}
-}
-
-impl DeviceEngine for SdEngine {
+impl DeviceEngine for hw::sdhci::SdEngine<hw::gem::Words> {
     fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>) {
-        out.append(&mut self.done);
+        hw::sdhci::SdEngine::poll_completions(self, |id, c| out.push((id, c)));
     }
 }
 
@@ -718,6 +656,13 @@ fn address_range(bytes: &[u8]) -> Range<usize> {
     start..start + bytes.len()
 }
 
+/// What the scheduler knows of `engine` (`None` if there is no such
+/// engine): a caller picks its policy by it (`physical` engines take only
+/// `Policy::Pin`).
+pub fn caps(engine: EngineId) -> Option<dma::EngineCaps> {
+    with_service(|s| s.engines.get(engine.0).map(|e| e.caps()))
+}
+
 /// Statistics of every transfer run under `policy` so far.
 pub fn stats(policy: Policy) -> Stats {
     with_service(|s| *s.scheduler.stats(policy))
@@ -783,6 +728,8 @@ pub enum DeviceError {
     Init(hw::nvme::NvmeError),
     /// The SD card did not come up.
     Sd(hw::sdhci::SdError),
+    /// No frames for the controller's descriptor table.
+    OutOfMemory,
 }
 
 /// Zeroed contiguous frames for queues and PRP lists (pinned for good),
@@ -904,19 +851,27 @@ pub fn sd() -> Result<(EngineId, NvmeInfo), DeviceError> {
     // window the kernel maps as device memory; nothing else drives it.
     let regs = unsafe { Mmio::new(base, 0x1000) };
     let card = hw::sdhci::SdCard::init(regs).map_err(DeviceError::Sd)?;
+    let pages = hw::sdhci::TABLE_BYTES.div_ceil(mm::FRAME_SIZE);
+    let table_at =
+        mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| DeviceError::OutOfMemory)?;
+    // SAFETY: the frames were just allocated for good to the controller's
+    // descriptor table, identity-mapped read-write, aligned; nothing else
+    // refers to them.
+    let table = hw::gem::Words(unsafe {
+        core::slice::from_raw_parts_mut(table_at as *mut u32, hw::sdhci::TABLE_BYTES / 4)
+    });
+    let translate: fn(usize) -> Option<u64> = |va| mm::dma_frame(va).map(|pa| pa as u64);
+    let engine = hw::sdhci::SdEngine::new(card, table, table_at as u64, translate);
     let info = NvmeInfo {
-        capacity: card.capacity(),
+        capacity: engine.capacity(),
         block_size: hw::sdhci::BLOCK,
-        max_transfer: SD_SEGMENT,
+        max_transfer: hw::sdhci::MAX_SEGMENT,
         max_pieces: 1,
     };
-    let engine = SdEngine {
-        card,
-        done: Vec::new(),
-    };
     let id = add_engine(Box::new(engine), 1);
+    register_intx(Some(hw::sdhci::SD0_INTID));
     *SD.lock() = Some((id, info));
-    log::info!("sd: card of {} MiB", info.capacity >> 20);
+    log::info!("sd: card of {} MiB, ADMA2", info.capacity >> 20);
     Ok((id, info))
 }
 

@@ -502,6 +502,7 @@ mod scheduler {
                 block: 1,
                 can_resume: true,
                 stream: StreamId(GDMA),
+                physical: false,
             }
         }
 

@@ -283,19 +283,27 @@ fn transfer(
 
 /// Moves `memory` (address ranges, in order) to or from the disk at
 /// `disk`, fault-aware with prefetch: the pages are made resident first,
-/// which QEMU 7.2 needs for commands of several pieces.
+/// which QEMU 7.2 needs for commands of several pieces (pinned instead on
+/// a controller with no SMMU in front of it).
 fn gather(
     engine: EngineId,
     direction: Direction,
     memory: Vec<Range<usize>>,
     disk: u64,
 ) -> Result<(), String> {
+    // A controller that moves physical addresses (the SD card on the
+    // ZynqMP, with no SMMU) takes only pinned buffers.
+    let physical = dma::caps(engine).is_some_and(|c| c.physical);
     let t = Transfer {
         direction,
         pieces: memory,
         device_addr: disk,
         device_key: 0,
-        policy: Policy::FaultAwarePrefetch,
+        policy: if physical {
+            Policy::Pin
+        } else {
+            Policy::FaultAwarePrefetch
+        },
     };
     let rights = match direction {
         Direction::ToDevice => dma::Rights::Read,
