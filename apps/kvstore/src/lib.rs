@@ -52,6 +52,7 @@ pub mod glob;
 pub mod notify;
 pub mod num;
 pub mod pubsub;
+pub mod ready;
 pub mod resp;
 pub mod session;
 pub mod store;

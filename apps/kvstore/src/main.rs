@@ -15,8 +15,6 @@ mod disklog;
 #[cfg(target_os = "none")]
 mod listen;
 #[cfg(target_os = "none")]
-mod ready;
-#[cfg(target_os = "none")]
 mod server;
 
 #[cfg(target_os = "none")]

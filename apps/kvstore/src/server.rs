@@ -26,7 +26,6 @@ extern crate alloc;
 
 use alloc::string::ToString;
 use alloc::vec::Vec;
-use core::task::Waker;
 use core::time::Duration;
 use kvstore::aof;
 use kvstore::commands::Engine;
@@ -41,7 +40,7 @@ use libos::time::{self, Instant};
 
 use crate::disklog::DiskLog;
 use crate::listen::Listeners;
-use crate::ready::Ready;
+use kvstore::ready::{Ready, Wakers};
 
 /// Replies kept per connection before the server stops executing its
 /// requests (and so stops reading from it).
@@ -79,7 +78,7 @@ fn now_ms() -> u64 {
 struct Conn {
     handle: SocketHandle,
     session: Session,
-    waker: Waker,
+    wakers: Wakers,
     /// Counted in `connected_clients` (a refused connection is not).
     client: bool,
     /// `close()` was called; the socket finishes the TCP close.
@@ -123,7 +122,7 @@ impl Server {
             listeners,
             conns: Vec::new(),
             free: Vec::new(),
-            ready: Ready::new(),
+            ready: Ready::default(),
             replied: Vec::new(),
             holding: Vec::new(),
             log_failure: None,
@@ -142,8 +141,11 @@ impl Server {
             self.net.poll_with(|sockets| listeners.refill(sockets));
             self.engine.stats_mut().used_cpu_us = time::busy_time().as_micros() as u64;
             self.accept();
-            self.ready.take(&mut visiting);
-            self.oldest_first(&mut visiting);
+            let conns = &self.conns;
+            self.ready.take(&mut visiting, |slot| {
+                let conn = conns.get(slot)?.as_ref()?;
+                Some(conn.session.client().id())
+            });
             for &slot in &visiting {
                 self.visit(slot);
             }
@@ -168,20 +170,6 @@ impl Server {
             }
             self.sleep();
         }
-    }
-
-    /// Orders the slots to visit by connection age, oldest first, each
-    /// once. Wakers queue slots in the order the network happened to
-    /// deliver, and slots are reused; Redis serves ready clients in the
-    /// order they connected, so when two clients race for one element
-    /// (two BRPOPLPUSH woken by one push) the older one wins, as there.
-    fn oldest_first(&self, slots: &mut Vec<usize>) {
-        let age = |slot: &usize| match self.conns.get(*slot) {
-            Some(Some(conn)) => conn.session.client().id(),
-            _ => u64::MAX,
-        };
-        slots.sort_unstable_by_key(|slot| (age(slot), *slot));
-        slots.dedup();
     }
 
     /// `SHUTDOWN`: makes the log durable and stops the machine (status 0).
@@ -281,15 +269,16 @@ impl Server {
         };
         let socket = self.net.sockets.get_mut::<tcp::Socket>(handle);
         socket.set_timeout(None);
+        let id = session.client().id();
         self.conns[slot] = Some(Conn {
             handle,
             session,
-            waker: self.ready.waker(slot),
+            wakers: self.ready.wakers(slot, id),
             client,
             fin_sent: false,
         });
         // Requests may have arrived with the handshake's last ACK.
-        self.ready.push(slot);
+        self.ready.push(slot, id);
     }
 
     /// Closes the connections `CLIENT KILL` named.
@@ -349,7 +338,7 @@ impl Server {
                     self.holding.push(slot);
                 }
                 self.replied.push(slot);
-                self.ready.push(slot);
+                self.ready.push(slot, client);
             }
         }
     }
@@ -416,13 +405,13 @@ impl Server {
             if conn.session.is_holding() && !self.holding.contains(&slot) {
                 self.holding.push(slot);
             }
-            socket.register_recv_waker(&conn.waker);
+            socket.register_recv_waker(&conn.wakers.receive);
             if let Some(e) = full {
                 self.log_full(&e);
             }
             return;
         }
-        socket.register_recv_waker(&conn.waker);
+        socket.register_recv_waker(&conn.wakers.receive);
     }
 
     /// Records did not fit the log: refuse writes, and rewrite the log to
@@ -480,7 +469,7 @@ impl Server {
         }
         if !conn.session.output().is_empty() {
             if socket.may_send() {
-                socket.register_send_waker(&conn.waker);
+                socket.register_send_waker(&conn.wakers.send);
             } else {
                 conn.session.discard_output(); // nobody left to read it
             }
@@ -489,12 +478,12 @@ impl Server {
             socket.close();
             socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
             conn.fin_sent = true;
-            socket.register_recv_waker(&conn.waker);
+            socket.register_recv_waker(&conn.wakers.receive);
             return true;
         }
         if paused && conn.session.wants_input() {
             // Requests were left waiting for room in the output.
-            self.ready.push(slot);
+            self.ready.push(slot, conn.session.client().id());
         }
         sent > 0
     }
