@@ -219,8 +219,10 @@ fn one_at_random(set: &Set, random: &mut u64) -> Reply {
     }
 }
 
-/// Up to `n` distinct members of `set`, drawn with `random`: the first `n`
-/// of a partial shuffle (all of them, in set order, if `n` covers the set).
+/// Up to `n` distinct members of `set`, drawn with `random`: all of them,
+/// in set order, if `n` covers the set; a few of a large set by drawing
+/// positions until `n` differ (each draw is a lookup, see [`Set::nth`]);
+/// else the first `n` of a partial shuffle of all of them.
 fn distinct_at_random<'s>(
     set: &'s Set,
     n: usize,
@@ -228,6 +230,18 @@ fn distinct_at_random<'s>(
 ) -> Result<Vec<Member<'s>>, Reply> {
     let len = set.len();
     let mut members = Vec::new();
+    if n < len / 4 {
+        // Most draws are new: about n * 4 / 3 of them at worst.
+        let mut drawn = alloc::collections::BTreeSet::new();
+        members.try_reserve_exact(n).map_err(|_| oom())?;
+        while members.len() < n {
+            let at = random_step(random) as usize % len;
+            if drawn.insert(at) {
+                members.extend(set.nth(at));
+            }
+        }
+        return Ok(members);
+    }
     members.try_reserve_exact(len).map_err(|_| oom())?;
     members.extend(set.iter());
     if n >= len {
@@ -252,20 +266,19 @@ fn repeats_at_random(set: &Set, n: u64, config: &Config, random: &mut u64) -> Re
     }
     let n = usize::try_from(n).unwrap_or(usize::MAX);
     let len = set.len();
-    let mut members = Vec::new();
     let mut picks = Vec::new();
-    if members.try_reserve_exact(len).is_err() || picks.try_reserve_exact(n).is_err() {
+    if picks.try_reserve_exact(n).is_err() {
         return oom();
     }
-    members.extend(set.iter());
     for _ in 0..n {
-        picks.push(random_step(random) as usize % len);
+        // Each draw is a lookup (see `Set::nth`).
+        picks.extend(set.nth(random_step(random) as usize % len));
     }
-    let bytes: u64 = picks.iter().map(|&i| members[i].len() as u64).sum();
+    let bytes: u64 = picks.iter().map(|m| m.len() as u64).sum();
     if let Err(reply) = reply_fits(config, bytes) {
         return reply;
     }
-    copy_all(picks.iter().map(|&i| members[i]), n)
+    copy_all(picks.into_iter(), n)
 }
 
 /// `SPOP key [count]`: removes and returns a member picked at random (nil

@@ -8,13 +8,18 @@
 //! lookup is a binary search. A member that is not an integer, or one
 //! member too many, turns it into a map for good (`hashtable`), ordered
 //! like keys in the keyspace so that `SSCAN` walks it with the same cursor
-//! as `SCAN` (see the `key` module):
+//! as `SCAN` (see the `key` module). Beside the map, a vector of slots
+//! holds each member's hash at a position of its own, so a member can be
+//! picked at random (`SPOP`, `SRANDMEMBER`) by a random position and a
+//! lookup, not a walk: each member records its slot, and a removal moves
+//! the last slot into the freed one.
 //!
 //! ```text
 //!  intset   [-5][3][17][1000]            sorted i64s
 //!     │ "apple", or member 513
 //!     ▼
-//!  map      members by a hash of their bytes, then the bytes
+//!  map      members by a hash of their bytes, then the bytes ──► slot
+//!  slots    [hash of member at slot 0][hash at slot 1] ...
 //! ```
 //!
 //! This is Redis 7.0's choice: there is no compact form for small sets of
@@ -22,15 +27,15 @@
 
 use alloc::collections::{BTreeMap, TryReserveError};
 use alloc::vec::Vec;
-use core::ops::Deref;
+use core::ops::{Bound, Deref};
 
 use super::key::{self, KeyView, Probe, StoredKey};
 use crate::num::parse_i64;
 
 /// Estimated bytes one member costs in the map form beyond its own bytes:
-/// its share of a map node, its header and allocator overhead. An estimate
-/// for `maxmemory`, like [`ENTRY_OVERHEAD`](super::ENTRY_OVERHEAD).
-pub const MEMBER_OVERHEAD: usize = 40;
+/// its share of a map node, its header, its slot and allocator overhead.
+/// An estimate for `maxmemory`, like [`ENTRY_OVERHEAD`](super::ENTRY_OVERHEAD).
+pub const MEMBER_OVERHEAD: usize = 56;
 
 /// Bytes one member of an `intset` takes.
 pub const INT_MEMBER_SIZE: usize = 8;
@@ -52,7 +57,54 @@ pub struct Set {
 enum Form {
     /// Integers, ascending, no duplicates.
     Ints(Vec<i64>),
-    Map(BTreeMap<StoredKey, ()>),
+    Map(Table),
+}
+
+/// The map form: members in keyspace order, each with its slot, and the
+/// slots (see the module's documentation).
+#[derive(Clone, Debug, Default)]
+struct Table {
+    members: BTreeMap<StoredKey, usize>,
+    /// The hash of the member whose slot this is, for each slot.
+    slots: Vec<u64>,
+}
+
+impl Table {
+    /// The slot record of the member holding `slot`, whose hash is
+    /// `hash`: among the members with that hash (one, unless hashes
+    /// collide), the one that records it.
+    fn holder(&mut self, hash: u64, slot: usize) -> Option<&mut usize> {
+        let from = Probe::at(hash);
+        let range = (Bound::Included(&from as &dyn KeyView), Bound::Unbounded);
+        self.members
+            .range_mut::<dyn KeyView, _>(range)
+            .take_while(|(m, _)| m.hash() == hash)
+            .map(|(_, at)| at)
+            .find(|at| **at == slot)
+    }
+
+    /// Adds `member` (not there yet) in a new last slot.
+    fn insert(&mut self, member: StoredKey) {
+        self.slots.push(member.hash());
+        self.members.insert(member, self.slots.len() - 1);
+    }
+
+    /// Removes `member`; returns whether it was there. The last slot moves
+    /// into the freed one.
+    fn remove(&mut self, member: &[u8]) -> bool {
+        let Some(slot) = self.members.remove(&Probe::new(member) as &dyn KeyView) else {
+            return false;
+        };
+        let last = self.slots.len() - 1;
+        self.slots.swap_remove(slot);
+        if slot != last {
+            // The member of the last slot, moved, still records `last`.
+            if let Some(at) = self.holder(self.slots[slot], last) {
+                *at = slot;
+            }
+        }
+        true
+    }
 }
 
 /// One member, borrowed from a [`Set`] or, for an intset, written out as
@@ -146,7 +198,7 @@ impl Set {
     pub fn len(&self) -> usize {
         match &self.form {
             Form::Ints(ints) => ints.len(),
-            Form::Map(map) => map.len(),
+            Form::Map(table) => table.members.len(),
         }
     }
 
@@ -196,17 +248,19 @@ impl Set {
     pub fn contains(&self, member: &[u8]) -> bool {
         match &self.form {
             Form::Ints(ints) => as_int(member).is_some_and(|n| ints.binary_search(&n).is_ok()),
-            Form::Map(map) => map.contains_key(&Probe::new(member) as &dyn KeyView),
+            Form::Map(table) => table
+                .members
+                .contains_key(&Probe::new(member) as &dyn KeyView),
         }
     }
 
-    /// Makes room for `more` integers without adding them, so that adding
+    /// Makes room for `more` members without adding them, so that adding
     /// many either fits or fails before changing anything (a map's nodes
-    /// are allocated one by one, as a keyspace's are).
+    /// are allocated one by one, as a keyspace's are; its slots at once).
     pub fn try_reserve(&mut self, more: usize) -> Result<(), TryReserveError> {
         match &mut self.form {
             Form::Ints(ints) => ints.try_reserve(more),
-            Form::Map(_) => Ok(()),
+            Form::Map(table) => table.slots.try_reserve(more),
         }
     }
 
@@ -228,14 +282,17 @@ impl Set {
             }
             self.convert_to_map();
         }
-        let Form::Map(map) = &mut self.form else {
+        let Form::Map(table) = &mut self.form else {
             unreachable!("a set past its intset limits is a map");
         };
-        if map.contains_key(&Probe::new(member) as &dyn KeyView) {
+        if table
+            .members
+            .contains_key(&Probe::new(member) as &dyn KeyView)
+        {
             return false;
         }
         self.size += Self::map_member_cost(member.len());
-        map.insert(StoredKey::new(member), ());
+        table.insert(StoredKey::new(member));
         true
     }
 
@@ -250,8 +307,8 @@ impl Set {
                 self.size -= INT_MEMBER_SIZE;
                 true
             }
-            Form::Map(map) => {
-                let removed = map.remove(&Probe::new(member) as &dyn KeyView).is_some();
+            Form::Map(table) => {
+                let removed = table.remove(member);
                 if removed {
                     self.size -= Self::map_member_cost(member.len());
                 }
@@ -264,7 +321,7 @@ impl Set {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = Member<'_>> + '_ {
         let (ints, map) = match &self.form {
             Form::Ints(ints) => (ints.as_slice(), None),
-            Form::Map(map) => (&[][..], Some(map)),
+            Form::Map(table) => (&[][..], Some(&table.members)),
         };
         Members {
             ints: ints.iter(),
@@ -272,12 +329,24 @@ impl Set {
         }
     }
 
-    /// The member at position `index` of [`iter`](Set::iter)'s order
-    /// (`None` past the end): direct for an intset, a walk for a map.
+    /// The member at position `index` (below [`len`](Set::len); `None`
+    /// past the end) of an order of its own, for picking members at random
+    /// (each position names one member): an intset's ascending order, a
+    /// map's slots. A lookup, not a walk.
     pub fn nth(&self, index: usize) -> Option<Member<'_>> {
         match &self.form {
             Form::Ints(ints) => ints.get(index).map(|&n| Member::int(n)),
-            Form::Map(map) => map.keys().nth(index).map(|m| Member::Bytes(m.bytes())),
+            Form::Map(table) => {
+                let hash = *table.slots.get(index)?;
+                let from = Probe::at(hash);
+                let range = (Bound::Included(&from as &dyn KeyView), Bound::Unbounded);
+                table
+                    .members
+                    .range::<dyn KeyView, _>(range)
+                    .take_while(|(m, _)| m.hash() == hash)
+                    .find(|(_, &at)| at == index)
+                    .map(|(m, _)| Member::Bytes(m.bytes()))
+            }
         }
     }
 
@@ -288,8 +357,8 @@ impl Set {
     pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<Member<'_>>) {
         match &self.form {
             Form::Ints(_) => (0, self.iter().collect()),
-            Form::Map(map) => {
-                let (next, found) = key::scan(map, cursor, count);
+            Form::Map(table) => {
+                let (next, found) = key::scan(&table.members, cursor, count);
                 (
                     next,
                     found.into_iter().map(|(m, _)| Member::Bytes(m)).collect(),
@@ -300,13 +369,13 @@ impl Set {
 
     /// Moves an intset's members into the map form.
     fn convert_to_map(&mut self) {
-        let mut map = BTreeMap::new();
+        let mut table = Table::default();
         let mut size = 0;
         for member in self.iter() {
             size += Self::map_member_cost(member.len());
-            map.insert(StoredKey::new(&member), ());
+            table.insert(StoredKey::new(&member));
         }
-        self.form = Form::Map(map);
+        self.form = Form::Map(table);
         self.size = size;
     }
 }
@@ -339,6 +408,24 @@ impl<'a, M: Iterator<Item = &'a StoredKey> + ExactSizeIterator> Iterator for Mem
 impl<'a, M: Iterator<Item = &'a StoredKey> + ExactSizeIterator> ExactSizeIterator
     for Members<'a, M>
 {
+}
+
+impl Set {
+    /// Whether the map form's slots and members agree (always true for an
+    /// intset): every slot is recorded by a member of its hash, and every
+    /// member records its own slot. What the tests and the fuzz targets
+    /// check after changes, since random picks rely on it.
+    pub fn slots_consistent(&self) -> bool {
+        let Form::Map(table) = &self.form else {
+            return true;
+        };
+        table.slots.len() == table.members.len()
+            && (0..table.slots.len()).all(|i| self.nth(i).is_some())
+            && table
+                .members
+                .iter()
+                .all(|(m, &at)| table.slots.get(at) == Some(&m.hash()))
+    }
 }
 
 #[cfg(test)]
@@ -430,6 +517,42 @@ mod tests {
         assert_eq!(ints, map);
         map.insert(b"x", 0);
         assert_ne!(ints, map);
+    }
+
+    #[test]
+    fn every_position_names_one_member_however_members_come_and_go() {
+        let mut set = Set::new();
+        let mut state = 12345u64;
+        let mut step = || {
+            state = state
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (state >> 33) as usize
+        };
+        for i in 0..1000 {
+            set.insert(format!("m{i}").as_bytes(), 512);
+        }
+        assert_eq!(set.encoding(), "hashtable");
+        for round in 0..700 {
+            let victim = format!("m{}", step() % 1000);
+            set.remove(victim.as_bytes());
+            if round % 3 == 0 {
+                set.insert(format!("n{round}").as_bytes(), 512);
+            }
+            assert!(set.slots_consistent(), "round {round}");
+        }
+        let by_position: BTreeSet<Vec<u8>> = (0..set.len())
+            .map(|i| set.nth(i).unwrap().to_vec())
+            .collect();
+        let all: BTreeSet<Vec<u8>> = set.iter().map(|m| m.to_vec()).collect();
+        assert_eq!(by_position, all, "each member at one position");
+        assert_eq!(by_position.len(), set.len());
+        assert_eq!(set.nth(set.len()), None);
+        let mut ints = Set::new();
+        ints.insert(b"5", 512);
+        ints.insert(b"-5", 512);
+        assert!(ints.slots_consistent());
+        assert_eq!(ints.nth(0).as_deref(), Some(&b"-5"[..]));
     }
 
     #[test]

@@ -745,3 +745,39 @@ fn set_commands_notify_as_redis_does() {
         ]
     );
 }
+
+#[test]
+fn random_pops_and_moves_keep_every_set_whole() {
+    let mut s = Session::new();
+    let mut rng = crate::test_rng::Rng(99);
+    for step in 0..3000 {
+        let k = rng.pick(&["a", "b", "c"]);
+        let k2 = rng.pick(&["a", "b", "c"]);
+        let m = format!("m{}", rng.below(300));
+        let line = match rng.below(8) {
+            0..=2 => format!("SADD {k} {m} x{m}"),
+            3 => format!("SREM {k} {m}"),
+            4 => format!("SPOP {k}"),
+            5 => format!("SPOP {k} {}", rng.below(20)),
+            6 => format!("SMOVE {k} {k2} {m}"),
+            _ => format!("SRANDMEMBER {k} -{}", 1 + rng.below(5)),
+        };
+        assert!(!s.run(&line).is_error(), "{line}");
+        for (key, entry) in s.engine.store().iter() {
+            let set = entry.set().unwrap();
+            assert!(set.slots_consistent(), "step {step}: {line} on {key:?}");
+        }
+    }
+    assert_eq!(
+        s.engine.used_memory(),
+        s.engine
+            .store()
+            .iter()
+            .map(|(k, e)| {
+                let set = e.set().unwrap();
+                let members = set.iter().map(|m| set.member_cost(m.len())).sum();
+                Store::cost(k.len(), members)
+            })
+            .sum::<usize>()
+    );
+}
