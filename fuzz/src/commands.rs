@@ -214,6 +214,23 @@ pub const NAMES: &[&str] = &[
     "BRPOPLPUSH",
     "BLMOVE",
     "BLMPOP",
+    "SADD",
+    "SREM",
+    "SCARD",
+    "SISMEMBER",
+    "SMISMEMBER",
+    "SMEMBERS",
+    "SRANDMEMBER",
+    "SPOP",
+    "SMOVE",
+    "SINTER",
+    "SINTERCARD",
+    "SINTERSTORE",
+    "SUNION",
+    "SUNIONSTORE",
+    "SDIFF",
+    "SDIFFSTORE",
+    "SSCAN",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -287,7 +304,10 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
                 match inp.below(4) {
                     0 => args.extend([word(inp, "MATCH"), inp.pick(PATTERNS).to_vec()]),
                     1 => args.extend([word(inp, "COUNT"), number(inp, now)]),
-                    2 => args.extend([word(inp, "TYPE"), inp.pick(&["string", "hash"]).into()]),
+                    2 => args.extend([
+                        word(inp, "TYPE"),
+                        inp.pick(&["string", "hash", "set"]).into(),
+                    ]),
                     _ => args.push(word(inp, "BOGUS")),
                 }
             }
@@ -432,6 +452,9 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         | "LMPOP" | "BLPOP" | "BRPOP" | "BRPOPLPUSH" | "BLMOVE" | "BLMPOP" => {
             list_args(inp, name, now, &mut args)
         }
+        "SADD" | "SREM" | "SCARD" | "SISMEMBER" | "SMISMEMBER" | "SMEMBERS" | "SRANDMEMBER"
+        | "SPOP" | "SMOVE" | "SINTER" | "SINTERCARD" | "SINTERSTORE" | "SUNION" | "SUNIONSTORE"
+        | "SDIFF" | "SDIFFSTORE" | "SSCAN" => set_args(inp, name, now, &mut args),
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -534,6 +557,70 @@ fn list_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>>)
     }
 }
 
+/// The arguments of a set command `name` (`SADD` ... `SSCAN`): keys the
+/// other commands share, members among a few integers and strings (so
+/// sets meet, and intsets turn into hash tables) or any value, counts
+/// among edge cases.
+fn set_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>>) {
+    let member = |inp: &mut Input<'_>| match inp.below(3) {
+        0 => value(inp),
+        _ => inp.pick(&["1", "2", "-3", "a", "b", ""]).into(),
+    };
+    let count = |inp: &mut Input<'_>| match inp.below(3) {
+        0 => number(inp, now),
+        _ => inp.pick(&["0", "1", "2", "-2", "5", "-100"]).into(),
+    };
+    let keys = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
+        for _ in 0..1 + inp.below(3) {
+            args.push(key(inp));
+        }
+    };
+    match name {
+        "SADD" | "SREM" | "SMISMEMBER" => {
+            args.push(key(inp));
+            for _ in 0..1 + inp.below(4) {
+                args.push(member(inp));
+            }
+        }
+        "SCARD" | "SMEMBERS" => args.push(key(inp)),
+        "SISMEMBER" => args.extend([key(inp), member(inp)]),
+        "SRANDMEMBER" | "SPOP" => {
+            args.push(key(inp));
+            if inp.below(2) == 0 {
+                args.push(count(inp));
+            }
+        }
+        "SMOVE" => args.extend([key(inp), key(inp), member(inp)]),
+        "SINTER" | "SUNION" | "SDIFF" => keys(inp, args),
+        "SINTERSTORE" | "SUNIONSTORE" | "SDIFFSTORE" => {
+            args.push(key(inp));
+            keys(inp, args);
+        }
+        "SINTERCARD" => {
+            let at = args.len();
+            args.push(Vec::new());
+            keys(inp, args);
+            args[at] = match inp.below(8) {
+                0 => count(inp),
+                _ => (args.len() - at - 1).to_string().into_bytes(),
+            };
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "LIMIT"), count(inp)]);
+            }
+        }
+        _ => {
+            // SSCAN key cursor [MATCH pattern] [COUNT count]
+            args.extend([key(inp), inp.pick(&["0", "1", "7", "x"]).into()]);
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "MATCH"), inp.pick(PATTERNS).to_vec()]);
+            }
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "COUNT"), number(inp, now)]);
+            }
+        }
+    }
+}
+
 /// A hash field: mostly one of a few names, now and then any bytes.
 fn field(inp: &mut Input<'_>) -> Vec<u8> {
     if inp.below(4) == 0 {
@@ -570,6 +657,7 @@ fn config(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
                     "auto-aof-rewrite-min-size",
                     "port",
                     "save",
+                    "set-max-intset-entries",
                     "bogus",
                 ]);
                 let value = inp.pick(&[

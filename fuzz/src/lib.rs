@@ -47,6 +47,11 @@ pub fn recount(store: &Store) -> (usize, usize, usize) {
         let size = match entry.data() {
             // A list's running size, recounted from its elements.
             Data::List(list) => list.iter().map(|e| List::element_cost(e.len())).sum(),
+            // A set's running size, recounted from its members.
+            Data::Set(set) => {
+                assert!(set.slots_consistent(), "a set's positions name its members");
+                set.iter().map(|m| set.member_cost(m.len())).sum()
+            }
             data => data.size(),
         };
         used += Store::cost(key.len(), size);

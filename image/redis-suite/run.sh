@@ -34,7 +34,7 @@ ALL_UNITS=(
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
     unit/type/string unit/type/incr unit/type/hash unit/type/list
-    unit/type/list-2 unit/type/list-3 unit/keyspace
+    unit/type/list-2 unit/type/list-3 unit/type/set unit/keyspace
     unit/expire unit/protocol unit/multi unit/pubsub unit/auth
     unit/info-command
 )
@@ -111,9 +111,9 @@ done
 [[ -n $baseport ]] || { echo "run.sh: no free port for the suite's control socket" >&2; exit 1; }
 # Redis's runner gives each unit a fresh server; here one server serves
 # them all, so each unit starts from the configuration the server had at
-# the start (a unit may leave a setting behind: unit/type/list raises
-# proto-max-bulk-len to 10 GB, after which unit/protocol's oversized
-# request is no longer refused).
+# the start (a unit may leave a setting behind: unit/type/list and
+# unit/type/set raise proto-max-bulk-len to 10 GB, after which
+# unit/protocol's oversized request is no longer refused).
 declare -A initial_config=()
 read_config() {
     local -n into=$1

@@ -62,6 +62,9 @@ pub struct Config {
     /// Redis's list compression depth (`list-compress-depth`): kept and
     /// answered like `list_max_listpack_size`; kvstore does not compress.
     pub list_compress_depth: u64,
+    /// Most members a set of integers keeps as an `intset`
+    /// (`set-max-intset-entries`, 512); applies to sets as they next grow.
+    pub set_max_intset_entries: usize,
 }
 
 impl Default for Config {
@@ -82,6 +85,7 @@ impl Default for Config {
             hash_compact: CompactLimits::default(),
             list_max_listpack_size: -2,
             list_compress_depth: 0,
+            set_max_intset_entries: 512,
         }
     }
 }
@@ -144,6 +148,7 @@ const NAMES: &[&str] = &[
     "list-max-listpack-size",
     "list-max-ziplist-size",
     "list-compress-depth",
+    "set-max-intset-entries",
 ];
 
 impl Config {
@@ -192,6 +197,7 @@ impl Config {
                 alloc::format!("{}", self.list_max_listpack_size)
             }
             "list-compress-depth" => number(self.list_compress_depth),
+            "set-max-intset-entries" => number(self.set_max_intset_entries as u64),
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -317,6 +323,15 @@ impl Config {
                 )
                 .map_err(invalid)? as u64
             }
+            "set-max-intset-entries" => {
+                self.set_max_intset_entries = integer(
+                    value,
+                    0,
+                    i64::MAX,
+                    "argument must be between 0 and 9223372036854775807 inclusive",
+                )
+                .map_err(invalid)? as usize
+            }
             "notify-keyspace-events" => {
                 self.notify_keyspace_events = crate::notify::parse(value).ok_or_else(|| {
                     invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
@@ -388,6 +403,7 @@ impl Config {
             "list-max-ziplist-size",
             "list-compress-depth",
             "save",
+            "set-max-intset-entries",
         ];
         let lower = name.to_ascii_lowercase();
         if SETTABLE.contains(&lower.as_str()) {
@@ -496,6 +512,23 @@ mod tests {
             "no snapshots, as asked"
         );
         assert!(config.set_at_runtime("save", b"3600 1").is_err());
+    }
+
+    #[test]
+    fn set_max_intset_entries_is_settable_at_run_time() {
+        let mut config = Config::default();
+        assert_eq!(config.get("set-max-intset-entries").as_deref(), Some("512"));
+        assert_eq!(
+            config.set_at_runtime("set-max-intset-entries", b"0"),
+            Ok(())
+        );
+        assert_eq!(config.set_max_intset_entries, 0);
+        assert!(config.set("set-max-intset-entries", b"-1").is_err());
+        assert!(config.set("set-max-intset-entries", b"many").is_err());
+        assert_eq!(
+            config.matching(b"set-max-*"),
+            vec![("set-max-intset-entries", String::from("0"))]
+        );
     }
 
     #[test]

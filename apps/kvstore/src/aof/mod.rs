@@ -25,4 +25,5 @@ pub use record::{
     encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,
     VERSION,
 };
+pub use rewrite::SET_MEMBERS_PER_RECORD;
 pub use rewrite::{push_entry, rewrite, rewrite_each, RewriteScan};

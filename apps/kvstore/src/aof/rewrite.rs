@@ -172,7 +172,8 @@ impl RewriteScan {
 /// `HSET key field value [field value ...]` with every field, then
 /// `PEXPIREAT key <ms>` if it expires; for a list `RPUSH key element ...`,
 /// [`LIST_ELEMENTS_PER_RECORD`] elements a record, head first, then the
-/// `PEXPIREAT`. A log rewrite writes these for each
+/// `PEXPIREAT`; for a set `SADD key member ...`, [`SET_MEMBERS_PER_RECORD`]
+/// members a record, then the `PEXPIREAT`. A log rewrite writes these for each
 /// live key, and commands that store a whole value under a key (`RENAME`,
 /// `COPY`, `MOVE`) log them too.
 ///
@@ -231,6 +232,19 @@ pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
                 out.push([&b"PEXPIREAT"[..], key, at]);
             }
         }
+        Data::Set(set) => {
+            let mut members = set.iter();
+            while members.len() > 0 {
+                let chunk: Vec<_> = members.by_ref().take(SET_MEMBERS_PER_RECORD).collect();
+                let mut args: Vec<&[u8]> = Vec::with_capacity(2 + chunk.len());
+                args.extend([&b"SADD"[..], key]);
+                args.extend(chunk.iter().map(|m| &**m));
+                out.push(&args);
+            }
+            if let Some(at) = &at {
+                out.push([&b"PEXPIREAT"[..], key, at]);
+            }
+        }
     }
 }
 
@@ -238,3 +252,8 @@ pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
 /// ([`push_entry`]): a long list becomes several records, so replaying it
 /// never needs one huge record in memory.
 pub const LIST_ELEMENTS_PER_RECORD: usize = 128;
+
+/// Members per `SADD` record when a whole set is logged ([`push_entry`]),
+/// for the reason lists are cut into records of
+/// [`LIST_ELEMENTS_PER_RECORD`].
+pub const SET_MEMBERS_PER_RECORD: usize = 128;

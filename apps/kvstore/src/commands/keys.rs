@@ -37,7 +37,7 @@ pub(crate) fn exists(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::Integer(count as i64)
 }
 
-/// `TYPE key`: `string` or `hash`, or `none` if missing.
+/// `TYPE key`: `string`, `hash`, `list` or `set`, or `none` if missing.
 pub(crate) fn type_of(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let kind = x.live(&args[1]).map_or("none", |e| e.data().type_name());
     Reply::Simple(kind.into())

@@ -19,6 +19,7 @@
 //! | a key found expired when touched     | `DEL k`, before the command's own  |
 //! | `RENAME`/`COPY`/`MOVE` of a hash     | `DEL` of the target, then its `HSET` (and `PEXPIREAT`) |
 //! | hash writes (`HSET`, `HDEL`, ...)    | see `commands::hashes`             |
+//! | set writes (`SADD`, `SPOP`, ...)     | see `commands::sets`               |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when
@@ -44,6 +45,7 @@ mod object;
 mod persistence;
 mod pubsub;
 mod set_options;
+mod sets;
 mod stats;
 mod string_ops;
 mod strings;

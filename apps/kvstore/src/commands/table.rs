@@ -7,6 +7,7 @@ use super::exec::Exec;
 use super::hashes::{self, hincr_growth, hset_growth};
 use super::list_moves::{self, lmove_growth};
 use super::lists::{self, linsert_growth, lset_growth, push_growth};
+use super::sets::{self, sadd_growth, smove_growth, store_growth};
 use super::{
     auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub,
     string_ops, strings, unblock,
@@ -415,6 +416,32 @@ pub(crate) static COMMANDS: &[Spec] = &[
         lmove_growth,
     ),
     cmd("blmpop", -5, WB, NO_KEYS, list_moves::blmpop),
+    grows(cmd("sadd", -3, WF, ONE_KEY, sets::sadd), sadd_growth),
+    cmd("srem", -3, WF, ONE_KEY, sets::srem),
+    cmd("scard", 2, RF, ONE_KEY, sets::scard),
+    cmd("sismember", 3, RF, ONE_KEY, sets::sismember),
+    cmd("smismember", -3, RF, ONE_KEY, sets::smismember),
+    cmd("smembers", 2, R, ONE_KEY, sets::smembers),
+    cmd("srandmember", -2, R, ONE_KEY, sets::srandmember),
+    cmd("spop", -2, WF, ONE_KEY, sets::spop),
+    grows(cmd("smove", 4, WF, TWO_KEYS, sets::smove), smove_growth),
+    cmd("sinter", -2, R, ALL_KEYS, sets::sinter),
+    cmd("sintercard", -3, R, NO_KEYS, sets::sintercard),
+    grows(
+        cmd("sinterstore", -3, W, ALL_KEYS, sets::sinterstore),
+        store_growth,
+    ),
+    cmd("sunion", -2, R, ALL_KEYS, sets::sunion),
+    grows(
+        cmd("sunionstore", -3, W, ALL_KEYS, sets::sunionstore),
+        store_growth,
+    ),
+    cmd("sdiff", -2, R, ALL_KEYS, sets::sdiff),
+    grows(
+        cmd("sdiffstore", -3, W, ALL_KEYS, sets::sdiffstore),
+        store_growth,
+    ),
+    cmd("sscan", -3, R, ONE_KEY, sets::sscan),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),

@@ -1,4 +1,4 @@
-//! The keyspace: binary keys to values (strings, hashes or lists), each with an
+//! The keyspace: binary keys to values (strings, hashes, lists or sets), each with an
 //! optional absolute expiry time, plus a running estimate of the memory it
 //! uses.
 //!
@@ -10,6 +10,7 @@
 mod hash;
 mod key;
 mod list;
+mod set;
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
@@ -19,6 +20,7 @@ use core::ops::Bound;
 pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
+pub use set::{Member, Set, INT_MEMBER_SIZE, MEMBER_OVERHEAD};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
 /// share, the key and value headers and allocator overhead. An estimate is
@@ -42,6 +44,8 @@ pub enum Data {
     Hash(Hash),
     /// A sequence of elements (`LPUSH`, `LRANGE`, ...); never empty.
     List(List),
+    /// Distinct members (`SADD`, `SINTER`, ...); never empty.
+    Set(Set),
 }
 
 impl Data {
@@ -51,6 +55,7 @@ impl Data {
             Data::String(_) => "string",
             Data::Hash(_) => "hash",
             Data::List(_) => "list",
+            Data::Set(_) => "set",
         }
     }
 
@@ -63,6 +68,7 @@ impl Data {
             Data::String(_) => "raw",
             Data::Hash(hash) => hash.encoding(),
             Data::List(_) => "quicklist",
+            Data::Set(set) => set.encoding(),
         }
     }
 
@@ -74,6 +80,7 @@ impl Data {
             Data::String(value) => value.len(),
             Data::Hash(hash) => hash.size(),
             Data::List(list) => list.size(),
+            Data::Set(set) => set.size(),
         }
     }
 }
@@ -103,6 +110,13 @@ impl From<Hash> for Data {
 impl From<List> for Data {
     fn from(list: List) -> Self {
         Data::List(list)
+    }
+}
+
+/// A set becomes a set value.
+impl From<Set> for Data {
+    fn from(set: Set) -> Self {
+        Data::Set(set)
     }
 }
 
@@ -143,7 +157,7 @@ impl Entry {
     pub fn value(&self) -> &[u8] {
         match &self.data {
             Data::String(value) => value,
-            Data::Hash(_) | Data::List(_) => &[],
+            Data::Hash(_) | Data::List(_) | Data::Set(_) => &[],
         }
     }
 
@@ -152,7 +166,7 @@ impl Entry {
     pub fn shared(&self) -> Option<&Value> {
         match &self.data {
             Data::String(value) => Some(value),
-            Data::Hash(_) | Data::List(_) => None,
+            Data::Hash(_) | Data::List(_) | Data::Set(_) => None,
         }
     }
 
@@ -160,7 +174,7 @@ impl Entry {
     pub fn hash(&self) -> Option<&Hash> {
         match &self.data {
             Data::Hash(hash) => Some(hash),
-            Data::String(_) | Data::List(_) => None,
+            Data::String(_) | Data::List(_) | Data::Set(_) => None,
         }
     }
 
@@ -168,7 +182,15 @@ impl Entry {
     pub fn list(&self) -> Option<&List> {
         match &self.data {
             Data::List(list) => Some(list),
-            Data::String(_) | Data::Hash(_) => None,
+            Data::String(_) | Data::Hash(_) | Data::Set(_) => None,
+        }
+    }
+
+    /// A set value; `None` for another type.
+    pub fn set(&self) -> Option<&Set> {
+        match &self.data {
+            Data::Set(set) => Some(set),
+            _ => None,
         }
     }
 
@@ -417,6 +439,42 @@ impl Store {
         let before = list.size();
         let result = change(list);
         let (after, empty) = (list.size(), list.is_empty());
+        entry.version = next_version();
+        self.used = self.used - before + after;
+        if empty {
+            self.remove(key);
+        }
+        Some(result)
+    }
+
+    /// Changes the set at `key` with `change`, as
+    /// [`update_hash`](Store::update_hash) does a hash: an empty one
+    /// without expiry if the key is missing, the key removed if the set
+    /// ends up empty, the memory estimate and the version kept up to date.
+    /// Returns what `change` returned, or `None` (changing nothing) if the
+    /// key holds another type.
+    ///
+    /// ```
+    /// use kvstore::store::Store;
+    ///
+    /// let mut store = Store::new();
+    /// store.update_set(b"tags", |s| s.insert(b"rust", 512));
+    /// assert_eq!(store.get(b"tags").unwrap().data().type_name(), "set");
+    /// assert_eq!(store.update_set(b"tags", |s| s.remove(b"rust")), Some(true));
+    /// assert!(store.get(b"tags").is_none(), "the last member took the key with it");
+    /// assert_eq!(store.used_memory(), 0);
+    /// ```
+    pub fn update_set<R>(&mut self, key: &[u8], change: impl FnOnce(&mut Set) -> R) -> Option<R> {
+        if self.get(key).is_none() {
+            self.set(key, Set::new(), None);
+        }
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        let Data::Set(set) = &mut entry.data else {
+            return None;
+        };
+        let before = set.size();
+        let result = change(set);
+        let (after, empty) = (set.size(), set.is_empty());
         entry.version = next_version();
         self.used = self.used - before + after;
         if empty {

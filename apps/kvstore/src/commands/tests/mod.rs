@@ -13,6 +13,7 @@ mod notify;
 mod persistence;
 mod pubsub;
 mod server;
+mod sets;
 mod strings;
 mod transactions;
 

@@ -133,7 +133,7 @@ fn random_command(rng: &mut Rng, now: u64) -> String {
     let v = rng.pick(&["1", "22", "-5", "abc", "\"x y\""]);
     let n = rng.below(60);
     let f = rng.pick(&["f", "g", "h"]);
-    match rng.below(58) {
+    match rng.below(70) {
         0 => format!("SET {k} {v}"),
         1 => format!("SET {k} {v} PX {}", n + 1),
         2 => format!("SET {k} {v} NX PX {}", n + 1),
@@ -180,6 +180,7 @@ fn random_command(rng: &mut Rng, now: u64) -> String {
         44 => format!("HSETNX {k} {f} {v}"),
         45 => format!("HGETALL {k}"),
         46..=57 => random_list_command(rng, k, k2, v),
+        58..=69 => random_set_command(rng, k, k2, v),
         _ => format!("STRLEN {k}"),
     }
 }
@@ -211,6 +212,25 @@ fn random_list_command(rng: &mut Rng, k: &str, k2: &str, v: &str) -> String {
         17 => format!("LPOS {k} x RANK -1"),
         18 => format!("RPUSH {k} {v} {v} x {v}"),
         _ => format!("LLEN {k}"),
+    }
+}
+
+/// A random set command on `k` (and `k2`): adds, removes, random pops
+/// (logged as what they took), moves and stores.
+fn random_set_command(rng: &mut Rng, k: &str, k2: &str, v: &str) -> String {
+    match rng.below(12) {
+        0 => format!("SADD {k} {v} x"),
+        1 => format!("SADD {k} 1 2 3"),
+        2 => format!("SREM {k} {v} 2"),
+        3 => format!("SPOP {k}"),
+        4 => format!("SPOP {k} {}", rng.below(4)),
+        5 => format!("SMOVE {k} {k2} {v}"),
+        6 => format!("SINTERSTORE {k2} {k} {k2}"),
+        7 => format!("SUNIONSTORE {k2} {k} {k2}"),
+        8 => format!("SDIFFSTORE {k} {k} {k2}"),
+        9 => format!("SMEMBERS {k}"),
+        10 => format!("SADD {k} {v}"),
+        _ => format!("SCARD {k}"),
     }
 }
 

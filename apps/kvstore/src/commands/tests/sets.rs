@@ -1,0 +1,783 @@
+//! Sets: `SADD` and friends, their encodings, the set type among the
+//! others, and how sets are logged, replayed and rewritten.
+
+use alloc::format;
+
+use super::*;
+use crate::aof::{replay, rewrite, HEADER};
+use crate::store::{Set, Store, INT_MEMBER_SIZE};
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// The integers of an integer reply array, in order.
+fn ints(reply: Reply) -> Vec<i64> {
+    let Reply::Array(Some(items)) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Reply::Integer(n) => n,
+            other => panic!("not an integer: {other:?}"),
+        })
+        .collect()
+}
+
+/// The bulk strings of an array reply, in order.
+fn words(reply: Reply) -> Vec<String> {
+    let Reply::Array(Some(items)) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+            other => panic!("not a bulk string: {other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn sadd_scard_sismember_smismember_smembers() {
+    let mut s = Session::new();
+    assert_eq!(s.run("SADD myset foo"), int(1));
+    assert_eq!(s.run("SADD myset bar"), int(1));
+    assert_eq!(s.run("SADD myset bar"), int(0));
+    assert_eq!(s.run("SADD myset a b a c"), int(3), "a counted once");
+    assert_eq!(s.run("SCARD myset"), int(5));
+    assert_eq!(s.run("SISMEMBER myset foo"), int(1));
+    assert_eq!(s.run("SISMEMBER myset bla"), int(0));
+    assert_eq!(ints(s.run("SMISMEMBER myset foo bla bar")), [1, 0, 1]);
+    assert_eq!(
+        sorted(s.run("SMEMBERS myset")),
+        ["a", "b", "bar", "c", "foo"]
+    );
+    assert_eq!(s.run("TYPE myset"), Reply::Simple("set".into()));
+    // A missing key is an empty set.
+    assert_eq!(s.run("SCARD nokey"), int(0));
+    assert_eq!(s.run("SISMEMBER nokey a"), int(0));
+    assert_eq!(ints(s.run("SMISMEMBER nokey a b")), [0, 0]);
+    assert_eq!(s.run("SMEMBERS nokey"), array(&[]));
+    for (line, name) in [
+        ("SADD myset", "sadd"),
+        ("SMISMEMBER myset", "smismember"),
+        ("SISMEMBER myset", "sismember"),
+        ("SCARD", "scard"),
+    ] {
+        assert_eq!(
+            s.run(line),
+            err(&format!(
+                "ERR wrong number of arguments for '{name}' command"
+            )),
+        );
+    }
+}
+
+#[test]
+fn srem_removes_members_and_the_last_one_takes_the_key() {
+    let mut s = Session::new();
+    s.run("SADD myset a b c d");
+    assert_eq!(s.run("SREM myset k k k"), int(0));
+    assert_eq!(s.run("SREM myset b d x y b"), int(2));
+    assert_eq!(sorted(s.run("SMEMBERS myset")), ["a", "c"]);
+    assert_eq!(s.run("SREM nokey a"), int(0));
+    s.run("SADD nums 1 2 3");
+    assert_eq!(s.run("SREM nums 1 2 3 4 5 6 7 8"), int(3));
+    assert_eq!(s.run("EXISTS nums"), int(0), "an empty set is no key");
+    assert_eq!(s.run("SREM myset a c"), int(2));
+    assert_eq!(s.run("DBSIZE"), int(0));
+    assert_eq!(s.engine.store().used_memory(), 0);
+}
+
+#[test]
+fn integer_sets_are_intsets_up_to_the_configured_size() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.run("CONFIG GET set-max-intset-entries"),
+        bulks(&["set-max-intset-entries", "512"])
+    );
+    s.run("SADD nums 17 16 -3");
+    assert_eq!(s.run("OBJECT ENCODING nums"), bulk("intset"));
+    assert_eq!(s.run("SMEMBERS nums"), bulks(&["-3", "16", "17"]), "sorted");
+    assert_eq!(s.run("SISMEMBER nums 016"), int(0), "not the integer 16");
+    s.run("SADD nums a");
+    assert_eq!(s.run("OBJECT ENCODING nums"), bulk("hashtable"));
+    s.run("SREM nums a");
+    assert_eq!(
+        s.run("OBJECT ENCODING nums"),
+        bulk("hashtable"),
+        "no way back"
+    );
+    s.run("SADD big 213244124402402314402033402");
+    assert_eq!(
+        s.run("OBJECT ENCODING big"),
+        bulk("hashtable"),
+        "past 64 bits"
+    );
+    assert_eq!(s.run("SISMEMBER big 213244124402402314402033402"), int(1));
+    // Small sets of strings are hash tables too (Redis 7.0 has no
+    // listpack sets).
+    s.run("SADD words foo");
+    assert_eq!(s.run("OBJECT ENCODING words"), bulk("hashtable"));
+    // One integer past the limit converts.
+    assert_eq!(s.run("CONFIG SET set-max-intset-entries 4"), ok());
+    s.run("SADD four 1 2 3 4");
+    assert_eq!(s.run("OBJECT ENCODING four"), bulk("intset"));
+    assert_eq!(s.run("SADD four 5"), int(1));
+    assert_eq!(s.run("OBJECT ENCODING four"), bulk("hashtable"));
+    assert_eq!(s.run("SCARD four"), int(5));
+    s.run("SADD many 1 2 3 4 5 6");
+    assert_eq!(s.run("OBJECT ENCODING many"), bulk("hashtable"), "at once");
+    assert!(s.run("CONFIG SET set-max-intset-entries -1").is_error());
+}
+
+#[test]
+fn wrong_types_are_refused_both_ways() {
+    let mut s = Session::new();
+    s.run("SET str text");
+    s.run("RPUSH list a");
+    s.run("SADD set a");
+    for line in [
+        "SADD str a",
+        "SREM list a",
+        "SCARD str",
+        "SISMEMBER list a",
+        "SMISMEMBER str a",
+        "SMEMBERS list",
+        "SRANDMEMBER str",
+        "SRANDMEMBER str 2",
+        "SPOP list",
+        "SPOP list 2",
+        "SMOVE str set a",
+        "SMOVE set str a",
+        "SINTER set str",
+        "SINTER nokey str",
+        "SINTERCARD 2 set list",
+        "SINTERSTORE dst str",
+        "SUNION list nokey",
+        "SUNIONSTORE dst set str",
+        "SDIFF str set",
+        "SDIFF set str",
+        "SDIFFSTORE dst set list",
+        "SSCAN str 0",
+        "GET set",
+        "APPEND set x",
+        "INCR set",
+        "HSET set f v",
+        "HGET set f",
+        "LPUSH set x",
+        "LRANGE set 0 -1",
+    ] {
+        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
+    }
+    assert_eq!(s.run("EXISTS dst"), int(0), "a failed store stores nothing");
+    assert_eq!(s.run("MGET str set"), array(&[bulk("text"), nil()]));
+    assert_eq!(s.run("SMEMBERS set"), bulks(&["a"]), "unchanged");
+    assert_eq!(s.run("SMOVE nokey str a"), int(0), "no source: 0 first");
+}
+
+#[test]
+fn srandmember_picks_members_at_random() {
+    let mut s = Session::new();
+    s.run("SADD myset a b c");
+    let Reply::Bulk(Some(one)) = s.run("SRANDMEMBER myset") else {
+        panic!("one member");
+    };
+    assert!([&b"a"[..], b"b", b"c"].contains(&one.as_slice()));
+    assert_eq!(s.run("SRANDMEMBER nokey"), nil());
+    assert_eq!(s.run("SRANDMEMBER nokey 5"), array(&[]));
+    assert_eq!(s.run("SRANDMEMBER myset 0"), array(&[]));
+    let two = words(s.run("SRANDMEMBER myset 2"));
+    assert_eq!(two.len(), 2);
+    assert_ne!(two[0], two[1], "distinct");
+    assert_eq!(sorted(s.run("SRANDMEMBER myset 100")), ["a", "b", "c"]);
+    let many = words(s.run("SRANDMEMBER myset -100"));
+    assert_eq!(many.len(), 100);
+    for member in ["a", "b", "c"] {
+        assert!(many.iter().any(|m| m == member), "{member} comes up");
+    }
+    // Intsets too, every member in time.
+    s.run("SADD nums 1 2 3 4 5");
+    let mut seen = Vec::new();
+    for _ in 0..200 {
+        let Reply::Bulk(Some(m)) = s.run("SRANDMEMBER nums") else {
+            panic!("a member");
+        };
+        seen.push(m);
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 5);
+    assert_eq!(
+        s.logged("SRANDMEMBER nums 3"),
+        Vec::<String>::new(),
+        "a read"
+    );
+}
+
+#[test]
+fn srandmember_errors_and_limits() {
+    let mut s = Session::new();
+    s.run("SADD myset a");
+    assert_eq!(
+        s.run("SRANDMEMBER myset -9223372036854775808"),
+        err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+    );
+    assert_eq!(
+        s.run("SRANDMEMBER myset x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("SRANDMEMBER myset 1 2"), err("ERR syntax error"));
+    assert!(
+        matches!(s.run("SRANDMEMBER myset -9223372036854775807"), Reply::Error(e) if e.starts_with("OOM")),
+        "a count no memory could answer fails the command, not the server"
+    );
+    s.run("CONFIG SET proto-max-bulk-len 1mb");
+    s.run(&format!("SADD big {}", "v".repeat(100_000)));
+    assert!(matches!(
+        s.run("SRANDMEMBER big -20"),
+        Reply::Error(e) if e.starts_with("OOM the reply would take 2000000 bytes")
+    ));
+    assert_eq!(words(s.run("SRANDMEMBER big -5")).len(), 5);
+}
+
+#[test]
+fn spop_removes_what_it_returns_and_logs_it() {
+    let mut s = Session::new();
+    s.run("SADD myset a b c");
+    let out = s.exec("SPOP myset");
+    let Reply::Bulk(Some(popped)) = out.reply else {
+        panic!("a member");
+    };
+    let popped = String::from_utf8(popped).unwrap();
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, [format!("SREM myset {popped}")]);
+    assert_eq!(s.run("SCARD myset"), int(2));
+    assert_eq!(
+        s.run(&format!("SISMEMBER myset {popped}")),
+        int(0),
+        "gone from the set"
+    );
+    // With a count: distinct members, logged as their SREM.
+    s.run("SADD nums 1 2 3 4 5 6 7 8 9 10");
+    let out = s.exec("SPOP nums 3");
+    let taken = words(out.reply);
+    assert_eq!(taken.len(), 3);
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, [format!("SREM nums {}", taken.join(" "))]);
+    assert_eq!(s.run("SCARD nums"), int(7));
+    assert_eq!(s.run("SPOP nums 0"), array(&[]));
+    // All of it: the key goes, logged as DEL.
+    let out = s.exec("SPOP nums 100");
+    assert_eq!(words(out.reply).len(), 7);
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, ["DEL nums"]);
+    assert_eq!(s.run("EXISTS nums"), int(0));
+    assert_eq!(s.run("SPOP nokey"), nil());
+    assert_eq!(s.run("SPOP nokey 100"), array(&[]));
+    assert_eq!(
+        s.run("SPOP myset -1"),
+        err("ERR value is out of range, must be positive")
+    );
+    assert_eq!(
+        s.run("SPOP myset x"),
+        err("ERR value is not an integer or out of range")
+    );
+    assert_eq!(s.run("SPOP myset 1 2"), err("ERR syntax error"));
+    // The last member takes the key.
+    s.run("DEL one");
+    s.run("SADD one x");
+    assert_eq!(s.run("SPOP one"), bulk("x"));
+    assert_eq!(s.run("EXISTS one"), int(0));
+}
+
+#[test]
+fn smove_moves_a_member_between_sets() {
+    let mut s = Session::new();
+    s.run("SADD src 1 a b");
+    s.run("SADD dst 2 3 4");
+    assert_eq!(s.logged("SMOVE src dst a"), ["SMOVE src dst a"]);
+    assert_eq!(sorted(s.run("SMEMBERS src")), ["1", "b"]);
+    assert_eq!(sorted(s.run("SMEMBERS dst")), ["2", "3", "4", "a"]);
+    assert_eq!(s.run("OBJECT ENCODING dst"), bulk("hashtable"));
+    assert_eq!(s.run("SMOVE src dst nope"), int(0));
+    assert_eq!(s.run("SMOVE nokey dst 2"), int(0));
+    assert_eq!(s.run("SMOVE src new 1"), int(1));
+    assert_eq!(s.run("OBJECT ENCODING new"), bulk("intset"));
+    assert_eq!(s.run("SMOVE src src b"), int(1), "same key: a no-op");
+    assert_eq!(s.run("SMOVE src src zz"), int(0));
+    assert_eq!(s.run("SMOVE src dst b"), int(1));
+    assert_eq!(s.run("EXISTS src"), int(0), "the last member took the key");
+    // A member the destination has already leaves the destination as it
+    // was: a WATCH on it sees nothing.
+    s.run("SADD from x y");
+    s.run("SADD to x");
+    s.run("WATCH to");
+    assert_eq!(s.run("SMOVE from to x"), int(1));
+    s.run("MULTI");
+    s.run("SCARD to");
+    assert_eq!(s.run("EXEC"), array(&[int(1)]));
+    assert_eq!(s.run("SMEMBERS from"), bulks(&["y"]));
+}
+
+/// Sets `set1`..`set5` as Redis's test suite builds them: 1, 2 and 4
+/// big, 3 and 5 small, all integers but for `extra`.
+fn suite_sets(s: &mut Session, extra: &str) {
+    let list = |range: core::ops::Range<i64>, add: i64| -> String {
+        let words: Vec<String> = range.map(|i| format!("{}", i + add)).collect();
+        words.join(" ")
+    };
+    s.run(&format!("SADD set1 {} {extra}", list(0..200, 0)));
+    s.run(&format!("SADD set2 {} {extra}", list(0..200, 195)));
+    s.run(&format!("SADD set3 199 195 1000 2000 {extra}"));
+    s.run(&format!("SADD set4 {} {extra}", list(5..200, 0)));
+    s.run(&format!("SADD set5 0 {extra}"));
+}
+
+#[test]
+fn sinter_sunion_sdiff_and_their_stores() {
+    for (extra, encoding) in [("foo", "hashtable"), ("200", "intset")] {
+        let mut s = Session::new();
+        suite_sets(&mut s, extra);
+        for i in 1..=5 {
+            assert_eq!(s.run(&format!("OBJECT ENCODING set{i}")), bulk(encoding));
+        }
+        let mut expected: Vec<String> = ["195", "196", "197", "198", "199", extra]
+            .map(String::from)
+            .to_vec();
+        expected.sort();
+        assert_eq!(sorted(s.run("SINTER set1 set2")), expected);
+        assert_eq!(s.run("SINTERCARD 2 set1 set2"), int(6));
+        assert_eq!(s.run("SINTERCARD 2 set1 set2 LIMIT 0"), int(6));
+        assert_eq!(s.run("SINTERCARD 2 set1 set2 limit 3"), int(3));
+        assert_eq!(s.run("SINTERSTORE res set1 set2"), int(6));
+        assert_eq!(s.run("OBJECT ENCODING res"), bulk(encoding));
+        assert_eq!(sorted(s.run("SMEMBERS res")), expected);
+        let mut three = vec![String::from("195"), String::from("199"), extra.into()];
+        three.sort();
+        assert_eq!(sorted(s.run("SINTER set1 set2 set3")), three);
+        assert_eq!(s.run("SINTERCARD 3 set1 set2 set3 LIMIT 2"), int(2));
+        // 0..=394, and `extra` if it is not one of them.
+        let union = if extra == "foo" { 396 } else { 395 };
+        assert_eq!(s.run("SUNIONSTORE res set1 set2"), int(union));
+        assert_eq!(s.run("OBJECT ENCODING res"), bulk(encoding));
+        assert_eq!(
+            sorted(s.run("SUNION nokey1 set1 set2 nokey2")).len(),
+            union as usize
+        );
+        assert_eq!(sorted(s.run("SDIFF set1 set4")), ["0", "1", "2", "3", "4"]);
+        assert_eq!(sorted(s.run("SDIFF set1 set4 set5")), ["1", "2", "3", "4"]);
+        assert_eq!(s.run("SDIFFSTORE res set1 set4 set5"), int(4));
+        assert_eq!(s.run("OBJECT ENCODING res"), bulk("intset"));
+        assert_eq!(s.run("SDIFF set1 set1 set1"), array(&[]));
+        assert_eq!(
+            sorted(s.run("SINTER set1 set1 set1")),
+            sorted(s.run("SMEMBERS set1"))
+        );
+    }
+}
+
+#[test]
+fn a_union_past_the_intset_limit_is_a_hash_table() {
+    let mut s = Session::new();
+    s.run("CONFIG SET set-max-intset-entries 3");
+    s.run("SADD a 1 2");
+    s.run("SADD b 3 4");
+    assert_eq!(s.run("SUNIONSTORE u a b"), int(4));
+    assert_eq!(s.run("OBJECT ENCODING u"), bulk("hashtable"));
+    assert_eq!(s.run("SINTERSTORE i a u"), int(2));
+    assert_eq!(s.run("OBJECT ENCODING i"), bulk("intset"));
+}
+
+#[test]
+fn stores_replace_or_delete_the_destination() {
+    let mut s = Session::new();
+    s.run("SET res xxx");
+    s.run("EXPIRE res 100");
+    assert_eq!(s.logged("SINTERSTORE res nokey1 nokey2"), ["DEL res"]);
+    assert_eq!(s.run("EXISTS res"), int(0));
+    assert_eq!(s.logged("SUNIONSTORE res nokey1"), Vec::<String>::new());
+    s.run("SADD a x y");
+    s.run("SADD b y z");
+    s.run("SET res string");
+    s.run("EXPIRE res 100");
+    assert_eq!(s.run("SDIFFSTORE res a b"), int(1));
+    assert_eq!(
+        s.run("TTL res"),
+        int(-1),
+        "the old key's expiry went with it"
+    );
+    assert_eq!(s.run("SMEMBERS res"), bulks(&["x"]));
+    assert_eq!(
+        s.logged("SUNIONSTORE res a b"),
+        [
+            "DEL res".to_string(),
+            format!("SADD res {}", members(&s, "res"))
+        ]
+    );
+    assert_eq!(s.run("SCARD res"), int(3));
+    // A source may be the destination.
+    assert_eq!(s.run("SINTERSTORE a a b"), int(1));
+    assert_eq!(s.run("SMEMBERS a"), bulks(&["y"]));
+    assert_eq!(s.run("SDIFFSTORE a a b"), int(0));
+    assert_eq!(s.run("EXISTS a"), int(0));
+}
+
+/// The members of set `key` as `SADD` lists them, in the store's order.
+fn members(s: &Session, key: &str) -> String {
+    let set = s.engine.store().get(key.as_bytes()).unwrap().set().unwrap();
+    let words: Vec<String> = set
+        .iter()
+        .map(|m| String::from_utf8_lossy(&m).into_owned())
+        .collect();
+    words.join(" ")
+}
+
+#[test]
+fn sintercard_argument_errors() {
+    let mut s = Session::new();
+    for (line, error) in [
+        (
+            "SINTERCARD 1",
+            "ERR wrong number of arguments for 'sintercard' command",
+        ),
+        ("SINTERCARD 0 myset", "ERR numkeys should be greater than 0"),
+        ("SINTERCARD a myset", "ERR numkeys should be greater than 0"),
+        (
+            "SINTERCARD 2 myset",
+            "ERR Number of keys can't be greater than number of args",
+        ),
+        ("SINTERCARD 1 myset myset2", "ERR syntax error"),
+        ("SINTERCARD 1 myset LIMIT", "ERR syntax error"),
+        ("SINTERCARD 1 myset LIMIT -1", "ERR LIMIT can't be negative"),
+        ("SINTERCARD 1 myset LIMIT a", "ERR LIMIT can't be negative"),
+    ] {
+        assert_eq!(s.run(line), err(error), "{line}");
+    }
+    assert_eq!(s.run("SINTERCARD 1 nokey LIMIT 10"), int(0));
+}
+
+#[test]
+fn sscan_walks_every_member() {
+    let mut s = Session::new();
+    for i in 0..100 {
+        s.run(&format!("SADD big m{i}"));
+    }
+    let (mut cursor, mut seen) = (String::from("0"), Vec::new());
+    loop {
+        let Reply::Array(Some(mut parts)) = s.run(&format!("SSCAN big {cursor} COUNT 7")) else {
+            panic!("SSCAN answers an array");
+        };
+        seen.extend(words(parts.remove(1)));
+        cursor = words(Reply::array(parts)).remove(0);
+        if cursor == "0" {
+            break;
+        }
+    }
+    seen.sort();
+    seen.dedup();
+    assert_eq!(seen.len(), 100);
+    let Reply::Array(Some(parts)) = s.run("SSCAN big 0 MATCH m1? COUNT 1000") else {
+        panic!("SSCAN answers an array");
+    };
+    assert_eq!(parts[0], bulk("0"));
+    assert_eq!(words(parts[1].clone()).len(), 10);
+    // An intset comes whole.
+    s.run("SADD nums 3 1 2");
+    assert_eq!(
+        s.run("SSCAN nums 0 COUNT 1"),
+        array(&[bulk("0"), bulks(&["1", "2", "3"])])
+    );
+    assert_eq!(s.run("SSCAN nokey 0"), array(&[bulk("0"), array(&[])]));
+    assert_eq!(s.run("SSCAN big x"), err("ERR invalid cursor"));
+    assert_eq!(s.run("SSCAN big 0 COUNT 0"), err("ERR syntax error"));
+    assert_eq!(s.run("SSCAN big 0 TYPE set"), err("ERR syntax error"));
+}
+
+#[test]
+fn set_keys_expire_copy_rename_and_move_like_any_key() {
+    let mut s = Session::new();
+    s.run("SADD s a b");
+    s.run("PEXPIRE s 5000");
+    assert_eq!(s.run("SADD s c"), int(1));
+    assert_eq!(s.run("PTTL s"), int(5000), "a change keeps the TTL");
+    assert_eq!(s.run("RENAME s r"), ok());
+    assert_eq!(s.run("SCARD r"), int(3));
+    assert_eq!(s.run("COPY r c"), int(1));
+    assert_eq!(s.run("SADD c d"), int(1));
+    assert_eq!(s.run("SCARD r"), int(3), "a copy is a copy");
+    assert_eq!(s.run("MOVE c 1"), int(1));
+    let keys_of = |reply: Reply| match reply {
+        Reply::Array(Some(mut parts)) => sorted(parts.remove(1)),
+        other => panic!("{other:?}"),
+    };
+    s.run("SET str v");
+    assert_eq!(keys_of(s.run("SCAN 0 TYPE set")), ["r"]);
+    s.run("SELECT 1");
+    assert_eq!(sorted(s.run("SMEMBERS c")), ["a", "b", "c", "d"]);
+    assert_eq!(s.run("PTTL c"), int(5000));
+    s.advance(5001);
+    assert_eq!(
+        s.logged("SCARD c"),
+        ["SELECT 1", "DEL c"],
+        "expired when touched"
+    );
+    assert_eq!(s.run("SCARD c"), int(0));
+}
+
+#[test]
+fn sets_count_toward_maxmemory() {
+    let member = Set::map_member_cost(10);
+    let mut s = Session::with_config(Config {
+        maxmemory: Store::cost(1, 2 * member) as u64,
+        ..Config::default()
+    });
+    assert_eq!(s.run("SADD s aaaaaaaaaa bbbbbbbbbb"), int(2));
+    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * member));
+    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    assert_eq!(s.run("SADD s cccccccccc"), err(oom));
+    assert_eq!(s.run("SADD s aaaaaaaaaa"), int(0), "nothing new is fine");
+    assert_eq!(s.run("SUNIONSTORE t s"), err(oom));
+    assert_eq!(s.run("SMOVE s t aaaaaaaaaa"), err(oom));
+    assert_eq!(s.run("SREM s bbbbbbbbbb"), int(1));
+    assert_eq!(s.run("SADD s cccccccccc"), int(1), "room again");
+    // Intsets cost eight bytes a member.
+    let mut s = Session::new();
+    s.run("SADD n 1 2 3");
+    assert_eq!(
+        s.engine.store().used_memory(),
+        Store::cost(1, 3 * INT_MEMBER_SIZE)
+    );
+    let Reply::Integer(usage) = s.run("MEMORY USAGE n") else {
+        panic!("an integer");
+    };
+    assert_eq!(usage as usize, s.engine.store().used_memory());
+}
+
+#[test]
+fn transactions_queue_set_commands() {
+    let mut s = Session::new();
+    s.run("SADD myset a");
+    s.run("MULTI");
+    assert_eq!(s.run("SPOP myset"), Reply::Simple("QUEUED".into()));
+    let out = s.exec("EXEC");
+    assert_eq!(out.reply, array(&[bulk("a")]));
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, ["SREM myset a"]);
+    assert_eq!(s.run("EXISTS myset"), int(0));
+}
+
+#[test]
+fn set_writes_log_their_effect() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("SADD s a b a"), ["SADD s a b a"]);
+    assert_eq!(s.logged("SADD s a"), Vec::<String>::new(), "nothing new");
+    assert_eq!(s.logged("SREM s a nope"), ["SREM s a"]);
+    assert_eq!(s.logged("SREM s nope"), Vec::<String>::new());
+    assert_eq!(s.logged("SMOVE s t nope"), Vec::<String>::new());
+    assert_eq!(s.logged("SINTER s t"), Vec::<String>::new(), "reads");
+}
+
+#[test]
+fn while_a_rewrite_runs_set_writes_log_the_whole_set() {
+    let mut s = Session::new();
+    s.run("SADD s a b");
+    s.run("EXPIRE s 60");
+    let at = s.now + 60_000;
+    s.engine.aof_rewrite_started();
+    let out = s.logged("SADD s c");
+    assert_eq!(
+        out,
+        [
+            "DEL s".to_string(),
+            format!("SADD s {}", members(&s, "s")),
+            format!("PEXPIREAT s {at}")
+        ]
+    );
+    let out = s.logged("SMOVE s t a");
+    assert_eq!(
+        out[..2],
+        ["DEL s".to_string(), format!("SADD s {}", members(&s, "s"))]
+    );
+    assert_eq!(out[3..], ["DEL t".to_string(), "SADD t a".to_string()]);
+    assert_eq!(s.logged("SREM s b c"), ["DEL s"], "emptied: just gone");
+    s.engine.aof_rewrite_finished(Some(0), 0);
+    assert_eq!(s.logged("SADD s a"), ["SADD s a"]);
+}
+
+#[test]
+fn a_rewrite_writes_a_large_set_in_records_of_128() {
+    let mut s = Session::new();
+    let members: Vec<String> = (0..300).map(|i| format!("m{i}")).collect();
+    s.run(&format!("SADD big {}", members.join(" ")));
+    s.run("SADD nums 1 2 3");
+    s.run("EXPIRE nums 100");
+    let compact = rewrite(s.engine.store(), s.now);
+    let mut records = Vec::new();
+    replay(&compact, |args| records.push(args));
+    let sizes: Vec<usize> = records
+        .iter()
+        .filter(|r| r[1] == b"big")
+        .map(|r| r.len() - 2)
+        .collect();
+    assert_eq!(sizes, [128, 128, 44]);
+    let mut engine = Engine::new(Config::default(), s.now);
+    for record in records {
+        engine.load(record, s.now).unwrap();
+    }
+    let data = |e: &Engine| -> Vec<(Vec<u8>, crate::store::Entry)> {
+        e.store()
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.clone()))
+            .collect()
+    };
+    assert_eq!(data(&engine), data(&s.engine));
+    assert_eq!(engine.used_memory(), s.engine.used_memory());
+}
+
+#[test]
+fn the_log_reproduces_sets() {
+    let mut s = Session::new();
+    let mut log = HEADER.to_vec();
+    for line in [
+        "SADD s a b c d e f",
+        "SADD n 1 2 3 4 5",
+        "SPOP s",
+        "SPOP n 2",
+        "SREM s a",
+        "SMOVE s n b",
+        "SMOVE n fresh 1",
+        "SINTERSTORE i s n",
+        "SUNIONSTORE u s n fresh",
+        "SDIFFSTORE d u s",
+        "SPOP fresh 10",
+    ] {
+        log.extend(s.exec(line).effects.to_bytes());
+    }
+    let mut loaded = Engine::new(Config::default(), s.now);
+    replay(&log, |args| loaded.load(args, s.now).unwrap());
+    let data = |e: &Engine| -> Vec<(Vec<u8>, crate::store::Entry)> {
+        e.store()
+            .iter()
+            .map(|(k, v)| (k.to_vec(), v.clone()))
+            .collect()
+    };
+    assert_eq!(data(&loaded), data(&s.engine));
+    assert_eq!(loaded.used_memory(), s.engine.used_memory());
+}
+
+/// What a `PSUBSCRIBE *` client hears (`channel message`) while `lines`
+/// run with `notify-keyspace-events` set to `setting`.
+fn heard(setting: &str, lines: &[&str]) -> Vec<String> {
+    let mut s = Session::new();
+    let mut sub = crate::commands::ClientCtx::new(99);
+    let psubscribe = crate::resp::split_args(b"PSUBSCRIBE *").unwrap();
+    s.engine.execute(&psubscribe, &mut sub, s.now);
+    assert_eq!(
+        s.run(&format!("CONFIG SET notify-keyspace-events {setting}")),
+        ok()
+    );
+    s.engine.take_messages();
+    for line in lines {
+        s.run(line);
+    }
+    s.engine
+        .take_messages()
+        .into_iter()
+        .map(|(_, bytes)| {
+            let text = String::from_utf8_lossy(&bytes).into_owned();
+            let parts: Vec<&str> = text.split("\r\n").collect();
+            format!("{} {}", parts[6], parts[8])
+        })
+        .collect()
+}
+
+#[test]
+fn set_commands_notify_as_redis_does() {
+    assert_eq!(
+        heard(
+            "Ks",
+            &[
+                "SADD s a b c d",
+                "SREM s x",
+                "SADD s x y z",
+                "SADD s x",
+                "SREM s x"
+            ]
+        ),
+        [
+            "__keyspace@0__:s sadd",
+            "__keyspace@0__:s sadd",
+            "__keyspace@0__:s srem"
+        ],
+        "only changes are heard"
+    );
+    assert_eq!(
+        heard("Ksg", &["SADD s a", "SADD t b", "SMOVE s t a", "SPOP t 5"]),
+        [
+            "__keyspace@0__:s sadd",
+            "__keyspace@0__:t sadd",
+            "__keyspace@0__:s srem",
+            "__keyspace@0__:s del",
+            "__keyspace@0__:t sadd",
+            "__keyspace@0__:t spop",
+            "__keyspace@0__:t del",
+        ]
+    );
+    assert_eq!(
+        heard(
+            "Eg$s",
+            &[
+                "SADD a 1",
+                "SINTERSTORE d a",
+                "SUNIONSTORE d a",
+                "SDIFFSTORE d a a",
+                "SPOP a"
+            ]
+        ),
+        [
+            "__keyevent@0__:sadd a",
+            "__keyevent@0__:sinterstore d",
+            "__keyevent@0__:sunionstore d",
+            "__keyevent@0__:del d",
+            "__keyevent@0__:spop a",
+            "__keyevent@0__:del a",
+        ]
+    );
+}
+
+#[test]
+fn random_pops_and_moves_keep_every_set_whole() {
+    let mut s = Session::new();
+    let mut rng = crate::test_rng::Rng(99);
+    for step in 0..3000 {
+        let k = rng.pick(&["a", "b", "c"]);
+        let k2 = rng.pick(&["a", "b", "c"]);
+        let m = format!("m{}", rng.below(300));
+        let line = match rng.below(8) {
+            0..=2 => format!("SADD {k} {m} x{m}"),
+            3 => format!("SREM {k} {m}"),
+            4 => format!("SPOP {k}"),
+            5 => format!("SPOP {k} {}", rng.below(20)),
+            6 => format!("SMOVE {k} {k2} {m}"),
+            _ => format!("SRANDMEMBER {k} -{}", 1 + rng.below(5)),
+        };
+        assert!(!s.run(&line).is_error(), "{line}");
+        for (key, entry) in s.engine.store().iter() {
+            let set = entry.set().unwrap();
+            assert!(set.slots_consistent(), "step {step}: {line} on {key:?}");
+        }
+    }
+    assert_eq!(
+        s.engine.used_memory(),
+        s.engine
+            .store()
+            .iter()
+            .map(|(k, e)| {
+                let set = e.set().unwrap();
+                let members = set.iter().map(|m| set.member_cost(m.len())).sum();
+                Store::cost(k.len(), members)
+            })
+            .sum::<usize>()
+    );
+}
