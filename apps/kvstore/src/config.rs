@@ -62,6 +62,10 @@ pub struct Config {
     /// Redis's list compression depth (`list-compress-depth`): kept and
     /// answered like `list_max_listpack_size`; kvstore does not compress.
     pub list_compress_depth: u64,
+    /// Up to what size a sorted set is kept compact
+    /// (`zset-max-listpack-entries` and `zset-max-listpack-value`, alias
+    /// `zset-max-ziplist-*`); applies to sets as they next grow.
+    pub zset_compact: CompactLimits,
 }
 
 impl Default for Config {
@@ -82,6 +86,7 @@ impl Default for Config {
             hash_compact: CompactLimits::default(),
             list_max_listpack_size: -2,
             list_compress_depth: 0,
+            zset_compact: CompactLimits::default(),
         }
     }
 }
@@ -144,6 +149,10 @@ const NAMES: &[&str] = &[
     "list-max-listpack-size",
     "list-max-ziplist-size",
     "list-compress-depth",
+    "zset-max-listpack-entries",
+    "zset-max-listpack-value",
+    "zset-max-ziplist-entries",
+    "zset-max-ziplist-value",
 ];
 
 impl Config {
@@ -192,6 +201,12 @@ impl Config {
                 alloc::format!("{}", self.list_max_listpack_size)
             }
             "list-compress-depth" => number(self.list_compress_depth),
+            "zset-max-listpack-entries" | "zset-max-ziplist-entries" => {
+                number(self.zset_compact.entries as u64)
+            }
+            "zset-max-listpack-value" | "zset-max-ziplist-value" => {
+                number(self.zset_compact.value as u64)
+            }
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -291,6 +306,12 @@ impl Config {
             "hash-max-listpack-value" | "hash-max-ziplist-value" => {
                 self.hash_compact.value = compact_limit(value).map_err(invalid)?
             }
+            "zset-max-listpack-entries" | "zset-max-ziplist-entries" => {
+                self.zset_compact.entries = compact_limit(value).map_err(invalid)?
+            }
+            "zset-max-listpack-value" | "zset-max-ziplist-value" => {
+                self.zset_compact.value = compact_limit(value).map_err(invalid)?
+            }
             // No RDB snapshots: "" (none) is the only schedule there is,
             // and setting it (as test suites do) is fine.
             "save" if value.iter().all(u8::is_ascii_whitespace) => {}
@@ -387,6 +408,10 @@ impl Config {
             "list-max-listpack-size",
             "list-max-ziplist-size",
             "list-compress-depth",
+            "zset-max-listpack-entries",
+            "zset-max-listpack-value",
+            "zset-max-ziplist-entries",
+            "zset-max-ziplist-value",
             "save",
         ];
         let lower = name.to_ascii_lowercase();

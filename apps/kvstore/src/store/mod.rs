@@ -10,6 +10,7 @@
 mod hash;
 mod key;
 mod list;
+mod zset;
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
@@ -19,6 +20,7 @@ use core::ops::Bound;
 pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
+pub use zset::{before, Zset, MEMBER_OVERHEAD};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
 /// share, the key and value headers and allocator overhead. An estimate is
@@ -42,6 +44,8 @@ pub enum Data {
     Hash(Hash),
     /// A sequence of elements (`LPUSH`, `LRANGE`, ...); never empty.
     List(List),
+    /// Members ordered by score (`ZADD`, `ZRANGE`, ...); never empty.
+    Zset(Zset),
 }
 
 impl Data {
@@ -51,6 +55,7 @@ impl Data {
             Data::String(_) => "string",
             Data::Hash(_) => "hash",
             Data::List(_) => "list",
+            Data::Zset(_) => "zset",
         }
     }
 
@@ -63,6 +68,7 @@ impl Data {
             Data::String(_) => "raw",
             Data::Hash(hash) => hash.encoding(),
             Data::List(_) => "quicklist",
+            Data::Zset(zset) => zset.encoding(),
         }
     }
 
@@ -74,6 +80,7 @@ impl Data {
             Data::String(value) => value.len(),
             Data::Hash(hash) => hash.size(),
             Data::List(list) => list.size(),
+            Data::Zset(zset) => zset.size(),
         }
     }
 }
@@ -103,6 +110,13 @@ impl From<Hash> for Data {
 impl From<List> for Data {
     fn from(list: List) -> Self {
         Data::List(list)
+    }
+}
+
+/// A sorted set becomes a sorted-set value.
+impl From<Zset> for Data {
+    fn from(zset: Zset) -> Self {
+        Data::Zset(zset)
     }
 }
 
@@ -143,7 +157,7 @@ impl Entry {
     pub fn value(&self) -> &[u8] {
         match &self.data {
             Data::String(value) => value,
-            Data::Hash(_) | Data::List(_) => &[],
+            _ => &[],
         }
     }
 
@@ -152,7 +166,7 @@ impl Entry {
     pub fn shared(&self) -> Option<&Value> {
         match &self.data {
             Data::String(value) => Some(value),
-            Data::Hash(_) | Data::List(_) => None,
+            _ => None,
         }
     }
 
@@ -160,7 +174,7 @@ impl Entry {
     pub fn hash(&self) -> Option<&Hash> {
         match &self.data {
             Data::Hash(hash) => Some(hash),
-            Data::String(_) | Data::List(_) => None,
+            _ => None,
         }
     }
 
@@ -168,7 +182,15 @@ impl Entry {
     pub fn list(&self) -> Option<&List> {
         match &self.data {
             Data::List(list) => Some(list),
-            Data::String(_) | Data::Hash(_) => None,
+            _ => None,
+        }
+    }
+
+    /// A sorted-set value; `None` for another type.
+    pub fn zset(&self) -> Option<&Zset> {
+        match &self.data {
+            Data::Zset(zset) => Some(zset),
+            _ => None,
         }
     }
 
@@ -417,6 +439,49 @@ impl Store {
         let before = list.size();
         let result = change(list);
         let (after, empty) = (list.size(), list.is_empty());
+        entry.version = next_version();
+        self.used = self.used - before + after;
+        if empty {
+            self.remove(key);
+        }
+        Some(result)
+    }
+
+    /// Changes the sorted set at `key` with `change`, as
+    /// [`update_hash`](Store::update_hash) does a hash: an empty one
+    /// without expiry if the key is missing (`fresh` says in which form,
+    /// see [`Zset::for_size`]), the key removed if the set ends up empty,
+    /// the memory estimate and the version kept up to date. Returns what
+    /// `change` returned, or `None` (changing nothing) if the key holds
+    /// another type.
+    ///
+    /// ```
+    /// use kvstore::store::{Store, Zset};
+    ///
+    /// let mut store = Store::new();
+    /// let added = store.update_zset(b"board", Zset::new, |z| z.insert(b"ada".to_vec(), 9.5, Default::default()));
+    /// assert_eq!(added, Some(Ok(true)));
+    /// assert_eq!(store.get(b"board").unwrap().data().type_name(), "zset");
+    /// store.update_zset(b"board", Zset::new, |z| z.remove(b"ada"));
+    /// assert!(store.get(b"board").is_none(), "the last member took the key with it");
+    /// assert_eq!(store.used_memory(), 0);
+    /// ```
+    pub fn update_zset<R>(
+        &mut self,
+        key: &[u8],
+        fresh: impl FnOnce() -> Zset,
+        change: impl FnOnce(&mut Zset) -> R,
+    ) -> Option<R> {
+        if self.get(key).is_none() {
+            self.set(key, fresh(), None);
+        }
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        let Data::Zset(zset) = &mut entry.data else {
+            return None;
+        };
+        let before = zset.size();
+        let result = change(zset);
+        let (after, empty) = (zset.size(), zset.is_empty());
         entry.version = next_version();
         self.used = self.used - before + after;
         if empty {

@@ -15,6 +15,7 @@ mod pubsub;
 mod server;
 mod strings;
 mod transactions;
+mod zsets;
 
 use alloc::string::String;
 use alloc::vec::Vec;
