@@ -36,6 +36,7 @@ CI_UNITS=(
     unit/type/string unit/type/incr unit/type/hash unit/keyspace
     unit/expire unit/protocol unit/multi unit/pubsub unit/auth
     unit/info-command
+    unit/type/zset
 )
 
 mode=all port="" units=()

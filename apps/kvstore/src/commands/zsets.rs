@@ -57,7 +57,11 @@ pub(super) fn nan_score() -> Reply {
 /// A score as Redis accepts it: a decimal or exponent number, or an
 /// infinity (`inf`, `+inf`, `-inf`); never NaN.
 pub(super) fn parse_score(arg: &[u8]) -> Option<f64> {
-    super::string_ops::parse_float(arg)
+    let score = super::string_ops::parse_float(arg)?;
+    // A finite number too large for a double is refused, not rounded to
+    // an infinity (as Redis's range check on `strtod` does).
+    let named = arg.iter().any(|b| b.eq_ignore_ascii_case(&b'i'));
+    (score.is_finite() || named).then_some(score)
 }
 
 /// A score as Redis 7.0 writes it: `inf`, `-inf`, whole numbers below

@@ -69,6 +69,10 @@ fn zadd_flags_and_replies() {
         s.run("ZADD z \"\" b"),
         err("ERR value is not a valid float")
     );
+    assert_eq!(
+        s.run("ZADD z 1e400 b"),
+        err("ERR value is not a valid float")
+    );
     s.run("ZADD inf +inf x");
     assert_eq!(
         s.run("ZINCRBY inf -inf x"),
