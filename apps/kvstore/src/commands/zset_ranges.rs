@@ -428,11 +428,7 @@ fn remove_range(x: &mut Exec<'_>, args: &[Vec<u8>], kind: Kind, event: &str) -> 
     let removed = x.store.update_zset(key, Zset::new, |zset| {
         // Removing at `from` again and again takes the whole span.
         for _ in from..to {
-            let Some((member, _)) = zset.get(from) else {
-                break;
-            };
-            let member = member.to_vec();
-            zset.remove(&member);
+            zset.remove_at(from);
         }
         to - from
     });

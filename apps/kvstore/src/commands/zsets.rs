@@ -546,12 +546,7 @@ pub(super) fn pop_members(
     x.store.update_zset(key, Zset::new, |zset| {
         for _ in 0..n {
             let rank = if max { zset.len() - 1 } else { 0 };
-            let Some((member, score)) = zset.get(rank) else {
-                break;
-            };
-            let member = member.to_vec();
-            zset.remove(&member);
-            popped.push((member, score));
+            popped.extend(zset.remove_at(rank));
         }
     });
     if popped.is_empty() {

@@ -202,6 +202,20 @@ impl Zset {
         removed
     }
 
+    /// Removes the member at `rank` (0 the lowest score) and hands it
+    /// over with its score, without copying it: what pops and range
+    /// removals take members out with.
+    pub fn remove_at(&mut self, rank: usize) -> Option<(Vec<u8>, f64)> {
+        let taken = match &mut self.form {
+            Form::Compact(entries) => (rank < entries.len()).then(|| entries.remove(rank)),
+            Form::Tree(tree) => tree.remove_at(rank),
+        };
+        if let Some((member, _)) = &taken {
+            self.size -= Self::member_cost(member.len());
+        }
+        taken
+    }
+
     /// The member and score at `rank` (0 the lowest score), if any.
     pub fn get(&self, rank: usize) -> Option<(&[u8], f64)> {
         match &self.form {
@@ -356,6 +370,12 @@ mod tests {
         }
         assert_eq!(tree.encoding(), "skiplist");
         assert_eq!(flat.encoding(), "listpack");
+        // Taking members out by rank, from the middle and both ends.
+        for rank in [3, 0, usize::MAX, 10] {
+            let rank = rank.min(flat.len() - 1);
+            assert_eq!(tree.remove_at(rank), flat.remove_at(rank));
+        }
+        assert_eq!(tree.remove_at(flat.len()), None);
         assert_eq!(members(&tree), members(&flat));
         assert_eq!(tree.size(), flat.size());
         for (rank, (member, _)) in members(&flat).iter().enumerate() {

@@ -103,14 +103,16 @@ impl Tree {
         Ok(())
     }
 
-    /// Removes `member`; returns its score if it was there.
-    pub fn remove(&mut self, member: &[u8]) -> Option<f64> {
+    /// Removes `member`; returns it (the tree's own copy) and its score if
+    /// it was there.
+    pub fn remove(&mut self, member: &[u8]) -> Option<(Vec<u8>, f64)> {
         let score = self.scores.remove(&Probe::new(member) as &dyn KeyView)?;
         let (left, rest) = self.split(self.root, &|s, m| before(s, m, score, member));
         let (found, right) = self.split(rest, &|s, m| !before(score, member, s, m));
         debug_assert!(found != NIL && self.nodes[found as usize].count == 1);
+        let mut taken = Vec::new();
         if found != NIL {
-            self.nodes[found as usize].member = Vec::new();
+            taken = core::mem::take(&mut self.nodes[found as usize].member);
             // Reserved when the slot was made.
             self.free.push(found);
         }
@@ -118,7 +120,27 @@ impl Tree {
         if self.root == NIL {
             *self = Tree::default();
         }
-        Some(score)
+        Some((taken, score))
+    }
+
+    /// Removes the entry at `rank` (0 the lowest) and returns it, if there
+    /// is one.
+    pub fn remove_at(&mut self, rank: usize) -> Option<(Vec<u8>, f64)> {
+        let rank = u32::try_from(rank)
+            .ok()
+            .filter(|&r| r < self.count(self.root))?;
+        let (left, rest) = self.split_count(self.root, rank);
+        let (found, right) = self.split_count(rest, 1);
+        let node = &mut self.nodes[found as usize];
+        let (member, score) = (core::mem::take(&mut node.member), node.score);
+        // Reserved when the slot was made.
+        self.free.push(found);
+        self.scores.remove(&Probe::new(&member) as &dyn KeyView);
+        self.root = self.merge(left, right);
+        if self.root == NIL {
+            *self = Tree::default();
+        }
+        Some((member, score))
     }
 
     /// The entry at `rank` (0 the lowest), if there is one.
@@ -200,6 +222,26 @@ impl Tree {
             self.nodes[at as usize].left = right;
             self.update(at);
             (left, at)
+        }
+    }
+
+    /// Splits the subtree at `at` into its first `n` entries and the rest.
+    fn split_count(&mut self, at: u32, n: u32) -> (u32, u32) {
+        if at == NIL {
+            return (NIL, NIL);
+        }
+        let left_count = self.count(self.nodes[at as usize].left);
+        if n <= left_count {
+            let (left, right) = self.split_count(self.nodes[at as usize].left, n);
+            self.nodes[at as usize].left = right;
+            self.update(at);
+            (left, at)
+        } else {
+            let right_of = self.nodes[at as usize].right;
+            let (left, right) = self.split_count(right_of, n - left_count - 1);
+            self.nodes[at as usize].right = left;
+            self.update(at);
+            (at, right)
         }
     }
 
