@@ -145,19 +145,24 @@ fn parse(
     Ok(request)
 }
 
-/// Computes `op` over the inputs of `request`: the result's members and
-/// scores, in sorted-set order. `WRONGTYPE` if an input is not a sorted
-/// set.
-fn compute(
-    x: &mut Exec<'_>,
-    args: &[Vec<u8>],
-    op: Op,
-    request: &Request,
-) -> Result<Vec<(Vec<u8>, f64)>, Reply> {
+/// Checks that every input of `request` is a sorted set or missing
+/// (expiring inputs found expired): `WRONGTYPE` at the first that is not.
+fn check_inputs(x: &mut Exec<'_>, args: &[Vec<u8>], request: &Request) -> Result<(), Reply> {
     for key in &args[request.keys.clone()] {
         x.live_zset(key)?;
     }
-    let store = &*x.store;
+    Ok(())
+}
+
+/// Computes `op` over the inputs of `request` (checked by
+/// [`check_inputs`]): the result's members, borrowed from the inputs, and
+/// scores, in sorted-set order.
+fn combine<'s>(
+    store: &'s Store,
+    args: &[Vec<u8>],
+    op: Op,
+    request: &Request,
+) -> Result<Vec<(&'s [u8], f64)>, Reply> {
     let inputs: Vec<(Option<&Zset>, f64)> = args[request.keys.clone()]
         .iter()
         .zip(&request.weights)
@@ -235,12 +240,7 @@ fn compute(
         false if a.0 == b.0 => core::cmp::Ordering::Equal,
         false => core::cmp::Ordering::Greater,
     });
-    let mut owned = Vec::new();
-    owned.try_reserve_exact(result.len()).map_err(|_| oom())?;
-    for (member, score) in result {
-        owned.push((copy_member(member)?, score));
-    }
-    Ok(owned)
+    Ok(result)
 }
 
 /// Answers `op` over `args[1..]`.
@@ -249,11 +249,11 @@ fn answer(x: &mut Exec<'_>, args: &[Vec<u8>], op: Op) -> Reply {
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    match compute(x, args, op, &request) {
-        Ok(result) => {
-            let items: Vec<(&[u8], f64)> = result.iter().map(|(m, s)| (m.as_slice(), *s)).collect();
-            members_reply(x.config, &items, request.with_scores)
-        }
+    if let Err(reply) = check_inputs(x, args, &request) {
+        return reply;
+    }
+    match combine(x.store, args, op, &request) {
+        Ok(items) => members_reply(x.config, &items, request.with_scores),
         Err(reply) => reply,
     }
 }
@@ -264,19 +264,23 @@ fn store(x: &mut Exec<'_>, args: &[Vec<u8>], op: Op, event: &str) -> Reply {
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    let result = match compute(x, args, op, &request) {
-        Ok(result) => result,
-        Err(reply) => return reply,
-    };
-    let limits = limits(x);
-    let longest = result.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
-    let mut zset = Zset::for_size(result.len(), longest, limits);
-    for (member, score) in result {
-        if zset.insert(member, score, limits).is_err() {
-            return oom();
-        }
+    if let Err(reply) = check_inputs(x, args, &request) {
+        return reply;
     }
-    store_result(x, &args[1], zset, event)
+    let limits = limits(x);
+    let built = combine(x.store, args, op, &request).and_then(|result| {
+        let longest = result.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
+        let mut zset = Zset::for_size(result.len(), longest, limits);
+        for (member, score) in result {
+            zset.insert(copy_member(member)?, score, limits)
+                .map_err(|_| oom())?;
+        }
+        Ok(zset)
+    });
+    match built {
+        Ok(zset) => store_result(x, &args[1], zset, event),
+        Err(reply) => reply,
+    }
 }
 
 /// `ZUNION numkeys key [key ...] [WEIGHTS w ...] [AGGREGATE SUM|MIN|MAX]
@@ -320,7 +324,10 @@ pub(crate) fn zintercard(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    match compute(x, args, Op::Inter, &request) {
+    if let Err(reply) = check_inputs(x, args, &request) {
+        return reply;
+    }
+    match combine(x.store, args, Op::Inter, &request) {
         Ok(result) => Reply::Integer(result.len() as i64),
         Err(reply) => reply,
     }
