@@ -558,3 +558,68 @@ fn replay_and_rewrite_reproduce_sorted_sets() {
         }
     }
 }
+
+#[test]
+fn sorted_sets_count_toward_maxmemory() {
+    use crate::store::{Store, Zset};
+    let member = Zset::member_cost(1);
+    let mut s = Session::with_config(Config {
+        maxmemory: Store::cost(1, 2 * member) as u64,
+        ..Config::default()
+    });
+    assert_eq!(s.run("ZADD z 1 a 2 b"), int(2));
+    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * member));
+    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    assert_eq!(s.run("ZADD z 3 c"), err(oom));
+    assert_eq!(s.run("ZINCRBY z 1 a"), err(oom), "an estimate: a member");
+    assert_eq!(s.run("ZUNIONSTORE u 1 z"), err(oom));
+    assert_eq!(s.run("ZRANGESTORE u z 0 -1"), err(oom));
+    assert_eq!(run_line(&mut s, "ZPOPMIN z"), "a 1", "pops free memory");
+    assert_eq!(s.run("ZADD z 3 c"), int(1), "room again");
+}
+
+#[test]
+fn while_a_rewrite_runs_zset_writes_log_the_whole_set() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a 2 b");
+    s.run("EXPIRE z 60");
+    let at = s.now + 60_000;
+    s.engine.aof_rewrite_started();
+    assert_eq!(
+        s.logged("ZADD z 3 c"),
+        [
+            "DEL z".to_string(),
+            "ZADD z 1 a 2 b 3 c".into(),
+            format!("PEXPIREAT z {at}")
+        ]
+    );
+    assert_eq!(
+        s.logged("ZPOPMIN z"),
+        [
+            "DEL z".to_string(),
+            "ZADD z 2 b 3 c".into(),
+            format!("PEXPIREAT z {at}")
+        ]
+    );
+    assert_eq!(
+        s.logged("ZREMRANGEBYRANK z 0 -1"),
+        ["DEL z"],
+        "emptied: just gone"
+    );
+    s.engine.aof_rewrite_finished(Some(0), 0);
+    assert_eq!(s.logged("ZADD z 1 a"), ["ZADD z 1 a"]);
+}
+
+#[test]
+fn a_large_set_is_logged_in_records_of_bounded_size() {
+    use crate::commands::ZSET_MEMBERS_PER_RECORD;
+    let mut s = Session::new();
+    let members = ZSET_MEMBERS_PER_RECORD + 5;
+    for i in 0..members {
+        s.run(&format!("ZADD big {i} m{i}"));
+    }
+    let logged = s.logged("ZRANGESTORE copy big 0 -1");
+    assert_eq!(logged.len(), 3, "DEL, then two ZADD records");
+    let words: Vec<usize> = logged[1..].iter().map(|r| r.split(' ').count()).collect();
+    assert_eq!(words, [2 + 2 * ZSET_MEMBERS_PER_RECORD, 2 + 2 * 5]);
+}
