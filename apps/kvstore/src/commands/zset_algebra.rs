@@ -17,7 +17,7 @@ use super::zsets::{copy_member, limits, members_reply, oom, parse_score};
 use crate::config::Config;
 use crate::num::parse_i64;
 use crate::resp::Reply;
-use crate::store::{before, Store, Zset};
+use crate::store::{Store, Zset};
 
 /// Which operation.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -235,7 +235,7 @@ fn combine<'s>(
             }
         }
     }
-    result.sort_by(|a, b| match before(a.1, a.0, b.1, b.0) {
+    result.sort_by(|a, b| match Zset::before(a.1, a.0, b.1, b.0) {
         true => core::cmp::Ordering::Less,
         false if a.0 == b.0 => core::cmp::Ordering::Equal,
         false => core::cmp::Ordering::Greater,

@@ -20,7 +20,7 @@ use core::ops::Bound;
 pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
-pub use zset::{before, Zset, MEMBER_OVERHEAD};
+pub use zset::{Zset, ZSET_MEMBER_OVERHEAD};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
 /// share, the key and value headers and allocator overhead. An estimate is

@@ -34,11 +34,11 @@ use tree::Tree;
 /// is kept twice in the tree form: counted as its bytes again). An
 /// estimate for `maxmemory`, and an upper bound of what a member costs
 /// compact.
-pub const MEMBER_OVERHEAD: usize = 80;
+pub const ZSET_MEMBER_OVERHEAD: usize = 80;
 
 /// Whether (score `a`, member `am`) comes before (`b`, `bm`) in a sorted
-/// set's order.
-pub fn before(a: f64, am: &[u8], b: f64, bm: &[u8]) -> bool {
+/// set's order (see also [`Zset::before`]).
+pub(crate) fn before(a: f64, am: &[u8], b: f64, bm: &[u8]) -> bool {
     a < b || (a == b && am < bm)
 }
 
@@ -100,9 +100,16 @@ impl Zset {
         zset
     }
 
+    /// Whether (score `a`, member `am`) comes before (`b`, `bm`) in a
+    /// sorted set's order: lower score first, equal scores by member
+    /// bytes. What commands that order members themselves sort by.
+    pub fn before(a: f64, am: &[u8], b: f64, bm: &[u8]) -> bool {
+        before(a, am, b, bm)
+    }
+
     /// Estimated memory one member of `len` bytes costs.
     pub fn member_cost(len: usize) -> usize {
-        2 * len + MEMBER_OVERHEAD
+        2 * len + ZSET_MEMBER_OVERHEAD
     }
 
     /// Number of members (`ZCARD`).
