@@ -617,18 +617,34 @@ pub(crate) fn zrandmember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         };
     };
     let picked: Vec<(&[u8], f64)> = if n >= 0 {
-        // Distinct members: the first `n` of a partial shuffle of ranks.
         let n = usize::try_from(n).unwrap_or(usize::MAX).min(len);
         let mut ranks = Vec::new();
-        if ranks.try_reserve_exact(len).is_err() {
-            return oom();
+        if n.saturating_mul(4) < len {
+            // A few of many: draw ranks until `n` distinct ones came up
+            // (a draw repeats with chance under 1/4), not a copy of all.
+            if ranks.try_reserve_exact(n).is_err() {
+                return oom();
+            }
+            let mut seen = alloc::collections::BTreeSet::new();
+            while ranks.len() < n {
+                let rank = random_step(random) as usize % len;
+                if seen.insert(rank) {
+                    ranks.push(rank);
+                }
+            }
+        } else {
+            // Most of them: the first `n` of a partial shuffle of ranks.
+            if ranks.try_reserve_exact(len).is_err() {
+                return oom();
+            }
+            ranks.extend(0..len);
+            for i in 0..n {
+                let j = i + random_step(random) as usize % (len - i);
+                ranks.swap(i, j);
+            }
+            ranks.truncate(n);
         }
-        ranks.extend(0..len);
-        for i in 0..n {
-            let j = i + random_step(random) as usize % (len - i);
-            ranks.swap(i, j);
-        }
-        ranks[..n].iter().filter_map(|&r| zset.get(r)).collect()
+        ranks.iter().filter_map(|&r| zset.get(r)).collect()
     } else {
         let n = usize::try_from(n.unsigned_abs()).unwrap_or(usize::MAX);
         // Each item of the reply takes at least its `Reply`.

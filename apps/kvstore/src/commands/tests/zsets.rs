@@ -260,6 +260,15 @@ fn pops_and_random_members() {
         panic!("an array");
     };
     assert_eq!(repeats.len(), 14);
+    for i in 0..40 {
+        s.run(&format!("ZADD many {i} m{i}"));
+    }
+    for count in [3, 30, 40] {
+        let picked = sorted(s.run(&format!("ZRANDMEMBER many {count}")));
+        let mut distinct = picked.clone();
+        distinct.dedup();
+        assert_eq!((picked.len(), distinct.len()), (count, count), "distinct");
+    }
     assert_eq!(s.run("ZRANDMEMBER missing 3"), array(&[]));
     assert_eq!(s.run("ZRANDMEMBER missing"), nil());
     assert_eq!(
