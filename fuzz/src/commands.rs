@@ -231,6 +231,41 @@ pub const NAMES: &[&str] = &[
     "SDIFF",
     "SDIFFSTORE",
     "SSCAN",
+    "ZADD",
+    "ZINCRBY",
+    "ZREM",
+    "ZCARD",
+    "ZSCORE",
+    "ZMSCORE",
+    "ZRANK",
+    "ZREVRANK",
+    "ZCOUNT",
+    "ZLEXCOUNT",
+    "ZRANGE",
+    "ZREVRANGE",
+    "ZRANGEBYSCORE",
+    "ZREVRANGEBYSCORE",
+    "ZRANGEBYLEX",
+    "ZREVRANGEBYLEX",
+    "ZRANGESTORE",
+    "ZREMRANGEBYRANK",
+    "ZREMRANGEBYSCORE",
+    "ZREMRANGEBYLEX",
+    "ZPOPMIN",
+    "ZPOPMAX",
+    "ZRANDMEMBER",
+    "ZSCAN",
+    "ZUNION",
+    "ZINTER",
+    "ZDIFF",
+    "ZUNIONSTORE",
+    "ZINTERSTORE",
+    "ZDIFFSTORE",
+    "ZINTERCARD",
+    "ZMPOP",
+    "BZPOPMIN",
+    "BZPOPMAX",
+    "BZMPOP",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -455,6 +490,9 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         "SADD" | "SREM" | "SCARD" | "SISMEMBER" | "SMISMEMBER" | "SMEMBERS" | "SRANDMEMBER"
         | "SPOP" | "SMOVE" | "SINTER" | "SINTERCARD" | "SINTERSTORE" | "SUNION" | "SUNIONSTORE"
         | "SDIFF" | "SDIFFSTORE" | "SSCAN" => set_args(inp, name, now, &mut args),
+        zset if zset.starts_with('Z') || zset.starts_with("BZ") => {
+            zset_args(inp, name, now, &mut args)
+        }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -621,6 +659,162 @@ fn set_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>>) 
     }
 }
 
+/// The arguments of a sorted-set command `name` (`ZADD` ... `BZMPOP`):
+/// shared keys, members among a few (so commands meet each other's) or
+/// any value, scores, score and lex bounds and ranks among edge cases
+/// (infinities, NaN, exclusive bounds, malformed ones), the options each
+/// command takes (and some it does not), and blocking timeouts.
+fn zset_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>>) {
+    let member = |inp: &mut Input<'_>| match inp.below(4) {
+        0 => value(inp),
+        _ => inp.pick(&["a", "b", "c", ""]).into(),
+    };
+    let score = |inp: &mut Input<'_>| -> Vec<u8> {
+        inp.pick(&[
+            "0", "1", "-1", "2.5", "1e300", "inf", "-inf", "+inf", "nan", "x", "", "0.1",
+        ])
+        .into()
+    };
+    let index = |inp: &mut Input<'_>| match inp.below(3) {
+        0 => number(inp, now),
+        _ => inp.pick(&["0", "1", "-1", "2", "-3", "100"]).into(),
+    };
+    let bound = |inp: &mut Input<'_>| -> Vec<u8> {
+        inp.pick(&[
+            "-inf", "+inf", "(1", "1", "(-inf", "0", "2.5", "x", "(", "-", "+", "[a", "(b", "[",
+            "c",
+        ])
+        .into()
+    };
+    let timeout =
+        |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["0", "0.01", "1", "-1", "x", "0.5"]).into() };
+    let option = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
+        let option = inp.pick(&[
+            "WITHSCORES",
+            "LIMIT",
+            "BYSCORE",
+            "BYLEX",
+            "REV",
+            "WEIGHTS",
+            "AGGREGATE",
+            "COUNT",
+            "MATCH",
+            "BOGUS",
+        ]);
+        args.push(word(inp, option));
+        match option {
+            "LIMIT" => args.extend([index(inp), index(inp)]),
+            "WEIGHTS" => args.extend([score(inp), score(inp)]),
+            "AGGREGATE" => {
+                let how = inp.pick(&["SUM", "MIN", "MAX", "AVG"]);
+                args.push(word(inp, how));
+            }
+            "COUNT" => args.push(index(inp)),
+            "MATCH" => args.push(inp.pick(PATTERNS).to_vec()),
+            _ => {}
+        }
+    };
+    let numkeys = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
+        let at = args.len();
+        args.push(Vec::new());
+        for _ in 0..1 + inp.below(3) {
+            args.push(key(inp));
+        }
+        args[at] = match inp.below(8) {
+            0 => index(inp),
+            _ => (args.len() - at - 1).to_string().into_bytes(),
+        };
+    };
+    match name {
+        "ZADD" => {
+            args.push(key(inp));
+            for _ in 0..inp.below(3) {
+                let flag = inp.pick(&["NX", "XX", "GT", "LT", "CH", "INCR"]);
+                args.push(word(inp, flag));
+            }
+            for _ in 0..1 + inp.below(4) {
+                args.extend([score(inp), member(inp)]);
+            }
+        }
+        "ZINCRBY" => args.extend([key(inp), score(inp), member(inp)]),
+        "ZREM" | "ZMSCORE" => {
+            args.push(key(inp));
+            for _ in 0..1 + inp.below(3) {
+                args.push(member(inp));
+            }
+        }
+        "ZCARD" => args.push(key(inp)),
+        "ZSCORE" | "ZRANK" | "ZREVRANK" => args.extend([key(inp), member(inp)]),
+        "ZCOUNT" | "ZLEXCOUNT" | "ZREMRANGEBYSCORE" | "ZREMRANGEBYLEX" => {
+            args.extend([key(inp), bound(inp), bound(inp)])
+        }
+        "ZREMRANGEBYRANK" => args.extend([key(inp), index(inp), index(inp)]),
+        "ZRANGE" | "ZREVRANGE" | "ZRANGEBYSCORE" | "ZREVRANGEBYSCORE" | "ZRANGEBYLEX"
+        | "ZREVRANGEBYLEX" | "ZRANGESTORE" => {
+            if name == "ZRANGESTORE" {
+                args.push(key(inp));
+            }
+            args.push(key(inp));
+            match inp.below(2) {
+                0 => args.extend([index(inp), index(inp)]),
+                _ => args.extend([bound(inp), bound(inp)]),
+            }
+            for _ in 0..inp.below(3) {
+                option(inp, args);
+            }
+        }
+        "ZPOPMIN" | "ZPOPMAX" => {
+            args.push(key(inp));
+            if inp.below(2) == 0 {
+                args.push(index(inp));
+            }
+        }
+        "ZRANDMEMBER" => {
+            args.push(key(inp));
+            if inp.below(3) > 0 {
+                args.push(index(inp));
+                if inp.below(2) == 0 {
+                    args.push(word(inp, "WITHSCORES"));
+                }
+            }
+        }
+        "ZSCAN" => {
+            args.extend([key(inp), inp.pick(&["0", "1", "7", "x"]).into()]);
+            for _ in 0..inp.below(2) {
+                option(inp, args);
+            }
+        }
+        "ZUNION" | "ZINTER" | "ZDIFF" | "ZINTERCARD" | "ZUNIONSTORE" | "ZINTERSTORE"
+        | "ZDIFFSTORE" => {
+            if name.ends_with("STORE") {
+                args.push(key(inp));
+            }
+            numkeys(inp, args);
+            for _ in 0..inp.below(3) {
+                option(inp, args);
+            }
+        }
+        "BZPOPMIN" | "BZPOPMAX" => {
+            for _ in 0..1 + inp.below(3) {
+                args.push(key(inp));
+            }
+            args.push(timeout(inp));
+        }
+        _ => {
+            // ZMPOP, BZMPOP: [timeout] numkeys key... MIN|MAX [COUNT n]
+            if name == "BZMPOP" {
+                args.push(timeout(inp));
+            }
+            numkeys(inp, args);
+            let end = inp.pick(&["MIN", "MAX", "MID"]);
+            args.push(word(inp, end));
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "COUNT"), index(inp)]);
+            }
+        }
+    }
+}
+
 /// A hash field: mostly one of a few names, now and then any bytes.
 fn field(inp: &mut Input<'_>) -> Vec<u8> {
     if inp.below(4) == 0 {
@@ -658,6 +852,8 @@ fn config(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
                     "port",
                     "save",
                     "set-max-intset-entries",
+                    "zset-max-listpack-entries",
+                    "zset-max-ziplist-value",
                     "bogus",
                 ]);
                 let value = inp.pick(&[

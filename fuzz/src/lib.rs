@@ -10,7 +10,7 @@ pub mod seeds;
 
 use std::collections::BTreeMap;
 
-use kvstore::store::{Data, List, Store};
+use kvstore::store::{Data, List, Store, Zset};
 
 /// A keyspace as plain data: key to (value, absolute expiry).
 pub type Dataset = BTreeMap<Vec<u8>, (Data, Option<u64>)>;
@@ -52,6 +52,8 @@ pub fn recount(store: &Store) -> (usize, usize, usize) {
                 assert!(set.slots_consistent(), "a set's positions name its members");
                 set.iter().map(|m| set.member_cost(m.len())).sum()
             }
+            // A sorted set's running size, recounted from its members.
+            Data::Zset(zset) => zset.iter().map(|(m, _)| Zset::member_cost(m.len())).sum(),
             data => data.size(),
         };
         used += Store::cost(key.len(), size);

@@ -37,6 +37,7 @@ CI_UNITS=(
     unit/type/list-2 unit/type/list-3 unit/type/set unit/keyspace
     unit/expire unit/protocol unit/multi unit/pubsub unit/auth
     unit/info-command
+    unit/type/zset
 )
 
 mode=all port="" units=()

@@ -65,6 +65,10 @@ pub struct Config {
     /// Most members a set of integers keeps as an `intset`
     /// (`set-max-intset-entries`, 512); applies to sets as they next grow.
     pub set_max_intset_entries: usize,
+    /// Up to what size a sorted set is kept compact
+    /// (`zset-max-listpack-entries` and `zset-max-listpack-value`, alias
+    /// `zset-max-ziplist-*`); applies to sets as they next grow.
+    pub zset_compact: CompactLimits,
 }
 
 impl Default for Config {
@@ -86,6 +90,7 @@ impl Default for Config {
             list_max_listpack_size: -2,
             list_compress_depth: 0,
             set_max_intset_entries: 512,
+            zset_compact: CompactLimits::default(),
         }
     }
 }
@@ -149,6 +154,10 @@ const NAMES: &[&str] = &[
     "list-max-ziplist-size",
     "list-compress-depth",
     "set-max-intset-entries",
+    "zset-max-listpack-entries",
+    "zset-max-listpack-value",
+    "zset-max-ziplist-entries",
+    "zset-max-ziplist-value",
 ];
 
 impl Config {
@@ -198,6 +207,12 @@ impl Config {
             }
             "list-compress-depth" => number(self.list_compress_depth),
             "set-max-intset-entries" => number(self.set_max_intset_entries as u64),
+            "zset-max-listpack-entries" | "zset-max-ziplist-entries" => {
+                number(self.zset_compact.entries as u64)
+            }
+            "zset-max-listpack-value" | "zset-max-ziplist-value" => {
+                number(self.zset_compact.value as u64)
+            }
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -296,6 +311,12 @@ impl Config {
             }
             "hash-max-listpack-value" | "hash-max-ziplist-value" => {
                 self.hash_compact.value = compact_limit(value).map_err(invalid)?
+            }
+            "zset-max-listpack-entries" | "zset-max-ziplist-entries" => {
+                self.zset_compact.entries = compact_limit(value).map_err(invalid)?
+            }
+            "zset-max-listpack-value" | "zset-max-ziplist-value" => {
+                self.zset_compact.value = compact_limit(value).map_err(invalid)?
             }
             // No RDB snapshots: "" (none) is the only schedule there is,
             // and setting it (as test suites do) is fine.
@@ -402,6 +423,10 @@ impl Config {
             "list-max-listpack-size",
             "list-max-ziplist-size",
             "list-compress-depth",
+            "zset-max-listpack-entries",
+            "zset-max-listpack-value",
+            "zset-max-ziplist-entries",
+            "zset-max-ziplist-value",
             "save",
             "set-max-intset-entries",
         ];

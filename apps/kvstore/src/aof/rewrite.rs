@@ -245,6 +245,12 @@ pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
                 out.push([&b"PEXPIREAT"[..], key, at]);
             }
         }
+        Data::Zset(zset) => {
+            crate::commands::push_zset(out, key, zset);
+            if let Some(at) = &at {
+                out.push([&b"PEXPIREAT"[..], key, at]);
+            }
+        }
     }
 }
 

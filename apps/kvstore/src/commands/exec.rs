@@ -5,7 +5,7 @@ use super::{ClientCtx, Effects, Stats};
 use crate::aof::Piece;
 use crate::config::Config;
 use crate::resp::Reply;
-use crate::store::{Entry, Hash, List, Store, Value};
+use crate::store::{Entry, Hash, List, Store, Value, Zset};
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -170,6 +170,24 @@ impl Exec<'_> {
         match self.read(key) {
             None => Ok(None),
             Some(entry) => entry.list().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// The live sorted set at `key` ([`live`](Exec::live)): `Ok(None)` if
+    /// the key is missing, `WRONGTYPE` if it holds another type.
+    pub fn live_zset(&mut self, key: &[u8]) -> Result<Option<&Zset>, Reply> {
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => entry.zset().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// Like [`live_zset`](Exec::live_zset), counting a keyspace hit or
+    /// miss ([`read`](Exec::read)).
+    pub fn read_zset(&mut self, key: &[u8]) -> Result<Option<&Zset>, Reply> {
+        match self.read(key) {
+            None => Ok(None),
+            Some(entry) => entry.zset().map(Some).ok_or_else(super::errors::wrong_type),
         }
     }
 

@@ -52,6 +52,10 @@ mod strings;
 mod table;
 mod transaction;
 mod unblock;
+mod zset_algebra;
+mod zset_pops;
+mod zset_ranges;
+mod zsets;
 
 #[cfg(test)]
 mod tests;
@@ -62,6 +66,7 @@ pub use client::ClientCtx;
 pub use effects::{Effects, SHARE_FROM};
 pub use errors::misconf;
 pub use stats::Stats;
+pub use zsets::{push_zset, ZSET_MEMBERS_PER_RECORD};
 
 use crate::config::Config;
 use crate::resp::Reply;

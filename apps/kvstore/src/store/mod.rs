@@ -11,6 +11,7 @@ mod hash;
 mod key;
 mod list;
 mod set;
+mod zset;
 
 use alloc::collections::BTreeMap;
 use alloc::rc::Rc;
@@ -21,6 +22,7 @@ pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
 pub use set::{Member, Set, INT_MEMBER_SIZE, MEMBER_OVERHEAD};
+pub use zset::{Zset, ZSET_MEMBER_OVERHEAD};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
 /// share, the key and value headers and allocator overhead. An estimate is
@@ -46,6 +48,8 @@ pub enum Data {
     List(List),
     /// Distinct members (`SADD`, `SINTER`, ...); never empty.
     Set(Set),
+    /// Members ordered by score (`ZADD`, `ZRANGE`, ...); never empty.
+    Zset(Zset),
 }
 
 impl Data {
@@ -56,6 +60,7 @@ impl Data {
             Data::Hash(_) => "hash",
             Data::List(_) => "list",
             Data::Set(_) => "set",
+            Data::Zset(_) => "zset",
         }
     }
 
@@ -69,6 +74,7 @@ impl Data {
             Data::Hash(hash) => hash.encoding(),
             Data::List(_) => "quicklist",
             Data::Set(set) => set.encoding(),
+            Data::Zset(zset) => zset.encoding(),
         }
     }
 
@@ -81,6 +87,7 @@ impl Data {
             Data::Hash(hash) => hash.size(),
             Data::List(list) => list.size(),
             Data::Set(set) => set.size(),
+            Data::Zset(zset) => zset.size(),
         }
     }
 }
@@ -117,6 +124,13 @@ impl From<List> for Data {
 impl From<Set> for Data {
     fn from(set: Set) -> Self {
         Data::Set(set)
+    }
+}
+
+/// A sorted set becomes a sorted-set value.
+impl From<Zset> for Data {
+    fn from(zset: Zset) -> Self {
+        Data::Zset(zset)
     }
 }
 
@@ -157,7 +171,7 @@ impl Entry {
     pub fn value(&self) -> &[u8] {
         match &self.data {
             Data::String(value) => value,
-            Data::Hash(_) | Data::List(_) | Data::Set(_) => &[],
+            _ => &[],
         }
     }
 
@@ -166,7 +180,7 @@ impl Entry {
     pub fn shared(&self) -> Option<&Value> {
         match &self.data {
             Data::String(value) => Some(value),
-            Data::Hash(_) | Data::List(_) | Data::Set(_) => None,
+            _ => None,
         }
     }
 
@@ -174,7 +188,7 @@ impl Entry {
     pub fn hash(&self) -> Option<&Hash> {
         match &self.data {
             Data::Hash(hash) => Some(hash),
-            Data::String(_) | Data::List(_) | Data::Set(_) => None,
+            _ => None,
         }
     }
 
@@ -182,7 +196,7 @@ impl Entry {
     pub fn list(&self) -> Option<&List> {
         match &self.data {
             Data::List(list) => Some(list),
-            Data::String(_) | Data::Hash(_) | Data::Set(_) => None,
+            _ => None,
         }
     }
 
@@ -190,6 +204,14 @@ impl Entry {
     pub fn set(&self) -> Option<&Set> {
         match &self.data {
             Data::Set(set) => Some(set),
+            _ => None,
+        }
+    }
+
+    /// A sorted-set value; `None` for another type.
+    pub fn zset(&self) -> Option<&Zset> {
+        match &self.data {
+            Data::Zset(zset) => Some(zset),
             _ => None,
         }
     }
@@ -475,6 +497,49 @@ impl Store {
         let before = set.size();
         let result = change(set);
         let (after, empty) = (set.size(), set.is_empty());
+        entry.version = next_version();
+        self.used = self.used - before + after;
+        if empty {
+            self.remove(key);
+        }
+        Some(result)
+    }
+
+    /// Changes the sorted set at `key` with `change`, as
+    /// [`update_hash`](Store::update_hash) does a hash: an empty one
+    /// without expiry if the key is missing (`fresh` says in which form,
+    /// see [`Zset::for_size`]), the key removed if the set ends up empty,
+    /// the memory estimate and the version kept up to date. Returns what
+    /// `change` returned, or `None` (changing nothing) if the key holds
+    /// another type.
+    ///
+    /// ```
+    /// use kvstore::store::{Store, Zset};
+    ///
+    /// let mut store = Store::new();
+    /// let added = store.update_zset(b"board", Zset::new, |z| z.insert(b"ada".to_vec(), 9.5, Default::default()));
+    /// assert_eq!(added, Some(Ok(true)));
+    /// assert_eq!(store.get(b"board").unwrap().data().type_name(), "zset");
+    /// store.update_zset(b"board", Zset::new, |z| z.remove(b"ada"));
+    /// assert!(store.get(b"board").is_none(), "the last member took the key with it");
+    /// assert_eq!(store.used_memory(), 0);
+    /// ```
+    pub fn update_zset<R>(
+        &mut self,
+        key: &[u8],
+        fresh: impl FnOnce() -> Zset,
+        change: impl FnOnce(&mut Zset) -> R,
+    ) -> Option<R> {
+        if self.get(key).is_none() {
+            self.set(key, fresh(), None);
+        }
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        let Data::Zset(zset) = &mut entry.data else {
+            return None;
+        };
+        let before = zset.size();
+        let result = change(zset);
+        let (after, empty) = (zset.size(), zset.is_empty());
         entry.version = next_version();
         self.used = self.used - before + after;
         if empty {

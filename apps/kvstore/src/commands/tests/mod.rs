@@ -16,6 +16,7 @@ mod server;
 mod sets;
 mod strings;
 mod transactions;
+mod zsets;
 
 use alloc::string::String;
 use alloc::vec::Vec;

@@ -171,6 +171,7 @@ fn random_command(rng: &mut Rng, now: u64) -> String {
         34 => format!("COPY {k} {k2} REPLACE"),
         35 => format!("UNLINK {k}"),
         36 => format!("GETEX {k} PXAT {}", now + n - 20),
+        37 => format!("ZADD {k} {n} {v}"),
         38 => format!("HSET {k} {f} {v}"),
         39 => format!("HMSET {k} {f} {v} g 2"),
         40 => format!("HDEL {k} {f}"),

@@ -1,0 +1,634 @@
+//! Sorted sets: `ZADD` and friends, ranges, algebra, pops and blocking
+//! pops, the type among the others, and how sorted sets are logged,
+//! replayed and rewritten.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+
+use super::*;
+use crate::aof::{replay, rewrite, HEADER};
+use crate::store::Data;
+use crate::test_rng::Rng;
+
+const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// The bulk strings of an array reply, space-separated.
+fn line(reply: Reply) -> String {
+    let Reply::Array(Some(items)) = reply else {
+        panic!("not an array: {reply:?}");
+    };
+    let words: Vec<String> = items
+        .into_iter()
+        .map(|item| match item {
+            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+            other => panic!("not a bulk string: {other:?}"),
+        })
+        .collect();
+    words.join(" ")
+}
+
+fn run_line(s: &mut Session, command: &str) -> String {
+    line(s.run(command))
+}
+
+#[test]
+fn zadd_flags_and_replies() {
+    let mut s = Session::new();
+    assert_eq!(s.run("ZADD z 1 a 2 b 3 c"), int(3));
+    assert_eq!(s.run("ZADD z 5 a 2 b 4 d"), int(1), "one new member");
+    assert_eq!(s.run("ZADD z CH 6 a 2 b 9 e"), int(2), "a changed, e added");
+    assert_eq!(s.run("ZADD z XX 7 a 1 new"), int(0));
+    assert_eq!(s.run("ZSCORE z new"), nil());
+    assert_eq!(s.run("ZADD z NX 100 a 8 f"), int(1));
+    assert_eq!(s.run("ZSCORE z a"), bulk("7"));
+    assert_eq!(s.run("ZADD z GT CH 3 a 10 b"), int(1), "only b grows");
+    assert_eq!(s.run("ZADD z LT CH 3 a 10 c"), int(1), "only a shrinks");
+    assert_eq!(s.run("ZADD z INCR 1.5 a"), bulk("4.5"));
+    assert_eq!(s.run("ZADD z LT INCR 1 a"), nil(), "LT stops a rise");
+    assert_eq!(s.run("ZINCRBY z -0.5 a"), bulk("4"));
+    assert_eq!(s.run("ZINCRBY z 0.1 zz"), bulk("0.10000000000000001"));
+    assert_eq!(s.run("ZADD z XX 1 a 2"), err("ERR syntax error"));
+    assert_eq!(
+        s.run("ZADD z XX NX 1 a"),
+        err("ERR XX and NX options at the same time are not compatible")
+    );
+    assert_eq!(
+        s.run("ZADD z GT LT 1 a"),
+        err("ERR GT, LT, and/or NX options at the same time are not compatible")
+    );
+    assert_eq!(
+        s.run("ZADD z INCR 1 a 2 b"),
+        err("ERR INCR option supports a single increment-element pair")
+    );
+    assert_eq!(
+        s.run("ZADD z 1 a nan b"),
+        err("ERR value is not a valid float")
+    );
+    assert_eq!(
+        s.run("ZADD z \"\" b"),
+        err("ERR value is not a valid float")
+    );
+    assert_eq!(
+        s.run("ZADD z 1e400 b"),
+        err("ERR value is not a valid float")
+    );
+    s.run("ZADD inf +inf x");
+    assert_eq!(
+        s.run("ZINCRBY inf -inf x"),
+        err("ERR resulting score is not a number (NaN)")
+    );
+    assert_eq!(s.run("ZSCORE inf x"), bulk("inf"));
+    assert_eq!(s.run("ZADD none XX 1 a"), int(0));
+    assert_eq!(s.run("EXISTS none"), int(0), "XX does not create the key");
+    assert_eq!(
+        s.run("ZINCRBY z 1 a 2"),
+        err("ERR wrong number of arguments for 'zincrby' command")
+    );
+}
+
+#[test]
+fn reads_by_member_and_rank() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a 2 b 3 c");
+    assert_eq!(s.run("ZCARD z"), int(3));
+    assert_eq!(s.run("ZCARD missing"), int(0));
+    assert_eq!(
+        s.run("ZMSCORE z a x c"),
+        array(&[bulk("1"), nil(), bulk("3")])
+    );
+    assert_eq!(s.run("ZRANK z c"), int(2));
+    assert_eq!(s.run("ZREVRANK z c"), int(0));
+    assert_eq!(s.run("ZRANK z x"), nil());
+    assert_eq!(s.run("ZREM z a x"), int(1));
+    assert_eq!(s.run("ZRANK z b"), int(0));
+    assert_eq!(s.run("ZREM z b c"), int(2));
+    assert_eq!(s.run("EXISTS z"), int(0), "the last member took the key");
+}
+
+#[test]
+fn ranges_by_rank_score_and_lex() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a 2 b 3 c 4 d 5 e");
+    assert_eq!(run_line(&mut s, "ZRANGE z 0 -1"), "a b c d e");
+    assert_eq!(run_line(&mut s, "ZRANGE z -2 10 WITHSCORES"), "d 4 e 5");
+    assert_eq!(run_line(&mut s, "ZREVRANGE z 0 1"), "e d");
+    assert_eq!(run_line(&mut s, "ZRANGE z 0 1 REV"), "e d");
+    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z (1 3"), "b c");
+    assert_eq!(
+        run_line(&mut s, "ZRANGEBYSCORE z -inf +inf LIMIT 1 2"),
+        "b c"
+    );
+    assert_eq!(
+        run_line(&mut s, "ZREVRANGEBYSCORE z 4 (2 WITHSCORES"),
+        "d 4 c 3"
+    );
+    assert_eq!(
+        run_line(&mut s, "ZRANGE z 5 0 BYSCORE REV LIMIT 0 2 WITHSCORES"),
+        "e 5 d 4"
+    );
+    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z 1 5 LIMIT -1 2"), "");
+    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z 1 5 LIMIT 3 -1"), "d e");
+    assert_eq!(s.run("ZCOUNT z (1 +inf"), int(4));
+    assert_eq!(s.run("ZCOUNT z 3 2"), int(0));
+    s.run("ZADD l 0 a 0 b 0 c 0 d");
+    assert_eq!(run_line(&mut s, "ZRANGEBYLEX l [b (d"), "b c");
+    assert_eq!(run_line(&mut s, "ZREVRANGEBYLEX l + - LIMIT 1 2"), "c b");
+    assert_eq!(run_line(&mut s, "ZRANGE l - [b BYLEX"), "a b");
+    assert_eq!(s.run("ZLEXCOUNT l (a +"), int(3));
+    assert_eq!(
+        s.run("ZRANGEBYLEX l a b"),
+        err("ERR min or max not valid string range item")
+    );
+    assert_eq!(
+        s.run("ZRANGEBYSCORE z x 1"),
+        err("ERR min or max is not a float")
+    );
+    assert_eq!(
+        s.run("ZRANGE z 0 -1 LIMIT 0 1"),
+        err(
+            "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX"
+        )
+    );
+    assert_eq!(
+        s.run("ZRANGE l - + BYLEX WITHSCORES"),
+        err("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+    );
+    assert_eq!(s.run("ZREVRANGE z 0 1 BYSCORE"), err("ERR syntax error"));
+    assert_eq!(s.run("ZRANGEBYSCORE z 0 1 REV"), err("ERR syntax error"));
+}
+
+#[test]
+fn range_removals_and_range_store() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a 2 b 3 c 4 d 5 e");
+    assert_eq!(s.run("ZREMRANGEBYRANK z 0 1"), int(2));
+    assert_eq!(s.run("ZREMRANGEBYSCORE z (4 +inf"), int(1));
+    assert_eq!(run_line(&mut s, "ZRANGE z 0 -1"), "c d");
+    s.run("ZADD l 0 a 0 b 0 c");
+    assert_eq!(s.run("ZREMRANGEBYLEX l [a (c"), int(2));
+    assert_eq!(s.run("ZRANGESTORE dst z 0 0"), int(1));
+    assert_eq!(run_line(&mut s, "ZRANGE dst 0 -1 WITHSCORES"), "c 3");
+    assert_eq!(s.run("ZRANGESTORE dst z 5 6"), int(0));
+    assert_eq!(s.run("EXISTS dst"), int(0), "an empty result removes dst");
+    s.run("SET str x");
+    assert_eq!(s.run("ZRANGESTORE dst str 0 -1"), err(WRONGTYPE));
+    assert_eq!(
+        s.run("ZRANGESTORE dst z 0 -1 WITHSCORES"),
+        err("ERR syntax error")
+    );
+}
+
+#[test]
+fn union_intersection_and_difference() {
+    let mut s = Session::new();
+    s.run("ZADD a 1 x 2 y 3 z");
+    s.run("ZADD b 1 y 2 z 3 w");
+    assert_eq!(
+        run_line(&mut s, "ZUNION 2 a b WITHSCORES"),
+        "x 1 w 3 y 3 z 5"
+    );
+    assert_eq!(
+        run_line(&mut s, "ZINTER 2 a b WEIGHTS 2 3 WITHSCORES"),
+        "y 7 z 12"
+    );
+    assert_eq!(
+        run_line(&mut s, "ZINTER 2 a b AGGREGATE MAX WITHSCORES"),
+        "y 2 z 3"
+    );
+    assert_eq!(run_line(&mut s, "ZDIFF 2 a b WITHSCORES"), "x 1");
+    assert_eq!(s.run("ZINTERCARD 2 a b LIMIT 1"), int(1));
+    assert_eq!(s.run("ZINTERCARD 2 a b"), int(2));
+    assert_eq!(s.run("ZUNIONSTORE u 2 a b AGGREGATE MIN"), int(4));
+    assert_eq!(
+        run_line(&mut s, "ZRANGE u 0 -1 WITHSCORES"),
+        "x 1 y 1 z 2 w 3"
+    );
+    assert_eq!(s.run("ZINTERSTORE u 2 a missing"), int(0));
+    assert_eq!(s.run("EXISTS u"), int(0));
+    assert_eq!(
+        s.run("ZUNION 0 a"),
+        err("ERR at least 1 input key is needed for 'zunion' command")
+    );
+    assert_eq!(
+        s.run("ZUNIONSTORE u 2 a b WEIGHTS nan 1"),
+        err("ERR weight value is not a float")
+    );
+    assert_eq!(
+        s.run("ZDIFFSTORE u 2 a b WITHSCORES"),
+        err("ERR syntax error")
+    );
+    assert_eq!(
+        s.run("ZINTERCARD 1 a LIMIT -1"),
+        err("ERR LIMIT can't be negative")
+    );
+    s.run("ZADD i1 +inf k");
+    s.run("ZADD i2 -inf k");
+    s.run("ZUNIONSTORE i3 2 i1 i2");
+    assert_eq!(s.run("ZSCORE i3 k"), bulk("0"), "inf + -inf counts as 0");
+    s.run("SET str x");
+    assert_eq!(s.run("ZUNION 2 a str"), err(WRONGTYPE));
+}
+
+#[test]
+fn pops_and_random_members() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a 2 b 3 c 4 d");
+    assert_eq!(run_line(&mut s, "ZPOPMIN z"), "a 1");
+    assert_eq!(run_line(&mut s, "ZPOPMAX z 2"), "d 4 c 3");
+    assert_eq!(run_line(&mut s, "ZPOPMIN z 0"), "");
+    assert_eq!(
+        s.run("ZPOPMIN z -1"),
+        err("ERR value is out of range, must be positive")
+    );
+    assert_eq!(
+        s.run("ZMPOP 2 missing z MAX COUNT 5"),
+        array(&[bulk("z"), array(&[bulks(&["b", "2"])])])
+    );
+    assert_eq!(s.run("ZMPOP 1 z MIN"), Reply::Array(None));
+    assert_eq!(
+        s.run("ZMPOP 0 z MIN"),
+        err("ERR numkeys should be greater than 0")
+    );
+    assert_eq!(
+        s.run("ZMPOP 1 z MIN COUNT 0"),
+        err("ERR count should be greater than 0")
+    );
+    s.run("ZADD r 1 a 2 b 3 c");
+    assert_eq!(sorted(s.run("ZRANDMEMBER r 5")), ["a", "b", "c"]);
+    let Reply::Array(Some(repeats)) = s.run("ZRANDMEMBER r -7 WITHSCORES") else {
+        panic!("an array");
+    };
+    assert_eq!(repeats.len(), 14);
+    for i in 0..40 {
+        s.run(&format!("ZADD many {i} m{i}"));
+    }
+    for count in [3, 30, 40] {
+        let picked = sorted(s.run(&format!("ZRANDMEMBER many {count}")));
+        let mut distinct = picked.clone();
+        distinct.dedup();
+        assert_eq!((picked.len(), distinct.len()), (count, count), "distinct");
+    }
+    assert_eq!(s.run("ZRANDMEMBER missing 3"), array(&[]));
+    assert_eq!(s.run("ZRANDMEMBER missing"), nil());
+    assert_eq!(
+        s.run("ZRANDMEMBER r -9223372036854775808"),
+        err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
+    );
+}
+
+#[test]
+fn a_negative_random_count_is_refused_before_its_reply_is_built() {
+    let config = Config {
+        proto_max_bulk_len: 1024 * 1024,
+        ..Config::default()
+    };
+    let mut s = Session::with_config(config);
+    s.run("ZADD r 1 a");
+    let Reply::Error(text) = s.run("ZRANDMEMBER r -100000000") else {
+        panic!("refused");
+    };
+    assert!(text.starts_with("OOM the reply would take"), "{text}");
+}
+
+#[test]
+fn encodings_follow_the_config_and_never_go_back() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a");
+    assert_eq!(s.run("OBJECT ENCODING z"), bulk("listpack"));
+    s.run("CONFIG SET zset-max-ziplist-entries 2");
+    assert_eq!(
+        s.run("CONFIG GET zset-max-listpack-entries"),
+        bulks(&["zset-max-listpack-entries", "2"])
+    );
+    s.run("ZADD z 2 b 3 c");
+    assert_eq!(s.run("OBJECT ENCODING z"), bulk("skiplist"));
+    s.run("ZREM z b c");
+    assert_eq!(s.run("OBJECT ENCODING z"), bulk("skiplist"));
+    s.run("CONFIG SET zset-max-listpack-value 3");
+    s.run("ZADD long 1 abcd");
+    assert_eq!(s.run("OBJECT ENCODING long"), bulk("skiplist"));
+    s.run("ZADD src 1 a 2 b");
+    assert_eq!(s.run("ZRANGESTORE one src 0 0"), int(1));
+    assert_eq!(s.run("OBJECT ENCODING one"), bulk("listpack"));
+    assert_eq!(s.run("ZUNIONSTORE two 1 src"), int(2));
+    assert_eq!(s.run("OBJECT ENCODING two"), bulk("listpack"));
+    s.run("ZADD three 1 a 2 b 3 c");
+    assert_eq!(s.run("ZUNIONSTORE big 1 three"), int(3));
+    assert_eq!(s.run("OBJECT ENCODING big"), bulk("skiplist"));
+    assert_eq!(s.run("TYPE big").to_bytes(), b"+zset\r\n");
+}
+
+#[test]
+fn the_zset_type_among_the_others() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a 2 b");
+    s.run("SET str x");
+    for command in [
+        "ZADD str 1 a",
+        "ZRANGE str 0 -1",
+        "ZSCORE str a",
+        "ZPOPMIN str",
+        "BZPOPMIN str 0",
+        "ZCARD str",
+    ] {
+        assert_eq!(s.run(command), err(WRONGTYPE), "{command}");
+    }
+    assert_eq!(s.run("GET z"), err(WRONGTYPE));
+    assert_eq!(s.run("LPUSH z x"), err(WRONGTYPE));
+    assert_eq!(s.run("HSET z f v"), err(WRONGTYPE));
+    assert_eq!(s.run("COPY z z2"), int(1));
+    assert_eq!(run_line(&mut s, "ZRANGE z2 0 -1 WITHSCORES"), "a 1 b 2");
+    assert_eq!(s.run("RENAME z2 z3"), ok());
+    assert_eq!(s.run("ZCARD z3"), int(2));
+    assert_eq!(s.run("MOVE z3 1"), int(1));
+    let Reply::Array(Some(scan)) = s.run("SCAN 0 TYPE zset COUNT 100") else {
+        panic!("an array");
+    };
+    assert_eq!(scan[1], bulks(&["z"]));
+    let Reply::Integer(usage) = s.run("MEMORY USAGE z") else {
+        panic!("an integer");
+    };
+    assert!(usage > 2);
+    let Reply::Array(Some(zscan)) = s.run("ZSCAN z 0 MATCH a") else {
+        panic!("an array");
+    };
+    assert_eq!(zscan[1], bulks(&["a", "1"]));
+}
+
+#[test]
+fn keyspace_events_of_sorted_sets() {
+    let mut s = Session::new();
+    s.run("CONFIG SET notify-keyspace-events Ez");
+    let events = |s: &mut Session, command: &str| -> Vec<String> {
+        s.run(command);
+        s.engine
+            .take_messages()
+            .into_iter()
+            .map(|(_, bytes)| String::from_utf8_lossy(&bytes).into_owned())
+            .collect()
+    };
+    // Nobody subscribes: what is published is what the pubsub counts.
+    s.run("ZADD z 1 a");
+    assert!(events(&mut s, "ZINCRBY z 1 a").is_empty());
+    let mut subscriber = ClientCtx::new(9);
+    let args = split_args(b"PSUBSCRIBE __keyevent@0__:*").unwrap();
+    s.engine.execute(&args, &mut subscriber, s.now);
+    s.engine.take_messages();
+    let mut seen = Vec::new();
+    for command in [
+        "ZADD z 2 b",
+        "ZINCRBY z 1 a",
+        "ZREM z b",
+        "ZADD z 5 c 6 d 7 e 8 f",
+        "ZREMRANGEBYSCORE z 5 5",
+        "ZREMRANGEBYRANK z 0 0",
+        "ZREMRANGEBYLEX z - +",
+        "ZADD z 1 a 2 b",
+        "ZPOPMIN z",
+        "ZPOPMAX z",
+        "ZADD z 1 a",
+        "ZUNIONSTORE u 1 z",
+        "ZINTERSTORE u 1 z",
+        "ZDIFFSTORE u 1 z",
+        "ZRANGESTORE u z 0 -1",
+    ] {
+        for message in events(&mut s, command) {
+            let event = message.split("__:").nth(2).unwrap_or_default();
+            let name: String = event
+                .chars()
+                .take_while(|c| c.is_ascii_alphabetic())
+                .collect();
+            seen.push(name);
+        }
+    }
+    assert_eq!(
+        seen,
+        [
+            "zadd",
+            "zincr",
+            "zrem",
+            "zadd",
+            "zrembyscore",
+            "zrembyrank",
+            "zrembylex",
+            "zadd",
+            "zpopmin",
+            "zpopmax",
+            "zadd",
+            "zunionstore",
+            "zinterstore",
+            "zdiffstore",
+            "zrangestore"
+        ]
+    );
+}
+
+#[test]
+fn blocking_pops_wait_for_a_zadd() {
+    let mut s = Session::new();
+    let mut waiter = ClientCtx::new(1);
+    let args = split_args(b"BZPOPMIN q other 0").unwrap();
+    let out = s.engine.execute(&args, &mut waiter, s.now);
+    assert!(waiter.is_blocked() && out.effects.is_empty());
+    let mut second = ClientCtx::new(2);
+    let args = split_args(b"BZMPOP 0 1 q MAX COUNT 5").unwrap();
+    s.engine.execute(&args, &mut second, s.now);
+    let out = s.exec("ZADD q 1 a 2 b 3 c");
+    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
+    assert_eq!(logged, ["ZADD q 1 a 2 b 3 c", "ZREM q a", "ZREM q c b"]);
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [
+            (1, array(&[bulk("q"), bulk("a"), bulk("1")])),
+            (
+                2,
+                array(&[bulk("q"), array(&[bulks(&["c", "3"]), bulks(&["b", "2"])])])
+            ),
+        ]
+    );
+    assert_eq!(s.run("EXISTS q"), int(0));
+    // A key of another type does not serve a sorted-set waiter.
+    let args = split_args(b"BZPOPMAX k 0.5").unwrap();
+    s.engine.execute(&args, &mut waiter, s.now);
+    s.run("LPUSH k x");
+    assert!(s.engine.take_unblocked().is_empty());
+    s.advance(600);
+    s.engine.unblock_timed_out(s.now);
+    assert_eq!(s.engine.take_unblocked(), [(1, Reply::Array(None))]);
+    assert_eq!(s.run("MULTI"), ok());
+    s.run("BZPOPMIN nothing 0");
+    assert_eq!(
+        s.run("EXEC"),
+        array(&[Reply::Array(None)]),
+        "no blocking in EXEC"
+    );
+}
+
+#[test]
+fn pops_and_stores_log_their_results() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("ZADD z 1 a 2 b 3 c"), ["ZADD z 1 a 2 b 3 c"]);
+    assert_eq!(s.logged("ZADD z NX 9 a 4 d"), ["ZADD z 4 d"]);
+    assert_eq!(
+        s.logged("ZADD z 4 d"),
+        Vec::<String>::new(),
+        "nothing changed"
+    );
+    assert_eq!(s.logged("ZINCRBY z 0.5 a"), ["ZADD z 1.5 a"]);
+    assert_eq!(s.logged("ZPOPMAX z 2"), ["ZREM z d c"]);
+    assert_eq!(s.logged("ZREM z x"), Vec::<String>::new());
+    assert_eq!(
+        s.logged("ZRANGESTORE d z 0 -1"),
+        ["DEL d", "ZADD d 1.5 a 2 b"]
+    );
+    assert_eq!(
+        s.logged("ZREMRANGEBYSCORE z 0 1.5"),
+        ["ZREMRANGEBYSCORE z 0 1.5"]
+    );
+    assert_eq!(s.logged("ZMPOP 1 z MIN"), ["ZREM z b"]);
+}
+
+/// The live dataset at `now`: key -> (value, expiry).
+fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
+    engine
+        .store()
+        .iter()
+        .filter(|(_, e)| !e.is_expired(now))
+        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
+        .collect()
+}
+
+/// A fresh engine loaded from `log` at `now`.
+fn load(log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(Config::default(), now);
+    let report = replay(log, |args| {
+        engine.load(args, now).expect("logged commands never fail");
+    });
+    assert_eq!(report.torn_tail, None);
+    engine
+}
+
+/// A random sorted-set command over a few keys (and some of other types
+/// and expiries, so keys change type and go).
+fn random_command(rng: &mut Rng) -> String {
+    let k = rng.pick(&["a", "b", "c"]);
+    let k2 = rng.pick(&["a", "b", "c"]);
+    let m = rng.pick(&["x", "y", "z", "w", "v"]);
+    let score = rng.pick(&["1", "-2.5", "0.1", "inf", "-inf", "3", "1e20"]);
+    let i = rng.below(7) as i64 - 3;
+    match rng.below(26) {
+        0..=3 => format!("ZADD {k} {score} {m} {} y", rng.below(5)),
+        4 => format!("ZADD {k} GT CH {score} {m}"),
+        5 => format!("ZADD {k} INCR {score} {m}"),
+        6 => format!("ZINCRBY {k} {score} {m}"),
+        7 => format!("ZREM {k} {m} x"),
+        8 => format!("ZPOPMIN {k} {}", rng.below(3)),
+        9 => format!("ZPOPMAX {k}"),
+        10 => format!("ZMPOP 2 {k} {k2} MAX COUNT 2"),
+        11 => format!("ZREMRANGEBYRANK {k} {i} {}", i + 1),
+        12 => format!("ZREMRANGEBYSCORE {k} (0 {score}"),
+        13 => format!("ZREMRANGEBYLEX {k} [w (y"),
+        14 => format!("ZRANGESTORE {k2} {k} {i} -1"),
+        15 => format!("ZUNIONSTORE {k2} 2 {k} {k2} WEIGHTS 2 {score}"),
+        16 => format!("ZINTERSTORE {k2} 2 {k} {k2} AGGREGATE MAX"),
+        17 => format!("ZDIFFSTORE {k2} 2 {k} {k2}"),
+        18 => format!("BZPOPMIN {k} 0"),
+        19 => format!("BZMPOP 0 1 {k} MIN COUNT 2"),
+        20 => format!("SET {k} v"),
+        21 => format!("PEXPIRE {k} {}", rng.below(30)),
+        22 => format!("RENAME {k} {k2}"),
+        23 => format!("COPY {k} {k2} REPLACE"),
+        24 => format!("CONFIG SET zset-max-listpack-entries {}", rng.below(4)),
+        _ => format!("DEL {k}"),
+    }
+}
+
+#[test]
+fn replay_and_rewrite_reproduce_sorted_sets() {
+    let mut rng = Rng(11);
+    for round in 0..20 {
+        let mut s = Session::new();
+        let mut log = HEADER.to_vec();
+        for step in 0..150 {
+            s.advance(rng.below(10));
+            let command = random_command(&mut rng);
+            log.extend(s.exec(&command).effects.to_bytes());
+            if step % 30 == 29 {
+                let at = s.now;
+                assert_eq!(
+                    live(&load(&log, at), at),
+                    live(&s.engine, at),
+                    "round {round} step {step} after {command}"
+                );
+                let compact = rewrite(s.engine.store(), at);
+                assert_eq!(live(&load(&compact, at), at), live(&s.engine, at));
+            }
+        }
+    }
+}
+
+#[test]
+fn sorted_sets_count_toward_maxmemory() {
+    use crate::store::{Store, Zset};
+    let member = Zset::member_cost(1);
+    let mut s = Session::with_config(Config {
+        maxmemory: Store::cost(1, 2 * member) as u64,
+        ..Config::default()
+    });
+    assert_eq!(s.run("ZADD z 1 a 2 b"), int(2));
+    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * member));
+    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
+    assert_eq!(s.run("ZADD z 3 c"), err(oom));
+    assert_eq!(s.run("ZINCRBY z 1 a"), err(oom), "an estimate: a member");
+    assert_eq!(s.run("ZUNIONSTORE u 1 z"), err(oom));
+    assert_eq!(s.run("ZRANGESTORE u z 0 -1"), err(oom));
+    assert_eq!(run_line(&mut s, "ZPOPMIN z"), "a 1", "pops free memory");
+    assert_eq!(s.run("ZADD z 3 c"), int(1), "room again");
+}
+
+#[test]
+fn while_a_rewrite_runs_zset_writes_log_the_whole_set() {
+    let mut s = Session::new();
+    s.run("ZADD z 1 a 2 b");
+    s.run("EXPIRE z 60");
+    let at = s.now + 60_000;
+    s.engine.aof_rewrite_started();
+    assert_eq!(
+        s.logged("ZADD z 3 c"),
+        [
+            "DEL z".to_string(),
+            "ZADD z 1 a 2 b 3 c".into(),
+            format!("PEXPIREAT z {at}")
+        ]
+    );
+    assert_eq!(
+        s.logged("ZPOPMIN z"),
+        [
+            "DEL z".to_string(),
+            "ZADD z 2 b 3 c".into(),
+            format!("PEXPIREAT z {at}")
+        ]
+    );
+    assert_eq!(
+        s.logged("ZREMRANGEBYRANK z 0 -1"),
+        ["DEL z"],
+        "emptied: just gone"
+    );
+    s.engine.aof_rewrite_finished(Some(0), 0);
+    assert_eq!(s.logged("ZADD z 1 a"), ["ZADD z 1 a"]);
+}
+
+#[test]
+fn a_large_set_is_logged_in_records_of_bounded_size() {
+    use crate::commands::ZSET_MEMBERS_PER_RECORD;
+    let mut s = Session::new();
+    let members = ZSET_MEMBERS_PER_RECORD + 5;
+    for i in 0..members {
+        s.run(&format!("ZADD big {i} m{i}"));
+    }
+    let logged = s.logged("ZRANGESTORE copy big 0 -1");
+    assert_eq!(logged.len(), 3, "DEL, then two ZADD records");
+    let words: Vec<usize> = logged[1..].iter().map(|r| r.split(' ').count()).collect();
+    assert_eq!(words, [2 + 2 * ZSET_MEMBERS_PER_RECORD, 2 + 2 * 5]);
+}

@@ -1,0 +1,185 @@
+//! Pops from several sorted sets: `ZMPOP`, and the blocking forms
+//! `BZPOPMIN`, `BZPOPMAX`, `BZMPOP`, which wait through
+//! `kvstore::blocking` exactly as `BLPOP` does (the waiter's kind is
+//! `zset`; a `ZADD` that creates a waited key serves it).
+
+use alloc::vec::Vec;
+
+use super::errors;
+use super::exec::Exec;
+use super::list_moves::parse_timeout;
+use super::zsets::{oom, pop_members, score_reply};
+use crate::blocking::Wait;
+use crate::num::parse_i64;
+use crate::resp::Reply;
+
+/// What `ZMPOP` and `BZMPOP` ask.
+struct MultiPop {
+    /// Where the keys are in the arguments.
+    keys: core::ops::Range<usize>,
+    max: bool,
+    count: usize,
+}
+
+impl MultiPop {
+    /// Reads `numkeys key [key ...] MIN|MAX [COUNT count]` from
+    /// `args[at..]`, with Redis's errors.
+    fn parse(args: &[Vec<u8>], at: usize) -> Result<Self, Reply> {
+        let numkeys = match parse_i64(&args[at]) {
+            Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+            _ => return Err(Reply::error("ERR numkeys should be greater than 0")),
+        };
+        let first = at + 1;
+        let where_at = first.saturating_add(numkeys);
+        let max = match args.get(where_at).map(|a| a.to_ascii_uppercase()) {
+            Some(w) if w == b"MIN" => false,
+            Some(w) if w == b"MAX" => true,
+            _ => return Err(errors::syntax()),
+        };
+        let mut count = None;
+        let mut rest = args[where_at + 1..].iter();
+        while let Some(option) = rest.next() {
+            match rest.as_slice().first() {
+                Some(value) if count.is_none() && option.eq_ignore_ascii_case(b"COUNT") => {
+                    rest.next();
+                    count = match parse_i64(value) {
+                        Some(n) if n > 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                        _ => return Err(Reply::error("ERR count should be greater than 0")),
+                    };
+                }
+                _ => return Err(errors::syntax()),
+            }
+        }
+        Ok(MultiPop {
+            keys: first..where_at,
+            max,
+            count: count.unwrap_or(1),
+        })
+    }
+}
+
+/// Pops for `ZMPOP` from the first key of `request` holding a sorted set:
+/// `[key, [[member, score], ...]]`, `None` if no key does, `WRONGTYPE` at
+/// the first key of another type before it.
+fn multi_pop(
+    x: &mut Exec<'_>,
+    args: &[Vec<u8>],
+    request: &MultiPop,
+) -> Result<Option<Reply>, Reply> {
+    for key in &args[request.keys.clone()] {
+        if x.live_zset(key)?.is_none() {
+            continue;
+        }
+        let popped = pop_members(x, key, request.max, request.count)?;
+        let mut pairs = Vec::new();
+        pairs.try_reserve_exact(popped.len()).map_err(|_| oom())?;
+        for (member, score) in popped {
+            pairs.push(Reply::array(alloc::vec![
+                Reply::Bulk(Some(member)),
+                score_reply(score)
+            ]));
+        }
+        return Ok(Some(Reply::array(alloc::vec![
+            Reply::bulk(key.clone()),
+            Reply::array(pairs),
+        ])));
+    }
+    Ok(None)
+}
+
+/// `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]`: pops up to
+/// `count` members from the first non-empty sorted set; its key and the
+/// members with their scores, or a null array.
+pub(crate) fn zmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let request = match MultiPop::parse(args, 1) {
+        Ok(request) => request,
+        Err(reply) => return reply,
+    };
+    match multi_pop(x, args, &request) {
+        Ok(Some(reply)) => reply,
+        Ok(None) => Reply::Array(None),
+        Err(reply) => reply,
+    }
+}
+
+/// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`: `ZMPOP`,
+/// waiting up to `timeout` seconds (0: forever) for one of the keys to
+/// get a sorted set (a null array when the time runs out).
+pub(crate) fn bzmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let deadline = match parse_timeout(&args[1], x.now) {
+        Ok(deadline) => deadline,
+        Err(reply) => return reply,
+    };
+    let request = match MultiPop::parse(args, 2) {
+        Ok(request) => request,
+        Err(reply) => return reply,
+    };
+    match multi_pop(x, args, &request) {
+        Ok(Some(reply)) => reply,
+        Ok(None) => wait_or_nil(x, &args[request.keys.clone()], deadline),
+        Err(reply) => reply,
+    }
+}
+
+/// `BZPOPMIN key [key ...] timeout`: pops the lowest-scored member of the
+/// first non-empty sorted set, waiting up to `timeout` seconds (0:
+/// forever) if there is none: `[key, member, score]`, or a null array.
+pub(crate) fn bzpopmin(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    blocking_pop(x, args, false)
+}
+
+/// `BZPOPMAX key [key ...] timeout`: `BZPOPMIN` of the highest score.
+pub(crate) fn bzpopmax(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    blocking_pop(x, args, true)
+}
+
+fn blocking_pop(x: &mut Exec<'_>, args: &[Vec<u8>], max: bool) -> Reply {
+    let last = args.len() - 1;
+    let deadline = match parse_timeout(&args[last], x.now) {
+        Ok(deadline) => deadline,
+        Err(reply) => return reply,
+    };
+    let keys = &args[1..last];
+    for key in keys {
+        match x.live_zset(key) {
+            Ok(Some(_)) => {
+                return match pop_members(x, key, max, 1) {
+                    Ok(mut popped) => match popped.pop() {
+                        Some((member, score)) => Reply::array(alloc::vec![
+                            Reply::bulk(key.clone()),
+                            Reply::Bulk(Some(member)),
+                            score_reply(score),
+                        ]),
+                        None => Reply::Array(None),
+                    },
+                    Err(reply) => reply,
+                };
+            }
+            Ok(None) => {}
+            Err(reply) => return reply,
+        }
+    }
+    wait_or_nil(x, keys, deadline)
+}
+
+/// Nothing to serve now: the client waits on `keys` until `deadline`, if
+/// it may block here; else (inside `EXEC`) the answer is a null array at
+/// once.
+fn wait_or_nil(x: &mut Exec<'_>, keys: &[Vec<u8>], deadline: Option<u64>) -> Reply {
+    let nil = Reply::Array(None);
+    if !x.may_block {
+        return nil;
+    }
+    let mut waited = Vec::new();
+    if waited.try_reserve_exact(keys.len()).is_err() {
+        return oom();
+    }
+    waited.extend(keys.iter().cloned());
+    x.block_on(Wait {
+        keys: waited,
+        kind: "zset",
+        deadline,
+        timeout_reply: nil.clone(),
+    });
+    nil
+}
