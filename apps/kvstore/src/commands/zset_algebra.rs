@@ -2,10 +2,9 @@
 //! result), `ZUNIONSTORE`, `ZINTERSTORE`, `ZDIFFSTORE` (storing it) and
 //! `ZINTERCARD` (counting it), with `WEIGHTS` and `AGGREGATE SUM|MIN|MAX`.
 //!
-//! Inputs are sorted sets; a missing key is an empty one. Redis also
-//! takes plain sets as inputs (every member scoring 1): kvstore's branch
-//! with sorted sets has no set type yet, so any other type is `WRONGTYPE`
-//! here until the two meet.
+//! Inputs are sorted sets or plain sets (every member of a set scores 1),
+//! as in Redis; a missing key is an empty one, any other type
+//! `WRONGTYPE`.
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
@@ -17,7 +16,7 @@ use super::zsets::{copy_member, limits, members_reply, oom, parse_score};
 use crate::config::Config;
 use crate::num::parse_i64;
 use crate::resp::Reply;
-use crate::store::{Store, Zset};
+use crate::store::{Member, Set, Store, Zset};
 
 /// Which operation.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -145,28 +144,90 @@ fn parse(
     Ok(request)
 }
 
-/// Checks that every input of `request` is a sorted set or missing
-/// (expiring inputs found expired): `WRONGTYPE` at the first that is not.
+/// Checks that every input of `request` is a sorted set, a set or
+/// missing (expiring inputs found expired): `WRONGTYPE` at the first that
+/// is none of these.
 fn check_inputs(x: &mut Exec<'_>, args: &[Vec<u8>], request: &Request) -> Result<(), Reply> {
     for key in &args[request.keys.clone()] {
-        x.live_zset(key)?;
+        if let Some(entry) = x.live(key) {
+            if entry.zset().is_none() && entry.set().is_none() {
+                return Err(errors::wrong_type());
+            }
+        }
     }
     Ok(())
 }
 
+/// One input of the algebra: a sorted set, or a set whose members all
+/// score 1.
+#[derive(Clone, Copy)]
+enum Input<'s> {
+    Sorted(&'s Zset),
+    Plain(&'s Set),
+}
+
+impl<'s> Input<'s> {
+    /// The input stored at `key`, if it is one.
+    fn at(store: &'s Store, key: &[u8]) -> Option<Input<'s>> {
+        let entry = store.get(key)?;
+        match (entry.zset(), entry.set()) {
+            (Some(zset), _) => Some(Input::Sorted(zset)),
+            (_, Some(set)) => Some(Input::Plain(set)),
+            _ => None,
+        }
+    }
+
+    fn len(self) -> usize {
+        match self {
+            Input::Sorted(zset) => zset.len(),
+            Input::Plain(set) => set.len(),
+        }
+    }
+
+    /// `member`'s score here, if it is a member.
+    fn score(self, member: &[u8]) -> Option<f64> {
+        match self {
+            Input::Sorted(zset) => zset.score(member),
+            Input::Plain(set) => set.contains(member).then_some(1.0),
+        }
+    }
+
+    /// Every member with its score.
+    fn members(self) -> impl Iterator<Item = (Member<'s>, f64)> {
+        let (sorted, plain) = match self {
+            Input::Sorted(zset) => (Some(zset.iter()), None),
+            Input::Plain(set) => (None, Some(set.iter())),
+        };
+        let sorted = sorted
+            .into_iter()
+            .flatten()
+            .map(|(member, score)| (Member::Bytes(member), score));
+        let plain = plain.into_iter().flatten().map(|member| (member, 1.0));
+        sorted.chain(plain)
+    }
+
+    /// Its memory, for the growth estimate of a store.
+    fn size(self) -> usize {
+        match self {
+            Input::Sorted(zset) => zset.size(),
+            Input::Plain(set) => set.size(),
+        }
+    }
+}
+
 /// Computes `op` over the inputs of `request` (checked by
-/// [`check_inputs`]): the result's members, borrowed from the inputs, and
-/// scores, in sorted-set order.
+/// [`check_inputs`]): the result's members, borrowed from the inputs (an
+/// intset's written out), and scores, in sorted-set order.
 fn combine<'s>(
     store: &'s Store,
     args: &[Vec<u8>],
     op: Op,
     request: &Request,
-) -> Result<Vec<(&'s [u8], f64)>, Reply> {
-    let inputs: Vec<(Option<&Zset>, f64)> = args[request.keys.clone()]
+) -> Result<Vec<(Member<'s>, f64)>, Reply> {
+    let inputs: Vec<(Option<Input<'s>>, f64)> = args[request.keys.clone()]
         .iter()
         .zip(&request.weights)
-        .map(|(key, &w)| (store.get(key).and_then(|e| e.zset()), w))
+        .map(|(key, &w)| (Input::at(store, key), w))
         .collect();
     let weighted = |score: f64, weight: f64| {
         let w = score * weight;
@@ -176,17 +237,17 @@ fn combine<'s>(
             w
         }
     };
-    let mut result: Vec<(&[u8], f64)> = Vec::new();
+    let mut result: Vec<(Member<'s>, f64)> = Vec::new();
     match op {
         Op::Union => {
             let mut order: Vec<usize> = (0..inputs.len()).collect();
-            order.sort_by_key(|&i| inputs[i].0.map_or(0, Zset::len));
-            let mut acc: BTreeMap<&[u8], f64> = BTreeMap::new();
+            order.sort_by_key(|&i| inputs[i].0.map_or(0, Input::len));
+            let mut acc: BTreeMap<Member<'s>, f64> = BTreeMap::new();
             for &i in &order {
-                let (Some(zset), weight) = inputs[i] else {
+                let (Some(input), weight) = inputs[i] else {
                     continue;
                 };
-                for (member, score) in zset.iter() {
+                for (member, score) in input.members() {
                     let score = weighted(score, weight);
                     acc.entry(member)
                         .and_modify(|s| *s = request.aggregate.combine(*s, score))
@@ -198,15 +259,15 @@ fn combine<'s>(
         }
         Op::Inter => {
             let mut order: Vec<usize> = (0..inputs.len()).collect();
-            order.sort_by_key(|&i| inputs[i].0.map_or(0, Zset::len));
+            order.sort_by_key(|&i| inputs[i].0.map_or(0, Input::len));
             let Some(smallest) = inputs[order[0]].0 else {
                 return Ok(Vec::new());
             };
-            'members: for (member, score) in smallest.iter() {
+            'members: for (member, score) in smallest.members() {
                 let mut total = weighted(score, inputs[order[0]].1);
                 for &i in &order[1..] {
-                    let (zset, weight) = inputs[i];
-                    match zset.and_then(|z| z.score(member)) {
+                    let (input, weight) = inputs[i];
+                    match input.and_then(|z| z.score(&member)) {
                         Some(other) => {
                             total = request.aggregate.combine(total, weighted(other, weight))
                         }
@@ -224,10 +285,10 @@ fn combine<'s>(
             let Some(first) = inputs[0].0 else {
                 return Ok(Vec::new());
             };
-            for (member, score) in first.iter() {
+            for (member, score) in first.members() {
                 let elsewhere = inputs[1..]
                     .iter()
-                    .any(|(z, _)| z.is_some_and(|z| z.score(member).is_some()));
+                    .any(|(z, _)| z.is_some_and(|z| z.score(&member).is_some()));
                 if !elsewhere {
                     result.try_reserve(1).map_err(|_| oom())?;
                     result.push((member, score));
@@ -235,7 +296,7 @@ fn combine<'s>(
             }
         }
     }
-    result.sort_by(|a, b| match Zset::before(a.1, a.0, b.1, b.0) {
+    result.sort_by(|a, b| match Zset::before(a.1, &a.0, b.1, &b.0) {
         true => core::cmp::Ordering::Less,
         false if a.0 == b.0 => core::cmp::Ordering::Equal,
         false => core::cmp::Ordering::Greater,
@@ -252,10 +313,13 @@ fn answer(x: &mut Exec<'_>, args: &[Vec<u8>], op: Op) -> Reply {
     if let Err(reply) = check_inputs(x, args, &request) {
         return reply;
     }
-    match combine(x.store, args, op, &request) {
-        Ok(items) => members_reply(x.config, &items, request.with_scores),
-        Err(reply) => reply,
-    }
+    let items = combine(x.store, args, op, &request).and_then(|result| {
+        let mut items: Vec<(&[u8], f64)> = Vec::new();
+        items.try_reserve_exact(result.len()).map_err(|_| oom())?;
+        items.extend(result.iter().map(|(member, score)| (&**member, *score)));
+        Ok(members_reply(x.config, &items, request.with_scores))
+    });
+    items.unwrap_or_else(|reply| reply)
 }
 
 /// Stores `op` over `args[2..]` as `args[1]`.
@@ -272,7 +336,7 @@ fn store(x: &mut Exec<'_>, args: &[Vec<u8>], op: Op, event: &str) -> Reply {
         let longest = result.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
         let mut zset = Zset::for_size(result.len(), longest, limits);
         for (member, score) in result {
-            zset.insert(copy_member(member)?, score, limits)
+            zset.insert(copy_member(&member)?, score, limits)
                 .map_err(|_| oom())?;
         }
         Ok(zset)
@@ -340,8 +404,8 @@ pub(crate) fn zstore_growth(store: &Store, _config: &Config, args: &[Vec<u8>]) -
     let inputs: usize = args[3..]
         .iter()
         .take(numkeys)
-        .filter_map(|key| store.get(key).and_then(|e| e.zset()))
-        .map(Zset::size)
+        .filter_map(|key| Input::at(store, key))
+        .map(Input::size)
         .sum();
     Store::cost(args[1].len(), inputs)
 }

@@ -161,6 +161,20 @@ impl PartialEq for Member<'_> {
 
 impl Eq for Member<'_> {}
 
+/// Members order by their bytes, however each is held (sorted-set
+/// algebra keys a map by them).
+impl Ord for Member<'_> {
+    fn cmp(&self, other: &Self) -> core::cmp::Ordering {
+        (**self).cmp(&**other)
+    }
+}
+
+impl PartialOrd for Member<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<core::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
 /// Two sets are equal when they hold the same members, whatever their
 /// forms.
 impl PartialEq for Set {

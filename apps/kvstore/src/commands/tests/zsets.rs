@@ -231,6 +231,30 @@ fn union_intersection_and_difference() {
 }
 
 #[test]
+fn plain_sets_take_part_in_the_algebra_with_every_member_scoring_1() {
+    let mut s = Session::new();
+    s.run("ZADD ranked 2 x 5 y");
+    s.run("SADD tags y z"); // a hash-table set
+    s.run("SADD ids 7 x"); // not all integers: a hash table too
+    s.run("SADD nums 7 8"); // an intset, whose members are written out
+    assert_eq!(
+        run_line(&mut s, "ZUNION 2 ranked tags WEIGHTS 1 10 WITHSCORES"),
+        "x 2 z 10 y 15"
+    );
+    assert_eq!(run_line(&mut s, "ZINTER 2 ranked tags WITHSCORES"), "y 6");
+    assert_eq!(run_line(&mut s, "ZDIFF 2 ranked ids"), "y");
+    assert_eq!(s.run("ZINTERCARD 2 ids nums"), int(1));
+    assert_eq!(s.run("ZUNIONSTORE out 2 nums ids AGGREGATE MAX"), int(3));
+    assert_eq!(
+        run_line(&mut s, "ZRANGE out 0 -1 WITHSCORES"),
+        "7 1 8 1 x 1"
+    );
+    assert_eq!(s.run("TYPE out").to_bytes(), b"+zset\r\n");
+    assert_eq!(s.run("ZINTERSTORE out 2 nums tags"), int(0));
+    assert_eq!(s.run("EXISTS out"), int(0));
+}
+
+#[test]
 fn pops_and_random_members() {
     let mut s = Session::new();
     s.run("ZADD z 1 a 2 b 3 c 4 d");
