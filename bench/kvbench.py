@@ -331,14 +331,17 @@ class Guest:
         self.proc = None
 
 
+# Tests whose requests carry many values get fewer requests per run: MSET
+# sets 10 keys, LRANGE_100 answers 100 elements (400 KB at 4 KiB values).
+REQUEST_DIVISOR = {"mset": 4, "lrange_100": 20}
+
 CSV_FIELDS = ("test", "rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms",
               "p95_latency_ms", "p99_latency_ms", "max_latency_ms")
 
 
 def bench_once(guest, test, p, d, clients, n, keyspace, logf):
     """One redis-benchmark run of one test: (row or None, errors, why)."""
-    if test == "mset":
-        n //= 4
+    n //= REQUEST_DIVISOR.get(test, 1)
     argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(guest.port), "-c", str(clients),
             "-n", str(n), "-P", str(p), "-d", str(d), "-r", str(keyspace), "-t", test, "--csv"]
     try:
@@ -453,9 +456,11 @@ def run(args):
     kv_append = argv[argv.index("-append") + 1] if has_append else None
     quick = args.mode == "quick"
     boots = 3 if quick else 5
-    # Requests per run; MSET (10 keys a request) gets a quarter.
+    # Requests per run (fewer for MSET and LRANGE_100: REQUEST_DIVISOR).
     requests = {1: 3000, 16: 12000} if quick else {1: 20000, 16: 80000}
-    tests, pipelines, sizes, clients, keyspace = ["set", "get", "incr", "mset"], [1, 16], [100, 4096], 50, 10000
+    # LPOP pops what the LPUSH cell before it pushed.
+    tests = ["set", "get", "incr", "mset", "lpush", "lpop", "sadd", "hset", "zadd", "lrange_100"]
+    pipelines, sizes, clients, keyspace = [1, 16], [100, 4096], 50, 10000
 
     kport, lport = free_port(), free_port()
     while lport == kport:
@@ -478,8 +483,9 @@ def run(args):
         Guest("linux", lx_argv, env, re.compile(r"\[\s*(\d+\.\d+)\] bench: redis-server ready"),
               lambda: fresh_ext4(ldisk), lport),
     ]
-    print(f"kvstore-bench: {args.mode}: {boots} boots each, then SET/GET/INCR/MSET alternately, {clients} clients, "
-          f"pipeline {pipelines}, values {sizes} B, -n {requests[1]}/{requests[16]} (P1/P16; MSET a quarter), "
+    print(f"kvstore-bench: {args.mode}: {boots} boots each, then {'/'.join(t.upper() for t in tests)} alternately, "
+          f"{clients} clients, pipeline {pipelines}, values {sizes} B, -n {requests[1]}/{requests[16]} "
+          f"(P1/P16; MSET a quarter, LRANGE_100 a twentieth), "
           f"keys from {keyspace}", flush=True)
     boot, results, restarts = {}, {}, {}
     try:
@@ -520,7 +526,7 @@ def run(args):
                         restarts[g.name] += restarted
                     cell += 1
                     k, l = results["kvstore"][(t.upper(), p, d)], results["linux"][(t.upper(), p, d)]
-                    print(f"  {t.upper():4} P={p:<2} {d:>4} B: kvstore {k['rps']:>7.0f}/s  "
+                    print(f"  {t.upper():10} P={p:<2} {d:>4} B: kvstore {k['rps']:>7.0f}/s  "
                           f"linux {l['rps']:>7.0f}/s", flush=True)
         for g in guests:
             g.stop()
@@ -546,12 +552,12 @@ def run(args):
                         a["p50"], a["p99"], b["p50"], b["p99"], a["errors"], b["errors"]])
 
     print()
-    print(f"{'test':5} {'P':>2} {'value':>5}  {'kvstore/s':>9} {'linux/s':>9} {'ratio':>6}  "
+    print(f"{'test':10} {'P':>2} {'value':>5}  {'kvstore/s':>9} {'linux/s':>9} {'ratio':>6}  "
           f"{'kv p50':>6} {'kv p99':>6}  {'lx p50':>6} {'lx p99':>6}  errors kv/lx")
     for k in keys:
         a, b = kv[k], lx[k]
         ratio = a["rps"] / b["rps"] if b["rps"] else float("nan")
-        print(f"{k[0]:5} {k[1]:>2} {k[2]:>5}  {a['rps']:>9.0f} {b['rps']:>9.0f} {ratio:>5.2f}x  "
+        print(f"{k[0]:10} {k[1]:>2} {k[2]:>5}  {a['rps']:>9.0f} {b['rps']:>9.0f} {ratio:>5.2f}x  "
               f"{fmt_ms(a['p50']):>6} {fmt_ms(a['p99']):>6}  {fmt_ms(b['p50']):>6} {fmt_ms(b['p99']):>6}  "
               f"{a['errors']}/{b['errors']}")
     print("(ops/s; p50/p99 latency in ms as redis-benchmark reports them)")

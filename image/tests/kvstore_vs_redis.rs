@@ -473,9 +473,22 @@ impl Stream {
             "INFO",
             "CONFIG",
             "NOSUCH",
+            "HASH",
+            "HASH",
+            "LIST",
+            "LIST",
+            "SET-TYPE",
+            "SET-TYPE",
+            "ZSET",
+            "ZSET",
+            "ZSET",
         ]);
         let mut args = vec![name.as_bytes().to_vec()];
         match name {
+            "HASH" => check = self.hash_command(&mut args),
+            "LIST" => check = self.list_command(&mut args),
+            "SET-TYPE" => check = self.set_command(&mut args),
+            "ZSET" => check = self.zset_command(&mut args),
             "GET" | "INCR" | "DECR" | "STRLEN" | "TYPE" | "PERSIST" => args.push(self.key()),
             "TTL" | "PTTL" => {
                 args.push(self.key());
@@ -636,7 +649,10 @@ impl Stream {
                             "COUNT",
                             self.rng.pick(&["1", "3", "1000", "0", "-1", "x"]),
                         ])),
-                        2 => args.extend(words(&["TYPE", self.rng.pick(&["string", "hash"])])),
+                        2 => args.extend(words(&[
+                            "TYPE",
+                            self.rng.pick(&["string", "hash", "list", "set", "zset"]),
+                        ])),
                         _ => args.push(b"BOGUS".to_vec()),
                     }
                 }
@@ -770,6 +786,432 @@ impl Stream {
             _ => {}
         }
         (args, check)
+    }
+}
+
+/// Members, fields and elements: a few short ones (so that commands meet
+/// each other's), integers (so that sets are intsets), and now and then
+/// any value.
+const MEMBERS: &[&str] = &["a", "b", "c", "", "1", "2", "-3", "10", "x y"];
+
+/// Scores and score bounds, with the edge cases Redis sorts out.
+const SCORES: &[&str] = &[
+    "0", "1", "2", "-1", "2.5", "1e3", "-0", "inf", "-inf", "+inf", "nan", "x", "", "(1", "(inf",
+    "1e400",
+];
+
+/// Indexes and counts for ranges.
+const INDEXES: &[&str] = &["0", "1", "-1", "2", "-2", "5", "-100", "100", "x", ""];
+
+impl Stream {
+    fn member(&mut self) -> Vec<u8> {
+        if self.rng.chance(8) {
+            self.value()
+        } else {
+            self.rng.pick(MEMBERS).into()
+        }
+    }
+
+    fn members(&mut self, args: &mut Vec<Vec<u8>>, at_least: usize) {
+        for _ in 0..at_least + self.rng.below(4) {
+            let m = self.member();
+            args.push(m);
+        }
+    }
+
+    fn keys(&mut self, args: &mut Vec<Vec<u8>>, numkeys: bool) {
+        let n = 1 + self.rng.below(3);
+        if numkeys {
+            let told = if self.rng.chance(5) {
+                self.rng.pick(INDEXES).to_string()
+            } else {
+                n.to_string()
+            };
+            args.push(told.into_bytes());
+        }
+        for _ in 0..n {
+            let k = self.key();
+            args.push(k);
+        }
+    }
+
+    fn index(&mut self) -> Vec<u8> {
+        self.rng.pick(INDEXES).into()
+    }
+
+    fn score(&mut self) -> Vec<u8> {
+        self.rng.pick(SCORES).into()
+    }
+
+    /// A hash command; HRANDFIELD compares by kind (it picks at random).
+    fn hash_command(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        let name = self.rng.pick(&[
+            "HSET",
+            "HSET",
+            "HSETNX",
+            "HGET",
+            "HMGET",
+            "HDEL",
+            "HLEN",
+            "HEXISTS",
+            "HSTRLEN",
+            "HINCRBY",
+            "HINCRBYFLOAT",
+            "HKEYS",
+            "HVALS",
+            "HGETALL",
+            "HRANDFIELD",
+            "HMSET",
+        ]);
+        args[0] = name.into();
+        args.push(self.key());
+        match name {
+            "HSET" | "HMSET" => {
+                for _ in 0..1 + self.rng.below(3) {
+                    let (f, v) = (self.member(), self.value());
+                    args.extend([f, v]);
+                }
+            }
+            "HSETNX" => {
+                let (f, v) = (self.member(), self.value());
+                args.extend([f, v]);
+            }
+            "HGET" | "HEXISTS" | "HSTRLEN" => args.push(self.member()),
+            "HMGET" | "HDEL" => self.members(args, 1),
+            "HINCRBY" => {
+                let (f, n) = (self.member(), self.rng.pick(NUMBERS).into());
+                args.extend([f, n]);
+            }
+            "HINCRBYFLOAT" => {
+                let f = self.member();
+                let by = self.rng.pick(&["1", "0.1", "-2.5", "1e3", "inf", "x", "3"]);
+                args.extend([f, by.into()]);
+            }
+            "HKEYS" | "HVALS" | "HGETALL" => return Check::AnyOrder,
+            "HRANDFIELD" => {
+                if self.rng.chance(50) {
+                    args.push(self.index());
+                }
+                return Check::Kind;
+            }
+            _ => {}
+        }
+        Check::Exact
+    }
+
+    /// A list command (no blocking ones: a blocked client would stall
+    /// the stream).
+    fn list_command(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        let name = self.rng.pick(&[
+            "LPUSH",
+            "RPUSH",
+            "LPUSH",
+            "RPUSH",
+            "LPUSHX",
+            "RPUSHX",
+            "LPOP",
+            "RPOP",
+            "LLEN",
+            "LRANGE",
+            "LINDEX",
+            "LSET",
+            "LINSERT",
+            "LREM",
+            "LTRIM",
+            "LPOS",
+            "LMOVE",
+            "RPOPLPUSH",
+            "LMPOP",
+        ]);
+        args[0] = name.into();
+        match name {
+            "LMPOP" => {
+                self.keys(args, true);
+                args.push(self.rng.pick(&["LEFT", "RIGHT", "UP"]).into());
+                if self.rng.chance(50) {
+                    args.extend([b"COUNT".to_vec(), self.index()]);
+                }
+                return Check::Exact;
+            }
+            "LMOVE" | "RPOPLPUSH" => {
+                let (a, b) = (self.key(), self.key());
+                args.extend([a, b]);
+                if name == "LMOVE" {
+                    for _ in 0..2 {
+                        args.push(self.rng.pick(&["LEFT", "RIGHT", "left", "MIDDLE"]).into());
+                    }
+                }
+                return Check::Exact;
+            }
+            _ => {}
+        }
+        args.push(self.key());
+        match name {
+            "LPUSH" | "RPUSH" | "LPUSHX" | "RPUSHX" => self.members(args, 1),
+            "LPOP" | "RPOP" if self.rng.chance(40) => args.push(self.index()),
+            "LRANGE" | "LTRIM" => {
+                let (a, b) = (self.index(), self.index());
+                args.extend([a, b]);
+            }
+            "LINDEX" => args.push(self.index()),
+            "LSET" => {
+                let (i, v) = (self.index(), self.member());
+                args.extend([i, v]);
+            }
+            "LINSERT" => {
+                args.push(self.rng.pick(&["BEFORE", "AFTER", "after", "NEAR"]).into());
+                let (p, v) = (self.member(), self.member());
+                args.extend([p, v]);
+            }
+            "LREM" => {
+                let (n, v) = (self.index(), self.member());
+                args.extend([n, v]);
+            }
+            "LPOS" => {
+                args.push(self.member());
+                for _ in 0..self.rng.below(3) {
+                    let option = self.rng.pick(&["RANK", "COUNT", "MAXLEN", "BAD"]);
+                    args.push(option.into());
+                    if option != "BAD" {
+                        args.push(self.index());
+                    }
+                }
+            }
+            _ => {}
+        }
+        Check::Exact
+    }
+
+    /// A set command; SRANDMEMBER compares by kind (it picks at random),
+    /// and SPOP is left out (the two servers would take different
+    /// members, and their data would part).
+    fn set_command(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        let name = self.rng.pick(&[
+            "SADD",
+            "SADD",
+            "SADD",
+            "SREM",
+            "SCARD",
+            "SISMEMBER",
+            "SMISMEMBER",
+            "SMEMBERS",
+            "SMOVE",
+            "SINTER",
+            "SUNION",
+            "SDIFF",
+            "SINTERSTORE",
+            "SUNIONSTORE",
+            "SDIFFSTORE",
+            "SINTERCARD",
+            "SRANDMEMBER",
+        ]);
+        args[0] = name.into();
+        match name {
+            "SINTER" | "SUNION" | "SDIFF" => {
+                self.keys(args, false);
+                return Check::AnyOrder;
+            }
+            "SINTERSTORE" | "SUNIONSTORE" | "SDIFFSTORE" => {
+                args.push(self.key());
+                self.keys(args, false);
+                return Check::Exact;
+            }
+            "SINTERCARD" => {
+                self.keys(args, true);
+                if self.rng.chance(40) {
+                    args.extend([b"LIMIT".to_vec(), self.index()]);
+                }
+                return Check::Exact;
+            }
+            "SMOVE" => {
+                let (a, b, m) = (self.key(), self.key(), self.member());
+                args.extend([a, b, m]);
+                return Check::Exact;
+            }
+            _ => {}
+        }
+        args.push(self.key());
+        match name {
+            "SADD" | "SREM" | "SMISMEMBER" => self.members(args, 1),
+            "SISMEMBER" => args.push(self.member()),
+            "SMEMBERS" => return Check::AnyOrder,
+            "SRANDMEMBER" => {
+                if self.rng.chance(50) {
+                    args.push(self.index());
+                }
+                return Check::Kind;
+            }
+            _ => {}
+        }
+        Check::Exact
+    }
+
+    /// A sorted-set command; ZRANDMEMBER compares by kind.
+    fn zset_command(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        let name = self.rng.pick(&[
+            "ZADD",
+            "ZADD",
+            "ZADD",
+            "ZINCRBY",
+            "ZREM",
+            "ZCARD",
+            "ZSCORE",
+            "ZMSCORE",
+            "ZRANK",
+            "ZREVRANK",
+            "ZCOUNT",
+            "ZLEXCOUNT",
+            "ZRANGE",
+            "ZRANGE",
+            "ZREVRANGE",
+            "ZRANGEBYSCORE",
+            "ZREVRANGEBYSCORE",
+            "ZRANGEBYLEX",
+            "ZREMRANGEBYRANK",
+            "ZREMRANGEBYSCORE",
+            "ZREMRANGEBYLEX",
+            "ZPOPMIN",
+            "ZPOPMAX",
+            "ZUNION",
+            "ZINTER",
+            "ZDIFF",
+            "ZUNIONSTORE",
+            "ZINTERSTORE",
+            "ZDIFFSTORE",
+            "ZINTERCARD",
+            "ZRANGESTORE",
+            "ZMPOP",
+            "ZRANDMEMBER",
+        ]);
+        args[0] = name.into();
+        let lex = |s: &mut Self| -> Vec<u8> {
+            s.rng
+                .pick(&["-", "+", "[a", "(b", "[", "c", "(", "[1", "(x y"])
+                .into()
+        };
+        match name {
+            "ZUNION" | "ZINTER" | "ZDIFF" | "ZUNIONSTORE" | "ZINTERSTORE" | "ZDIFFSTORE" => {
+                if name.ends_with("STORE") {
+                    args.push(self.key());
+                }
+                self.keys(args, true);
+                if name != "ZDIFF" && name != "ZDIFFSTORE" && self.rng.chance(40) {
+                    args.push(b"WEIGHTS".to_vec());
+                    for _ in 0..1 + self.rng.below(3) {
+                        args.push(self.rng.pick(&["1", "2", "-1", "0.5", "inf", "x"]).into());
+                    }
+                }
+                if name != "ZDIFF" && name != "ZDIFFSTORE" && self.rng.chance(30) {
+                    args.push(b"AGGREGATE".to_vec());
+                    args.push(self.rng.pick(&["SUM", "MIN", "MAX", "max", "AVG"]).into());
+                }
+                if !name.ends_with("STORE") && self.rng.chance(50) {
+                    args.push(b"WITHSCORES".to_vec());
+                }
+                return Check::Exact;
+            }
+            "ZINTERCARD" => {
+                self.keys(args, true);
+                if self.rng.chance(40) {
+                    args.extend([b"LIMIT".to_vec(), self.index()]);
+                }
+                return Check::Exact;
+            }
+            "ZMPOP" => {
+                self.keys(args, true);
+                args.push(self.rng.pick(&["MIN", "MAX", "min", "MID"]).into());
+                if self.rng.chance(50) {
+                    args.extend([b"COUNT".to_vec(), self.index()]);
+                }
+                return Check::Exact;
+            }
+            "ZRANGESTORE" => {
+                let (d, k) = (self.key(), self.key());
+                args.extend([d, k]);
+                let (a, b) = (self.index(), self.index());
+                args.extend([a, b]);
+                return Check::Exact;
+            }
+            _ => {}
+        }
+        args.push(self.key());
+        match name {
+            "ZADD" => {
+                for _ in 0..self.rng.below(3) {
+                    let flag = self.rng.pick(&["NX", "XX", "GT", "LT", "CH", "INCR", "nx"]);
+                    args.push(flag.into());
+                }
+                for _ in 0..1 + self.rng.below(3) {
+                    let (score, m) = (self.score(), self.member());
+                    args.extend([score, m]);
+                }
+            }
+            "ZINCRBY" => {
+                let (by, m) = (self.score(), self.member());
+                args.extend([by, m]);
+            }
+            "ZREM" | "ZMSCORE" => self.members(args, 1),
+            "ZSCORE" | "ZRANK" | "ZREVRANK" => args.push(self.member()),
+            "ZCOUNT" | "ZRANGEBYSCORE" | "ZREVRANGEBYSCORE" | "ZREMRANGEBYSCORE" => {
+                let (a, b) = (self.score(), self.score());
+                args.extend([a, b]);
+                if name.contains("RANGEBY") && !name.starts_with("ZREM") {
+                    if self.rng.chance(40) {
+                        args.push(b"WITHSCORES".to_vec());
+                    }
+                    if self.rng.chance(30) {
+                        let (o, c) = (self.index(), self.index());
+                        args.extend([b"LIMIT".to_vec(), o, c]);
+                    }
+                }
+            }
+            "ZLEXCOUNT" | "ZRANGEBYLEX" | "ZREMRANGEBYLEX" => {
+                let (a, b) = (lex(self), lex(self));
+                args.extend([a, b]);
+            }
+            "ZRANGE" => {
+                match self.rng.below(3) {
+                    0 => {
+                        let (a, b) = (self.index(), self.index());
+                        args.extend([a, b]);
+                    }
+                    1 => {
+                        let (a, b) = (self.score(), self.score());
+                        args.extend([a, b, b"BYSCORE".to_vec()]);
+                    }
+                    _ => {
+                        let (a, b) = (lex(self), lex(self));
+                        args.extend([a, b, b"BYLEX".to_vec()]);
+                    }
+                }
+                if self.rng.chance(30) {
+                    args.push(b"REV".to_vec());
+                }
+                if self.rng.chance(30) {
+                    let (o, c) = (self.index(), self.index());
+                    args.extend([b"LIMIT".to_vec(), o, c]);
+                }
+                if self.rng.chance(40) {
+                    args.push(b"WITHSCORES".to_vec());
+                }
+            }
+            "ZREVRANGE" | "ZREMRANGEBYRANK" => {
+                let (a, b) = (self.index(), self.index());
+                args.extend([a, b]);
+                if name == "ZREVRANGE" && self.rng.chance(40) {
+                    args.push(b"WITHSCORES".to_vec());
+                }
+            }
+            "ZPOPMIN" | "ZPOPMAX" if self.rng.chance(50) => args.push(self.index()),
+            "ZRANDMEMBER" => {
+                if self.rng.chance(50) {
+                    args.push(self.index());
+                }
+                return Check::Kind;
+            }
+            _ => {}
+        }
+        Check::Exact
     }
 }
 

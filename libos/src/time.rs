@@ -130,45 +130,78 @@ mod guest {
     }
 
     /// Wall-clock time in milliseconds since the Unix epoch: the board's
-    /// RTC, calibrated once (see [`rtc_epoch_us`]), plus the monotonic
-    /// clock; without an RTC it counts from boot.
+    /// RTC plus the monotonic clock; without an RTC it counts from boot.
+    ///
+    /// The RTC counts whole seconds. Until this core has seen it tick
+    /// while idle (see [`calibrate_while_idle`]), one reading places the
+    /// boot only within a second, and the clock is taken at that second's
+    /// end, so it is never behind the RTC (at most a second ahead); once a
+    /// tick is seen, the clock steps back to the tick's exact place. No
+    /// caller waits for a tick: the key-value store is ready within its
+    /// first 100 ms.
     pub fn unix_time_ms() -> u64 {
-        static BOOT_EPOCH_US: AtomicU64 = AtomicU64::new(u64::MAX);
-        let mut epoch = BOOT_EPOCH_US.load(Ordering::Relaxed);
-        if epoch == u64::MAX {
-            epoch = hw::board::CURRENT.rtc_pl031.map_or(0, rtc_epoch_us);
-            BOOT_EPOCH_US.store(epoch, Ordering::Relaxed);
-        }
+        let epoch = match PRECISE_EPOCH_US.load(Ordering::Relaxed) {
+            UNSET => provisional_epoch_us(),
+            precise => precise,
+        };
         (epoch + uptime().as_micros() as u64) / 1000
+    }
+
+    /// "Not known yet", for the epochs below.
+    const UNSET: u64 = u64::MAX;
+    /// The Unix time of boot in µs, from an RTC tick seen while idle.
+    static PRECISE_EPOCH_US: AtomicU64 = AtomicU64::new(UNSET);
+    /// The Unix time of boot in µs, from one RTC reading, at the latest
+    /// it can be.
+    static PROVISIONAL_EPOCH_US: AtomicU64 = AtomicU64::new(UNSET);
+
+    fn provisional_epoch_us() -> u64 {
+        let known = PROVISIONAL_EPOCH_US.load(Ordering::Relaxed);
+        if known != UNSET {
+            return known;
+        }
+        let epoch = match hw::board::CURRENT.rtc_pl031 {
+            Some(base) => {
+                let count = rtc(base).read(0);
+                (u64::from(count) + 1) * 1_000_000 - uptime().as_micros() as u64
+            }
+            None => 0,
+        };
+        PROVISIONAL_EPOCH_US.store(epoch, Ordering::Relaxed);
+        epoch
+    }
+
+    /// The board's PL031 at `base`.
+    fn rtc(base: usize) -> hw::mmio::Mmio {
+        // SAFETY: the board names its PL031, inside a device window the
+        // kernel maps; only RTCDR (offset 0) is read, which has no side
+        // effects.
+        unsafe { hw::mmio::Mmio::new(base, 0x1000) }
     }
 
     /// Largest span in which an RTC tick is placed for calibration.
     const TICK_SPAN: Duration = Duration::from_micros(200);
-    /// How long calibration may wait for a tick it can place that well.
-    const CALIBRATION_LIMIT: Duration = Duration::from_millis(3100);
 
-    /// The Unix time of boot, in microseconds, from the PL031 at `base`.
-    ///
-    /// The RTC counts whole seconds, so one reading places boot anywhere
-    /// in a second (and `SET k v PXAT t` would see a TTL up to a second
-    /// off). Instead this waits for the RTC's next tick: at that edge the
-    /// Unix time is exactly the new count. The edge lies between the last
-    /// read that saw the old count and the first that saw the new one;
-    /// when the host stopped this core in between (a busy host does), that
-    /// span is long and the edge is not trusted: the next tick is tried,
-    /// for about three seconds, and the tightest span found is used. The
-    /// edge is taken at the span's start, so the clock is never behind
-    /// the RTC, and ahead by at most the span.
-    fn rtc_epoch_us(base: usize) -> u64 {
-        // SAFETY: the board names its PL031, inside a device window the
-        // kernel maps; reading RTCDR (offset 0) has no side effects.
-        let rtc = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
-        let give_up = now().after(CALIBRATION_LIMIT);
+    /// While this core has nothing to do (until `deadline` or `ready()`),
+    /// watches the RTC for a tick, if the wall clock is not calibrated
+    /// yet. At the tick the Unix time is exactly the new count; the tick
+    /// lies between the last read that saw the old count and the first
+    /// that saw the new one. A span longer than [`TICK_SPAN`] (the host
+    /// stopped this core in between) is not trusted, and the next tick is
+    /// awaited. The tick is taken at the span's start, so the clock is
+    /// never behind the RTC, and ahead by at most the span.
+    fn calibrate_while_idle(deadline: Instant, ready: &impl Fn() -> bool) {
+        if PRECISE_EPOCH_US.load(Ordering::Relaxed) != UNSET {
+            return;
+        }
+        let Some(base) = hw::board::CURRENT.rtc_pl031 else {
+            PRECISE_EPOCH_US.store(0, Ordering::Relaxed);
+            return;
+        };
+        let rtc = rtc(base);
         let mut before = uptime();
         let mut seconds = rtc.read(0);
-        // The best edge so far: (span, RTC count, uptime at the span's start).
-        let mut best: Option<(Duration, u32, Duration)> = None;
-        while now() < give_up {
+        while now() < deadline && !ready() {
             let next_read = now().after(Duration::from_micros(50));
             while now() < next_read {
                 core::hint::spin_loop();
@@ -177,23 +210,16 @@ mod guest {
             let count = rtc.read(0);
             let after = uptime();
             if count != seconds {
-                let span = after.saturating_sub(before);
-                if best.is_none_or(|(tightest, _, _)| span < tightest) {
-                    best = Some((span, count, before));
-                }
-                if span <= TICK_SPAN {
-                    break;
+                if after.saturating_sub(before) <= TICK_SPAN {
+                    let epoch =
+                        (u64::from(count) * 1_000_000).saturating_sub(before.as_micros() as u64);
+                    PRECISE_EPOCH_US.store(epoch, Ordering::Relaxed);
+                    return;
                 }
                 seconds = count;
             }
             before = read_at;
         }
-        let (count, edge) = match best {
-            Some((_, count, edge)) => (count, edge),
-            // An RTC that never ticked: its count, as of now.
-            None => (rtc.read(0), uptime()),
-        };
-        (u64::from(count) * 1_000_000).saturating_sub(edge.as_micros() as u64)
     }
 
     /// Waits for the next interrupt, or at most `limit`.
@@ -207,11 +233,14 @@ mod guest {
     /// either the handler ran before (and `ready` sees it) or the
     /// interrupt is still pending and ends the WFI.
     pub fn wait_for_interrupt_unless(limit: Duration, ready: impl Fn() -> bool) {
-        // Idle time is when this core zeroes frames for later faults.
+        let deadline = now().after(limit);
+        // Idle time is when this core zeroes frames for later faults, and
+        // (once) watches the RTC to calibrate the wall clock.
         crate::mm::refill_zeroed_frames();
+        calibrate_while_idle(deadline, &ready);
         let irqs_were_enabled = arch::irq_save_disable();
         if !ready() {
-            arch::timer_arm(now().after(limit).0);
+            arch::timer_arm(deadline.0);
             idle_wait();
             arch::irq_enable();
             arch::irq_save_disable();

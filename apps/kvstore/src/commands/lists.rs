@@ -161,8 +161,8 @@ fn pop(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End) -> Reply {
     let count = match args.get(2).map(|arg| parse_i64(arg)) {
         None => None,
         Some(Some(n)) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-        Some(Some(_)) => return Reply::error("ERR value is out of range, must be positive"),
-        Some(None) => return errors::not_integer(),
+        // Redis answers a count that is not a number as one below 0.
+        Some(_) => return Reply::error("ERR value is out of range, must be positive"),
     };
     let key = &args[1];
     match x.live_list(key) {

@@ -291,8 +291,8 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let count = match args.get(2).map(|arg| parse_i64(arg)) {
         None => None,
         Some(Some(n)) if n >= 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-        Some(Some(_)) => return Reply::error("ERR value is out of range, must be positive"),
-        Some(None) => return errors::not_integer(),
+        // Redis answers a count that is not a number as one below 0.
+        Some(_) => return Reply::error("ERR value is out of range, must be positive"),
     };
     let key = &args[1];
     match live_set(x, key) {

@@ -65,9 +65,11 @@ struct Request {
 
 /// Parses `numkeys key [key ...] [options]` from `args[at..]` for `op`;
 /// `store` says whether the command stores its result (no `WITHSCORES`),
-/// `card` whether it is `ZINTERCARD` (only `LIMIT`).
+/// `card` whether it is `ZINTERCARD` (only `LIMIT`). The inputs' types
+/// are checked before the options are read, as Redis does: a wrong type
+/// wins over a bad option.
 fn parse(
-    x: &Exec<'_>,
+    x: &mut Exec<'_>,
     args: &[Vec<u8>],
     at: usize,
     op: Op,
@@ -90,6 +92,7 @@ fn parse(
         return Err(errors::syntax());
     }
     let end = first + numkeys as usize;
+    check_inputs(x, &args[first..end])?;
     let mut request = Request {
         keys: first..end,
         weights: Vec::new(),
@@ -144,11 +147,11 @@ fn parse(
     Ok(request)
 }
 
-/// Checks that every input of `request` is a sorted set, a set or
+/// Checks that every one of `keys` is a sorted set, a set or
 /// missing (expiring inputs found expired): `WRONGTYPE` at the first that
 /// is none of these.
-fn check_inputs(x: &mut Exec<'_>, args: &[Vec<u8>], request: &Request) -> Result<(), Reply> {
-    for key in &args[request.keys.clone()] {
+fn check_inputs(x: &mut Exec<'_>, keys: &[Vec<u8>]) -> Result<(), Reply> {
+    for key in keys {
         if let Some(entry) = x.live(key) {
             if entry.zset().is_none() && entry.set().is_none() {
                 return Err(errors::wrong_type());
@@ -310,9 +313,6 @@ fn answer(x: &mut Exec<'_>, args: &[Vec<u8>], op: Op) -> Reply {
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    if let Err(reply) = check_inputs(x, args, &request) {
-        return reply;
-    }
     let items = combine(x.store, args, op, &request).and_then(|result| {
         let mut items: Vec<(&[u8], f64)> = Vec::new();
         items.try_reserve_exact(result.len()).map_err(|_| oom())?;
@@ -328,9 +328,6 @@ fn store(x: &mut Exec<'_>, args: &[Vec<u8>], op: Op, event: &str) -> Reply {
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    if let Err(reply) = check_inputs(x, args, &request) {
-        return reply;
-    }
     let limits = limits(x);
     let built = combine(x.store, args, op, &request).and_then(|result| {
         let longest = result.iter().map(|(m, _)| m.len()).max().unwrap_or(0);
@@ -388,9 +385,6 @@ pub(crate) fn zintercard(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    if let Err(reply) = check_inputs(x, args, &request) {
-        return reply;
-    }
     match combine(x.store, args, Op::Inter, &request) {
         Ok(result) => Reply::Integer(result.len() as i64),
         Err(reply) => reply,

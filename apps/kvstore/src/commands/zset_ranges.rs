@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 
 use super::errors;
 use super::exec::Exec;
-use super::zsets::{copy_member, limits, log_removal, members_reply, oom, parse_score};
+use super::zsets::{copy_member, limits, log_removal, members_reply, oom};
 use crate::aof::push_entry;
 use crate::config::Config;
 use crate::notify;
@@ -27,17 +27,19 @@ struct ScoreBound {
 }
 
 impl ScoreBound {
+    /// Reads a bound as Redis does (C's `strtod` over the whole text, NaN
+    /// refused): unlike a score to store, a bound past a double's range is
+    /// an infinity, and an empty one is 0.
     fn parse(arg: &[u8]) -> Option<Self> {
-        match arg.strip_prefix(b"(") {
-            Some(rest) => parse_score(rest).map(|score| ScoreBound {
-                score,
-                exclusive: true,
-            }),
-            None => parse_score(arg).map(|score| ScoreBound {
-                score,
-                exclusive: false,
-            }),
-        }
+        let (text, exclusive) = match arg.strip_prefix(b"(") {
+            Some(rest) => (rest, true),
+            None => (arg, false),
+        };
+        let score = match text {
+            [] => 0.0,
+            _ => super::string_ops::parse_float(text)?,
+        };
+        (!score.is_nan()).then_some(ScoreBound { score, exclusive })
     }
 }
 

@@ -504,8 +504,8 @@ fn zpop(x: &mut Exec<'_>, args: &[Vec<u8>], max: bool) -> Reply {
     let count = match args.get(2).map(|arg| parse_i64(arg)) {
         None => 1,
         Some(Some(n)) if n >= 0 => usize::try_from(n).unwrap_or(usize::MAX),
-        Some(Some(_)) => return Reply::error("ERR value is out of range, must be positive"),
-        Some(None) => return errors::not_integer(),
+        // Redis answers a count that is not a number as one below 0.
+        Some(_) => return Reply::error("ERR value is out of range, must be positive"),
     };
     let key = &args[1];
     match x.live_zset(key) {
