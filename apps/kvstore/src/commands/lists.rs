@@ -530,12 +530,13 @@ impl LposOptions {
     }
 }
 
-/// A count option that must not be negative, named in the error.
+/// A count option that must not be negative, named in the error (which
+/// Redis also gives for one that is not a number: found by the
+/// differential test).
 fn non_negative(number: Option<i64>, name: &str) -> Result<usize, Reply> {
     match number {
-        None => Err(errors::not_integer()),
-        Some(n) if n < 0 => Err(Reply::Error(alloc::format!("ERR {name} can't be negative"))),
-        Some(n) => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        Some(n) if n >= 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
+        _ => Err(Reply::Error(alloc::format!("ERR {name} can't be negative"))),
     }
 }
 

@@ -212,7 +212,9 @@ fn parse_request(
             "ERR syntax error, WITHSCORES not supported in combination with BYLEX",
         ));
     }
-    if (offset != 0 || limit != -1) && kind == Kind::Rank {
+    // Redis refuses LIMIT on a range by rank only when its count is not
+    // -1 (found by the differential test: `LIMIT -100 -1` is accepted).
+    if limit != -1 && kind == Kind::Rank {
         return Err(Reply::error(
             "ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX",
         ));
