@@ -592,6 +592,7 @@ pub(crate) fn sort_growth(store: &Store, _config: &Config, args: &[Vec<u8>]) -> 
     let data = store.get(&args[1]).map(Entry::data);
     let mut key = Vec::new();
     let (mut total, mut largest, mut len) = (0usize, 0usize, 0usize);
+    let mut short = false;
     let mut cost_of = |element: &[u8]| {
         let mut cost = 0usize;
         let mut add = |bytes: usize| cost = cost.saturating_add(List::element_cost(bytes));
@@ -604,6 +605,13 @@ pub(crate) fn sort_growth(store: &Store, _config: &Config, args: &[Vec<u8>]) -> 
                 Pattern::Constant => None,
                 Pattern::Key { prefix, suffix, .. } => {
                     key.clear();
+                    let len = prefix.len() + element.len() + suffix.len();
+                    if key.try_reserve(len).is_err() {
+                        // No memory to name the key: as if it held the
+                        // most, so that the command is refused.
+                        short = true;
+                        continue;
+                    }
                     key.extend_from_slice(prefix);
                     key.extend_from_slice(element);
                     key.extend_from_slice(suffix);
@@ -621,6 +629,10 @@ pub(crate) fn sort_growth(store: &Store, _config: &Config, args: &[Vec<u8>]) -> 
         Some(Data::Set(set)) => set.iter().for_each(|m| cost_of(&m)),
         Some(Data::Zset(zset)) => zset.iter().for_each(|(m, _)| cost_of(m)),
         _ => {}
+    }
+    if short {
+        // More than any limit, yet safe to add to the memory in use.
+        return usize::MAX / 2;
     }
     let taken = window(options.limit, len).len();
     let bound = total.min(largest.saturating_mul(taken));
