@@ -439,6 +439,16 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
     assert_eq!(s.run("EXISTS dst"), int(1));
     // Without STORE nothing is added.
     assert_eq!(words(s.run("SORT src ALPHA")).len(), 2);
+    // What GET patterns name counts, not the elements.
+    let mut s = Session::with_config(Config {
+        maxmemory: 4096,
+        ..Config::default()
+    });
+    s.run("RPUSH ids 1 2");
+    s.run(&format!("SET v_1 {}", "x".repeat(1500)));
+    assert_eq!(s.run("SORT ids GET v_* STORE dst"), int(2));
+    assert_eq!(s.run("SORT ids GET v_* GET v_* STORE dst"), err(oom));
+    assert_eq!(s.run("SORT ids GET # GET v_* LIMIT 1 1 STORE dst"), int(2));
     // A reply larger than proto-max-bulk-len is refused.
     let mut s = Session::new();
     s.run("CONFIG SET proto-max-bulk-len 1mb");
