@@ -231,6 +231,8 @@ pub const NAMES: &[&str] = &[
     "SDIFF",
     "SDIFFSTORE",
     "SSCAN",
+    "SORT",
+    "SORT_RO",
     "ZADD",
     "ZINCRBY",
     "ZREM",
@@ -490,6 +492,7 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         "SADD" | "SREM" | "SCARD" | "SISMEMBER" | "SMISMEMBER" | "SMEMBERS" | "SRANDMEMBER"
         | "SPOP" | "SMOVE" | "SINTER" | "SINTERCARD" | "SINTERSTORE" | "SUNION" | "SUNIONSTORE"
         | "SDIFF" | "SDIFFSTORE" | "SSCAN" => set_args(inp, name, now, &mut args),
+        "SORT" | "SORT_RO" => sort_args(inp, now, &mut args),
         zset if zset.starts_with('Z') || zset.starts_with("BZ") => {
             zset_args(inp, name, now, &mut args)
         }
@@ -655,6 +658,35 @@ fn set_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>>) 
             if inp.below(2) == 0 {
                 args.extend([word(inp, "COUNT"), number(inp, now)]);
             }
+        }
+    }
+}
+
+/// The arguments of `SORT` and `SORT_RO`: a shared key, then options in
+/// any order (some repeated, some unknown or missing their arguments):
+/// `BY` and `GET` patterns whose `*` turns elements into the shared keys
+/// (`k*` with element `2` is `k2`) or hash fields, `LIMIT` edge cases,
+/// `ASC`/`DESC`, `ALPHA` and `STORE` (which `SORT_RO` refuses).
+fn sort_args(inp: &mut Input<'_>, now: u64, args: &mut Vec<Vec<u8>>) {
+    const SORT_PATTERNS: &[&str] = &["*", "k*", "#", "nosort", "*->f", "k*->g", "*->", "n*"];
+    args.push(key(inp));
+    for _ in 0..inp.below(5) {
+        let option = inp.pick(&[
+            "BY", "GET", "LIMIT", "ASC", "DESC", "ALPHA", "STORE", "BOGUS",
+        ]);
+        args.push(word(inp, option));
+        match option {
+            "BY" | "GET" => args.push(inp.pick(SORT_PATTERNS).into()),
+            "LIMIT" => {
+                for _ in 0..2 {
+                    args.push(match inp.below(3) {
+                        0 => number(inp, now),
+                        _ => inp.pick(&["0", "1", "2", "-1", "10"]).into(),
+                    });
+                }
+            }
+            "STORE" => args.push(key(inp)),
+            _ => {}
         }
     }
 }

@@ -30,6 +30,7 @@ ALL_UNITS=(
     unit/type/list-2 unit/type/list-3 unit/type/set unit/type/zset
     unit/keyspace unit/expire unit/protocol unit/multi unit/pubsub
     unit/auth unit/info-command
+    unit/sort
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -38,6 +39,7 @@ CI_UNITS=(
     unit/expire unit/protocol unit/multi unit/pubsub unit/auth
     unit/info-command
     unit/type/zset
+    unit/sort
 )
 
 mode=all port="" units=()

@@ -20,6 +20,7 @@
 //! | `RENAME`/`COPY`/`MOVE` of a hash     | `DEL` of the target, then its `HSET` (and `PEXPIREAT`) |
 //! | hash writes (`HSET`, `HDEL`, ...)    | see `commands::hashes`             |
 //! | set writes (`SADD`, `SPOP`, ...)     | see `commands::sets`               |
+//! | `SORT ... STORE dst`                 | see `commands::sort`               |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when
@@ -46,6 +47,7 @@ mod persistence;
 mod pubsub;
 mod set_options;
 mod sets;
+mod sort;
 mod stats;
 mod string_ops;
 mod strings;

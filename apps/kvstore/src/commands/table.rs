@@ -9,7 +9,7 @@ use super::list_moves::{self, lmove_growth};
 use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::sets::{self, sadd_growth, smove_growth, store_growth};
 use super::{
-    auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub,
+    auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub, sort,
     string_ops, strings, unblock,
 };
 use super::{zset_algebra, zset_pops, zset_ranges, zsets};
@@ -443,6 +443,8 @@ pub(crate) static COMMANDS: &[Spec] = &[
         store_growth,
     ),
     cmd("sscan", -3, R, ONE_KEY, sets::sscan),
+    grows(cmd("sort", -2, W, ONE_KEY, sort::sort), sort::sort_growth),
+    cmd("sort_ro", -2, R, ONE_KEY, sort::sort_ro),
     grows(
         cmd("zadd", -4, WF, ONE_KEY, zsets::zadd),
         zsets::zadd_growth,

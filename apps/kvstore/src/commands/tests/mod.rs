@@ -14,6 +14,7 @@ mod persistence;
 mod pubsub;
 mod server;
 mod sets;
+mod sort;
 mod strings;
 mod transactions;
 mod zsets;
