@@ -27,7 +27,6 @@ use super::exec::{random_step, reply_fits, Exec};
 use super::keys::ScanOptions;
 use super::string_ops::{float_sum, parse_float};
 use super::strings::copy_for_reply;
-use crate::aof::push_entry;
 use crate::config::Config;
 use crate::glob;
 use crate::num::{format_i64, parse_i64, parse_u64};
@@ -59,7 +58,7 @@ fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>], event: &str) -> Result<usi
         return Err(errors::wrong_args(x.fullname));
     }
     x.live_hash(&args[1])?;
-    let rewriting = x.stats.aof_rewrite_in_progress;
+    let rewriting = x.needs_whole(&args[1]);
     if !rewriting {
         let mut record: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         record[0] = b"HSET";
@@ -143,7 +142,7 @@ pub(crate) fn hdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             removed.map(Vec::as_slice).collect()
         })
         .unwrap_or_default();
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else {
         let mut record: Vec<&[u8]> = alloc::vec![b"HDEL", key];
@@ -432,13 +431,7 @@ fn set_one(x: &mut Exec<'_>, args: &mut [Vec<u8>], value: Vec<u8>, event: &str) 
 /// log rewrite runs: `DEL key`, then the records that recreate it, if it
 /// still exists (see the module's documentation).
 fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    if x.loading {
-        return;
-    }
-    x.log([&b"DEL"[..], key]);
-    if let Some(entry) = x.store.get(key) {
-        push_entry(&mut x.effects, key, entry);
-    }
+    x.log_whole(key);
 }
 
 /// Growth of `HSET key field value [field value ...]` (and `HMSET`,

@@ -96,7 +96,7 @@ fn lmove_now(x: &mut Exec<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> Re
     if moved != Some(true) {
         return oom();
     }
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(src) | x.needs_whole(dst) {
         log_whole(x, src);
         if src != dst {
             log_whole(x, dst);

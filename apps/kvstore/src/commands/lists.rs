@@ -22,7 +22,6 @@ use alloc::vec::Vec;
 use super::errors;
 use super::exec::{reply_fits, Exec};
 use super::strings::copy_for_reply;
-use crate::aof::push_entry;
 use crate::notify;
 use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
@@ -115,7 +114,7 @@ fn push(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End, only_existing: bool) -
         Some(Err(_)) => return oom(),
         None => return errors::wrong_type(),
     };
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else if !x.loading {
         // The elements now live in the list: log them from there, in the
@@ -202,7 +201,7 @@ pub(super) fn pop_elements(
     x.store.update_list(key, |list| {
         popped.extend(core::iter::from_fn(|| list.pop(end)).take(n));
     });
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else {
         let name: &[u8] = match end {
@@ -296,7 +295,7 @@ pub(crate) fn lset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(at) = resolve_index(index, len) else {
         return Reply::error("ERR index out of range");
     };
-    let rewriting = x.stats.aof_rewrite_in_progress;
+    let rewriting = x.needs_whole(&args[1]);
     if !rewriting {
         x.log(&args[..4]);
     }
@@ -329,7 +328,7 @@ pub(crate) fn linsert(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(None) => return Reply::Integer(0),
         Err(reply) => return reply,
     };
-    let rewriting = x.stats.aof_rewrite_in_progress;
+    let rewriting = x.needs_whole(&args[1]);
     if !rewriting {
         x.log(&args[..5]);
     }
@@ -375,7 +374,7 @@ pub(crate) fn lrem(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .update_list(key, |list| list.remove_equal(element, limit, from))
         .unwrap_or(0);
     if removed > 0 {
-        if x.stats.aof_rewrite_in_progress {
+        if x.needs_whole(key) {
             log_whole(x, key);
         } else {
             x.log(&args[..4]);
@@ -405,7 +404,7 @@ pub(crate) fn ltrim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     x.store.update_list(key, |list| list.keep_range(from, to));
     let changed = kept.is_none_or(|(from, to)| to - from + 1 < len);
     if changed {
-        if x.stats.aof_rewrite_in_progress {
+        if x.needs_whole(key) {
             log_whole(x, key);
         } else {
             x.log(&args[..4]);
@@ -544,13 +543,7 @@ fn non_negative(number: Option<i64>, name: &str) -> Result<usize, Reply> {
 /// log rewrite runs: `DEL key`, then the records that recreate it, if it
 /// still exists (see the module's documentation).
 pub(super) fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    if x.loading {
-        return;
-    }
-    x.log([&b"DEL"[..], key]);
-    if let Some(entry) = x.store.get(key) {
-        push_entry(&mut x.effects, key, entry);
-    }
+    x.log_whole(key);
 }
 
 /// Growth of `LPUSH key element [element ...]` (and `RPUSH`, `LPUSHX`,

@@ -128,6 +128,9 @@ pub struct Engine {
     in_exec: bool,
     /// What the command just run asked to wait for, if it blocks.
     pending_wait: Option<crate::blocking::Wait>,
+    /// Keys whose whole value the log holds since the running rewrite
+    /// began (see [`exec::WholeKeys`]).
+    made_whole: exec::WholeKeys,
 }
 
 impl Engine {
@@ -149,6 +152,7 @@ impl Engine {
             blocking: crate::blocking::Blocking::default(),
             in_exec: false,
             pending_wait: None,
+            made_whole: exec::WholeKeys::default(),
         }
     }
 
@@ -346,6 +350,7 @@ impl Engine {
 
     /// The server began rewriting the log.
     pub fn aof_rewrite_started(&mut self) {
+        self.made_whole.clear();
         self.stats.aof_rewrite_scheduled = false;
         self.stats.aof_rewrite_in_progress = true;
     }
@@ -355,6 +360,7 @@ impl Engine {
     /// base size, so the automatic rule waits for the log to double again
     /// instead of retrying at once.
     pub fn aof_rewrite_finished(&mut self, new_size: Option<u64>, took_ms: u64) {
+        self.made_whole.clear();
         let s = &mut self.stats;
         s.aof_rewrite_in_progress = false;
         s.aof_last_rewrite_ms = Some(took_ms);
@@ -628,6 +634,7 @@ impl Engine {
             pubsub: &mut self.pubsub,
             clients: &mut self.clients,
             blocking: &mut self.blocking,
+            made_whole: &mut self.made_whole,
             may_block: !loading && !self.in_exec,
             block: None,
             loading,

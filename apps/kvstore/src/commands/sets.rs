@@ -89,7 +89,7 @@ pub(crate) fn sadd(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Some(Err(_)) => return Reply::error("OOM not enough memory for the set"),
         None => return errors::wrong_type(),
     };
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else {
         let mut record: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
@@ -116,7 +116,7 @@ pub(crate) fn srem(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             removed.map(Vec::as_slice).collect()
         })
         .unwrap_or_default();
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else {
         let mut record: Vec<&[u8]> = alloc::vec![b"SREM", key];
@@ -346,7 +346,7 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             set.remove(member);
         }
     });
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else {
         for chunk in taken.chunks(SET_MEMBERS_PER_RECORD) {
@@ -392,7 +392,7 @@ pub(crate) fn smove(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         x.store.update_set(dst, |set| set.insert(member, max));
         x.notify(notify::SET, "sadd", dst);
     }
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(src) | x.needs_whole(dst) {
         log_whole(x, src);
         log_whole(x, dst);
     } else {
@@ -631,13 +631,7 @@ pub(crate) fn sscan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// log rewrite runs: `DEL key`, then the records that recreate it, if it
 /// still exists (see the module's documentation).
 fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    if x.loading {
-        return;
-    }
-    x.log([&b"DEL"[..], key]);
-    if let Some(entry) = x.store.get(key) {
-        push_entry(&mut x.effects, key, entry);
-    }
+    x.log_whole(key);
 }
 
 /// Growth of `SADD key member [member ...]`: each new member's cost in a

@@ -203,14 +203,16 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(len) = x.store.append(key, suffix) else {
         return errors::wrong_type();
     };
-    if x.stats.aof_rewrite_in_progress {
-        // Only absolute effects while a rewrite runs (see `RewriteScan`).
+    if x.needs_whole(key) {
+        // The first change to the key while a rewrite runs is absolute
+        // (see `RewriteScan`).
         let value = x
             .store
             .get(key)
             .and_then(|e| e.shared().cloned())
             .unwrap_or_default();
         x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value), KEEPTTL]);
+        x.logged_whole(key);
     } else {
         x.log([&b"APPEND"[..], key, suffix]);
     }

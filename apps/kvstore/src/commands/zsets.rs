@@ -25,7 +25,6 @@ use super::errors;
 use super::exec::{random_step, reply_fits, Exec};
 use super::keys::ScanOptions;
 use super::strings::copy_for_reply;
-use crate::aof::push_entry;
 use crate::commands::Effects;
 use crate::config::Config;
 use crate::glob;
@@ -211,20 +210,14 @@ pub fn push_zset(out: &mut Effects, key: &[u8], zset: &Zset) {
 /// while a log rewrite runs: `DEL key`, then the records that recreate
 /// it, if it still exists (see the module's documentation).
 pub(super) fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    if x.loading {
-        return;
-    }
-    x.log([&b"DEL"[..], key]);
-    if let Some(entry) = x.store.get(key) {
-        push_entry(&mut x.effects, key, entry);
-    }
+    x.log_whole(key);
 }
 
 /// Logs `args` as given for a change to the set at `key` (or the whole
 /// set while a rewrite runs), notifies `event`, and `del` if the set is
 /// gone.
 pub(super) fn log_removal(x: &mut Exec<'_>, args: &[Vec<u8>], key: &[u8], event: &str) {
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else {
         x.log(args);
@@ -376,7 +369,7 @@ fn add(x: &mut Exec<'_>, args: &[Vec<u8>], at: usize, flags: AddFlags) -> Reply 
         None => return errors::wrong_type(),
     };
     if !changed.is_empty() {
-        if x.stats.aof_rewrite_in_progress {
+        if x.needs_whole(key) {
             log_whole(x, key);
         } else if !x.loading {
             let formatted: Vec<Vec<u8>> = changed.iter().map(|&(_, s)| format_score(s)).collect();
@@ -552,7 +545,7 @@ pub(super) fn pop_members(
     if popped.is_empty() {
         return Ok(popped);
     }
-    if x.stats.aof_rewrite_in_progress {
+    if x.needs_whole(key) {
         log_whole(x, key);
     } else if !x.loading {
         let mut record: Vec<&[u8]> = Vec::with_capacity(2 + popped.len());

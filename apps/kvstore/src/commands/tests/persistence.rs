@@ -284,7 +284,7 @@ fn rewrite_reproduces_the_dataset_with_expiries() {
 #[test]
 fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
     let mut rng = Rng(11);
-    for round in 0..40 {
+    for round in 0..1000 {
         let mut s = Session::new();
         for _ in 0..60 {
             s.advance(rng.below(10));
@@ -299,7 +299,7 @@ fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
         while !scan.step(s.engine.store(), 1, &mut |bytes| {
             log.extend_from_slice(bytes)
         }) {
-            for _ in 0..rng.below(6) {
+            for _ in 0..rng.below(12) {
                 s.advance(rng.below(10));
                 let line = random_command(&mut rng, s.now);
                 tail.extend(s.exec(&line).effects.to_bytes());
