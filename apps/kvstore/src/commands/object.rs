@@ -51,10 +51,14 @@ pub(crate) fn idletime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     }
 }
 
-/// `OBJECT FREQ key`: access frequency is counted only under an LFU
-/// eviction policy, and kvstore's only policy is `noeviction`.
+/// `OBJECT FREQ key`: the key's access frequency counter (see
+/// `kvstore::store::Frequency`), answered only under an LFU eviction
+/// policy, as in Redis (under another one the counter is not what
+/// eviction goes by).
 pub(crate) fn freq(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let (now, tuning, lfu) = (x.now, x.config.lfu, x.config.maxmemory_policy.is_lfu());
     match untouched(x, &args[2]) {
+        Ok(entry) if lfu => Reply::Integer(i64::from(entry.frequency(now, tuning))),
         Ok(_) => Reply::error(
             "ERR An LFU maxmemory policy is not selected, access frequency not tracked. \
              Please note that when switching between policies at runtime LRU and LFU data \
