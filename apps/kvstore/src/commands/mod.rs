@@ -543,7 +543,8 @@ impl Engine {
     /// Why a client's command cannot run now, whatever its arguments
     /// say: a write while the log cannot be written (`-MISCONF`), or a
     /// write that may add data while memory is past `maxmemory`, or that
-    /// would push it past (`-OOM`, policy `noeviction`). Checked
+    /// would push it past (`-OOM`; an eviction policy has made what room
+    /// it could before, see `commands::evict`). Checked
     /// before running, and before queueing inside `MULTI`, as Redis does.
     pub(super) fn refusal(&self, spec: &table::Spec, args: &[Vec<u8>], db: usize) -> Option<Reply> {
         if let (Some(reason), true) = (&self.stats.aof_write_error, spec.flags & table::WRITE != 0)
@@ -598,7 +599,7 @@ impl Engine {
         }
         let db = client.db.min(self.dbs.len() - 1);
         let mut evicted = Effects::default();
-        if !loading && !self.in_exec {
+        if !loading {
             evicted = self.evict_for(spec, args, db, now);
         }
         if !loading {

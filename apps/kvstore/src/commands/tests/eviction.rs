@@ -317,3 +317,22 @@ fn replaying_the_log_after_evictions_gives_the_live_dataset() {
         );
     }
 }
+
+#[test]
+fn a_transaction_makes_room_when_queued_and_when_run() {
+    let mut s = evicting("allkeys-lru", 3);
+    fill(&mut s, "abc");
+    assert_eq!(s.run("MULTI"), ok());
+    assert_eq!(
+        s.logged("SET d 0123456789"),
+        ["DEL a"],
+        "room for it at once"
+    );
+    assert_eq!(s.run("SET e 0123456789"), Reply::Simple("QUEUED".into()));
+    assert_eq!(
+        s.logged("EXEC"),
+        ["SET d 0123456789", "DEL b", "SET e 0123456789"],
+        "each queued command makes its own room as it runs"
+    );
+    assert_eq!(keys(&mut s), "cde");
+}
