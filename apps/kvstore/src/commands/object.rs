@@ -42,10 +42,16 @@ pub(crate) fn refcount(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// `OBJECT IDLETIME key`: seconds since a command last read or wrote the
-/// key.
+/// key; refused under an LFU policy, as in Redis (which keeps one or the
+/// other).
 pub(crate) fn idletime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let now = x.now;
+    let (now, lfu) = (x.now, x.config.maxmemory_policy.is_lfu());
     match untouched(x, &args[2]) {
+        Ok(_) if lfu => Reply::error(
+            "ERR An LFU maxmemory policy is selected, idle time not tracked. \
+             Please note that when switching between policies at runtime LRU and LFU data \
+             will take some time to adjust.",
+        ),
         Ok(entry) => Reply::Integer((entry.idle_ms(now) / 1000) as i64),
         Err(nil) => nil,
     }

@@ -153,10 +153,16 @@ fn allkeys_lfu_evicts_the_least_used_key_and_object_freq_tells() {
         int(10),
         "no decay: the stored count"
     );
+    let idle = s.run("OBJECT IDLETIME a");
+    assert!(
+        matches!(&idle, Reply::Error(e) if e.starts_with("ERR An LFU maxmemory policy is selected, idle time not tracked.")),
+        "one or the other, as in Redis: {idle:?}"
+    );
     s.run("CONFIG SET maxmemory-policy allkeys-lru");
     assert!(
         matches!(s.run("OBJECT FREQ a"), Reply::Error(e) if e.starts_with("ERR An LFU maxmemory policy is not selected"))
     );
+    assert_eq!(s.run("OBJECT IDLETIME a"), int(3 * 60 + 60 * 60));
 }
 
 #[test]
