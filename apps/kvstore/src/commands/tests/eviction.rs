@@ -342,3 +342,29 @@ fn a_transaction_makes_room_when_queued_and_when_run() {
     );
     assert_eq!(keys(&mut s), "cde");
 }
+
+#[test]
+fn volatile_lru_and_lfu_order_the_expiring_keys_among_themselves() {
+    for policy in ["volatile-lru", "volatile-lfu"] {
+        let mut s = evicting(policy, 5);
+        s.run("CONFIG SET lfu-log-factor 0");
+        fill(&mut s, "abcde");
+        for key in "bcd".chars() {
+            s.run(&format!("EXPIRE {key} 1000"));
+        }
+        // Used: d most, then b; c least and longest ago.
+        for (key, times) in [('b', 2), ('d', 4)] {
+            for _ in 0..times {
+                s.advance(1_000);
+                s.run(&format!("GET {key}"));
+            }
+        }
+        let mut gone = Vec::new();
+        for key in "xyz".chars() {
+            s.advance(1_000);
+            gone.push(s.logged(&format!("SET {key} 0123456789"))[0].clone());
+        }
+        assert_eq!(gone, ["DEL c", "DEL b", "DEL d"], "{policy}");
+        assert_eq!(keys(&mut s), "aexyz", "{policy}: a and e persist");
+    }
+}
