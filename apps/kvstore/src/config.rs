@@ -20,8 +20,18 @@ pub struct Config {
     /// TCP port the server listens on (`port`); reported by `INFO`.
     pub port: u16,
     /// Memory limit in bytes for the dataset estimate; 0 = unlimited.
-    /// Writes that would exceed it fail with `-OOM` (policy `noeviction`).
+    /// Writes that would exceed it evict keys by `maxmemory_policy`, or
+    /// fail with `-OOM` when nothing may go.
     pub maxmemory: u64,
+    /// Which keys go when memory is past `maxmemory` (`maxmemory-policy`,
+    /// `noeviction` by default).
+    pub maxmemory_policy: crate::eviction::Policy,
+    /// Keys drawn per database per round of eviction
+    /// (`maxmemory-samples`, 5, from 1 to 64).
+    pub maxmemory_samples: usize,
+    /// How access frequencies count for the LFU policies (`lfu-log-factor`,
+    /// 10, and `lfu-decay-time` in minutes, 1).
+    pub lfu: crate::store::LfuTuning,
     /// Largest value or request argument, in bytes (`proto-max-bulk-len`).
     pub proto_max_bulk_len: u64,
     /// Whether the server keeps an append-only log (`appendonly`).
@@ -76,6 +86,9 @@ impl Default for Config {
         Config {
             port: 6379,
             maxmemory: 0,
+            maxmemory_policy: crate::eviction::Policy::NoEviction,
+            maxmemory_samples: 5,
+            lfu: crate::store::LfuTuning::default(),
             proto_max_bulk_len: 512 * 1024 * 1024,
             appendonly: false,
             appendfsync: AppendFsync::EverySec,
@@ -158,6 +171,9 @@ const NAMES: &[&str] = &[
     "zset-max-listpack-value",
     "zset-max-ziplist-entries",
     "zset-max-ziplist-value",
+    "maxmemory-samples",
+    "lfu-log-factor",
+    "lfu-decay-time",
 ];
 
 impl Config {
@@ -190,7 +206,10 @@ impl Config {
             "auto-aof-rewrite-percentage" => number(self.aof_rewrite.percentage),
             "auto-aof-rewrite-min-size" => number(self.aof_rewrite.min_size),
             "save" => String::new(),
-            "maxmemory-policy" => String::from("noeviction"),
+            "maxmemory-policy" => String::from(self.maxmemory_policy.as_str()),
+            "maxmemory-samples" => number(self.maxmemory_samples as u64),
+            "lfu-log-factor" => number(self.lfu.log_factor),
+            "lfu-decay-time" => number(self.lfu.decay_minutes),
             "databases" => number(self.databases as u64),
             "timeout" => String::from("0"),
             "bind" => String::from("* -::*"),
@@ -248,6 +267,33 @@ impl Config {
                 .map_err(invalid)? as u16
             }
             "maxmemory" => self.maxmemory = parse_memory(value).ok_or_else(|| invalid(MEMORY))?,
+            "maxmemory-policy" => {
+                self.maxmemory_policy = crate::eviction::Policy::parse(value)
+                    .ok_or_else(|| invalid(crate::eviction::POLICY_ERROR))?
+            }
+            "maxmemory-samples" => {
+                self.maxmemory_samples =
+                    integer(value, 1, 64, "argument must be between 1 and 64 inclusive")
+                        .map_err(invalid)? as usize
+            }
+            "lfu-log-factor" => {
+                self.lfu.log_factor = integer(
+                    value,
+                    0,
+                    i32::MAX.into(),
+                    "argument must be between 0 and 2147483647 inclusive",
+                )
+                .map_err(invalid)? as u64
+            }
+            "lfu-decay-time" => {
+                self.lfu.decay_minutes = integer(
+                    value,
+                    0,
+                    i32::MAX.into(),
+                    "argument must be between 0 and 2147483647 inclusive",
+                )
+                .map_err(invalid)? as u64
+            }
             "proto-max-bulk-len" => {
                 let len = parse_memory(value).ok_or_else(|| invalid(MEMORY))?;
                 if !(1 << 20..=i64::MAX as u64).contains(&len) {
@@ -429,6 +475,10 @@ impl Config {
             "zset-max-ziplist-value",
             "save",
             "set-max-intset-entries",
+            "maxmemory-policy",
+            "maxmemory-samples",
+            "lfu-log-factor",
+            "lfu-decay-time",
         ];
         let lower = name.to_ascii_lowercase();
         if SETTABLE.contains(&lower.as_str()) {
@@ -513,6 +563,7 @@ mod tests {
             vec![
                 ("maxmemory", String::from("0")),
                 ("maxmemory-policy", String::from("noeviction")),
+                ("maxmemory-samples", String::from("5")),
             ]
         );
         assert!(config.matching(b"no-such-thing").is_empty());
@@ -537,6 +588,35 @@ mod tests {
             "no snapshots, as asked"
         );
         assert!(config.set_at_runtime("save", b"3600 1").is_err());
+    }
+
+    #[test]
+    fn eviction_settings_are_settable_at_run_time() {
+        use crate::eviction::Policy;
+        let mut config = Config::from_args(["maxmemory-policy", "allkeys-lru"]).unwrap();
+        assert_eq!(config.maxmemory_policy, Policy::AllKeysLru);
+        for (name, value) in [
+            ("maxmemory-policy", "Volatile-TTL"),
+            ("maxmemory-samples", "10"),
+            ("lfu-log-factor", "0"),
+            ("lfu-decay-time", "0"),
+        ] {
+            assert_eq!(config.set_at_runtime(name, value.as_bytes()), Ok(()));
+        }
+        assert_eq!(
+            config.get("maxmemory-policy").as_deref(),
+            Some("volatile-ttl")
+        );
+        assert_eq!(config.maxmemory_samples, 10);
+        assert_eq!((config.lfu.log_factor, config.lfu.decay_minutes), (0, 0));
+        assert_eq!(
+            config.set("maxmemory-policy", b"lru").unwrap_err().message(),
+            "ERR CONFIG SET failed (possibly related to argument 'maxmemory-policy') - argument(s) must be one of the following: volatile-lru, volatile-lfu, volatile-random, volatile-ttl, allkeys-lru, allkeys-lfu, allkeys-random, noeviction"
+        );
+        assert!(config.set("maxmemory-samples", b"0").is_err());
+        assert!(config.set("maxmemory-samples", b"65").is_err());
+        assert!(config.set("lfu-decay-time", b"-1").is_err());
+        assert_eq!(config.maxmemory_policy, Policy::VolatileTtl, "unchanged");
     }
 
     #[test]

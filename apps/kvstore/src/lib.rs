@@ -48,6 +48,7 @@ pub mod blocking;
 pub mod clients;
 pub mod commands;
 pub mod config;
+pub mod eviction;
 pub mod glob;
 pub mod notify;
 pub mod num;

@@ -33,8 +33,8 @@ pub const HASH: u16 = 1 << 6;
 pub const ZSET: u16 = 1 << 7;
 /// A key removed because its time ran out.
 pub const EXPIRED: u16 = 1 << 8;
-/// A key removed to free memory (kvstore's only policy is `noeviction`,
-/// so never sent; accepted as Redis accepts it).
+/// A key removed to free memory under `maxmemory` (an eviction policy,
+/// see `commands::evict`).
 pub const EVICTED: u16 = 1 << 9;
 /// Stream commands (kvstore has no streams; accepted, never sent).
 pub const STREAM: u16 = 1 << 10;

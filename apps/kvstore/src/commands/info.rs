@@ -107,7 +107,7 @@ fn memory(x: &Exec<'_>, out: &mut String) {
     field(out, "used_memory_peak_human", human(peak));
     field(out, "maxmemory", x.config.maxmemory);
     field(out, "maxmemory_human", human(x.config.maxmemory));
-    field(out, "maxmemory_policy", "noeviction");
+    field(out, "maxmemory_policy", x.config.maxmemory_policy.as_str());
     field(out, "mem_allocator", "faultline");
 }
 
@@ -166,7 +166,7 @@ fn stats(x: &Exec<'_>, out: &mut String) {
     field(out, "total_net_output_bytes", s.total_net_output_bytes);
     field(out, "rejected_connections", s.rejected_connections);
     field(out, "expired_keys", s.expired_keys);
-    field(out, "evicted_keys", 0);
+    field(out, "evicted_keys", s.evicted_keys);
     field(out, "keyspace_hits", s.keyspace_hits);
     field(out, "keyspace_misses", s.keyspace_misses);
     field(out, "total_error_replies", s.total_error_replies);

@@ -160,23 +160,36 @@ pub(crate) fn flush(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::ok()
 }
 
-/// `TOUCH key [key ...]`: how many of the named keys exist (there is no
-/// LRU clock to update).
+/// `TOUCH key [key ...]`: how many of the named keys exist; each counts
+/// as an access (`OBJECT IDLETIME`, the LRU and LFU eviction policies).
 pub(crate) fn touch(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let count = args[1..].iter().filter(|key| x.exists(key)).count();
     Reply::Integer(count as i64)
 }
 
+/// How many random keys `RANDOMKEY` draws before it scans for a live one.
+const RANDOMKEY_DRAWS: usize = 16;
+
 /// `RANDOMKEY`: a live key picked at random, or nil for an empty keyspace.
 pub(crate) fn randomkey(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    // A few tries, then a scan, so expired keys cannot hide live ones.
+    // A few draws (O(log n) each), then a scan, so expired keys cannot
+    // hide live ones.
     let len = x.store.len();
     if len == 0 {
         return Reply::Bulk(None);
     }
     let now = x.now;
-    let pick = (x.next_random() % len as u64) as usize;
     let live = |entry: &crate::store::Entry| !entry.is_expired(now);
+    for _ in 0..RANDOMKEY_DRAWS {
+        let random = x.next_random();
+        let drawn = x
+            .store
+            .random_key(crate::store::Candidates::AllKeys, random);
+        if let Some((key, _)) = drawn.filter(|(_, entry)| live(entry)) {
+            return Reply::Bulk(Some(key.to_vec()));
+        }
+    }
+    let pick = (x.next_random() % len as u64) as usize;
     let found = x
         .store
         .iter()

@@ -32,6 +32,7 @@ mod client;
 mod connection;
 mod effects;
 mod errors;
+mod evict;
 mod exec;
 mod expire;
 mod expiry_arg;
@@ -550,7 +551,8 @@ impl Engine {
     /// Why a client's command cannot run now, whatever its arguments
     /// say: a write while the log cannot be written (`-MISCONF`), or a
     /// write that may add data while memory is past `maxmemory`, or that
-    /// would push it past (`-OOM`, policy `noeviction`). Checked
+    /// would push it past (`-OOM`; an eviction policy has made what room
+    /// it could before, see `commands::evict`). Checked
     /// before running, and before queueing inside `MULTI`, as Redis does.
     pub(super) fn refusal(&self, spec: &table::Spec, args: &[Vec<u8>], db: usize) -> Option<Reply> {
         if let (Some(reason), true) = (&self.stats.aof_write_error, spec.flags & table::WRITE != 0)
@@ -604,19 +606,30 @@ impl Engine {
             Some(_) => {}
         }
         let db = client.db.min(self.dbs.len() - 1);
+        let mut evicted = Effects::default();
+        if !loading {
+            evicted = self.evict_for(spec, args, db, now);
+        }
         if !loading {
             if let Some(refusal) = self.refusal(spec, args, db) {
                 self.count_rejected(args);
-                return reply(refusal);
+                return Outcome {
+                    reply: refusal,
+                    effects: evicted,
+                };
             }
         }
         let started_us = (self.clock_us)();
         if spec.name == "swapdb" {
-            return self.swapdb(args, loading);
+            let mut outcome = self.swapdb(args, loading);
+            evicted.append(outcome.effects);
+            outcome.effects = evicted;
+            return outcome;
         }
         for store in &mut self.dbs {
             // Any database may be written (`MOVE`, `COPY ... DB`).
             store.set_clock(now);
+            store.set_lfu_tuning(self.config.lfu);
         }
         let (before, rest) = self.dbs.split_at_mut(db);
         let (store, after) = rest.split_first_mut().expect("db is in range");
@@ -669,6 +682,12 @@ impl Engine {
                 self.in_db(db, effects)
             }
         };
+        evicted.append(effects);
+        let mut effects = evicted;
+        if spec.name == "config|set" && !loading && !reply.is_error() {
+            // A lower limit or another policy takes effect at once.
+            effects.append(self.make_room(0, now));
+        }
         if !loading {
             // Counted after running, so INFO does not count itself.
             self.stats.total_commands_processed += 1;

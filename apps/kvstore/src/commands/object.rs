@@ -42,19 +42,29 @@ pub(crate) fn refcount(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// `OBJECT IDLETIME key`: seconds since a command last read or wrote the
-/// key.
+/// key; refused under an LFU policy, as in Redis (which keeps one or the
+/// other).
 pub(crate) fn idletime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let now = x.now;
+    let (now, lfu) = (x.now, x.config.maxmemory_policy.is_lfu());
     match untouched(x, &args[2]) {
+        Ok(_) if lfu => Reply::error(
+            "ERR An LFU maxmemory policy is selected, idle time not tracked. \
+             Please note that when switching between policies at runtime LRU and LFU data \
+             will take some time to adjust.",
+        ),
         Ok(entry) => Reply::Integer((entry.idle_ms(now) / 1000) as i64),
         Err(nil) => nil,
     }
 }
 
-/// `OBJECT FREQ key`: access frequency is counted only under an LFU
-/// eviction policy, and kvstore's only policy is `noeviction`.
+/// `OBJECT FREQ key`: the key's access frequency counter (see
+/// `kvstore::store::Frequency`), answered only under an LFU eviction
+/// policy, as in Redis (under another one the counter is not what
+/// eviction goes by).
 pub(crate) fn freq(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let (now, tuning, lfu) = (x.now, x.config.lfu, x.config.maxmemory_policy.is_lfu());
     match untouched(x, &args[2]) {
+        Ok(entry) if lfu => Reply::Integer(i64::from(entry.frequency(now, tuning))),
         Ok(_) => Reply::error(
             "ERR An LFU maxmemory policy is not selected, access frequency not tracked. \
              Please note that when switching between policies at runtime LRU and LFU data \

@@ -51,6 +51,8 @@ pub struct Stats {
     pub keyspace_misses: u64,
     /// Keys removed because they expired (engine).
     pub expired_keys: u64,
+    /// Keys removed to make room under `maxmemory` (engine).
+    pub evicted_keys: u64,
     /// Commands that changed the dataset (engine).
     pub dirty: u64,
     /// Highest memory estimate seen (engine).
@@ -105,6 +107,7 @@ impl Default for Stats {
             expired_keys: 0,
             dirty: 0,
             used_memory_peak: 0,
+            evicted_keys: 0,
             commands: CommandStats::new(),
         }
     }

@@ -55,7 +55,16 @@ impl Engine {
             return None;
         }
         if client.multi.is_some() && !control {
-            return Some(answer(self.queue(args, client)));
+            // Room is made before queueing, as before running.
+            let db = client.db.min(self.databases().len() - 1);
+            let evicted = match check(args) {
+                Ok(spec) => self.evict_for(spec, args, db, now),
+                Err(_) => Effects::default(),
+            };
+            return Some(Outcome {
+                reply: self.queue(args, client),
+                effects: evicted,
+            });
         }
         // Name and arity errors, and authentication, as for any command.
         if let Err(reply) = check(args) {
@@ -139,17 +148,25 @@ impl Engine {
         // The server may have run out of memory, or lost its log, since a
         // command was queued: then nothing runs, as in Redis.
         let db = client.db.min(self.databases().len() - 1);
+        let mut effects = Effects::default();
+        for args in &multi.queued {
+            if let Ok(spec) = check(args) {
+                effects.append(self.evict_for(spec, args, db, now));
+            }
+        }
         let refused = multi
             .queued
             .iter()
             .find_map(|args| self.refusal(check(args).ok()?, args, db));
         if let Some(Reply::Error(why)) = refused {
-            return answer(Reply::Error(alloc::format!(
-                "EXECABORT Transaction discarded because of: {why}"
-            )));
+            return Outcome {
+                reply: Reply::Error(alloc::format!(
+                    "EXECABORT Transaction discarded because of: {why}"
+                )),
+                effects,
+            };
         }
         let mut replies = Vec::with_capacity(multi.queued.len());
-        let mut effects = Effects::default();
         // Blocking commands answer as their non-blocking forms here.
         self.in_exec = true;
         for mut args in multi.queued {

@@ -9,7 +9,9 @@
 
 mod hash;
 mod key;
+mod lfu;
 mod list;
+mod sample;
 mod set;
 mod zset;
 
@@ -20,7 +22,9 @@ use core::ops::Bound;
 
 pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
 use key::{KeyView, Probe, StoredKey};
+pub use lfu::{Frequency, LfuTuning};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
+pub use sample::Candidates;
 pub use set::{Member, Set, INT_MEMBER_SIZE, MEMBER_OVERHEAD};
 pub use zset::{Zset, ZSET_MEMBER_OVERHEAD};
 
@@ -145,6 +149,8 @@ pub struct Entry {
     /// When a command last read or wrote it, in the store's clock
     /// (milliseconds): `OBJECT IDLETIME`.
     accessed: u64,
+    /// How often commands use it, for the LFU policies: `OBJECT FREQ`.
+    frequency: Frequency,
 }
 
 /// Two entries are equal when their values and expiries are: the version
@@ -249,6 +255,11 @@ impl Entry {
     pub fn idle_ms(&self, now_ms: u64) -> u64 {
         now_ms.saturating_sub(self.accessed)
     }
+
+    /// The access frequency counter at `now_ms` (see [`Frequency`]).
+    pub fn frequency(&self, now_ms: u64, tuning: LfuTuning) -> u8 {
+        self.frequency.decayed(now_ms, tuning)
+    }
 }
 
 /// The keyspace of one database.
@@ -262,6 +273,12 @@ pub struct Store {
     /// The time of the command running now, in milliseconds: what an
     /// entry written or read records as its last access.
     clock: u64,
+    /// The hashes of the keys with an expiry, to pick one at random.
+    volatile_index: sample::VolatileIndex,
+    /// How access frequencies count (`lfu-*` settings).
+    lfu: LfuTuning,
+    /// Draws for the frequency counters' probabilistic steps.
+    lfu_random: lfu::Draws,
 }
 
 impl Store {
@@ -276,11 +293,20 @@ impl Store {
         self.clock = now_ms;
     }
 
+    /// Sets how access frequencies count from now on (`lfu-log-factor`,
+    /// `lfu-decay-time`; see [`Entry::frequency`]).
+    pub fn set_lfu_tuning(&mut self, tuning: LfuTuning) {
+        self.lfu = tuning;
+    }
+
     /// Like [`get`](Store::get), recording the access for
     /// [`Entry::idle_ms`]: what commands that use a key call.
     pub fn get_touched(&mut self, key: &[u8]) -> Option<&Entry> {
         let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
         entry.accessed = self.clock;
+        entry
+            .frequency
+            .touch(self.clock, self.lfu, self.lfu_random.draw());
         Some(entry)
     }
 
@@ -338,6 +364,7 @@ impl Store {
                 expire_at,
                 version,
                 accessed: self.clock,
+                frequency: Frequency::new(self.clock),
             },
         );
     }
@@ -551,7 +578,7 @@ impl Store {
     /// Removes `key`, returning its entry if it existed.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
         let entry = self.map.remove(&Probe::new(key) as &dyn KeyView)?;
-        self.forget(key.len(), &entry);
+        self.forget(key, &entry);
         Some(entry)
     }
 
@@ -565,6 +592,11 @@ impl Store {
             (true, false) => self.volatile -= 1,
             _ => {}
         }
+        match (entry.expire_at.is_some(), expire_at.is_some()) {
+            (false, true) => self.volatile_index.add(key::hash(key)),
+            (true, false) => self.volatile_index.remove(key::hash(key)),
+            _ => {}
+        }
         entry.expire_at = expire_at;
         entry.version = next_version();
         true
@@ -575,6 +607,7 @@ impl Store {
         self.map.clear();
         self.used = 0;
         self.volatile = 0;
+        self.volatile_index.clear();
     }
 
     /// Every key and entry (expired ones included), in keyspace order.
@@ -636,11 +669,15 @@ impl Store {
         self.used += Self::cost(key.len(), entry.data.size());
         if entry.expire_at.is_some() {
             self.volatile += 1;
+            self.volatile_index.add(key::hash(key));
         }
         match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
             Some(slot) => {
+                // A new value keeps the key's access frequency, as in Redis.
+                let frequency = slot.frequency;
                 let old = core::mem::replace(slot, entry);
-                self.forget(key.len(), &old);
+                slot.frequency = frequency;
+                self.forget(key, &old);
             }
             None => {
                 self.map.insert(StoredKey::new(key), entry);
@@ -648,10 +685,11 @@ impl Store {
         }
     }
 
-    fn forget(&mut self, key_len: usize, entry: &Entry) {
-        self.used -= Self::cost(key_len, entry.data.size());
+    fn forget(&mut self, key: &[u8], entry: &Entry) {
+        self.used -= Self::cost(key.len(), entry.data.size());
         if entry.expire_at.is_some() {
             self.volatile -= 1;
+            self.volatile_index.remove(key::hash(key));
         }
     }
 }

@@ -243,3 +243,27 @@ fn copy_touch_unlink_randomkey_and_expiretime() {
     assert_eq!(s.run("EXPIRETIME p"), Reply::Integer(-1));
     assert_eq!(s.run("PEXPIRETIME nothing"), Reply::Integer(-2));
 }
+
+#[test]
+fn randomkey_draws_live_keys_from_all_over_the_keyspace() {
+    let mut s = Session::new();
+    for i in 0..200 {
+        s.run(&format!("SET k{i} v"));
+    }
+    let mut seen = BTreeSet::new();
+    for _ in 0..2_000 {
+        let Reply::Bulk(Some(key)) = s.run("RANDOMKEY") else {
+            panic!("a key");
+        };
+        seen.insert(key);
+    }
+    assert!(seen.len() > 180, "{} of 200 keys drawn", seen.len());
+    // Every key but one expired: the draws miss, the scan finds it.
+    for i in 1..200 {
+        s.run(&format!("PEXPIRE k{i} 1"));
+    }
+    s.advance(10);
+    for _ in 0..20 {
+        assert_eq!(s.run("RANDOMKEY"), Reply::bulk("k0"));
+    }
+}

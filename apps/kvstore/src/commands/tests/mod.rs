@@ -4,6 +4,7 @@
 mod auth;
 mod bits;
 mod databases;
+mod eviction;
 mod expiry;
 mod hashes;
 mod keys;

@@ -160,7 +160,14 @@ fn config_get_for_benchmarks() {
     assert_eq!(s.run("CONFIG GET nonexistent"), array(&[]));
     assert_eq!(
         s.run("CONFIG GET maxmemory maxmemory*"),
-        bulks(&["maxmemory", "0", "maxmemory-policy", "noeviction"]),
+        bulks(&[
+            "maxmemory",
+            "0",
+            "maxmemory-policy",
+            "noeviction",
+            "maxmemory-samples",
+            "5"
+        ]),
         "several patterns, no duplicates"
     );
     assert_eq!(
