@@ -559,6 +559,28 @@ fn redis_benchmark_runs_without_errors() {
     assert_eq!(info_field(&mut s, "stats", "total_error_replies"), 0);
     // 2000 INCRs per run on one counter.
     exchange(&mut s, b"GET counter:__rand_int__\r\n", b"$4\r\n6000\r\n");
+    // redis-benchmark's default test set, as a new user runs it: every one
+    // of its 20 tests (lists, sets, hashes, sorted sets, LRANGE_100..600)
+    // runs to the end, with no error reply.
+    let out = std::process::Command::new("redis-benchmark")
+        .args(["-p", &guest.port.to_string(), "-q", "-n", "500"])
+        .output()
+        .expect("redis-benchmark runs");
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "\n")
+        + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "redis-benchmark failed:\n{text}");
+    let results: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("requests per second"))
+        .collect();
+    assert_eq!(results.len(), 20, "one result per default test:\n{text}");
+    for test in ["LPUSH", "SPOP", "ZPOPMIN", "LRANGE_600", "MSET"] {
+        assert!(
+            results.iter().any(|l| l.starts_with(test)),
+            "{test}:\n{text}"
+        );
+    }
+    assert_eq!(info_field(&mut s, "stats", "total_error_replies"), 0);
 }
 
 /// The disk image of a test's guest.
