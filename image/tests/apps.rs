@@ -312,6 +312,46 @@ fn stencil_refuses_bad_arguments_with_its_usage() {
 }
 
 #[test]
+fn dmabench_on_zcu102_compares_zdma_with_the_cpu_and_needs_an_smmu_for_the_rest() {
+    // No NVMe and no SMMU: ZDMA copies under pin against the CPU's.
+    let mut boot = Boot::new("dmabench", Board::Zcu102);
+    boot.args = &["quick"];
+    let outcome = boot.run("apps-dmabench-zcu102");
+    expect_status(&outcome, 0);
+    expect_line(
+        &outcome,
+        "buffers        size   zdma MB/s    cpu MB/s   zdma/cpu",
+    );
+    // A row per buffer kind and size: both rates and their ratio, whatever
+    // they are (QEMU's speed is the host's).
+    for buffers in ["warm", "cold"] {
+        for kib in ["4", "64", "1024"] {
+            let row = outcome
+                .output
+                .lines()
+                .find(|l| l.split_whitespace().take(3).eq([buffers, kib, "KiB"]))
+                .unwrap_or_else(|| panic!("no {buffers} {kib} KiB row:\n{}", outcome.output));
+            let figures: Vec<f64> = row
+                .split_whitespace()
+                .skip(3)
+                .map(|w| w.parse().unwrap_or_else(|_| panic!("{w:?} in {row:?}")))
+                .collect();
+            assert_eq!(figures.len(), 3, "{row}");
+            assert!(figures.iter().all(|f| f.is_finite() && *f > 0.0), "{row}");
+        }
+    }
+    expect_line(&outcome, "corrupted bytes: 0");
+    for policy in ["prefault", "fault-aware", "fault-aware+prefetch"] {
+        let refusal = outcome
+            .output
+            .lines()
+            .find(|l| l.starts_with(&format!("{policy}: refused: ")))
+            .unwrap_or_else(|| panic!("no {policy} refusal:\n{}", outcome.output));
+        assert!(refusal.contains("needs an SMMU"), "{refusal}");
+    }
+}
+
+#[test]
 fn dmabench_costs_prints_the_kernel_figures() {
     let mut boot = Boot::new("dmabench", Board::QemuVirt);
     boot.args = &["costs"];

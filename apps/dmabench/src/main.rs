@@ -8,6 +8,10 @@
 //! KiB; by default 4 KiB..16 MiB. `costs` prints the cost of one fault and
 //! one submission instead (see [`costs`]); `fault-scaling` the demand
 //! faults two cores resolve at once against one (see [`scaling`]).
+//!
+//! On a board with no NVMe but the ZynqMP's ZDMA (zcu102), it compares
+//! ZDMA copies under `pin` with the CPU's instead (see [`zdma`]); there
+//! `quick` and the default are 4 KiB, 64 KiB and 1 MiB.
 #![no_std]
 #![no_main]
 
@@ -18,6 +22,7 @@ mod costs;
 mod paired;
 mod report;
 mod scaling;
+mod zdma;
 
 use alloc::vec::Vec;
 use cell::{Scenario, Spec};
@@ -34,7 +39,8 @@ pub const POLICIES: [Policy; 4] = [
     Policy::FaultAwarePrefetch,
 ];
 
-fn sizes(args: &libos::Args) -> Result<Vec<usize>, &'static str> {
+/// The sizes the arguments ask for; `default` (KiB) when they name none.
+fn sizes(args: &libos::Args, default: &[usize]) -> Result<Vec<usize>, &'static str> {
     if args.contains("quick") {
         return Ok([4, 64, 1024].iter().map(|k| k << 10).collect());
     }
@@ -58,16 +64,37 @@ fn sizes(args: &libos::Args) -> Result<Vec<usize>, &'static str> {
         }
         return Ok(explicit);
     }
-    Ok([4, 64, 1024, 16 << 10].iter().map(|k| k << 10).collect())
+    Ok(default.iter().map(|k| k << 10).collect())
+}
+
+/// The usage line, printed with why the arguments were refused.
+const USAGE: &str = "usage: dmabench [quick | full | costs | fault-scaling | SIZE_KIB...]";
+
+/// The ZDMA benchmark, on a board with no NVMe (see [`zdma`]).
+fn zdma_main(engine: libos::dma::EngineId, args: &libos::Args) -> i32 {
+    if args.contains("costs") || args.contains("fault-scaling") {
+        println!("dmabench: costs and fault-scaling need NVMe; run them on qemu-virt");
+        return 1;
+    }
+    match sizes(args, &[4, 64, 1024]) {
+        Ok(sizes) => zdma::run(engine, &sizes),
+        Err(e) => {
+            println!("{USAGE}: {e}");
+            2
+        }
+    }
 }
 
 fn main(args: libos::Args) -> i32 {
     let (engine, info) = match libos::dma::nvme() {
         Ok(found) => found,
-        Err(e) => {
-            println!("dmabench: no NVMe engine ({e:?}); run it on qemu-virt");
-            return 1;
-        }
+        Err(e) => match libos::dma::zdma() {
+            Ok(engine) => return zdma_main(engine, &args),
+            Err(_) => {
+                println!("dmabench: no NVMe engine ({e:?}) and no ZDMA; run it on qemu-virt");
+                return 1;
+            }
+        },
     };
     println!(
         "dmabench: NVMe {} MiB, {}-byte blocks, {} KiB per command",
@@ -93,10 +120,10 @@ fn main(args: libos::Args) -> i32 {
             }
         };
     }
-    let sizes = match sizes(&args) {
+    let sizes = match sizes(&args, &[4, 64, 1024, 16 << 10]) {
         Ok(s) => s,
         Err(e) => {
-            println!("usage: dmabench [quick | full | costs | fault-scaling | SIZE_KIB...]: {e}");
+            println!("{USAGE}: {e}");
             return 2;
         }
     };
