@@ -31,7 +31,7 @@ pub const GEM3: usize = 0xff0e_0000;
 /// GEM3's interrupt (SPI 63).
 pub const GEM3_INTID: u32 = 32 + 63;
 /// Descriptors in each ring.
-pub const RING: usize = 64;
+pub const RING: usize = 256;
 /// Bytes of each buffer: a whole frame (1518 bytes) fits in one.
 pub const BUFFER: usize = 1536;
 
