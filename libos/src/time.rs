@@ -183,15 +183,19 @@ mod guest {
     const TICK_SPAN: Duration = Duration::from_micros(200);
 
     /// While this core has nothing to do (until `deadline` or `ready()`),
-    /// watches the RTC for a tick, if the wall clock is not calibrated
-    /// yet. At the tick the Unix time is exactly the new count; the tick
+    /// watches the RTC for a tick, if the wall clock was asked for and is
+    /// not calibrated yet. At the tick the Unix time is exactly the new count; the tick
     /// lies between the last read that saw the old count and the first
     /// that saw the new one. A span longer than [`TICK_SPAN`] (the host
     /// stopped this core in between) is not trusted, and the next tick is
     /// awaited. The tick is taken at the span's start, so the clock is
     /// never behind the RTC, and ahead by at most the span.
     fn calibrate_while_idle(deadline: Instant, ready: &impl Fn() -> bool) {
-        if PRECISE_EPOCH_US.load(Ordering::Relaxed) != UNSET {
+        // Only once the wall clock was asked for (an app that never asks
+        // idles in WFI, and leaves the host's cores to its peers).
+        if PRECISE_EPOCH_US.load(Ordering::Relaxed) != UNSET
+            || PROVISIONAL_EPOCH_US.load(Ordering::Relaxed) == UNSET
+        {
             return;
         }
         let Some(base) = hw::board::CURRENT.rtc_pl031 else {
