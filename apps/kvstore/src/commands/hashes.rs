@@ -76,7 +76,7 @@ fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>], event: &str) -> Result<usi
         added
     });
     if rewriting {
-        log_whole(x, key);
+        x.log_whole(key);
     }
     if added.is_some() {
         x.notify(crate::notify::HASH, event, key);
@@ -143,7 +143,7 @@ pub(crate) fn hdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         })
         .unwrap_or_default();
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else {
         let mut record: Vec<&[u8]> = alloc::vec![b"HDEL", key];
         record.extend(&removed);
@@ -425,13 +425,6 @@ fn set_one(x: &mut Exec<'_>, args: &mut [Vec<u8>], value: Vec<u8>, event: &str) 
     ];
     // Cannot fail: the caller checked the key's type.
     let _ = set_fields(x, &mut set, event);
-}
-
-/// Logs the whole state of the hash at `key` after a change made while a
-/// log rewrite runs: `DEL key`, then the records that recreate it, if it
-/// still exists (see the module's documentation).
-fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    x.log_whole(key);
 }
 
 /// Growth of `HSET key field value [field value ...]` (and `HMSET`,

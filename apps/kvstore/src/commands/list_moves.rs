@@ -23,7 +23,7 @@ use alloc::vec::Vec;
 
 use super::errors;
 use super::exec::Exec;
-use super::lists::{end_name, log_whole, oom, parse_end, pop_elements, pop_event, push_event};
+use super::lists::{end_name, oom, parse_end, pop_elements, pop_event, push_event};
 use super::string_ops::parse_float;
 use super::strings::copy_for_reply;
 use crate::blocking::Wait;
@@ -97,9 +97,9 @@ fn lmove_now(x: &mut Exec<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> Re
         return oom();
     }
     if x.needs_whole(src) | x.needs_whole(dst) {
-        log_whole(x, src);
+        x.log_whole(src);
         if src != dst {
-            log_whole(x, dst);
+            x.log_whole(dst);
         }
     } else {
         x.log([&b"LMOVE"[..], src, dst, end_name(from), end_name(to)]);

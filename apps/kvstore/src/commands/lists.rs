@@ -13,7 +13,7 @@
 //!
 //! These replay to the same list over the state the log had when they were
 //! written. While a log rewrite runs, a change is logged instead as `DEL
-//! key` and the records that recreate the whole list ([`log_whole`]), for
+//! key` and the records that recreate the whole list (`Exec::log_whole`), for
 //! the reason the `hashes` module gives: the rewrite's scan may have
 //! captured the key in any state.
 
@@ -115,7 +115,7 @@ fn push(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End, only_existing: bool) -
         None => return errors::wrong_type(),
     };
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else if !x.loading {
         // The elements now live in the list: log them from there, in the
         // order the command gave them.
@@ -202,7 +202,7 @@ pub(super) fn pop_elements(
         popped.extend(core::iter::from_fn(|| list.pop(end)).take(n));
     });
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else {
         let name: &[u8] = match end {
             End::Left => b"LPOP",
@@ -303,7 +303,7 @@ pub(crate) fn lset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let key = &args[1];
     x.store.update_list(key, |list| list.set(at, element));
     if rewriting {
-        log_whole(x, key);
+        x.log_whole(key);
     }
     x.notify(notify::LIST, "lset", key);
     Reply::ok()
@@ -342,7 +342,7 @@ pub(crate) fn linsert(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Err(_) => Err(oom()),
     });
     if rewriting {
-        log_whole(x, key);
+        x.log_whole(key);
     }
     match len {
         Some(Ok(len)) => {
@@ -375,7 +375,7 @@ pub(crate) fn lrem(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .unwrap_or(0);
     if removed > 0 {
         if x.needs_whole(key) {
-            log_whole(x, key);
+            x.log_whole(key);
         } else {
             x.log(&args[..4]);
         }
@@ -405,7 +405,7 @@ pub(crate) fn ltrim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let changed = kept.is_none_or(|(from, to)| to - from + 1 < len);
     if changed {
         if x.needs_whole(key) {
-            log_whole(x, key);
+            x.log_whole(key);
         } else {
             x.log(&args[..4]);
         }
@@ -537,13 +537,6 @@ fn non_negative(number: Option<i64>, name: &str) -> Result<usize, Reply> {
         Some(n) if n >= 0 => Ok(usize::try_from(n).unwrap_or(usize::MAX)),
         _ => Err(Reply::Error(alloc::format!("ERR {name} can't be negative"))),
     }
-}
-
-/// Logs the whole state of the list at `key` after a change made while a
-/// log rewrite runs: `DEL key`, then the records that recreate it, if it
-/// still exists (see the module's documentation).
-pub(super) fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    x.log_whole(key);
 }
 
 /// Growth of `LPUSH key element [element ...]` (and `RPUSH`, `LPUSHX`,

@@ -16,7 +16,7 @@
 //! removes the same members. A `*STORE` is logged as its result, which
 //! replays the same whatever the sources held. While a log rewrite runs, a
 //! change is logged as `DEL key` and the records that recreate the whole
-//! set ([`log_whole`]), for the reason the `hashes` module gives.
+//! set (`Exec::log_whole`), for the reason the `hashes` module gives.
 
 use alloc::vec::Vec;
 
@@ -90,7 +90,7 @@ pub(crate) fn sadd(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         None => return errors::wrong_type(),
     };
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else {
         let mut record: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
         record[0] = b"SADD";
@@ -117,7 +117,7 @@ pub(crate) fn srem(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         })
         .unwrap_or_default();
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else {
         let mut record: Vec<&[u8]> = alloc::vec![b"SREM", key];
         record.extend(&removed);
@@ -347,7 +347,7 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         }
     });
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else {
         for chunk in taken.chunks(SET_MEMBERS_PER_RECORD) {
             let mut record: Vec<&[u8]> = alloc::vec![b"SREM", key];
@@ -393,8 +393,8 @@ pub(crate) fn smove(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         x.notify(notify::SET, "sadd", dst);
     }
     if x.needs_whole(src) | x.needs_whole(dst) {
-        log_whole(x, src);
-        log_whole(x, dst);
+        x.log_whole(src);
+        x.log_whole(dst);
     } else {
         x.log([&b"SMOVE"[..], src, dst, member]);
     }
@@ -625,13 +625,6 @@ pub(crate) fn sscan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Reply::Error(e) => Reply::Error(e),
         members => Reply::array(alloc::vec![Reply::bulk(alloc::format!("{next}")), members]),
     }
-}
-
-/// Logs the whole state of the set at `key` after a change made while a
-/// log rewrite runs: `DEL key`, then the records that recreate it, if it
-/// still exists (see the module's documentation).
-fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    x.log_whole(key);
 }
 
 /// Growth of `SADD key member [member ...]`: each new member's cost in a

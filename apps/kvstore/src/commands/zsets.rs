@@ -206,19 +206,12 @@ pub fn push_zset(out: &mut Effects, key: &[u8], zset: &Zset) {
     }
 }
 
-/// Logs the whole state of the sorted set at `key` after a change made
-/// while a log rewrite runs: `DEL key`, then the records that recreate
-/// it, if it still exists (see the module's documentation).
-pub(super) fn log_whole(x: &mut Exec<'_>, key: &[u8]) {
-    x.log_whole(key);
-}
-
 /// Logs `args` as given for a change to the set at `key` (or the whole
 /// set while a rewrite runs), notifies `event`, and `del` if the set is
 /// gone.
 pub(super) fn log_removal(x: &mut Exec<'_>, args: &[Vec<u8>], key: &[u8], event: &str) {
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else {
         x.log(args);
     }
@@ -370,7 +363,7 @@ fn add(x: &mut Exec<'_>, args: &[Vec<u8>], at: usize, flags: AddFlags) -> Reply 
     };
     if !changed.is_empty() {
         if x.needs_whole(key) {
-            log_whole(x, key);
+            x.log_whole(key);
         } else if !x.loading {
             let formatted: Vec<Vec<u8>> = changed.iter().map(|&(_, s)| format_score(s)).collect();
             let mut record: Vec<&[u8]> = Vec::with_capacity(2 + 2 * changed.len());
@@ -546,7 +539,7 @@ pub(super) fn pop_members(
         return Ok(popped);
     }
     if x.needs_whole(key) {
-        log_whole(x, key);
+        x.log_whole(key);
     } else if !x.loading {
         let mut record: Vec<&[u8]> = Vec::with_capacity(2 + popped.len());
         record.extend([&b"ZREM"[..], key]);
