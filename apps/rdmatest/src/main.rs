@@ -403,7 +403,16 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
     });
     checks.check("nothing-corrupted", untouched);
     drop((x_landing, x_source, x_read_only, x_unmapped));
+    // Node 0's "done" completes only once this node's engine acknowledges
+    // it, and that acknowledgement may be lost (the loss tests drop
+    // datagrams): stay up while node 0 may still resend it (its timeouts
+    // double from 20 ms, so five in a row fit), rather than leave it to
+    // find no peer.
+    libos::time::sleep(LINGER);
 }
+
+/// How long the target stays up after the last message it receives.
+const LINGER: Duration = Duration::from_millis(1500);
 
 /// Expects a WRITE or READ to have ended with `want`.
 fn expect_status(
