@@ -37,6 +37,7 @@ use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
 
 mod gem;
+mod no_event_idx;
 
 pub use smoltcp;
 
@@ -146,7 +147,7 @@ impl PacketBuffers {
     }
 }
 
-type Nic = VirtIONetRaw<KernelHal, PciTransport, QUEUE_SIZE>;
+type Nic = VirtIONetRaw<KernelHal, no_event_idx::NoEventIdx<PciTransport>, QUEUE_SIZE>;
 
 /// Frames handed to the device for sending, by descriptor token, with
 /// their length; and the buffers free to fill.
@@ -514,7 +515,7 @@ fn find_virtio() -> Result<Option<(NetDevice, EthernetAddress, Option<u32>)>, Ne
         return Ok(None);
     };
     let transport = crate::pci::virtio_transport(&f).map_err(NetError::Transport)?;
-    let mut nic = Nic::new(transport).map_err(NetError::Device)?;
+    let mut nic = Nic::new(no_event_idx::NoEventIdx(transport)).map_err(NetError::Device)?;
     nic.enable_interrupts();
     let mac = EthernetAddress(nic.mac_address());
     let device = VirtioNic::new(nic).map_err(NetError::Device)?;

@@ -110,6 +110,42 @@ unsafe impl GlobalAlloc for KernelHeap {
         }
     }
 
+    /// Grows or shrinks in place when the neighbouring memory allows (a
+    /// growing `Vec` then copies nothing); else moves the block, copying
+    /// outside the lock (a large copy must not hold off interrupts).
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let old_size = layout.size();
+        {
+            let mut state = self.0.lock();
+            if new_size <= old_size {
+                // SAFETY: `ptr` is this allocator's block of `layout` (the
+                // caller's contract); `new_size` is non-zero and not larger.
+                unsafe { state.heap.shrink(ptr, layout, new_size) };
+                state.used -= old_size - new_size;
+                return ptr;
+            }
+            // SAFETY: as above, and `new_size` is larger.
+            if unsafe { state.heap.try_grow_in_place(ptr, layout, new_size) } {
+                state.used += new_size - old_size;
+                return ptr;
+            }
+        }
+        // SAFETY: the caller guarantees `new_size` rounded up to the
+        // alignment does not overflow, so this layout is valid.
+        let new_layout = unsafe { Layout::from_size_align_unchecked(new_size, layout.align()) };
+        // SAFETY: `new_layout` is not zero-sized.
+        let moved = unsafe { self.alloc(new_layout) };
+        if !moved.is_null() {
+            // SAFETY: both blocks are live, distinct, and at least
+            // `old_size` long; the old one goes back with its own layout.
+            unsafe {
+                core::ptr::copy_nonoverlapping(ptr, moved, old_size);
+                self.dealloc(ptr, layout);
+            }
+        }
+        moved
+    }
+
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         if !ptr.is_null() {
             let mut state = self.0.lock();
