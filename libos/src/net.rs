@@ -37,7 +37,7 @@ use virtio_drivers::transport::pci::PciTransport;
 use virtio_drivers::{BufferDirection, Hal, PhysAddr};
 
 mod gem;
-mod no_event_idx;
+mod nic_transport;
 
 pub use smoltcp;
 
@@ -147,7 +147,7 @@ impl PacketBuffers {
     }
 }
 
-type Nic = VirtIONetRaw<KernelHal, no_event_idx::NoEventIdx<PciTransport>, QUEUE_SIZE>;
+type Nic = VirtIONetRaw<KernelHal, nic_transport::NicTransport<PciTransport>, QUEUE_SIZE>;
 
 /// Frames handed to the device for sending, by descriptor token, with
 /// their length; and the buffers free to fill.
@@ -188,6 +188,8 @@ pub struct VirtioNic {
     /// The device returned a token it was not given: it broke the virtio
     /// protocol, and is not used again (the kernel goes on without it).
     broken: bool,
+    /// Rings the notifications the driver asked for, once per poll.
+    doorbell: nic_transport::Doorbell<PciTransport>,
 }
 
 /// A received frame, read in place by smoltcp.
@@ -237,10 +239,14 @@ impl phy::TxToken for VirtioTx<'_> {
 }
 
 impl VirtioNic {
-    fn new(nic: Nic) -> Result<VirtioNic, virtio_drivers::Error> {
+    fn new(
+        nic: Nic,
+        doorbell: nic_transport::Doorbell<PciTransport>,
+    ) -> Result<VirtioNic, virtio_drivers::Error> {
         let buffers = PacketBuffers::new();
         let mut device = VirtioNic {
             nic,
+            doorbell,
             rx_posted: InFlight::new(),
             rx_held: None,
             broken: false,
@@ -255,6 +261,7 @@ impl VirtioNic {
             let token = unsafe { device.nic.receive_begin(buffer)? };
             device.post_rx(token, buffer);
         }
+        device.doorbell.ring();
         Ok(device)
     }
 
@@ -363,6 +370,14 @@ impl phy::TxToken for TxToken<'_> {
 }
 
 impl NetDevice {
+    /// Tells the device about the frames and buffers queued since the last
+    /// call (see `nic_transport`; the GEM is told per frame).
+    fn ring_doorbell(&mut self) {
+        if let NetDevice::Virtio(v) = self {
+            v.doorbell.ring();
+        }
+    }
+
     /// Acknowledges the NIC's interrupt before its queues are drained.
     fn ack_interrupt(&mut self) {
         match self {
@@ -515,10 +530,11 @@ fn find_virtio() -> Result<Option<(NetDevice, EthernetAddress, Option<u32>)>, Ne
         return Ok(None);
     };
     let transport = crate::pci::virtio_transport(&f).map_err(NetError::Transport)?;
-    let mut nic = Nic::new(no_event_idx::NoEventIdx(transport)).map_err(NetError::Device)?;
+    let (transport, doorbell) = nic_transport::split(transport);
+    let mut nic = Nic::new(transport).map_err(NetError::Device)?;
     nic.enable_interrupts();
     let mac = EthernetAddress(nic.mac_address());
-    let device = VirtioNic::new(nic).map_err(NetError::Device)?;
+    let device = VirtioNic::new(nic, doorbell).map_err(NetError::Device)?;
     log::info!("net: virtio-net {:?}, mac {mac}, 10.0.2.15/24", f.bdf);
     Ok(Some((
         NetDevice::Virtio(alloc::boxed::Box::new(device)),
@@ -560,6 +576,7 @@ impl Net {
             .poll_egress(now, &mut self.device, &mut self.sockets)
             == smoltcp::iface::PollResult::SocketStateChanged
         {}
+        self.device.ring_doorbell();
         let intid = NET_INTID.load(core::sync::atomic::Ordering::Relaxed);
         if intid != 0 {
             crate::irq::unmask(intid);
