@@ -68,6 +68,16 @@ pub fn encode_record_pieces<'v>(
     mut share: impl FnMut(usize, &'v Value),
 ) {
     let start = out.len();
+    // Room for the whole record at once (a header line is at most 22
+    // bytes), rather than growing the buffer piece by piece.
+    let copied: usize = args
+        .iter()
+        .map(|arg| match *arg {
+            Piece::Value(v) if v.len() >= share_from => 24,
+            _ => arg.bytes().len() + 24,
+        })
+        .sum();
+    out.reserve(RECORD_HEADER + 24 + copied);
     out.extend_from_slice(&[0; RECORD_HEADER]);
     let (mut crc, mut unsummed, mut len) = (0, start + RECORD_HEADER, 0);
     array_header(out, args.len());
