@@ -188,7 +188,8 @@ pub struct VirtioNic {
     /// The device returned a token it was not given: it broke the virtio
     /// protocol, and is not used again (the kernel goes on without it).
     broken: bool,
-    /// Rings the notifications the driver asked for, once per poll.
+    /// Rings the notifications the driver asked for, once per receive
+    /// and once per transmit pass.
     doorbell: nic_transport::Doorbell<PciTransport>,
 }
 
@@ -544,22 +545,32 @@ fn find_virtio() -> Result<Option<(NetDevice, EthernetAddress, Option<u32>)>, Ne
 }
 
 impl Net {
-    /// Moves packets between the NIC and the sockets, and re-arms the
-    /// NIC's interrupt.
+    /// Moves packets between the NIC and the sockets: [`receive`], then
+    /// [`transmit`].
+    ///
+    /// [`receive`]: Net::receive
+    /// [`transmit`]: Net::transmit
     pub fn poll(&mut self) {
-        self.poll_with(|_| {});
+        self.receive(|_| {});
+        self.transmit();
     }
 
-    /// Like [`poll`](Net::poll), running `after_each` after every received
-    /// frame. It exists so an app can keep a small pool of listening
-    /// sockets topped up: a SYN claims a listener, and `after_each` puts a
-    /// fresh one in its place before the next SYN of a burst is handled
-    /// (smoltcp answers a SYN that finds no listener with a reset).
+    /// Hands the frames that arrived to the sockets, running `after_each`
+    /// after every one, and re-arms the NIC's interrupt. `after_each`
+    /// exists so an app can keep a small pool of listening sockets topped
+    /// up: a SYN claims a listener, and `after_each` puts a fresh one in
+    /// its place before the next SYN of a burst is handled (smoltcp
+    /// answers a SYN that finds no listener with a reset).
+    ///
+    /// Nothing is sent here but what the stack answers on its own (ARP,
+    /// resets): an app that reads its requests and queues its replies
+    /// before calling [`transmit`](Net::transmit) sends each reply with
+    /// the acknowledgement of its request, in one frame instead of two.
     ///
     /// The device's interrupt is acknowledged before the receive queue is
     /// drained and unmasked after, so a frame arriving in between leaves
     /// the interrupt pending and the next WFI returns at once.
-    pub fn poll_with(&mut self, mut after_each: impl FnMut(&mut SocketSet<'static>)) {
+    pub fn receive(&mut self, mut after_each: impl FnMut(&mut SocketSet<'static>)) {
         NET_INTERRUPTED.store(false, core::sync::atomic::Ordering::Relaxed);
         self.device.ack_interrupt();
         let now = now();
@@ -571,16 +582,24 @@ impl Net {
         {
             after_each(&mut self.sockets);
         }
+        // Buffers given back, if the device ran dry and asked for them.
+        self.device.ring_doorbell();
+        let intid = NET_INTID.load(core::sync::atomic::Ordering::Relaxed);
+        if intid != 0 {
+            crate::irq::unmask(intid);
+        }
+    }
+
+    /// Sends what the sockets have queued (data, acknowledgements, window
+    /// updates, retransmissions) and tells the NIC once.
+    pub fn transmit(&mut self) {
+        let now = now();
         while self
             .iface
             .poll_egress(now, &mut self.device, &mut self.sockets)
             == smoltcp::iface::PollResult::SocketStateChanged
         {}
         self.device.ring_doorbell();
-        let intid = NET_INTID.load(core::sync::atomic::Ordering::Relaxed);
-        if intid != 0 {
-            crate::irq::unmask(intid);
-        }
     }
 
     /// How long the app may sleep before smoltcp has timers to run

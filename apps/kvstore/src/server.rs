@@ -2,11 +2,12 @@
 //! [`Session`] each, one command engine for all, the log on NVMe.
 //!
 //! ```text
-//!  loop:  poll NIC ──► collect handshakes (listeners refilled per frame)
+//!  loop:  receive frames ──► collect handshakes (listeners refilled per frame)
 //!         ──► visit the connections whose wakers fired: read, execute
 //!         ──► flush the log (appendfsync) ──► release replies held for it
 //!         ──► a step of its rewrite, if due
-//!         ──► send replies ──► sleep in WFI until the NIC's interrupt,
+//!         ──► queue replies ──► transmit (each reply carries the ACK of
+//!             its request) ──► sleep in WFI until the NIC's interrupt,
 //!             smoltcp's next timer, the log's flush or the expiry tick
 //! ```
 //!
@@ -138,7 +139,7 @@ impl Server {
         let mut visiting = Vec::new();
         loop {
             let listeners = &mut self.listeners;
-            self.net.poll_with(|sockets| listeners.refill(sockets));
+            self.net.receive(|sockets| listeners.refill(sockets));
             self.engine.stats_mut().used_cpu_us = time::busy_time().as_micros() as u64;
             self.accept();
             let conns = &self.conns;
@@ -159,13 +160,14 @@ impl Server {
             self.expire();
             self.flush_log();
             self.compact_log();
-            let mut sent = false;
             for slot in core::mem::take(&mut self.replied) {
-                sent |= self.send(slot);
+                self.send(slot);
             }
-            if sent || !self.ready.is_empty() || self.rewrite.is_some() {
-                // Poll again: smoltcp transmits what was queued; a rewrite
-                // takes its next step.
+            // Replies leave with the acknowledgement of their requests.
+            self.net.transmit();
+            if !self.ready.is_empty() || self.rewrite.is_some() {
+                // Requests wait that were not read yet; a rewrite takes its
+                // next step.
                 continue;
             }
             self.sleep();
@@ -453,17 +455,16 @@ impl Server {
         });
     }
 
-    /// Sends what fits of a connection's replies; closes it once it is
-    /// done. Returns whether anything was handed to smoltcp.
-    fn send(&mut self, slot: usize) -> bool {
+    /// Queues what fits of a connection's replies in its socket; closes
+    /// it once it is done.
+    fn send(&mut self, slot: usize) {
         let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-            return false;
+            return;
         };
         let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
         let paused = !conn.session.wants_input();
-        let mut sent = 0;
         if !conn.session.output().is_empty() && socket.can_send() {
-            sent = socket.send_slice(conn.session.output()).unwrap_or(0);
+            let sent = socket.send_slice(conn.session.output()).unwrap_or(0);
             conn.session.consume(sent);
             self.engine.stats_mut().total_net_output_bytes += sent as u64;
         }
@@ -479,13 +480,12 @@ impl Server {
             socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
             conn.fin_sent = true;
             socket.register_recv_waker(&conn.wakers.receive);
-            return true;
+            return;
         }
         if paused && conn.session.wants_input() {
             // Requests were left waiting for room in the output.
             self.ready.push(slot, conn.session.client().id());
         }
-        sent > 0
     }
 
     fn expire(&mut self) {

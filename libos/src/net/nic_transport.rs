@@ -1,9 +1,9 @@
 //! The virtio transport the NIC driver runs on: without the event-index
-//! feature, and with the device's doorbell rung once per poll.
+//! feature, and with the device's doorbell rung once per pass.
 //!
 //! ```text
 //!  virtio-drivers ──► NicTransport ──┐ (shared)
-//!  Net::poll_with ──► Doorbell::ring ┴─► PciTransport::notify, once per queue
+//!  Net::transmit  ──► Doorbell::ring ┴─► PciTransport::notify, once per queue
 //! ```
 //!
 //! *No event index.* With `VIRTIO_RING_F_EVENT_IDX` a device says, through
@@ -14,11 +14,12 @@
 //! notification. Without the feature the device sets `NO_NOTIFY` in the
 //! used ring while it has buffers, and the driver honours it.
 //!
-//! *One doorbell per poll.* A notification is a trapped register write
+//! *One doorbell per pass.* A notification is a trapped register write
 //! that runs the device model (under QEMU, behind its global lock); the
 //! driver rings it for each frame it queues. Here those requests are only
-//! noted, and the poll loop rings once per queue after its egress pass,
-//! so a pass that answers fifty clients costs one notification, not fifty.
+//! noted, and `Net` rings once per queue after each receive and transmit
+//! pass, so a pass that answers fifty clients costs one notification, not
+//! fifty.
 
 use virtio_drivers::transport::{DeviceStatus, DeviceType, InterruptStatus, Transport};
 use virtio_drivers::PhysAddr;
