@@ -131,7 +131,13 @@ fn push(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End, only_existing: bool) -
         let mut record: Vec<&[u8]> = Vec::with_capacity(2 + count);
         record.extend([name, key]);
         match end {
-            End::Left => record.extend(list.iter().take(count).rev()),
+            End::Left => {
+                // The first `count` elements, last pushed first (not
+                // `take(count).rev()`: that walks the whole list from the
+                // back, O(length) per push).
+                record.extend(list.iter().take(count));
+                record[2..].reverse();
+            }
             End::Right => record.extend(list.iter().skip(len - count)),
         }
         x.effects.push(&record);
