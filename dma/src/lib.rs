@@ -21,6 +21,7 @@
 
 extern crate alloc;
 
+pub mod claim;
 pub mod engine;
 mod layout;
 pub mod memory;
@@ -33,13 +34,12 @@ pub mod stats;
 pub mod transfer;
 pub mod watchdog;
 
+pub use claim::{Claim, ClaimId, ClaimOutcome, Resolution, UnknownClaim};
 pub use engine::{Completion, Direction, Engine, EngineCaps, EngineError, Resume, Segment};
 pub use engine::{EngineId, SegmentId, StreamId};
 pub use memory::{Access, MemError, Memory};
 pub use prefetch::{PrefetchConfig, Prefetcher};
-pub use scheduler::{
-    Config, FaultAction, Scheduler, SegmentState, TransferState, Unclaimed, UnknownSegment,
-};
+pub use scheduler::{Config, FaultAction, Scheduler, SegmentState, TransferState, UnknownSegment};
 pub use stats::Stats;
 pub use transfer::{Policy, SubmitError, Transfer, TransferError, TransferId, TransferReport};
 pub use watchdog::Watchdog;
