@@ -6,9 +6,11 @@
 //! SMMU either aborts the access (reads return zeros, writes are dropped, the
 //! device completes "successfully") or stalls it, and records a fault event.
 //! This crate decides what to do about it: it splits transfers into segments,
-//! feeds them to engines, resolves the faulted pages through the memory
-//! manager, and retransmits or resumes whatever the faults spoiled, so that
-//! every transfer either ends byte-exact or fails with a clear error.
+//! feeds them to engines, claims the faulted pages (and a prefetch window)
+//! for the kernel to make resident through the memory manager without
+//! holding the scheduler ([`claim`]), and retransmits or resumes whatever
+//! the faults spoiled once they are resolved, so that every transfer either
+//! ends byte-exact or fails with a clear error.
 //!
 //! It is policy code: no `unsafe`, no hardware access, host-tested. The kernel
 //! plugs in through two small traits, [`Memory`] (the memory manager) and
@@ -21,6 +23,7 @@
 
 extern crate alloc;
 
+pub mod claim;
 pub mod engine;
 mod layout;
 pub mod memory;
@@ -33,13 +36,12 @@ pub mod stats;
 pub mod transfer;
 pub mod watchdog;
 
+pub use claim::{Claim, ClaimId, ClaimOutcome, Resolution, UnknownClaim};
 pub use engine::{Completion, Direction, Engine, EngineCaps, EngineError, Resume, Segment};
 pub use engine::{EngineId, SegmentId, StreamId};
 pub use memory::{Access, MemError, Memory};
 pub use prefetch::{PrefetchConfig, Prefetcher};
-pub use scheduler::{
-    Config, FaultAction, Scheduler, SegmentState, TransferState, Unclaimed, UnknownSegment,
-};
+pub use scheduler::{Config, FaultAction, Scheduler, SegmentState, TransferState, UnknownSegment};
 pub use stats::Stats;
 pub use transfer::{Policy, SubmitError, Transfer, TransferError, TransferId, TransferReport};
 pub use watchdog::Watchdog;

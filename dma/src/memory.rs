@@ -49,8 +49,10 @@ impl fmt::Display for MemError {
 /// The memory manager, implemented by the kernel (and by fakes in tests).
 ///
 /// Addresses are application virtual addresses, which are also the device's
-/// IOVAs. The scheduler calls these methods from `poll` and `on_fault`
-/// only, never from `submit` or `completed`.
+/// IOVAs. The scheduler calls these methods from `poll` (and `on_fault`)
+/// only, never from `submit` or `completed`; `claim` only reads
+/// `is_resident` and `page_size`, and a [`Claim`](crate::Claim) resolves
+/// its pages through `make_resident` wherever the kernel runs it.
 pub trait Memory {
     /// Size of a page in bytes, a power of two (4096 on Faultline). Segments
     /// are cut and faults are deduplicated at this granularity.

@@ -4,23 +4,37 @@
 //! devices reach them through the SMMU, each confined device only what it
 //! was granted ([`grant`]; see `iommu`).
 //! `service` is the one loop that moves everything forward, in the order
-//! the scheduler's correctness depends on:
+//! the scheduler's correctness depends on. SERVICE (the scheduler, the
+//! engines) is held for steps 1-2 and 4-5, not while faults are resolved:
 //!
 //! ```text
-//!  1. observe_completions: engines, watchdogs       ┐ a completion is
-//!  2. until the event queue is empty:              │ believed only after
-//!     iommu::drain (what was queued when it began)  │ every fault its DMA
-//!     → handle_faults:                              │ raised has been seen
-//!       in a transfer → scheduler.on_fault          │
-//!         (mm::resolve, prefetch), poll             │
-//!       outside → handle_unclaimed (RDMA: resolve,  │
-//!         page_ready, prefetch the window)          │
-//!       lost events → every in-flight segment suspect
-//!  3. believe: hand the observed completions over   ┘ → Done, or retransmit
-//!  4. poll: start queued segments and retransmissions; collect finished
+//!  ┌ SERVICE ───────────────────────────────────────────┐
+//!  │ 1. observe_completions: engines, watchdogs          │ a completion is
+//!  │ 2. drain_and_claim: iommu::drain (what was queued   │ believed only after
+//!  │    when it began; the SMMU lock keeps two cores'    │ a drain that began
+//!  │    drains apart) → claim each fault:                │ after it was seen,
+//!  │      in a transfer → scheduler.claim (recorded on   │ each drained fault
+//!  │        the segments: they wait for it)              │ claimed (on this
+//!  │      outside → claim_incoming (RDMA: page + window) │ core or another)
+//!  │      lost events → every in-flight segment suspect  │ before SERVICE is
+//!  └─────────────────────────────────────────────────────┘ let go
+//!    3. resolve (no lock of the service): StreamMemory:
+//!       iommu::allows, mm::resolve, view mirror; faulted pages first,
+//!       then (SERVICE, briefly) tell_incoming: engine.page_ready,
+//!       then the prefetch windows
+//!  ┌ SERVICE ───────────────────────────────────────────┐
+//!  │ 4. report: scheduler.resolved per claim, counters   │
+//!  │    more pending in the event queue? back to 2       │
+//!  │ 5. finish_pass: believe the completions of 1        │ → Done, or retransmit
+//!  │    (retransmissions wait for their claims), poll,   │   once resolved
+//!  │    collect finished                                 │
+//!  └─────────────────────────────────────────────────────┘
 //! ```
 //!
-//! It runs from the SMMU's and the devices' interrupts, and from `wait`.
+//! It runs from the SMMU's and the devices' interrupts, and from `wait`,
+//! `try_take` and `poke` on any core: each core resolves the faults it
+//! drained, so two cores waiting on DMA resolve faults at once. A pass
+//! that drained no fault does 1, 2 and 5 in one hold of SERVICE.
 
 extern crate alloc;
 
@@ -33,6 +47,7 @@ use core::ops::Range;
 use core::time::Duration;
 use hw::edu::{Edu, EduEngine};
 use hw::gicv2::Trigger;
+use hw::layout::MAX_CORES;
 use hw::mmio::Mmio;
 use hw::nvme::{Nvme, NvmeEngine, QueueMemory};
 /// The device error a ZDMA segment ends with when its memory is not
@@ -160,6 +175,15 @@ struct StreamMemory<'a> {
     kernel: &'a mut KernelMemory,
 }
 
+impl<'a> StreamMemory<'a> {
+    fn new(stream: dma::StreamId, kernel: &'a mut KernelMemory) -> Self {
+        StreamMemory {
+            stream: stream.0,
+            kernel,
+        }
+    }
+}
+
 fn device_access(access: dma::Access) -> crate::iommu::DeviceAccess {
     match access {
         dma::Access::Read => crate::iommu::DeviceAccess::Read,
@@ -225,7 +249,11 @@ struct Service {
     lost_event_reports: u64,
     /// Faults taken by devices, after deduplication.
     device_faults: u64,
-    /// Time spent in `service` (the kernel's share of DMA work).
+    /// Claims resolved (device faults new to a transfer, and incoming
+    /// ones), by the core that drained and resolved them.
+    resolved_by_core: [u64; MAX_CORES],
+    /// Time spent in `service`, summed over cores (the kernel's share of
+    /// DMA work, resolution outside SERVICE included).
     busy: Duration,
     /// Time from draining fault events to the retransmissions being
     /// started, summed over the service passes that handled faults.
@@ -268,6 +296,7 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
         unclaimed_prefetched: 0,
         lost_event_reports: 0,
         device_faults: 0,
+        resolved_by_core: [0; MAX_CORES],
         busy: Duration::ZERO,
         fault_service: Duration::ZERO,
         faults_serviced: 0,
@@ -279,42 +308,76 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
     f(service)
 }
 
-/// A completion an engine posted, not yet believed (step 3).
+/// A completion an engine posted, not yet believed (step 4).
 type Observed = (EngineId, dma::SegmentId, dma::Completion);
 
-/// Runs the service loop once: the four steps of the module diagram.
+/// The faults of one drain, claimed (step 2): what step 3 resolves with
+/// no lock held, and what step 4 reports.
+struct Claimed {
+    claims: Vec<dma::Claim>,
+    /// When the drain began: the fault service time runs from there.
+    drain_start: crate::time::Instant,
+    /// The part of it spent reading the event queue.
+    drain_time: Duration,
+    /// Distinct faults, event records and repeated records it read.
+    faults: usize,
+    records: usize,
+    repeats: usize,
+    /// The SMMU queued more meanwhile: drain again after these.
+    more_pending: bool,
+}
+
+/// Runs the service once: the steps of the module diagram, SERVICE held
+/// for steps 1-2 and 4-5, not for step 3 (the resolution).
 fn service() {
-    with_service(|s| {
-        let start = crate::time::now();
-        let mut mem = KernelMemory;
-        let observed = s.observe_completions(start.since_boot().as_nanos() as u64);
-        loop {
-            // Each drain reads what the SMMU had queued when it began; its
-            // faults are resolved before the next, so that a device
-            // repeating a faulting access stops sooner.
-            let drain_start = crate::time::now();
-            let drained = crate::iommu::drain();
-            let drain_time = drain_start.elapsed();
-            s.handle_faults(&drained, &mut mem);
-            if !drained.faults.is_empty() {
-                s.fault_service += drain_start.elapsed();
-                s.faults_serviced += drained.faults.len() as u64;
-                s.fault_records += drained.records as u64;
-                s.fault_repeats += drained.repeats as u64;
-                s.fault_drains += 1;
-                s.fault_drain_time += drain_time;
-            }
-            if !drained.more_pending {
-                break;
-            }
+    let start = crate::time::now();
+    let mut observed = Vec::new();
+    let mut claimed = with_service(|s| {
+        observed = s.observe_completions(start.since_boot().as_nanos() as u64);
+        let claimed = s.drain_and_claim();
+        if claimed.claims.is_empty() && !claimed.more_pending {
+            // Nothing to resolve: the rest in the same hold.
+            s.report(&claimed, &[]);
+            s.finish_pass(core::mem::take(&mut observed), start);
+            return None;
         }
-        s.believe(observed);
-        s.poll(&mut mem);
-        for (id, result) in s.scheduler.take_finished() {
-            s.finished.insert(id, result);
-        }
-        s.busy += start.elapsed();
+        Some(claimed)
     });
+    while let Some(batch) = claimed {
+        let resolutions = resolve(&batch.claims);
+        claimed = with_service(|s| {
+            s.report(&batch, &resolutions);
+            if batch.more_pending {
+                return Some(s.drain_and_claim());
+            }
+            s.finish_pass(core::mem::take(&mut observed), start);
+            None
+        });
+    }
+}
+
+/// Step 3, with SERVICE not held: makes the claimed pages resident as the
+/// devices see them (`StreamMemory`: the grant checked, `mm::resolve`, the
+/// page copied into the device's view). The faulted pages first, so that
+/// the devices waiting on them are unblocked soonest (a device waiting on
+/// an incoming fault is told at once), then the prefetch windows.
+fn resolve(claims: &[dma::Claim]) -> Vec<dma::Resolution> {
+    let mut kernel = KernelMemory;
+    let pages: Vec<Result<(), dma::MemError>> = claims
+        .iter()
+        .map(|c| c.resolve_page(&mut StreamMemory::new(c.stream, &mut kernel)))
+        .collect();
+    if claims.iter().any(|c| c.incoming) {
+        with_service(|s| s.tell_incoming(claims, &pages));
+    }
+    claims
+        .iter()
+        .zip(pages)
+        .map(|(c, page)| dma::Resolution {
+            page,
+            prefetched: c.prefetch(&mut StreamMemory::new(c.stream, &mut kernel), page),
+        })
+        .collect()
 }
 
 impl Service {
@@ -344,17 +407,18 @@ impl Service {
         observed
     }
 
-    /// Step 2: every fault the devices' DMA raised is in the event queue by
-    /// now. Each goes to the scheduler (which resolves it for its transfer
-    /// and prefetches), or, outside every transfer, to the engine that
-    /// waits on such faults; lost events make every in-flight segment of
-    /// the devices suspect.
-    fn handle_faults(&mut self, drained: &crate::iommu::Drained, mem: &mut KernelMemory) {
-        for (n, fault) in drained.faults.iter().enumerate() {
-            let access = match fault.access {
-                crate::iommu::DeviceAccess::Write => dma::Access::Write,
-                _ => dma::Access::Read,
-            };
+    /// Step 2: drains the SMMU event queue (what it held when the drain
+    /// began; another core draining at the same time gets other events)
+    /// and claims each fault: in a transfer, `Scheduler::claim` records it
+    /// on the segments it spoiled; outside, for the engine that waits on
+    /// such faults, `claim_incoming`. Lost events make every in-flight
+    /// segment of the devices suspect. Nothing is resolved here.
+    fn drain_and_claim(&mut self) -> Claimed {
+        let drain_start = crate::time::now();
+        let drained = crate::iommu::drain();
+        let drain_time = drain_start.elapsed();
+        let mut claims = Vec::new();
+        for fault in &drained.faults {
             self.device_faults += 1;
             if !crate::iommu::allows(fault.stream, fault.iova as usize, fault.access) {
                 crate::iommu::report_isolation_fault(
@@ -363,21 +427,8 @@ impl Service {
                     fault.access,
                 );
             }
-            let stream = dma::StreamId(fault.stream);
-            let mut seen = StreamMemory {
-                stream: fault.stream,
-                kernel: mem,
-            };
-            let action = self
-                .scheduler
-                .on_fault(&mut seen, stream, fault.iova as usize, access);
-            if let dma::FaultAction::Stray = action {
-                self.handle_unclaimed(fault, access, mem);
-            } else if n + 1 < drained.faults.len() {
-                // Resume what this resolution unblocked before resolving the
-                // next fault, so that the device (and, for RDMA, the other
-                // node) works while this core zeroes the next pages.
-                self.poll(mem);
+            if let Some(claim) = self.claim(fault) {
+                claims.push(claim);
             }
         }
         if drained.events_lost {
@@ -392,48 +443,108 @@ impl Service {
                 "SMMU event queue overflowed: {suspect} in-flight segment(s) will be made whole"
             );
         }
-    }
-
-    /// A fault outside every transfer: the engine that waits on such faults
-    /// (an RDMA engine's incoming WRITEs and READs) gets the page resolved
-    /// and is told at once, then the scheduler makes the window after it
-    /// resident while the device goes on. Anyone else's is a stray, logged.
-    fn handle_unclaimed(
-        &mut self,
-        fault: &crate::iommu::Fault,
-        access: dma::Access,
-        mem: &mut KernelMemory,
-    ) {
-        let owner = self
-            .engines
-            .iter_mut()
-            .find(|e| e.stream() == fault.stream && e.resolves_unclaimed_faults());
-        let Some(engine) = owner else {
-            self.stray += 1;
-            log::warn!("device fault matches no transfer: {fault:?}");
-            return;
-        };
-        let iova = fault.iova;
-        let mut seen = StreamMemory {
-            stream: fault.stream,
-            kernel: mem,
-        };
-        let done = self.scheduler.on_unclaimed_fault(
-            &mut seen,
-            dma::StreamId(fault.stream),
-            iova as usize,
-            access,
-            |resolved| engine.page_ready(iova, resolved),
-        );
-        self.unclaimed_resolved += 1;
-        self.unclaimed_prefetched += done.prefetched as u64;
-        if !done.resolved {
-            log::debug!("device fault at {iova:#x} unresolvable");
+        Claimed {
+            claims,
+            drain_start,
+            drain_time,
+            faults: drained.faults.len(),
+            records: drained.records,
+            repeats: drained.repeats,
+            more_pending: drained.more_pending,
         }
     }
 
-    /// Step 3: the observed completions, believed now that their faults
-    /// have been seen (→ done, or the spoiled blocks retransmitted).
+    /// One fault of step 2: the claim to resolve, if any. A fault outside
+    /// every transfer is claimed for the engine that waits on such faults
+    /// (an RDMA engine's incoming WRITEs and READs); anyone else's is a
+    /// stray, logged.
+    fn claim(&mut self, fault: &crate::iommu::Fault) -> Option<dma::Claim> {
+        let access = match fault.access {
+            crate::iommu::DeviceAccess::Write => dma::Access::Write,
+            _ => dma::Access::Read,
+        };
+        let stream = dma::StreamId(fault.stream);
+        let iova = fault.iova as usize;
+        let mut kernel = KernelMemory;
+        let seen = StreamMemory::new(stream, &mut kernel);
+        match self.scheduler.claim(&seen, stream, iova, access) {
+            dma::ClaimOutcome::Claimed(claim) => return Some(claim),
+            dma::ClaimOutcome::Duplicate => return None,
+            dma::ClaimOutcome::Stray => {}
+        }
+        let waits = self
+            .engines
+            .iter()
+            .any(|e| e.stream() == fault.stream && e.resolves_unclaimed_faults());
+        if !waits {
+            self.stray += 1;
+            log::warn!("device fault matches no transfer: {fault:?}");
+            return None;
+        }
+        Some(self.scheduler.claim_incoming(&seen, stream, iova, access))
+    }
+
+    /// Step 3's one locked moment: each engine waiting on an incoming fault
+    /// learns that its page is resident (or never will be), before the
+    /// windows are made resident.
+    fn tell_incoming(&mut self, claims: &[dma::Claim], pages: &[Result<(), dma::MemError>]) {
+        for (claim, page) in claims.iter().zip(pages).filter(|(c, _)| c.incoming) {
+            let owner = self
+                .engines
+                .iter_mut()
+                .find(|e| e.stream() == claim.stream.0 && e.resolves_unclaimed_faults());
+            if let Some(engine) = owner {
+                engine.page_ready(claim.iova as u64, page.is_ok());
+            }
+        }
+    }
+
+    /// Step 4: the claims of one drain end (`Scheduler::resolved`: an
+    /// unresolvable page fails the transfers that wanted it, stalled
+    /// segments are owed a resume, spoiled ones may be retransmitted), and
+    /// the fault path's counters, this core's among them.
+    fn report(&mut self, batch: &Claimed, resolutions: &[dma::Resolution]) {
+        let core = crate::smp::current();
+        for (claim, resolution) in batch.claims.iter().zip(resolutions) {
+            if self.scheduler.resolved(claim.id, *resolution).is_err() {
+                log::error!("DMA: claim {:?} was resolved twice", claim.id);
+            }
+            if let Some(n) = self.resolved_by_core.get_mut(core) {
+                *n += 1;
+            }
+            if claim.incoming {
+                self.unclaimed_resolved += 1;
+                self.unclaimed_prefetched += resolution.prefetched as u64;
+                if resolution.page.is_err() {
+                    log::debug!("device fault at {:#x} unresolvable", claim.iova);
+                }
+            }
+        }
+        if batch.faults > 0 {
+            self.fault_service += batch.drain_start.elapsed();
+            self.faults_serviced += batch.faults as u64;
+            self.fault_records += batch.records as u64;
+            self.fault_repeats += batch.repeats as u64;
+            self.fault_drains += 1;
+            self.fault_drain_time += batch.drain_time;
+        }
+    }
+
+    /// Steps 4-5 after the last drain: believe the completions observed in
+    /// step 1 (every fault their DMA raised has been claimed by now, on
+    /// this core or another), poll, and keep what finished.
+    fn finish_pass(&mut self, observed: Vec<Observed>, start: crate::time::Instant) {
+        self.believe(observed);
+        self.poll(&mut KernelMemory);
+        for (id, result) in self.scheduler.take_finished() {
+            self.finished.insert(id, result);
+        }
+        self.busy += start.elapsed();
+    }
+
+    /// The observed completions, believed now that their faults have been
+    /// claimed (→ done, or the spoiled blocks retransmitted once their
+    /// claims are resolved).
     fn believe(&mut self, observed: Vec<Observed>) {
         for (engine, segment, completion) in observed {
             if self
@@ -681,7 +792,13 @@ pub struct FaultCounters {
     pub unclaimed_prefetched: u64,
     /// Event-queue overflows recovered from.
     pub lost_event_reports: u64,
-    /// Kernel time spent servicing DMA (completions, faults, starts).
+    /// Device faults resolved (claims: faults new to a transfer, and
+    /// incoming ones), by the core that resolved them: every core that runs
+    /// the service (the SMMU's interrupt, `wait`, `try_take`, `poke`)
+    /// resolves the faults it drained.
+    pub resolved_by_core: [u64; MAX_CORES],
+    /// Kernel time spent servicing DMA (completions, faults, starts),
+    /// summed over cores.
     pub busy: Duration,
     /// Guest time from reading fault events to the resubmissions, summed.
     pub fault_service: Duration,
@@ -707,6 +824,7 @@ pub fn fault_counters() -> FaultCounters {
         unclaimed_resolved: s.unclaimed_resolved,
         unclaimed_prefetched: s.unclaimed_prefetched,
         lost_event_reports: s.lost_event_reports,
+        resolved_by_core: s.resolved_by_core,
         busy: s.busy,
         fault_service: s.fault_service,
         faults_serviced: s.faults_serviced,

@@ -91,11 +91,11 @@ impl Row {
 }
 
 /// Disk layout: reads come from a pattern area, writes go to a scratch area.
-const READ_AREA: u64 = 0;
+pub(crate) const READ_AREA: u64 = 0;
 const WRITE_AREA: u64 = 128 << 20;
 
 /// The byte the read area holds at disk offset `offset`.
-fn disk_pattern(offset: usize) -> u8 {
+pub(crate) fn disk_pattern(offset: usize) -> u8 {
     (offset as u8).wrapping_mul(7) ^ (offset >> 12) as u8 ^ 0xa5
 }
 

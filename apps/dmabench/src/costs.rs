@@ -152,6 +152,11 @@ pub fn run(engine: EngineId) -> Result<(), alloc::string::String> {
         service.saturating_sub(drain_time) / faults as u32,
         "per fault: resolved, scheduled, resubmitted (the queue reading above left out)",
     );
+    let by_core: alloc::vec::Vec<u64> = (after.resolved_by_core.iter())
+        .zip(before.resolved_by_core)
+        .map(|(a, b)| a - b)
+        .collect();
+    println!("costs: device faults resolved by core {by_core:?} (the cold read above)");
 
     let mut warm = Region::demand_zero(FRAME_SIZE).map_err(err("warm buffer"))?;
     warm.populate(0..FRAME_SIZE).map_err(err("populate"))?;

@@ -7,7 +7,9 @@
 //! Arguments: `quick` (4 KiB..1 MiB), `full` (4 KiB..64 MiB), or sizes in
 //! KiB; by default 4 KiB..16 MiB. `costs` prints the cost of one fault and
 //! one submission instead (see [`costs`]); `fault-scaling` the demand
-//! faults two cores resolve at once against one (see [`scaling`]).
+//! faults two cores resolve at once against one (see [`scaling`]). After
+//! the table, two cores wait on cold DMA reads at once and the device
+//! faults each core resolved are printed (see [`two_cores`]).
 //!
 //! On a board with no NVMe but the ZynqMP's ZDMA (zcu102), it compares
 //! ZDMA copies under `pin` with the CPU's instead (see [`zdma`]); there
@@ -22,6 +24,7 @@ mod costs;
 mod paired;
 mod report;
 mod scaling;
+mod two_cores;
 mod zdma;
 
 use alloc::vec::Vec;
@@ -184,6 +187,10 @@ fn main(args: libos::Args) -> i32 {
     let first_byte = bench.time_to_first_byte(1 << 30);
     report::first_byte(&first_byte);
     report::fault_cost(&rows);
+    if let Err(e) = two_cores::run(engine) {
+        println!("dmabench: two cores waiting on DMA failed: {e}");
+        return 1;
+    }
     let largest = sizes.iter().copied().max().unwrap_or(0);
     let mut warm = Vec::new();
     for direction in [Direction::FromDevice, Direction::ToDevice] {

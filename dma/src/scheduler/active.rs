@@ -1,7 +1,7 @@
 //! One unfinished transfer: its segments, its progress, its first error,
 //! and the helpers every path (start, fault, completion) shares.
 
-use alloc::collections::VecDeque;
+use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -52,6 +52,10 @@ pub(super) struct Active {
     pub(super) prepared: usize,
     pub(super) stats: Stats,
     pub(super) began_at: u64,
+    /// Pages of outstanding claims this transfer holds, with how many of
+    /// its segments hold each: nothing touching them is retransmitted or
+    /// resumed, and the transfer is not reported, until they are resolved.
+    pub(super) claimed: BTreeMap<usize, usize>,
 }
 
 impl Active {
@@ -90,6 +94,7 @@ impl Active {
             prepared: 0,
             stats,
             began_at: 0,
+            claimed: BTreeMap::new(),
         }
     }
 
@@ -214,21 +219,36 @@ impl Active {
         }
     }
 
-    /// The segment that should start next on the engine, if any.
+    /// The segment that should start next on the engine, if any: the
+    /// oldest retransmission whose pages no claim holds, else the next new
+    /// segment.
     pub(super) fn next_to_start(&self) -> Option<usize> {
         if self.error.is_some() {
             return None;
         }
-        self.retransmit
-            .front()
-            .copied()
-            .or((self.next < self.segs.len()).then_some(self.next))
+        let ready = self.retransmit.iter().copied().find(|&i| {
+            self.segs[i]
+                .next_span()
+                .is_some_and(|(span, _)| !self.waits_on_claim(&span))
+        });
+        ready.or((self.next < self.segs.len()).then_some(self.next))
+    }
+
+    /// Whether the memory of positions `span` touches a page of an
+    /// outstanding claim of this transfer.
+    pub(super) fn waits_on_claim(&self, span: &Range<usize>) -> bool {
+        !self.claimed.is_empty()
+            && self
+                .layout
+                .pages(span.clone(), self.page)
+                .any(|p| self.claimed.contains_key(&p))
     }
 
     /// Whether it can be reported: every segment done, or failed with none
-    /// in flight.
+    /// in flight; and no claim held.
     pub(super) fn is_over(&self) -> bool {
         self.begun()
+            && self.claimed.is_empty()
             && (self.done == self.segs.len() || (self.error.is_some() && self.in_flight == 0))
     }
 
@@ -288,21 +308,26 @@ impl Active {
         }
     }
 
-    /// Makes resident the pages holding the positions numbered `window`
-    /// (position / page size; for one piece, pages of the buffer), as far
-    /// as they lie in the transfer; stops quietly at the first error (the
-    /// page will fault on its own and report it). Returns pages made
-    /// resident.
-    pub(super) fn prefetch(&mut self, mem: &mut dyn Memory, window: Range<usize>) -> usize {
+    /// The pages holding the positions numbered `window` (position / page
+    /// size; for one piece, pages of the buffer), as far as they lie in the
+    /// transfer, in order.
+    pub(super) fn window_pages(&self, window: Range<usize>) -> Vec<usize> {
         let all = self.layout.positions();
         let from = window.start.saturating_mul(self.page).max(all.start);
         let to = window.end.saturating_mul(self.page).min(all.end);
         if from >= to {
-            return 0;
+            return Vec::new();
         }
+        self.layout.pages(from..to, self.page).collect()
+    }
+
+    /// Makes the pages of [`window_pages`](Self::window_pages) resident now;
+    /// stops quietly at the first error (the page will fault on its own and
+    /// report it). Returns pages made resident.
+    pub(super) fn prefetch(&mut self, mem: &mut dyn Memory, window: Range<usize>) -> usize {
         let access = self.access();
         let mut made = 0;
-        for va in self.layout.pages(from..to, self.page) {
+        for va in self.window_pages(window) {
             if mem.is_resident(va, access) {
                 continue;
             }

@@ -13,8 +13,14 @@
 //!                                         window full: prepare one ahead ──► make_resident
 //!                                         report finished transfers ───────► unpin
 //!  SMMU event queue, drained:
-//!    on_fault(mem, stream, iova, rw) ───► match in-flight segment, dedup,
-//!                                         resolve the page (+ prefetch) ───► make_resident
+//!    claim(&mem, stream, iova, rw) ─────► match in-flight segments, dedup,
+//!                                         record the claim on each ────────► is_resident
+//!      ◄── Claim { page, window }         (Stray: claim_incoming, if the
+//!                                          device waits on it: RDMA)
+//!    (kernel, scheduler not held) claim.resolve(&mut mem) ─────────────────► make_resident
+//!    resolved(claim, Resolution) ───────► claim ends: fail who wanted an
+//!                                         unresolvable page, resume_due,
+//!                                         count prefetched pages
 //!    events_lost(stream) ───────────────► every in-flight segment suspect
 //!  then, and only then, completions:
 //!    completed(engine, segment, status) ► Done, or Retransmit spoiled pages
@@ -28,22 +34,49 @@
 //! nothing until every event the segment's accesses raised has been seen.
 //! The kernel must hand a completion to [`Scheduler::completed`] only after
 //! a full drain of the SMMU event queue that began *after* it observed the
-//! completion: observe completions, drain events (`on_fault`, `events_lost`),
-//! hand the observed completions over, `poll`. (The SMMU logs the event of a
-//! faulting access before the device's later completion write gets through
-//! it, so that drain holds them all.) The same order NVMe over an SMMU needs.
-//! Under this rule a lost event can only belong to a segment that is still
-//! in flight when `events_lost` is called, which is what it examines.
+//! completion, each drained event claimed before the lock that holds the
+//! scheduler is let go: observe completions, drain and `claim`
+//! (`events_lost`), hand the observed completions over, `poll`. (The SMMU
+//! logs the event of a faulting access before the device's later completion
+//! write gets through it, so that drain holds them all.) The same order NVMe
+//! over an SMMU needs. Under this rule a lost event can only belong to a
+//! segment that is still in flight when `events_lost` is called, which is
+//! what it examines. Which context drained an event does not matter: a
+//! claim is on the segment the moment its event is drained.
 //!
-//! # Faults are resolved here
+//! # Faults are claimed here, resolved by the kernel
 //!
-//! `on_fault` itself calls [`Memory::make_resident`](crate::Memory::make_resident)
-//! for the faulted page (and the prefetch window) instead of returning a list
-//! for the kernel: the scheduler owns the prefetch rule and needs each error
-//! to fail exactly the transfers that wanted the page, and a library OS
-//! resolves by a plain function call anyway (`Memory::make_resident` is
-//! `mm::resolve`). A fault matching no in-flight segment on its stream
-//! is [`FaultAction::Stray`] (log it); nothing here panics.
+//! Resolving a fault (frame allocation, page-table write, the device's
+//! view) and its prefetch window is the expensive part of the fault path,
+//! and needs nothing of the scheduler. So a fault is handled in two phases,
+//! both under the kernel's lock, with the resolution between them outside
+//! it (and on whichever core drained the event):
+//! [`claim`](Scheduler::claim) matches the event and returns a
+//! [`Claim`](crate::Claim) naming the page and window;
+//! [`Claim::resolve`](crate::Claim::resolve) makes them resident through
+//! [`Memory`](crate::Memory); [`resolved`](Scheduler::resolved) ends the
+//! claim. The scheduler still owns the prefetch rule, and an error still
+//! fails exactly the transfers that wanted the page. A fault matching no
+//! in-flight segment on its stream is [`ClaimOutcome::Stray`](crate::ClaimOutcome::Stray)
+//! (log it); nothing here panics. [`on_fault`](Scheduler::on_fault) is the
+//! three phases in one call.
+//!
+//! The invariants that make the gap safe, whatever runs in it (more claims,
+//! completions, `events_lost`, `poll`, on any core):
+//!
+//! - A transfer holding an outstanding claim starts no retransmission and
+//!   no resume (`Retry`) of a segment whose memory touches a claimed page,
+//!   and is not reported finished. A failing transfer's stalled segments
+//!   are still aborted (an abort touches no page).
+//! - A completion believed while a claim is outstanding only records the
+//!   spoiled positions (`Retransmit`); the retransmission waits for
+//!   `resolved`, so it starts only on pages whose claims resolved.
+//! - `events_lost` while claims are outstanding still makes every in-flight
+//!   segment suspect; their retransmissions wait like any other.
+//! - The ordering rule above is unchanged.
+//! - Every claim made is outstanding until `resolved` names it once
+//!   ([`Scheduler::outstanding_claims`]); a second `resolved` is
+//!   [`UnknownClaim`](crate::UnknownClaim) and changes nothing.
 //!
 //! # Cold `FaultAwarePrefetch` transfers are prepared, not faulted
 //!
@@ -89,6 +122,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::fmt;
 
+use crate::claim::ClaimId;
 use crate::engine::{Engine, EngineCaps, EngineId, StreamId};
 use crate::layout::Layout;
 use crate::memory::MemError;
@@ -107,7 +141,7 @@ pub struct Config {
     /// Window bounds for `FaultAwarePrefetch`.
     pub prefetch: PrefetchConfig,
     /// Window bounds for faults outside every transfer that a device waits
-    /// on ([`Scheduler::on_unclaimed_fault`]: incoming RDMA), which stream
+    /// on ([`Scheduler::claim_incoming`]: incoming RDMA), which stream
     /// through memory like a transfer does.
     pub incoming_prefetch: PrefetchConfig,
 }
@@ -125,17 +159,8 @@ impl Default for Config {
     }
 }
 
-/// What [`Scheduler::on_unclaimed_fault`] did.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unclaimed {
-    /// Whether the faulting page is resident now.
-    pub resolved: bool,
-    /// Pages of the window after it made resident.
-    pub prefetched: usize,
-}
-
-/// What `on_fault` did with one SMMU fault event, for the kernel's log and
-/// counters.
+/// What [`Scheduler::on_fault`] (claim, resolve, `resolved` in one call)
+/// did with one SMMU fault event.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FaultAction {
     /// The event hit `segments` in-flight segments; the page is resident now,
@@ -224,6 +249,9 @@ pub struct Scheduler {
     strays: u64,
     /// Per stream, the prefetch window of faults outside every transfer.
     incoming: BTreeMap<StreamId, Prefetcher>,
+    /// Claims made and not yet resolved.
+    claims: BTreeMap<ClaimId, fault::Pending>,
+    next_claim: u64,
 }
 
 impl Default for Scheduler {
@@ -244,6 +272,8 @@ impl Scheduler {
             next_id: 1,
             strays: 0,
             incoming: BTreeMap::new(),
+            claims: BTreeMap::new(),
+            next_claim: 1,
         }
     }
 

@@ -46,6 +46,10 @@ impl Scheduler {
                     Phase::InFlight(a) if a.resume_due => (a.number, a.span.clone()),
                     _ => continue,
                 };
+                if t.error.is_none() && t.waits_on_claim(&span) {
+                    // Resumed once the claims on its pages are resolved.
+                    continue;
+                }
                 let mut how = Resume::Abort;
                 if t.error.is_none() {
                     let access = t.access();
@@ -183,7 +187,7 @@ fn start(
         Ok(()) => {
             t.segs[i].started(span.clone());
             if again {
-                t.retransmit.pop_front();
+                t.retransmit.retain(|&j| j != i);
                 t.stats.retransmissions += 1;
                 t.stats.retransmitted_bytes += span.len() as u64;
             } else {

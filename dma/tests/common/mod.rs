@@ -269,6 +269,8 @@ pub struct FakeEngine {
     pub resumes: u64,
     pub aborts: u64,
     pub started: Vec<Segment>,
+    /// Every `resume` the scheduler asked for, in order (stalled or not).
+    pub resumed: Vec<(Segment, Resume)>,
 }
 
 impl FakeEngine {
@@ -292,6 +294,7 @@ impl FakeEngine {
             resumes: 0,
             aborts: 0,
             started: Vec::new(),
+            resumed: Vec::new(),
         }
     }
 
@@ -413,6 +416,7 @@ impl Engine for FakeEngine {
     }
 
     fn resume(&mut self, seg: &Segment, how: Resume) {
+        self.resumed.push((seg.clone(), how));
         let Some(pos) = self.queue.iter().position(|r| r.seg.id == seg.id) else {
             return;
         };

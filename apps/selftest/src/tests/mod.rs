@@ -113,6 +113,10 @@ pub const DMA: &[Test] = &[
         dma::nvme_gathers_odd_pieces_through_a_fault,
     ),
     (
+        "nvme_round_trips_on_every_core_at_once",
+        dma::nvme_round_trips_on_every_core_at_once,
+    ),
+    (
         "device_write_after_read_of_the_zero_block_gets_its_own",
         dma::device_write_after_read_of_the_zero_block,
     ),
