@@ -74,6 +74,14 @@ impl Effects {
 
     /// Adds `other`'s records after these.
     pub fn append(&mut self, other: Effects) {
+        if self.count == 0 && self.records.is_empty() && self.shared.is_empty() {
+            // Nothing here yet (the usual case): take the other's buffers
+            // rather than copy them.
+            let db_independent = self.db_independent;
+            *self = other;
+            self.db_independent = db_independent;
+            return;
+        }
         let base = self.records.len();
         self.records.extend_from_slice(&other.records);
         self.shared

@@ -95,23 +95,35 @@ impl Spec {
     }
 }
 
-/// Looks a command up by name, any case: a binary search of [`BY_NAME`]
-/// (it runs for every request; a scan of the table cost about a tenth of
-/// a pipelined SET).
+/// Looks a command up by name, any case: the name is lowercased once, then
+/// [`BY_NAME`] is binary-searched (it runs for every request; a scan of
+/// the table cost about a tenth of a pipelined SET).
 pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
+    let mut buffer = [0u8; LONGEST_NAME];
+    // Longer than every name: no such command.
+    let lowered = buffer.get_mut(..name.len())?;
+    for (to, from) in lowered.iter_mut().zip(name) {
+        *to = from.to_ascii_lowercase();
+    }
+    let lowered = &*lowered;
     BY_NAME
-        .binary_search_by(|&i| compare_lowercase(TABLE[usize::from(i)].name.as_bytes(), name))
+        .binary_search_by(|&i| TABLE[usize::from(i)].name.as_bytes().cmp(lowered))
         .ok()
         .map(|at| &TABLE[usize::from(BY_NAME[at])])
 }
 
-/// `lowercase` (a table name) against `name` in any case, as if `name`
-/// were lowercase too.
-fn compare_lowercase(lowercase: &[u8], name: &[u8]) -> core::cmp::Ordering {
-    lowercase
-        .iter()
-        .copied()
-        .cmp(name.iter().map(u8::to_ascii_lowercase))
+/// The longest command name.
+const LONGEST_NAME: usize = longest_name(TABLE);
+
+const fn longest_name(table: &[Spec]) -> usize {
+    let (mut i, mut longest) = (0, 0);
+    while i < table.len() {
+        if table[i].name.len() > longest {
+            longest = table[i].name.len();
+        }
+        i += 1;
+    }
+    longest
 }
 
 /// Indexes of [`TABLE`] in name order, sorted at compile time.
