@@ -1,7 +1,7 @@
 //! One unfinished transfer: its segments, its progress, its first error,
 //! and the helpers every path (start, fault, completion) shares.
 
-use alloc::collections::{BTreeMap, VecDeque};
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::ops::Range;
 
@@ -52,10 +52,11 @@ pub(super) struct Active {
     pub(super) prepared: usize,
     pub(super) stats: Stats,
     pub(super) began_at: u64,
-    /// Pages of outstanding claims this transfer holds, with how many of
+    /// Pages of outstanding claims this transfer holds (a few at most: a
+    /// list, which keeps its memory between claims), with how many of
     /// its segments hold each: nothing touching them is retransmitted or
     /// resumed, and the transfer is not reported, until they are resolved.
-    pub(super) claimed: BTreeMap<usize, usize>,
+    pub(super) claimed: Vec<(usize, usize)>,
 }
 
 impl Active {
@@ -94,7 +95,7 @@ impl Active {
             prepared: 0,
             stats,
             began_at: 0,
-            claimed: BTreeMap::new(),
+            claimed: Vec::new(),
         }
     }
 
@@ -241,7 +242,7 @@ impl Active {
             && self
                 .layout
                 .pages(span.clone(), self.page)
-                .any(|p| self.claimed.contains_key(&p))
+                .any(|p| self.claimed.iter().any(|&(c, _)| c == p))
     }
 
     /// Whether it can be reported: every segment done, or failed with none

@@ -29,7 +29,8 @@ struct Holder {
 #[derive(Clone, Debug)]
 pub(super) struct Pending {
     page: usize,
-    holders: Vec<Holder>,
+    /// Each holder, with the position in its transfer it faulted at.
+    holders: Vec<(Holder, usize)>,
     /// The transfer whose prefetch window the claim carries (its
     /// `pages_prefetched` counts what the window made resident).
     window_of: Option<TransferId>,
@@ -96,16 +97,18 @@ impl Scheduler {
         let resolve = wanted && !mem.is_resident(page, access);
         let cfg = self.config.prefetch;
         let (mut window, mut window_of) = (Vec::new(), None);
-        let mut seen: Vec<TransferId> = Vec::new();
-        for &(h, pos) in &holders {
+        for (k, &(h, pos)) in holders.iter().enumerate() {
             let Some(t) = self.transfers.get_mut(&h.transfer) else {
                 continue;
             };
-            *t.claimed.entry(page).or_insert(0) += 1;
-            if seen.contains(&h.transfer) {
+            match t.claimed.iter_mut().find(|(p, _)| *p == page) {
+                Some((_, n)) => *n += 1,
+                None => t.claimed.push((page, 1)),
+            }
+            // Once per transfer (holders are few: no set of their own).
+            if holders[..k].iter().any(|(e, _)| e.transfer == h.transfer) {
                 continue;
             }
-            seen.push(h.transfer);
             if t.transfer.policy != Policy::FaultAwarePrefetch {
                 continue;
             }
@@ -126,7 +129,7 @@ impl Scheduler {
         }
         let id = self.new_claim(Pending {
             page,
-            holders: holders.into_iter().map(|(h, _)| h).collect(),
+            holders,
             window_of,
         });
         ClaimOutcome::Claimed(Claim {
@@ -185,17 +188,22 @@ impl Scheduler {
     /// are resumed at the next `poll`; spoiled ones may be retransmitted
     /// from then on; the window's pages are counted as prefetched.
     pub fn resolved(&mut self, id: ClaimId, resolution: Resolution) -> Result<(), UnknownClaim> {
-        let pending = self.claims.remove(&id).ok_or(UnknownClaim)?;
+        let at = self
+            .claims
+            .iter()
+            .position(|(c, _)| *c == id)
+            .ok_or(UnknownClaim)?;
+        let (_, pending) = self.claims.swap_remove(at);
         let page = pending.page;
-        for h in pending.holders {
+        for (h, _) in pending.holders {
             // Holders are not reported while they hold a claim.
             let Some(t) = self.transfers.get_mut(&h.transfer) else {
                 continue;
             };
-            if let Some(n) = t.claimed.get_mut(&page) {
-                *n -= 1;
-                if *n == 0 {
-                    t.claimed.remove(&page);
+            if let Some(i) = t.claimed.iter().position(|(p, _)| *p == page) {
+                t.claimed[i].1 -= 1;
+                if t.claimed[i].1 == 0 {
+                    t.claimed.swap_remove(i);
                 }
             }
             if t.stalls {
@@ -234,7 +242,11 @@ impl Scheduler {
             ClaimOutcome::Duplicate => return FaultAction::Duplicate,
             ClaimOutcome::Stray => return FaultAction::Stray,
         };
-        let segments = self.claims.get(&claim.id).map_or(0, |p| p.holders.len());
+        let segments = self
+            .claims
+            .iter()
+            .find(|(c, _)| *c == claim.id)
+            .map_or(0, |(_, p)| p.holders.len());
         let resolution = claim.resolve(mem);
         // The claim was made just above: it is outstanding.
         let _ = self.resolved(claim.id, resolution);
@@ -250,7 +262,7 @@ impl Scheduler {
     fn new_claim(&mut self, pending: Pending) -> ClaimId {
         let id = ClaimId(self.next_claim);
         self.next_claim += 1;
-        self.claims.insert(id, pending);
+        self.claims.push((id, pending));
         id
     }
 

@@ -249,8 +249,9 @@ pub struct Scheduler {
     strays: u64,
     /// Per stream, the prefetch window of faults outside every transfer.
     incoming: BTreeMap<StreamId, Prefetcher>,
-    /// Claims made and not yet resolved.
-    claims: BTreeMap<ClaimId, fault::Pending>,
+    /// Claims made and not yet resolved (a few at once: a list, which
+    /// keeps its memory between passes).
+    claims: Vec<(ClaimId, fault::Pending)>,
     next_claim: u64,
 }
 
@@ -272,7 +273,7 @@ impl Scheduler {
             next_id: 1,
             strays: 0,
             incoming: BTreeMap::new(),
-            claims: BTreeMap::new(),
+            claims: Vec::new(),
             next_claim: 1,
         }
     }
