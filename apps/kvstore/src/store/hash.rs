@@ -24,7 +24,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::key::{self, KeyView, Probe, StoredKey};
+use super::key::{self, Probe, StoredKey};
 
 /// Estimated bytes one field costs in the map form beyond its field and
 /// value bytes: its share of a map node, two headers and allocator
@@ -140,9 +140,7 @@ impl Hash {
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match &self.form {
             Form::Compact { bytes, .. } => compact::find(bytes, field).map(|at| at.value(bytes)),
-            Form::Map(map) => map
-                .get(&Probe::new(field) as &dyn KeyView)
-                .map(Vec::as_slice),
+            Form::Map(map) => map.get(Probe::new(field).as_bytes()).map(Vec::as_slice),
         }
     }
 
@@ -176,14 +174,13 @@ impl Hash {
         let Form::Map(map) = &mut self.form else {
             unreachable!("a hash past its compact limits is a map");
         };
-        let probe = Probe::new(&field);
-        if let Some(slot) = map.get_mut(&probe as &dyn KeyView) {
+        if let Some(slot) = map.get_mut(Probe::new(&field).as_bytes()) {
             self.size = self.size - slot.len() + value.len();
             *slot = value;
             return false;
         }
         self.size += Self::field_cost(field.len(), value.len());
-        map.insert(StoredKey::from_vec(field), value);
+        map.insert(StoredKey::new(&field), value);
         true
     }
 
@@ -199,7 +196,7 @@ impl Hash {
                 self.size = bytes.len();
                 true
             }
-            Form::Map(map) => match map.remove(&Probe::new(field) as &dyn KeyView) {
+            Form::Map(map) => match map.remove(Probe::new(field).as_bytes()) {
                 Some(value) => {
                     self.size -= Self::field_cost(field.len(), value.len());
                     true
@@ -246,7 +243,7 @@ impl Hash {
         let mut size = 0;
         for (field, value) in self.iter() {
             size += Self::field_cost(field.len(), value.len());
-            map.insert(StoredKey::from_vec(field.to_vec()), value.to_vec());
+            map.insert(StoredKey::new(field), value.to_vec());
         }
         self.form = Form::Map(map);
         self.size = size;
