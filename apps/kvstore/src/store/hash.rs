@@ -24,7 +24,7 @@
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
-use super::key::{self, Probe, StoredKey};
+use super::key::{self, KeyView, Probe, StoredKey};
 
 /// Estimated bytes one field costs in the map form beyond its field and
 /// value bytes: its share of a map node, two headers and allocator
@@ -140,7 +140,9 @@ impl Hash {
     pub fn get(&self, field: &[u8]) -> Option<&[u8]> {
         match &self.form {
             Form::Compact { bytes, .. } => compact::find(bytes, field).map(|at| at.value(bytes)),
-            Form::Map(map) => map.get(Probe::new(field).as_bytes()).map(Vec::as_slice),
+            Form::Map(map) => map
+                .get(&Probe::new(field) as &dyn KeyView)
+                .map(Vec::as_slice),
         }
     }
 
@@ -174,13 +176,14 @@ impl Hash {
         let Form::Map(map) = &mut self.form else {
             unreachable!("a hash past its compact limits is a map");
         };
-        if let Some(slot) = map.get_mut(Probe::new(&field).as_bytes()) {
+        let probe = Probe::new(&field);
+        if let Some(slot) = map.get_mut(&probe as &dyn KeyView) {
             self.size = self.size - slot.len() + value.len();
             *slot = value;
             return false;
         }
         self.size += Self::field_cost(field.len(), value.len());
-        map.insert(StoredKey::new(&field), value);
+        map.insert(StoredKey::from_vec(field), value);
         true
     }
 
@@ -196,7 +199,7 @@ impl Hash {
                 self.size = bytes.len();
                 true
             }
-            Form::Map(map) => match map.remove(Probe::new(field).as_bytes()) {
+            Form::Map(map) => match map.remove(&Probe::new(field) as &dyn KeyView) {
                 Some(value) => {
                     self.size -= Self::field_cost(field.len(), value.len());
                     true
@@ -243,7 +246,7 @@ impl Hash {
         let mut size = 0;
         for (field, value) in self.iter() {
             size += Self::field_cost(field.len(), value.len());
-            map.insert(StoredKey::new(field), value.to_vec());
+            map.insert(StoredKey::from_vec(field.to_vec()), value.to_vec());
         }
         self.form = Form::Map(map);
         self.size = size;

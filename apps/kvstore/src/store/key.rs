@@ -6,30 +6,19 @@
 //! a plain hash value: "continue with the keys whose hash is at least this".
 //! Keys that collide on the hash are still distinct, ordered by their bytes.
 //!
-//! A key is kept as one byte string, its *hashed form*: the hash, 8 bytes
-//! big-endian, then the key. Plain byte order of hashed forms is exactly
-//! (hash, bytes) order, because the hash comes first and big-endian bytes
-//! sort as the number does. So the maps are `BTreeMap<StoredKey, V>`
-//! searched with a `&[u8]` (`StoredKey: Borrow<[u8]>`): every comparison in
-//! a search is one slice comparison, with no call through a vtable. A
-//! [`Probe`] builds the hashed form of a key being searched for, on the
-//! stack for all but long keys.
+//! The map stores [`StoredKey`]s but is searched with a borrowed [`Probe`]
+//! (no allocation per lookup): both present themselves as `dyn KeyView`,
+//! which is what the map compares.
 
 use alloc::boxed::Box;
-use alloc::collections::{BTreeMap, TryReserveError};
+use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::borrow::Borrow;
+use core::cmp::Ordering;
 use core::ops::Bound;
 
 /// Cursors name buckets of 2^11 hash values, keeping them below 2^53.
 const CURSOR_SHIFT: u32 = 11;
-
-/// Bytes of the hash at the start of a hashed form.
-const HASH_LEN: usize = 8;
-
-/// Longest hashed form a [`Probe`] keeps on the stack: keys up to 56
-/// bytes are searched for without a heap allocation.
-const INLINE_LEN: usize = 64;
 
 /// A 64-bit hash of a key: FNV-1a, then a SplitMix64 finalizer so that
 /// nearby keys land far apart.
@@ -46,129 +35,135 @@ pub fn hash(key: &[u8]) -> u64 {
     h ^ (h >> 31)
 }
 
-/// The hash at the start of a hashed form.
-fn hash_of(hashed: &[u8]) -> u64 {
-    hashed
-        .first_chunk::<HASH_LEN>()
-        .map_or(0, |h| u64::from_be_bytes(*h))
+/// What the keyspace map compares: a hash and the key bytes.
+pub trait KeyView {
+    /// The key's [`hash`].
+    fn hash(&self) -> u64;
+    /// The key itself.
+    fn bytes(&self) -> &[u8];
 }
 
-/// The key after the hash in a hashed form.
-fn key_of(hashed: &[u8]) -> &[u8] {
-    hashed.get(HASH_LEN..).unwrap_or_default()
+impl PartialEq for dyn KeyView + '_ {
+    fn eq(&self, other: &Self) -> bool {
+        self.hash() == other.hash() && self.bytes() == other.bytes()
+    }
 }
 
-/// A key as stored in a map: its hashed form, so that the hash is computed
-/// once and the map compares plain bytes.
-///
-/// Its order (derived, over the hashed form) is the order of `[u8]` on the
-/// same bytes, as `Borrow<[u8]>` requires.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+impl Eq for dyn KeyView + '_ {}
+
+impl PartialOrd for dyn KeyView + '_ {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for dyn KeyView + '_ {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // The bytes only when the hashes tie: a lookup compares many keys.
+        self.hash()
+            .cmp(&other.hash())
+            .then_with(|| self.bytes().cmp(other.bytes()))
+    }
+}
+
+/// A key as stored in the map, with its hash computed once.
+#[derive(Clone, Debug)]
 pub struct StoredKey {
-    hashed: Box<[u8]>,
+    hash: u64,
+    bytes: Box<[u8]>,
 }
 
 impl StoredKey {
     /// Copies `key` for storage.
     pub fn new(key: &[u8]) -> Self {
-        let mut hashed = Vec::with_capacity(HASH_LEN + key.len());
-        hashed.extend_from_slice(&hash(key).to_be_bytes());
-        hashed.extend_from_slice(key);
         StoredKey {
-            hashed: hashed.into_boxed_slice(),
+            hash: hash(key),
+            bytes: key.into(),
         }
     }
 
-    /// Copies `key` for storage, or fails, allocating nothing, if memory
-    /// for it cannot be had (for callers whose keys a client can make
-    /// large and that report running out of memory).
-    pub fn try_new(key: &[u8]) -> Result<Self, TryReserveError> {
-        let mut hashed = Vec::new();
-        hashed.try_reserve_exact(HASH_LEN.saturating_add(key.len()))?;
-        hashed.extend_from_slice(&hash(key).to_be_bytes());
-        hashed.extend_from_slice(key);
-        Ok(StoredKey {
-            hashed: hashed.into_boxed_slice(),
-        })
-    }
-
-    /// The key's [`hash`].
-    pub fn hash(&self) -> u64 {
-        hash_of(&self.hashed)
-    }
-
-    /// The key itself, without the hash.
-    pub fn bytes(&self) -> &[u8] {
-        key_of(&self.hashed)
+    /// Keeps `key` for storage, in the memory it came in (hash fields
+    /// arrive as a request's arguments, which are not needed afterwards).
+    pub fn from_vec(key: Vec<u8>) -> Self {
+        StoredKey {
+            hash: hash(&key),
+            bytes: key.into_boxed_slice(),
+        }
     }
 }
 
-impl Borrow<[u8]> for StoredKey {
-    /// The hashed form, which maps compare: what a [`Probe`] searches with.
-    fn borrow(&self) -> &[u8] {
-        &self.hashed
+impl KeyView for StoredKey {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+    fn bytes(&self) -> &[u8] {
+        &self.bytes
     }
 }
 
-/// The hashed form of a key to search for (`map.get(probe.as_bytes())`),
-/// or of a position to range from ([`Probe::at`]).
-pub struct Probe {
-    hashed: Hashed,
+// Must agree with the `dyn KeyView` order, as `Borrow` requires.
+impl PartialEq for StoredKey {
+    fn eq(&self, other: &Self) -> bool {
+        (self as &dyn KeyView) == (other as &dyn KeyView)
+    }
 }
 
-/// Where a probe keeps its hashed form.
-enum Hashed {
-    /// On the stack: the first `len` bytes of `bytes`.
-    Inline { bytes: [u8; INLINE_LEN], len: usize },
-    /// On the heap, for keys too long for [`INLINE_LEN`].
-    Heap(Vec<u8>),
+impl Eq for StoredKey {}
+
+impl PartialOrd for StoredKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
-impl Probe {
+impl Ord for StoredKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self as &dyn KeyView).cmp(other as &dyn KeyView)
+    }
+}
+
+impl<'a> Borrow<dyn KeyView + 'a> for StoredKey {
+    fn borrow(&self) -> &(dyn KeyView + 'a) {
+        self
+    }
+}
+
+/// A borrowed key to search for; also marks positions (`Probe::at`) for
+/// range scans.
+pub struct Probe<'k> {
+    hash: u64,
+    bytes: &'k [u8],
+}
+
+impl<'k> Probe<'k> {
     /// Searches for `key`.
-    pub fn new(key: &[u8]) -> Self {
-        let hash = hash(key).to_be_bytes();
-        let len = HASH_LEN + key.len();
-        let hashed = if len <= INLINE_LEN {
-            let mut bytes = [0; INLINE_LEN];
-            bytes[..HASH_LEN].copy_from_slice(&hash);
-            bytes[HASH_LEN..len].copy_from_slice(key);
-            Hashed::Inline { bytes, len }
-        } else {
-            let mut bytes = Vec::with_capacity(len);
-            bytes.extend_from_slice(&hash);
-            bytes.extend_from_slice(key);
-            Hashed::Heap(bytes)
-        };
-        Probe { hashed }
-    }
-
-    /// The smallest position with hash `hash` (the hash alone, an empty
-    /// key): everything at or after it has a hash of at least `hash`.
-    pub fn at(hash: u64) -> Self {
-        let mut bytes = [0; INLINE_LEN];
-        bytes[..HASH_LEN].copy_from_slice(&hash.to_be_bytes());
+    pub fn new(key: &'k [u8]) -> Self {
         Probe {
-            hashed: Hashed::Inline {
-                bytes,
-                len: HASH_LEN,
-            },
+            hash: hash(key),
+            bytes: key,
         }
     }
 
-    /// The hashed form, to pass to a map's `get`, `remove` or `range`.
-    pub fn as_bytes(&self) -> &[u8] {
-        match &self.hashed {
-            Hashed::Inline { bytes, len } => bytes.get(..*len).unwrap_or_default(),
-            Hashed::Heap(bytes) => bytes,
-        }
+    /// The smallest position with hash `hash`: everything at or after it
+    /// has a hash of at least `hash`.
+    pub fn at(hash: u64) -> Probe<'static> {
+        Probe { hash, bytes: &[] }
     }
 }
 
-/// One step of a cursor scan over a map of [`StoredKey`]s: entries from
-/// position `cursor` on, at least `count` of them (a few more if several
-/// share a hash bucket), and the cursor to continue from (0 when the scan
-/// is complete).
+impl KeyView for Probe<'_> {
+    fn hash(&self) -> u64 {
+        self.hash
+    }
+    fn bytes(&self) -> &[u8] {
+        self.bytes
+    }
+}
+
+/// One step of a cursor scan over a map ordered by [`KeyView`]: entries
+/// from position `cursor` on, at least `count` of them (a few more if
+/// several share a hash bucket), and the cursor to continue from (0 when
+/// the scan is complete).
 ///
 /// A scan from cursor 0 until the returned cursor is 0 again returns every
 /// entry that existed for the whole scan at least once, however entries are
@@ -186,9 +181,9 @@ pub fn scan<V>(map: &BTreeMap<StoredKey, V>, cursor: u64, count: usize) -> (u64,
         return (0, found);
     }
     let start = Probe::at(first_bucket << CURSOR_SHIFT);
-    let range = (Bound::Included(start.as_bytes()), Bound::Unbounded);
+    let range = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
     let mut last_bucket = None;
-    for (key, value) in map.range::<[u8], _>(range) {
+    for (key, value) in map.range::<dyn KeyView, _>(range) {
         let bucket = key.hash() >> CURSOR_SHIFT;
         if found.len() >= count.max(1) && last_bucket != Some(bucket) {
             return (bucket + 1, found);
@@ -197,83 +192,4 @@ pub fn scan<V>(map: &BTreeMap<StoredKey, V>, cursor: u64, count: usize) -> (u64,
         last_bucket = Some(bucket);
     }
     (0, found)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use alloc::vec;
-
-    #[test]
-    fn stored_keys_sort_by_hash_then_bytes() {
-        let mut keys: Vec<StoredKey> = (0..200u32)
-            .map(|i| StoredKey::new(alloc::format!("key:{i}").as_bytes()))
-            .collect();
-        keys.sort();
-        for pair in keys.windows(2) {
-            let (a, b) = (&pair[0], &pair[1]);
-            assert!((a.hash(), a.bytes()) < (b.hash(), b.bytes()));
-        }
-    }
-
-    #[test]
-    fn a_stored_key_gives_back_its_key_and_hash() {
-        let key = StoredKey::new(b"user:42");
-        assert_eq!(key.bytes(), b"user:42");
-        assert_eq!(key.hash(), hash(b"user:42"));
-        assert_eq!(StoredKey::try_new(b"user:42"), Ok(key));
-        assert_eq!(StoredKey::new(b"").bytes(), b"");
-    }
-
-    #[test]
-    fn probes_find_short_long_and_empty_keys() {
-        let long = vec![b'x'; 57];
-        let longer = vec![b'y'; 1000];
-        let keys: [&[u8]; 5] = [b"", b"a", &[b'z'; 56], &long, &longer];
-        let mut map = BTreeMap::new();
-        for (i, key) in keys.iter().enumerate() {
-            map.insert(StoredKey::new(key), i);
-        }
-        for (i, key) in keys.iter().enumerate() {
-            assert_eq!(map.get(Probe::new(key).as_bytes()), Some(&i));
-        }
-        assert_eq!(map.get(Probe::new(&[b'x'; 56]).as_bytes()), None);
-        assert_eq!(map.remove(Probe::new(&long).as_bytes()), Some(3));
-        assert_eq!(map.get(Probe::new(&long).as_bytes()), None);
-    }
-
-    #[test]
-    fn a_position_comes_before_every_key_with_that_hash_or_more() {
-        let mut map = BTreeMap::new();
-        for i in 0..500u32 {
-            map.insert(StoredKey::new(&i.to_le_bytes()), ());
-        }
-        let middle = map.keys().nth(250).map(StoredKey::hash).unwrap();
-        let at = Probe::at(middle);
-        let after = map.range::<[u8], _>((Bound::Included(at.as_bytes()), Bound::Unbounded));
-        let before = map.range::<[u8], _>((Bound::Unbounded, Bound::Excluded(at.as_bytes())));
-        assert_eq!(after.clone().count(), 250);
-        assert!(after.map(|(k, _)| k.hash()).all(|h| h >= middle));
-        assert!(before.map(|(k, _)| k.hash()).all(|h| h < middle));
-    }
-
-    #[test]
-    fn a_scan_visits_every_key_once_in_steps() {
-        let mut map = BTreeMap::new();
-        for i in 0..1000u32 {
-            map.insert(StoredKey::new(&i.to_le_bytes()), i);
-        }
-        let (mut cursor, mut seen) = (0, Vec::new());
-        loop {
-            let (next, found) = scan(&map, cursor, 10);
-            assert!(found.len() >= 10 || next == 0);
-            seen.extend(found.into_iter().map(|(_, &v)| v));
-            if next == 0 {
-                break;
-            }
-            cursor = next;
-        }
-        seen.sort();
-        assert_eq!(seen, (0..1000).collect::<Vec<_>>());
-    }
 }

@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use core::ops::Bound;
 
 pub use hash::{CompactLimits, FieldValue, Hash, FIELD_OVERHEAD};
-use key::{Probe, StoredKey};
+use key::{KeyView, Probe, StoredKey};
 pub use lfu::{Frequency, LfuTuning};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
 pub use sample::Candidates;
@@ -302,7 +302,7 @@ impl Store {
     /// Like [`get`](Store::get), recording the access for
     /// [`Entry::idle_ms`]: what commands that use a key call.
     pub fn get_touched(&mut self, key: &[u8]) -> Option<&Entry> {
-        let entry = self.map.get_mut(Probe::new(key).as_bytes())?;
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
         entry.accessed = self.clock;
         entry
             .frequency
@@ -348,7 +348,7 @@ impl Store {
 
     /// The entry for `key`, expired or not.
     pub fn get(&self, key: &[u8]) -> Option<&Entry> {
-        self.map.get(Probe::new(key).as_bytes())
+        self.map.get(&Probe::new(key) as &dyn KeyView)
     }
 
     /// Sets `key` to `value` (bytes, a [`Value`] shared with the log, or
@@ -380,7 +380,7 @@ impl Store {
     /// (changing nothing) if the key holds another type. A value the log
     /// still holds is copied first, so the log writes it as it was.
     pub fn append(&mut self, key: &[u8], suffix: &[u8]) -> Option<usize> {
-        match self.map.get_mut(Probe::new(key).as_bytes()) {
+        match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
             Some(entry) => {
                 let Data::String(value) = &mut entry.data else {
                     return None;
@@ -410,7 +410,7 @@ impl Store {
         if self.get(key).is_none() {
             self.set(key, Vec::new(), None);
         }
-        let entry = self.map.get_mut(Probe::new(key).as_bytes())?;
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
         let Data::String(value) = &mut entry.data else {
             return None;
         };
@@ -444,7 +444,7 @@ impl Store {
         if self.get(key).is_none() {
             self.set(key, Hash::new(), None);
         }
-        let entry = self.map.get_mut(Probe::new(key).as_bytes())?;
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
         let Data::Hash(hash) = &mut entry.data else {
             return None;
         };
@@ -481,7 +481,7 @@ impl Store {
         if self.get(key).is_none() {
             self.set(key, List::new(), None);
         }
-        let entry = self.map.get_mut(Probe::new(key).as_bytes())?;
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
         let Data::List(list) = &mut entry.data else {
             return None;
         };
@@ -517,7 +517,7 @@ impl Store {
         if self.get(key).is_none() {
             self.set(key, Set::new(), None);
         }
-        let entry = self.map.get_mut(Probe::new(key).as_bytes())?;
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
         let Data::Set(set) = &mut entry.data else {
             return None;
         };
@@ -560,7 +560,7 @@ impl Store {
         if self.get(key).is_none() {
             self.set(key, fresh(), None);
         }
-        let entry = self.map.get_mut(Probe::new(key).as_bytes())?;
+        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
         let Data::Zset(zset) = &mut entry.data else {
             return None;
         };
@@ -577,14 +577,14 @@ impl Store {
 
     /// Removes `key`, returning its entry if it existed.
     pub fn remove(&mut self, key: &[u8]) -> Option<Entry> {
-        let entry = self.map.remove(Probe::new(key).as_bytes())?;
+        let entry = self.map.remove(&Probe::new(key) as &dyn KeyView)?;
         self.forget(key, &entry);
         Some(entry)
     }
 
     /// Sets or clears the expiry of `key`; returns whether the key exists.
     pub fn set_expire(&mut self, key: &[u8], expire_at: Option<u64>) -> bool {
-        let Some(entry) = self.map.get_mut(Probe::new(key).as_bytes()) else {
+        let Some(entry) = self.map.get_mut(&Probe::new(key) as &dyn KeyView) else {
             return false;
         };
         match (entry.expire_at.is_some(), expire_at.is_some()) {
@@ -643,11 +643,11 @@ impl Store {
             return expired;
         }
         let start = Probe::at(self.sweep);
-        let after = (Bound::Included(start.as_bytes()), Bound::Unbounded);
-        let before = (Bound::Unbounded, Bound::Excluded(start.as_bytes()));
-        let wrapped = self.map.range::<[u8], _>(before);
+        let after = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
+        let before = (Bound::Unbounded, Bound::Excluded(&start as &dyn KeyView));
+        let wrapped = self.map.range::<dyn KeyView, _>(before);
         let mut next = None;
-        let keys = self.map.range::<[u8], _>(after).chain(wrapped);
+        let keys = self.map.range::<dyn KeyView, _>(after).chain(wrapped);
         for (examined, (key, entry)) in keys.enumerate() {
             if examined == budget {
                 next = Some(key.hash());
@@ -671,7 +671,7 @@ impl Store {
             self.volatile += 1;
             self.volatile_index.add(key::hash(key));
         }
-        match self.map.get_mut(Probe::new(key).as_bytes()) {
+        match self.map.get_mut(&Probe::new(key) as &dyn KeyView) {
             Some(slot) => {
                 // A new value keeps the key's access frequency, as in Redis.
                 let frequency = slot.frequency;

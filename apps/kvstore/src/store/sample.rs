@@ -15,7 +15,7 @@ use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 use core::ops::Bound;
 
-use super::key::Probe;
+use super::key::{KeyView, Probe};
 use super::{Entry, Store};
 
 /// How many keys past a random hash a draw may step (see above).
@@ -110,8 +110,8 @@ impl Store {
                     return None;
                 }
                 let start = Probe::at(random);
-                let from = (Bound::Included(start.as_bytes()), Bound::Unbounded);
-                let after = self.map.range::<[u8], _>(from);
+                let from = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
+                let after = self.map.range::<dyn KeyView, _>(from);
                 let mut keys = after.chain(self.map.iter());
                 let (key, entry) = keys.nth(steps(random) % count)?;
                 Some((key.bytes(), entry))
@@ -159,9 +159,9 @@ impl Store {
     /// The keys with hash `hash` that have an expiry time.
     fn with_expiry_at_hash(&self, hash: u64) -> impl Iterator<Item = (&[u8], &Entry)> + '_ {
         let start = Probe::at(hash);
-        let from = (Bound::Included(start.as_bytes()), Bound::Unbounded);
+        let from = (Bound::Included(&start as &dyn KeyView), Bound::Unbounded);
         self.map
-            .range::<[u8], _>(from)
+            .range::<dyn KeyView, _>(from)
             .take_while(move |(key, _)| key.hash() == hash)
             .filter(|(_, entry)| entry.expire_at.is_some())
             .map(|(key, entry)| (key.bytes(), entry))

@@ -29,7 +29,7 @@ use alloc::collections::{BTreeMap, TryReserveError};
 use alloc::vec::Vec;
 use core::ops::{Bound, Deref};
 
-use super::key::{self, Probe, StoredKey};
+use super::key::{self, KeyView, Probe, StoredKey};
 use crate::num::parse_i64;
 
 /// Estimated bytes one member costs in the map form beyond its own bytes:
@@ -75,9 +75,9 @@ impl Table {
     /// collide), the one that records it.
     fn holder(&mut self, hash: u64, slot: usize) -> Option<&mut usize> {
         let from = Probe::at(hash);
-        let range = (Bound::Included(from.as_bytes()), Bound::Unbounded);
+        let range = (Bound::Included(&from as &dyn KeyView), Bound::Unbounded);
         self.members
-            .range_mut::<[u8], _>(range)
+            .range_mut::<dyn KeyView, _>(range)
             .take_while(|(m, _)| m.hash() == hash)
             .map(|(_, at)| at)
             .find(|at| **at == slot)
@@ -92,7 +92,7 @@ impl Table {
     /// Removes `member`; returns whether it was there. The last slot moves
     /// into the freed one.
     fn remove(&mut self, member: &[u8]) -> bool {
-        let Some(slot) = self.members.remove(Probe::new(member).as_bytes()) else {
+        let Some(slot) = self.members.remove(&Probe::new(member) as &dyn KeyView) else {
             return false;
         };
         let last = self.slots.len() - 1;
@@ -262,7 +262,9 @@ impl Set {
     pub fn contains(&self, member: &[u8]) -> bool {
         match &self.form {
             Form::Ints(ints) => as_int(member).is_some_and(|n| ints.binary_search(&n).is_ok()),
-            Form::Map(table) => table.members.contains_key(Probe::new(member).as_bytes()),
+            Form::Map(table) => table
+                .members
+                .contains_key(&Probe::new(member) as &dyn KeyView),
         }
     }
 
@@ -297,7 +299,10 @@ impl Set {
         let Form::Map(table) = &mut self.form else {
             unreachable!("a set past its intset limits is a map");
         };
-        if table.members.contains_key(Probe::new(member).as_bytes()) {
+        if table
+            .members
+            .contains_key(&Probe::new(member) as &dyn KeyView)
+        {
             return false;
         }
         self.size += Self::map_member_cost(member.len());
@@ -348,10 +353,10 @@ impl Set {
             Form::Map(table) => {
                 let hash = *table.slots.get(index)?;
                 let from = Probe::at(hash);
-                let range = (Bound::Included(from.as_bytes()), Bound::Unbounded);
+                let range = (Bound::Included(&from as &dyn KeyView), Bound::Unbounded);
                 table
                     .members
-                    .range::<[u8], _>(range)
+                    .range::<dyn KeyView, _>(range)
                     .take_while(|(m, _)| m.hash() == hash)
                     .find(|(_, &at)| at == index)
                     .map(|(m, _)| Member::Bytes(m.bytes()))

@@ -13,7 +13,7 @@ use alloc::collections::{BTreeMap, TryReserveError};
 use alloc::vec::Vec;
 
 use super::before;
-use crate::store::key::{self, Probe, StoredKey};
+use crate::store::key::{self, KeyView, Probe, StoredKey};
 
 /// No node: the empty subtree.
 const NIL: u32 = u32::MAX;
@@ -61,13 +61,17 @@ impl Tree {
 
     /// The score of `member`, if present.
     pub fn score(&self, member: &[u8]) -> Option<f64> {
-        self.scores.get(Probe::new(member).as_bytes()).copied()
+        self.scores
+            .get(&Probe::new(member) as &dyn KeyView)
+            .copied()
     }
 
     /// Adds `member` (not yet present) with `score`. Fails, changing
     /// nothing, if memory for it cannot be had.
     pub fn insert_new(&mut self, member: Vec<u8>, score: f64) -> Result<(), TryReserveError> {
-        let key = StoredKey::try_new(&member)?;
+        let mut copy = Vec::new();
+        copy.try_reserve_exact(member.len())?;
+        copy.extend_from_slice(&member);
         if self.free.is_empty() {
             self.nodes.try_reserve(1)?;
             // Room to free every slot later without allocating.
@@ -92,17 +96,17 @@ impl Tree {
                 (self.nodes.len() - 1) as u32
             }
         };
-        let (left, right) = self.split(self.root, &|s, m| before(s, m, score, key.bytes()));
+        let (left, right) = self.split(self.root, &|s, m| before(s, m, score, &copy));
         let left = self.merge(left, at);
         self.root = self.merge(left, right);
-        self.scores.insert(key, score);
+        self.scores.insert(StoredKey::from_vec(copy), score);
         Ok(())
     }
 
     /// Removes `member`; returns it (the tree's own copy) and its score if
     /// it was there.
     pub fn remove(&mut self, member: &[u8]) -> Option<(Vec<u8>, f64)> {
-        let score = self.scores.remove(Probe::new(member).as_bytes())?;
+        let score = self.scores.remove(&Probe::new(member) as &dyn KeyView)?;
         let (left, rest) = self.split(self.root, &|s, m| before(s, m, score, member));
         let (found, right) = self.split(rest, &|s, m| !before(score, member, s, m));
         debug_assert!(found != NIL && self.nodes[found as usize].count == 1);
@@ -131,7 +135,7 @@ impl Tree {
         let (member, score) = (core::mem::take(&mut node.member), node.score);
         // Reserved when the slot was made.
         self.free.push(found);
-        self.scores.remove(Probe::new(&member).as_bytes());
+        self.scores.remove(&Probe::new(&member) as &dyn KeyView);
         self.root = self.merge(left, right);
         if self.root == NIL {
             *self = Tree::default();
