@@ -443,6 +443,12 @@ impl DiskLog {
         self.current.extent.limit.min(STAGING as u64)
     }
 
+    /// Whether the log holds three quarters of what it may grow to: a
+    /// rewrite in progress should then take all the time it may.
+    pub fn nearly_full(&self) -> bool {
+        self.end() > self.limit() / 4 * 3
+    }
+
     /// Where the log's next byte would go, counting what is not yet
     /// durable: the position a reply waits for under `appendfsync always`.
     pub fn end(&self) -> u64 {
