@@ -407,10 +407,15 @@ impl Store {
         key: &[u8],
         change: impl FnOnce(&mut Vec<u8>) -> R,
     ) -> Option<R> {
-        if self.get(key).is_none() {
-            self.set(key, Vec::new(), None);
-        }
-        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        // One lookup when the key exists (the usual case for a write).
+        let probe = Probe::new(key);
+        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
+            Some(entry) => entry,
+            None => {
+                self.set(key, Vec::new(), None);
+                self.map.get_mut(&probe as &dyn KeyView)?
+            }
+        };
         let Data::String(value) = &mut entry.data else {
             return None;
         };
@@ -441,10 +446,15 @@ impl Store {
     /// assert_eq!(store.used_memory(), 0);
     /// ```
     pub fn update_hash<R>(&mut self, key: &[u8], change: impl FnOnce(&mut Hash) -> R) -> Option<R> {
-        if self.get(key).is_none() {
-            self.set(key, Hash::new(), None);
-        }
-        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        // One lookup when the key exists (the usual case for a write).
+        let probe = Probe::new(key);
+        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
+            Some(entry) => entry,
+            None => {
+                self.set(key, Hash::new(), None);
+                self.map.get_mut(&probe as &dyn KeyView)?
+            }
+        };
         let Data::Hash(hash) = &mut entry.data else {
             return None;
         };
@@ -478,10 +488,15 @@ impl Store {
     /// assert_eq!(store.used_memory(), 0);
     /// ```
     pub fn update_list<R>(&mut self, key: &[u8], change: impl FnOnce(&mut List) -> R) -> Option<R> {
-        if self.get(key).is_none() {
-            self.set(key, List::new(), None);
-        }
-        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        // One lookup when the key exists (the usual case for a write).
+        let probe = Probe::new(key);
+        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
+            Some(entry) => entry,
+            None => {
+                self.set(key, List::new(), None);
+                self.map.get_mut(&probe as &dyn KeyView)?
+            }
+        };
         let Data::List(list) = &mut entry.data else {
             return None;
         };
@@ -514,10 +529,15 @@ impl Store {
     /// assert_eq!(store.used_memory(), 0);
     /// ```
     pub fn update_set<R>(&mut self, key: &[u8], change: impl FnOnce(&mut Set) -> R) -> Option<R> {
-        if self.get(key).is_none() {
-            self.set(key, Set::new(), None);
-        }
-        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        // One lookup when the key exists (the usual case for a write).
+        let probe = Probe::new(key);
+        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
+            Some(entry) => entry,
+            None => {
+                self.set(key, Set::new(), None);
+                self.map.get_mut(&probe as &dyn KeyView)?
+            }
+        };
         let Data::Set(set) = &mut entry.data else {
             return None;
         };
@@ -557,10 +577,15 @@ impl Store {
         fresh: impl FnOnce() -> Zset,
         change: impl FnOnce(&mut Zset) -> R,
     ) -> Option<R> {
-        if self.get(key).is_none() {
-            self.set(key, fresh(), None);
-        }
-        let entry = self.map.get_mut(&Probe::new(key) as &dyn KeyView)?;
+        // One lookup when the key exists (the usual case for a write).
+        let probe = Probe::new(key);
+        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
+            Some(entry) => entry,
+            None => {
+                self.set(key, fresh(), None);
+                self.map.get_mut(&probe as &dyn KeyView)?
+            }
+        };
         let Data::Zset(zset) = &mut entry.data else {
             return None;
         };
