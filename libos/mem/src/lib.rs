@@ -52,6 +52,8 @@ const SMALL: usize = 16;
 ///
 /// `src` must be valid for reads and `dest` for writes of `n` bytes, and the
 /// two ranges must not overlap.
+// Inlined into `memcpy`: no second call frame per copy.
+#[inline(always)]
 pub unsafe fn copy_forward(mut dest: *mut u8, mut src: *const u8, mut n: usize) {
     if n < SMALL {
         // SAFETY: the caller's contract.
@@ -202,7 +204,7 @@ unsafe fn copy_shifted(mut dest: *mut u64, src: *const u8, n: usize) -> usize {
 ///
 /// As [`copy_forward`].
 #[cfg(target_os = "none")]
-#[no_mangle]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn memcpy(dest: *mut u8, src: *const u8, n: usize) -> *mut u8 {
     // SAFETY: the caller's contract, the same.
     unsafe { copy_forward(dest, src, n) };
