@@ -3,7 +3,9 @@
 //! The `memcpy` of the sysroot's `compiler_builtins` copies a misaligned
 //! source one byte load at a time (about 2.75 instructions per byte), and
 //! kvstore copies slices at arbitrary offsets of its input buffer, so that
-//! path dominated its requests. [`copy_forward`] instead:
+//! path dominated its requests (bench/kvcost.sh, guest instructions per
+//! request, before and after this crate: SET 10,872 -> 9,979, MSET
+//! 55,599 -> 46,016, HSET 13,146 -> 11,692). [`copy_forward`] instead:
 //!
 //! 1. copies single bytes until the destination is 8-aligned;
 //! 2. if the source is then 8-aligned too, copies 32 bytes per iteration
