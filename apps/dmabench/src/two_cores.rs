@@ -53,13 +53,12 @@ pub fn run(engine: EngineId) -> Result<(), String> {
         let Some(range) = ranges.get(core) else {
             return;
         };
-        let transfer = Transfer {
-            direction: Direction::FromDevice,
-            pieces: alloc::vec![range.clone()],
-            device_addr: READ_AREA,
-            device_key: 0,
-            policy: Policy::FaultAware,
-        };
+        let transfer = Transfer::contiguous(
+            Direction::FromDevice,
+            range.clone(),
+            READ_AREA,
+            Policy::FaultAware,
+        );
         // SAFETY: this core's own region, which lives (granted) until
         // `run` returns and is not touched by anything else meanwhile.
         let result = unsafe { dma::run(engine, transfer) }.map(|r| r.stats.faults);
