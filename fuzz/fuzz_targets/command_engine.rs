@@ -18,7 +18,7 @@
 
 use std::collections::BTreeSet;
 
-use kvstore::aof::{replay, RewriteScan, HEADER};
+use kvstore::aof::{replay, HEADER};
 use kvstore::commands::{ClientCtx, Effects, Engine};
 use kvstore::config::Config;
 use kvstore::resp::Reply;
@@ -30,14 +30,6 @@ use libfuzzer_sys::fuzz_target;
 
 /// Unix time in milliseconds when every session starts (November 2023).
 const START_MS: u64 = 1_700_000_000_000;
-
-/// A compaction under way: the new log so far, and what was logged since
-/// it started (the tail placed after it).
-struct Rewrite {
-    scan: RewriteScan,
-    log: Vec<u8>,
-    tail: Vec<u8>,
-}
 
 fuzz_target!(|data: &[u8]| {
     let mut inp = Input::new(data);
@@ -54,7 +46,9 @@ fuzz_target!(|data: &[u8]| {
     let mut clients = [ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3)];
     let mut now = START_MS;
     let mut log = HEADER.to_vec();
-    let mut rewrite: Option<Rewrite> = None;
+    // A compaction under way: its new log so far (the engine's scan steps,
+    // and between them what was logged meanwhile).
+    let mut rewrite: Option<Vec<u8>> = None;
     let mut steps = 0;
     while !inp.is_empty() && steps < 200 {
         steps += 1;
@@ -78,20 +72,20 @@ fuzz_target!(|data: &[u8]| {
             Op::ActiveExpire(budget) => engine.active_expire(now, budget).to_bytes(),
             Op::RewriteStart => {
                 if rewrite.is_none() {
-                    engine.aof_rewrite_started();
-                    rewrite = Some(Rewrite {
-                        scan: RewriteScan::new(now).ending_in(engine.log_db()),
-                        log: Vec::new(),
-                        tail: Vec::new(),
-                    });
+                    // The server takes the first step (the new log's
+                    // header) as it starts.
+                    engine.aof_rewrite_started(now);
+                    let mut records = Effects::default();
+                    engine.aof_rewrite_step(1, &mut records);
+                    rewrite = Some(records.to_bytes());
                 }
                 continue;
             }
             Op::RewriteStep(keys) => {
-                if let Some(r) = &mut rewrite {
+                if let Some(new_log) = &mut rewrite {
                     let mut records = Effects::default();
-                    r.scan.step_records(engine.databases(), keys, &mut records);
-                    r.log.extend(records.to_bytes());
+                    engine.aof_rewrite_step(keys, &mut records);
+                    new_log.extend(records.to_bytes());
                 }
                 continue;
             }
@@ -100,20 +94,20 @@ fuzz_target!(|data: &[u8]| {
                 continue;
             }
             Op::RewriteFinish => {
-                if let Some(r) = rewrite.take() {
-                    finish_rewrite(&mut engine, r, now);
+                if let Some(new_log) = rewrite.take() {
+                    finish_rewrite(&mut engine, new_log, now);
                 }
                 continue;
             }
         };
         check_store(&engine);
         log.extend_from_slice(&effects);
-        if let Some(r) = &mut rewrite {
-            r.tail.extend_from_slice(&effects);
+        if let Some(new_log) = &mut rewrite {
+            new_log.extend_from_slice(&effects);
         }
     }
-    if let Some(r) = rewrite.take() {
-        finish_rewrite(&mut engine, r, now);
+    if let Some(new_log) = rewrite.take() {
+        finish_rewrite(&mut engine, new_log, now);
     }
     check_store(&engine);
     let loaded = load(&log, engine.config());
@@ -255,20 +249,19 @@ fn check_counters(engine: &Engine, client: &ClientCtx, args: &[Vec<u8>], reply: 
     }
 }
 
-/// Ends a compaction: its log, with the tail after it, replays to the
-/// live data of the engine.
-fn finish_rewrite(engine: &mut Engine, mut r: Rewrite, now: u64) {
+/// Ends a compaction: its remaining steps, and the whole new log replays
+/// to the live data of the engine.
+fn finish_rewrite(engine: &mut Engine, mut new_log: Vec<u8>, now: u64) {
     let mut records = Effects::default();
-    while !r.scan.step_records(engine.databases(), 7, &mut records) {}
-    r.log.extend(records.to_bytes());
-    r.log.extend_from_slice(&r.tail);
-    let loaded = load(&r.log, engine.config());
+    while !engine.aof_rewrite_step(7, &mut records) {}
+    new_log.extend(records.to_bytes());
+    let loaded = load(&new_log, engine.config());
     let live_all = |e: &Engine| -> Vec<_> { datasets(e).iter().map(|d| live(d, now)).collect() };
     assert!(
         live_all(&loaded) == live_all(engine),
         "the compacted log replays to different live data"
     );
-    engine.aof_rewrite_finished(Some(r.log.len() as u64), 0);
+    engine.aof_rewrite_finished(Some(new_log.len() as u64), 0);
 }
 
 /// A fresh engine that loaded `log`, every record of which must load

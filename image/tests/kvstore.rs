@@ -977,6 +977,63 @@ fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
 }
 
 #[test]
+fn a_rewrite_larger_than_its_buffer_is_written_in_parts_and_replays_whole() {
+    // ~10 MiB of live data: the new log goes to the disk in parts of
+    // 4 MiB while the rewrite runs, with a list pushed to between its
+    // steps; after a restart every key and every push is there, once.
+    let test = "kvstore-rewrite-parts";
+    fresh_disk(test);
+    let args = ["appendfsync", "everysec"];
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    for batch in 0..80u32 {
+        let mut mset: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
+        for i in batch * 1000..(batch + 1) * 1000 {
+            mset.push(format!("base{i}").into_bytes());
+            mset.push(pattern(100, i));
+        }
+        let args: Vec<&[u8]> = mset.iter().map(Vec::as_slice).collect();
+        exchange(&mut s, &command(&args), b"+OK\r\n");
+    }
+    exchange(
+        &mut s,
+        b"BGREWRITEAOF\r\n",
+        b"+Background append only file rewriting started\r\n",
+    );
+    let mut pushes = 0u32;
+    while info_field(&mut s, "persistence", "aof_rewrite_in_progress") == 1 || pushes == 0 {
+        pushes += 1;
+        exchange(
+            &mut s,
+            format!("RPUSH during {pushes}\r\n").as_bytes(),
+            format!(":{pushes}\r\n").as_bytes(),
+        );
+    }
+    assert_eq!(info_field(&mut s, "persistence", "aof_rewrites"), 1);
+    // Shut down cleanly: the log is flushed, then the restart replays it.
+    exchange(&mut s, b"SET last one\r\n", b"+OK\r\n");
+    s.write_all(b"SHUTDOWN\r\n").unwrap();
+    let (status, serial) = guest.exit_status();
+    assert_eq!(status, Some(0), "{serial}");
+    assert!(serial.contains("kvstore: log rewritten: "), "{serial}");
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    assert_eq!(ask(&mut s, "DBSIZE\r\n"), ":80002");
+    assert_eq!(ask(&mut s, "LLEN during\r\n"), format!(":{pushes}"));
+    assert_eq!(
+        bulk(&mut s, b"LINDEX during -1\r\n"),
+        pushes.to_string().into_bytes()
+    );
+    for i in [0, 41_999, 79_999] {
+        assert_eq!(
+            bulk(&mut s, format!("GET base{i}\r\n").as_bytes()),
+            pattern(100, i)
+        );
+    }
+    eprintln!("{pushes} pushes while the rewrite ran, all present once");
+}
+
+#[test]
 fn kvstore_serves_and_persists_on_the_zcu102_through_gem_and_sd() {
     // The QFDB's SoC: no PCI, no NVMe; the network is the on-chip GEM3,
     // the disk an SD card on SD0.

@@ -27,10 +27,11 @@
 //! command) gets everything copied, as before.
 //!
 //! A rewrite is built a step at a time between serving clients (see
-//! `kvstore::aof::RewriteScan`): the scan's records go to a new buffer,
-//! everything appended meanwhile to the old log and to a tail; at the end
-//! the tail follows the scan in the new buffer, which is written to the
-//! other area and named by a superblock (see [`DiskLog::finish_rewrite`]).
+//! `kvstore::aof::RewriteScan`): the scan's steps go to a new buffer, and
+//! everything appended meanwhile to the old log and, in between the
+//! steps, to the new buffer as well; at the end the new buffer is written
+//! to the other area and named by a superblock (see
+//! [`DiskLog::finish_rewrite`]).
 
 extern crate alloc;
 
@@ -101,8 +102,55 @@ pub struct DiskLog {
     pending: Pieces,
     fsync: AppendFsync,
     last_flush: Instant,
-    /// The rewrite in progress, if any.
+    /// The new log a rewrite in progress is building, if one is.
     rewriting: Option<Rewriting>,
+}
+
+/// A new log being built: the scan's steps, and between them the records
+/// appended meanwhile (see `kvstore::aof::RewriteScan`). It is written to
+/// its area as it grows, [`REWRITE_WRITE_FROM`] bytes at a time, so that
+/// finishing writes only its last part, and the values it refers to are
+/// let go as they are written.
+struct Rewriting {
+    /// Where it goes: an area the live log is not in.
+    extent: Extent,
+    /// Bytes of it on the disk: whole blocks.
+    written: u64,
+    /// The bytes after those.
+    pending: Pieces,
+}
+
+/// How much of a rewrite's new log waits in memory before it is written.
+const REWRITE_WRITE_FROM: usize = 4 << 20;
+
+impl Rewriting {
+    /// The new log's length.
+    fn len(&self) -> u64 {
+        self.written + self.pending.len as u64
+    }
+
+    /// Writes what is pending after what is written, the last block padded;
+    /// that block stays pending, to be written again whole.
+    fn write_pending(
+        &mut self,
+        engine: EngineId,
+        block: usize,
+        max_pieces: usize,
+    ) -> Result<(), String> {
+        if self.len() > self.extent.limit || !self.pending.fits() {
+            return Err(format!(
+                "the rewritten log outgrew its area of {} bytes beside the live one",
+                self.extent.limit
+            ));
+        }
+        let at = self.extent.start + self.written;
+        self.pending.write(engine, block, max_pieces, at)?;
+        let full = self.pending.len / block * block;
+        let last = self.pending.bytes_from(full);
+        self.pending.reset(&last);
+        self.written += full as u64;
+        Ok(())
+    }
 }
 
 /// A piece of the log not yet durable.
@@ -111,13 +159,6 @@ enum Pending {
     Staged(Range<usize>),
     /// A value, written from its own memory.
     Value(Value),
-}
-
-/// A new log being built: the scan's records, and the records appended
-/// since the rewrite started.
-struct Rewriting {
-    scan: Pieces,
-    tail: Pieces,
 }
 
 /// Log bytes not yet on the disk, in order: small records copied into a
@@ -181,17 +222,6 @@ impl Pieces {
             match piece {
                 Piece::Value(value) => self.push_value(value),
                 _ => self.push_bytes(piece.bytes()),
-            }
-        }
-    }
-
-    /// Adds `other`'s pieces after these (its staged bytes copied, its
-    /// values shared).
-    fn push_all(&mut self, other: &Pieces) {
-        for piece in &other.list {
-            match piece {
-                Pending::Staged(r) => self.push_bytes(&other.staging.as_slice()[r.clone()]),
-                Pending::Value(v) => self.push_value(v),
             }
         }
     }
@@ -477,7 +507,7 @@ impl DiskLog {
         }
         self.pending.push_effects(effects);
         if let Some(r) = self.rewriting.as_mut() {
-            r.tail.push_effects(effects);
+            r.pending.push_effects(effects);
         }
         Ok(self.end())
     }
@@ -547,52 +577,62 @@ impl DiskLog {
     }
 
     /// Starts building a new log: feed it with [`rewrite_emit`]
-    /// (`kvstore::aof::RewriteScan`'s records), keep appending as usual,
-    /// and end with [`finish_rewrite`] (or drop the log).
+    /// (`kvstore::aof::RewriteScan`'s steps), keep appending as usual,
+    /// and end with [`finish_rewrite`] (or drop the log). It goes where
+    /// the live log is not and may not reach, whatever the live log does
+    /// meanwhile.
     ///
     /// [`rewrite_emit`]: DiskLog::rewrite_emit
     /// [`finish_rewrite`]: DiskLog::finish_rewrite
     pub fn start_rewrite(&mut self) -> Result<(), String> {
+        let live = self.current.extent;
+        let extent = superblock::rewrite_extent(self.capacity, live, live.end(), live.limit)
+            .map(readable)
+            .ok_or_else(|| {
+                format!(
+                    "no room on the disk ({} bytes) for a rewritten log beside the live one",
+                    self.capacity
+                )
+            })?;
         self.rewriting = Some(Rewriting {
-            scan: Pieces::new(self.share)?,
-            tail: Pieces::new(self.share)?,
+            extent,
+            written: 0,
+            pending: Pieces::new(self.share)?,
         });
         Ok(())
     }
 
-    /// Adds the scan's records to the new log (large values by reference:
-    /// a rewrite copies only what is small).
-    pub fn rewrite_emit(&mut self, records: &Effects) {
-        if let Some(r) = self.rewriting.as_mut() {
-            r.scan.push_effects(records);
+    /// Adds a step of the scan to the new log (large values by reference:
+    /// a rewrite copies only what is small), writing it out when enough
+    /// waits. On an error the rewrite is abandoned; the live log goes on.
+    pub fn rewrite_emit(&mut self, records: &Effects) -> Result<(), String> {
+        let Some(r) = self.rewriting.as_mut() else {
+            return Ok(());
+        };
+        r.pending.push_effects(records);
+        if r.pending.len < REWRITE_WRITE_FROM {
+            return Ok(());
         }
+        let written = r.write_pending(self.engine, self.block, self.max_pieces);
+        if written.is_err() {
+            self.rewriting = None;
+        }
+        written
     }
 
-    /// Makes the new log (the scan's records, then the tail) the log: it
-    /// goes where the live log is not and becomes the log only when the
-    /// superblock naming it is written, so a crash or an error at any
-    /// point leaves the old log in force. Returns the new log's size.
+    /// Makes the new log the log: its last part is written, and it
+    /// becomes the log only when the superblock naming it is written, so a
+    /// crash or an error at any point leaves the old log in force. Returns
+    /// the new log's size.
     ///
-    /// Synchronous, but only the tail's copy and the disk write.
+    /// Synchronous: the disk writes of the last part and the superblock.
     pub fn finish_rewrite(&mut self) -> Result<u64, String> {
-        let Some(Rewriting { mut scan, tail }) = self.rewriting.take() else {
+        let Some(mut new_log) = self.rewriting.take() else {
             return Err("no rewrite in progress".into());
         };
-        scan.push_all(&tail);
-        let len = scan.len;
-        let live_end = self.current.extent.start + self.end().next_multiple_of(self.block as u64);
-        let extent =
-            superblock::rewrite_extent(self.capacity, self.current.extent, live_end, len as u64)
-                .map(readable)
-                .filter(|e| e.limit >= len as u64 && scan.fits());
-        let Some(extent) = extent else {
-            return Err(format!(
-                "no room on the disk ({} bytes) for the rewritten log of {len} bytes beside the live one",
-                self.capacity
-            ));
-        };
-        scan.write(self.engine, self.block, self.max_pieces, extent.start)?;
-        let switched = self.current.next(extent, len as u64);
+        new_log.write_pending(self.engine, self.block, self.max_pieces)?;
+        let (extent, len) = (new_log.extent, new_log.len());
+        let switched = self.current.next(extent, len);
         let previous = core::mem::replace(&mut self.current, switched);
         if let Err(e) = self.write_superblock() {
             // The old superblock may still be the newest on the disk; keep
@@ -601,11 +641,10 @@ impl DiskLog {
             return Err(e);
         }
         self.last_flush = time::now();
-        let full = len / self.block * self.block;
-        let last = scan.bytes_from(full);
-        self.pending = scan;
-        self.keep_tail(full as u64, &last);
-        Ok(len as u64)
+        // What is pending is the last partial block, from `written` on.
+        self.pending = new_log.pending;
+        self.pending_from = new_log.written;
+        Ok(len)
     }
 
     fn write_superblock(&mut self) -> Result<(), String> {

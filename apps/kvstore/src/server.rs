@@ -105,9 +105,9 @@ pub struct Server {
     stop_tried: bool,
     next_id: u64,
     last_expire: Instant,
-    /// The log rewrite in progress: its scan, when it started and the
-    /// log's size then.
-    rewrite: Option<(aof::RewriteScan, Instant, u64)>,
+    /// The log rewrite in progress (its scan is the engine's): when it
+    /// started and the log's size then.
+    rewrite: Option<(Instant, u64)>,
 }
 
 impl Server {
@@ -582,7 +582,7 @@ impl Server {
             if !self.engine.aof_rewrite_wanted() {
                 return;
             }
-            self.engine.aof_rewrite_started();
+            self.engine.aof_rewrite_started(now_ms());
             let started = match self.log.as_mut() {
                 Some(log) => log.start_rewrite(),
                 None => Err("persistence is off".into()),
@@ -593,35 +593,33 @@ impl Server {
                 return;
             }
             let before = self.engine.stats().aof_current_size;
-            let scan = aof::RewriteScan::new(now_ms()).ending_in(self.engine.log_db());
-            self.rewrite = Some((scan, time::now(), before));
+            self.rewrite = Some((time::now(), before));
         }
-        let (Some((scan, started, before)), Some(log)) = (self.rewrite.as_mut(), self.log.as_mut())
-        else {
+        let (Some((started, before)), Some(log)) = (self.rewrite, self.log.as_mut()) else {
             // Persistence went off mid-rewrite.
             self.rewrite = None;
             self.engine.aof_rewrite_finished(None, 0);
             return;
         };
         let step = time::now();
-        let dbs = self.engine.databases();
-        let done = loop {
+        let stepped = loop {
             let mut records = kvstore::commands::Effects::default();
-            let done = scan.step_records(dbs, 64, &mut records);
-            log.rewrite_emit(&records);
+            let done = self.engine.aof_rewrite_step(64, &mut records);
+            if let Err(e) = log.rewrite_emit(&records) {
+                break Err(e);
+            }
             if done {
-                break true;
+                break Ok(true);
             }
             if step.elapsed() >= budget {
-                break false;
+                break Ok(false);
             }
         };
-        if !done {
+        if stepped == Ok(false) {
             return;
         }
-        let (started, before) = (*started, *before);
         self.rewrite = None;
-        let result = log.finish_rewrite();
+        let result = stepped.and_then(|_| log.finish_rewrite());
         let took = started.elapsed().as_millis() as u64;
         match &result {
             Ok(size) => println!("kvstore: log rewritten: {before} -> {size} bytes in {took} ms"),

@@ -42,16 +42,28 @@ pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
 /// A rewrite taken a few keys at a time, so the server keeps serving
 /// clients while it runs (Redis forks for this; a step here is short).
 ///
-/// The keyspace changes between steps, so the records emitted are not one
-/// snapshot. The new log is the emitted records followed by every record
-/// logged while the scan ran (the *tail*); that replays to the dataset at
-/// the end because every effect the engine logs during a rewrite is
-/// absolute (`APPEND` is logged as `SET key <value> KEEPTTL` then, a change
-/// to a hash or a list as `DEL key` followed by the whole value):
-/// replaying a key's tail effects over whatever state the scan captured
-/// gives the same result as over the state before the rewrite. Keys
-/// expired when the rewrite started are left out; one that expires later
-/// is kept with its `PXAT`, since the tail may refer to it.
+/// ```text
+///  new log:  header │ scan step │ records logged │ scan step │ records ...
+///                   │ keys A..  │ meanwhile      │ keys K..  │
+///  a change to a key the scan passed  ──► follows the key's record: exact
+///  a change to a key not yet passed   ──► replays onto a key the new log
+///        does not have yet; the scan's record of that key comes later,
+///        starts with `DEL key` when the key changed since the rewrite
+///        began, and holds the key as it is then, that change included
+/// ```
+///
+/// The new log is one stream, in the order things happened: each step's
+/// records, and between steps every record the server logged meanwhile
+/// (the same records go to the old log). No record is relative to a
+/// snapshot, so nothing is logged twice: a list pushed to during the
+/// rewrite is logged as its pushes, never whole. Two kinds of record would
+/// replay wrongly onto a key the scan has not reached, and the engine logs
+/// them otherwise while the scan lags the key ([`RewriteScan::passed`]):
+/// a move out of such a key into a key already passed (the moved element
+/// must reach the destination: logged as a pop and a push), and `LSET`
+/// (it fails on a missing key: logged as the whole list). Keys expired
+/// when the rewrite started are left out; one that expires later is kept
+/// with its `PXAT`, since later records may refer to it.
 ///
 /// ```
 /// use kvstore::aof::{replay, RewriteScan};
@@ -64,7 +76,7 @@ pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
 /// let mut log = Vec::new();
 /// let mut scan = RewriteScan::new(0);
 /// while !scan.step(&store, 10, &mut |bytes| log.extend_from_slice(bytes)) {
-///     // ... serve clients, logging their changes to the tail ...
+///     // ... serve clients, adding their records to `log` ...
 /// }
 /// let mut records = 0;
 /// replay(&log, |_| records += 1);
@@ -77,12 +89,9 @@ pub struct RewriteScan {
     cursor: Option<u64>,
     /// The database being scanned.
     db: usize,
-    /// Whether its `SELECT` was emitted.
-    selected: bool,
-    /// The database the new log must end in (see [`RewriteScan::ending_in`]).
-    end_db: usize,
-    /// The database of the last record emitted.
-    last_db: usize,
+    /// Entries at this version or later changed after the rewrite began
+    /// (see [`crate::store::next_version_mark`]).
+    since: u64,
 }
 
 impl RewriteScan {
@@ -92,42 +101,50 @@ impl RewriteScan {
             now_ms,
             cursor: None,
             db: 0,
-            selected: false,
-            end_db: 0,
-            last_db: 0,
+            since: crate::store::next_version_mark(),
         }
-    }
-
-    /// Makes the new log end in database `db` (a `SELECT` after the last
-    /// record if needed): the server's log is in that database when the
-    /// rewrite starts (`Engine::log_db`), and what it logs during the
-    /// rewrite, which follows the scan in the new log, is relative to it.
-    pub fn ending_in(mut self, db: usize) -> Self {
-        self.end_db = db;
-        self
     }
 
     /// Emits the records of about `keys` more keys of `store` (the header
     /// first); returns whether the scan is complete.
     pub fn step(&mut self, store: &Store, keys: usize, emit: &mut dyn FnMut(&[u8])) -> bool {
         let mut records = Effects::default();
-        let done = self.step_records(core::slice::from_ref(store), keys, &mut records);
+        let done = self.step_records(core::slice::from_ref(store), keys, 0, &mut records);
         emit(&records.to_bytes());
         done
     }
 
+    /// Whether the new log already holds `key` of database `db` as it
+    /// was when the scan reached it (or knows it was missing then): a
+    /// record about the key logged now replays after that.
+    pub fn passed(&self, db: usize, key: &[u8]) -> bool {
+        match self.cursor {
+            None => false,
+            Some(cursor) => db < self.db || (db == self.db && Store::scan_passed(key, cursor)),
+        }
+    }
+
     /// Like [`step`](RewriteScan::step), over every database (`dbs[i]` is
-    /// database `i`; the records of a database other than 0 follow a
-    /// `SELECT`), adding the records to `out`, where large values are
+    /// database `i`), adding the records to `out`, where large values are
     /// referred to, not copied: a rewrite then writes them to the disk from
-    /// their own memory, as appends do.
-    pub fn step_records(&mut self, dbs: &[Store], keys: usize, out: &mut Effects) -> bool {
-        let cursor = match self.cursor {
+    /// their own memory, as appends do. `log_db` is the database the new
+    /// log is in where these records go (the database of the last record
+    /// logged): records of another database go between a `SELECT` of it
+    /// and a `SELECT` back.
+    pub fn step_records(
+        &mut self,
+        dbs: &[Store],
+        keys: usize,
+        log_db: usize,
+        out: &mut Effects,
+    ) -> bool {
+        let (cursor, mut in_db) = match self.cursor {
             None => {
                 out.push_raw(&HEADER);
-                0
+                // A log starts in database 0.
+                (0, 0)
             }
-            Some(cursor) => cursor,
+            Some(cursor) => (cursor, log_db),
         };
         let Some(store) = dbs.get(self.db) else {
             return true;
@@ -140,30 +157,29 @@ impl RewriteScan {
             if entry.is_expired(self.now_ms) {
                 continue;
             }
-            if !self.selected {
-                self.selected = true;
-                if self.db != self.last_db {
-                    out.push([&b"SELECT"[..], &format_i64(self.db as i64)]);
-                    self.last_db = self.db;
-                }
+            if in_db != self.db {
+                out.push([&b"SELECT"[..], &format_i64(self.db as i64)]);
+                in_db = self.db;
+            }
+            let string = matches!(entry.data(), Data::String(_));
+            if entry.version() >= self.since && !string {
+                // Records logged since the rewrite began may have built
+                // part of it already (a `SET` replaces a string anyway).
+                out.push([&b"DEL"[..], key]);
             }
             push_entry(out, key, entry);
         }
-        self.cursor = Some(next);
+        if in_db != log_db {
+            out.push([&b"SELECT"[..], &format_i64(log_db as i64)]);
+        }
         if next != 0 {
+            self.cursor = Some(next);
             return false;
         }
         // This database is done: on to the next, if any.
+        self.cursor = Some(0);
         self.db += 1;
-        self.selected = false;
-        if self.db < dbs.len() {
-            return false;
-        }
-        if self.last_db != self.end_db {
-            out.push([&b"SELECT"[..], &format_i64(self.end_db as i64)]);
-            self.last_db = self.end_db;
-        }
-        true
+        self.db >= dbs.len()
     }
 }
 

@@ -6,7 +6,6 @@ use crate::aof::Piece;
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::{Entry, Hash, List, Store, Value, Zset};
-use alloc::vec::Vec;
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -45,46 +44,9 @@ pub(crate) struct Exec<'a> {
     /// Set by a blocking command that found nothing: what the client waits
     /// for. Its reply is then not sent (see [`Exec::block_on`]).
     pub block: Option<crate::blocking::Wait>,
-    /// Keys the running log rewrite's tail holds whole (see [`WholeKeys`]).
-    pub made_whole: &'a mut WholeKeys,
-}
-
-/// The keys, per database, whose whole value was logged since the running
-/// log rewrite began.
-///
-/// The rewrite's new log is its scan of the keyspace followed by every
-/// record logged while the scan ran (see `kvstore::aof::RewriteScan`);
-/// the scan may capture a key before or after a change, so a change that
-/// is relative to the key's state (`LPUSH`, `APPEND`) would be applied
-/// twice. The first change to a key while the rewrite runs is therefore
-/// logged as the whole value (`DEL key`, then records that recreate it);
-/// after that the tail holds the key's exact state, and later changes are
-/// logged as they are. Logging the whole value at every change instead
-/// made a list pushed to 12,000 times during one rewrite log ~500 MB.
-#[derive(Debug, Default)]
-pub struct WholeKeys(alloc::collections::BTreeMap<usize, alloc::collections::BTreeSet<Vec<u8>>>);
-
-impl WholeKeys {
-    /// Whether `key` of database `db` was logged whole.
-    fn contains(&self, db: usize, key: &[u8]) -> bool {
-        self.0.get(&db).is_some_and(|keys| keys.contains(key))
-    }
-
-    /// Records that `key` of `db` was logged whole. If its name cannot be
-    /// copied (out of memory), it is not recorded, and the next change is
-    /// logged whole again: correct, only longer.
-    fn insert(&mut self, db: usize, key: &[u8]) {
-        let mut name = Vec::new();
-        if name.try_reserve_exact(key.len()).is_ok() {
-            name.extend_from_slice(key);
-            self.0.entry(db).or_default().insert(name);
-        }
-    }
-
-    /// Forgets every key: a rewrite begins or ends.
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
+    /// The running log rewrite's scan, if one runs (see
+    /// [`Exec::rewrite_lags`]).
+    pub rewrite: Option<&'a crate::aof::RewriteScan>,
 }
 
 /// Refuses a reply that would copy more than `bytes` out of the
@@ -113,6 +75,19 @@ impl Exec<'_> {
     /// `notify-keyspace-events` enables it. Replay publishes nothing.
     pub fn notify(&mut self, class: u16, event: &str, key: &[u8]) {
         self.notify_in(self.db, class, event, key);
+    }
+
+    /// Called when a change to a collection emptied it, so that the key
+    /// went without a `DEL` of its own in the log: notifies `del`, and
+    /// while a log rewrite lags the key ([`rewrite_lags`](Exec::rewrite_lags))
+    /// logs `DEL key` too. There the change replayed onto the new log's
+    /// partial copy of the key, which the `DEL` empties as well: a later
+    /// write may then create the key anew as another type.
+    pub fn emptied(&mut self, key: &[u8]) {
+        self.notify(crate::notify::GENERIC, "del", key);
+        if self.rewrite_lags(key) {
+            self.log([&b"DEL"[..], key]);
+        }
     }
 
     /// Like [`notify`](Exec::notify), for a key of database `db` (`MOVE`,
@@ -235,23 +210,16 @@ impl Exec<'_> {
         }
     }
 
-    /// Whether a change to `key` must be logged as its whole value: a log
-    /// rewrite runs and has not had the key whole yet (see [`WholeKeys`]).
-    pub fn needs_whole(&self, key: &[u8]) -> bool {
-        self.stats.aof_rewrite_in_progress && !self.made_whole.contains(self.db, key)
+    /// Whether a log rewrite runs and its new log does not hold `key` yet
+    /// (see `kvstore::aof::RewriteScan`): a record about the key then
+    /// replays there onto a missing key, which the few commands whose
+    /// record would fail or lose data that way log otherwise.
+    pub fn rewrite_lags(&self, key: &[u8]) -> bool {
+        self.rewrite.is_some_and(|scan| !scan.passed(self.db, key))
     }
 
-    /// Records that the whole value of `key` was just logged by the
-    /// caller, while a rewrite runs.
-    pub fn logged_whole(&mut self, key: &[u8]) {
-        if self.stats.aof_rewrite_in_progress {
-            self.made_whole.insert(self.db, key);
-        }
-    }
-
-    /// Logs the whole state of `key` after a change made while a log
-    /// rewrite runs: `DEL key`, then the records that recreate it, if it
-    /// still exists.
+    /// Logs the whole state of `key`: `DEL key`, then the records that
+    /// recreate it, if it still exists.
     pub fn log_whole(&mut self, key: &[u8]) {
         if self.loading {
             return;
@@ -260,7 +228,6 @@ impl Exec<'_> {
         if let Some(entry) = self.store.get(key) {
             crate::aof::push_entry(&mut self.effects, key, entry);
         }
-        self.logged_whole(key);
     }
 
     /// `key` (in this database) was created or got data: clients blocked

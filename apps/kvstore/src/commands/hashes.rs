@@ -10,15 +10,9 @@
 //! | `HINCRBY`, `HINCRBYFLOAT`        | `HSET key field <new value>`       |
 //! | `HDEL key f1 f2` (f2 missing)    | `HDEL key f1`; nothing if none was |
 //!
-//! Each of these replays to the same hash over any state the key may be in
-//! when the log is written in one piece. A log rewrite is different: its
-//! new log is the scan's records followed by everything logged while it
-//! ran (see [`RewriteScan`](crate::aof::RewriteScan)), and the scan may
-//! have captured the key later, even holding another type (a hash emptied,
-//! then the key `SET`), where an `HSET` or `HDEL` would fail. So while a
-//! rewrite runs, a change is logged as `DEL key` and the records that
-//! recreate the whole hash ([`push_entry`]), which replay the same over
-//! anything.
+//! Each of these replays to the same hash over the state the log had when
+//! it was written, in the old log and in the new log of a running rewrite
+//! alike (see [`RewriteScan`](crate::aof::RewriteScan)).
 
 use alloc::vec::Vec;
 
@@ -58,12 +52,9 @@ fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>], event: &str) -> Result<usi
         return Err(errors::wrong_args(x.fullname));
     }
     x.live_hash(&args[1])?;
-    let rewriting = x.needs_whole(&args[1]);
-    if !rewriting {
-        let mut record: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        record[0] = b"HSET";
-        x.log(&record);
-    }
+    let mut record: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    record[0] = b"HSET";
+    x.log(&record);
     let (head, pairs) = args.split_at_mut(2);
     let key = &head[1];
     let limits = x.config.hash_compact;
@@ -75,9 +66,6 @@ fn set_fields(x: &mut Exec<'_>, args: &mut [Vec<u8>], event: &str) -> Result<usi
         }
         added
     });
-    if rewriting {
-        x.log_whole(key);
-    }
     if added.is_some() {
         x.notify(crate::notify::HASH, event, key);
     }
@@ -142,16 +130,12 @@ pub(crate) fn hdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             removed.map(Vec::as_slice).collect()
         })
         .unwrap_or_default();
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else {
-        let mut record: Vec<&[u8]> = alloc::vec![b"HDEL", key];
-        record.extend(&removed);
-        x.log(&record);
-    }
+    let mut record: Vec<&[u8]> = alloc::vec![b"HDEL", key];
+    record.extend(&removed);
+    x.log(&record);
     x.notify(crate::notify::HASH, "hdel", key);
     if x.store.get(key).is_none() {
-        x.notify(crate::notify::GENERIC, "del", key);
+        x.emptied(key);
     }
     Reply::Integer(removed.len() as i64)
 }

@@ -16,8 +16,9 @@
 //! | `BLPOP` / `BRPOP` (if it popped)        | `LPOP key` / `RPOP key`    |
 //! | `LMPOP`, `BLMPOP` (if it popped)        | `LPOP key <popped>` / `RPOP key <popped>` |
 //!
-//! While a log rewrite runs, both lists of a move are logged whole
-//! instead, as every list change is (see `commands::lists`).
+//! While a log rewrite runs and its new log does not hold the source yet,
+//! a move between two lists is logged as its pop and its push instead
+//! (see `kvstore::aof::RewriteScan`).
 
 use alloc::vec::Vec;
 
@@ -96,18 +97,36 @@ fn lmove_now(x: &mut Exec<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> Re
     if moved != Some(true) {
         return oom();
     }
-    if x.needs_whole(src) | x.needs_whole(dst) {
-        x.log_whole(src);
-        if src != dst {
-            x.log_whole(dst);
-        }
+    if src != dst && x.rewrite_lags(src) && !x.loading {
+        // The running rewrite's new log does not hold `src` yet: there an
+        // `LMOVE` would find nothing to move into `dst`. Logged as the pop
+        // and the push, the element taken from where it now is.
+        let pop: &[u8] = match from {
+            End::Left => b"LPOP",
+            End::Right => b"RPOP",
+        };
+        x.log([pop, src]);
+        let list = x
+            .store
+            .get(dst)
+            .and_then(|e| e.list())
+            .expect("just pushed");
+        let element = match to {
+            End::Left => list.get(0),
+            End::Right => list.get(list.len() - 1),
+        };
+        let push: &[u8] = match to {
+            End::Left => b"LPUSH",
+            End::Right => b"RPUSH",
+        };
+        x.effects.push([push, dst, element.expect("just pushed")]);
     } else {
         x.log([&b"LMOVE"[..], src, dst, end_name(from), end_name(to)]);
     }
     x.notify(notify::LIST, push_event(to), dst);
     x.notify(notify::LIST, pop_event(from), src);
     if x.store.get(src).is_none() {
-        x.notify(notify::GENERIC, "del", src);
+        x.emptied(src);
     }
     x.key_ready(dst);
     Reply::Bulk(Some(reply))

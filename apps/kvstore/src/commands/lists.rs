@@ -12,10 +12,10 @@
 //! | `LSET`, `LINSERT`, `LREM`, `LTRIM`   | as given, if they changed the list |
 //!
 //! These replay to the same list over the state the log had when they were
-//! written. While a log rewrite runs, a change is logged instead as `DEL
-//! key` and the records that recreate the whole list (`Exec::log_whole`), for
-//! the reason the `hashes` module gives: the rewrite's scan may have
-//! captured the key in any state.
+//! written. One exception while a log rewrite runs: an `LSET` on a list
+//! the rewrite's new log does not hold yet is logged as `DEL key` and the
+//! records that recreate the whole list, since there it would replay onto
+//! a missing key and fail (see `kvstore::aof::RewriteScan`).
 
 use alloc::vec::Vec;
 
@@ -114,9 +114,7 @@ fn push(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End, only_existing: bool) -
         Some(Err(_)) => return oom(),
         None => return errors::wrong_type(),
     };
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else if !x.loading {
+    if !x.loading {
         // The elements now live in the list: log them from there, in the
         // order the command gave them.
         let list = x
@@ -207,21 +205,17 @@ pub(super) fn pop_elements(
     x.store.update_list(key, |list| {
         popped.extend(core::iter::from_fn(|| list.pop(end)).take(n));
     });
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else {
-        let name: &[u8] = match end {
-            End::Left => b"LPOP",
-            End::Right => b"RPOP",
-        };
-        match with_count {
-            true => x.log([name, key, &format_i64(n as i64)]),
-            false => x.log([name, key]),
-        }
+    let name: &[u8] = match end {
+        End::Left => b"LPOP",
+        End::Right => b"RPOP",
+    };
+    match with_count {
+        true => x.log([name, key, &format_i64(n as i64)]),
+        false => x.log([name, key]),
     }
     x.notify(notify::LIST, pop_event(end), key);
     if x.store.get(key).is_none() {
-        x.notify(notify::GENERIC, "del", key);
+        x.emptied(key);
     }
     Ok(popped)
 }
@@ -301,14 +295,16 @@ pub(crate) fn lset(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(at) = resolve_index(index, len) else {
         return Reply::error("ERR index out of range");
     };
-    let rewriting = x.needs_whole(&args[1]);
-    if !rewriting {
+    // On a list the new log of a running rewrite does not hold yet, the
+    // record would fail: the whole list is logged instead.
+    let whole = x.rewrite_lags(&args[1]);
+    if !whole {
         x.log(&args[..4]);
     }
     let element = core::mem::take(&mut args[3]);
     let key = &args[1];
     x.store.update_list(key, |list| list.set(at, element));
-    if rewriting {
+    if whole {
         x.log_whole(key);
     }
     x.notify(notify::LIST, "lset", key);
@@ -334,10 +330,7 @@ pub(crate) fn linsert(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(None) => return Reply::Integer(0),
         Err(reply) => return reply,
     };
-    let rewriting = x.needs_whole(&args[1]);
-    if !rewriting {
-        x.log(&args[..5]);
-    }
+    x.log(&args[..5]);
     let element = core::mem::take(&mut args[4]);
     let key = &args[1];
     let len = x.store.update_list(key, |list| match list.try_reserve(1) {
@@ -347,9 +340,6 @@ pub(crate) fn linsert(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         }
         Err(_) => Err(oom()),
     });
-    if rewriting {
-        x.log_whole(key);
-    }
     match len {
         Some(Ok(len)) => {
             x.notify(notify::LIST, "linsert", key);
@@ -380,14 +370,10 @@ pub(crate) fn lrem(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .update_list(key, |list| list.remove_equal(element, limit, from))
         .unwrap_or(0);
     if removed > 0 {
-        if x.needs_whole(key) {
-            x.log_whole(key);
-        } else {
-            x.log(&args[..4]);
-        }
+        x.log(&args[..4]);
         x.notify(notify::LIST, "lrem", key);
         if x.store.get(key).is_none() {
-            x.notify(notify::GENERIC, "del", key);
+            x.emptied(key);
         }
     }
     Reply::Integer(removed as i64)
@@ -410,15 +396,11 @@ pub(crate) fn ltrim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     x.store.update_list(key, |list| list.keep_range(from, to));
     let changed = kept.is_none_or(|(from, to)| to - from + 1 < len);
     if changed {
-        if x.needs_whole(key) {
-            x.log_whole(key);
-        } else {
-            x.log(&args[..4]);
-        }
+        x.log(&args[..4]);
     }
     x.notify(notify::LIST, "ltrim", key);
     if x.store.get(key).is_none() {
-        x.notify(notify::GENERIC, "del", key);
+        x.emptied(key);
     }
     Reply::ok()
 }

@@ -71,6 +71,7 @@ pub use errors::misconf;
 pub use stats::Stats;
 pub use zsets::{push_zset, ZSET_MEMBERS_PER_RECORD};
 
+use crate::aof::RewriteScan;
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::Store;
@@ -106,9 +107,9 @@ pub struct Engine {
     /// The databases (`SELECT`), `config.databases` of them.
     dbs: Vec<Store>,
     /// The database of the last record the log holds: a record in another
-    /// database is preceded by a `SELECT`. (A rewrite's scan ends in this
-    /// database too, see [`Engine::log_db`], so the records appended to the
-    /// old log and to the rewrite's tail read the same in both.)
+    /// database is preceded by a `SELECT`. (A rewrite's steps leave its
+    /// new log in this database too, so the records appended to the old
+    /// log and to the new one read the same in both.)
     logged_db: usize,
     /// The database records being loaded apply to (the log's `SELECT`s).
     loading_db: usize,
@@ -129,9 +130,9 @@ pub struct Engine {
     in_exec: bool,
     /// What the command just run asked to wait for, if it blocks.
     pending_wait: Option<crate::blocking::Wait>,
-    /// Keys whose whole value the log holds since the running rewrite
-    /// began (see [`exec::WholeKeys`]).
-    made_whole: exec::WholeKeys,
+    /// The running log rewrite's scan, if one runs: commands ask it which
+    /// keys the new log holds already (see [`RewriteScan`]).
+    rewrite: Option<RewriteScan>,
 }
 
 impl Engine {
@@ -153,7 +154,7 @@ impl Engine {
             blocking: crate::blocking::Blocking::default(),
             in_exec: false,
             pending_wait: None,
-            made_whole: exec::WholeKeys::default(),
+            rewrite: None,
         }
     }
 
@@ -349,9 +350,11 @@ impl Engine {
         self.stats.aof_rewrite_scheduled = true;
     }
 
-    /// The server began rewriting the log.
-    pub fn aof_rewrite_started(&mut self) {
-        self.made_whole.clear();
+    /// The server begins rewriting the log at `now_ms`: from now on it
+    /// takes [`aof_rewrite_step`](Engine::aof_rewrite_step)s, and the
+    /// records of commands go to both logs.
+    pub fn aof_rewrite_started(&mut self, now_ms: u64) {
+        self.rewrite = Some(RewriteScan::new(now_ms));
         self.stats.aof_rewrite_scheduled = false;
         self.stats.aof_rewrite_in_progress = true;
     }
@@ -361,7 +364,7 @@ impl Engine {
     /// base size, so the automatic rule waits for the log to double again
     /// instead of retrying at once.
     pub fn aof_rewrite_finished(&mut self, new_size: Option<u64>, took_ms: u64) {
-        self.made_whole.clear();
+        self.rewrite = None;
         let s = &mut self.stats;
         s.aof_rewrite_in_progress = false;
         s.aof_last_rewrite_ms = Some(took_ms);
@@ -381,16 +384,19 @@ impl Engine {
         &self.dbs[0]
     }
 
-    /// The database the log's last record is in: where a rewrite's scan
-    /// must leave its new log (`RewriteScan::ending_in`), since the records
-    /// logged meanwhile follow it there.
-    pub fn log_db(&self) -> usize {
-        self.logged_db
-    }
-
-    /// Every database, by index (for a log rewrite).
+    /// Every database, by index.
     pub fn databases(&self) -> &[Store] {
         &self.dbs
+    }
+
+    /// Adds the next step of the running log rewrite, about `keys` keys,
+    /// to `out` (for the new log only; see [`RewriteScan`]). Returns
+    /// whether the scan is complete, as it is when no rewrite runs.
+    pub fn aof_rewrite_step(&mut self, keys: usize, out: &mut Effects) -> bool {
+        match self.rewrite.as_mut() {
+            Some(scan) => scan.step_records(&self.dbs, keys, self.logged_db, out),
+            None => true,
+        }
     }
 
     /// Keys in all databases.
@@ -647,7 +653,7 @@ impl Engine {
             pubsub: &mut self.pubsub,
             clients: &mut self.clients,
             blocking: &mut self.blocking,
-            made_whole: &mut self.made_whole,
+            rewrite: self.rewrite.as_ref(),
             may_block: !loading && !self.in_exec,
             block: None,
             loading,

@@ -14,9 +14,10 @@
 //!
 //! `SPOP` picks at random, so it is logged as what it picked: replay
 //! removes the same members. A `*STORE` is logged as its result, which
-//! replays the same whatever the sources held. While a log rewrite runs, a
-//! change is logged as `DEL key` and the records that recreate the whole
-//! set (`Exec::log_whole`), for the reason the `hashes` module gives.
+//! replays the same whatever the sources held. While a log rewrite runs
+//! and its new log does not hold the source yet, `SMOVE` is logged as
+//! `SREM src member` and `SADD dst member` (see
+//! `kvstore::aof::RewriteScan`).
 
 use alloc::vec::Vec;
 
@@ -89,13 +90,9 @@ pub(crate) fn sadd(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Some(Err(_)) => return Reply::error("OOM not enough memory for the set"),
         None => return errors::wrong_type(),
     };
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else {
-        let mut record: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
-        record[0] = b"SADD";
-        x.log(&record);
-    }
+    let mut record: Vec<&[u8]> = args.iter().map(Vec::as_slice).collect();
+    record[0] = b"SADD";
+    x.log(&record);
     x.notify(notify::SET, "sadd", key);
     Reply::Integer(added as i64)
 }
@@ -116,16 +113,12 @@ pub(crate) fn srem(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             removed.map(Vec::as_slice).collect()
         })
         .unwrap_or_default();
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else {
-        let mut record: Vec<&[u8]> = alloc::vec![b"SREM", key];
-        record.extend(&removed);
-        x.log(&record);
-    }
+    let mut record: Vec<&[u8]> = alloc::vec![b"SREM", key];
+    record.extend(&removed);
+    x.log(&record);
     x.notify(notify::SET, "srem", key);
     if x.store.get(key).is_none() {
-        x.notify(notify::GENERIC, "del", key);
+        x.emptied(key);
     }
     Reply::Integer(removed.len() as i64)
 }
@@ -346,18 +339,14 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             set.remove(member);
         }
     });
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else {
-        for chunk in taken.chunks(SET_MEMBERS_PER_RECORD) {
-            let mut record: Vec<&[u8]> = alloc::vec![b"SREM", key];
-            record.extend(chunk.iter().map(Vec::as_slice));
-            x.log(&record);
-        }
+    for chunk in taken.chunks(SET_MEMBERS_PER_RECORD) {
+        let mut record: Vec<&[u8]> = alloc::vec![b"SREM", key];
+        record.extend(chunk.iter().map(Vec::as_slice));
+        x.log(&record);
     }
     x.notify(notify::SET, "spop", key);
     if x.store.get(key).is_none() {
-        x.notify(notify::GENERIC, "del", key);
+        x.emptied(key);
     }
     match count {
         None => Reply::Bulk(taken.pop()),
@@ -382,21 +371,23 @@ pub(crate) fn smove(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if src == dst || !has {
         return Reply::Integer(i64::from(has));
     }
+    if x.rewrite_lags(src) {
+        // The running rewrite's new log does not hold `src` yet: there an
+        // `SMOVE` would find nothing to move into `dst`.
+        x.log([&b"SREM"[..], src, member]);
+        x.log([&b"SADD"[..], dst, member]);
+    } else {
+        x.log([&b"SMOVE"[..], src, dst, member]);
+    }
     x.store.update_set(src, |set| set.remove(member));
     x.notify(notify::SET, "srem", src);
     if x.store.get(src).is_none() {
-        x.notify(notify::GENERIC, "del", src);
+        x.emptied(src);
     }
     if !dst_has {
         let max = x.config.set_max_intset_entries;
         x.store.update_set(dst, |set| set.insert(member, max));
         x.notify(notify::SET, "sadd", dst);
-    }
-    if x.needs_whole(src) | x.needs_whole(dst) {
-        x.log_whole(src);
-        x.log_whole(dst);
-    } else {
-        x.log([&b"SMOVE"[..], src, dst, member]);
     }
     Reply::Integer(1)
 }

@@ -203,19 +203,7 @@ pub(crate) fn append(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(len) = x.store.append(key, suffix) else {
         return errors::wrong_type();
     };
-    if x.needs_whole(key) {
-        // The first change to the key while a rewrite runs is absolute
-        // (see `RewriteScan`).
-        let value = x
-            .store
-            .get(key)
-            .and_then(|e| e.shared().cloned())
-            .unwrap_or_default();
-        x.log_args(&[SET, Piece::Bytes(key), Piece::Value(&value), KEEPTTL]);
-        x.logged_whole(key);
-    } else {
-        x.log([&b"APPEND"[..], key, suffix]);
-    }
+    x.log([&b"APPEND"[..], key, suffix]);
     x.notify(notify::STRING, "append", key);
     Reply::Integer(len as i64)
 }

@@ -15,9 +15,8 @@
 //! | `Z*STORE`                     | `DEL dst`, then the whole result ([`push_zset`]) |
 //!
 //! Each replays to the same set over the state the log had when it was
-//! written. While a log rewrite runs, a change is logged instead as `DEL
-//! key` and the records that recreate the whole set, for the reason the
-//! `hashes` module gives.
+//! written, in the old log and in the new log of a running rewrite alike
+//! (see `kvstore::aof::RewriteScan`).
 
 use alloc::vec::Vec;
 
@@ -206,18 +205,13 @@ pub fn push_zset(out: &mut Effects, key: &[u8], zset: &Zset) {
     }
 }
 
-/// Logs `args` as given for a change to the set at `key` (or the whole
-/// set while a rewrite runs), notifies `event`, and `del` if the set is
-/// gone.
+/// Logs `args` as given for a change to the set at `key`, notifies
+/// `event`, and `del` if the set is gone.
 pub(super) fn log_removal(x: &mut Exec<'_>, args: &[Vec<u8>], key: &[u8], event: &str) {
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else {
-        x.log(args);
-    }
+    x.log(args);
     x.notify(notify::ZSET, event, key);
     if x.store.get(key).is_none() {
-        x.notify(notify::GENERIC, "del", key);
+        x.emptied(key);
     }
 }
 
@@ -362,9 +356,7 @@ fn add(x: &mut Exec<'_>, args: &[Vec<u8>], at: usize, flags: AddFlags) -> Reply 
         None => return errors::wrong_type(),
     };
     if !changed.is_empty() {
-        if x.needs_whole(key) {
-            x.log_whole(key);
-        } else if !x.loading {
+        if !x.loading {
             let formatted: Vec<Vec<u8>> = changed.iter().map(|&(_, s)| format_score(s)).collect();
             let mut record: Vec<&[u8]> = Vec::with_capacity(2 + 2 * changed.len());
             record.extend([&b"ZADD"[..], key]);
@@ -538,9 +530,7 @@ pub(super) fn pop_members(
     if popped.is_empty() {
         return Ok(popped);
     }
-    if x.needs_whole(key) {
-        x.log_whole(key);
-    } else if !x.loading {
+    if !x.loading {
         let mut record: Vec<&[u8]> = Vec::with_capacity(2 + popped.len());
         record.extend([&b"ZREM"[..], key]);
         record.extend(popped.iter().map(|(m, _)| m.as_slice()));
@@ -548,7 +538,7 @@ pub(super) fn pop_members(
     }
     x.notify(notify::ZSET, if max { "zpopmax" } else { "zpopmin" }, key);
     if x.store.get(key).is_none() {
-        x.notify(notify::GENERIC, "del", key);
+        x.emptied(key);
     }
     Ok(popped)
 }

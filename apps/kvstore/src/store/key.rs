@@ -160,6 +160,13 @@ impl KeyView for Probe<'_> {
     }
 }
 
+/// Whether a scan to be resumed at `cursor` has already visited `key`'s
+/// bucket (see [`Store::scan_passed`](super::Store::scan_passed)).
+pub fn scan_passed(key: &[u8], cursor: u64) -> bool {
+    // Cursor c > 0 resumes at bucket c - 1 (see `scan`).
+    cursor != 0 && hash(key) >> CURSOR_SHIFT < cursor - 1
+}
+
 /// One step of a cursor scan over a map ordered by [`KeyView`]: entries
 /// from position `cursor` on, at least `count` of them (a few more if
 /// several share a hash bucket), and the cursor to continue from (0 when

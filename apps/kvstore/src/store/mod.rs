@@ -171,6 +171,14 @@ fn next_version() -> u64 {
     VERSIONS.fetch_add(1, core::sync::atomic::Ordering::Relaxed)
 }
 
+/// The version the next change to any entry will get: an entry whose
+/// [`Entry::version`] is at least this value changed after the call. The
+/// log rewrite takes it when it starts, to know which keys changed while
+/// it ran.
+pub fn next_version_mark() -> u64 {
+    VERSIONS.load(core::sync::atomic::Ordering::Relaxed)
+}
+
 impl Entry {
     /// The bytes of a string value; empty for any other type (commands
     /// check the type first, see [`Entry::data`]).
@@ -656,6 +664,38 @@ impl Store {
     pub fn scan(&self, cursor: u64, count: usize) -> (u64, Vec<&[u8]>) {
         let (next, found) = key::scan(&self.map, cursor, count);
         (next, found.into_iter().map(|(key, _)| key).collect())
+    }
+
+    /// Whether a [`scan`](Store::scan) to be resumed at `cursor` has gone
+    /// past `key`, so that it returned the key if the key was there
+    /// (whichever store the key is in: positions depend on the key alone).
+    /// The log rewrite asks this to know which keys its new log already
+    /// holds. A cursor of 0 is a scan that has not begun; whether one is
+    /// complete is the caller's to know.
+    ///
+    /// ```
+    /// use kvstore::store::Store;
+    ///
+    /// let mut store = Store::new();
+    /// let keys: Vec<Vec<u8>> = (0..100).map(|i| format!("k{i}").into_bytes()).collect();
+    /// for key in &keys {
+    ///     store.set(key, b"v".to_vec(), None);
+    /// }
+    /// let (mut cursor, mut returned) = (0, Vec::new());
+    /// loop {
+    ///     let (next, found) = store.scan(cursor, 10);
+    ///     returned.extend(found.iter().map(|k| k.to_vec()));
+    ///     if next == 0 {
+    ///         break;
+    ///     }
+    ///     for key in &keys {
+    ///         assert_eq!(Store::scan_passed(key, next), returned.contains(key));
+    ///     }
+    ///     cursor = next;
+    /// }
+    /// ```
+    pub fn scan_passed(key: &[u8], cursor: u64) -> bool {
+        key::scan_passed(key, cursor)
     }
 
     /// Examines up to `budget` keys, continuing round-robin from where the

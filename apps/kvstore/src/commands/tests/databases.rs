@@ -2,7 +2,7 @@
 //! how the log says which database a record belongs to.
 
 use super::*;
-use crate::aof::{replay, rewrite_each, RewriteScan, HEADER};
+use crate::aof::{replay, rewrite_each, HEADER};
 use crate::commands::Effects;
 
 /// The log of `lines` run in one session, decoded to text.
@@ -117,7 +117,7 @@ fn move_swapdb_and_flushes() {
 #[test]
 fn swapdb_waits_for_a_rewrite() {
     let mut s = Session::new();
-    s.engine.aof_rewrite_started();
+    s.engine.aof_rewrite_started(s.now);
     assert!(matches!(s.run("SWAPDB 0 1"), Reply::Error(e) if e.contains("rewritten")));
 }
 
@@ -144,11 +144,7 @@ fn the_log_and_a_rewrite_replay_every_database() {
     let now = s.now;
     assert_eq!(keys_of(&load(&log, now)), keys_of(&s.engine));
     // A compact log of every database replays to the same keys.
-    let mut compact = Vec::new();
-    let mut scan = RewriteScan::new(now);
-    let mut records = Effects::default();
-    while !scan.step_records(s.engine.databases(), 1, &mut records) {}
-    compact.extend(records.to_bytes());
+    let compact = s.rewrite(1, |_| Effects::default());
     assert_eq!(keys_of(&load(&compact, now)), keys_of(&s.engine));
     // One database alone, as before: no SELECT at all.
     let mut single = Vec::new();
@@ -157,21 +153,38 @@ fn the_log_and_a_rewrite_replay_every_database() {
 }
 
 #[test]
-fn a_rewrite_ends_in_the_database_its_tail_follows() {
-    // The scan visits database 2 last; the log was in database 0, so a
-    // write to database 0 in the tail, logged without a SELECT, must not
-    // land in database 2 on replay.
+fn records_logged_between_a_rewrites_steps_land_in_their_database() {
+    // The log is in database 0 when the rewrite starts and the scan goes
+    // through databases 0, 2 and 5; records logged between its steps, in
+    // database 0 without a SELECT or in another after one, must replay in
+    // the database they were made in.
     let mut s = Session::new();
-    s.run("SELECT 2");
-    s.run("SET two 2");
-    s.run("SELECT 0");
-    s.run("SET before 0");
-    s.engine.aof_rewrite_started();
-    let mut scan = RewriteScan::new(s.now).ending_in(s.engine.log_db());
-    let mut new_log = Effects::default();
-    while !scan.step_records(s.engine.databases(), 8, &mut new_log) {}
-    new_log.append(s.exec("SET zero 0").effects);
-    s.engine.aof_rewrite_finished(Some(0), 0);
-    let engine = load(&new_log.to_bytes(), s.now);
+    for db in [2, 5, 0] {
+        s.run(&format!("SELECT {db}"));
+        for i in 0..5 {
+            s.run(&format!("RPUSH list{i} {db}"));
+        }
+    }
+    let mut step = 0;
+    let new_log = s.rewrite(1, |s| {
+        step += 1;
+        let db = [0, 2, 5][step % 3];
+        s.run(&format!("SELECT {db}"));
+        s.exec(&format!("RPUSH list{} step{step}", step % 7))
+            .effects
+    });
+    assert!(step > 10, "several steps");
+    let engine = load(&new_log, s.now);
     assert_eq!(keys_of(&engine), keys_of(&s.engine));
+    let lists = |e: &Engine| -> Vec<_> {
+        e.databases()
+            .iter()
+            .map(|db| {
+                db.iter()
+                    .map(|(k, v)| (k.to_vec(), v.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    assert_eq!(lists(&engine), lists(&s.engine));
 }

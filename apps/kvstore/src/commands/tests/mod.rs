@@ -23,7 +23,7 @@ mod zsets;
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::{ClientCtx, Engine, Outcome};
+use super::{ClientCtx, Effects, Engine, Outcome};
 use crate::config::Config;
 use crate::resp::{split_args, Reply};
 use crate::Args;
@@ -73,6 +73,24 @@ impl Session {
     /// Moves the clock forward.
     pub fn advance(&mut self, ms: u64) {
         self.now += ms;
+    }
+
+    /// Compacts the log as the server does, and returns the new log: a
+    /// rewrite in steps of about `keys` keys, with `between` called after
+    /// each step but the last, as clients are served between steps; what
+    /// `between` returns (their records) goes into the new log there.
+    pub fn rewrite(
+        &mut self,
+        keys: usize,
+        mut between: impl FnMut(&mut Session) -> Effects,
+    ) -> Vec<u8> {
+        self.engine.aof_rewrite_started(self.now);
+        let mut new_log = Effects::default();
+        while !self.engine.aof_rewrite_step(keys, &mut new_log) {
+            new_log.append(between(self));
+        }
+        self.engine.aof_rewrite_finished(Some(0), 0);
+        new_log.to_bytes()
     }
 }
 

@@ -581,32 +581,20 @@ fn set_writes_log_their_effect() {
 }
 
 #[test]
-fn while_a_rewrite_runs_a_sets_first_change_logs_it_whole() {
+fn while_a_rewrite_runs_set_changes_are_logged_as_they_are() {
     let mut s = Session::new();
     s.run("SADD s a b");
-    s.run("EXPIRE s 60");
-    let at = s.now + 60_000;
-    s.engine.aof_rewrite_started();
-    let out = s.logged("SADD s c");
-    assert_eq!(
-        out,
-        [
-            "DEL s".to_string(),
-            format!("SADD s {}", members(&s, "s")),
-            format!("PEXPIREAT s {at}")
-        ]
-    );
-    let out = s.logged("SMOVE s t a");
-    assert_eq!(
-        out[..2],
-        ["DEL s".to_string(), format!("SADD s {}", members(&s, "s"))]
-    );
-    assert_eq!(out[3..], ["DEL t".to_string(), "SADD t a".to_string()]);
-    // Both are whole in the tail now: later changes as they are.
+    s.engine.aof_rewrite_started(s.now);
+    assert_eq!(s.logged("SADD s c"), ["SADD s c"]);
+    // A move out of a set the new log does not hold yet would move
+    // nothing there: a removal and an add.
+    assert_eq!(s.logged("SMOVE s t a"), ["SREM s a", "SADD t a"]);
+    // Emptied: a DEL after, as the new log's copy may hold other members.
+    assert_eq!(s.logged("SREM s b c"), ["SREM s b c", "DEL s"]);
+    while !s.engine.aof_rewrite_step(1, &mut Default::default()) {}
     assert_eq!(s.logged("SMOVE t s a"), ["SMOVE t s a"]);
-    assert_eq!(s.logged("SREM s a b c"), ["SREM s a b c"]);
+    assert_eq!(s.logged("SREM s a"), ["SREM s a"]);
     s.engine.aof_rewrite_finished(Some(0), 0);
-    assert_eq!(s.logged("SADD s a"), ["SADD s a"]);
 }
 
 #[test]
