@@ -603,9 +603,17 @@ impl Server {
         };
         let step = time::now();
         let stepped = loop {
+            let mut failed = Ok(());
+            let mut emit = |records: &mut kvstore::commands::Effects| {
+                if failed.is_ok() {
+                    failed = log.rewrite_emit(&core::mem::take(records));
+                }
+            };
             let mut records = kvstore::commands::Effects::default();
-            let done = self.engine.aof_rewrite_step(64, &mut records);
-            if let Err(e) = log.rewrite_emit(&records) {
+            // A large key goes to the log a record at a time.
+            let done = self.engine.aof_rewrite_step(64, &mut records, &mut emit);
+            emit(&mut records);
+            if let Err(e) = failed {
                 break Err(e);
             }
             if done {

@@ -26,4 +26,6 @@ pub use record::{
     VERSION,
 };
 pub use rewrite::SET_MEMBERS_PER_RECORD;
-pub use rewrite::{push_entry, rewrite, rewrite_each, RewriteScan};
+pub use rewrite::{
+    push_entry, push_entry_in_parts, rewrite, rewrite_each, RewriteScan, HASH_FIELDS_PER_RECORD,
+};

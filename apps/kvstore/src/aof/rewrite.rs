@@ -109,7 +109,13 @@ impl RewriteScan {
     /// first); returns whether the scan is complete.
     pub fn step(&mut self, store: &Store, keys: usize, emit: &mut dyn FnMut(&[u8])) -> bool {
         let mut records = Effects::default();
-        let done = self.step_records(core::slice::from_ref(store), keys, 0, &mut records);
+        let done = self.step_records(
+            core::slice::from_ref(store),
+            keys,
+            0,
+            &mut records,
+            &mut |_| {},
+        );
         emit(&records.to_bytes());
         done
     }
@@ -130,13 +136,16 @@ impl RewriteScan {
     /// their own memory, as appends do. `log_db` is the database the new
     /// log is in where these records go (the database of the last record
     /// logged): records of another database go between a `SELECT` of it
-    /// and a `SELECT` back.
+    /// and a `SELECT` back. `record_added(out)` is called after each
+    /// record of a key and may take the records away (see
+    /// [`push_entry_in_parts`]): one large key never has to be held whole.
     pub fn step_records(
         &mut self,
         dbs: &[Store],
         keys: usize,
         log_db: usize,
         out: &mut Effects,
+        record_added: &mut dyn FnMut(&mut Effects),
     ) -> bool {
         let (cursor, mut in_db) = match self.cursor {
             None => {
@@ -167,7 +176,7 @@ impl RewriteScan {
                 // part of it already (a `SET` replaces a string anyway).
                 out.push([&b"DEL"[..], key]);
             }
-            push_entry(out, key, entry);
+            push_entry_in_parts(out, key, entry, record_added);
         }
         if in_db != log_db {
             out.push([&b"SELECT"[..], &format_i64(log_db as i64)]);
@@ -184,14 +193,14 @@ impl RewriteScan {
 }
 
 /// Adds the records that recreate `key` holding `entry`, starting from a
-/// missing key: `SET key <value> [PXAT <ms>]` for a string; for a hash one
-/// `HSET key field value [field value ...]` with every field, then
-/// `PEXPIREAT key <ms>` if it expires; for a list `RPUSH key element ...`,
-/// [`LIST_ELEMENTS_PER_RECORD`] elements a record, head first, then the
-/// `PEXPIREAT`; for a set `SADD key member ...`, [`SET_MEMBERS_PER_RECORD`]
-/// members a record, then the `PEXPIREAT`. A log rewrite writes these for each
-/// live key, and commands that store a whole value under a key (`RENAME`,
-/// `COPY`, `MOVE`) log them too.
+/// missing key: `SET key <value> [PXAT <ms>]` for a string; for a hash
+/// `HSET key field value ...`, [`HASH_FIELDS_PER_RECORD`] fields a record,
+/// then `PEXPIREAT key <ms>` if it expires; for a list `RPUSH key element
+/// ...`, [`LIST_ELEMENTS_PER_RECORD`] elements a record, head first, then
+/// the `PEXPIREAT`; for a set `SADD key member ...`,
+/// [`SET_MEMBERS_PER_RECORD`] members a record, then the `PEXPIREAT`. A log
+/// rewrite writes these for each live key, and commands that store a whole
+/// value under a key (`RENAME`, `COPY`, `MOVE`) log them too.
 ///
 /// ```
 /// use kvstore::aof::push_entry;
@@ -207,6 +216,18 @@ impl RewriteScan {
 /// assert_eq!(records.commands(), [words("HSET h f v"), words("PEXPIREAT h 9000")]);
 /// ```
 pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
+    push_entry_in_parts(out, key, entry, &mut |_| {});
+}
+
+/// [`push_entry`], calling `record_added(out)` after each record, which may
+/// take the records from `out`: the log rewrite writes a large key out a
+/// part at a time instead of holding all of its records at once.
+pub fn push_entry_in_parts(
+    out: &mut Effects,
+    key: &[u8],
+    entry: &Entry,
+    record_added: &mut dyn FnMut(&mut Effects),
+) {
     let at = entry
         .expire_at()
         .map(|at| format_i64(i64::try_from(at).unwrap_or(i64::MAX)));
@@ -223,16 +244,19 @@ pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
                 ]),
                 None => out.push_args(&[set, Piece::Bytes(key), value]),
             }
+            record_added(out);
+            return;
         }
         Data::Hash(hash) => {
-            let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 2 * hash.len());
-            args.extend([&b"HSET"[..], key]);
-            for (field, value) in hash.iter() {
-                args.extend([field, value]);
-            }
-            out.push(&args);
-            if let Some(at) = &at {
-                out.push([&b"PEXPIREAT"[..], key, at]);
+            let mut fields = hash.iter().peekable();
+            while fields.peek().is_some() {
+                let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 2 * HASH_FIELDS_PER_RECORD);
+                args.extend([&b"HSET"[..], key]);
+                for (field, value) in fields.by_ref().take(HASH_FIELDS_PER_RECORD) {
+                    args.extend([field, value]);
+                }
+                out.push(&args);
+                record_added(out);
             }
         }
         Data::List(list) => {
@@ -243,9 +267,7 @@ pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
                 args.extend([Piece::Bytes(b"RPUSH"), Piece::Bytes(key)]);
                 args.extend(elements.by_ref().take(chunk).map(Piece::Bytes));
                 out.push_args(&args);
-            }
-            if let Some(at) = &at {
-                out.push([&b"PEXPIREAT"[..], key, at]);
+                record_added(out);
             }
         }
         Data::Set(set) => {
@@ -256,19 +278,21 @@ pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
                 args.extend([&b"SADD"[..], key]);
                 args.extend(chunk.iter().map(|m| &**m));
                 out.push(&args);
-            }
-            if let Some(at) = &at {
-                out.push([&b"PEXPIREAT"[..], key, at]);
+                record_added(out);
             }
         }
-        Data::Zset(zset) => {
-            crate::commands::push_zset(out, key, zset);
-            if let Some(at) = &at {
-                out.push([&b"PEXPIREAT"[..], key, at]);
-            }
-        }
+        Data::Zset(zset) => crate::commands::push_zset(out, key, zset, record_added),
+    }
+    if let Some(at) = &at {
+        out.push([&b"PEXPIREAT"[..], key, at]);
+        record_added(out);
     }
 }
+
+/// Fields per `HSET` record when a whole hash is logged ([`push_entry`]),
+/// for the reason lists are cut into records of
+/// [`LIST_ELEMENTS_PER_RECORD`].
+pub const HASH_FIELDS_PER_RECORD: usize = 128;
 
 /// Elements per `RPUSH` record when a whole list is logged
 /// ([`push_entry`]): a long list becomes several records, so replaying it

@@ -390,11 +390,18 @@ impl Engine {
     }
 
     /// Adds the next step of the running log rewrite, about `keys` keys,
-    /// to `out` (for the new log only; see [`RewriteScan`]). Returns
-    /// whether the scan is complete, as it is when no rewrite runs.
-    pub fn aof_rewrite_step(&mut self, keys: usize, out: &mut Effects) -> bool {
+    /// to `out` (for the new log only), calling `record_added(out)` after
+    /// each record of a key, which may take them away (see
+    /// [`RewriteScan::step_records`]). Returns whether the scan is
+    /// complete, as it is when no rewrite runs.
+    pub fn aof_rewrite_step(
+        &mut self,
+        keys: usize,
+        out: &mut Effects,
+        record_added: &mut dyn FnMut(&mut Effects),
+    ) -> bool {
         match self.rewrite.as_mut() {
-            Some(scan) => scan.step_records(&self.dbs, keys, self.logged_db, out),
+            Some(scan) => scan.step_records(&self.dbs, keys, self.logged_db, out, record_added),
             None => true,
         }
     }

@@ -185,7 +185,12 @@ pub(super) fn members_reply(config: &Config, items: &[(&[u8], f64)], with_scores
 /// `key`: `ZADD key score member ...`, [`ZSET_MEMBERS_PER_RECORD`]
 /// members a record, lowest score first. What the log rewrite writes
 /// for a sorted set, and what `Z*STORE` logs.
-pub fn push_zset(out: &mut Effects, key: &[u8], zset: &Zset) {
+pub fn push_zset(
+    out: &mut Effects,
+    key: &[u8],
+    zset: &Zset,
+    record_added: &mut dyn FnMut(&mut Effects),
+) {
     let mut members = zset.iter();
     let mut left = zset.len();
     while left > 0 {
@@ -202,6 +207,7 @@ pub fn push_zset(out: &mut Effects, key: &[u8], zset: &Zset) {
             args.extend([score.as_slice(), member]);
         }
         out.push(&args);
+        record_added(out);
     }
 }
 

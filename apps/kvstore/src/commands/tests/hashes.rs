@@ -404,7 +404,7 @@ fn while_a_rewrite_runs_hash_changes_are_logged_as_they_are() {
     assert_eq!(s.logged("HSET h c 3"), ["HSET h c 3"]);
     assert!(!s
         .engine
-        .aof_rewrite_step(usize::MAX, &mut Default::default()));
+        .aof_rewrite_step(usize::MAX, &mut Default::default(), &mut |_| {}));
     assert_eq!(s.logged("HINCRBY h a 1"), ["HSET h a 2"]);
     // Emptied before the scan reached it: a DEL follows, since the new
     // log's copy of the key may not be empty (see `Exec::emptied`).
@@ -781,4 +781,27 @@ fn memory_usage_is_what_a_key_counts_for() {
     assert_eq!(string as usize, Store::cost(1, 5));
     assert_eq!(s.run("MEMORY USAGE missing"), nil());
     assert_eq!(s.run("MEMORY USAGE k SAMPLES"), err("ERR syntax error"));
+}
+
+#[test]
+fn a_rewrite_hands_a_large_key_over_a_record_at_a_time() {
+    let mut s = Session::new();
+    let fields: Vec<String> = (0..300).map(|i| format!("f{i} v{i}")).collect();
+    s.run(&format!("HSET h {}", fields.join(" ")));
+    s.engine.aof_rewrite_started(s.now);
+    let mut parts = Vec::new();
+    let mut rest = crate::commands::Effects::default();
+    s.engine
+        .aof_rewrite_step(usize::MAX, &mut rest, &mut |records| {
+            // The first part starts with the new log's header.
+            parts.push(core::mem::take(records).len());
+        });
+    assert_eq!(parts, [1, 1, 1], "one record each time");
+    assert!(rest.is_empty());
+    s.engine.aof_rewrite_finished(None, 0);
+    let new_log = s.rewrite(usize::MAX, |_| Default::default());
+    assert_eq!(
+        dataset(&load(&new_log, s.now), s.now),
+        dataset(&s.engine, s.now)
+    );
 }
