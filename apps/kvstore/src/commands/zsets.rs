@@ -9,7 +9,7 @@
 //!
 //! | command                       | logged as                                   |
 //! |-------------------------------|---------------------------------------------|
-//! | `ZADD` (any flags), `ZINCRBY` | `ZADD key score member ...` with the scores the changed members ended with |
+//! | `ZADD` (any flags), `ZINCRBY` | `ZADD key score member ...` with the scores the changed members ended with (as the client wrote them; an increment's sum formatted) |
 //! | `ZREM`, `ZREMRANGEBY*`        | as given, if they removed something          |
 //! | `ZPOPMIN`, `ZPOPMAX`, `ZMPOP`, `BZPOP*`, `BZMPOP` | `ZREM key <the members popped>` |
 //! | `Z*STORE`                     | `DEL dst`, then the whole result ([`push_zset`]) |
@@ -324,7 +324,7 @@ fn add(x: &mut Exec<'_>, args: &[Vec<u8>], at: usize, flags: AddFlags) -> Reply 
         };
         for (i, (&score, pair)) in scores.iter().zip(pairs.chunks_exact(2)).enumerate() {
             let member = &pair[1];
-            let new = match zset.score(member) {
+            match zset.score(member) {
                 Some(current) => {
                     if flags.nx {
                         continue;
@@ -336,23 +336,23 @@ fn add(x: &mut Exec<'_>, args: &[Vec<u8>], at: usize, flags: AddFlags) -> Reply 
                     if (flags.lt && new >= current) || (flags.gt && new <= current) {
                         continue;
                     }
+                    done.last = Some(new);
                     if new == current {
-                        done.last = Some(new);
                         continue;
                     }
                     done.updated += 1;
-                    new
+                    zset.set_score(member, new);
+                    changed.push((i, new));
                 }
                 None if flags.xx => continue,
                 None => {
+                    zset.insert(copy_member(member)?, score, limits)
+                        .map_err(|_| oom())?;
                     done.added += 1;
-                    score
+                    done.last = Some(score);
+                    changed.push((i, score));
                 }
-            };
-            zset.insert(copy_member(member)?, new, limits)
-                .map_err(|_| oom())?;
-            done.last = Some(new);
-            changed.push((i, new));
+            }
         }
         Ok(done)
     });
@@ -363,10 +363,16 @@ fn add(x: &mut Exec<'_>, args: &[Vec<u8>], at: usize, flags: AddFlags) -> Reply 
     };
     if !changed.is_empty() {
         if !x.loading {
-            let formatted: Vec<Vec<u8>> = changed.iter().map(|&(_, s)| format_score(s)).collect();
+            // A score as the client wrote it parses back to the same
+            // number on replay; only an INCR's sum has to be written out.
+            let formatted: Vec<Vec<u8>> = match flags.incr {
+                true => changed.iter().map(|&(_, s)| format_score(s)).collect(),
+                false => Vec::new(),
+            };
             let mut record: Vec<&[u8]> = Vec::with_capacity(2 + 2 * changed.len());
             record.extend([&b"ZADD"[..], key]);
-            for ((i, _), score) in changed.iter().zip(&formatted) {
+            for (n, &(i, _)) in changed.iter().enumerate() {
+                let score = formatted.get(n).unwrap_or(&pairs[2 * i]);
                 record.extend([score.as_slice(), pairs[2 * i + 1].as_slice()]);
             }
             x.effects.push(&record);

@@ -179,16 +179,32 @@ impl Zset {
         let Form::Tree(tree) = &mut self.form else {
             unreachable!("a sorted set past its compact limits is a tree");
         };
-        let len = member.len();
         if old.is_some() {
-            // Its slot is free again, so only the member's copy for the
-            // map can fail below.
-            tree.remove(&member);
-            self.size -= Self::member_cost(len);
+            tree.set_score(&member, score);
+            return Ok(false);
         }
+        let len = member.len();
         tree.insert_new(member, score)?;
         self.size += Self::member_cost(len);
-        Ok(old.is_none())
+        Ok(true)
+    }
+
+    /// Gives `member`, if present, the score `score`; returns whether it
+    /// was there. Never allocates: what `ZADD` and `ZINCRBY` do to a
+    /// member they find.
+    pub fn set_score(&mut self, member: &[u8], score: f64) -> bool {
+        match &mut self.form {
+            Form::Compact(entries) => {
+                let Some(from) = entries.iter().position(|(m, _)| m == member) else {
+                    return false;
+                };
+                let entry = entries.remove(from);
+                let to = entries.partition_point(|(m, s)| before(*s, m, score, member));
+                entries.insert(to, (entry.0, score));
+                true
+            }
+            Form::Tree(tree) => tree.set_score(member, score).is_some(),
+        }
     }
 
     /// Removes `member`; returns whether it was there.
@@ -364,6 +380,11 @@ mod tests {
             let score = ((seed >> 20) % 50) as f64;
             if seed >> 62 == 0 {
                 assert_eq!(tree.remove(&member), flat.remove(&member));
+            } else if seed >> 62 == 1 {
+                assert_eq!(
+                    tree.set_score(&member, score),
+                    flat.set_score(&member, score)
+                );
             } else {
                 let unlimited = CompactLimits {
                     entries: usize::MAX,

@@ -96,27 +96,37 @@ impl Tree {
                 (self.nodes.len() - 1) as u32
             }
         };
-        let (left, right) = self.split(self.root, &|s, m| before(s, m, score, &copy));
-        let left = self.merge(left, at);
-        self.root = self.merge(left, right);
+        self.root = self.insert_node(self.root, at, score, &copy);
         self.scores.insert(StoredKey::from_vec(copy), score);
         Ok(())
+    }
+
+    /// Gives `member`, if present, the score `score`, and returns its old
+    /// score: its node moves to its new place, nothing is allocated.
+    pub fn set_score(&mut self, member: &[u8], score: f64) -> Option<f64> {
+        let stored = self.scores.get_mut(&Probe::new(member) as &dyn KeyView)?;
+        let old = core::mem::replace(stored, score);
+        let (root, at) = self.remove_node(self.root, old, member);
+        debug_assert!(at != NIL, "the map and the tree hold the same members");
+        let node = &mut self.nodes[at as usize];
+        (node.score, node.left, node.right, node.count) = (score, NIL, NIL, 1);
+        self.root = self.insert_node(root, at, score, member);
+        Some(old)
     }
 
     /// Removes `member`; returns it (the tree's own copy) and its score if
     /// it was there.
     pub fn remove(&mut self, member: &[u8]) -> Option<(Vec<u8>, f64)> {
         let score = self.scores.remove(&Probe::new(member) as &dyn KeyView)?;
-        let (left, rest) = self.split(self.root, &|s, m| before(s, m, score, member));
-        let (found, right) = self.split(rest, &|s, m| !before(score, member, s, m));
-        debug_assert!(found != NIL && self.nodes[found as usize].count == 1);
+        let (root, found) = self.remove_node(self.root, score, member);
+        debug_assert!(found != NIL, "the map and the tree hold the same members");
         let mut taken = Vec::new();
         if found != NIL {
             taken = core::mem::take(&mut self.nodes[found as usize].member);
             // Reserved when the slot was made.
             self.free.push(found);
         }
-        self.root = self.merge(left, right);
+        self.root = root;
         if self.root == NIL {
             *self = Tree::default();
         }
@@ -203,6 +213,60 @@ impl Tree {
         s ^= s << 17;
         self.seed = s;
         (s >> 32) as u32
+    }
+
+    /// Puts the lone node `new`, holding (`score`, `member`), into the
+    /// subtree at `at`; returns the subtree's root. It goes down to where
+    /// its priority belongs, and the subtree found there is split around
+    /// it: a node's priority is random, so that is near the bottom and the
+    /// split short, in expectation.
+    fn insert_node(&mut self, at: u32, new: u32, score: f64, member: &[u8]) -> u32 {
+        if at == NIL {
+            return new;
+        }
+        let node = &self.nodes[at as usize];
+        if self.nodes[new as usize].priority > node.priority {
+            let (left, right) = self.split(at, &|s, m| before(s, m, score, member));
+            let new_node = &mut self.nodes[new as usize];
+            (new_node.left, new_node.right) = (left, right);
+            self.update(new);
+            return new;
+        }
+        if before(node.score, &node.member, score, member) {
+            let right = self.insert_node(node.right, new, score, member);
+            self.nodes[at as usize].right = right;
+        } else {
+            let left = self.insert_node(node.left, new, score, member);
+            self.nodes[at as usize].left = left;
+        }
+        self.nodes[at as usize].count += 1;
+        at
+    }
+
+    /// Takes the node holding (`score`, `member`) out of the subtree at
+    /// `at`, its children joined in its place; returns the subtree's root
+    /// and the node (`NIL` if it is not there).
+    fn remove_node(&mut self, at: u32, score: f64, member: &[u8]) -> (u32, u32) {
+        if at == NIL {
+            return (NIL, NIL);
+        }
+        let node = &self.nodes[at as usize];
+        let (removed, root) = if before(node.score, &node.member, score, member) {
+            let (right, removed) = self.remove_node(node.right, score, member);
+            self.nodes[at as usize].right = right;
+            (removed, at)
+        } else if before(score, member, node.score, &node.member) {
+            let (left, removed) = self.remove_node(node.left, score, member);
+            self.nodes[at as usize].left = left;
+            (removed, at)
+        } else {
+            let (left, right) = (node.left, node.right);
+            return (self.merge(left, right), at);
+        };
+        if removed != NIL {
+            self.nodes[at as usize].count -= 1;
+        }
+        (root, removed)
     }
 
     /// Splits the subtree at `at` into the entries `below` holds for and
