@@ -24,7 +24,7 @@ use super::exec::{reply_fits, Exec};
 use super::strings::copy_for_reply;
 use crate::notify;
 use crate::num::{format_i64, parse_i64};
-use crate::resp::Reply;
+use crate::resp::{Bulks, Reply};
 use crate::store::{resolve_index, resolve_range, End, List, Store};
 
 /// The reply when memory for a copy or a list's growth cannot be had.
@@ -269,17 +269,15 @@ pub(crate) fn lrange(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     if let Err(reply) = reply_fits(x.config, bytes) {
         return reply;
     }
-    let mut out = Vec::new();
-    if out.try_reserve_exact(to - from + 1).is_err() {
+    // One buffer for the whole reply, the elements encoded as they are
+    // copied in.
+    let Some(mut out) = Bulks::for_items(list.range(from, to)) else {
         return oom();
-    }
+    };
     for element in list.range(from, to) {
-        match copy_for_reply(element) {
-            Ok(copy) => out.push(Reply::Bulk(Some(copy))),
-            Err(reply) => return reply,
-        }
+        out.push(element);
     }
-    Reply::array(out)
+    Reply::Bulks(out)
 }
 
 /// `LSET key index element`: replaces the element at the index.

@@ -4,7 +4,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 /// One reply to one command, in RESP2's five shapes.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub enum Reply {
     /// `+OK`: a short status line.
     Simple(String),
@@ -19,6 +19,73 @@ pub enum Reply {
     /// Several replies to one command, one after the other (`SUBSCRIBE a
     /// b` answers once per channel).
     Sequence(Vec<Reply>),
+    /// An array of bulk strings built already encoded (see [`Bulks`]):
+    /// what commands answering with many elements (`LRANGE`) build, one
+    /// buffer where an `Array` of `Bulk`s takes one per element.
+    Bulks(Bulks),
+}
+
+/// Two replies are equal when they encode the same: an array of bulk
+/// strings is one whether it was built as [`Reply::Array`] or
+/// [`Reply::Bulks`].
+impl PartialEq for Reply {
+    fn eq(&self, other: &Self) -> bool {
+        self.to_bytes() == other.to_bytes()
+    }
+}
+
+impl Eq for Reply {}
+
+/// Bulk strings already in RESP, one after the other (`$3\r\nfoo\r\n`...),
+/// and how many: the items of an array reply, built without a buffer per
+/// item.
+///
+/// ```
+/// use kvstore::resp::{Bulks, Reply};
+///
+/// let elements: [&[u8]; 2] = [b"a", b"bc"];
+/// let mut bulks = Bulks::for_items(&elements).unwrap();
+/// for element in elements {
+///     bulks.push(element);
+/// }
+/// assert_eq!(Reply::Bulks(bulks).to_bytes(), b"*2\r\n$1\r\na\r\n$2\r\nbc\r\n");
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Bulks {
+    count: usize,
+    encoded: Vec<u8>,
+}
+
+impl Bulks {
+    /// Room for `items`, reserved at once: `None` if the memory cannot be
+    /// had (the command answers `-OOM`). Push them with [`push`](Bulks::push).
+    pub fn for_items<T: AsRef<[u8]>>(items: impl IntoIterator<Item = T>) -> Option<Bulks> {
+        let bytes = items
+            .into_iter()
+            .map(|i| bulk_encoded_len(i.as_ref().len()))
+            .sum();
+        let mut encoded = Vec::new();
+        encoded.try_reserve_exact(bytes).ok()?;
+        Some(Bulks { count: 0, encoded })
+    }
+
+    /// Adds `item` (within the room reserved, no allocation).
+    pub fn push(&mut self, item: &[u8]) {
+        bulk_header(&mut self.encoded, item.len());
+        self.encoded.extend_from_slice(item);
+        self.encoded.extend_from_slice(b"\r\n");
+        self.count += 1;
+    }
+}
+
+/// Bytes a bulk string of `len` bytes takes encoded.
+fn bulk_encoded_len(len: usize) -> usize {
+    header_len(len) + len + 2
+}
+
+/// Bytes of the line `*n\r\n` or `$n\r\n`.
+fn header_len(n: usize) -> usize {
+    3 + n.checked_ilog10().unwrap_or(0) as usize + 1
 }
 
 impl Reply {
@@ -79,12 +146,16 @@ impl Reply {
                     reply.encode(out);
                 }
             }
+            Reply::Bulks(bulks) => {
+                array_header(out, bulks.count);
+                out.extend_from_slice(&bulks.encoded);
+            }
         }
     }
 
     /// Bytes [`encode`](Reply::encode) appends.
     pub fn encoded_len(&self) -> usize {
-        let header = |n: usize| 3 + n.checked_ilog10().unwrap_or(0) as usize + 1;
+        let header = header_len;
         match self {
             Reply::Simple(text) | Reply::Error(text) => text.len() + 3,
             Reply::Integer(n) => {
@@ -98,6 +169,29 @@ impl Reply {
                 header(items.len()) + items.iter().map(Reply::encoded_len).sum::<usize>()
             }
             Reply::Sequence(replies) => replies.iter().map(Reply::encoded_len).sum(),
+            Reply::Bulks(bulks) => header(bulks.count) + bulks.encoded.len(),
+        }
+    }
+
+    /// The items of an array reply, [`Reply::Bulks`] decoded: for code
+    /// that looks into replies (tests, mostly). `None` for another shape.
+    pub fn into_items(self) -> Option<Vec<Reply>> {
+        match self {
+            Reply::Array(Some(items)) => Some(items),
+            Reply::Bulks(bulks) => {
+                let mut items = Vec::with_capacity(bulks.count);
+                let mut rest = bulks.encoded.as_slice();
+                while let Some(line) = rest.iter().position(|&b| b == b'\n') {
+                    let len: usize = core::str::from_utf8(&rest[1..line - 1])
+                        .ok()?
+                        .parse()
+                        .ok()?;
+                    items.push(Reply::bulk(&rest[line + 1..line + 1 + len]));
+                    rest = &rest[line + 1 + len + 2..];
+                }
+                Some(items)
+            }
+            _ => None,
         }
     }
 
@@ -222,5 +316,28 @@ mod tests {
         for reply in replies {
             assert_eq!(reply.encoded_len(), reply.to_bytes().len(), "{reply:?}");
         }
+    }
+
+    #[test]
+    fn bulks_are_an_array_of_bulk_strings_in_one_buffer() {
+        let items: Vec<Vec<u8>> = vec![b"a".to_vec(), Vec::new(), vec![b'\n'; 12], vec![7; 1000]];
+        let mut bulks = Bulks::for_items(&items).unwrap();
+        let reserved = bulks.encoded.capacity();
+        for item in &items {
+            bulks.push(item);
+        }
+        assert_eq!(
+            bulks.encoded.capacity(),
+            reserved,
+            "exactly the room reserved"
+        );
+        let reply = Reply::Bulks(bulks);
+        let as_array = Reply::array(items.iter().map(|i| Reply::bulk(i.clone())).collect());
+        assert_eq!(reply.to_bytes(), as_array.to_bytes());
+        assert_eq!(reply.encoded_len(), reply.to_bytes().len());
+        assert_eq!(reply, as_array);
+        assert_eq!(reply.into_items(), Some(as_array.into_items().unwrap()));
+        let empty = Reply::Bulks(Bulks::for_items(Vec::<Vec<u8>>::new()).unwrap());
+        assert_eq!(empty.to_bytes(), b"*0\r\n");
     }
 }

@@ -11,7 +11,7 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 
 /// The field/value pairs of a flat `HGETALL`-style reply, sorted by field.
 fn pairs(reply: Reply) -> Vec<(String, String)> {
-    let Reply::Array(Some(items)) = reply else {
+    let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
     let text = |item: &Reply| match item {
@@ -510,7 +510,7 @@ fn canonical(s: &Session, record: &str) -> String {
 
 /// The bulk strings of an array reply, in order.
 fn words(reply: Reply) -> Vec<String> {
-    let Reply::Array(Some(items)) = reply else {
+    let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
     items

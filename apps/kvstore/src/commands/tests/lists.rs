@@ -16,7 +16,7 @@ fn range(s: &mut Session, key: &str) -> String {
 
 /// The bulk strings of an array reply, in order.
 fn words(reply: Reply) -> Vec<String> {
-    let Reply::Array(Some(items)) = reply else {
+    let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
     items

@@ -144,7 +144,7 @@ pub(super) fn bulks(items: &[&str]) -> Reply {
 
 /// The sorted bulk strings of an array reply.
 pub(super) fn sorted(reply: Reply) -> Vec<String> {
-    let Reply::Array(Some(items)) = reply else {
+    let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
     let mut out: Vec<String> = items

@@ -11,7 +11,7 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 
 /// The integers of an integer reply array, in order.
 fn ints(reply: Reply) -> Vec<i64> {
-    let Reply::Array(Some(items)) = reply else {
+    let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
     items
@@ -25,7 +25,7 @@ fn ints(reply: Reply) -> Vec<i64> {
 
 /// The bulk strings of an array reply, in order.
 fn words(reply: Reply) -> Vec<String> {
-    let Reply::Array(Some(items)) = reply else {
+    let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
     items

@@ -11,7 +11,7 @@ const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kin
 
 /// The replies of an array reply, as text (`nil` for a missing value).
 fn words(reply: Reply) -> Vec<String> {
-    let Reply::Array(Some(items)) = reply else {
+    let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
     items
