@@ -1,4 +1,4 @@
-//! Faultline's `memcpy`, for the guest.
+//! Faultline's `memcpy` and `memmove`, for the guest.
 //!
 //! The `memcpy` of the sysroot's `compiler_builtins` copies a misaligned
 //! source one byte load at a time (about 2.75 instructions per byte), and
@@ -20,8 +20,12 @@
 //! shares an aligned word with them: the first, partial source word is
 //! assembled from single bytes.
 //!
-//! On the guest (`target_os = "none"`) the crate exports the C symbol
-//! `memcpy`, which the linker then prefers to `compiler_builtins`' weak one;
+//! [`move_bytes`] is `memmove`: the same forward copy when the destination
+//! is below the source (overlapping or not), a backward one otherwise.
+//!
+//! On the guest (`target_os = "none"`) the crate exports the C symbols
+//! `memcpy` and `memmove`, which the linker then prefers to
+//! `compiler_builtins`' weak ones;
 //! host builds export nothing, so that tests keep the host libc's.
 //!
 //! ```
@@ -199,6 +203,65 @@ unsafe fn copy_shifted(mut dest: *mut u64, src: *const u8, n: usize) -> usize {
     words * WORD
 }
 
+/// Copies `n` bytes from `src` to `dest`, which may overlap: what
+/// `memmove` does.
+///
+/// When `dest` is at or below `src`, [`copy_forward`] is right even over an
+/// overlap: each of its steps loads the source words it needs before
+/// storing, and every store lands below the next source word it will load
+/// (the destination trails the source by the same distance throughout).
+/// When `dest` is above `src` and the ranges overlap (a `Vec::insert`
+/// shifting elements up), the copy runs backwards: 8-byte words when both
+/// ends share their alignment, as elements of any type at least 8-aligned
+/// do, otherwise single bytes.
+///
+/// # Safety
+///
+/// `src` must be valid for reads and `dest` for writes of `n` bytes.
+#[inline(always)]
+pub unsafe fn move_bytes(dest: *mut u8, src: *const u8, n: usize) {
+    let (d, s) = (dest as usize, src as usize);
+    if d <= s || d >= s.wrapping_add(n) {
+        // SAFETY: the caller's contract; the overlap, if any, has the
+        // destination below the source (see above).
+        unsafe { copy_forward(dest, src, n) };
+        return;
+    }
+    let mut left = n;
+    if (d - s).is_multiple_of(WORD) {
+        // Single bytes down to a word boundary of both ends, then words.
+        while left > 0 && !(s + left).is_multiple_of(WORD) {
+            left -= 1;
+            // SAFETY: `left < n`, within both ranges.
+            unsafe { *dest.add(left) = *src.add(left) };
+        }
+        while left >= WORD {
+            left -= WORD;
+            // SAFETY: the aligned word at `left` of both ranges; it is read
+            // whole before it is written, and the words above are done.
+            unsafe { *dest.add(left).cast::<u64>() = *src.add(left).cast::<u64>() };
+        }
+    }
+    while left > 0 {
+        left -= 1;
+        // SAFETY: `left < n`, within both ranges; bytes above are done.
+        unsafe { *dest.add(left) = *src.add(left) };
+    }
+}
+
+/// The C `memmove` of the guest: [`move_bytes`], returning `dest`.
+///
+/// # Safety
+///
+/// As [`move_bytes`].
+#[cfg(target_os = "none")]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn memmove(dest: *mut u8, src: *const u8, n: usize) -> *mut u8 {
+    // SAFETY: the caller's contract, the same.
+    unsafe { move_bytes(dest, src, n) };
+    dest
+}
+
 /// The C `memcpy` of the guest: copies `n` bytes from `src` to `dest` with
 /// [`copy_forward`] and returns `dest`.
 ///
@@ -215,7 +278,7 @@ pub unsafe extern "C" fn memcpy(dest: *mut u8, src: *const u8, n: usize) -> *mut
 
 #[cfg(test)]
 mod tests {
-    use super::copy_forward;
+    use super::{copy_forward, move_bytes};
 
     /// Guard bytes on each side of the destination.
     const GUARD: usize = 24;
@@ -290,6 +353,35 @@ mod tests {
             for dest_off in 0..16 {
                 check(src_off, dest_off, 1000);
                 check(src_off, dest_off, 4096 + 3);
+            }
+        }
+    }
+
+    #[test]
+    fn moves_within_one_buffer_match_copy_within() {
+        for src_off in 0..20 {
+            for dest_off in 0..20 {
+                for len in 0..=120 {
+                    // An 8-aligned buffer: offsets are alignments.
+                    let mut store = vec![0u64; 24];
+                    // SAFETY: a view of the u64 buffer's own bytes.
+                    let buf = unsafe {
+                        core::slice::from_raw_parts_mut(store.as_mut_ptr().cast::<u8>(), 24 * 8)
+                    };
+                    for (i, b) in buf.iter_mut().enumerate() {
+                        *b = (i * 7 % 253) as u8;
+                    }
+                    let mut expected = buf.to_vec();
+                    expected.copy_within(src_off..src_off + len, dest_off);
+                    let p = buf.as_mut_ptr();
+                    // SAFETY: both ranges lie within the 192-byte buffer.
+                    unsafe { move_bytes(p.add(dest_off), p.add(src_off), len) };
+                    assert_eq!(
+                        buf,
+                        &expected[..],
+                        "src {src_off} dest {dest_off} len {len}"
+                    );
+                }
             }
         }
     }
