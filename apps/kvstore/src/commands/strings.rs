@@ -13,13 +13,10 @@ use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
 use crate::store::Value;
 
-/// `GET key`: the value, or nil.
+/// `GET key`: the value (shared with the store, not copied), or nil.
 pub(crate) fn get(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match x.read_string(&args[1]) {
-        Ok(Some(value)) => match copy_for_reply(value) {
-            Ok(copy) => Reply::Bulk(Some(copy)),
-            Err(reply) => reply,
-        },
+        Ok(Some(value)) => Reply::Shared(value.clone()),
         Ok(None) => Reply::Bulk(None),
         Err(reply) => reply,
     }

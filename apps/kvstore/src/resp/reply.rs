@@ -19,6 +19,9 @@ pub enum Reply {
     /// Several replies to one command, one after the other (`SUBSCRIBE a
     /// b` answers once per channel).
     Sequence(Vec<Reply>),
+    /// A bulk string that is a stored value, shared rather than copied
+    /// (`GET`): the reply is encoded from the store's own memory.
+    Shared(crate::store::Value),
     /// An array of bulk strings built already encoded (see [`Bulks`]):
     /// what commands answering with many elements (`LRANGE`) build, one
     /// buffer where an `Array` of `Bulk`s takes one per element.
@@ -150,6 +153,11 @@ impl Reply {
                 array_header(out, bulks.count);
                 out.extend_from_slice(&bulks.encoded);
             }
+            Reply::Shared(value) => {
+                bulk_header(out, value.len());
+                out.extend_from_slice(value);
+                out.extend_from_slice(b"\r\n");
+            }
         }
     }
 
@@ -170,6 +178,7 @@ impl Reply {
             }
             Reply::Sequence(replies) => replies.iter().map(Reply::encoded_len).sum(),
             Reply::Bulks(bulks) => header(bulks.count) + bulks.encoded.len(),
+            Reply::Shared(value) => bulk_encoded_len(value.len()),
         }
     }
 
@@ -339,5 +348,14 @@ mod tests {
         assert_eq!(reply.into_items(), Some(as_array.into_items().unwrap()));
         let empty = Reply::Bulks(Bulks::for_items(Vec::<Vec<u8>>::new()).unwrap());
         assert_eq!(empty.to_bytes(), b"*0\r\n");
+    }
+
+    #[test]
+    fn a_shared_value_is_a_bulk_string() {
+        let value = crate::store::Value::new(b"a\r\nb".to_vec());
+        let reply = Reply::Shared(value.clone());
+        assert_eq!(reply, Reply::bulk(&b"a\r\nb"[..]));
+        assert_eq!(reply.encoded_len(), reply.to_bytes().len());
+        assert_eq!(crate::store::Value::strong_count(&value), 2, "not copied");
     }
 }
