@@ -904,6 +904,25 @@ fn a_failing_disk_turns_held_replies_into_errors_and_reads_go_on() {
     assert_eq!(ask(&mut s, "DBSIZE\r\n"), ":5");
 }
 
+/// Sets `keys` keys `base<i>` to 100-byte patterns, 500 a request, then
+/// asks for a log rewrite.
+fn fill_then_rewrite(s: &mut TcpStream, keys: u32) {
+    for batch in 0..keys.div_ceil(500) {
+        let mut mset: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
+        for i in batch * 500..((batch + 1) * 500).min(keys) {
+            mset.push(format!("base{i}").into_bytes());
+            mset.push(pattern(100, i));
+        }
+        let args: Vec<&[u8]> = mset.iter().map(Vec::as_slice).collect();
+        exchange(s, &command(&args), b"+OK\r\n");
+    }
+    exchange(
+        s,
+        b"BGREWRITEAOF\r\n",
+        b"+Background append only file rewriting started\r\n",
+    );
+}
+
 #[test]
 fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
     let test = "kvstore-kill-rewrite";
@@ -913,20 +932,7 @@ fn sigkill_during_a_rewrite_keeps_every_acknowledged_write() {
     let mut s = guest.connect();
     // Enough keys for the rewrite to take many steps (64 keys each, with
     // clients served between them).
-    for batch in 0..400u32 {
-        let mut mset: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
-        for i in batch * 500..(batch + 1) * 500 {
-            mset.push(format!("base{i}").into_bytes());
-            mset.push(pattern(100, i));
-        }
-        let args: Vec<&[u8]> = mset.iter().map(Vec::as_slice).collect();
-        exchange(&mut s, &command(&args), b"+OK\r\n");
-    }
-    exchange(
-        &mut s,
-        b"BGREWRITEAOF\r\n",
-        b"+Background append only file rewriting started\r\n",
-    );
+    fill_then_rewrite(&mut s, 200_000);
     // About a second of rewriting (250 ms per 50,000 keys measured): the
     // kill below comes 100 ms after it is seen running.
     let mut watcher = guest.connect();
@@ -986,20 +992,7 @@ fn a_rewrite_larger_than_its_buffer_is_written_in_parts_and_replays_whole() {
     let args = ["appendfsync", "everysec"];
     let guest = Guest::start_with(test, &args);
     let mut s = guest.connect();
-    for batch in 0..80u32 {
-        let mut mset: Vec<Vec<u8>> = vec![b"MSET".to_vec()];
-        for i in batch * 1000..(batch + 1) * 1000 {
-            mset.push(format!("base{i}").into_bytes());
-            mset.push(pattern(100, i));
-        }
-        let args: Vec<&[u8]> = mset.iter().map(Vec::as_slice).collect();
-        exchange(&mut s, &command(&args), b"+OK\r\n");
-    }
-    exchange(
-        &mut s,
-        b"BGREWRITEAOF\r\n",
-        b"+Background append only file rewriting started\r\n",
-    );
+    fill_then_rewrite(&mut s, 80_000);
     let mut pushes = 0u32;
     while info_field(&mut s, "persistence", "aof_rewrite_in_progress") == 1 || pushes == 0 {
         pushes += 1;
