@@ -40,7 +40,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::ops::Range;
 use kvstore::aof::superblock::{self, Extent, Superblock};
-use kvstore::aof::{self, check, AppendFsync, Piece};
+use kvstore::aof::{self, check, encode_record_pieces, AppendFsync, Piece, RecordBuf};
 use kvstore::commands::{Effects, SHARE_FROM};
 use kvstore::store::Value;
 use kvstore::Args;
@@ -107,10 +107,11 @@ pub struct DiskLog {
 }
 
 /// A new log being built: the scan's steps, and between them the records
-/// appended meanwhile (see `kvstore::aof::RewriteScan`). It is written to
-/// its area as it grows, [`REWRITE_WRITE_FROM`] bytes at a time, so that
-/// finishing writes only its last part, and the values it refers to are
-/// let go as they are written.
+/// appended meanwhile (see `kvstore::aof::RewriteScan`). The scan encodes
+/// its records straight into `pending` (a [`RecordBuf`]), which is written
+/// to the log's area as it grows, [`REWRITE_WRITE_FROM`] bytes at a time,
+/// so that finishing writes only its last part, and the values it refers
+/// to are let go as they are written.
 struct Rewriting {
     /// Where it goes: an area the live log is not in.
     extent: Extent,
@@ -118,6 +119,13 @@ struct Rewriting {
     written: u64,
     /// The bytes after those.
     pending: Pieces,
+    /// The disk: engine, block size, pieces per command.
+    engine: EngineId,
+    block: usize,
+    max_pieces: usize,
+    /// Why writing it failed, if it did: the rewrite is then abandoned
+    /// (see [`DiskLog::rewrite_checked`]).
+    failed: Option<String>,
 }
 
 /// How much of a rewrite's new log waits in memory before it is written.
@@ -131,12 +139,7 @@ impl Rewriting {
 
     /// Writes what is pending after what is written, the last block padded;
     /// that block stays pending, to be written again whole.
-    fn write_pending(
-        &mut self,
-        engine: EngineId,
-        block: usize,
-        max_pieces: usize,
-    ) -> Result<(), String> {
+    fn write_pending(&mut self) -> Result<(), String> {
         if self.len() > self.extent.limit || !self.pending.fits() {
             return Err(format!(
                 "the rewritten log outgrew its area of {} bytes beside the live one",
@@ -144,12 +147,43 @@ impl Rewriting {
             ));
         }
         let at = self.extent.start + self.written;
-        self.pending.write(engine, block, max_pieces, at)?;
-        let full = self.pending.len / block * block;
+        self.pending
+            .write(self.engine, self.block, self.max_pieces, at)?;
+        let full = self.pending.len / self.block * self.block;
         let last = self.pending.bytes_from(full);
         self.pending.reset(&last);
         self.written += full as u64;
         Ok(())
+    }
+}
+
+/// The scan's records, encoded into the staging memory once; written out
+/// between records when [`REWRITE_WRITE_FROM`] bytes wait.
+impl RecordBuf for Rewriting {
+    fn end(&self) -> usize {
+        self.pending.end()
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.pending.put(bytes);
+    }
+
+    fn since_mut(&mut self, from: usize) -> Option<&mut [u8]> {
+        self.pending.since_mut(from)
+    }
+
+    fn share(&mut self, value: &Value) -> bool {
+        self.pending.share(value)
+    }
+
+    fn record(&mut self, args: &[Piece<'_>]) {
+        if self.failed.is_some() {
+            return;
+        }
+        encode_record_pieces(args, &mut self.pending);
+        if self.pending.len >= REWRITE_WRITE_FROM {
+            self.failed = self.write_pending().err();
+        }
     }
 }
 
@@ -293,6 +327,35 @@ impl Pieces {
             }
         }
         memory
+    }
+}
+
+/// Records encoded straight into the staging memory, values of
+/// [`SHARE_FROM`] bytes or more kept by reference when the disk gathers.
+impl RecordBuf for Pieces {
+    fn end(&self) -> usize {
+        self.staged
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.push_bytes(bytes);
+    }
+
+    fn since_mut(&mut self, from: usize) -> Option<&mut [u8]> {
+        let staged = self.staged;
+        if !self.fits() {
+            return None;
+        }
+        self.staging.as_mut_slice().get_mut(from..staged)
+    }
+
+    fn share(&mut self, value: &Value) -> bool {
+        let share = self.share && value.len() >= SHARE_FROM;
+        if share {
+            self.len += value.len();
+            self.list.push(Pending::Value(value.clone()));
+        }
+        share
     }
 }
 
@@ -576,13 +639,14 @@ impl DiskLog {
         Ok(())
     }
 
-    /// Starts building a new log: feed it with [`rewrite_emit`]
-    /// (`kvstore::aof::RewriteScan`'s steps), keep appending as usual,
-    /// and end with [`finish_rewrite`] (or drop the log). It goes where
-    /// the live log is not and may not reach, whatever the live log does
-    /// meanwhile.
+    /// Starts building a new log: give its buffer ([`rewrite_buf`]) to
+    /// `kvstore::aof::RewriteScan`'s steps, check it after each
+    /// ([`rewrite_checked`]), keep appending as usual, and end with
+    /// [`finish_rewrite`] (or drop the log). It goes where the live log is
+    /// not and may not reach, whatever the live log does meanwhile.
     ///
-    /// [`rewrite_emit`]: DiskLog::rewrite_emit
+    /// [`rewrite_buf`]: DiskLog::rewrite_buf
+    /// [`rewrite_checked`]: DiskLog::rewrite_checked
     /// [`finish_rewrite`]: DiskLog::finish_rewrite
     pub fn start_rewrite(&mut self) -> Result<(), String> {
         let live = self.current.extent;
@@ -598,26 +662,32 @@ impl DiskLog {
             extent,
             written: 0,
             pending: Pieces::new(self.share)?,
+            engine: self.engine,
+            block: self.block,
+            max_pieces: self.max_pieces,
+            failed: None,
         });
         Ok(())
     }
 
-    /// Adds a step of the scan to the new log (large values by reference:
-    /// a rewrite copies only what is small), writing it out when enough
-    /// waits. On an error the rewrite is abandoned; the live log goes on.
-    pub fn rewrite_emit(&mut self, records: &Effects) -> Result<(), String> {
-        let Some(r) = self.rewriting.as_mut() else {
-            return Ok(());
-        };
-        r.pending.push_effects(records);
-        if r.pending.len < REWRITE_WRITE_FROM {
-            return Ok(());
+    /// Where the scan's next step goes (large values by reference: a
+    /// rewrite copies only what is small, and that once); `None` when no
+    /// rewrite runs.
+    pub fn rewrite_buf(&mut self) -> Option<&mut impl RecordBuf> {
+        self.rewriting.as_mut()
+    }
+
+    /// Whether the new log has been written without an error so far; on
+    /// an error the rewrite is abandoned and the live log goes on.
+    pub fn rewrite_checked(&mut self) -> Result<(), String> {
+        match self.rewriting.as_mut().map(|r| r.failed.take()) {
+            Some(Some(e)) => {
+                self.rewriting = None;
+                Err(e)
+            }
+            Some(None) => Ok(()),
+            None => Err("no rewrite in progress".into()),
         }
-        let written = r.write_pending(self.engine, self.block, self.max_pieces);
-        if written.is_err() {
-            self.rewriting = None;
-        }
-        written
     }
 
     /// Makes the new log the log: its last part is written, and it
@@ -627,10 +697,11 @@ impl DiskLog {
     ///
     /// Synchronous: the disk writes of the last part and the superblock.
     pub fn finish_rewrite(&mut self) -> Result<u64, String> {
+        self.rewrite_checked()?;
         let Some(mut new_log) = self.rewriting.take() else {
             return Err("no rewrite in progress".into());
         };
-        new_log.write_pending(self.engine, self.block, self.max_pieces)?;
+        new_log.write_pending()?;
         let (extent, len) = (new_log.extent, new_log.len());
         let switched = self.current.next(extent, len);
         let previous = core::mem::replace(&mut self.current, switched);

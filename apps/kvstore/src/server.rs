@@ -603,17 +603,13 @@ impl Server {
         };
         let step = time::now();
         let stepped = loop {
-            let mut failed = Ok(());
-            let mut emit = |records: &mut kvstore::commands::Effects| {
-                if failed.is_ok() {
-                    failed = log.rewrite_emit(&core::mem::take(records));
-                }
+            // The records go straight into the new log's buffer, a large
+            // key a record at a time.
+            let done = match log.rewrite_buf() {
+                Some(new_log) => self.engine.aof_rewrite_step(64, new_log),
+                None => true,
             };
-            let mut records = kvstore::commands::Effects::default();
-            // A large key goes to the log a record at a time.
-            let done = self.engine.aof_rewrite_step(64, &mut records, &mut emit);
-            emit(&mut records);
-            if let Err(e) = failed {
+            if let Err(e) = log.rewrite_checked() {
                 break Err(e);
             }
             if done {

@@ -76,9 +76,18 @@ pub fn crc32c_extend(crc: u32, bytes: &[u8]) -> u32 {
         // `crc` feature (see the cfg), so the instruction exists.
         crc = unsafe { __crc32cb(crc, b) };
     }
-    for &word in words {
-        // SAFETY: as above. The CPU is little-endian: the word's bytes in
-        // memory order, lowest first, as the instruction takes them.
+    // Four words a turn of the loop: the loop's own count and branch were
+    // half the instructions of a word at a time.
+    let mut quads = words.chunks_exact(4);
+    for quad in &mut quads {
+        for &word in quad {
+            // SAFETY: as above. The CPU is little-endian: the word's bytes
+            // in memory order, lowest first, as the instruction takes them.
+            crc = unsafe { __crc32cd(crc, u64::from_le(word)) };
+        }
+    }
+    for &word in quads.remainder() {
+        // SAFETY: as above.
         crc = unsafe { __crc32cd(crc, u64::from_le(word)) };
     }
     for &b in tail {

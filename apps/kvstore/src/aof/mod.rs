@@ -19,13 +19,11 @@ pub mod superblock;
 pub use crc32c::{crc32c, crc32c_extend};
 pub use fsync::AppendFsync;
 pub use gather::cut_gather;
-pub use pieces::{encode_record_pieces, Piece};
+pub use pieces::{encode_record_pieces, most_bytes, Piece, RecordBuf};
 pub use policy::{should_rewrite, RewritePolicy};
 pub use record::{
     encode_record, encode_record_into, replay, ReplayReport, TailError, TailReason, HEADER, MAGIC,
     VERSION,
 };
 pub use rewrite::SET_MEMBERS_PER_RECORD;
-pub use rewrite::{
-    push_entry, push_entry_in_parts, rewrite, rewrite_each, RewriteScan, HASH_FIELDS_PER_RECORD,
-};
+pub use rewrite::{push_entry, rewrite, RewriteScan, HASH_FIELDS_PER_RECORD};

@@ -6,14 +6,13 @@
 //! ```
 //!
 //! The bytes are the same as [`encode_record`](super::encode_record)'s;
-//! only the value is not copied: the encoder says where it goes, and the
-//! disk log's flush gathers it from the store's memory. The CRC is taken
-//! over the value in place ([`crc32c_extend`]).
+//! only the value is not copied: the buffer ([`RecordBuf`]) keeps it by
+//! reference, and the disk log's flush gathers it from the store's
+//! memory. The CRC is taken over the value in place ([`crc32c_extend`]).
 
 use alloc::vec::Vec;
 
 use super::crc32c::crc32c_extend;
-use crate::resp::{array_header, bulk_header};
 use crate::store::Value;
 
 /// One piece of a sequence of log records, in order; also one argument
@@ -40,67 +39,144 @@ impl<'a> Piece<'a> {
 /// Bytes before each payload: length and checksum.
 const RECORD_HEADER: usize = 8;
 
-/// Encodes one command as a log record at the end of `out`, except that
-/// each [`Piece::Value`] of at least `share_from` bytes is not copied: the
-/// value is passed to `share` with the length of `out` at that point, the
-/// place its bytes belong. Inserting the shared values there gives exactly
-/// [`encode_record`](super::encode_record)'s bytes.
+/// Memory that log records are encoded into, as they are made: a
+/// command's [`Effects`](crate::commands::Effects), a plain `Vec`, or the
+/// server's disk buffer for a log rewrite, which then takes each record
+/// straight from the store's memory (one copy) instead of from a buffer
+/// in between.
+pub trait RecordBuf {
+    /// The position the next byte goes to: bytes encoded so far (values
+    /// taken by reference take no room here).
+    fn end(&self) -> usize;
+    /// Appends `bytes`.
+    fn put(&mut self, bytes: &[u8]);
+    /// The bytes from position `from` on, to checksum and to fill in a
+    /// record's header; `None` when the buffer stopped keeping bytes (it is
+    /// full and will report that itself).
+    fn since_mut(&mut self, from: usize) -> Option<&mut [u8]>;
+    /// Takes `value`, whose bytes belong at the end, by reference instead
+    /// of copying them, if this buffer does that for a value this large.
+    fn share(&mut self, _value: &Value) -> bool {
+        false
+    }
+    /// Makes room for the record of `args` at once, when that helps
+    /// (rather than growing piece by piece).
+    fn reserve_for(&mut self, _args: &[Piece<'_>]) {}
+    /// Adds one command as a log record (see [`encode_record_pieces`]).
+    fn record(&mut self, args: &[Piece<'_>]) {
+        encode_record_pieces(args, self);
+    }
+}
+
+impl RecordBuf for Vec<u8> {
+    fn end(&self) -> usize {
+        self.len()
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.extend_from_slice(bytes);
+    }
+
+    fn since_mut(&mut self, from: usize) -> Option<&mut [u8]> {
+        self.get_mut(from..)
+    }
+
+    fn reserve_for(&mut self, args: &[Piece<'_>]) {
+        self.reserve(most_bytes(args, usize::MAX));
+    }
+}
+
+/// Encodes one command as a log record at the end of `out`. A
+/// [`Piece::Value`] that `out` [shares](RecordBuf::share) is not copied;
+/// the checksum is taken over it in place. With its shared values put back
+/// where `out` took them, the bytes are exactly
+/// [`encode_record`](super::encode_record)'s.
 ///
 /// Panics if the payload exceeds 4 GiB, as `encode_record`.
 ///
 /// ```
-/// use std::rc::Rc;
 /// use kvstore::aof::{encode_record, encode_record_pieces, Piece};
 ///
-/// let value = Rc::new(vec![7u8; 100]);
-/// let (mut out, mut shared) = (Vec::new(), Vec::new());
-/// let args = [Piece::Bytes(b"SET"), Piece::Bytes(b"k"), Piece::Value(&value)];
-/// encode_record_pieces(&args, 64, &mut out, |at, v| shared.push((at, v.clone())));
-/// assert_eq!(shared.len(), 1);
-/// let (at, v) = &shared[0];
-/// out.splice(at..at, v.iter().copied());
+/// let value = std::rc::Rc::new(vec![7u8; 100]);
+/// let mut out = Vec::new();
+/// encode_record_pieces(&[Piece::Bytes(b"SET"), Piece::Bytes(b"k"), Piece::Value(&value)], &mut out);
 /// assert_eq!(out, encode_record(&[&b"SET"[..], b"k", &value]));
 /// ```
-pub fn encode_record_pieces<'v>(
-    args: &[Piece<'v>],
-    share_from: usize,
-    out: &mut Vec<u8>,
-    mut share: impl FnMut(usize, &'v Value),
-) {
-    let start = out.len();
-    // Room for the whole record at once (a header line is at most 22
-    // bytes), rather than growing the buffer piece by piece.
-    let copied: usize = args
-        .iter()
-        .map(|arg| match *arg {
-            Piece::Value(v) if v.len() >= share_from => 24,
-            _ => arg.bytes().len() + 24,
-        })
-        .sum();
-    out.reserve(RECORD_HEADER + 24 + copied);
-    out.extend_from_slice(&[0; RECORD_HEADER]);
+pub fn encode_record_pieces<B: RecordBuf + ?Sized>(args: &[Piece<'_>], out: &mut B) {
+    let start = out.end();
+    out.reserve_for(args);
+    out.put(&[0; RECORD_HEADER]);
     let (mut crc, mut unsummed, mut len) = (0, start + RECORD_HEADER, 0);
-    array_header(out, args.len());
+    let mut line = HeaderLine::new();
+    out.put(line.format(b'*', args.len()));
     for arg in args {
         let bytes = arg.bytes();
-        bulk_header(out, bytes.len());
+        out.put(line.format(b'$', bytes.len()));
         match *arg {
-            Piece::Value(v) if v.len() >= share_from => {
-                crc = crc32c_extend(crc, &out[unsummed..]);
+            Piece::Value(v) if out.share(v) => {
+                // Everything before the value is in `out`: sum it, then
+                // the value where it lies.
+                let at = out.end();
+                if let Some(before) = out.since_mut(unsummed) {
+                    crc = crc32c_extend(crc, before);
+                }
                 crc = crc32c_extend(crc, v);
-                len += out.len() - unsummed + v.len();
-                unsummed = out.len();
-                share(out.len(), v);
+                len += at - unsummed + v.len();
+                unsummed = at;
             }
-            _ => out.extend_from_slice(bytes),
+            _ => out.put(bytes),
         }
-        out.extend_from_slice(b"\r\n");
+        out.put(b"\r\n");
     }
-    crc = crc32c_extend(crc, &out[unsummed..]);
-    len += out.len() - unsummed;
+    len += out.end() - unsummed;
     let len = u32::try_from(len).expect("log record over 4 GiB");
-    out[start..start + 4].copy_from_slice(&len.to_le_bytes());
-    out[start + 4..start + 8].copy_from_slice(&crc.to_le_bytes());
+    if let Some(rest) = out.since_mut(unsummed) {
+        crc = crc32c_extend(crc, rest);
+    }
+    if let Some(record) = out.since_mut(start) {
+        record[..4].copy_from_slice(&len.to_le_bytes());
+        record[4..8].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// The most bytes the record of `args` takes in a buffer that shares
+/// values of `share_from` bytes or more (a header line is at most 23
+/// bytes).
+pub fn most_bytes(args: &[Piece<'_>], share_from: usize) -> usize {
+    let copied = |arg: &Piece<'_>| match *arg {
+        Piece::Value(v) if v.len() >= share_from => 0,
+        _ => arg.bytes().len(),
+    };
+    RECORD_HEADER + 24 + args.iter().map(|arg| copied(arg) + 24).sum::<usize>()
+}
+
+/// A RESP header line (`*3\r\n`, `$4096\r\n`) formatted on the stack.
+struct HeaderLine([u8; 24]);
+
+impl HeaderLine {
+    fn new() -> Self {
+        HeaderLine([0; 24])
+    }
+
+    /// The line for `kind` (`*` or `$`) and `n`.
+    fn format(&mut self, kind: u8, n: usize) -> &[u8] {
+        let buf = &mut self.0;
+        // Digits right to left, ending before "\r\n".
+        let mut at = buf.len() - 2;
+        buf[at..].copy_from_slice(b"\r\n");
+        let mut n = n as u64;
+        loop {
+            at -= 1;
+            buf[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        at -= 1;
+        buf[at] = kind;
+        &buf[at..]
+    }
 }
 
 #[cfg(test)]
@@ -109,16 +185,46 @@ mod tests {
     use crate::aof::encode_record;
     use alloc::vec;
 
+    /// A buffer that keeps values of `share_from` bytes or more by
+    /// reference, as the server's buffers do for large values.
+    struct Sharing {
+        bytes: Vec<u8>,
+        share_from: usize,
+        shared: Vec<(usize, Value)>,
+    }
+
+    impl RecordBuf for Sharing {
+        fn end(&self) -> usize {
+            self.bytes.len()
+        }
+        fn put(&mut self, bytes: &[u8]) {
+            self.bytes.extend_from_slice(bytes);
+        }
+        fn since_mut(&mut self, from: usize) -> Option<&mut [u8]> {
+            self.bytes.get_mut(from..)
+        }
+        fn share(&mut self, value: &Value) -> bool {
+            let share = value.len() >= self.share_from;
+            if share {
+                self.shared.push((self.bytes.len(), value.clone()));
+            }
+            share
+        }
+    }
+
     /// Encodes by pieces and puts the shared values back in their places.
     fn by_pieces(args: &[Piece<'_>], share_from: usize) -> (Vec<u8>, usize) {
-        let mut out = Vec::new();
-        let mut shared = Vec::new();
-        encode_record_pieces(args, share_from, &mut out, |at, v| shared.push((at, v)));
-        let count = shared.len();
-        for (at, v) in shared.into_iter().rev() {
-            out.splice(at..at, v.iter().copied());
+        let mut out = Sharing {
+            bytes: Vec::new(),
+            share_from,
+            shared: Vec::new(),
+        };
+        out.record(args);
+        let count = out.shared.len();
+        for (at, v) in out.shared.into_iter().rev() {
+            out.bytes.splice(at..at, v.iter().copied());
         }
-        (out, count)
+        (out.bytes, count)
     }
 
     #[test]
@@ -161,5 +267,14 @@ mod tests {
         let (record, shared) = by_pieces(&args, 6);
         assert_eq!(shared, 0);
         assert_eq!(record, encode_record(&[&b"SET"[..], b"k", b"small"]));
+    }
+
+    #[test]
+    fn header_lines_hold_any_length() {
+        let mut line = HeaderLine::new();
+        assert_eq!(line.format(b'*', 0), b"*0\r\n");
+        assert_eq!(line.format(b'$', 4096), b"$4096\r\n");
+        let most = alloc::format!("${}\r\n", usize::MAX);
+        assert_eq!(line.format(b'$', usize::MAX), most.as_bytes());
     }
 }

@@ -3,8 +3,7 @@
 use alloc::vec::Vec;
 
 use super::record::HEADER;
-use super::Piece;
-use crate::commands::Effects;
+use super::{Piece, RecordBuf};
 use crate::num::format_i64;
 use crate::store::{Data, Entry, Store};
 
@@ -27,16 +26,9 @@ use crate::store::{Data, Entry, Store};
 /// ```
 pub fn rewrite(store: &Store, now_ms: u64) -> Vec<u8> {
     let mut out = Vec::new();
-    rewrite_each(store, now_ms, |bytes| out.extend_from_slice(bytes));
-    out
-}
-
-/// [`rewrite`] in pieces: `emit` gets the header, then one record at a
-/// time, so the server can copy the new log straight into its disk buffer
-/// without holding a second copy of the whole thing.
-pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
     let mut scan = RewriteScan::new(now_ms);
-    while !scan.step(store, usize::MAX, &mut |bytes| emit(bytes)) {}
+    while !scan.step(store, usize::MAX, &mut out) {}
+    out
 }
 
 /// A rewrite taken a few keys at a time, so the server keeps serving
@@ -75,7 +67,7 @@ pub fn rewrite_each(store: &Store, now_ms: u64, mut emit: impl FnMut(&[u8])) {
 /// }
 /// let mut log = Vec::new();
 /// let mut scan = RewriteScan::new(0);
-/// while !scan.step(&store, 10, &mut |bytes| log.extend_from_slice(bytes)) {
+/// while !scan.step(&store, 10, &mut log) {
 ///     // ... serve clients, adding their records to `log` ...
 /// }
 /// let mut records = 0;
@@ -105,19 +97,10 @@ impl RewriteScan {
         }
     }
 
-    /// Emits the records of about `keys` more keys of `store` (the header
-    /// first); returns whether the scan is complete.
-    pub fn step(&mut self, store: &Store, keys: usize, emit: &mut dyn FnMut(&[u8])) -> bool {
-        let mut records = Effects::default();
-        let done = self.step_records(
-            core::slice::from_ref(store),
-            keys,
-            0,
-            &mut records,
-            &mut |_| {},
-        );
-        emit(&records.to_bytes());
-        done
+    /// Adds the records of about `keys` more keys of `store` to `out` (the
+    /// header first); returns whether the scan is complete.
+    pub fn step(&mut self, store: &Store, keys: usize, out: &mut dyn RecordBuf) -> bool {
+        self.step_records(core::slice::from_ref(store), keys, 0, out)
     }
 
     /// Whether the new log already holds `key` of database `db` as it
@@ -131,25 +114,23 @@ impl RewriteScan {
     }
 
     /// Like [`step`](RewriteScan::step), over every database (`dbs[i]` is
-    /// database `i`), adding the records to `out`, where large values are
-    /// referred to, not copied: a rewrite then writes them to the disk from
-    /// their own memory, as appends do. `log_db` is the database the new
+    /// database `i`). The records go to `out` one at a time, as they are
+    /// made: the server's buffer for the new log takes each straight from
+    /// the store's memory, and writes the log out as it grows, so one
+    /// large key is never held twice. `log_db` is the database the new
     /// log is in where these records go (the database of the last record
     /// logged): records of another database go between a `SELECT` of it
-    /// and a `SELECT` back. `record_added(out)` is called after each
-    /// record of a key and may take the records away (see
-    /// [`push_entry_in_parts`]): one large key never has to be held whole.
+    /// and a `SELECT` back.
     pub fn step_records(
         &mut self,
         dbs: &[Store],
         keys: usize,
         log_db: usize,
-        out: &mut Effects,
-        record_added: &mut dyn FnMut(&mut Effects),
+        out: &mut dyn RecordBuf,
     ) -> bool {
         let (cursor, mut in_db) = match self.cursor {
             None => {
-                out.push_raw(&HEADER);
+                out.put(&HEADER);
                 // A log starts in database 0.
                 (0, 0)
             }
@@ -167,19 +148,19 @@ impl RewriteScan {
                 continue;
             }
             if in_db != self.db {
-                out.push([&b"SELECT"[..], &format_i64(self.db as i64)]);
+                select(out, self.db);
                 in_db = self.db;
             }
             let string = matches!(entry.data(), Data::String(_));
             if entry.version() >= self.since && !string {
                 // Records logged since the rewrite began may have built
                 // part of it already (a `SET` replaces a string anyway).
-                out.push([&b"DEL"[..], key]);
+                out.record(&[Piece::Bytes(b"DEL"), Piece::Bytes(key)]);
             }
-            push_entry_in_parts(out, key, entry, record_added);
+            push_entry(out, key, entry);
         }
         if in_db != log_db {
-            out.push([&b"SELECT"[..], &format_i64(log_db as i64)]);
+            select(out, log_db);
         }
         if next != 0 {
             self.cursor = Some(next);
@@ -192,6 +173,14 @@ impl RewriteScan {
     }
 }
 
+/// Records `SELECT db`.
+fn select(out: &mut dyn RecordBuf, db: usize) {
+    out.record(&[
+        Piece::Bytes(b"SELECT"),
+        Piece::Bytes(&format_i64(db as i64)),
+    ]);
+}
+
 /// Adds the records that recreate `key` holding `entry`, starting from a
 /// missing key: `SET key <value> [PXAT <ms>]` for a string; for a hash
 /// `HSET key field value ...`, [`HASH_FIELDS_PER_RECORD`] fields a record,
@@ -200,7 +189,9 @@ impl RewriteScan {
 /// the `PEXPIREAT`; for a set `SADD key member ...`,
 /// [`SET_MEMBERS_PER_RECORD`] members a record, then the `PEXPIREAT`. A log
 /// rewrite writes these for each live key, and commands that store a whole
-/// value under a key (`RENAME`, `COPY`, `MOVE`) log them too.
+/// value under a key (`RENAME`, `COPY`, `MOVE`) log them too. The records
+/// reach `out` one at a time, so a buffer can write a large key out in
+/// parts.
 ///
 /// ```
 /// use kvstore::aof::push_entry;
@@ -215,19 +206,7 @@ impl RewriteScan {
 /// let words = |s: &str| s.split(' ').map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
 /// assert_eq!(records.commands(), [words("HSET h f v"), words("PEXPIREAT h 9000")]);
 /// ```
-pub fn push_entry(out: &mut Effects, key: &[u8], entry: &Entry) {
-    push_entry_in_parts(out, key, entry, &mut |_| {});
-}
-
-/// [`push_entry`], calling `record_added(out)` after each record, which may
-/// take the records from `out`: the log rewrite writes a large key out a
-/// part at a time instead of holding all of its records at once.
-pub fn push_entry_in_parts(
-    out: &mut Effects,
-    key: &[u8],
-    entry: &Entry,
-    record_added: &mut dyn FnMut(&mut Effects),
-) {
+pub fn push_entry(out: &mut dyn RecordBuf, key: &[u8], entry: &Entry) {
     let at = entry
         .expire_at()
         .map(|at| format_i64(i64::try_from(at).unwrap_or(i64::MAX)));
@@ -235,57 +214,59 @@ pub fn push_entry_in_parts(
         Data::String(value) => {
             let (set, value) = (Piece::Bytes(b"SET"), Piece::Value(value));
             match &at {
-                Some(at) => out.push_args(&[
+                Some(at) => out.record(&[
                     set,
                     Piece::Bytes(key),
                     value,
                     Piece::Bytes(b"PXAT"),
                     Piece::Bytes(at),
                 ]),
-                None => out.push_args(&[set, Piece::Bytes(key), value]),
+                None => out.record(&[set, Piece::Bytes(key), value]),
             }
-            record_added(out);
             return;
         }
         Data::Hash(hash) => {
             let mut fields = hash.iter().peekable();
+            let mut args: Vec<Piece<'_>> = Vec::with_capacity(2 + 2 * HASH_FIELDS_PER_RECORD);
             while fields.peek().is_some() {
-                let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 2 * HASH_FIELDS_PER_RECORD);
-                args.extend([&b"HSET"[..], key]);
+                args.clear();
+                args.extend([Piece::Bytes(b"HSET"), Piece::Bytes(key)]);
                 for (field, value) in fields.by_ref().take(HASH_FIELDS_PER_RECORD) {
-                    args.extend([field, value]);
+                    args.extend([Piece::Bytes(field), Piece::Bytes(value)]);
                 }
-                out.push(&args);
-                record_added(out);
+                out.record(&args);
             }
         }
         Data::List(list) => {
             let mut elements = list.iter();
+            let mut args: Vec<Piece<'_>> = Vec::with_capacity(2 + LIST_ELEMENTS_PER_RECORD);
             while elements.len() > 0 {
-                let chunk = elements.len().min(LIST_ELEMENTS_PER_RECORD);
-                let mut args: Vec<Piece<'_>> = Vec::with_capacity(2 + chunk);
+                args.clear();
                 args.extend([Piece::Bytes(b"RPUSH"), Piece::Bytes(key)]);
+                let chunk = elements.len().min(LIST_ELEMENTS_PER_RECORD);
                 args.extend(elements.by_ref().take(chunk).map(Piece::Bytes));
-                out.push_args(&args);
-                record_added(out);
+                out.record(&args);
             }
         }
         Data::Set(set) => {
             let mut members = set.iter();
             while members.len() > 0 {
+                // An intset's members are texts made here: held for the record.
                 let chunk: Vec<_> = members.by_ref().take(SET_MEMBERS_PER_RECORD).collect();
-                let mut args: Vec<&[u8]> = Vec::with_capacity(2 + chunk.len());
-                args.extend([&b"SADD"[..], key]);
-                args.extend(chunk.iter().map(|m| &**m));
-                out.push(&args);
-                record_added(out);
+                let mut args: Vec<Piece<'_>> = Vec::with_capacity(2 + chunk.len());
+                args.extend([Piece::Bytes(b"SADD"), Piece::Bytes(key)]);
+                args.extend(chunk.iter().map(|m| Piece::Bytes(m)));
+                out.record(&args);
             }
         }
-        Data::Zset(zset) => crate::commands::push_zset(out, key, zset, record_added),
+        Data::Zset(zset) => crate::commands::push_zset(out, key, zset),
     }
     if let Some(at) = &at {
-        out.push([&b"PEXPIREAT"[..], key, at]);
-        record_added(out);
+        out.record(&[
+            Piece::Bytes(b"PEXPIREAT"),
+            Piece::Bytes(key),
+            Piece::Bytes(at),
+        ]);
     }
 }
 

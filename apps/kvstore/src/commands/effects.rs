@@ -2,7 +2,9 @@
 
 use alloc::vec::Vec;
 
-use crate::aof::{encode_record_into, encode_record_pieces, replay, Piece, HEADER};
+use crate::aof::{
+    encode_record_into, encode_record_pieces, most_bytes, replay, Piece, RecordBuf, HEADER,
+};
 use crate::store::Value;
 use crate::Args;
 
@@ -62,16 +64,6 @@ impl Effects {
         self.count += 1;
     }
 
-    /// Adds one command whose arguments may be stored values, encoded as a
-    /// log record that refers to the large ones.
-    pub fn push_args(&mut self, args: &[Piece<'_>]) {
-        let shared = &mut self.shared;
-        encode_record_pieces(args, SHARE_FROM, &mut self.records, |at, v| {
-            shared.push((at, v.clone()))
-        });
-        self.count += 1;
-    }
-
     /// Adds `other`'s records after these.
     pub fn append(&mut self, other: Effects) {
         if self.count == 0 && self.records.is_empty() && self.shared.is_empty() {
@@ -97,12 +89,6 @@ impl Effects {
     /// Whether the records apply to every database.
     pub fn db_independent(&self) -> bool {
         self.db_independent
-    }
-
-    /// Adds bytes that are not a record: the log header, which a
-    /// rewrite's new log starts with.
-    pub fn push_raw(&mut self, bytes: &[u8]) {
-        self.records.extend_from_slice(bytes);
     }
 
     /// Whether nothing changed.
@@ -145,5 +131,38 @@ impl Effects {
         let mut commands = Vec::new();
         replay(&log, |args| commands.push(args));
         commands
+    }
+}
+
+/// Records that commands log: values of [`SHARE_FROM`] bytes or more are
+/// kept by reference.
+impl RecordBuf for Effects {
+    fn end(&self) -> usize {
+        self.records.len()
+    }
+
+    fn put(&mut self, bytes: &[u8]) {
+        self.records.extend_from_slice(bytes);
+    }
+
+    fn since_mut(&mut self, from: usize) -> Option<&mut [u8]> {
+        self.records.get_mut(from..)
+    }
+
+    fn share(&mut self, value: &Value) -> bool {
+        let share = value.len() >= SHARE_FROM;
+        if share {
+            self.shared.push((self.records.len(), value.clone()));
+        }
+        share
+    }
+
+    fn reserve_for(&mut self, args: &[Piece<'_>]) {
+        self.records.reserve(most_bytes(args, SHARE_FROM));
+    }
+
+    fn record(&mut self, args: &[Piece<'_>]) {
+        encode_record_pieces(args, self);
+        self.count += 1;
     }
 }

@@ -2,7 +2,7 @@
 //! read keys (expiring them lazily) and to record what it changed.
 
 use super::{ClientCtx, Effects, Stats};
-use crate::aof::Piece;
+use crate::aof::{Piece, RecordBuf};
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::{Entry, Hash, List, Store, Value, Zset};
@@ -294,7 +294,7 @@ impl Exec<'_> {
     /// values, which the log may write from their own memory.
     pub fn log_args(&mut self, args: &[Piece<'_>]) {
         if !self.loading {
-            self.effects.push_args(args);
+            self.effects.record(args);
         }
     }
 }

@@ -390,18 +390,12 @@ impl Engine {
     }
 
     /// Adds the next step of the running log rewrite, about `keys` keys,
-    /// to `out` (for the new log only), calling `record_added(out)` after
-    /// each record of a key, which may take them away (see
+    /// to `out` (the new log only), a record at a time (see
     /// [`RewriteScan::step_records`]). Returns whether the scan is
     /// complete, as it is when no rewrite runs.
-    pub fn aof_rewrite_step(
-        &mut self,
-        keys: usize,
-        out: &mut Effects,
-        record_added: &mut dyn FnMut(&mut Effects),
-    ) -> bool {
+    pub fn aof_rewrite_step(&mut self, keys: usize, out: &mut dyn crate::aof::RecordBuf) -> bool {
         match self.rewrite.as_mut() {
-            Some(scan) => scan.step_records(&self.dbs, keys, self.logged_db, out, record_added),
+            Some(scan) => scan.step_records(&self.dbs, keys, self.logged_db, out),
             None => true,
         }
     }

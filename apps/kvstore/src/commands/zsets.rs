@@ -24,7 +24,7 @@ use super::errors;
 use super::exec::{random_step, reply_fits, Exec};
 use super::keys::ScanOptions;
 use super::strings::copy_for_reply;
-use crate::commands::Effects;
+use crate::aof::{Piece, RecordBuf};
 use crate::config::Config;
 use crate::glob;
 use crate::notify;
@@ -185,12 +185,7 @@ pub(super) fn members_reply(config: &Config, items: &[(&[u8], f64)], with_scores
 /// `key`: `ZADD key score member ...`, [`ZSET_MEMBERS_PER_RECORD`]
 /// members a record, lowest score first. What the log rewrite writes
 /// for a sorted set, and what `Z*STORE` logs.
-pub fn push_zset(
-    out: &mut Effects,
-    key: &[u8],
-    zset: &Zset,
-    record_added: &mut dyn FnMut(&mut Effects),
-) {
+pub fn push_zset(out: &mut dyn RecordBuf, key: &[u8], zset: &Zset) {
     let mut members = zset.iter();
     let mut left = zset.len();
     while left > 0 {
@@ -201,13 +196,12 @@ pub fn push_zset(
             .take(chunk)
             .map(|(m, s)| (format_score(s), m))
             .collect();
-        let mut args: Vec<&[u8]> = Vec::with_capacity(2 + 2 * chunk);
-        args.extend([&b"ZADD"[..], key]);
+        let mut args: Vec<Piece<'_>> = Vec::with_capacity(2 + 2 * chunk);
+        args.extend([Piece::Bytes(b"ZADD"), Piece::Bytes(key)]);
         for (score, member) in &scores {
-            args.extend([score.as_slice(), member]);
+            args.extend([Piece::Bytes(score), Piece::Bytes(member)]);
         }
-        out.push(&args);
-        record_added(out);
+        out.record(&args);
     }
 }
 

@@ -16,5 +16,4 @@ mod proptest;
 pub use error::ProtocolError;
 pub use inline::split_args;
 pub use parser::{decode_command, Limits, Parser};
-pub(crate) use reply::{array_header, bulk_header};
 pub use reply::{encode_command, Bulks, Reply};

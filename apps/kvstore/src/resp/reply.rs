@@ -256,13 +256,13 @@ pub fn encode_command<A: AsRef<[u8]>>(args: &[A], out: &mut Vec<u8>) {
 
 /// The line before an array of `n` items (`*n\r\n`), for encoders that
 /// write a command's arguments themselves.
-pub(crate) fn array_header(out: &mut Vec<u8>, n: usize) {
+fn array_header(out: &mut Vec<u8>, n: usize) {
     header(out, b'*', len_i64(n));
 }
 
 /// The line before a bulk string of `len` bytes (`$len\r\n`); the bytes
 /// and `\r\n` follow.
-pub(crate) fn bulk_header(out: &mut Vec<u8>, len: usize) {
+fn bulk_header(out: &mut Vec<u8>, len: usize) {
     header(out, b'$', len_i64(len));
 }
 

@@ -76,10 +76,9 @@ impl Session {
     }
 
     /// Compacts the log as the server does, and returns the new log: a
-    /// rewrite in steps of about `keys` keys, each key's records taken a
-    /// record at a time, with `between` called after each step but the
-    /// last, as clients are served between steps; what `between` returns
-    /// (their records) goes into the new log there.
+    /// rewrite in steps of about `keys` keys, with `between` called after
+    /// each step but the last, as clients are served between steps; what
+    /// `between` returns (their records) goes into the new log there.
     pub fn rewrite(
         &mut self,
         keys: usize,
@@ -87,17 +86,7 @@ impl Session {
     ) -> Vec<u8> {
         self.engine.aof_rewrite_started(self.now);
         let mut new_log = Vec::new();
-        loop {
-            let mut records = Effects::default();
-            let done = self
-                .engine
-                .aof_rewrite_step(keys, &mut records, &mut |records| {
-                    new_log.extend(core::mem::take(records).to_bytes())
-                });
-            new_log.extend(records.to_bytes());
-            if done {
-                break;
-            }
+        while !self.engine.aof_rewrite_step(keys, &mut new_log) {
             new_log.extend(between(self).to_bytes());
         }
         self.engine.aof_rewrite_finished(Some(0), 0);
