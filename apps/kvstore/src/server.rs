@@ -41,6 +41,7 @@ use libos::time::{self, Instant};
 
 use crate::disklog::DiskLog;
 use crate::listen::Listeners;
+use kvstore::aof::RewritePace;
 use kvstore::ready::{Ready, Wakers};
 
 /// Replies kept per connection before the server stops executing its
@@ -108,6 +109,8 @@ pub struct Server {
     /// The log rewrite in progress (its scan is the engine's): when it
     /// started and the log's size then.
     rewrite: Option<(Instant, u64)>,
+    /// How much of the core the rewrite takes.
+    pace: RewritePace,
 }
 
 impl Server {
@@ -131,6 +134,7 @@ impl Server {
             next_id: 1,
             last_expire: time::now(),
             rewrite: None,
+            pace: RewritePace::new(REWRITE_STEP),
         }
     }
 
@@ -166,14 +170,22 @@ impl Server {
             // Replies leave with the acknowledgement of their requests.
             self.net.transmit();
             // After the replies left: the clients work meanwhile.
-            let budget = self.rewrite_budget(pass.elapsed(), !visiting.is_empty());
+            let urgent = self.log.as_ref().is_some_and(DiskLog::nearly_full);
+            let now = time::now().since_boot();
+            let budget = self
+                .pace
+                .budget(now, pass.elapsed(), !visiting.is_empty(), urgent);
             self.compact_log(budget);
-            if !self.ready.is_empty() || self.rewrite.is_some() {
+            if !self.ready.is_empty() || (self.rewrite.is_some() && !budget.is_zero()) {
                 // Requests wait that were not read yet; a rewrite takes its
                 // next step.
                 continue;
             }
+            let slept = time::now();
             self.sleep();
+            if self.rewrite.is_some() {
+                self.pace.slept(slept.elapsed());
+            }
         }
     }
 
@@ -213,6 +225,11 @@ impl Server {
         limit = limit.min(expire_at.duration_since(now));
         if let Some(at) = self.log.as_ref().and_then(|l| l.flush_deadline()) {
             limit = limit.min(at.duration_since(now));
+        }
+        if self.rewrite.is_some() {
+            // A rewrite waiting for its share: it takes whole steps once
+            // the server counts as idle.
+            limit = limit.min(self.pace.until_idle(now.since_boot()));
         }
         if let Some(at) = self.engine.next_block_deadline() {
             // A blocked client's timeout (on the Unix clock, in ms).
@@ -559,24 +576,10 @@ impl Server {
         }
     }
 
-    /// How long this pass of the loop may spend on a log rewrite: all of
-    /// [`REWRITE_STEP`] when it served no request or the log is three
-    /// quarters full; else a quarter of the time it spent serving, so that
-    /// under load the rewrite takes about a fifth of the core (a 2 ms step
-    /// after every short pass had halved pipelined GETs while it ran).
-    fn rewrite_budget(&self, served_for: Duration, served: bool) -> Duration {
-        let nearly_full = self.log.as_ref().is_some_and(DiskLog::nearly_full);
-        if !served || nearly_full {
-            REWRITE_STEP
-        } else {
-            (served_for / 4).min(REWRITE_STEP)
-        }
-    }
-
     /// Rewrites the log from the live data when `BGREWRITEAOF` asked or it
     /// outgrew the `auto-aof-rewrite-*` rule: one step of at most `budget`
-    /// (and at least one batch of keys) per pass of the loop, so clients
-    /// are served while it runs.
+    /// (and at least one batch of keys; none for a zero budget) per pass of
+    /// the loop, so clients are served while it runs (see [`RewritePace`]).
     fn compact_log(&mut self, budget: Duration) {
         if self.rewrite.is_none() {
             if !self.engine.aof_rewrite_wanted() {
@@ -601,6 +604,9 @@ impl Server {
             self.engine.aof_rewrite_finished(None, 0);
             return;
         };
+        if budget.is_zero() {
+            return;
+        }
         let step = time::now();
         let stepped = loop {
             // The records go straight into the new log's buffer, a large
@@ -619,6 +625,7 @@ impl Server {
                 break Ok(false);
             }
         };
+        self.pace.spent(step.elapsed());
         if stepped == Ok(false) {
             return;
         }

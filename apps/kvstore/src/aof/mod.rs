@@ -10,6 +10,7 @@ pub mod check;
 mod crc32c;
 mod fsync;
 mod gather;
+mod pace;
 mod pieces;
 mod policy;
 mod record;
@@ -19,6 +20,7 @@ pub mod superblock;
 pub use crc32c::{crc32c, crc32c_extend};
 pub use fsync::AppendFsync;
 pub use gather::cut_gather;
+pub use pace::{RewritePace, IDLE_AFTER};
 pub use pieces::{encode_record_pieces, most_bytes, Piece, RecordBuf};
 pub use policy::{should_rewrite, RewritePolicy};
 pub use record::{
