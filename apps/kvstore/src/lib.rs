@@ -52,6 +52,7 @@ pub mod eviction;
 pub mod glob;
 pub mod notify;
 pub mod num;
+pub mod output;
 pub mod pubsub;
 pub mod ready;
 pub mod resp;

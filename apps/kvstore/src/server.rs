@@ -421,7 +421,7 @@ impl Server {
             if !socket.may_recv() && !socket.can_recv() {
                 conn.session.input_ended();
             }
-            if !conn.session.output().is_empty() || conn.session.done() {
+            if conn.session.has_output() || conn.session.done() {
                 self.replied.push(slot);
             }
             if conn.session.is_holding() && !self.holding.contains(&slot) {
@@ -483,12 +483,21 @@ impl Server {
         };
         let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
         let paused = !conn.session.wants_input();
-        if !conn.session.output().is_empty() && socket.can_send() {
-            let sent = socket.send_slice(conn.session.output()).unwrap_or(0);
+        if socket.can_send() {
+            // The replies as they lie: encoded bytes, and large values
+            // from the store's memory.
+            let mut sent = 0;
+            for piece in conn.session.output_pieces() {
+                let n = socket.send_slice(piece).unwrap_or(0);
+                sent += n;
+                if n < piece.len() {
+                    break;
+                }
+            }
             conn.session.consume(sent);
             self.engine.stats_mut().total_net_output_bytes += sent as u64;
         }
-        if !conn.session.output().is_empty() {
+        if conn.session.has_output() {
             if socket.may_send() {
                 socket.register_send_waker(&conn.wakers.send);
             } else {

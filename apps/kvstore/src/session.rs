@@ -32,12 +32,8 @@ use alloc::vec::Vec;
 
 use crate::commands::{ClientCtx, Effects, Engine};
 use crate::config::Config;
-use crate::resp::{Parser, Reply};
-
-/// Consumed output is dropped from the front of the buffer once it is
-/// this large and more than half of the buffer, so sending a long reply in
-/// socket-sized pieces does not copy the rest each time.
-const COMPACT_AT: usize = 64 * 1024;
+use crate::output::{self, Output};
+use crate::resp::{bulk_header, Parser, Reply};
 
 /// What the log did with a command's records, as the session's reply
 /// depends on it.
@@ -55,9 +51,9 @@ pub enum Logged {
 /// A reply waiting for the log.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Held {
-    /// Its bytes in `output`.
-    start: usize,
-    end: usize,
+    /// Its bytes in `output` (stream offsets).
+    start: u64,
+    end: u64,
     /// The log position it waits for.
     until: u64,
 }
@@ -84,8 +80,7 @@ pub const PUBSUB_HARD_LIMIT: usize = 32 << 20;
 pub struct Session {
     parser: Parser,
     client: ClientCtx,
-    output: Vec<u8>,
-    sent: usize,
+    output: Output,
     /// Replies waiting for the log, in output order.
     held: VecDeque<Held>,
     closing: bool,
@@ -103,8 +98,7 @@ impl Session {
         Session {
             parser: Parser::with_limits(config.parser_limits()),
             client,
-            output: Vec::new(),
-            sent: 0,
+            output: Output::default(),
             held: VecDeque::new(),
             closing: false,
             output_limit,
@@ -115,7 +109,7 @@ impl Session {
     /// `maxclients` is turned away.
     pub fn refuse(reply: &Reply) -> Self {
         let mut session = Session::new(0, &Config::default(), 0);
-        reply.encode(&mut session.output);
+        session.output.push_with(|out| reply.encode(out));
         session.closing = true;
         session
     }
@@ -129,9 +123,7 @@ impl Session {
     /// `QUIT` or a protocol error, nor while replies pile up unsent, nor
     /// while the client is blocked on keys.
     pub fn wants_input(&self) -> bool {
-        !self.closing
-            && !self.client.is_blocked()
-            && self.output.len() - self.sent < self.output_limit
+        !self.closing && !self.client.is_blocked() && self.output.unsent() < self.output_limit
     }
 
     /// Whether the client waits on keys (`BLPOP`, ...) for the engine's
@@ -152,11 +144,9 @@ impl Session {
         if self.client.reply_silenced(b"") {
             return;
         }
-        let start = self.output.len();
-        reply.encode_or_oom(&mut self.output);
-        if let Some(until) = hold_until {
-            let end = self.output.len();
-            self.held.push_back(Held { start, end, until });
+        match hold_until {
+            Some(until) => self.push_held(reply, until),
+            None => self.push_reply(reply),
         }
     }
 
@@ -207,25 +197,20 @@ impl Session {
                         ran += 1;
                         break;
                     }
-                    let start = self.output.len();
                     // CLIENT REPLY OFF|SKIP: the command ran (and is
                     // logged), its reply is dropped.
                     let silenced = self.client.reply_silenced(name);
                     match logged {
                         _ if silenced => {}
-                        Logged::Answer => outcome.reply.encode_or_oom(&mut self.output),
-                        Logged::HoldUntil(until) => {
-                            outcome.reply.encode_or_oom(&mut self.output);
-                            let end = self.output.len();
-                            self.held.push_back(Held { start, end, until });
-                        }
-                        Logged::Refuse(error) => error.encode(&mut self.output),
+                        Logged::Answer => self.push_reply(&outcome.reply),
+                        Logged::HoldUntil(until) => self.push_held(&outcome.reply, until),
+                        Logged::Refuse(error) => self.output.push_with(|out| error.encode(out)),
                     }
                     ran += 1;
                     if self.client.should_close() {
                         self.closing = true;
                     }
-                    let unsent = (self.output.len() - self.sent) as u64;
+                    let unsent = self.output.unsent() as u64;
                     if hard_limit > 0 && unsent > hard_limit {
                         // Like Redis: the client is closed, its replies dropped.
                         self.discard_output();
@@ -234,7 +219,7 @@ impl Session {
                 }
                 Ok(None) => break,
                 Err(e) => {
-                    e.to_reply().encode(&mut self.output);
+                    self.output.push_with(|out| e.to_reply().encode(out));
                     self.closing = true;
                 }
             }
@@ -242,10 +227,50 @@ impl Session {
         ran
     }
 
-    /// Replies ready to be sent: up to the first one held for the log.
-    pub fn output(&self) -> &[u8] {
-        let end = self.held.front().map_or(self.output.len(), |h| h.start);
-        &self.output[self.sent..end]
+    /// Queues `reply`: a stored value of [`output::SHARE_FROM`] bytes or
+    /// more stays where it is, and the socket takes it from there.
+    fn push_reply(&mut self, reply: &Reply) {
+        match reply {
+            Reply::Shared(value) if value.len() >= output::SHARE_FROM => {
+                self.output.push_with(|out| bulk_header(out, value.len()));
+                self.output.push_value(value);
+                self.output.push_with(|out| out.extend_from_slice(b"\r\n"));
+            }
+            _ => self.output.push_with(|out| reply.encode_or_oom(out)),
+        }
+    }
+
+    /// Queues `reply` held until the log is durable up to `until`: in one
+    /// piece, so that [`not_durable`](Session::not_durable) can replace it.
+    fn push_held(&mut self, reply: &Reply, until: u64) {
+        let start = self.output.end();
+        self.output.push_with(|out| reply.encode_or_oom(out));
+        let end = self.output.end();
+        self.held.push_back(Held { start, end, until });
+    }
+
+    /// Where the replies ready to be sent end: at the first one held for
+    /// the log.
+    fn sendable_end(&self) -> u64 {
+        self.held.front().map_or(self.output.end(), |h| h.start)
+    }
+
+    /// Replies ready to be sent (up to the first one held for the log), in
+    /// pieces as they lie: a socket takes one after the other, and
+    /// [`consume`](Session::consume) is told how much it took.
+    pub fn output_pieces(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.output.pieces(self.sendable_end())
+    }
+
+    /// Whether replies are ready to be sent.
+    pub fn has_output(&self) -> bool {
+        self.output_pieces().next().is_some()
+    }
+
+    /// Replies ready to be sent, copied into one buffer (for tests and
+    /// tools; the server sends [`output_pieces`](Session::output_pieces)).
+    pub fn output(&self) -> Vec<u8> {
+        self.output.to_vec(self.sendable_end())
     }
 
     /// Whether replies wait for the log to become durable.
@@ -267,26 +292,18 @@ impl Session {
         self.durable(position);
         let mut encoded = Vec::new();
         error.encode(&mut encoded);
-        // Back to front, so earlier offsets stay valid while splicing.
+        // Back to front, so earlier offsets stay valid while replacing.
         while let Some(h) = self.held.pop_back() {
-            self.output.splice(h.start..h.end, encoded.iter().copied());
+            let replaced = self.output.replace(h.start, h.end, &encoded);
+            debug_assert!(replaced, "a held reply is one unsent run of bytes");
         }
     }
 
-    /// The first `n` bytes of [`output`](Session::output) were sent.
+    /// The first `n` bytes of the [`output_pieces`](Session::output_pieces)
+    /// were sent.
     pub fn consume(&mut self, n: usize) {
-        self.sent = (self.sent + n.min(self.output().len())).min(self.output.len());
-        if self.sent == self.output.len() {
-            self.output.clear();
-            self.sent = 0;
-        } else if self.sent >= COMPACT_AT && self.sent * 2 >= self.output.len() {
-            self.output.drain(..self.sent);
-            for h in self.held.iter_mut() {
-                h.start -= self.sent;
-                h.end -= self.sent;
-            }
-            self.sent = 0;
-        }
+        let sendable = self.sendable_end().saturating_sub(self.output.sent());
+        self.output.consume(n.min(sendable as usize));
     }
 
     /// Appends a message published to one of the client's channels after
@@ -297,22 +314,26 @@ impl Session {
         if self.closing {
             return false;
         }
-        if self.output.len() - self.sent + message.len() > PUBSUB_HARD_LIMIT
-            || self.output.try_reserve(message.len()).is_err()
-        {
+        let mut reserved = self.output.unsent() + message.len() <= PUBSUB_HARD_LIMIT;
+        if reserved {
+            self.output.push_with(|out| {
+                reserved = out.try_reserve(message.len()).is_ok();
+                if reserved {
+                    out.extend_from_slice(message);
+                }
+            });
+        }
+        if !reserved {
             self.discard_output();
             self.closing = true;
-            return false;
         }
-        self.output.extend_from_slice(message);
-        true
+        reserved
     }
 
     /// Drops every reply, sent or not: nobody is left to read them.
     pub fn discard_output(&mut self) {
         self.held.clear();
         self.output.clear();
-        self.sent = 0;
     }
 
     /// The client will send nothing more (it closed its side): finish
@@ -330,7 +351,7 @@ impl Session {
     /// Whether the connection should be closed now: ending, and every
     /// reply sent.
     pub fn done(&self) -> bool {
-        self.closing && self.sent == self.output.len()
+        self.closing && self.output.is_empty()
     }
 }
 
@@ -532,11 +553,11 @@ mod tests {
     }
 
     #[test]
-    fn held_replies_survive_compaction_of_the_output() {
+    fn held_replies_keep_their_place_while_a_large_reply_is_sent_in_pieces() {
         let mut engine = engine();
         let mut s = Session::new(1, &Config::default(), 1 << 20);
         let mut writes = 0;
-        let value = vec![b'x'; COMPACT_AT * 2];
+        let value = vec![b'x'; 128 * 1024];
         let mut set = Vec::new();
         crate::resp::encode_command(&[&b"SET"[..], b"big", &value], &mut set);
         s.feed(&set);
@@ -544,7 +565,7 @@ mod tests {
         s.run(&mut engine, 0, holding(&mut writes));
         s.durable(1);
         let reply_len = s.output().len();
-        s.consume(reply_len - 10); // past COMPACT_AT: the front is dropped
+        s.consume(reply_len - 10); // the value went from the store's memory
         assert_eq!(s.output().len(), 10);
         s.consume(10);
         s.not_durable(1, &Reply::error("ERR lost"));
@@ -627,6 +648,6 @@ mod tests {
         s.feed(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n");
         s.run(&mut engine, 0, |_| Logged::Answer);
         assert!(s.is_closing());
-        assert!(String::from_utf8_lossy(s.output()).contains("client-query-buffer-limit"));
+        assert!(String::from_utf8_lossy(&s.output()).contains("client-query-buffer-limit"));
     }
 }

@@ -16,4 +16,5 @@ mod proptest;
 pub use error::ProtocolError;
 pub use inline::split_args;
 pub use parser::{decode_command, Limits, Parser};
+pub(crate) use reply::bulk_header;
 pub use reply::{encode_command, Bulks, Reply};

@@ -262,7 +262,7 @@ fn array_header(out: &mut Vec<u8>, n: usize) {
 
 /// The line before a bulk string of `len` bytes (`$len\r\n`); the bytes
 /// and `\r\n` follow.
-fn bulk_header(out: &mut Vec<u8>, len: usize) {
+pub(crate) fn bulk_header(out: &mut Vec<u8>, len: usize) {
     header(out, b'$', len_i64(len));
 }
 
