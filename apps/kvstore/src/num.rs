@@ -72,20 +72,26 @@ pub fn format_i64(value: i64) -> Vec<u8> {
 /// ```
 pub fn push_i64(out: &mut Vec<u8>, value: i64) {
     let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = value.unsigned_abs();
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
+    let at = digits_into(value.unsigned_abs(), &mut digits);
     if value < 0 {
         out.push(b'-');
     }
     out.extend_from_slice(&digits[at..]);
+}
+
+/// Writes the decimal digits of `n` at the end of `buf` and returns where
+/// they start: text on the stack, for encoders that do not write into a
+/// `Vec` (20 digits hold any `u64`).
+pub(crate) fn digits_into(mut n: u64, buf: &mut [u8]) -> usize {
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            return at;
+        }
+    }
 }
 
 /// Parses a memory size as Redis config files write it: a plain number of

@@ -13,6 +13,7 @@
 use alloc::vec::Vec;
 
 use super::crc32c::crc32c_extend;
+use crate::num::digits_into;
 use crate::store::Value;
 
 /// One piece of a sequence of log records, in order; also one argument
@@ -161,19 +162,10 @@ impl HeaderLine {
     /// The line for `kind` (`*` or `$`) and `n`.
     fn format(&mut self, kind: u8, n: usize) -> &[u8] {
         let buf = &mut self.0;
-        // Digits right to left, ending before "\r\n".
-        let mut at = buf.len() - 2;
-        buf[at..].copy_from_slice(b"\r\n");
-        let mut n = n as u64;
-        loop {
-            at -= 1;
-            buf[at] = b'0' + (n % 10) as u8;
-            n /= 10;
-            if n == 0 {
-                break;
-            }
-        }
-        at -= 1;
+        // The digits end before "\r\n".
+        let crlf = buf.len() - 2;
+        buf[crlf..].copy_from_slice(b"\r\n");
+        let at = digits_into(n as u64, &mut buf[..crlf]) - 1;
         buf[at] = kind;
         &buf[at..]
     }
