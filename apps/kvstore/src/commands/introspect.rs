@@ -1,4 +1,5 @@
-//! Introspection: `COMMAND` (and `COUNT`, `DOCS`, `INFO`, `LIST`) and
+//! Introspection: `COMMAND` (and `COUNT`, `DOCS`, `GETKEYS`, `INFO`,
+//! `LIST`) and
 //! `CONFIG GET|SET|RESETSTAT`. Enough for `redis-cli` and
 //! `redis-benchmark` to start up.
 
@@ -7,6 +8,7 @@ use alloc::vec::Vec;
 
 use super::errors;
 use super::exec::Exec;
+use super::key_positions::{has_keys, key_positions};
 use super::table::{self, Spec, COMMANDS, FLAG_NAMES};
 use crate::resp::Reply;
 
@@ -24,6 +26,38 @@ pub(crate) fn command_count(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 /// makes `redis-cli` fall back to its built-in help.
 pub(crate) fn command_docs(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::array(Vec::new())
+}
+
+/// `COMMAND GETKEYS command [arg ...]`: the keys that command would
+/// touch, found where the server itself looks for them; Redis's errors for
+/// an unknown command, one without keys, a wrong number of arguments, and
+/// arguments that do not say where the keys are.
+pub(crate) fn command_getkeys(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let command = &args[2..];
+    let Some(top) = table::lookup(&command[0]) else {
+        return Reply::error("ERR Invalid command specified");
+    };
+    let spec = match command.get(1) {
+        Some(sub) if !top.subcommands.is_empty() => match top.subcommand(sub) {
+            Some(spec) => spec,
+            None => return Reply::error("ERR Invalid command specified"),
+        },
+        _ => top,
+    };
+    if !has_keys(spec) {
+        return Reply::error("ERR The command has no key arguments");
+    }
+    if !spec.arity_ok(command.len()) {
+        return Reply::error("ERR Invalid number of arguments specified for command");
+    }
+    match key_positions(spec, command) {
+        Some(keys) if !keys.is_empty() => Reply::array(
+            keys.into_iter()
+                .map(|i| Reply::Bulk(Some(command[i].clone())))
+                .collect(),
+        ),
+        _ => Reply::error("ERR Invalid arguments specified for command"),
+    }
 }
 
 /// `COMMAND INFO [name ...]`: descriptions of the named commands (nil for

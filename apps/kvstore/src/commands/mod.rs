@@ -39,6 +39,7 @@ mod expiry_arg;
 mod hashes;
 mod info;
 mod introspect;
+mod key_positions;
 mod keys;
 mod lcs;
 mod list_moves;
@@ -731,18 +732,12 @@ impl Engine {
     }
 }
 
-/// The key arguments of a command, from its table entry's first, last and
-/// step (as `COMMAND` reports them; none when first is 0).
+/// The key arguments at the places the command's table entry gives (its
+/// first, last and step), for the `new` keyspace event. Commands whose
+/// keys follow a count or an option announce the keys they create
+/// themselves (`SORT ... STORE`).
 fn key_args<'a>(spec: &table::Spec, args: &'a [Vec<u8>]) -> impl Iterator<Item = &'a [u8]> {
-    let (first, last, step) = spec.keys;
-    let len = args.len() as i32;
-    let last = if last < 0 {
-        len + last
-    } else {
-        last.min(len - 1)
-    };
-    let end = if first <= 0 { 0 } else { (last + 1).max(first) };
-    (first.max(0)..end)
-        .step_by(step.max(1) as usize)
-        .filter_map(move |i| args.get(i as usize).map(Vec::as_slice))
+    key_positions::fixed(spec.keys, args.len())
+        .into_iter()
+        .filter_map(move |i| args.get(i).map(Vec::as_slice))
 }

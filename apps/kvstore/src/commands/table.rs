@@ -704,6 +704,13 @@ const TABLE: &[Spec] = &[
                 introspect::command_docs,
             ),
             cmd(
+                "command|getkeys",
+                -3,
+                LOADING | STALE,
+                NO_KEYS,
+                introspect::command_getkeys,
+            ),
+            cmd(
                 "command|info",
                 -2,
                 LOADING | STALE,

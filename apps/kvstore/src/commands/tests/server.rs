@@ -152,6 +152,46 @@ fn command_introspection() {
 }
 
 #[test]
+fn command_getkeys_names_the_keys_a_command_would_touch() {
+    let mut s = Session::new();
+    assert_eq!(s.run("COMMAND GETKEYS get key"), bulks(&["key"]));
+    assert_eq!(s.run("COMMAND GETKEYS mset a 1 b 2"), bulks(&["a", "b"]));
+    assert_eq!(
+        s.run("COMMAND GETKEYS lcs key1 key2"),
+        bulks(&["key1", "key2"])
+    );
+    assert_eq!(
+        s.run("COMMAND GETKEYS zunionstore target 2 a b WEIGHTS 1 2"),
+        bulks(&["target", "a", "b"])
+    );
+    assert_eq!(
+        s.run("COMMAND GETKEYS sort abc store invalid store stillbad store def"),
+        bulks(&["abc", "def"])
+    );
+    assert_eq!(s.run("COMMAND GETKEYS object encoding k"), bulks(&["k"]));
+    assert_eq!(
+        s.run("COMMAND GETKEYS nosuch k"),
+        err("ERR Invalid command specified")
+    );
+    assert_eq!(
+        s.run("COMMAND GETKEYS ping"),
+        err("ERR The command has no key arguments")
+    );
+    assert_eq!(
+        s.run("COMMAND GETKEYS get"),
+        err("ERR Invalid number of arguments specified for command")
+    );
+    assert_eq!(
+        s.run("COMMAND GETKEYS zunion 5 a b"),
+        err("ERR Invalid arguments specified for command")
+    );
+    assert_eq!(
+        s.run("COMMAND GETKEYS"),
+        err("ERR wrong number of arguments for 'command|getkeys' command")
+    );
+}
+
+#[test]
 fn config_get_for_benchmarks() {
     let mut s = Session::new();
     assert_eq!(s.run("CONFIG GET save"), bulks(&["save", ""]));
