@@ -264,7 +264,7 @@ impl Session {
 
     /// Whether replies are ready to be sent.
     pub fn has_output(&self) -> bool {
-        self.output_pieces().next().is_some()
+        self.sendable_end() > self.output.sent()
     }
 
     /// Replies ready to be sent, copied into one buffer (for tests and

@@ -102,9 +102,37 @@ unsafe fn copy_long(dest: *mut u8, src: *const u8, n: usize) {
     // SAFETY: `head <= 16 < n`; the rest, `n - head > 16` bytes, is copied
     // from a 16-aligned destination; `n - 16` is within both ranges.
     unsafe {
-        copy_ends_16(dest, src, VECTOR);
+        copy_vector(dest, src);
         copy_vectors(dest.add(head), src.add(head), n - head);
-        copy_ends_16(dest.add(n - VECTOR), src.add(n - VECTOR), VECTOR);
+        copy_vector(dest.add(n - VECTOR), src.add(n - VECTOR));
+    }
+}
+
+/// Copies one 16-byte vector, at any alignment.
+///
+/// # Safety
+///
+/// As [`copy_forward`] for 16 bytes.
+#[inline(always)]
+unsafe fn copy_vector(dest: *mut u8, src: *const u8) {
+    #[cfg(target_arch = "aarch64")]
+    // SAFETY: one load and one store of 16 bytes within the caller's
+    // ranges, Normal memory with SCTLR_EL1.A clear (crate documentation).
+    unsafe {
+        core::arch::asm!(
+            "ldr {v:q}, [{src}]",
+            "str {v:q}, [{dest}]",
+            src = in(reg) src,
+            dest = in(reg) dest,
+            v = out(vreg) _,
+            options(nostack, preserves_flags),
+        );
+    }
+    #[cfg(not(target_arch = "aarch64"))]
+    // SAFETY: as above, through the host's unaligned accesses.
+    unsafe {
+        dest.cast::<u128>()
+            .write_unaligned(src.cast::<u128>().read_unaligned());
     }
 }
 
@@ -124,8 +152,8 @@ unsafe fn copy_bytes(dest: *mut u8, src: *const u8, n: usize) {
 /// Defines `$name(dest, src, n)`: copies `n` bytes, `$size <= n <= 2 *
 /// $size`, as one `$size`-byte access at each end, both loaded before
 /// either is stored (so any overlap is safe). On the guest: `ldr`/`str`
-/// of the register class `$reg` (`w`, `x` or `q`); on the host: unaligned
-/// reads and writes of `$host`.
+/// of a vector register viewed as `$reg` (`s`, `d` or `q`: 4, 8 or 16
+/// bytes); on the host: unaligned reads and writes of `$host`.
 macro_rules! copy_ends {
     ($name:ident, $size:literal, $reg:literal, $host:ty) => {
         /// Copies `n` bytes as two accesses, one from each end; see

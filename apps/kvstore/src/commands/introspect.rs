@@ -53,7 +53,7 @@ pub(crate) fn command_getkeys(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply 
     match key_positions(spec, command) {
         Some(keys) if !keys.is_empty() => Reply::array(
             keys.into_iter()
-                .map(|i| Reply::Bulk(Some(command[i].clone())))
+                .map(|i| Reply::bulk(command[i].as_slice()))
                 .collect(),
         ),
         _ => Reply::error("ERR Invalid arguments specified for command"),
