@@ -3,8 +3,11 @@
 //! Stream tables, context descriptors and queues live in ordinary RAM that
 //! the SMMU accesses by DMA. Every access the driver makes to them is
 //! volatile, so the compiler neither drops a store the SMMU is to see nor
-//! reuses a load of a word the SMMU may have rewritten. This is the only
-//! `unsafe` in the driver.
+//! reuses a load of a word the SMMU may have rewritten. This and
+//! [`records`] (which reads runs of event records) hold the driver's only
+//! `unsafe`.
+
+use super::records::{self, RecordKey};
 
 /// A zeroed, physically contiguous, identity-mapped buffer of 64-bit words
 /// shared with the SMMU.
@@ -37,34 +40,9 @@ impl DmaBuf {
     }
 
     /// How many 32-byte records from record `records.start` on (before
-    /// `records.end`) satisfy `same`, given their first three words: one
-    /// bounds check for the range, then a tight loop (an event storm is
-    /// hundreds of records).
-    #[inline(never)]
-    pub(crate) fn count_records(
-        &self,
-        records: core::ops::Range<usize>,
-        same: impl Fn([u64; 3]) -> bool,
-    ) -> usize {
-        let words = &self.words[records.start * 4..records.end * 4];
-        let mut n = 0;
-        for record in words.chunks_exact(4) {
-            // SAFETY: `record` is a live, aligned slice of four initialised
-            // u64 words; the reads are volatile only because the SMMU may
-            // have written them.
-            let w = unsafe {
-                [
-                    core::ptr::read_volatile(&record[0]),
-                    core::ptr::read_volatile(&record[1]),
-                    core::ptr::read_volatile(&record[2]),
-                ]
-            };
-            if !same(w) {
-                break;
-            }
-            n += 1;
-        }
-        n
+    /// `records.end`) are the fault `key` (see [`records`]).
+    pub(crate) fn count_records(&self, records: core::ops::Range<usize>, key: &RecordKey) -> usize {
+        records::count_matching(&self.words[records.start * 4..records.end * 4], key)
     }
 
     /// Writes word `i` so that the SMMU can read it (once a barrier orders

@@ -11,6 +11,7 @@ use super::event::{Event, EVENT_BYTES};
 use super::gerror::{self, CommandFailure, GerrorStatus};
 use super::platform::{alloc, QueueMemory, Regs};
 use super::queue::Ring;
+use super::records::RecordKey;
 use super::regs::{self, cr0, cr1, cr2, irq_ctrl, queue_base, Features};
 use super::ste::{self, Ste};
 use super::strtab::{read_entry, write_entry, StreamTable};
@@ -42,18 +43,16 @@ pub struct Drained {
 /// cut to its 4 KiB page. Two records with the same key are the same fault
 /// for the kernel, which resolves pages. `None` for other records, which
 /// are always decoded.
-fn repeat_key(w0: u64, w1: u64, w2: u64) -> Option<RepeatKey> {
+fn repeat_key(w0: u64, w1: u64, w2: u64) -> Option<RecordKey> {
     let code = (w0 & 0xff) as u8;
     let fault = (crate::v3::event::code::F_TRANSLATION..=crate::v3::event::code::F_PERMISSION)
         .contains(&code);
-    fault.then_some(RepeatKey(w0, w1, w2 & !0xfff))
+    let mask2 = !(PAGE_SIZE - 1);
+    fault.then_some(RecordKey {
+        words: [w0, w1, w2 & mask2],
+        mask2,
+    })
 }
-
-/// What makes two fault records the same fault (see [`repeat_key`]),
-/// compared word by word by [`Smmu::repeats_from`] (a byte-wise `memcmp`
-/// of the three words cost about 150 instructions a record).
-#[derive(Clone, Copy)]
-struct RepeatKey(u64, u64, u64);
 
 /// What one [`Smmu::drain_faults_dedup`] call consumed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -484,18 +483,17 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
     /// How many records from `cons` on (before `prod`) repeat the fault
     /// `key`: QEMU's storms are hundreds of them, so this is a loop of its
     /// own, a few instructions a record.
-    fn repeats_from(&self, cons: u32, prod: u32, key: RepeatKey) -> u32 {
+    fn repeats_from(&self, cons: u32, prod: u32, key: RecordKey) -> u32 {
         let ring = self.evtq_ring;
         let waiting = ring.used(prod, cons) as usize;
         let start = ring.index(cons);
         // Up to the end of the queue's memory, then from its start.
         let before_wrap = waiting.min(ring.entries() as usize - start);
-        let same = move |w: [u64; 3]| w[0] == key.0 && w[1] == key.1 && w[2] & !0xfff == key.2;
-        let first = self.evtq.count_records(start..start + before_wrap, same);
+        let first = self.evtq.count_records(start..start + before_wrap, &key);
         if first < before_wrap {
             return first as u32;
         }
-        (first + self.evtq.count_records(0..waiting - before_wrap, same)) as u32
+        (first + self.evtq.count_records(0..waiting - before_wrap, &key)) as u32
     }
 
     /// Drains the event queue into `set` as one fault per (stream, 4 KiB

@@ -43,6 +43,7 @@ pub mod event;
 pub mod gerror;
 mod platform;
 pub mod queue;
+pub mod records;
 pub mod regs;
 pub mod ste;
 mod strtab;

@@ -2,6 +2,7 @@
 
 pub mod die;
 mod dma;
+mod event_records;
 mod isolation;
 mod memory;
 mod protection;
@@ -80,6 +81,10 @@ pub const ALL: &[Test] = &[
         memory::evicted_pages_fault_in_on_all_cores_once,
     ),
     ("timer_interrupts_on_all_cores", smp::timer_interrupts),
+    (
+        "event_storms_are_counted_alike_by_vector_and_plain_loops",
+        event_records::vector_count_agrees_with_plain,
+    ),
 ];
 
 /// Tests of DMA through the SMMU, on boards that have one with devices.
