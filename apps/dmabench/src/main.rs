@@ -192,17 +192,14 @@ fn main(args: libos::Args) -> i32 {
         return 1;
     }
     let largest = sizes.iter().copied().max().unwrap_or(0);
-    let mut warm = Vec::new();
-    for direction in [Direction::FromDevice, Direction::ToDevice] {
-        match paired::warm(engine, largest, direction, bench.disk_area(direction)) {
-            Ok(p) => warm.push((direction, p)),
-            Err(e) => {
-                println!("dmabench: warm pairs {direction:?} failed: {e}");
-                return 1;
-            }
+    let pairs = match paired_targets(engine, &bench, largest) {
+        Ok(p) => p,
+        Err(e) => {
+            println!("dmabench: back-to-back pairs failed: {e}");
+            return 1;
         }
-    }
-    report::targets(&rows, &first_byte, &warm);
+    };
+    report::targets(&rows, &first_byte, &pairs);
     report::csv(&rows);
     println!("corrupted bytes: {}", bench.corrupted_bytes());
     if bench.corrupted_bytes() == 0 {
@@ -210,4 +207,29 @@ fn main(args: libos::Args) -> i32 {
     } else {
         1
     }
+}
+
+/// The targets' back-to-back pairs at `size`, reads and writes: warm, and
+/// the fresh-memory scenarios with the policies their targets name.
+fn paired_targets(
+    engine: libos::dma::EngineId,
+    bench: &cell::Bench,
+    size: usize,
+) -> Result<report::PairedTargets, alloc::string::String> {
+    let fresh = [
+        (Scenario::Cold, Policy::FaultAwarePrefetch),
+        (Scenario::Sparse, Policy::FaultAware),
+        (Scenario::Sparse, Policy::FaultAwarePrefetch),
+    ];
+    let mut pairs = report::PairedTargets::default();
+    for direction in [Direction::FromDevice, Direction::ToDevice] {
+        let disk = bench.disk_area(direction);
+        let warm = paired::warm(engine, size, direction, disk)?;
+        pairs.warm.push((direction, warm));
+        for (scenario, policy) in fresh {
+            let p = paired::fresh(engine, scenario, size, direction, disk, policy)?;
+            pairs.fresh.push((scenario, direction, policy, p));
+        }
+    }
+    Ok(pairs)
 }

@@ -1,24 +1,30 @@
-//! The warm targets measured pair by pair. A pinned ("registered") buffer
-//! and a resident fault-aware one move the same bytes back to back, in
-//! alternating order, for [`ROUNDS`] rounds; each round gives one ratio
-//! (pin time over fault-aware time, i.e. fault-aware throughput over
-//! pin's), and the median and middle half are reported. Host noise then
-//! weighs on both halves of a pair alike, instead of on one table cell.
+//! The targets that compare policies, measured pair by pair. Two
+//! transfers of the same bytes run back to back, in alternating order, for
+//! a number of rounds; each round gives one ratio (pin time over the other
+//! policy's, i.e. its throughput over pin's), and the median and middle
+//! half are reported. Host noise then weighs on both halves of a pair
+//! alike, instead of on one table cell (one quick run's cold read cell
+//! said 0.79x and the next 4.72x on the same code).
 //!
 //! ```text
-//!  round r:  (r even) pin → fault-aware   (r odd) fault-aware → pin
-//!  ratio_r = t_pin / t_fault_aware        report median, middle half
+//!  warm:  a pinned ("registered") buffer and a resident fault-aware one,
+//!         both reused: (r even) pin → fault-aware, (r odd) the reverse
+//!  cold, sparse: a never-touched buffer for every transfer (sparse: ten
+//!         times the size, a tenth used): pin (pinning all of it counted)
+//!         against fault-aware or fault-aware+prefetch, alternating alike
+//!  ratio_r = t_pin / t_other           report median, middle half
 //! ```
 
 extern crate alloc;
 
+use crate::cell::Scenario;
 use alloc::vec::Vec;
 use core::time::Duration;
 use libos::dma::{self, Direction, EngineId, Policy, Transfer};
 use libos::mm::{self, Region};
 use libos::time;
 
-/// Rounds per direction.
+/// Warm rounds per direction.
 pub const ROUNDS: usize = 24;
 
 /// What one direction's pairs gave.
@@ -27,6 +33,39 @@ pub struct Pairs {
     pub median: f64,
     /// The middle half of them.
     pub middle: (f64, f64),
+    /// How many rounds.
+    pub rounds: usize,
+}
+
+impl Pairs {
+    /// The median and middle half of `ratios`.
+    fn of(mut ratios: Vec<f64>) -> Self {
+        ratios.sort_by(f64::total_cmp);
+        let n = ratios.len();
+        let at = |i: usize| ratios.get(i).copied().unwrap_or(0.0);
+        Pairs {
+            median: at(n / 2),
+            middle: (at(n / 4), at(3 * n / 4)),
+            rounds: n,
+        }
+    }
+}
+
+/// One round's ratio: `pin` and `other` back to back, `pin` first in
+/// even rounds; pin's time over the other's.
+fn back_to_back(
+    round: usize,
+    mut pin: impl FnMut() -> Result<Duration, alloc::string::String>,
+    mut other: impl FnMut() -> Result<Duration, alloc::string::String>,
+) -> Result<f64, alloc::string::String> {
+    let (t_pin, t_other) = if round.is_multiple_of(2) {
+        let p = pin()?;
+        (p, other()?)
+    } else {
+        let o = other()?;
+        (pin()?, o)
+    };
+    Ok(t_pin.as_nanos() as f64 / t_other.as_nanos().max(1) as f64)
 }
 
 fn err<E: core::fmt::Debug>(what: &'static str) -> impl Fn(E) -> alloc::string::String {
@@ -74,20 +113,79 @@ pub fn warm(
     ];
     let mut ratios = Vec::with_capacity(ROUNDS);
     for round in 0..ROUNDS {
-        let (t_pin, t_fa) = if round % 2 == 0 {
-            let p = once(engine, &pinned, size, direction, disk)?;
-            (p, once(engine, &resident, size, direction, disk)?)
-        } else {
-            let f = once(engine, &resident, size, direction, disk)?;
-            (once(engine, &pinned, size, direction, disk)?, f)
-        };
-        ratios.push(t_pin.as_nanos() as f64 / t_fa.as_nanos().max(1) as f64);
+        ratios.push(back_to_back(
+            round,
+            || once(engine, &pinned, size, direction, disk),
+            || once(engine, &resident, size, direction, disk),
+        )?);
     }
     mm::unpin(pinned.range()).map_err(err("unpin"))?;
-    ratios.sort_by(f64::total_cmp);
-    let n = ratios.len();
-    Ok(Pairs {
-        median: ratios[n / 2],
-        middle: (ratios[n / 4], ratios[3 * n / 4]),
-    })
+    Ok(Pairs::of(ratios))
+}
+
+/// One transfer of `size` bytes from the start of a fresh buffer under
+/// `policy`. The buffer is `size` bytes (cold) or ten times that (sparse,
+/// the rest never used); pin pins all of it first and that counts, as
+/// registering a buffer would. A sparse write's source is written by the
+/// app before the clock starts (it made those bytes); a cold one is
+/// never touched. Its time.
+fn fresh_once(
+    engine: EngineId,
+    scenario: Scenario,
+    size: usize,
+    direction: Direction,
+    disk: u64,
+    policy: Policy,
+) -> Result<Duration, alloc::string::String> {
+    let sparse = scenario == Scenario::Sparse;
+    let registered = if sparse { 10 * size } else { size };
+    let mut region = Region::demand_zero(registered).map_err(err("buffer"))?;
+    if sparse && direction == Direction::ToDevice {
+        region.as_mut_slice()[..size].fill(0x3c);
+    }
+    let _grant =
+        dma::grant(engine, region.range(), dma::Rights::ReadWrite).map_err(err("grant"))?;
+    let start = time::now();
+    if policy == Policy::Pin {
+        mm::pin(region.range()).map_err(err("pin"))?;
+    }
+    let transfer = Transfer::contiguous(
+        direction,
+        region.start()..region.start() + size,
+        disk,
+        policy,
+    );
+    // SAFETY: the bench's own region, untouched until `run` returns.
+    unsafe { dma::run(engine, transfer) }.map_err(err("transfer"))?;
+    let elapsed = start.elapsed();
+    if policy == Policy::Pin {
+        mm::unpin(region.range()).map_err(err("unpin"))?;
+    }
+    Ok(elapsed)
+}
+
+/// Rounds of fresh-memory pairs of `size`-byte transfers: fewer for large
+/// ones, which take long (a sparse fault-aware read without prefetch pays
+/// QEMU's event storm on every page).
+pub fn fresh_rounds(size: usize) -> usize {
+    ((16 << 20) / size.max(1)).clamp(6, 16)
+}
+
+/// The pairs of `size`-byte transfers in `direction` on fresh memory in
+/// `scenario` (cold or sparse): pin against `policy`.
+pub fn fresh(
+    engine: EngineId,
+    scenario: Scenario,
+    size: usize,
+    direction: Direction,
+    disk: u64,
+    policy: Policy,
+) -> Result<Pairs, alloc::string::String> {
+    let rounds = fresh_rounds(size);
+    let mut ratios = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        let once = |p| fresh_once(engine, scenario, size, direction, disk, p);
+        ratios.push(back_to_back(round, || once(Policy::Pin), || once(policy))?);
+    }
+    Ok(Pairs::of(ratios))
 }
