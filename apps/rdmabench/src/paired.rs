@@ -36,10 +36,12 @@ const WARM_PAIRS: usize = 256;
 /// about ±20%: many more).
 const SMALL_PAIRS: usize = 2048;
 /// Rounds of the cold targets (each round allocates and frees 12 MiB on
-/// both sides). A cold transfer overlaps the zeroing of both nodes, and
-/// on a 2-core host one round in four loses that overlap to the host's
-/// scheduling (the engines wait behind two zeroing vCPUs): many rounds.
-const COLD_ROUNDS: usize = 15;
+/// both sides, about 15 ms). A cold transfer overlaps the zeroing of both
+/// nodes, and on a 2-core host one round in four loses that overlap to the
+/// host's scheduling (the engines wait behind two zeroing vCPUs): many
+/// rounds. With 15, the median of the same code read 1.42x to 1.70x from
+/// run to run (middle halves about 1.2..1.7); with 63, 1.61x to 1.71x.
+const COLD_ROUNDS: usize = 63;
 /// Comparisons run first and not counted: the first transfers of a kind
 /// pay for caches no policy owns (QEMU's translated code, the engines'
 /// IOTLBs); the first cold round came out 0.35x to 1.4x in runs whose
