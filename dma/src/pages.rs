@@ -1,8 +1,8 @@
 //! Page arithmetic, and the small sorted set of pages a segment attempt has
 //! faulted on (the scheduler's dedup set).
 
-use alloc::vec::Vec;
 use core::ops::Range;
+use smallvec::SmallVec;
 
 /// Address of the page holding `addr`.
 pub(crate) fn floor(addr: usize, page: usize) -> usize {
@@ -21,9 +21,10 @@ pub(crate) fn pages(range: &Range<usize>, page: usize) -> impl Iterator<Item = u
 }
 
 /// A sorted set of page addresses. Segments hold a handful of pages, so a
-/// sorted vector beats any tree here.
+/// sorted vector beats any tree here; the first two are kept inline, so
+/// that a segment's first faults allocate nothing.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub(crate) struct PageSet(Vec<usize>);
+pub(crate) struct PageSet(SmallVec<[usize; 2]>);
 
 impl PageSet {
     /// Adds `page`; false if it was already there.
@@ -66,6 +67,7 @@ impl PageSet {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use alloc::vec::Vec;
 
     #[test]
     fn hull_and_pages_cover_unaligned_ranges() {

@@ -362,6 +362,7 @@ fn dmabench_costs_prints_the_kernel_figures() {
         "cpu demand fault 4 KiB",
         "cpu demand fault 2 MiB",
         "device fault, kernel side",
+        "device fault, one record",
         "submitting one DMA segment",
     ] {
         let line = outcome

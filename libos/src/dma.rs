@@ -268,6 +268,12 @@ struct Service {
     fault_drains: u64,
     /// The part of `fault_service` spent reading the event queue.
     fault_drain_time: Duration,
+    /// The fault path's buffers, kept between passes so that a fault
+    /// allocates nothing here: a drain's faults, their claims, and the
+    /// claims' resolutions.
+    spare_faults: Vec<crate::iommu::Fault>,
+    spare_claims: Vec<dma::Claim>,
+    spare_resolutions: Vec<dma::Resolution>,
 }
 
 impl Service {
@@ -304,6 +310,9 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
         fault_repeats: 0,
         fault_drains: 0,
         fault_drain_time: Duration::ZERO,
+        spare_faults: Vec::new(),
+        spare_claims: Vec::new(),
+        spare_resolutions: Vec::new(),
     });
     f(service)
 }
@@ -315,6 +324,9 @@ type Observed = (EngineId, dma::SegmentId, dma::Completion);
 /// no lock held, and what step 4 reports.
 struct Claimed {
     claims: Vec<dma::Claim>,
+    /// Step 3's outcome, one per claim (in `Service::spare_resolutions`'
+    /// memory).
+    resolutions: Vec<dma::Resolution>,
     /// When the drain began: the fault service time runs from there.
     drain_start: crate::time::Instant,
     /// The part of it spent reading the event queue.
@@ -337,17 +349,18 @@ fn service() {
         let claimed = s.drain_and_claim();
         if claimed.claims.is_empty() && !claimed.more_pending {
             // Nothing to resolve: the rest in the same hold.
-            s.report(&claimed, &[]);
+            s.report(claimed);
             s.finish_pass(core::mem::take(&mut observed), start);
             return None;
         }
         Some(claimed)
     });
-    while let Some(batch) = claimed {
-        let resolutions = resolve(&batch.claims);
+    while let Some(mut batch) = claimed {
+        resolve(&batch.claims, &mut batch.resolutions);
         claimed = with_service(|s| {
-            s.report(&batch, &resolutions);
-            if batch.more_pending {
+            let more_pending = batch.more_pending;
+            s.report(batch);
+            if more_pending {
                 return Some(s.drain_and_claim());
             }
             s.finish_pass(core::mem::take(&mut observed), start);
@@ -361,23 +374,19 @@ fn service() {
 /// page copied into the device's view). The faulted pages first, so that
 /// the devices waiting on them are unblocked soonest (a device waiting on
 /// an incoming fault is told at once), then the prefetch windows.
-fn resolve(claims: &[dma::Claim]) -> Vec<dma::Resolution> {
+fn resolve(claims: &[dma::Claim], resolutions: &mut Vec<dma::Resolution>) {
     let mut kernel = KernelMemory;
-    let pages: Vec<Result<(), dma::MemError>> = claims
-        .iter()
-        .map(|c| c.resolve_page(&mut StreamMemory::new(c.stream, &mut kernel)))
-        .collect();
+    resolutions.clear();
+    resolutions.extend(claims.iter().map(|c| dma::Resolution {
+        page: c.resolve_page(&mut StreamMemory::new(c.stream, &mut kernel)),
+        prefetched: 0,
+    }));
     if claims.iter().any(|c| c.incoming) {
-        with_service(|s| s.tell_incoming(claims, &pages));
+        with_service(|s| s.tell_incoming(claims, resolutions));
     }
-    claims
-        .iter()
-        .zip(pages)
-        .map(|(c, page)| dma::Resolution {
-            page,
-            prefetched: c.prefetch(&mut StreamMemory::new(c.stream, &mut kernel), page),
-        })
-        .collect()
+    for (c, r) in claims.iter().zip(resolutions.iter_mut()) {
+        r.prefetched = c.prefetch(&mut StreamMemory::new(c.stream, &mut kernel), r.page);
+    }
 }
 
 impl Service {
@@ -415,9 +424,9 @@ impl Service {
     /// segment of the devices suspect. Nothing is resolved here.
     fn drain_and_claim(&mut self) -> Claimed {
         let drain_start = crate::time::now();
-        let drained = crate::iommu::drain();
+        let drained = crate::iommu::drain(core::mem::take(&mut self.spare_faults));
         let drain_time = drain_start.elapsed();
-        let mut claims = Vec::new();
+        let mut claims = core::mem::take(&mut self.spare_claims);
         for fault in &drained.faults {
             self.device_faults += 1;
             if !crate::iommu::allows(fault.stream, fault.iova as usize, fault.access) {
@@ -443,11 +452,14 @@ impl Service {
                 "SMMU event queue overflowed: {suspect} in-flight segment(s) will be made whole"
             );
         }
+        let faults = drained.faults.len();
+        self.spare_faults = drained.faults;
         Claimed {
             claims,
+            resolutions: core::mem::take(&mut self.spare_resolutions),
             drain_start,
             drain_time,
-            faults: drained.faults.len(),
+            faults,
             records: drained.records,
             repeats: drained.repeats,
             more_pending: drained.more_pending,
@@ -487,14 +499,14 @@ impl Service {
     /// Step 3's one locked moment: each engine waiting on an incoming fault
     /// learns that its page is resident (or never will be), before the
     /// windows are made resident.
-    fn tell_incoming(&mut self, claims: &[dma::Claim], pages: &[Result<(), dma::MemError>]) {
-        for (claim, page) in claims.iter().zip(pages).filter(|(c, _)| c.incoming) {
+    fn tell_incoming(&mut self, claims: &[dma::Claim], resolved: &[dma::Resolution]) {
+        for (claim, r) in claims.iter().zip(resolved).filter(|(c, _)| c.incoming) {
             let owner = self
                 .engines
                 .iter_mut()
                 .find(|e| e.stream() == claim.stream.0 && e.resolves_unclaimed_faults());
             if let Some(engine) = owner {
-                engine.page_ready(claim.iova as u64, page.is_ok());
+                engine.page_ready(claim.iova as u64, r.page.is_ok());
             }
         }
     }
@@ -502,10 +514,11 @@ impl Service {
     /// Step 4: the claims of one drain end (`Scheduler::resolved`: an
     /// unresolvable page fails the transfers that wanted it, stalled
     /// segments are owed a resume, spoiled ones may be retransmitted), and
-    /// the fault path's counters, this core's among them.
-    fn report(&mut self, batch: &Claimed, resolutions: &[dma::Resolution]) {
+    /// the fault path's counters, this core's among them. The batch's
+    /// buffers are kept for the next drain.
+    fn report(&mut self, mut batch: Claimed) {
         let core = crate::smp::current();
-        for (claim, resolution) in batch.claims.iter().zip(resolutions) {
+        for (claim, resolution) in batch.claims.iter().zip(&batch.resolutions) {
             if self.scheduler.resolved(claim.id, *resolution).is_err() {
                 log::error!("DMA: claim {:?} was resolved twice", claim.id);
             }
@@ -528,6 +541,9 @@ impl Service {
             self.fault_drains += 1;
             self.fault_drain_time += batch.drain_time;
         }
+        batch.claims.clear();
+        self.spare_claims = batch.claims;
+        self.spare_resolutions = batch.resolutions;
     }
 
     /// Steps 4-5 after the last drain: believe the completions observed in

@@ -53,10 +53,11 @@ pub(super) struct Active {
     pub(super) stats: Stats,
     pub(super) began_at: u64,
     /// Pages of outstanding claims this transfer holds (a few at most: a
-    /// list, which keeps its memory between claims), with how many of
-    /// its segments hold each: nothing touching them is retransmitted or
-    /// resumed, and the transfer is not reported, until they are resolved.
-    pub(super) claimed: Vec<(usize, usize)>,
+    /// list, the first two inline, so a transfer's first claims allocate
+    /// nothing), with how many of its segments hold each: nothing touching
+    /// them is retransmitted or resumed, and the transfer is not reported,
+    /// until they are resolved.
+    pub(super) claimed: smallvec::SmallVec<[(usize, usize); 2]>,
 }
 
 impl Active {
@@ -95,7 +96,7 @@ impl Active {
             prepared: 0,
             stats,
             began_at: 0,
-            claimed: Vec::new(),
+            claimed: smallvec::SmallVec::new(),
         }
     }
 
@@ -192,10 +193,10 @@ impl Active {
     }
 
     /// The segments whose running attempt moves the byte at address `va`
-    /// (usually one; more if pieces overlap), each once, with the position
-    /// at which it does.
-    pub(super) fn running_at(&self, va: usize) -> Vec<(usize, usize)> {
-        let mut found: Vec<(usize, usize)> = Vec::new();
+    /// (usually one, kept inline; more if pieces overlap), each once, with
+    /// the position at which it does.
+    pub(super) fn running_at(&self, va: usize) -> smallvec::SmallVec<[(usize, usize); 2]> {
+        let mut found = smallvec::SmallVec::<[(usize, usize); 2]>::new();
         let Some(plan) = self.plan.as_ref() else {
             return found;
         };

@@ -6,6 +6,7 @@
 //! scheduler anyway (host tests, a single-threaded kernel loop).
 
 use alloc::vec::Vec;
+use smallvec::SmallVec;
 
 use crate::claim::{Claim, ClaimId, ClaimOutcome, Resolution, UnknownClaim};
 use crate::engine::StreamId;
@@ -25,12 +26,15 @@ struct Holder {
     attempt: u32,
 }
 
+/// Each holder of a claim, with the position in its transfer it faulted
+/// at. Almost always one: kept inline, so a claim allocates nothing.
+type Holders = SmallVec<[(Holder, usize); 1]>;
+
 /// A claim between `claim` and `resolved`.
 #[derive(Clone, Debug)]
 pub(super) struct Pending {
     page: usize,
-    /// Each holder, with the position in its transfer it faulted at.
-    holders: Vec<(Holder, usize)>,
+    holders: Holders,
     /// The transfer whose prefetch window the claim carries (its
     /// `pages_prefetched` counts what the window made resident).
     window_of: Option<TransferId>,
@@ -63,7 +67,7 @@ impl Scheduler {
         let page = pages::floor(iova, page_size);
         let (mut matched, mut wanted) = (0, false);
         // Per new record: the holder and the position it faulted at.
-        let mut holders: Vec<(Holder, usize)> = Vec::new();
+        let mut holders = Holders::new();
         for t in self.transfers.values_mut().filter(|t| t.stream == stream) {
             let failing = t.error.is_some();
             for (i, pos) in t.running_at(iova) {
@@ -167,7 +171,7 @@ impl Scheduler {
         let page = pages::floor(iova, page_size);
         let id = self.new_claim(Pending {
             page,
-            holders: Vec::new(),
+            holders: Holders::new(),
             window_of: None,
         });
         Claim {
