@@ -227,7 +227,14 @@ fn paired_targets(
         let warm = paired::warm(engine, size, direction, disk)?;
         pairs.warm.push((direction, warm));
         for (scenario, policy) in fresh {
-            let p = paired::fresh(engine, scenario, size, direction, disk, policy)?;
+            let f = paired::Fresh {
+                engine,
+                scenario,
+                size,
+                direction,
+                disk,
+            };
+            let p = paired::fresh(f, policy)?;
             pairs.fresh.push((scenario, direction, policy, p));
         }
     }

@@ -129,14 +129,14 @@ pub fn warm(
 /// registering a buffer would. A sparse write's source is written by the
 /// app before the clock starts (it made those bytes); a cold one is
 /// never touched. Its time.
-fn fresh_once(
-    engine: EngineId,
-    scenario: Scenario,
-    size: usize,
-    direction: Direction,
-    disk: u64,
-    policy: Policy,
-) -> Result<Duration, alloc::string::String> {
+fn fresh_once(f: &Fresh, policy: Policy) -> Result<Duration, alloc::string::String> {
+    let Fresh {
+        engine,
+        scenario,
+        size,
+        direction,
+        disk,
+    } = *f;
     let sparse = scenario == Scenario::Sparse;
     let registered = if sparse { 10 * size } else { size };
     let mut region = Region::demand_zero(registered).map_err(err("buffer"))?;
@@ -164,28 +164,35 @@ fn fresh_once(
     Ok(elapsed)
 }
 
-/// Rounds of fresh-memory pairs of `size`-byte transfers: fewer for large
-/// ones, which take long (a sparse fault-aware read without prefetch pays
-/// QEMU's event storm on every page).
-pub fn fresh_rounds(size: usize) -> usize {
-    ((16 << 20) / size.max(1)).clamp(6, 16)
+/// What the transfers of a fresh-memory pair move: `size` bytes in
+/// `direction` between fresh memory in `scenario` (cold or sparse) and the
+/// disk at `disk`.
+#[derive(Clone, Copy)]
+pub struct Fresh {
+    /// The device that moves them.
+    pub engine: EngineId,
+    /// Cold (a buffer of `size`) or sparse (ten times that, a tenth used).
+    pub scenario: Scenario,
+    /// Bytes each transfer moves.
+    pub size: usize,
+    /// Into memory or out of it.
+    pub direction: Direction,
+    /// Where on the disk.
+    pub disk: u64,
 }
 
-/// The pairs of `size`-byte transfers in `direction` on fresh memory in
-/// `scenario` (cold or sparse): pin against `policy`.
-pub fn fresh(
-    engine: EngineId,
-    scenario: Scenario,
-    size: usize,
-    direction: Direction,
-    disk: u64,
-    policy: Policy,
-) -> Result<Pairs, alloc::string::String> {
-    let rounds = fresh_rounds(size);
+/// The pairs of `f`'s transfers: pin against `policy`. Fewer rounds for
+/// large transfers, which take long (a sparse fault-aware read without
+/// prefetch pays QEMU's event storm on every page).
+pub fn fresh(f: Fresh, policy: Policy) -> Result<Pairs, alloc::string::String> {
+    let rounds = ((16 << 20) / f.size.max(1)).clamp(6, 16);
     let mut ratios = Vec::with_capacity(rounds);
     for round in 0..rounds {
-        let once = |p| fresh_once(engine, scenario, size, direction, disk, p);
-        ratios.push(back_to_back(round, || once(Policy::Pin), || once(policy))?);
+        ratios.push(back_to_back(
+            round,
+            || fresh_once(&f, Policy::Pin),
+            || fresh_once(&f, policy),
+        )?);
     }
     Ok(Pairs::of(ratios))
 }
