@@ -18,7 +18,7 @@ use std::ops::Range;
 
 use common::*;
 use dma::{
-    Access, Claim, ClaimOutcome, Completion, Config, Direction, Engine, EngineId, MemError, Policy,
+    Access, Claim, ClaimOutcome, Completion, Config, Direction, EngineId, MemError, Policy,
     Resolution, Resume, SegmentId, SegmentState, Stats, StreamId, TransferError, TransferId,
     TransferState, UnknownClaim,
 };
@@ -56,18 +56,6 @@ fn believe(rig: &mut Rig, observed: Vec<(EngineId, SegmentId, Completion)>) {
     }
 }
 
-fn poll(rig: &mut Rig) {
-    let mut engines: Vec<&mut dyn Engine> = rig
-        .engines
-        .iter_mut()
-        .map(|e| e as &mut dyn Engine)
-        .collect();
-    rig.sched.poll(&mut engines, &mut rig.mem);
-    for (id, result) in rig.sched.take_finished() {
-        assert!(rig.finished.insert(id, result).is_none(), "reported twice");
-    }
-}
-
 /// A cold transfer on an aborting engine: the device spoils its first
 /// segment and completes it Ok.
 fn spoiled_segment(stalls: bool) -> (Rig, TransferId, Vec<(EngineId, SegmentId, Completion)>) {
@@ -78,7 +66,7 @@ fn spoiled_segment(stalls: bool) -> (Rig, TransferId, Vec<(EngineId, SegmentId, 
     let source = fill_source(&mut rig, e, Direction::ToDevice, va.clone(), 0, 7);
     let id = rig.submit(e, Direction::ToDevice, va, 0, Policy::FaultAware);
     assert_eq!(source.len(), 4 * PAGE);
-    poll(&mut rig);
+    rig.poll();
     let observed = run_devices(&mut rig);
     (rig, id, observed)
 }
@@ -98,7 +86,7 @@ fn a_completion_believed_under_a_claim_retransmits_only_after_resolved() {
         rig.sched.segment_state(id, 0),
         Some(SegmentState::Retransmit)
     );
-    poll(&mut rig);
+    rig.poll();
     assert_eq!(rig.engines[0].starts, 1, "no retransmission under a claim");
     // Resolving three of four pages is not enough: the retransmission
     // covers the fourth.
@@ -106,12 +94,12 @@ fn a_completion_believed_under_a_claim_retransmits_only_after_resolved() {
         let r = c.resolve(&mut rig.mem);
         rig.sched.resolved(c.id, r).unwrap();
     }
-    poll(&mut rig);
+    rig.poll();
     assert_eq!(rig.engines[0].starts, 1);
     let last = claims[3].resolve(&mut rig.mem);
     rig.sched.resolved(claims[3].id, last).unwrap();
     assert_eq!(rig.sched.outstanding_claims(), 0);
-    poll(&mut rig);
+    rig.poll();
     assert_eq!(rig.engines[0].starts, 2, "retransmitted once resolved");
     rig.run();
     assert_eq!(rig.report(id).stats.retransmissions, 1);
@@ -125,12 +113,12 @@ fn a_stalled_segment_is_resumed_only_after_its_claim_resolves() {
     assert_eq!(claims.len(), 1, "it stalled on the first access");
     // Lost events ask for a resume too; the claim still holds it back.
     rig.sched.events_lost(StreamId(1));
-    poll(&mut rig);
+    rig.poll();
     assert!(rig.engines[0].resumed.is_empty());
     assert_eq!(rig.sched.segment_state(id, 0), Some(SegmentState::Resume));
     let r = claims[0].resolve(&mut rig.mem);
     rig.sched.resolved(claims[0].id, r).unwrap();
-    poll(&mut rig);
+    rig.poll();
     assert_eq!(rig.engines[0].resumed.len(), 1);
     assert_eq!(rig.engines[0].resumed[0].1, Resume::Retry);
     rig.run();
@@ -152,7 +140,7 @@ fn an_unresolvable_claim_fails_the_transfer_once_it_is_reported() {
         rig.sched.transfer_state(id),
         Some(TransferState::Failing(_))
     ));
-    poll(&mut rig);
+    rig.poll();
     assert!(
         rig.finished.is_empty(),
         "not reported while it holds claims"
@@ -162,7 +150,7 @@ fn an_unresolvable_claim_fails_the_transfer_once_it_is_reported() {
         rig.sched.resolved(c.id, r).unwrap();
     }
     assert_eq!(rig.sched.resolved(claims[0].id, failed), Err(UnknownClaim));
-    poll(&mut rig);
+    rig.poll();
     assert_eq!(
         rig.result(id),
         &Err(TransferError::Unresolvable {
@@ -298,7 +286,7 @@ impl Interleaving {
             .collect();
         let claimed = self.claimed();
         let known: BTreeSet<TransferId> = self.rig.finished.keys().copied().collect();
-        poll(&mut self.rig);
+        self.rig.poll();
         for (e, &(started, resumed)) in self.rig.engines.iter().zip(&before) {
             let stream = e.caps.stream;
             let touches = |seg: &dma::Segment| {

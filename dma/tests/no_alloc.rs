@@ -14,7 +14,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 
 use common::*;
-use dma::{ClaimOutcome, Config, Direction, Engine, Policy};
+use dma::{ClaimOutcome, Config, Direction, Policy};
 
 /// The system allocator, counting this thread's allocations while asked.
 struct Counting;
@@ -49,16 +49,6 @@ fn allocations<R>(f: impl FnOnce() -> R) -> (R, usize) {
     (result, COUNT.with(|c| c.replace(None)).unwrap_or(0))
 }
 
-/// Starts what the scheduler can on the rig's engines.
-fn poll(rig: &mut Rig) {
-    let mut engines: Vec<&mut dyn Engine> = rig
-        .engines
-        .iter_mut()
-        .map(|e| e as &mut dyn Engine)
-        .collect();
-    rig.sched.poll(&mut engines, &mut rig.mem);
-}
-
 #[test]
 fn claiming_and_resolving_device_faults_allocates_nothing() {
     let mut rig = Rig::new(Config::default());
@@ -71,7 +61,7 @@ fn claiming_and_resolving_device_faults_allocates_nothing() {
         // reports it), and drops the data.
         let va = BASE + round * 4 * PAGE..BASE + (round + 1) * 4 * PAGE;
         let id = rig.submit(e, Direction::FromDevice, va, 0, Policy::FaultAware);
-        poll(&mut rig);
+        rig.poll();
         rig.engines[0].execute(&mut rig.mem, &mut rig.events);
         let events = std::mem::take(&mut rig.events.events);
         assert!(events.len() > 4, "a storm of records: {}", events.len());

@@ -930,6 +930,10 @@ pub fn zdma() -> Result<EngineId, DeviceError> {
 }
 static NVME: IrqSpinLock<Option<(EngineId, NvmeInfo)>> = IrqSpinLock::new(None);
 
+/// Where QEMU's edu device keeps its buffer, in its own address space: the
+/// device address of every edu transfer.
+pub const EDU_BUFFER: u64 = hw::edu::BUFFER_ADDRESS;
+
 /// QEMU's edu device as a DMA engine (opened once, then shared).
 pub fn edu() -> Result<EngineId, DeviceError> {
     if let Some(id) = *EDU.lock() {

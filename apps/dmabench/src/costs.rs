@@ -35,10 +35,6 @@ fn err<E: core::fmt::Debug>(what: &'static str) -> impl Fn(E) -> alloc::string::
     move |e| alloc::format!("{what}: {e:?}")
 }
 
-/// Where QEMU's edu device keeps its DMA buffer, in its own address space
-/// (`hw::edu::BUFFER_ADDRESS`).
-const EDU_BUFFER: u64 = 0x40000;
-
 /// The kernel side of device faults that arrive as one event record each,
 /// as a real SMMU reports a faulting transaction: QEMU's edu device writes
 /// one 4-byte word into each of `count` fresh pages (QEMU logs one record
@@ -55,7 +51,7 @@ fn one_record_faults(count: usize) -> Result<(Duration, u64, u64), alloc::string
         let transfer = Transfer::contiguous(
             Direction::FromDevice,
             word..word + 4,
-            EDU_BUFFER,
+            dma::EDU_BUFFER,
             Policy::FaultAware,
         );
         // SAFETY: the pages are ours and untouched until `run` returns.

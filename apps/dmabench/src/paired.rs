@@ -25,7 +25,7 @@ use libos::mm::{self, Region};
 use libos::time;
 
 /// Warm rounds per direction.
-pub const ROUNDS: usize = 24;
+const ROUNDS: usize = 24;
 
 /// What one direction's pairs gave.
 pub struct Pairs {

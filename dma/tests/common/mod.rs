@@ -563,6 +563,16 @@ impl Rig {
                 .completed(engine, seg, status)
                 .expect("completion of a known segment");
         }
+        self.poll();
+        self.steps += 1;
+        if let Some(hook) = &mut self.after_step {
+            hook(&mut self.mem, self.steps);
+        }
+    }
+
+    /// Starts what the scheduler can on the engines, and keeps what it
+    /// reports finished.
+    pub fn poll(&mut self) {
         let mut engines: Vec<&mut dyn Engine> = self
             .engines
             .iter_mut()
@@ -574,10 +584,6 @@ impl Rig {
                 self.finished.insert(id, result).is_none(),
                 "{id:?} reported twice"
             );
-        }
-        self.steps += 1;
-        if let Some(hook) = &mut self.after_step {
-            hook(&mut self.mem, self.steps);
         }
     }
 

@@ -8,7 +8,7 @@ use alloc::string::String;
 use libos::dma::{self, Direction, Policy, Transfer, TransferError};
 use libos::mm::{Region, FRAME_SIZE};
 
-const EDU_BUFFER: u64 = 0x40000;
+use libos::dma::EDU_BUFFER;
 /// Bytes per edu test transfer: a page less the byte QEMU 7.2's edu refuses.
 const EDU_LEN: usize = FRAME_SIZE - 1;
 
