@@ -4,9 +4,9 @@
 //!
 //! ```text
 //!  kick(TX) ─▶ pop [hdr][WorkRequest] ─▶ Engine::post ─┐
-//!  UDP ─────────────────────────────▶ Engine::on_datagram
+//!  UDP ─────────────────────────────▶ Engine::on_packet
 //!  timer ───────────────────────────▶ Engine::tick     │
-//!                       datagrams ◀────────────────────┤
+//!                  RoCEv2 packets ◀────────────────────┤
 //!  RX buffers ◀─ [hdr][Completion] ◀─ completions ◀────┘ (held while RX is empty)
 //! ```
 
@@ -14,7 +14,6 @@ use crate::engine::Engine;
 use crate::fabric::Fabric;
 use crate::frontend::{QueueConfig, Shared, QUEUES};
 use crate::guest::{log, GuestDma, MissChannel};
-use crate::peers::Peers;
 use crate::ring::{RingError, SplitRing};
 use crate::sys;
 use hw::rdma::wire::{
@@ -52,20 +51,15 @@ pub struct Device {
 }
 
 impl Device {
-    /// The engine thread of node `rank`; `peers` (the other engines'
-    /// exported memories) enables the direct data path.
+    /// The engine thread of node `rank`.
     pub fn new(
         shared: Arc<Shared>,
         engine: Engine,
         fabric: Fabric,
-        peers: Option<Peers>,
         rank: u16,
         verbose: bool,
     ) -> Self {
-        let mut dma = GuestDma::new(shared.tr.clone(), None, shared.stats.clone(), verbose, rank);
-        if let Some(p) = peers {
-            dma.share(shared.leases.clone(), p);
-        }
+        let dma = GuestDma::new(shared.tr.clone(), None, shared.stats.clone(), verbose, rank);
         Self {
             shared,
             engine,
@@ -110,8 +104,9 @@ impl Device {
     /// One pass over every source of work.
     fn turn(&mut self) {
         let now = self.now();
-        while let Some((from, d)) = self.fabric.recv() {
-            self.engine.on_datagram(from, d, &mut self.dma, now);
+        while let Some((from, port, d)) = self.fabric.recv() {
+            self.shared.stats.packets_in.fetch_add(1, Ordering::Relaxed);
+            self.engine.on_packet(from, port, d, &mut self.dma, now);
         }
         self.flush_datagrams();
         self.take_requests();
@@ -123,9 +118,15 @@ impl Device {
     }
 
     fn flush_datagrams(&mut self) {
-        for (dst, d) in self.engine.take_datagrams() {
-            self.fabric.send(dst, &d);
+        let out = self.engine.take_packets();
+        self.shared
+            .stats
+            .packets_out
+            .fetch_add(out.len() as u64, Ordering::Relaxed);
+        for (dst, d) in out {
+            self.fabric.send(dst, d);
         }
+        self.fabric.flush();
     }
 
     /// Picks up what the frontend thread changed.

@@ -1,96 +1,149 @@
-//! The fabric's transport: one UDP socket per engine on loopback, peers at
-//! known addresses (`127.0.0.1:BASE+rank`), with optional seeded loss of
-//! outgoing datagrams for tests. Reliability is the engine's job, so a
-//! failed send is just a lost datagram.
+//! The fabric's transport: one UDP socket per engine bound to its node's
+//! IPv4 address and RoCEv2's port 4791; peers are the other nodes'
+//! addresses. Every datagram goes with Don't Fragment set, so a RoCE packet
+//! is one IP packet or nothing. For tests the transmit path can impair the
+//! link, seeded and reproducible: drop, hold back (reorder) or duplicate
+//! outgoing packets. Reliability is the engine's job, so a failed send is
+//! just a lost packet.
 
 use crate::stats::Stats;
 use crate::sys;
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-/// Socket buffer asked for each way: a window of large datagrams fits.
+/// Socket buffer asked for each way: a window of packets fits.
 const SOCKET_BUFFER: i32 = 8 << 20;
 
-/// A deterministic generator (splitmix64) for loss injection.
+/// A deterministic generator (splitmix64) for impairments.
 #[derive(Clone, Debug)]
-pub struct Loss {
-    fraction: f64,
-    state: u64,
-}
+pub struct Rng(u64);
 
-impl Loss {
-    /// Drops `fraction` (0..=1) of the datagrams, chosen from `seed`.
-    pub fn new(fraction: f64, seed: u64) -> Self {
-        Self {
-            fraction,
-            state: seed,
-        }
+impl Rng {
+    /// The generator seeded with `seed`.
+    pub fn new(seed: u64) -> Self {
+        Self(seed)
     }
 
-    /// Whether to drop the next datagram.
-    pub fn drop_next(&mut self) -> bool {
-        if self.fraction <= 0.0 {
-            return false;
-        }
-        self.state = self.state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.state;
+    /// A number uniform in `[0, 1)`.
+    pub fn unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^= z >> 31;
-        ((z >> 11) as f64 / (1u64 << 53) as f64) < self.fraction
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// What the transmit path does to the link, as fractions of packets.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Impairment {
+    /// Packets dropped.
+    pub loss: f64,
+    /// Packets held back and sent after the next one.
+    pub reorder: f64,
+    /// Packets sent twice.
+    pub duplicate: f64,
+}
+
+/// The fate of one outgoing packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Fate {
+    /// Sent as it is.
+    Send,
+    /// Dropped.
+    Drop,
+    /// Held back, sent after the next packet.
+    Hold,
+    /// Sent twice.
+    Twice,
+}
+
+/// Seeded impairment decisions.
+#[derive(Clone, Debug)]
+pub struct Impair {
+    what: Impairment,
+    rng: Rng,
+}
+
+impl Impair {
+    /// Impairs with `what`, chosen from `seed`.
+    pub fn new(what: Impairment, seed: u64) -> Self {
+        Self {
+            what,
+            rng: Rng::new(seed),
+        }
+    }
+
+    /// What happens to the next packet.
+    pub fn next_fate(&mut self) -> Fate {
+        let w = self.what;
+        if w.loss + w.reorder + w.duplicate <= 0.0 {
+            return Fate::Send;
+        }
+        let x = self.rng.unit();
+        if x < w.loss {
+            Fate::Drop
+        } else if x < w.loss + w.reorder {
+            Fate::Hold
+        } else if x < w.loss + w.reorder + w.duplicate {
+            Fate::Twice
+        } else {
+            Fate::Send
+        }
     }
 }
 
 /// This engine's end of the fabric.
 pub struct Fabric {
     sock: UdpSocket,
-    peers: Vec<SocketAddr>,
-    loss: Loss,
+    peers: Vec<SocketAddrV4>,
+    impair: Impair,
+    held: Option<(u16, Vec<u8>)>,
     stats: Arc<Stats>,
     buf: Vec<u8>,
 }
 
 impl Fabric {
-    /// Binds `peers[rank]` (nonblocking).
+    /// Binds `addrs[rank]`, UDP port `port` (RoCEv2's 4791 but in tests),
+    /// nonblocking; the other nodes listen on the same port.
     pub fn bind(
         rank: u16,
-        peers: Vec<SocketAddr>,
-        loss: Loss,
+        addrs: &[Ipv4Addr],
+        port: u16,
+        impair: Impair,
         stats: Arc<Stats>,
     ) -> io::Result<Self> {
-        let me = *peers
-            .get(rank as usize)
-            .ok_or_else(|| io::Error::other("rank outside the peer list"))?;
-        let sock = UdpSocket::bind(me)?;
-        Self::with_socket(sock, peers, loss, stats)
+        let me = *addrs
+            .get(usize::from(rank))
+            .ok_or_else(|| io::Error::other("rank outside the node list"))?;
+        let sock = UdpSocket::bind(SocketAddrV4::new(me, port))
+            .map_err(|e| io::Error::new(e.kind(), format!("binding {me}:{port}: {e}")))?;
+        let peers = addrs.iter().map(|&a| SocketAddrV4::new(a, port)).collect();
+        Self::with_socket(sock, peers, impair, stats)
     }
 
-    /// Uses an already bound socket (the self-benchmark binds port 0).
+    /// Uses an already bound socket; `peers` by rank.
     pub fn with_socket(
         sock: UdpSocket,
-        peers: Vec<SocketAddr>,
-        loss: Loss,
+        peers: Vec<SocketAddrV4>,
+        impair: Impair,
         stats: Arc<Stats>,
     ) -> io::Result<Self> {
         sock.set_nonblocking(true)?;
         sys::set_socket_buffers(sock.as_raw_fd(), SOCKET_BUFFER);
+        sys::set_dont_fragment(sock.as_raw_fd())?;
         Ok(Self {
             sock,
             peers,
-            loss,
+            impair,
+            held: None,
             stats,
             buf: vec![0; 65536],
         })
-    }
-
-    /// The loopback addresses of `nodes` engines from `base_port`.
-    pub fn loopback_peers(base_port: u16, nodes: u16) -> Vec<SocketAddr> {
-        (0..nodes)
-            .map(|r| SocketAddr::from(([127, 0, 0, 1], base_port.wrapping_add(r))))
-            .collect()
     }
 
     /// For poll.
@@ -98,30 +151,61 @@ impl Fabric {
         self.sock.as_raw_fd()
     }
 
-    /// Sends one datagram to node `dst` (unless loss injection eats it).
-    pub fn send(&mut self, dst: u16, bytes: &[u8]) {
-        if self.loss.drop_next() {
-            self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
-        }
-        if let Some(to) = self.peers.get(dst as usize) {
-            // A full socket buffer or a dead peer is a lost datagram: the
+    fn put(&self, dst: u16, bytes: &[u8]) {
+        if let Some(to) = self.peers.get(usize::from(dst)) {
+            // A full socket buffer or a dead peer is a lost packet: the
             // engine's timers deal with it.
             let _ = self.sock.send_to(bytes, to);
         }
     }
 
-    /// The next datagram from a peer, if one is waiting, with the rank
-    /// of the peer whose address sent it (the engine checks that the
-    /// datagram claims no other sender).
-    pub fn recv(&mut self) -> Option<(u16, &[u8])> {
+    /// Sends one packet to node `dst`, through the impairment.
+    pub fn send(&mut self, dst: u16, bytes: Vec<u8>) {
+        match self.impair.next_fate() {
+            Fate::Drop => {
+                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
+            Fate::Hold => {
+                self.stats.reordered.fetch_add(1, Ordering::Relaxed);
+                if let Some((d, b)) = self.held.replace((dst, bytes)) {
+                    self.put(d, &b);
+                }
+                return;
+            }
+            Fate::Twice => {
+                self.stats.duplicated.fetch_add(1, Ordering::Relaxed);
+                self.put(dst, &bytes);
+            }
+            Fate::Send => {}
+        }
+        self.put(dst, &bytes);
+        if let Some((d, b)) = self.held.take() {
+            self.put(d, &b);
+        }
+    }
+
+    /// Sends a packet held back for reordering (at the end of a turn, so
+    /// nothing waits for a next packet that does not come).
+    pub fn flush(&mut self) {
+        if let Some((d, b)) = self.held.take() {
+            self.put(d, &b);
+        }
+    }
+
+    /// The next packet from a node, if one is waiting: the node's rank, its
+    /// UDP source port and the bytes. Datagrams from any other address are
+    /// dropped and counted.
+    pub fn recv(&mut self) -> Option<(u16, u16, &[u8])> {
         loop {
             match self.sock.recv_from(&mut self.buf) {
-                Ok((n, from)) => {
-                    // Anyone else is not one of ours.
-                    if let Some(rank) = self.peers.iter().position(|p| *p == from) {
-                        return Some((rank as u16, &self.buf[..n]));
+                Ok((n, SocketAddr::V4(from))) => {
+                    if let Some(rank) = self.peers.iter().position(|p| p.ip() == from.ip()) {
+                        return Some((rank as u16, from.port(), &self.buf[..n]));
                     }
+                    self.stats.strangers.fetch_add(1, Ordering::Relaxed);
+                }
+                Ok(_) => {
                     self.stats.strangers.fetch_add(1, Ordering::Relaxed);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
@@ -137,41 +221,60 @@ mod tests {
     use super::*;
 
     #[test]
-    fn loss_is_seeded_and_close_to_the_fraction() {
-        let mut a = Loss::new(0.25, 7);
-        let mut b = Loss::new(0.25, 7);
-        let da: Vec<bool> = (0..10_000).map(|_| a.drop_next()).collect();
-        let db: Vec<bool> = (0..10_000).map(|_| b.drop_next()).collect();
-        assert_eq!(da, db, "same seed, same losses");
-        let n = da.iter().filter(|&&d| d).count();
-        assert!((2000..3000).contains(&n), "{n} of 10000 dropped");
-        assert!(!Loss::new(0.0, 1).drop_next());
+    fn impairment_is_seeded_and_close_to_its_fractions() {
+        let w = Impairment {
+            loss: 0.01,
+            reorder: 0.05,
+            duplicate: 0.01,
+        };
+        let mut a = Impair::new(w, 7);
+        let mut b = Impair::new(w, 7);
+        let fa: Vec<Fate> = (0..100_000).map(|_| a.next_fate()).collect();
+        let fb: Vec<Fate> = (0..100_000).map(|_| b.next_fate()).collect();
+        assert_eq!(fa, fb, "same seed, same fates");
+        let count = |f| fa.iter().filter(|&&x| x == f).count();
+        assert!(
+            (800..1200).contains(&count(Fate::Drop)),
+            "{}",
+            count(Fate::Drop)
+        );
+        assert!((4500..5500).contains(&count(Fate::Hold)));
+        assert!((800..1200).contains(&count(Fate::Twice)));
+        assert_eq!(
+            Impair::new(Impairment::default(), 1).next_fate(),
+            Fate::Send
+        );
     }
 
     #[test]
-    fn two_endpoints_exchange_datagrams_and_ignore_strangers() {
+    fn two_endpoints_exchange_packets_and_ignore_strangers() {
         let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let peers = vec![a.local_addr().unwrap(), b.local_addr().unwrap()];
+        let b = UdpSocket::bind("127.0.0.2:0").unwrap();
+        let v4 = |s: &UdpSocket| match s.local_addr().unwrap() {
+            SocketAddr::V4(v) => v,
+            _ => unreachable!(),
+        };
+        let peers = vec![v4(&a), v4(&b)];
         let stats = Arc::new(Stats::default());
-        let mut fa =
-            Fabric::with_socket(a, peers.clone(), Loss::new(0.0, 0), stats.clone()).unwrap();
-        let mut fb =
-            Fabric::with_socket(b, peers.clone(), Loss::new(0.0, 0), stats.clone()).unwrap();
-        let stranger = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let none = || Impair::new(Impairment::default(), 0);
+        let mut fa = Fabric::with_socket(a, peers.clone(), none(), stats.clone()).unwrap();
+        let mut fb = Fabric::with_socket(b, peers.clone(), none(), stats.clone()).unwrap();
+        let stranger = UdpSocket::bind("127.0.0.3:0").unwrap();
         stranger.send_to(b"who", peers[1]).unwrap();
-        fa.send(1, b"hello");
-        // Loopback delivery is immediate but asynchronous: wait on poll.
-        sys::poll_readable(&[fb.fd()], 5000).unwrap();
+        fa.send(1, b"hello".to_vec());
         let mut got = None;
         for _ in 0..100 {
-            if let Some((from, d)) = fb.recv() {
-                got = Some((from, d.to_vec()));
+            sys::poll_readable(&[fb.fd()], 50).unwrap();
+            if let Some((from, port, d)) = fb.recv() {
+                got = Some((from, port, d.to_vec()));
                 break;
             }
-            sys::poll_readable(&[fb.fd()], 50).unwrap();
         }
-        assert_eq!(got, Some((0, b"hello".to_vec())), "from rank 0");
+        assert_eq!(
+            got,
+            Some((0, peers[0].port(), b"hello".to_vec())),
+            "from rank 0"
+        );
         assert_eq!(stats.strangers.load(Ordering::Relaxed), 1);
     }
 }

@@ -7,17 +7,8 @@
 //!
 //! What the engine thread needs (queue configuration, the backend channel)
 //! is published in [`Shared`] with a generation number and a wake-up fd.
-//!
-//! For the direct data path this thread also keeps the export table (what
-//! peers map) in step with the memory table, and takes back lent memory:
-//! an IOTLB invalidation revokes the leases over the range after removing
-//! the translations, and before acknowledging; a new memory table revokes
-//! all. Revoking only waits for a peer's memcpy piece in progress (bounded,
-//! see `lease`), never for the engine thread or a peer's answer.
 
-use crate::export::{Exported, Exports};
 use crate::guest::{log, Region, Regions, Translation};
-use crate::lease::Leases;
 use crate::stats::Stats;
 use crate::sys::{self, Mapping};
 use crate::vhost_msg::{self as msg, req, Header, IotlbMsg, MsgError, VringAddr, VringState};
@@ -75,27 +66,12 @@ pub struct Shared {
     pub stats: Arc<Stats>,
     /// Set when QEMU hung up: the engine thread ends.
     pub done: AtomicBool,
-    /// This node's leases of lent memory.
-    pub leases: Arc<Leases>,
-    /// What this node exports to its peers.
-    pub exports: Arc<Exports>,
-    /// Next export handle of a memory region.
-    next_handle: AtomicU32,
 }
 
-/// Slots of an engine's lease board.
-pub const BOARD_SLOTS: u64 = 4096;
-
 impl Shared {
-    /// Fresh state with its wake-up eventfd and lease board.
+    /// Fresh state with its wake-up eventfd.
     pub fn new(stats: Arc<Stats>) -> io::Result<Self> {
-        let len = BOARD_SLOTS * 8;
-        let board = sys::memfd("faultline-lease-board", len)?;
-        let leases = Arc::new(Leases::new(Box::new(Mapping::new(&board, len)?)));
         Ok(Self {
-            leases,
-            exports: Arc::new(Exports::new(board, len)),
-            next_handle: AtomicU32::new(1),
             tr: Arc::new(Translation::default()),
             queues: Mutex::new(Default::default()),
             generation: AtomicU64::new(0),
@@ -313,16 +289,8 @@ impl Frontend {
             return Err(bad(MsgError::Field("fd count", fds.len() as u64)));
         }
         let mut out = Vec::new();
-        let mut exported = Vec::new();
         for (r, fd) in regions.iter().zip(fds) {
             let map = Mapping::new(&fd, r.mmap_offset + r.size)?;
-            let fd = Arc::new(fd);
-            let handle = self.shared.next_handle.fetch_add(1, Ordering::Relaxed);
-            exported.push(Exported {
-                handle,
-                fd: fd.clone(),
-                len: r.mmap_offset + r.size,
-            });
             log(
                 self.rank,
                 self.verbose,
@@ -336,8 +304,6 @@ impl Frontend {
                 size: r.size,
                 map,
                 offset: r.mmap_offset,
-                handle,
-                fd,
             });
         }
         let tr = &self.shared.tr;
@@ -347,35 +313,12 @@ impl Frontend {
             .write()
             .unwrap_or_else(|e| e.into_inner())
             .invalidate(0, 0);
-        self.shared.exports.set_table(exported);
-        let n = self.shared.leases.revoke(0, 0);
-        self.shared
-            .stats
-            .revoked
-            .fetch_add(n as u64, Ordering::Relaxed);
         Ok(())
     }
 
     fn iotlb(&mut self, p: &[u8]) -> io::Result<()> {
         let m = IotlbMsg::decode(p).map_err(bad)?;
-        self.iotlb_table(&m)?;
-        if m.kind == msg::IOTLB_INVALIDATE {
-            // After the translations are gone (no new lend can use them),
-            // before QEMU hears the invalidation is done.
-            let n = self.shared.leases.revoke(m.iova, m.size);
-            if n > 0 {
-                self.shared
-                    .stats
-                    .revoked
-                    .fetch_add(n as u64, Ordering::Relaxed);
-                log(
-                    self.rank,
-                    self.verbose,
-                    &format!("IOTLB invalidate: {n} lent ranges taken back"),
-                );
-            }
-        }
-        Ok(())
+        self.iotlb_table(&m)
     }
 
     fn iotlb_table(&mut self, m: &IotlbMsg) -> io::Result<()> {

@@ -17,23 +17,15 @@
 //! The frontend thread owns the main socket; this side only reads the
 //! shared [`Translation`] and talks on the backend channel, so QEMU's
 //! UPDATE (which it sends before answering a miss) is never stuck behind us.
-//!
-//! The direct data path uses the same walk: lending turns the translated
-//! pieces into extents of the exported memfds under a lease; pulling and
-//! pushing copy each translated piece of our side from/to a peer's mapped
-//! memory, one lease claim per piece (at most [`MAX_PIECE`] bytes).
 
-use crate::dma::{page_of, DirectError, Dma, Extent, Fault, FaultKind, LendError, Lent};
+use crate::dma::{page_of, Dma, Fault, FaultKind};
 use crate::iotlb::{Iotlb, Lookup, Perm, PERM_READ, PERM_WRITE};
-use crate::lease::{self, Leases};
-use crate::peers::Peers;
 use crate::stats::Stats;
 use crate::sys::Mapping;
 use crate::vhost_msg::{
     self, IotlbMsg, BACKEND_IOTLB_MSG, FLAG_NEED_REPLY, HEADER_SIZE, IOTLB_MISS,
 };
 use std::io::{Read, Write};
-use std::os::fd::OwnedFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex, RwLock};
@@ -49,10 +41,6 @@ pub struct Region {
     pub map: Mapping,
     /// Offset of the region inside `map`.
     pub offset: u64,
-    /// Handle under which the region is exported to peers.
-    pub handle: u32,
-    /// The region's file (what peers map).
-    pub fd: Arc<OwnedFd>,
 }
 
 /// The memory table: QEMU address → our mapping.
@@ -139,10 +127,6 @@ impl MissChannel {
 pub struct GuestDma {
     tr: Arc<Translation>,
     misses: Option<MissChannel>,
-    /// This node's leases (None: no direct path).
-    leases: Option<Arc<Leases>>,
-    /// The other nodes' memories.
-    peers: Option<Peers>,
     stats: Arc<Stats>,
     verbose: bool,
     rank: u16,
@@ -164,18 +148,10 @@ impl GuestDma {
         Self {
             tr,
             misses,
-            leases: None,
-            peers: None,
             stats,
             verbose,
             rank,
         }
-    }
-
-    /// Enables the direct path: lend under `leases`, map peers with `peers`.
-    pub fn share(&mut self, leases: Arc<Leases>, peers: Peers) {
-        self.leases = Some(leases);
-        self.peers = Some(peers);
     }
 
     /// Replaces the backend channel (a new SET_BACKEND_REQ_FD).
@@ -271,58 +247,6 @@ impl GuestDma {
         }
     }
 
-    /// Copies between our `va..` and `lent` (peer `peer`'s memory), one
-    /// lease claim per piece; `into_me`: from the peer to us.
-    fn direct(
-        &mut self,
-        peer: u16,
-        lent: &Lent,
-        va: u64,
-        into_me: bool,
-    ) -> Result<(), DirectError> {
-        let total = lent.len().ok_or(DirectError::Invalid)?;
-        va.checked_add(total).ok_or(DirectError::Invalid)?;
-        let pm = self
-            .peers
-            .as_mut()
-            .ok_or(DirectError::Unshared)?
-            .get(peer, lent)?;
-        let board = pm.board.words();
-        let want = if into_me { PERM_WRITE } else { PERM_READ };
-        let r = self.access(va, total, want, |region, off, at, n| {
-            if !lease::claim(board, lent.lease) {
-                return false;
-            }
-            let mut ok = true;
-            let whole = lent.each_part(at as u64, n as u64, |e, roff, poff, k| {
-                let theirs = pm.region(e.region);
-                let (roff, mine, k) = (roff as usize, off + poff as usize, k as usize);
-                ok &= theirs.is_some_and(|t| {
-                    if into_me {
-                        Mapping::copy(t, roff, &region.map, mine, k)
-                    } else {
-                        Mapping::copy(&region.map, mine, t, roff, k)
-                    }
-                });
-            });
-            lease::unclaim(board, lent.lease);
-            ok && whole
-        });
-        let copied = match r {
-            Ok(()) => total,
-            Err(Stop::Fault(f)) => f.done,
-            Err(Stop::Refused(done)) => done,
-        };
-        self.stats.direct_bytes.fetch_add(copied, Ordering::Relaxed);
-        match r {
-            Ok(()) => Ok(()),
-            Err(Stop::Fault(f)) => Err(DirectError::Fault(f)),
-            // Checked against the peer's table before: a refusal is the
-            // lender taking its memory back.
-            Err(Stop::Refused(done)) => Err(DirectError::Revoked { done }),
-        }
-    }
-
     /// One miss round trip; Err only when the channel is unusable.
     fn resolve(&mut self, page: u64, want: Perm) -> Result<bool, Fault> {
         let fatal = Fault {
@@ -402,61 +326,5 @@ impl Dma for GuestDma {
     fn probe(&mut self, va: u64, write: bool) -> Result<(), Fault> {
         let want = if write { PERM_WRITE } else { PERM_READ };
         Self::plain(self.access(va, 1, want, |_, _, _, _| true))
-    }
-
-    fn can_lend(&self) -> bool {
-        self.leases.is_some()
-            && !self
-                .tr
-                .regions
-                .read()
-                .unwrap_or_else(|p| p.into_inner())
-                .0
-                .is_empty()
-    }
-
-    fn lend(&mut self, va: u64, len: u64, write: bool) -> Result<Lent, LendError> {
-        let leases = self.leases.clone().ok_or(LendError::Unavailable)?;
-        // The lease exists before the translation: an invalidation that
-        // races with this lend revokes it (see `lease`).
-        let lease = leases.lend(va, len).ok_or(LendError::Busy)?;
-        let mut extents: Vec<Extent> = Vec::new();
-        let want = if write { PERM_WRITE } else { PERM_READ };
-        let r = self.access(va, len, want, |region, off, _, n| {
-            let (off, n) = (off as u64, n as u64);
-            match extents.last_mut() {
-                Some(e) if e.region == region.handle && e.offset + e.len == off => e.len += n,
-                _ => extents.push(Extent {
-                    region: region.handle,
-                    offset: off,
-                    len: n,
-                }),
-            }
-            extents.len() <= crate::fabric_msg::MAX_EXTENTS
-        });
-        match r {
-            Ok(()) => Ok(Lent { lease, extents }),
-            Err(e) => {
-                leases.release(lease);
-                match e {
-                    Stop::Fault(f) => Err(LendError::Fault(f)),
-                    Stop::Refused(_) => Err(LendError::Unavailable),
-                }
-            }
-        }
-    }
-
-    fn release(&mut self, lease: crate::lease::Lease) {
-        if let Some(l) = &self.leases {
-            l.release(lease);
-        }
-    }
-
-    fn pull(&mut self, peer: u16, from: &Lent, va: u64) -> Result<(), DirectError> {
-        self.direct(peer, from, va, true)
-    }
-
-    fn push(&mut self, peer: u16, va: u64, to: &Lent) -> Result<(), DirectError> {
-        self.direct(peer, to, va, false)
     }
 }

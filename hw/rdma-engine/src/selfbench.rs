@@ -1,31 +1,23 @@
-//! `--self-bench`: host memcpy bandwidth against the engine's throughput for
-//! large WRITEs between two in-process engines, measured in the same run so
-//! the ratio means something on a shared machine.
+//! `--self-bench`: the engine's RoCEv2 WRITE throughput between two
+//! in-process engines against what the link itself gives (raw UDP with the
+//! same packet size, one way) and against host memcpy, measured in the same
+//! run so the ratios mean something on a shared machine.
 //!
 //! Each engine gets what a real run gives it: "guest RAM" in a memfd, an
 //! IOTLB filled with the 2 MiB entries QEMU's UPDATEs carry for a
-//! huge-page region (where rdmabench and the README put large RDMA
-//! buffers; IOVA → QEMU address, no misses), a lease board, an export socket in a private directory, and
-//! the real UDP fabric on loopback. The target maps the initiator's memory
-//! through the export socket exactly as between two device processes, so
-//! the number is the direct data path's (and, for comparison, the datagram
-//! path's with lending switched off).
+//! huge-page region (IOVA → QEMU address, no misses), and a UDP socket of
+//! its own address on loopback (127.0.0.1 and 127.0.0.2, one port).
 
 use crate::dma::Dma;
 use crate::engine::exposures::Exposures;
 use crate::engine::{Config, Engine};
-use crate::export::{self, Exported, Exports};
-use crate::fabric::{Fabric, Loss};
-use crate::frontend::BOARD_SLOTS;
+use crate::fabric::{Fabric, Impair, Impairment};
 use crate::guest::{GuestDma, Region, Regions, Translation};
 use crate::iotlb::{PERM_READ, PERM_WRITE};
-use crate::lease::Leases;
-use crate::peers::Peers;
 use crate::stats::Stats;
 use crate::sys::{self, Mapping};
 use hw::rdma::wire::{Opcode, Status, WorkRequest, EXPOSE_REMOTE_READ, EXPOSE_REMOTE_WRITE};
-use std::net::UdpSocket;
-use std::path::Path;
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -48,22 +40,10 @@ pub fn memcpy_bandwidth(len: usize, for_at_least: Duration) -> f64 {
     (n * len as u64) as f64 / start.elapsed().as_secs_f64()
 }
 
-/// One node as the benchmark builds it: its memory and its export socket.
-struct Node {
-    dma: GuestDma,
-    _server: export::Server,
-}
-
-/// Node `rank` with `size` bytes of memfd-backed "guest RAM" at IOVA BASE.
-fn node(
-    rank: u16,
-    size: u64,
-    dir: &Path,
-    lending: bool,
-    secret: &export::Secret,
-) -> std::io::Result<Node> {
+/// Node `rank`'s memory: `size` bytes of memfd-backed "guest RAM" at IOVA BASE.
+fn node(rank: u16, size: u64) -> std::io::Result<GuestDma> {
     let stats = Arc::new(Stats::default());
-    let fd = Arc::new(sys::memfd("faultline-selfbench-ram", size)?);
+    let fd = sys::memfd("faultline-selfbench-ram", size)?;
     // A QEMU-like address of the region, different per node.
     let uaddr = 0x7f00_0000_0000 + (u64::from(rank) << 36);
     let tr = Arc::new(Translation::default());
@@ -83,27 +63,22 @@ fn node(
         size,
         map: Mapping::new(&fd, size)?,
         offset: 0,
-        handle: 1,
-        fd: fd.clone(),
     }]));
-    let board_len = BOARD_SLOTS * 8;
-    let board = sys::memfd("faultline-selfbench-board", board_len)?;
-    let leases = Arc::new(Leases::new(Box::new(Mapping::new(&board, board_len)?)));
-    let exports = Arc::new(Exports::new(board, board_len));
-    exports.set_table(vec![Exported {
-        handle: 1,
-        fd,
-        len: size,
-    }]);
-    let server = export::Server::start(export::socket_path(dir, rank), exports, secret.clone())?;
-    let mut dma = GuestDma::new(tr, None, stats, false, rank);
-    if lending {
-        dma.share(leases, Peers::new(dir.to_path_buf(), rank, secret.clone()));
+    Ok(GuestDma::new(tr, None, stats, false, rank))
+}
+
+/// Two UDP sockets on 127.0.0.1 and 127.0.0.2 with the same port.
+pub fn socket_pair() -> std::io::Result<(UdpSocket, UdpSocket, u16)> {
+    for _ in 0..100 {
+        let a = UdpSocket::bind("127.0.0.1:0")?;
+        let port = a.local_addr()?.port();
+        if let Ok(b) = UdpSocket::bind(("127.0.0.2", port)) {
+            return Ok((a, b, port));
+        }
     }
-    Ok(Node {
-        dma,
-        _server: server,
-    })
+    Err(std::io::Error::other(
+        "no UDP port free on both 127.0.0.1 and 127.0.0.2",
+    ))
 }
 
 /// Runs one engine's loop until `stop` with `depth` copies of `wr` in
@@ -126,15 +101,16 @@ fn node_loop(
         }
     }
     while !stop.load(Ordering::Relaxed) {
-        for (dst, d) in engine.take_datagrams() {
-            fabric.send(dst, &d);
+        for (dst, d) in engine.take_packets() {
+            fabric.send(dst, d);
         }
+        fabric.flush();
         let _ = sys::poll_readable(&[fabric.fd()], 2);
-        while let Some((from, d)) = fabric.recv() {
-            engine.on_datagram(from, d, mem, now());
+        while let Some((from, port, d)) = fabric.recv() {
+            engine.on_packet(from, port, d, mem, now());
         }
-        for (dst, d) in engine.take_datagrams() {
-            fabric.send(dst, &d);
+        for (dst, d) in engine.take_packets() {
+            fabric.send(dst, d);
         }
         engine.tick(mem, now());
         for c in engine.take_completions() {
@@ -150,57 +126,48 @@ fn node_loop(
     (done, failure)
 }
 
-/// A private directory for the benchmark's export sockets.
-fn private_dir() -> std::io::Result<std::path::PathBuf> {
-    let base = std::env::temp_dir();
-    for i in 0..1000 {
-        let d = base.join(format!("faultline-selfbench-{}-{i}", std::process::id()));
-        if std::fs::create_dir(&d).is_ok() {
-            return Ok(d);
-        }
-    }
-    Err(std::io::Error::other("no private directory"))
-}
-
-/// Engine WRITE throughput in bytes per second for `len`-byte messages, on
-/// the direct path (`direct`) or the datagram path, with `depth` WRITEs in
-/// flight (as a NIC's throughput is measured: the next request waits at the
-/// target while the last one's ACK travels back).
+/// Engine WRITE throughput in bytes per second for `len`-byte messages
+/// with packets of `mtu` bytes, with `depth` WRITEs in flight (as a NIC's
+/// throughput is measured: the next request is on the wire while the last
+/// one's ACK travels back).
 pub fn engine_bandwidth(
     len: u64,
-    direct: bool,
+    mtu: u32,
     depth: usize,
     for_at_least: Duration,
 ) -> std::io::Result<(f64, Option<Status>)> {
-    let dir = private_dir()?;
-    let r = measure(len, direct, depth, for_at_least, &dir);
-    let _ = std::fs::remove_dir_all(&dir);
-    r
+    measure(len, mtu, depth, for_at_least)
 }
 
 fn measure(
     len: u64,
-    direct: bool,
+    mtu: u32,
     depth: usize,
     for_at_least: Duration,
-    dir: &Path,
 ) -> std::io::Result<(f64, Option<Status>)> {
-    let a = UdpSocket::bind("127.0.0.1:0")?;
-    let b = UdpSocket::bind("127.0.0.1:0")?;
-    let peers = vec![a.local_addr()?, b.local_addr()?];
+    let (a, b, port) = socket_pair()?;
+    let addrs = vec![Ipv4Addr::new(127, 0, 0, 1), Ipv4Addr::new(127, 0, 0, 2)];
+    let peers: Vec<SocketAddrV4> = addrs
+        .iter()
+        .map(|&ip| SocketAddrV4::new(ip, port))
+        .collect();
     let stats = Arc::new(Stats::default());
-    let fa = Fabric::with_socket(a, peers.clone(), Loss::new(0.0, 0), stats.clone())?;
-    let fb = Fabric::with_socket(b, peers, Loss::new(0.0, 0), stats)?;
+    let none = || Impair::new(Impairment::default(), 0);
+    let fa = Fabric::with_socket(a, peers.clone(), none(), stats.clone())?;
+    let fb = Fabric::with_socket(b, peers, none(), stats)?;
     let size = (2 * len).div_ceil(BLOCK) * BLOCK;
-    let secret = export::Secret::random()?;
-    let mut src = node(0, size, dir, direct, &secret)?;
-    let mut dst = node(1, size, dir, direct, &secret)?;
-    src.dma
-        .write(BASE, &vec![0x5a; len as usize])
+    let mut src = node(0, size)?;
+    let mut dst = node(1, size)?;
+    let cfg = move || Config {
+        mtu,
+        port,
+        ..Config::default()
+    };
+    src.write(BASE, &vec![0x5a; len as usize])
         .map_err(|f| std::io::Error::other(format!("{f:?}")))?;
     let stop = AtomicBool::new(false);
     // The target exposes its half, as a real one must, under its own key.
-    let mut target_engine = Engine::new(1, 2, Config::default());
+    let mut target_engine = Engine::new(1, addrs.clone(), cfg());
     let expose = WorkRequest {
         opcode: Opcode::Expose as u8,
         flags: EXPOSE_REMOTE_WRITE,
@@ -208,7 +175,7 @@ fn measure(
         len,
         ..WorkRequest::default()
     };
-    target_engine.post(expose, &mut dst.dma, 0);
+    target_engine.post(expose, &mut dst, 0);
     let key = match target_engine.take_completions().first() {
         Some(c) if c.status() == Status::Success => c.key,
         _ => return Err(std::io::Error::other("the target refused to expose")),
@@ -226,11 +193,10 @@ fn measure(
     let start = Instant::now();
     let (done, failure) = std::thread::scope(|s| {
         let stop = &stop;
-        let (sd, dd) = (&mut src.dma, &mut dst.dma);
-        let cfg = Config::default;
+        let (sd, dd) = (&mut src, &mut dst);
         let target = s.spawn(move || node_loop(target_engine, dd, fb, stop, None, 0));
         let init =
-            s.spawn(move || node_loop(Engine::new(0, 2, cfg()), sd, fa, stop, Some(wr), depth));
+            s.spawn(move || node_loop(Engine::new(0, addrs, cfg()), sd, fa, stop, Some(wr), depth));
         std::thread::sleep(for_at_least);
         stop.store(true, Ordering::Relaxed);
         let r = init.join().expect("initiator thread");
@@ -239,7 +205,7 @@ fn measure(
     });
     let elapsed = start.elapsed().as_secs_f64();
     let mut check = vec![0u8; len as usize];
-    let landed = dst.dma.read(BASE + len, &mut check).is_ok() && check.iter().all(|&b| b == 0x5a);
+    let landed = dst.read(BASE + len, &mut check).is_ok() && check.iter().all(|&b| b == 0x5a);
     if done > 0 && !landed {
         return Err(std::io::Error::other("the data did not land intact"));
     }
@@ -249,16 +215,52 @@ fn measure(
 /// WRITEs in flight in the headline measurement.
 pub const DEPTH: usize = 2;
 
-/// Prints memcpy and engine throughput (direct path with [`DEPTH`] and one
-/// WRITE in flight, datagram path) and the ratio of the direct path to
-/// memcpy.
+/// Raw UDP throughput, one way, between 127.0.0.1 and 127.0.0.2 with
+/// datagrams of `packet` bytes: what the link gives the engine.
+pub fn udp_bandwidth(packet: usize, for_at_least: Duration) -> std::io::Result<f64> {
+    let (a, b, port) = socket_pair()?;
+    sys::set_socket_buffers(std::os::fd::AsRawFd::as_raw_fd(&b), 8 << 20);
+    b.set_read_timeout(Some(Duration::from_millis(200)))?;
+    let stop = AtomicBool::new(false);
+    let to = SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 2), port);
+    let start = Instant::now();
+    let got = std::thread::scope(|s| {
+        let stop = &stop;
+        let rx = s.spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            let mut n = 0u64;
+            while let Ok(k) = b.recv(&mut buf) {
+                n += k as u64;
+            }
+            n
+        });
+        let msg = vec![0x5au8; packet];
+        while start.elapsed() < for_at_least {
+            let _ = a.send_to(&msg, to);
+        }
+        stop.store(true, Ordering::Relaxed);
+        rx.join().unwrap_or(0)
+    });
+    Ok(got as f64 / for_at_least.as_secs_f64())
+}
+
+/// Prints memcpy, raw UDP and engine throughput and their ratios.
 pub fn run(mib: u64) {
     let len = mib << 20;
+    let mtu = Config::default().mtu;
+    let packet =
+        crate::roce::packet::wire_len(crate::roce::packet::Opcode::WriteMiddle, mtu as usize);
     let memcpy = memcpy_bandwidth(len as usize, Duration::from_millis(500));
+    let udp = match udp_bandwidth(packet, Duration::from_secs(1)) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("rdma-engine: self-bench: {e}");
+            std::process::exit(1);
+        }
+    };
     let runs = [
-        engine_bandwidth(len, true, DEPTH, Duration::from_secs(2)),
-        engine_bandwidth(len, true, 1, Duration::from_secs(1)),
-        engine_bandwidth(len, false, DEPTH, Duration::from_secs(1)),
+        engine_bandwidth(len, mtu, DEPTH, Duration::from_secs(2)),
+        engine_bandwidth(len, 4096, DEPTH, Duration::from_secs(1)),
     ];
     let mut got = Vec::new();
     for r in runs {
@@ -276,18 +278,19 @@ pub fn run(mib: u64) {
     }
     println!("memcpy {mib} MiB: {:.2} GB/s", memcpy / 1e9);
     println!(
-        "engine WRITE {mib} MiB, shared-memory direct path, {DEPTH} in flight: {:.2} GB/s",
+        "raw UDP, {packet}-byte datagrams, one way on loopback: {:.3} GB/s",
+        udp / 1e9
+    );
+    println!(
+        "engine RoCEv2 WRITE {mib} MiB, MTU {mtu}, {DEPTH} in flight: {:.3} GB/s",
         got[0] / 1e9
     );
     println!(
-        "engine WRITE {mib} MiB, shared-memory direct path, 1 in flight: {:.2} GB/s",
+        "engine RoCEv2 WRITE {mib} MiB, MTU 4096, {DEPTH} in flight: {:.3} GB/s",
         got[1] / 1e9
     );
-    println!(
-        "engine WRITE {mib} MiB, datagram path (loopback UDP), {DEPTH} in flight: {:.2} GB/s",
-        got[2] / 1e9
-    );
-    println!("ratio engine/memcpy: {:.3}", got[0] / memcpy);
+    println!("ratio engine/raw UDP (MTU {mtu}): {:.3}", got[0] / udp);
+    println!("ratio engine/memcpy: {:.4}", got[0] / memcpy);
     key_check_cost();
 }
 
@@ -301,7 +304,7 @@ fn key_check_cost() {
     for i in 0..KEYS {
         let rights = EXPOSE_REMOTE_READ | EXPOSE_REMOTE_WRITE;
         next = next.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
-        let k = next | 1;
+        let k = (next >> 32) as u32 | 1;
         if table.expose(BASE + i * BLOCK, BLOCK, rights, |_| k).is_ok() {
             keys.push((k, BASE + i * BLOCK));
         }
@@ -319,7 +322,7 @@ fn key_check_cost() {
         );
     }
     let per_check = start.elapsed().as_nanos() as f64 / checks as f64;
-    let write = match engine_bandwidth(4096, true, 1, Duration::from_millis(500)) {
+    let write = match engine_bandwidth(4096, Config::default().mtu, 1, Duration::from_millis(500)) {
         Ok((bw, None)) if bw > 0.0 => 4096.0 / bw * 1e9,
         _ => {
             eprintln!("rdma-engine: self-bench: 4 KiB WRITEs failed");

@@ -1,16 +1,16 @@
 //! Counters of one engine process, printed as one line when it exits.
 
+use crate::engine::Counters;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Shared counters (relaxed atomics: they are only reported).
+/// Shared counters of the device process (relaxed atomics: they are only
+/// reported); the protocol's own are [`Counters`].
 #[derive(Default, Debug)]
 pub struct Stats {
     /// Work requests taken from the request queue (control ones included).
     pub wrs: AtomicU64,
     /// Completions delivered to the guest.
     pub completions: AtomicU64,
-    /// Payload bytes moved (copied, written, read, sent).
-    pub bytes: AtomicU64,
     /// IOTLB misses sent to QEMU.
     pub misses: AtomicU64,
     /// Microseconds spent waiting for miss replies.
@@ -21,60 +21,53 @@ pub struct Stats {
     pub updates: AtomicU64,
     /// IOTLB invalidations received.
     pub invalidations: AtomicU64,
-    /// Datagrams sent again (loss, remote fault).
-    pub retransmits: AtomicU64,
-    /// Outgoing datagrams dropped on purpose (`--loss`).
+    /// Packets sent and received on the fabric.
+    pub packets_out: AtomicU64,
+    /// Packets received from nodes.
+    pub packets_in: AtomicU64,
+    /// Outgoing packets dropped on purpose (`--loss`).
     pub dropped: AtomicU64,
-    /// Bytes this engine copied on the direct path (as a target).
-    pub direct_bytes: AtomicU64,
-    /// Lent ranges taken back by IOTLB invalidations or a new memory table.
-    pub revoked: AtomicU64,
+    /// Outgoing packets held back behind the next one (`--reorder`).
+    pub reordered: AtomicU64,
+    /// Outgoing packets sent twice (`--duplicate`).
+    pub duplicated: AtomicU64,
     /// Datagrams from an address that is no node's (dropped).
     pub strangers: AtomicU64,
-    /// Datagrams claiming another sender than the node they came from.
-    pub forged_src: AtomicU64,
-    /// Malformed datagrams.
-    pub malformed: AtomicU64,
-    /// Answers naming no transfer outstanding to their sender.
-    pub unknown_xfer: AtomicU64,
-    /// Requests dropped past the per-transfer and per-page bounds.
-    pub over_bounds: AtomicU64,
-    /// Incoming transfers forgotten for newer ones of the same peer.
-    pub forgotten: AtomicU64,
-    /// Remote requests refused by the exposures (key, range or rights).
-    pub refused: AtomicU64,
-    /// Export-socket connections refused (wrong uid or secret).
-    pub export_refused: AtomicU64,
 }
 
 impl Stats {
-    /// The one-line summary.
-    pub fn summary(&self) -> String {
+    /// The one-line summary, with the protocol's counters `c`.
+    pub fn summary(&self, c: &Counters) -> String {
         let g = |a: &AtomicU64| a.load(Ordering::Relaxed);
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} retransmits, {} datagrams dropped, {} bytes copied directly, {} lent ranges revoked, dropped: {} from strangers, {} forged sender, {} malformed, {} late or unknown transfer, {} over bounds, {} old transfers forgotten, {} refused by the exposures; {} export connections refused",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} packets out, {} in, {} retransmitted, {} RNR NAKs sent, {} received, {} NAKs received, {} duplicates answered; impaired: {} dropped, {} reordered, {} duplicated; dropped: {} from strangers, {} malformed, {} bad ICRC, {} unknown QPN, {} PSN out of window, {} out of sequence, {} refused by the exposures",
             g(&self.wrs),
             g(&self.completions),
-            g(&self.bytes),
+            c.bytes,
             misses,
             avg,
             g(&self.faults),
             g(&self.updates),
             g(&self.invalidations),
-            g(&self.retransmits),
+            g(&self.packets_out),
+            g(&self.packets_in),
+            c.retransmits,
+            c.rnr_sent,
+            c.rnr_received,
+            c.naks_received,
+            c.duplicates,
             g(&self.dropped),
-            g(&self.direct_bytes),
-            g(&self.revoked),
+            g(&self.reordered),
+            g(&self.duplicated),
             g(&self.strangers),
-            g(&self.forged_src),
-            g(&self.malformed),
-            g(&self.unknown_xfer),
-            g(&self.over_bounds),
-            g(&self.forgotten),
-            g(&self.refused),
-            g(&self.export_refused)
+            c.malformed,
+            c.bad_icrc,
+            c.unknown_qpn,
+            c.psn_out_of_window,
+            c.out_of_sequence,
+            c.refused,
         )
     }
 }

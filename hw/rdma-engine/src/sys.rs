@@ -425,3 +425,25 @@ pub fn set_socket_buffers(fd: RawFd, bytes: i32) {
         }
     }
 }
+
+/// Makes every datagram of UDP socket `fd` go with IPv4's Don't Fragment
+/// bit and never be fragmented (IP_PMTUDISC_DO): a RoCE packet must fit the
+/// path, and its ICRC covers the IPv4 header as sent (see `roce::packet`).
+pub fn set_dont_fragment(fd: RawFd) -> io::Result<()> {
+    let v: i32 = libc::IP_PMTUDISC_DO;
+    // SAFETY: setsockopt reads one int from a local.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::IPPROTO_IP,
+            libc::IP_MTU_DISCOVER,
+            (&v as *const i32).cast(),
+            std::mem::size_of::<i32>() as _,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}

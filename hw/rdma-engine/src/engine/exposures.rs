@@ -15,11 +15,15 @@
 //! the pages behind an exposed range fault and resolve like any other.
 
 use hw::rdma::wire::{EXPOSE_REMOTE_READ, EXPOSE_REMOTE_WRITE};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::ops::Range;
 
 /// Exposures one node holds at once; an EXPOSE past this is refused.
 pub const MAX_EXPOSURES: usize = 4096;
+
+/// Revoked keys remembered, so that a new exposure never gets a key a
+/// packet still on its way may carry (the oldest is forgotten first).
+pub const RETIRED_KEYS: usize = 1 << 16;
 
 /// Why a remote request was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -51,7 +55,9 @@ struct Exposure {
 /// The exposures of one node, by key.
 #[derive(Default)]
 pub struct Exposures {
-    by_key: HashMap<u64, Exposure>,
+    by_key: HashMap<u32, Exposure>,
+    retired: HashSet<u32>,
+    retired_order: VecDeque<u32>,
 }
 
 impl Exposures {
@@ -62,8 +68,8 @@ impl Exposures {
         va: u64,
         len: u64,
         rights: u8,
-        new_key: impl FnOnce(&dyn Fn(u64) -> bool) -> u64,
-    ) -> Result<u64, ExposeError> {
+        new_key: impl FnOnce(&dyn Fn(u32) -> bool) -> u32,
+    ) -> Result<u32, ExposeError> {
         let known = EXPOSE_REMOTE_READ | EXPOSE_REMOTE_WRITE;
         let end = va.checked_add(len).ok_or(ExposeError::Invalid)?;
         if len == 0 || rights == 0 || rights & !known != 0 {
@@ -72,7 +78,7 @@ impl Exposures {
         if self.by_key.len() >= MAX_EXPOSURES {
             return Err(ExposeError::Full);
         }
-        let key = new_key(&|k| self.by_key.contains_key(&k));
+        let key = new_key(&|k| self.by_key.contains_key(&k) || self.retired.contains(&k));
         self.by_key.insert(
             key,
             Exposure {
@@ -84,12 +90,22 @@ impl Exposures {
     }
 
     /// Withdraws `key`; whether it named an exposure.
-    pub fn revoke(&mut self, key: u64) -> bool {
-        self.by_key.remove(&key).is_some()
+    pub fn revoke(&mut self, key: u32) -> bool {
+        if self.by_key.remove(&key).is_none() {
+            return false;
+        }
+        if self.retired_order.len() == RETIRED_KEYS {
+            if let Some(old) = self.retired_order.pop_front() {
+                self.retired.remove(&old);
+            }
+        }
+        self.retired.insert(key);
+        self.retired_order.push_back(key);
+        true
     }
 
     /// Whether a peer holding `key` may read (or, `write`, write) `range`.
-    pub fn check(&self, key: u64, range: Range<u64>, write: bool) -> Result<(), Refusal> {
+    pub fn check(&self, key: u32, range: Range<u64>, write: bool) -> Result<(), Refusal> {
         let e = self.by_key.get(&key).ok_or(Refusal::UnknownKey)?;
         if range.start > range.end || range.start < e.range.start || range.end > e.range.end {
             return Err(Refusal::OutOfBounds);
@@ -103,6 +119,23 @@ impl Exposures {
             return Err(Refusal::NotGranted);
         }
         Ok(())
+    }
+
+    /// The table as it is (tests that rebuild an engine keep its keys).
+    #[cfg(test)]
+    pub(crate) fn by_key_for_tests(&self) -> Vec<(u32, Range<u64>, u8)> {
+        self.by_key
+            .iter()
+            .map(|(&k, e)| (k, e.range.clone(), e.rights))
+            .collect()
+    }
+
+    /// Puts back what [`Exposures::by_key_for_tests`] took.
+    #[cfg(test)]
+    pub(crate) fn restore_for_tests(&mut self, keys: Vec<(u32, Range<u64>, u8)>) {
+        for (k, range, rights) in keys {
+            self.by_key.insert(k, Exposure { range, rights });
+        }
     }
 
     /// How many exposures are held.
@@ -122,7 +155,7 @@ mod tests {
 
     const RW: u8 = EXPOSE_REMOTE_READ | EXPOSE_REMOTE_WRITE;
 
-    fn fixed(k: u64) -> impl FnOnce(&dyn Fn(u64) -> bool) -> u64 {
+    fn fixed(k: u32) -> impl FnOnce(&dyn Fn(u32) -> bool) -> u32 {
         move |taken| {
             assert!(!taken(k));
             k
@@ -153,17 +186,23 @@ mod tests {
         assert!(!x.revoke(9));
         assert_eq!(x.check(9, 0x1000..0x1001, true), Err(Refusal::UnknownKey));
         assert!(x.is_empty());
+        // A revoked key is never handed out again.
+        x.expose(0x1000, 0x1000, RW, |taken| {
+            assert!(taken(9));
+            10
+        })
+        .unwrap();
     }
 
     #[test]
     fn nonsense_exposures_are_refused_and_the_table_is_bounded() {
         let mut x = Exposures::default();
-        let never = |_: &dyn Fn(u64) -> bool| -> u64 { unreachable!("no key for a refusal") };
+        let never = |_: &dyn Fn(u32) -> bool| -> u32 { unreachable!("no key for a refusal") };
         assert_eq!(x.expose(0, 0, RW, never), Err(ExposeError::Invalid));
         assert_eq!(x.expose(u64::MAX, 2, RW, never), Err(ExposeError::Invalid));
         assert_eq!(x.expose(0, 8, 0, never), Err(ExposeError::Invalid));
         assert_eq!(x.expose(0, 8, 0x80, never), Err(ExposeError::Invalid));
-        for k in 1..=MAX_EXPOSURES as u64 {
+        for k in 1..=MAX_EXPOSURES as u32 {
             x.expose(0, 8, RW, fixed(k)).unwrap();
         }
         assert_eq!(x.expose(0, 8, RW, never), Err(ExposeError::Full));

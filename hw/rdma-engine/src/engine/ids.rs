@@ -1,7 +1,6 @@
-//! Transfer ids: random 64-bit numbers from the OS (`/dev/urandom`, read
-//! a batch at a time), so that an ACK or NACK from anyone who has not seen
-//! our datagrams names no transfer of ours. A counter from 1 would let a
-//! forged ACK complete a WRITE that never landed.
+//! Remote keys: random numbers from the OS (`/dev/urandom`, read a batch
+//! at a time), so that nobody who was not given a key can guess one. A
+//! counter from 1 would let any peer reach the first exposure.
 
 use std::collections::hash_map::RandomState;
 use std::fs::File;
@@ -50,6 +49,17 @@ impl Ids {
                 let mut h = self.keyed.build_hasher();
                 h.write_u64(self.counter);
                 self.buf.push(h.finish());
+            }
+        }
+    }
+
+    /// A fresh remote key: 32 random bits (RoCE's R_Key), never 0 and not
+    /// one `taken` says is in use or was used.
+    pub fn next_key(&mut self, taken: impl Fn(u32) -> bool) -> u32 {
+        loop {
+            let k = self.next(|_| false) as u32;
+            if k != 0 && !taken(k) {
+                return k;
             }
         }
     }

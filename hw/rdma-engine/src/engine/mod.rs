@@ -1,107 +1,101 @@
-//! The engine's protocol core: work requests in, completions and fabric
-//! datagrams out. Pure: memory is a [`Dma`], time is a number of
-//! microseconds the caller passes, datagrams are returned rather than sent,
+//! The engine's protocol core: work requests in, completions and RoCEv2
+//! packets out. Pure: memory is a [`Dma`], time is a number of
+//! microseconds the caller passes, packets are returned rather than sent,
 //! so host tests drive two engines through any loss, reordering or fault.
 //!
 //! ```text
-//!   post(WR) ──▶ COPY/HELLO/RECV/RESUME/PAGE_READY/PREPARE: handled here
-//!            └─▶ WRITE/READ/SEND: an initiator operation (initiator.rs),
-//!                segments out, ACK/NACK/RETRY/READ_DATA back
-//!   on_datagram(from peer) ──▶ requests: target side (target.rs)
-//!                          └─▶ responses: initiator side
-//!   tick(now) ──▶ retransmission timers, fault fallbacks, dead peers
+//!   post(WR) ──▶ COPY/HELLO/RECV/RESUME/PAGE_READY/EXPOSE/REVOKE: here
+//!            └─▶ WRITE/READ/SEND: the requester of the queue pair to that
+//!                node (requester.rs): packets out, ACK/NAK/READ responses in
+//!   on_packet(from node) ──▶ requests: that queue pair's responder
+//!                        │   (responder.rs)
+//!                        └─▶ acknowledgements, READ responses: its requester
+//!   tick(now) ──▶ retransmission and RNR timers, fault fallbacks
 //! ```
+//!
+//! Each pair of nodes is joined by one Reliable Connection: node `r`'s
+//! queue pair towards node `p` has the number [`qpn_for`]`(p)`, both
+//! directions start at PSN 0 (the cluster's out-of-band agreement; a Linux
+//! peer gets its numbers from the app that speaks to it).
 //!
 //! Local faults (an access of this engine that the node's SMMU could not
-//! translate) park the operation until the libOS answers: RESUME(wr_id) or
-//! PAGE_READY(page) go on, RESUME with abort or PAGE_READY failed end it
-//! with LocalAccessError. A RESUME that arrives for a request not (yet)
-//! parked is remembered and applies to its next park. A long fallback timer
-//! retries a parked operation anyway; every park counts against a bound.
-//! An operation about to touch the 2 MiB around a parked one's fault
-//! ([`HOLD_SPAN`]) is held behind it, untried, and goes on with it.
+//! translate) park the COPY or the queue pair's sending until the libOS
+//! answers: RESUME(wr_id) or PAGE_READY(page) go on, RESUME with abort or
+//! PAGE_READY failed end the request with LocalAccessError. A RESUME that
+//! arrives for a request not (yet) parked is remembered and applies to its
+//! next park. A long fallback timer retries a parked request anyway; every
+//! park counts against a bound.
 //!
-//! The first local fault of a WRITE or READ also sends the target a
-//! PREPARE of the remote range still to come: the target translates one
-//! page per [`HOLD_SPAN`] of it, so that its libOS resolves the
-//! destination while ours resolves the source, instead of after it. The
-//! driver posts the same PREPARE itself (a control request) when it makes
-//! the local side resident before posting the transfer.
-//!
-//! ```text
-//!  node 0: fault A, B ─ zero A ─ send A ─ zero B ─ send B
-//!  node 1:   PREPARE A', B': fault ─ zero A' ─ zero B'
-//!            (each destination block ready about when its data comes)
-//! ```
-//!
-//! WRITE and READ take the direct path when this node's memory can be lent
-//! ([`Dma::can_lend`]) and the peer has not refused to map it lately:
-//! large segments, no data in the datagrams, one memcpy by the target
-//! (see `initiator.rs`, `target.rs` and `crate::lease`). Control messages
-//! (requests, ACK/NACK, RETRY) keep their sequence numbers, timers and loss.
+//! Remote faults are RoCE's own: the responder answers a WRITE or SEND
+//! packet it cannot place with an RNR NAK at that PSN, the requester sends
+//! again from there when the NAK's timer runs out (see `responder.rs`).
 
 pub mod exposures;
 mod ids;
-mod initiator;
-mod target;
+mod requester;
+mod responder;
 
 use crate::dma::{Dma, FaultKind};
-use crate::fabric_msg::{Kind, Msg, MAX_PAYLOAD};
-use crate::lease::Lease;
+use crate::roce::packet::{self, Ipv4Path, PacketError, ROCE_PORT};
 use exposures::Exposures;
 use hw::rdma::wire::{
-    Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, PREPARE_WRITE,
-    RESUME_ABORT,
+    Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, RESUME_ABORT,
 };
-use initiator::Op;
-use std::collections::{BTreeMap, HashMap, VecDeque};
-pub use target::Target;
+use requester::Requester;
+use responder::Responder;
+use std::collections::{BTreeMap, VecDeque};
+use std::net::Ipv4Addr;
 
 /// Tunables of the protocol (times in microseconds).
 #[derive(Clone, Debug)]
 pub struct Config {
-    /// Bytes of one WRITE/READ segment (one datagram).
-    pub seg_size: u64,
-    /// Bytes of one WRITE/READ segment on the direct path (one memcpy).
-    pub direct_seg_size: u64,
-    /// How long a peer that could not map our memory gets datagrams.
-    pub unshared_for: u64,
-    /// Segments of one operation in flight at once.
-    pub window: usize,
+    /// Path MTU: payload bytes of one packet (1024 by default, up to 4096).
+    pub mtu: u32,
+    /// Packets (PSNs) a requester has unacknowledged at most.
+    pub window: u32,
+    /// The requester asks for an acknowledgement every this many packets
+    /// (and on the last packet of each message).
+    pub ack_every: u32,
     /// First retransmission timeout; doubles per retry up to `rto_max`.
     pub rto: u64,
     /// Largest retransmission timeout.
     pub rto_max: u64,
-    /// Sends of one segment (loss or remote fault) before RetriesExhausted.
+    /// Timeouts in a row before a request completes with RetriesExhausted
+    /// (the queue pair's retry count).
     pub max_tries: u32,
-    /// Silence of a peer with segments in flight before PeerUnreachable.
-    pub dead_after: u64,
-    /// Wait before sending again to a node with no RECV posted.
-    pub rnr_delay: u64,
-    /// NOT_READY answers before ReceiverNotReady.
+    /// RNR NAKs in a row for one request before it completes with an error
+    /// (ReceiverNotReady for a SEND, RetriesExhausted otherwise).
     pub rnr_tries: u32,
-    /// Wait for a PAGE_READY/RESUME/RETRY before retrying anyway.
+    /// The wait this node's responder asks for in its RNR NAKs.
+    pub rnr_wait: u64,
+    /// Wait for a PAGE_READY/RESUME before retrying a parked request anyway.
     pub fault_fallback: u64,
     /// Local faults of one request on the same page in a row before
     /// RetriesExhausted.
     pub max_local_faults: u32,
+    /// READ response packets a responder sends per turn at most (the rest
+    /// follow on the next turns), so one large READ does not starve others.
+    pub read_burst: u32,
+    /// The UDP port every node listens on: RoCEv2's 4791 (tests and the
+    /// self-benchmark on loopback pick another).
+    pub port: u16,
 }
 
 impl Default for Config {
     fn default() -> Self {
         Self {
-            seg_size: MAX_PAYLOAD as u64,
-            direct_seg_size: 256 << 10,
-            unshared_for: 1_000_000,
-            window: 16,
+            mtu: 1024,
+            window: 512,
+            ack_every: 64,
             rto: 20_000,
             rto_max: 400_000,
             max_tries: 16,
-            dead_after: 2_000_000,
-            rnr_delay: 20_000,
-            rnr_tries: 50,
+            rnr_tries: 64,
+            rnr_wait: 1_280,
             fault_fallback: 1_000_000,
             max_local_faults: 16,
+            read_burst: 256,
+            port: ROCE_PORT,
         }
     }
 }
@@ -111,89 +105,115 @@ impl Default for Config {
 pub struct Counters {
     /// Payload bytes of successful requests (and of delivered SENDs).
     pub bytes: u64,
-    /// Datagrams sent again.
+    /// Packets sent again (after a timeout, a NAK or an RNR NAK).
     pub retransmits: u64,
-    /// Datagrams dropped: the sender they claim is not the peer they came
-    /// from.
-    pub forged_src: u64,
-    /// Datagrams dropped: malformed (header, kind, reason, sizes).
+    /// Packets dropped: too short, a pad that does not fit, payload where
+    /// the opcode has none, an unknown opcode or transport version.
     pub malformed: u64,
-    /// Answers dropped: they name no transfer we have outstanding to their
-    /// sender (late, or forged).
-    pub unknown_xfer: u64,
-    /// Requests dropped past the bounds on what is tracked per transfer
-    /// and per page.
-    pub over_bounds: u64,
-    /// Incoming transfers forgotten for newer ones of the same peer (at
-    /// most `REMEMBERED_PER_PEER` are remembered per peer).
-    pub forgotten: u64,
-    /// Remote requests refused: their key named no exposure, their range
-    /// was outside it, or it did not grant the access.
+    /// Packets dropped: the invariant CRC did not match.
+    pub bad_icrc: u64,
+    /// Packets dropped: the destination QP is not this node's QP for the
+    /// node that sent it.
+    pub unknown_qpn: u64,
+    /// Requests past the expected PSN (a NAK sequence error answers the
+    /// first of each gap), or responses outside what is outstanding.
+    pub psn_out_of_window: u64,
+    /// Requests whose opcode did not follow the message in progress
+    /// (NAK invalid request).
+    pub out_of_sequence: u64,
+    /// Remote requests refused: their R_Key named no exposure, their range
+    /// was outside it, or it did not grant the access (NAK remote access).
     pub refused: u64,
+    /// RNR NAKs this node's responder sent (a page fault or no RECV).
+    pub rnr_sent: u64,
+    /// RNR NAKs this node's requester received.
+    pub rnr_received: u64,
+    /// Duplicate requests answered again (ACK, or READ responses replayed).
+    pub duplicates: u64,
+    /// NAKs received (sequence errors and errors).
+    pub naks_received: u64,
 }
 
 /// The largest WRITE or READ (like ibverbs' `max_msg_sz`): 1 GiB. A larger
 /// work request completes with BadRequest at once.
 pub const MAX_MSG: u64 = 1 << 30;
 
-/// The largest span the libOS makes present on one fault (a 2 MiB block).
-/// A request that would touch a span where a fault is being resolved is
-/// held behind it instead of tried: trying would only fault again (one
-/// more SMMU miss and event) on memory the resolution is about to map.
+/// The largest span the libOS makes present on one fault (a 2 MiB block):
+/// a responder that faults on a WRITE probes one page per span of the rest
+/// of the RETH range, so that the libOS resolves them together.
 pub const HOLD_SPAN: u64 = 2 << 20;
 
-/// Whether `page` lies in a [`HOLD_SPAN`] that `range` touches.
-fn near(page: u64, range: &std::ops::Range<u64>) -> bool {
-    let span = |a: u64| a & !(HOLD_SPAN - 1);
-    range.start < range.end && span(range.start) <= span(page) && span(page) <= span(range.end - 1)
+/// The queue pair number a node uses for its connection with node `peer`.
+pub fn qpn_for(peer: u16) -> u32 {
+    0x100 + u32::from(peer)
 }
 
 /// How many early RESUMEs are remembered.
 const EARLY_RESUMES: usize = 256;
 
+/// Where a parked request waits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Park {
+    /// The local page that faulted.
+    pub page: u64,
+    /// When to retry anyway.
+    pub due: u64,
+    /// The request's `wr_id` (for RESUME).
+    pub wr_id: u64,
+}
+
+/// A local COPY in progress.
+struct Copy {
+    wr: WorkRequest,
+    copied: u64,
+    parked: Option<Park>,
+    last_fault: Option<u64>,
+    same_page_faults: u32,
+    local_faults: u32,
+}
+
 /// One node's engine.
 pub struct Engine {
     rank: u16,
-    nodes: u16,
+    addrs: Vec<Ipv4Addr>,
     cfg: Config,
-    /// Local ids of operations, in posting order (the `ops` key).
     next_id: u64,
-    ops: BTreeMap<u64, Op>,
-    /// Wire transfer id → local id of the operations in progress.
-    by_xfer: HashMap<u64, u64>,
+    copies: BTreeMap<u64, Copy>,
+    /// Per peer node: the requester and responder of its queue pair.
+    requesters: Vec<Requester>,
+    responders: Vec<Responder>,
+    /// RECVs posted for SENDs and WRITEs with immediate, oldest first.
+    recvs: VecDeque<WorkRequest>,
     ids: ids::Ids,
-    target: Target,
     /// What this node exposed to the others (checked on every request).
     exposures: Exposures,
     early_resumes: VecDeque<(u64, bool)>,
-    /// Peers that could not map our memory, and until when they get datagrams.
-    unshared: HashMap<u16, u64>,
-    /// Leases of finished operations, taken back at the end of the call.
-    dropped: Vec<Lease>,
     completions: Vec<Completion>,
-    datagrams: Vec<(u16, Vec<u8>)>,
+    packets: Vec<(u16, Vec<u8>)>,
     /// What it has done.
     pub counters: Counters,
 }
 
 impl Engine {
-    /// The engine of node `rank` of `nodes`.
-    pub fn new(rank: u16, nodes: u16, cfg: Config) -> Self {
+    /// The engine of node `rank` in a cluster whose nodes have the IPv4
+    /// addresses `addrs` (by rank).
+    pub fn new(rank: u16, addrs: Vec<Ipv4Addr>, mut cfg: Config) -> Self {
+        cfg.mtu = cfg.mtu.clamp(256, 4096);
+        let n = addrs.len();
         Self {
             rank,
-            nodes,
+            addrs,
             cfg,
             next_id: 1,
-            ops: BTreeMap::new(),
-            by_xfer: HashMap::new(),
+            copies: BTreeMap::new(),
+            requesters: (0..n).map(|_| Requester::default()).collect(),
+            responders: (0..n).map(|_| Responder::default()).collect(),
+            recvs: VecDeque::new(),
             ids: ids::Ids::new(),
-            target: Target::default(),
             exposures: Exposures::default(),
             early_resumes: VecDeque::new(),
-            unshared: HashMap::new(),
-            dropped: Vec::new(),
             completions: Vec::new(),
-            datagrams: Vec::new(),
+            packets: Vec::new(),
             counters: Counters::default(),
         }
     }
@@ -203,37 +223,49 @@ impl Engine {
         std::mem::take(&mut self.completions)
     }
 
-    /// Datagrams to send (destination rank, bytes) since the last call.
-    pub fn take_datagrams(&mut self) -> Vec<(u16, Vec<u8>)> {
-        std::mem::take(&mut self.datagrams)
+    /// Packets to send (destination rank, UDP payload) since the last call.
+    pub fn take_packets(&mut self) -> Vec<(u16, Vec<u8>)> {
+        std::mem::take(&mut self.packets)
     }
 
     /// Whether requests are in progress (the caller should tick soon).
     pub fn busy(&self) -> bool {
-        !self.ops.is_empty()
+        !self.copies.is_empty()
+            || self.requesters.iter().any(Requester::busy)
+            || self.responders.iter().any(Responder::busy)
     }
 
-    /// Starts tracking a new operation under a fresh random transfer id;
-    /// returns its local id.
-    fn insert_op(&mut self, wr: WorkRequest, op: Opcode, direct: bool, now: u64) -> u64 {
-        let id = self.next_id;
-        self.next_id += 1;
-        let by_xfer = &self.by_xfer;
-        let xfer = self.ids.next(|x| by_xfer.contains_key(&x));
-        self.by_xfer.insert(xfer, id);
-        self.ops
-            .insert(id, Op::new(wr, op, &self.cfg, direct, xfer, now));
-        id
+    fn nodes(&self) -> u16 {
+        self.addrs.len() as u16
     }
 
-    /// The wire transfer ids of the operations in progress (tests).
-    #[cfg(test)]
-    fn xfers(&self) -> Vec<u64> {
-        self.ops.values().map(|o| o.xfer).collect()
+    /// The path of a packet between this node and `peer` (for the ICRC).
+    fn path(&self, peer: u16, outgoing: bool, peer_port: u16) -> Ipv4Path {
+        let me = self.addrs[usize::from(self.rank)].octets();
+        let them = self.addrs[usize::from(peer)].octets();
+        if outgoing {
+            Ipv4Path {
+                src: me,
+                dst: them,
+                src_port: self.cfg.port,
+                dst_port: self.cfg.port,
+            }
+        } else {
+            Ipv4Path {
+                src: them,
+                dst: me,
+                src_port: peer_port,
+                dst_port: self.cfg.port,
+            }
+        }
     }
 
-    fn send(&mut self, dst: u16, m: &Msg) {
-        self.datagrams.push((dst, m.encode()));
+    /// Encodes `p` for `peer` and queues it.
+    fn emit(&mut self, peer: u16, p: &packet::Packet<'_>) {
+        let path = self.path(peer, true, 0);
+        let mut out = Vec::with_capacity(packet::wire_len(p.bth.opcode, p.payload.len()));
+        packet::encode(p, &path, &mut out);
+        self.packets.push((peer, out));
     }
 
     fn complete_now(&mut self, wr: &WorkRequest, status: Status) {
@@ -246,58 +278,25 @@ impl Engine {
         });
     }
 
-    /// Takes back the leases of operations that ended.
-    fn release_dropped(&mut self, dma: &mut dyn Dma) {
-        for l in self.dropped.drain(..) {
-            dma.release(l);
-        }
-    }
-
-    /// Whether a WRITE/READ to `node` takes the direct path now.
-    fn direct_to(&mut self, node: u16, dma: &dyn Dma, now: u64) -> bool {
-        if !dma.can_lend() {
-            return false;
-        }
-        match self.unshared.get(&node) {
-            Some(&until) if now < until => false,
-            Some(_) => {
-                self.unshared.remove(&node);
-                true
-            }
-            None => true,
-        }
-    }
-
     /// Takes one work request from the driver.
     pub fn post(&mut self, wr: WorkRequest, dma: &mut dyn Dma, now: u64) {
-        self.post_one(wr, dma, now);
-        self.release_dropped(dma);
-    }
-
-    fn post_one(&mut self, wr: WorkRequest, dma: &mut dyn Dma, now: u64) {
         let Some(op) = Opcode::from_u8(wr.opcode) else {
             return self.complete_now(&wr, Status::BadRequest);
         };
-        let remote = matches!(
-            op,
-            Opcode::Write | Opcode::Read | Opcode::Send | Opcode::Prepare
-        );
+        let remote = matches!(op, Opcode::Write | Opcode::Read | Opcode::Send);
         let wraps = |va: u64| va.checked_add(wr.len).is_none();
-        let bad = (remote && wr.node >= self.nodes)
+        let bad = (remote && wr.node >= self.nodes())
             || (op == Opcode::Send && wr.len > MAX_SEND)
             || (matches!(op, Opcode::Write | Opcode::Read) && wr.len > MAX_MSG)
+            || (matches!(op, Opcode::Write | Opcode::Read) && wr.key > u64::from(u32::MAX))
             || (op == Opcode::Recv && wr.len > MAX_SEND)
             || (matches!(
                 op,
                 Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send | Opcode::Recv
             ) && wraps(wr.local_va))
-            || (matches!(
-                op,
-                Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Prepare
-            ) && wraps(wr.remote_va));
+            || (matches!(op, Opcode::Copy | Opcode::Write | Opcode::Read) && wraps(wr.remote_va));
         if bad {
-            // A hint has nobody waiting for its completion.
-            if op != Opcode::Prepare {
+            if !op.is_control() {
                 self.complete_now(&wr, Status::BadRequest);
             }
             return;
@@ -306,268 +305,258 @@ impl Engine {
             Opcode::Hello => self.completions.push(Completion {
                 opcode: wr.opcode,
                 node: self.rank,
-                imm: u32::from(self.nodes),
+                imm: u32::from(self.nodes()),
                 wr_id: wr.wr_id,
                 ..Completion::default()
             }),
-            Opcode::Recv => self.target.post_recv(wr),
+            Opcode::Recv => {
+                self.recvs.push_back(wr);
+                // A SEND that waits for a RECV (RNR) goes on at its retry.
+            }
             Opcode::Resume => self.resume(wr.wr_id, wr.flags & RESUME_ABORT != 0, dma, now),
             Opcode::PageReady => {
                 self.page_ready(wr.local_va, wr.flags & PAGE_READY_FAILED != 0, dma, now)
             }
-            Opcode::Prepare => {
-                let write = wr.flags & PREPARE_WRITE != 0;
-                let remote = wr.remote_va..wr.remote_va + wr.len;
-                self.send_prepare(wr.node, 0, wr.key, remote, write);
-            }
+            // A hint that the remote side of a transfer is coming. RoCE has
+            // no packet for it: the responder probes the rest of a WRITE's
+            // range on its first fault instead (responder.rs).
+            Opcode::Prepare => {}
             Opcode::Expose => {
                 let ids = &mut self.ids;
                 let exposed = self
                     .exposures
-                    .expose(wr.local_va, wr.len, wr.flags, |taken| ids.next(taken));
+                    .expose(wr.local_va, wr.len, wr.flags, |taken| ids.next_key(taken));
                 match exposed {
                     Ok(key) => self.completions.push(Completion {
                         opcode: wr.opcode,
                         wr_id: wr.wr_id,
                         len: wr.len,
-                        key,
+                        key: u64::from(key),
                         ..Completion::default()
                     }),
                     Err(_) => self.complete_now(&wr, Status::BadRequest),
                 }
             }
             Opcode::Revoke => {
-                // The engine takes one request or datagram at a time: once
+                // The engine takes one request or packet at a time: once
                 // this returns, no request can pass with the key, and none
-                // that passed is still copying.
-                let status = if self.exposures.revoke(wr.key) {
+                // that passed is still placing.
+                let ok = u32::try_from(wr.key).is_ok_and(|k| self.exposures.revoke(k));
+                let status = if ok {
                     Status::Success
                 } else {
                     Status::BadRequest
                 };
                 self.complete_now(&wr, status);
             }
-            Opcode::Copy | Opcode::Write | Opcode::Read | Opcode::Send => {
-                let direct =
-                    matches!(op, Opcode::Write | Opcode::Read) && self.direct_to(wr.node, dma, now);
-                let id = self.insert_op(wr, op, direct, now);
-                self.proceed(id, dma, now);
+            Opcode::Copy => {
+                let id = self.next_id;
+                self.next_id += 1;
+                self.copies.insert(
+                    id,
+                    Copy {
+                        wr,
+                        copied: 0,
+                        parked: None,
+                        last_fault: None,
+                        same_page_faults: 0,
+                        local_faults: 0,
+                    },
+                );
+                self.run_copy(id, now, dma);
+            }
+            Opcode::Write | Opcode::Read | Opcode::Send => {
+                let peer = wr.node;
+                self.requesters[usize::from(peer)].post(wr, op);
+                self.pump(peer, dma, now);
             }
         }
     }
 
-    /// Takes one datagram that came from node `from` (the rank whose
-    /// fabric address sent it). Anything malformed, or claiming another
-    /// sender than `from`, is dropped and counted.
-    pub fn on_datagram(&mut self, from: u16, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
-        let Some((m, payload)) = Msg::decode_split(bytes) else {
-            self.counters.malformed += 1;
+    /// Takes one UDP payload that came from node `from` (the rank whose
+    /// address sent it) from UDP port `port`. Anything malformed, with a
+    /// bad ICRC or for another queue pair is dropped and counted.
+    pub fn on_packet(&mut self, from: u16, port: u16, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
+        if from >= self.nodes() {
+            self.counters.unknown_qpn += 1;
             return;
+        }
+        let path = self.path(from, false, port);
+        let p = match packet::decode(bytes, &path) {
+            Ok(p) => p,
+            Err(PacketError::BadIcrc) => {
+                self.counters.bad_icrc += 1;
+                return;
+            }
+            Err(_) => {
+                self.counters.malformed += 1;
+                return;
+            }
         };
-        if m.src != from || from >= self.nodes {
-            self.counters.forged_src += 1;
+        if p.bth.dest_qp != qpn_for(from) {
+            self.counters.unknown_qpn += 1;
             return;
         }
-        match m.kind {
-            Kind::WriteData
-            | Kind::ReadReq
-            | Kind::Send
-            | Kind::Imm
-            | Kind::DirectWrite
-            | Kind::DirectRead
-            | Kind::Prepare => self.on_request(m, payload, dma, now),
-            Kind::Ack | Kind::Nack | Kind::Retry | Kind::ReadData => {
-                self.on_response(m, payload, dma, now)
-            }
-        }
-        self.counters.over_bounds += std::mem::take(&mut self.target.over_bounds);
-        self.counters.forgotten += std::mem::take(&mut self.target.forgotten);
-        self.release_dropped(dma);
-    }
-
-    /// Runs timers: retransmissions, fault fallbacks, dead peers.
-    pub fn tick(&mut self, dma: &mut dyn Dma, now: u64) {
-        let ids: Vec<u64> = self.ops.keys().copied().collect();
-        for id in ids {
-            self.tick_op(id, dma, now);
-        }
-        // Initiators have retried on their own long before this.
-        self.target
-            .forget_waits_before(now.saturating_sub(2 * self.cfg.fault_fallback));
-        self.release_dropped(dma);
-    }
-
-    /// Moves operation `id` as far as it can go now.
-    fn proceed(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
-        let Some(op) = self.ops.get(&id) else { return };
-        if op.parked.is_some() {
-            return;
-        }
-        if op.kind == Opcode::Copy {
-            self.run_copy(id, dma, now);
+        if p.bth.opcode.is_request() {
+            self.on_request(from, &p, dma, now);
         } else {
-            self.pump(id, dma, now);
+            self.on_response(from, &p, dma, now);
         }
     }
 
-    fn run_copy(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
-        let Some(op) = self.ops.get_mut(&id) else {
+    /// Runs timers: retransmissions, RNR waits, fault fallbacks, READ
+    /// responses still to send.
+    pub fn tick(&mut self, dma: &mut dyn Dma, now: u64) {
+        let ids: Vec<u64> = self.copies.keys().copied().collect();
+        for id in ids {
+            if self.copies[&id].parked.is_some_and(|p| now >= p.due) {
+                self.copies.get_mut(&id).expect("listed").parked = None;
+                self.run_copy(id, now, dma);
+            }
+        }
+        for peer in 0..self.nodes() {
+            self.tick_requester(peer, dma, now);
+            self.pump_reads(peer, dma, now);
+        }
+    }
+
+    fn run_copy(&mut self, id: u64, now: u64, dma: &mut dyn Dma) {
+        let Some(c) = self.copies.get_mut(&id) else {
             return;
         };
-        let (src, dst, len, done) = (op.wr.local_va, op.wr.remote_va, op.wr.len, op.copied);
+        let (src, dst, len, done) = (c.wr.local_va, c.wr.remote_va, c.wr.len, c.copied);
         match dma.copy(src + done, dst + done, len - done) {
-            Ok(()) => self.finish(id, Status::Success, 0),
+            Ok(()) => {
+                let c = self.copies.remove(&id).expect("present");
+                self.counters.bytes += c.wr.len;
+                self.completions.push(Completion {
+                    opcode: c.wr.opcode,
+                    status: Status::Success as u8,
+                    wr_id: c.wr.wr_id,
+                    len: c.wr.len,
+                    local_faults: c.local_faults,
+                    ..Completion::default()
+                });
+            }
             Err(f) => {
-                op.copied += f.done;
+                c.copied += f.done;
+                let wr_id = c.wr.wr_id;
                 match f.kind {
-                    FaultKind::Smmu => self.park(id, f.va, now),
-                    FaultKind::Fatal => self.finish(id, Status::LocalAccessError, f.va),
+                    FaultKind::Smmu => {
+                        c.local_faults += 1;
+                        c.same_page_faults = if c.last_fault == Some(f.va) {
+                            c.same_page_faults + 1
+                        } else {
+                            1
+                        };
+                        c.last_fault = Some(f.va);
+                        if c.same_page_faults > self.cfg.max_local_faults {
+                            return self.end_copy(id, Status::RetriesExhausted, f.va);
+                        }
+                        match self.park_due(wr_id, now) {
+                            Some(due) => {
+                                if let Some(c) = self.copies.get_mut(&id) {
+                                    c.parked = Some(Park {
+                                        page: f.va,
+                                        due,
+                                        wr_id,
+                                    });
+                                }
+                            }
+                            None => self.end_copy(id, Status::LocalAccessError, f.va),
+                        }
+                    }
+                    FaultKind::Fatal => self.end_copy(id, Status::LocalAccessError, f.va),
                 }
             }
         }
     }
 
-    /// Stops operation `id` on a local fault at `page` until the libOS
-    /// answers (or the fallback timer fires).
-    fn park(&mut self, id: u64, page: u64, now: u64) {
-        let max = self.cfg.max_local_faults;
-        let Some(op) = self.ops.get_mut(&id) else {
-            return;
-        };
-        op.cqe.local_faults += 1;
-        // The bound is on faults of the same page in a row: a cold buffer
-        // faults once per page, a page that never stays resolved loops.
-        op.same_page_faults = if op.last_fault == Some(page) {
-            op.same_page_faults + 1
-        } else {
-            1
-        };
-        op.last_fault = Some(page);
-        if op.same_page_faults > max {
-            return self.finish(id, Status::RetriesExhausted, page);
-        }
-        let wr_id = op.wr.wr_id;
-        let mut due = now + self.cfg.fault_fallback;
-        if let Some(i) = self.early_resumes.iter().position(|&(w, _)| w == wr_id) {
-            let (_, abort) = self.early_resumes.remove(i).expect("index from position");
-            if abort {
-                return self.finish(id, Status::LocalAccessError, page);
-            }
-            due = now; // the answer came first: go on at the next tick
-        }
-        op.parked = Some(initiator::Park {
-            page,
-            due,
-            behind: None,
-        });
-        self.prepare(id, page);
-    }
-
-    /// The operation parked on a local fault within [`HOLD_SPAN`] of
-    /// `range`, if any, other than `id`.
-    fn fault_near(&self, id: u64, range: std::ops::Range<u64>) -> Option<u64> {
-        self.ops.iter().find_map(|(&other, o)| match o.parked {
-            Some(p) if other != id && p.behind.is_none() && near(p.page, &range) => Some(other),
-            _ => None,
-        })
-    }
-
-    /// Parks operation `id`, untried, behind `leader`'s local fault: it
-    /// goes on when the leader does (or ends), without a fault of its own.
-    fn hold(&mut self, id: u64, leader: u64) {
-        let Some(p) = self.ops.get(&leader).and_then(|o| o.parked) else {
-            return;
-        };
-        if let Some(op) = self.ops.get_mut(&id) {
-            op.parked = Some(initiator::Park {
-                behind: Some(leader),
-                ..p
+    fn end_copy(&mut self, id: u64, status: Status, fault_va: u64) {
+        if let Some(c) = self.copies.remove(&id) {
+            self.completions.push(Completion {
+                opcode: c.wr.opcode,
+                status: status as u8,
+                wr_id: c.wr.wr_id,
+                local_faults: c.local_faults,
+                fault_va,
+                ..Completion::default()
             });
         }
     }
 
-    fn unpark(&mut self, id: u64, dma: &mut dyn Dma, now: u64) {
-        if let Some(op) = self.ops.get_mut(&id) {
-            op.parked = None;
-            op.rearm(now);
-        }
-        self.proceed(id, dma, now);
-        self.release_held(id, dma, now);
-    }
-
-    /// Lets the operations held behind `leader` go on.
-    fn release_held(&mut self, leader: u64, dma: &mut dyn Dma, now: u64) {
-        let held: Vec<u64> = self
-            .ops
-            .iter()
-            .filter(|(_, o)| o.parked.is_some_and(|p| p.behind == Some(leader)))
-            .map(|(&id, _)| id)
-            .collect();
-        for id in held {
-            self.unpark(id, dma, now);
+    /// When a request parking now retries anyway: soon if its RESUME came
+    /// early, after the fallback otherwise; `None` if an early RESUME
+    /// aborted it.
+    fn park_due(&mut self, wr_id: u64, now: u64) -> Option<u64> {
+        match self.early_resumes.iter().position(|&(w, _)| w == wr_id) {
+            Some(i) => {
+                let (_, abort) = self.early_resumes.remove(i).expect("index from position");
+                (!abort).then_some(now)
+            }
+            None => Some(now + self.cfg.fault_fallback),
         }
     }
 
     fn resume(&mut self, wr_id: u64, abort: bool, dma: &mut dyn Dma, now: u64) {
-        let found = self
-            .ops
+        let copy = self
+            .copies
             .iter()
-            .find(|(_, o)| o.wr.wr_id == wr_id && o.parked.is_some())
-            .map(|(&id, o)| (id, o.parked));
-        match found {
-            Some((id, Some(p))) if abort => self.finish(id, Status::LocalAccessError, p.page),
-            Some((id, _)) => self.unpark(id, dma, now),
-            None => {
-                if self.early_resumes.len() == EARLY_RESUMES {
-                    self.early_resumes.pop_front();
-                }
-                self.early_resumes.push_back((wr_id, abort));
+            .find(|(_, c)| c.parked.is_some_and(|p| p.wr_id == wr_id))
+            .map(|(&id, c)| (id, c.parked));
+        if let Some((id, Some(p))) = copy {
+            if abort {
+                return self.end_copy(id, Status::LocalAccessError, p.page);
             }
+            self.copies.get_mut(&id).expect("found").parked = None;
+            return self.run_copy(id, now, dma);
         }
+        let qp = (0..self.nodes()).find(|&q| self.requesters[usize::from(q)].parked_on_wr(wr_id));
+        if let Some(peer) = qp {
+            return self.unpark_requester(peer, abort, dma, now);
+        }
+        if self.early_resumes.len() == EARLY_RESUMES {
+            self.early_resumes.pop_front();
+        }
+        self.early_resumes.push_back((wr_id, abort));
     }
 
     fn page_ready(&mut self, va: u64, failed: bool, dma: &mut dyn Dma, now: u64) {
         let page = crate::dma::page_of(va);
         let parked: Vec<u64> = self
-            .ops
+            .copies
             .iter()
-            .filter(|(_, o)| o.parked.is_some_and(|p| p.page == page))
+            .filter(|(_, c)| c.parked.is_some_and(|p| p.page == page))
             .map(|(&id, _)| id)
             .collect();
         for id in parked {
             if failed {
-                self.finish(id, Status::LocalAccessError, page);
+                self.end_copy(id, Status::LocalAccessError, page);
             } else {
-                self.unpark(id, dma, now);
+                self.copies.get_mut(&id).expect("listed").parked = None;
+                self.run_copy(id, now, dma);
             }
         }
-        self.target_page_ready(page, failed);
+        for peer in 0..self.nodes() {
+            if self.requesters[usize::from(peer)].parked_on_page(page) {
+                self.unpark_requester(peer, failed, dma, now);
+            }
+            self.responder_page_ready(peer, page, failed, dma, now);
+        }
     }
+}
 
-    /// Ends operation `id` with one completion.
-    fn finish(&mut self, id: u64, status: Status, fault_va: u64) {
-        let Some(mut op) = self.ops.remove(&id) else {
-            return;
-        };
-        self.by_xfer.remove(&op.xfer);
-        // Operations held behind this one try for themselves at the next tick.
-        for o in self.ops.values_mut() {
-            if let Some(p) = o.parked.as_mut().filter(|p| p.behind == Some(id)) {
-                p.behind = None;
-                p.due = 0;
-            }
-        }
-        self.dropped.extend(op.take_leases());
-        let mut c = op.cqe;
-        c.status = status as u8;
-        if status == Status::Success {
-            c.len = op.wr.len;
-            self.counters.bytes += op.wr.len;
-        } else {
-            c.fault_va = fault_va;
-        }
-        self.completions.push(c);
+/// Why a cluster description is refused.
+pub fn check_addrs(addrs: &[Ipv4Addr]) -> Result<(), String> {
+    if addrs.is_empty() || addrs.len() > 0xfeff {
+        return Err("a cluster has 1 to 65279 nodes".into());
     }
+    for (i, a) in addrs.iter().enumerate() {
+        if addrs[..i].contains(a) {
+            return Err(format!("address {a} is given to two nodes"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]
