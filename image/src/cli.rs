@@ -34,11 +34,12 @@ options:
   --qemu-arg ARG   pass ARG to QEMU after the standard options (repeatable)
   --port PORT      forward 127.0.0.1:PORT to the guest's 6379 (virtio-net; GEM3 on zcu102)
                    (kvstore gets 6379 by default)
-  --nodes N        boot N nodes (qemu-virt), each with an RDMA engine, joined by
-                   one fabric; output lines are prefixed [nR]; fails if any
-                   node fails or hangs
+  --nodes N        boot N nodes (qemu-virt), each with an RDMA engine in a
+                   network namespace of its own (10.47.0.1, .2, ...), joined
+                   by a bridge and speaking RoCEv2; output lines are
+                   prefixed [nR]; fails if any node fails or hangs (root)
   --loss F         with --nodes: each engine drops this fraction of its
-                   fabric datagrams (0 to 0.5), to test retransmission
+                   RoCE packets (0 to 0.5), to test retransmission
   --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this
                    big (default 1G), or grown to it; never shrunk. SIZE in
                    bytes or with K, M, G, T (powers of 1024), at least 4M

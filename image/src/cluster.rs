@@ -3,8 +3,9 @@
 //!
 //! ```text
 //!  faultline-image run APP --nodes 2
-//!   ├─ faultline-rdma-engine --rank 0 --socket d/n0.sock --base-port P ─┐ UDP on
-//!   ├─ faultline-rdma-engine --rank 1 --socket d/n1.sock --base-port P ─┘ 127.0.0.1:P+rank
+//!   ├─ netns::Link: a namespace per node, joined by a bridge (netns.rs)
+//!   ├─ [ns of node 0] faultline-rdma-engine --rank 0 --nodes 10.47.0.1,10.47.0.2 ─┐ RoCEv2,
+//!   ├─ [ns of node 1] faultline-rdma-engine --rank 1 --nodes 10.47.0.1,10.47.0.2 ─┘ UDP 4791
 //!   ├─ qemu (node 0) ── vhost-user d/n0.sock      output prefixed "[n0] "
 //!   └─ qemu (node 1) ── vhost-user d/n1.sock      output prefixed "[n1] "
 //! ```
@@ -14,12 +15,11 @@
 //! run succeeds only if every node exits with status 0; when one node fails,
 //! the others get [`FAILURE_GRACE`] to finish, then are stopped.
 //!
-//! The engines of one run share a random secret (in their environment,
-//! [`SECRET_ENV`]): only a connection that sends it may map an engine's
-//! guest memory through its export socket.
+//! The engines share nothing but the link: each reaches only its own
+//! node's memory (through that node's SMMU), and every byte between nodes
+//! travels in RoCEv2 packets.
 
 use std::io::{BufRead, BufReader};
-use std::net::UdpSocket;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -42,25 +42,21 @@ const ENGINE_START: Duration = Duration::from_secs(20);
 /// The engine's package and binary name.
 pub const ENGINE: &str = "faultline-rdma-engine";
 
-/// The environment variable that hands every engine of a cluster its
-/// secret (as the engine's `export::SECRET_ENV` reads it).
-pub const SECRET_ENV: &str = "FAULTLINE_RDMA_SECRET";
-
-/// A fresh cluster secret: 32 random bytes from the OS, in hex.
-fn cluster_secret() -> Result<String> {
-    use std::io::Read;
-    let mut b = [0u8; 32];
-    std::fs::File::open("/dev/urandom")
-        .and_then(|mut f| f.read_exact(&mut b))
-        .map_err(|e| Error::io("/dev/urandom", e))?;
-    Ok(b.iter().map(|x| format!("{x:02x}")).collect())
-}
-
 /// Options of the fabric itself.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct FabricOptions {
-    /// Fraction of datagrams each engine drops on purpose (loss injection).
+    /// Fraction of packets each engine drops on purpose (loss injection).
     pub loss: Option<f64>,
+    /// Fraction of packets each engine holds back behind the next one.
+    pub reorder: Option<f64>,
+    /// Fraction of packets each engine sends twice.
+    pub duplicate: Option<f64>,
+    /// Path MTU of the engines (1024 when `None`).
+    pub mtu: Option<u32>,
+    /// An extra namespace on the link that is no node (tests attack the
+    /// engines from it): its holder's pid is written to `intruder.pid` in
+    /// the socket directory.
+    pub intruder: bool,
     /// Directory for the engines' sockets (`n<rank>.sock`); a fresh one in
     /// the system's temporary directory when `None`. A test that needs to
     /// find one engine (to kill it) names its own.
@@ -120,27 +116,6 @@ pub fn build_engine(root: &Path) -> Result<PathBuf> {
     Ok(target.join("release").join(ENGINE))
 }
 
-/// A base port with `n` consecutive free UDP ports on loopback after it.
-/// Runs started by one process (tests in parallel) start their search at
-/// different places, so two of them do not pick the same ports at once.
-fn free_ports(n: u16) -> Result<u16> {
-    static CALLS: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
-    let call = CALLS.fetch_add(1, Ordering::Relaxed);
-    let seed = (std::process::id() as u16).wrapping_add(call.wrapping_mul(4099));
-    for attempt in 0..200u16 {
-        let base = 20000 + (seed.wrapping_add(attempt.wrapping_mul(97)) % 40000);
-        let held: Vec<_> = (0..n)
-            .map_while(|i| UdpSocket::bind(("127.0.0.1", base + i)).ok())
-            .collect();
-        if held.len() == n as usize {
-            return Ok(base);
-        }
-    }
-    Err(Error::Options(
-        "no free UDP ports on 127.0.0.1 for the fabric".into(),
-    ))
-}
-
 /// A running engine: the process and its collected stderr.
 struct EngineProcess {
     child: Child,
@@ -148,10 +123,8 @@ struct EngineProcess {
 }
 
 impl EngineProcess {
-    fn start(engine: &Path, args: &[String], secret: &str, rank: u16, echo: bool) -> Result<Self> {
-        let mut cmd = Command::new(engine);
+    fn start(mut cmd: Command, args: &[String], rank: u16, echo: bool) -> Result<Self> {
         cmd.args(args)
-            .env(SECRET_ENV, secret)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
@@ -239,8 +212,12 @@ pub fn run_cluster(
         }
         None => (tempdir()?, true),
     };
-    let base = free_ports(nodes)?;
-    let secret = cluster_secret()?;
+    let link = crate::netns::Link::new(nodes, fabric.intruder)?;
+    if let Some(pid) = link.intruder_pid() {
+        let f = dir.join("intruder.pid");
+        std::fs::write(&f, pid.to_string()).map_err(|e| Error::io(f.display().to_string(), e))?;
+    }
+    let addrs: Vec<String> = link.addrs().iter().map(|a| a.to_string()).collect();
     let mut engines = Vec::new();
     for rank in 0..nodes {
         let socket = dir.join(format!("n{rank}.sock"));
@@ -250,14 +227,28 @@ pub fn run_cluster(
             "--rank".into(),
             rank.to_string(),
             "--nodes".into(),
-            nodes.to_string(),
-            "--base-port".into(),
-            base.to_string(),
+            addrs.join(","),
         ];
-        if let Some(loss) = fabric.loss {
-            args.extend(["--loss".into(), loss.to_string()]);
+        for (flag, v) in [
+            ("--loss", fabric.loss),
+            ("--reorder", fabric.reorder),
+            ("--duplicate", fabric.duplicate),
+        ] {
+            if let Some(v) = v {
+                args.extend([flag.into(), v.to_string()]);
+            }
         }
-        engines.push(EngineProcess::start(&engine, &args, &secret, rank, echo)?);
+        if let Some(mtu) = fabric.mtu {
+            args.extend(["--mtu".into(), mtu.to_string()]);
+        }
+        // A different impairment sequence per engine.
+        args.extend(["--seed".into(), (rank + 1).to_string()]);
+        engines.push(EngineProcess::start(
+            link.command_in(rank, &engine),
+            &args,
+            rank,
+            echo,
+        )?);
     }
     let stop = Arc::new(AtomicBool::new(false));
     let (done_tx, done_rx) = mpsc::channel();
@@ -319,6 +310,7 @@ pub fn run_cluster(
         );
     }
     let engines = engines.into_iter().map(EngineProcess::finish).collect();
+    drop(link);
     if own_dir {
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -346,22 +338,6 @@ fn tempdir() -> Result<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn every_cluster_gets_a_fresh_secret() {
-        let (a, b) = (cluster_secret().unwrap(), cluster_secret().unwrap());
-        assert_eq!(a.len(), 64);
-        assert!(a.bytes().all(|c| c.is_ascii_hexdigit()));
-        assert_ne!(a, b);
-    }
-
-    #[test]
-    fn free_ports_are_consecutive_and_bindable() {
-        let base = free_ports(3).unwrap();
-        for i in 0..3 {
-            UdpSocket::bind(("127.0.0.1", base + i)).unwrap();
-        }
-    }
 
     #[test]
     fn output_is_prefixed_by_node() {

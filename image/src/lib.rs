@@ -18,6 +18,7 @@ pub mod cluster;
 pub mod elf;
 pub mod error;
 pub mod kvcheck;
+pub mod netns;
 pub mod qemu;
 pub mod raw;
 pub mod run;

@@ -106,7 +106,7 @@ fn main() -> ExitCode {
             if let Some(nodes) = nodes {
                 let fabric = faultline_image::cluster::FabricOptions {
                     loss,
-                    socket_dir: None,
+                    ..Default::default()
                 };
                 return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);
             }

@@ -570,7 +570,7 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
             Op::Write,
             4096,
             rdma::RemoteAddr {
-                key: landing_key ^ 0x5a5a_0000_0000_5a5a,
+                key: landing_key ^ 0x5a5a_5a5a,
                 va: x.landing.start,
             },
         ),

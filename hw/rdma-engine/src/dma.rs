@@ -129,6 +129,9 @@ impl FlatMemory {
 
     /// Checks one access page by page: the offset in `bytes` or the fault.
     fn check(&mut self, va: u64, len: usize, write: bool) -> Result<usize, Fault> {
+        if len == 0 {
+            return Ok(0);
+        }
         let mut at = va;
         let end = va.checked_add(len as u64);
         let limit = self.base + self.bytes.len() as u64;

@@ -245,7 +245,12 @@ impl Engine {
                 let off = u64::from(k) * mtu;
                 let n = mtu.min(wr.len.saturating_sub(off)) as usize;
                 payload.resize(n, 0);
-                if let Err(f) = dma.read(wr.local_va + off, &mut payload) {
+                let read = if n == 0 {
+                    Ok(())
+                } else {
+                    dma.read(wr.local_va + off, &mut payload)
+                };
+                if let Err(f) = read {
                     self.local_fault(peer, wr.wr_id, f.va, f.kind, now);
                     return false;
                 }

@@ -266,8 +266,14 @@ impl Engine {
     }
 
     /// Whether the RETH `r` may be used for a read (or `write`); if not, it
-    /// was answered NAK remote access error and counted.
+    /// was answered NAK remote access error and counted. A zero-length
+    /// request touches no memory, so its R_Key is not checked (as the
+    /// specification says; a WRITE with immediate of no data is how a
+    /// message is signalled).
     fn allowed(&mut self, peer: u16, psn: u32, r: &Reth, write: bool) -> bool {
+        if r.len == 0 {
+            return true;
+        }
         let end = r.va.checked_add(u64::from(r.len));
         let ok = end.is_some_and(|end| self.exposures.check(r.rkey, r.va..end, write).is_ok());
         if !ok {
@@ -296,8 +302,10 @@ impl Engine {
             self.rnr(peer, psn, None);
             return Outcome::Stopped;
         }
-        if let Err(f) = dma.write(va, p.payload) {
-            return self.placing_fault(peer, psn, f.va, f.kind, end, true, dma);
+        if !p.payload.is_empty() {
+            if let Err(f) = dma.write(va, p.payload) {
+                return self.placing_fault(peer, psn, f.va, f.kind, end, true, dma);
+            }
         }
         let n = p.payload.len() as u64;
         if n == left {

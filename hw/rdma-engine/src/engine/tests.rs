@@ -812,6 +812,20 @@ fn a_write_into_an_exposed_never_touched_range_faults_and_lands() {
 }
 
 #[test]
+fn a_zero_length_write_with_immediate_needs_no_key() {
+    let mut f = Fabric::unexposed(2);
+    f.post(1, wr(Opcode::Recv, 104, 0, BASE + 0x1000, 0, 64));
+    let mut w = wr(Opcode::Write, 34, 1, 0, 0, 0);
+    w.flags = WRITE_WITH_IMM;
+    w.imm = 7;
+    f.post(0, w);
+    assert_eq!(status(&f.wait_for(0, 34, 100)), Status::Success);
+    let r = f.done[1].iter().find(|c| c.wr_id == 104).copied();
+    assert_eq!(r.map(|c| c.imm), Some(7));
+    assert_eq!(f.packets(0, 1)[0].0, Rc::WriteOnlyImm);
+}
+
+#[test]
 fn a_write_at_the_largest_mtu_uses_4096_byte_packets() {
     let addrs = vec![addr(0), addr(1)];
     let cfg = Config {

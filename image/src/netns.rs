@@ -1,0 +1,254 @@
+//! A private Ethernet link for a cluster's RDMA engines: every node gets a
+//! network namespace of its own with one interface and its own IPv4
+//! address, and the interfaces meet at a bridge in a namespace of its own.
+//! The engines share nothing but this link.
+//!
+//! ```text
+//!  namespace "bridge"            namespace of node r
+//!   br0 ── v<r> ═══ veth ═══════ eth0  10.47.0.<r+1>/24, MTU 9000
+//!       └─ v<r+1> ═════════════  (the next node)
+//!       └─ vx ══════════════════ eth0  10.47.0.250 (an intruder, on request)
+//! ```
+//!
+//! A namespace lives as long as a process in it: each is held by a
+//! `sleep` started under `unshare --net`, and the engines join theirs with
+//! `nsenter`. When the holders die (dropped here, or killed with the image
+//! tool), the namespaces, the veth pairs and the bridge go with them: no
+//! name is left in `/run/netns`, nothing to clean up by hand.
+//!
+//! Needs root (CAP_SYS_ADMIN and CAP_NET_ADMIN), `unshare` and `nsenter`
+//! (util-linux) and `ip` (iproute2). Without them a cluster does not start,
+//! with a message saying which step failed: there is no fallback.
+
+use crate::error::{Error, Result};
+use std::net::Ipv4Addr;
+use std::process::{Child, Command, Stdio};
+
+/// The link's subnet: node `r` is 10.47.0.(r+1).
+pub fn node_addr(rank: u16) -> Ipv4Addr {
+    Ipv4Addr::new(10, 47, 0, (rank + 1) as u8)
+}
+
+/// The address of the intruder namespace ([`Link::new`] with `intruder`).
+pub const INTRUDER_ADDR: Ipv4Addr = Ipv4Addr::new(10, 47, 0, 250);
+
+/// MTU of every interface: a RoCE packet of the largest path MTU (4096)
+/// with its headers fits.
+pub const LINK_MTU: u32 = 9000;
+
+/// A process that keeps one network namespace alive.
+struct Holder {
+    child: Child,
+}
+
+impl Holder {
+    fn start() -> Result<Self> {
+        let mut cmd = Command::new("unshare");
+        cmd.args(["--net", "--", "sleep", "infinity"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let child = cmd.spawn().map_err(|e| {
+            Error::Options(format!(
+                "cannot start `unshare --net` for the cluster's network namespaces ({e}); \
+                 multi-node runs need util-linux's unshare and nsenter and root"
+            ))
+        })?;
+        let h = Self { child };
+        // The namespace exists once unshare has exec'd sleep.
+        let ns = format!("/proc/{}/ns/net", h.pid());
+        let mine = std::fs::read_link("/proc/self/ns/net").ok();
+        for _ in 0..200 {
+            let theirs = std::fs::read_link(&ns).ok();
+            let exe = std::fs::read_link(format!("/proc/{}/exe", h.pid())).ok();
+            if theirs.is_some() && theirs != mine && exe.is_some_and(|e| e.ends_with("sleep")) {
+                return Ok(h);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        Err(Error::Options(
+            "`unshare --net` did not make a network namespace (multi-node runs need root)".into(),
+        ))
+    }
+
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
+impl Drop for Holder {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `ip ARGS` inside the namespace of `pid`.
+fn ip_in(pid: u32, args: &[&str]) -> Result<()> {
+    let pid = pid.to_string();
+    let out = Command::new("nsenter")
+        .args(["-t", &pid, "-n", "--", "ip"])
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| Error::Options(format!("cannot run `nsenter ... ip` ({e})")))?;
+    if !out.status.success() {
+        return Err(Error::Options(format!(
+            "setting up the cluster's link: `ip {}` failed: {}",
+            args.join(" "),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs `f` on a thread of its own that has joined the network namespace
+/// of process `pid` (setns moves only the calling thread): sockets it makes
+/// live on that namespace's link.
+pub fn in_namespace<T: Send>(pid: u32, f: impl FnOnce() -> T + Send) -> std::io::Result<T> {
+    let ns = std::fs::File::open(format!("/proc/{pid}/ns/net"))?;
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            use std::os::fd::AsRawFd;
+            // SAFETY: setns takes a namespace fd we own and a constant; it
+            // changes only this thread's network namespace, and the thread
+            // ends with the scope.
+            let r = unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) };
+            if r != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(f())
+        })
+        .join()
+        .map_err(|_| std::io::Error::other("the namespace thread panicked"))?
+    })
+}
+
+/// The link of one cluster; dropping it removes everything it made.
+pub struct Link {
+    nodes: Vec<Holder>,
+    intruder: Option<Holder>,
+    // Dropped last: the bridge outlives the ports that go with the nodes.
+    _bridge: Holder,
+}
+
+impl Link {
+    /// Makes the namespaces of `nodes` nodes (and of an intruder, for
+    /// tests that attack the link) joined by a bridge.
+    pub fn new(nodes: u16, intruder: bool) -> Result<Self> {
+        let bridge = Holder::start()?;
+        let b = bridge.pid();
+        ip_in(b, &["link", "set", "lo", "up"])?;
+        ip_in(b, &["link", "add", "br0", "type", "bridge"])?;
+        ip_in(b, &["link", "set", "br0", "up"])?;
+        let join = |name: &str, addr: Ipv4Addr| -> Result<Holder> {
+            let h = Holder::start()?;
+            let mtu = LINK_MTU.to_string();
+            let pid = h.pid().to_string();
+            ip_in(
+                b,
+                &[
+                    "link", "add", name, "mtu", &mtu, "type", "veth", "peer", "name", "eth0",
+                    "netns", &pid,
+                ],
+            )?;
+            ip_in(b, &["link", "set", name, "master", "br0", "up"])?;
+            let cidr = format!("{addr}/24");
+            ip_in(h.pid(), &["addr", "add", &cidr, "dev", "eth0"])?;
+            ip_in(h.pid(), &["link", "set", "eth0", "mtu", &mtu, "up"])?;
+            ip_in(h.pid(), &["link", "set", "lo", "up"])?;
+            Ok(h)
+        };
+        let mut holders = Vec::new();
+        for rank in 0..nodes {
+            holders.push(join(&format!("v{rank}"), node_addr(rank))?);
+        }
+        let intruder = if intruder {
+            Some(join("vx", INTRUDER_ADDR)?)
+        } else {
+            None
+        };
+        Ok(Self {
+            nodes: holders,
+            intruder,
+            _bridge: bridge,
+        })
+    }
+
+    /// The addresses of the nodes, by rank.
+    pub fn addrs(&self) -> Vec<Ipv4Addr> {
+        (0..self.nodes.len() as u16).map(node_addr).collect()
+    }
+
+    /// `program` as a command that runs in node `rank`'s namespace.
+    pub fn command_in(&self, rank: u16, program: &std::path::Path) -> Command {
+        let mut cmd = Command::new("nsenter");
+        cmd.args(["-t", &self.nodes[usize::from(rank)].pid().to_string(), "-n", "--"])
+            .arg(program);
+        cmd
+    }
+
+    /// The pid of a process in the intruder's namespace, if there is one
+    /// (`/proc/<pid>/ns/net` is its namespace).
+    pub fn intruder_pid(&self) -> Option<u32> {
+        self.intruder.as_ref().map(Holder::pid)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nodes_get_their_own_addresses_and_reach_each_other_only_on_the_link() {
+        let link = Link::new(2, false).expect("namespaces (the tests run as root)");
+        assert_eq!(
+            link.addrs(),
+            vec![Ipv4Addr::new(10, 47, 0, 1), Ipv4Addr::new(10, 47, 0, 2)]
+        );
+        // Node 1 listens on its address; node 0 sends from its own.
+        let (tx, rx) = std::sync::mpsc::channel();
+        let (p0, p1) = (link.nodes[0].pid(), link.nodes[1].pid());
+        let got = std::thread::scope(|s| {
+            let listener = s.spawn(|| {
+                in_namespace(p1, || {
+                    let sock = std::net::UdpSocket::bind("10.47.0.2:4791").unwrap();
+                    sock.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                        .unwrap();
+                    tx.send(()).unwrap();
+                    let mut buf = [0u8; 16];
+                    let (n, from) = sock.recv_from(&mut buf).unwrap();
+                    (buf[..n].to_vec(), from.ip())
+                })
+                .unwrap()
+            });
+            rx.recv().unwrap();
+            in_namespace(p0, || {
+                let sock = std::net::UdpSocket::bind("10.47.0.1:0").unwrap();
+                sock.send_to(b"hi", "10.47.0.2:4791").unwrap();
+            })
+            .unwrap();
+            listener.join().unwrap()
+        });
+        assert_eq!(got, (b"hi".to_vec(), Ipv4Addr::new(10, 47, 0, 1)));
+        assert!(
+            std::net::UdpSocket::bind("10.47.0.1:0").is_err(),
+            "the node addresses exist only in their namespaces"
+        );
+        let ns = |pid: u32| std::fs::read_link(format!("/proc/{pid}/ns/net")).ok();
+        let n0 = ns(link.nodes[0].pid());
+        assert!(n0.is_some());
+        assert_ne!(n0, std::fs::read_link("/proc/self/ns/net").ok(), "not ours");
+        assert_ne!(n0, ns(link.nodes[1].pid()));
+        let pids: Vec<u32> = link.nodes.iter().map(Holder::pid).collect();
+        drop(link);
+        for pid in pids {
+            assert!(
+                !std::path::Path::new(&format!("/proc/{pid}")).exists()
+                    || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .is_ok_and(|s| s.contains(") Z ")),
+                "holder {pid} is gone"
+            );
+        }
+    }
+}
