@@ -57,6 +57,8 @@ pub struct FabricOptions {
     /// engines from it): its holder's pid is written to `intruder.pid` in
     /// the socket directory.
     pub intruder: bool,
+    /// Capture node 0's RoCE packets (tcpdump in its namespace) to this file.
+    pub capture: Option<PathBuf>,
     /// Directory for the engines' sockets (`n<rank>.sock`); a fresh one in
     /// the system's temporary directory when `None`. A test that needs to
     /// find one engine (to kill it) names its own.
@@ -218,6 +220,10 @@ pub fn run_cluster(
         std::fs::write(&f, pid.to_string()).map_err(|e| Error::io(f.display().to_string(), e))?;
     }
     let addrs: Vec<String> = link.addrs().iter().map(|a| a.to_string()).collect();
+    let capture = match &fabric.capture {
+        Some(file) => Some(start_capture(&link, file)?),
+        None => None,
+    };
     let mut engines = Vec::new();
     for rank in 0..nodes {
         let socket = dir.join(format!("n{rank}.sock"));
@@ -310,6 +316,12 @@ pub fn run_cluster(
         );
     }
     let engines = engines.into_iter().map(EngineProcess::finish).collect();
+    if let Some(mut c) = capture {
+        // tcpdump writes each packet as it comes (-U): a kill loses none.
+        thread::sleep(Duration::from_millis(300));
+        let _ = c.kill();
+        let _ = c.wait();
+    }
     drop(link);
     if own_dir {
         let _ = std::fs::remove_dir_all(&dir);
@@ -318,6 +330,38 @@ pub fn run_cluster(
         nodes: outcomes,
         engines,
     })
+}
+
+/// Starts tcpdump in node 0's namespace, writing its RoCEv2 packets to
+/// `file`; returns once it listens.
+fn start_capture(link: &crate::netns::Link, file: &Path) -> Result<Child> {
+    let mut cmd = link.command_in(0, Path::new("tcpdump"));
+    cmd.args(["-i", "eth0", "-U", "-s", "0", "-w"])
+        .arg(file)
+        .args(["udp", "port", "4791"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = cmd
+        .spawn()
+        .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+            let _ = tx.send(line);
+        }
+    });
+    match rx.recv_timeout(ENGINE_START) {
+        Ok(line) if line.contains("listening on") => Ok(child),
+        other => {
+            let _ = child.kill();
+            let _ = child.wait();
+            Err(Error::Options(format!(
+                "tcpdump did not start in node 0's namespace: {other:?}"
+            )))
+        }
+    }
 }
 
 /// A fresh private directory for the engines' sockets.

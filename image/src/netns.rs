@@ -183,8 +183,13 @@ impl Link {
     /// `program` as a command that runs in node `rank`'s namespace.
     pub fn command_in(&self, rank: u16, program: &std::path::Path) -> Command {
         let mut cmd = Command::new("nsenter");
-        cmd.args(["-t", &self.nodes[usize::from(rank)].pid().to_string(), "-n", "--"])
-            .arg(program);
+        cmd.args([
+            "-t",
+            &self.nodes[usize::from(rank)].pid().to_string(),
+            "-n",
+            "--",
+        ])
+        .arg(program);
         cmd
     }
 

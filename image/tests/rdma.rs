@@ -105,9 +105,11 @@ fn the_local_engine_reaches_only_what_it_was_granted() {
 }
 
 #[test]
-fn one_percent_loss_still_delivers_every_byte() {
+fn loss_reordering_and_duplication_together_still_deliver_every_byte() {
     let fabric = FabricOptions {
         loss: Some(0.01),
+        reorder: Some(0.05),
+        duplicate: Some(0.01),
         ..FabricOptions::default()
     };
     let outcome = rdmatest("rdma-loss", &[], fabric);
@@ -156,33 +158,27 @@ fn a_dead_engine_is_a_clear_error_not_a_hang() {
     assert_eq!(outcome.nodes[1].status, Some(0), "{}", outcome.output());
 }
 
-/// The `--base-port` of the engines started with sockets in `dir`, read
-/// off their command lines once they run.
-fn engine_base_port(dir: &std::path::Path) -> Option<u16> {
-    let pattern = format!(
-        "faultline-rdma-engine --socket {}",
-        dir.join("n0.sock").display()
-    );
+/// The pid that holds the intruder's namespace of the cluster whose
+/// sockets are in `dir`, once it runs.
+fn intruder_pid(dir: &std::path::Path) -> Option<u32> {
     let start = std::time::Instant::now();
     while start.elapsed() < TIMEOUT {
-        let out = Command::new("pgrep")
-            .args(["-af", &pattern])
-            .output()
-            .ok()?;
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
-        let mut words = text.split_whitespace();
-        if words.any(|w| w == "--base-port") {
-            return words.next()?.parse().ok();
+        if let Some(pid) = std::fs::read_to_string(dir.join("intruder.pid"))
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+        {
+            return Some(pid);
         }
         std::thread::sleep(Duration::from_millis(100));
     }
     None
 }
 
-/// Datagrams an attacker on the host might send: garbage, truncated and
-/// oversized ones, and well-formed fabric headers (every kind, claimed
-/// senders 0 and 1, random transfer ids, keys, addresses and lengths).
-fn hostile_datagram(i: u64) -> Vec<u8> {
+/// Packets an attacker on the link might send: garbage, truncated and
+/// oversized ones, and RoCEv2 headers of every opcode for both nodes' queue
+/// pairs with random PSNs, keys, addresses and lengths (their ICRCs are
+/// right only by chance: the engines check them first).
+fn hostile_packet(i: u64) -> Vec<u8> {
     let mut x = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xdead_beef;
     let mut next = || {
         x ^= x << 13;
@@ -192,20 +188,16 @@ fn hostile_datagram(i: u64) -> Vec<u8> {
     };
     match i % 4 {
         0 => (0..next() % 200).map(|_| next() as u8).collect(),
-        1 => vec![0xff; 60_000 + (next() % 10_000) as usize],
+        1 => vec![0xff; 1000 + (next() % 7000) as usize],
         _ => {
-            let mut d = Vec::with_capacity(56 + 64);
-            d.extend_from_slice(&0xfa17u16.to_le_bytes());
-            d.push((1 + next() % 11) as u8);
-            d.push(if next() % 2 == 0 {
-                0
-            } else {
-                (next() % 9) as u8
-            });
-            d.extend_from_slice(&((next() % 2) as u16).to_le_bytes());
-            d.extend_from_slice(&[0, 0]);
-            for _ in 0..6 {
-                d.extend_from_slice(&next().to_le_bytes());
+            let mut d = Vec::with_capacity(12 + 64);
+            d.push((next() % 0x14) as u8);
+            d.push(0);
+            d.extend_from_slice(&[0xff, 0xff, 0]);
+            d.extend_from_slice(&(0x100u32 + (next() % 2) as u32).to_be_bytes()[1..]);
+            d.extend_from_slice(&((next() as u32) & 0x80ff_ffff).to_be_bytes());
+            for _ in 0..4 {
+                d.extend_from_slice(&next().to_be_bytes());
             }
             d.extend((0..next() % 64).map(|_| next() as u8));
             d
@@ -214,42 +206,48 @@ fn hostile_datagram(i: u64) -> Vec<u8> {
 }
 
 #[test]
-fn forged_and_malformed_datagrams_at_a_running_cluster_change_nothing() {
+fn forged_and_malformed_packets_on_the_link_change_nothing() {
     let dir = workspace_root().join("target/test-images/rdma-hostile/sockets");
+    let _ = std::fs::remove_file(dir.join("intruder.pid"));
     let flood_dir = dir.clone();
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let stopped = stop.clone();
     let flood = std::thread::spawn(move || {
-        let Some(base) = engine_base_port(&flood_dir) else {
+        let Some(pid) = intruder_pid(&flood_dir) else {
             return 0u64;
         };
-        let sock = std::net::UdpSocket::bind("127.0.0.1:0").expect("a UDP socket");
-        let (mut sent, mut i) = (0u64, 0u64);
-        while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
-            i += 1;
-            let d = hostile_datagram(i);
-            // Datagrams too large for UDP fail to send; the rest go out.
-            if sock
-                .send_to(&d, ("127.0.0.1", base + (i % 2) as u16))
-                .is_ok()
-            {
-                sent += 1;
+        faultline_image::netns::in_namespace(pid, || {
+            let sock = std::net::UdpSocket::bind("10.47.0.250:0").expect("a UDP socket");
+            let (mut sent, mut i) = (0u64, 0u64);
+            while !stopped.load(std::sync::atomic::Ordering::Relaxed) {
+                i += 1;
+                let d = hostile_packet(i);
+                let to = if i % 2 == 0 {
+                    "10.47.0.1:4791"
+                } else {
+                    "10.47.0.2:4791"
+                };
+                if sock.send_to(&d, to).is_ok() {
+                    sent += 1;
+                }
+                if i % 256 == 0 {
+                    std::thread::sleep(Duration::from_micros(200));
+                }
             }
-            if i % 256 == 0 {
-                std::thread::sleep(Duration::from_micros(200));
-            }
-        }
-        sent
+            sent
+        })
+        .unwrap_or(0)
     });
     let fabric = FabricOptions {
         socket_dir: Some(dir),
+        intruder: true,
         ..FabricOptions::default()
     };
     let outcome = rdmatest("rdma-hostile", &[], fabric);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let sent = flood.join().expect("flood thread");
-    assert!(sent > 1000, "only {sent} hostile datagrams were sent");
-    println!("{sent} hostile datagrams sent during the run");
+    assert!(sent > 1000, "only {sent} hostile packets were sent");
+    println!("{sent} hostile packets sent during the run");
     assert!(outcome.success(), "a node failed:\n{}", outcome.output());
     assert!(
         !outcome.output().contains("FAIL"),
@@ -344,4 +342,81 @@ fn stencil_halo_bench_interleaves_fault_aware_and_pinned_ghosts_with_the_same_re
             );
         }
     }
+}
+
+/// Runs `tshark` over `pcap` and returns each packet's protocol chain.
+fn tshark_frames(pcap: &std::path::Path) -> Vec<String> {
+    // Payload bytes are the apps' own: Wireshark's guess that a SEND carries
+    // RPC-over-RDMA is switched off, the RoCE headers are what is judged.
+    let out = Command::new("tshark")
+        .args(["--disable-protocol", "rpcordma", "-r"])
+        .arg(pcap)
+        .args([
+            "-T",
+            "fields",
+            "-e",
+            "frame.protocols",
+            "-e",
+            "_ws.malformed",
+            "-e",
+            "_ws.expert.severity",
+        ])
+        .output()
+        .expect("tshark runs (run-tests.sh installs it)");
+    assert!(
+        out.status.success(),
+        "tshark failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn wireshark_decodes_every_packet_as_roce_and_scapy_agrees_with_every_icrc() {
+    let dir = workspace_root().join("target/test-images/rdma-wire");
+    std::fs::create_dir_all(&dir).unwrap();
+    let pcap = dir.join("rdmatest.pcap");
+    let _ = std::fs::remove_file(&pcap);
+    let fabric = FabricOptions {
+        capture: Some(pcap.clone()),
+        ..FabricOptions::default()
+    };
+    let outcome = rdmatest("rdma-wire", &[], fabric);
+    assert!(outcome.success(), "a node failed:\n{}", outcome.output());
+    let frames = tshark_frames(&pcap);
+    assert!(
+        frames.len() > 1000,
+        "only {} packets captured",
+        frames.len()
+    );
+    for (i, f) in frames.iter().enumerate() {
+        let mut cols = f.split('\t');
+        let protocols = cols.next().unwrap_or("");
+        let malformed = cols.next().unwrap_or("");
+        assert!(
+            protocols.ends_with("ip:udp:infiniband") || protocols.contains(":udp:infiniband:"),
+            "frame {} is not RoCEv2 to Wireshark: {protocols}",
+            i + 1
+        );
+        assert!(
+            malformed.is_empty(),
+            "frame {} is malformed to Wireshark: {f}",
+            i + 1
+        );
+    }
+    let out = Command::new("/usr/bin/python3")
+        .arg(workspace_root().join("image/tests/roce_wire.py"))
+        .arg(&pcap)
+        .output()
+        .expect("python3 with scapy (run-tests.sh installs python3-scapy)");
+    let said = String::from_utf8_lossy(&out.stdout);
+    println!("{} frames decoded by tshark; scapy: {said}", frames.len());
+    assert!(
+        out.status.success(),
+        "scapy's ICRC disagrees: {said}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
