@@ -155,7 +155,7 @@ impl EngineProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let mut child = cmd
+        let mut child = crate::child::dies_with_parent(&mut cmd)
             .spawn()
             .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
         let stderr = child.stderr.take().expect("piped");
