@@ -123,13 +123,17 @@ fn free_port() -> u16 {
         .port()
 }
 
-#[test]
-fn killing_the_runners_process_group_kills_qemu_and_frees_its_port() {
+/// Starts `faultline-image run APP ARGS` (`args`: APP first) in a process group of its own and
+/// waits until it has printed a line containing each of `ready`; returns
+/// what it printed.
+fn start_runner(args: &[&str], ready: &[&str]) -> (Runner, String) {
     common::require_qemu();
-    let port = free_port();
     let mut cmd = Command::new(BIN);
-    cmd.args(["run", "kvstore", "--port", &port.to_string()])
+    // The timeout goes right after the app: what follows `--` is the app's.
+    let (app, rest) = args.split_first().expect("an app");
+    cmd.args(["run", app])
         .args(["--timeout", &READY_WITHIN.as_secs().to_string()])
+        .args(rest)
         .process_group(0)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -138,9 +142,6 @@ fn killing_the_runners_process_group_kills_qemu_and_frees_its_port() {
         child: cmd.spawn().expect("faultline-image starts"),
         killed: false,
     };
-    let pid = runner.child.id();
-
-    // Wait until the guest is up.
     let (tx, rx) = mpsc::channel();
     let stdout = runner.child.stdout.take().unwrap();
     std::thread::spawn(move || {
@@ -153,30 +154,23 @@ fn killing_the_runners_process_group_kills_qemu_and_frees_its_port() {
     });
     let deadline = Instant::now() + READY_WITHIN;
     let mut output = String::new();
-    loop {
+    let mut waiting: Vec<&str> = ready.to_vec();
+    while !waiting.is_empty() {
         match rx.recv_timeout(deadline.saturating_duration_since(Instant::now())) {
             Ok(line) => {
+                waiting.retain(|text| !line.contains(text));
                 output += &line;
                 output.push('\n');
-                if line.contains("ready on port") {
-                    break;
-                }
             }
-            Err(e) => panic!("kvstore never became ready ({e}); output:\n{output}"),
+            Err(e) => panic!("never printed {waiting:?} ({e}); output:\n{output}"),
         }
     }
-    assert!(
-        TcpStream::connect(("127.0.0.1", port)).is_ok(),
-        "the guest is ready but port {port} is not forwarded; output:\n{output}"
-    );
-    let children = children_of(pid);
-    assert!(
-        children.iter().any(|p| p.comm.starts_with("qemu-system")),
-        "no QEMU among the runner's children: {children:?}"
-    );
+    (runner, output)
+}
 
-    runner.kill_group();
-
+/// Waits until none of `children` runs; fails (killing what is left) if
+/// that takes longer than [`GONE_WITHIN`].
+fn assert_gone(children: &[Proc]) {
     let deadline = Instant::now() + GONE_WITHIN;
     loop {
         let left: Vec<&Proc> = children.iter().filter(|p| still_running(p)).collect();
@@ -197,8 +191,56 @@ fn killing_the_runners_process_group_kills_qemu_and_frees_its_port() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// How many of `children` have a command name starting with `name`.
+fn count(children: &[Proc], name: &str) -> usize {
+    children.iter().filter(|p| p.comm.starts_with(name)).count()
+}
+
+/// What CI timeouts do: SIGKILL to the whole process group. QEMU is in a
+/// group of its own (so that Ctrl-C reaches only the runner) and must still die.
+#[test]
+fn killing_the_runners_process_group_kills_qemu_and_frees_its_port() {
+    let port = free_port();
+    let port_arg = port.to_string();
+    let (mut runner, output) = start_runner(&["kvstore", "--port", &port_arg], &["ready on port"]);
+    assert!(
+        TcpStream::connect(("127.0.0.1", port)).is_ok(),
+        "the guest is ready but port {port} is not forwarded; output:\n{output}"
+    );
+    let children = children_of(runner.child.id());
+    assert_eq!(
+        count(&children, "qemu-system"),
+        1,
+        "the runner's children: {children:?}"
+    );
+    runner.kill_group();
+    assert_gone(&children);
     assert!(
         TcpListener::bind(("127.0.0.1", port)).is_ok(),
         "port {port} is still taken after the runner and its children died"
     );
+}
+
+/// A multi-node run killed by SIGKILL to the runner alone (`kill -9 PID`,
+/// the OOM killer): its QEMUs and RDMA engines share its process group, so
+/// only the death signal ends them. The stencil, given far more iterations
+/// than it gets time for, keeps both nodes busy.
+#[test]
+fn killing_a_multi_node_runner_kills_its_qemus_and_engines() {
+    let (mut runner, output) = start_runner(
+        &["stencil", "--nodes", "2", "--", "128", "128", "1000000"],
+        &["[n0] stencil: ", "[n1] stencil: "],
+    );
+    let children = children_of(runner.child.id());
+    // The kernel keeps 15 bytes of a command name.
+    let engine = &faultline_image::cluster::ENGINE[..15];
+    assert!(
+        count(&children, "qemu-system") == 2 && count(&children, engine) == 2,
+        "not two QEMUs and two engines among the runner's children: {children:?}\n{output}"
+    );
+    runner.child.kill().unwrap();
+    let _ = runner.child.wait();
+    assert_gone(&children);
 }
