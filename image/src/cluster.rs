@@ -104,7 +104,7 @@ pub fn build_engine(root: &Path) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        .args(["build", "--release", "-q", "-p", ENGINE]);
+        .args(["build", "--locked", "--release", "-q", "-p", ENGINE]);
     let status = cmd
         .status()
         .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
