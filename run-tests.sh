@@ -11,6 +11,8 @@
 # (u-boot-qemu, booted by image/tests/uboot.rs) and cargo-fuzz (the
 # fuzzing step; it needs the nightly toolchain, which must be installed).
 # Extra arguments go to `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
+# Every build is --locked: a Cargo.lock (or fuzz/Cargo.lock) that does not
+# match the manifests fails the run instead of being rewritten.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
 . image/host-tools.sh
@@ -33,14 +35,14 @@ cargo fmt --all --check
 # target directory so the boot tests reuse what it compiled). Warnings are
 # errors; the workspace [lints] table in Cargo.toml says what is checked.
 step "cargo clippy (host crates)"
-cargo clippy --all-targets -- -D warnings
+cargo clippy --locked --all-targets -- -D warnings
 guest=(-p libos)
 for dir in apps/*/; do
     guest+=(-p "$(basename "$dir")")
 done
 for board in qemu-virt zcu102; do
     step "cargo clippy (guest, $board)"
-    cargo clippy --release --target aarch64-unknown-none --features "libos/$board" \
+    cargo clippy --locked --release --target aarch64-unknown-none --features "libos/$board" \
         --target-dir "target/guest/$board" "${guest[@]}" -- -D warnings
 done
 
@@ -52,4 +54,4 @@ fuzz/run.sh 45
 # Host unit tests of the default members (apps are guest-only and are built
 # by the boot tests), then the boot tests themselves.
 step "cargo test"
-exec cargo test "$@"
+exec cargo test --locked "$@"

@@ -17,6 +17,9 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(resp_parser command_engine log_replay superblock)
 
+# fuzz/Cargo.lock is part of the source: a stale one fails here instead of
+# being rewritten by the build (cargo fuzz has no --locked of its own).
+cargo +nightly fetch --locked --manifest-path fuzz/Cargo.toml
 echo "fuzz/run.sh: building ${targets[*]}" >&2
 if (($# == 0)); then
     # All at once: the dependencies build in parallel, once.

@@ -85,19 +85,38 @@ pub const OVERRIDING_RUSTFLAGS: [&str; 2] = ["RUSTFLAGS", "CARGO_ENCODED_RUSTFLA
 /// built by the same cargo as the tool; `rust-toolchain.toml` selects the toolchain.
 /// [`OVERRIDING_RUSTFLAGS`] are removed from its environment: set for a host build
 /// (e.g. `RUSTFLAGS=-Dwarnings` in CI), they would drop the guest's linker script.
+///
+/// With `--locked` when `Cargo.lock` lists the app, so that a stale lock fails the
+/// build instead of rewriting itself; a new app's first build adds it to the lock
+/// (commit that with the app), as [`new_to_the_lock`] explains.
 pub fn cargo_command(root: &Path, app: &str, board: Board) -> Command {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     for var in OVERRIDING_RUSTFLAGS {
         cmd.env_remove(var);
     }
-    cmd.current_dir(root)
-        .args(["build", "--release", "-p", app, "--target", GUEST_TARGET])
+    cmd.current_dir(root).arg("build");
+    if !new_to_the_lock(root, app) {
+        cmd.arg("--locked");
+    }
+    cmd.args(["--release", "-p", app, "--target", GUEST_TARGET])
         .arg("--features")
         .arg(format!("libos/{}", board.name()))
         .arg("--target-dir")
         .arg(target_dir(root, board));
     cmd
+}
+
+/// Whether `root`'s `Cargo.lock` has no package named `app`: the app was just
+/// written (the workspace takes every crate under `apps/`), and its first build
+/// must add it to the lock, which `--locked` forbids. Under `./run-qemu.sh`,
+/// `cargo run` has already added it; this is for the tool run on its own.
+fn new_to_the_lock(root: &Path, app: &str) -> bool {
+    let Ok(lock) = std::fs::read_to_string(root.join("Cargo.lock")) else {
+        return true;
+    };
+    let entry = format!("name = \"{app}\"");
+    !lock.lines().any(|line| line.trim() == entry)
 }
 
 /// Renders a command for error messages (program and arguments, space-separated).
@@ -256,13 +275,21 @@ mod tests {
 
     #[test]
     fn cargo_command_line() {
-        let root = Path::new("/ws");
+        let dir = TempDir::new("ws-lock");
+        let root = dir.path();
+        std::fs::write(
+            root.join("Cargo.lock"),
+            "[[package]]\nname = \"hello\"\nversion = \"0.1.0\"\n",
+        )
+        .unwrap();
         let cmd = cargo_command(root, "hello", Board::Zcu102);
         let args: Vec<_> = cmd.get_args().map(|a| a.to_str().unwrap()).collect();
+        let target_dir = root.join("target/guest/zcu102");
         assert_eq!(
             args,
             [
                 "build",
+                "--locked",
                 "--release",
                 "-p",
                 "hello",
@@ -271,10 +298,13 @@ mod tests {
                 "--features",
                 "libos/zcu102",
                 "--target-dir",
-                "/ws/target/guest/zcu102",
+                target_dir.to_str().unwrap(),
             ]
         );
         assert_eq!(cmd.get_current_dir(), Some(root));
+        // An app the lock does not list yet (a new one) may add itself to it.
+        let cmd = cargo_command(root, "myapp", Board::Zcu102);
+        assert!(!cmd.get_args().any(|a| a == "--locked"));
         let removed: Vec<_> = cmd
             .get_envs()
             .filter(|(_, v)| v.is_none())
@@ -342,11 +372,19 @@ mod tests {
     fn unknown_app_fails_before_cargo() {
         let dir = TempDir::new("ws-none");
         std::fs::create_dir_all(dir.path().join("apps/hello")).unwrap();
-        std::fs::write(dir.path().join("apps/hello/Cargo.toml"), "").unwrap();
+        std::fs::write(
+            dir.path().join("apps/hello/Cargo.toml"),
+            "[package]\nname = \"hello\"\n",
+        )
+        .unwrap();
         let msg = build(dir.path(), "nope", Board::QemuVirt, &[])
             .unwrap_err()
             .to_string();
-        assert_eq!(msg, "unknown app `nope`; valid apps: hello");
+        assert!(
+            msg.starts_with("no app named `nope`: expected a crate apps/nope/ ")
+                && msg.ends_with("apps: hello"),
+            "{msg}"
+        );
         let msg = build(dir.path(), "hello", Board::QemuVirt, &["a b".into()])
             .unwrap_err()
             .to_string();

@@ -102,7 +102,7 @@ pub fn build_engine(root: &Path) -> Result<PathBuf> {
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(root)
-        .args(["build", "--release", "-q", "-p", ENGINE]);
+        .args(["build", "--locked", "--release", "-q", "-p", ENGINE]);
     let status = cmd
         .status()
         .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
@@ -130,7 +130,7 @@ impl EngineProcess {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let mut child = cmd
+        let mut child = crate::child::dies_with_parent(&mut cmd)
             .spawn()
             .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
         let stderr = child.stderr.take().expect("piped");

@@ -85,11 +85,16 @@ impl fmt::Display for Error {
                 "unknown board `{name}`; valid boards: {}",
                 valid.join(", ")
             ),
-            Error::UnknownApp { name, valid } if valid.is_empty() => {
-                write!(f, "unknown app `{name}`; no apps found under apps/")
-            }
             Error::UnknownApp { name, valid } => {
-                write!(f, "unknown app `{name}`; valid apps: {}", valid.join(", "))
+                write!(
+                    f,
+                    "no app named `{name}`: expected a crate apps/{name}/ (Cargo.toml with \
+                     name = \"{name}\", src/main.rs; README, \"Writing an app\"); "
+                )?;
+                match valid.is_empty() {
+                    true => write!(f, "there are no apps under apps/"),
+                    false => write!(f, "apps: {}", valid.join(", ")),
+                }
             }
             Error::Io { context, source } => write!(f, "{context}: {source}"),
             Error::Cargo { command, status } => {

@@ -13,6 +13,7 @@ pub mod backlog;
 pub mod board;
 pub mod bootargs;
 pub mod build;
+pub mod child;
 pub mod cli;
 pub mod cluster;
 pub mod elf;

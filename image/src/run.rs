@@ -95,6 +95,7 @@ pub fn run_watched(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     let start = Instant::now();
+    crate::child::dies_with_parent(&mut cmd);
     let mut child = cmd.spawn().map_err(|e| spawn_error(&cmd, e))?;
     let mut deadline = timeout.map(|t| start + t);
 

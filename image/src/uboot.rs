@@ -126,6 +126,7 @@ pub fn run_uboot(
         .stderr(Stdio::piped());
     let start = Instant::now();
     let deadline = timeout.map(|t| start + t);
+    crate::child::dies_with_parent(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;

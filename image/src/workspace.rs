@@ -47,17 +47,50 @@ pub fn list_apps(root: &Path) -> Result<Vec<String>> {
     Ok(apps)
 }
 
-/// Checks that `app` is one of the workspace's apps; the error lists the valid ones.
+/// Checks that `app` is an app cargo can build: a directory `apps/<app>/`
+/// whose `Cargo.toml` names its package `app` (the workspace takes every
+/// crate under `apps/`). The errors say what is missing, so that writing a
+/// new app (README, "Writing an app") needs no guessing.
 pub fn check_app(root: &Path, app: &str) -> Result<()> {
     let apps = list_apps(root)?;
-    if apps.iter().any(|a| a == app) {
-        Ok(())
-    } else {
-        Err(Error::UnknownApp {
+    if !apps.iter().any(|a| a == app) {
+        return Err(Error::UnknownApp {
             name: app.to_string(),
             valid: apps,
-        })
+        });
     }
+    let manifest = root.join("apps").join(app).join("Cargo.toml");
+    let text = std::fs::read_to_string(&manifest)
+        .map_err(|e| Error::io(format!("reading {}", manifest.display()), e))?;
+    let fix = format!(
+        "an app's Cargo.toml starts with [package] and name = \"{app}\", its directory's name \
+         (README, \"Writing an app\", shows a whole one)"
+    );
+    match package_name(&text) {
+        Some(name) if name == app => Ok(()),
+        Some(name) => Err(Error::Options(format!(
+            "apps/{app}/Cargo.toml names its package `{name}`: {fix}"
+        ))),
+        None => Err(Error::Options(format!(
+            "apps/{app}/Cargo.toml has no package name: {fix}"
+        ))),
+    }
+}
+
+/// The `name` of a manifest's `[package]` table, read line by line (enough
+/// for the plain manifests apps have).
+fn package_name(manifest: &str) -> Option<&str> {
+    let mut in_package = false;
+    for line in manifest.lines().map(str::trim) {
+        if line.starts_with('[') {
+            in_package = line == "[package]";
+        } else if let Some((key, value)) = line.split_once('=') {
+            if in_package && key.trim() == "name" {
+                return value.trim().strip_prefix('"')?.split('"').next();
+            }
+        }
+    }
+    None
 }
 
 /// Renders `path` relative to `root` when it lies inside it, for shorter messages.
@@ -107,8 +140,33 @@ mod tests {
         let msg = check_app(ws.path(), "notes").unwrap_err().to_string();
         assert_eq!(
             msg,
-            "unknown app `notes`; valid apps: hello, kvstore, selftest"
+            "no app named `notes`: expected a crate apps/notes/ (Cargo.toml with \
+             name = \"notes\", src/main.rs; README, \"Writing an app\"); apps: hello, \
+             kvstore, selftest"
         );
+    }
+
+    #[test]
+    fn an_app_whose_package_is_misnamed_is_explained() {
+        let ws = fake_workspace();
+        let manifest = ws.path().join("apps/hello/Cargo.toml");
+        fs::write(&manifest, "[package]\nname = \"hallo\"\n").unwrap();
+        let msg = check_app(ws.path(), "hello").unwrap_err().to_string();
+        assert!(
+            msg.starts_with("apps/hello/Cargo.toml names its package `hallo`: ")
+                && msg.contains("name = \"hello\""),
+            "{msg}"
+        );
+        fs::write(&manifest, "[dependencies]\nname = \"hello\"\n").unwrap();
+        let msg = check_app(ws.path(), "hello").unwrap_err().to_string();
+        assert!(msg.contains("has no package name"), "{msg}");
+    }
+
+    #[test]
+    fn package_names_are_read_from_the_package_table() {
+        let manifest = "[workspace]\nname = \"x\"\n\n[package]\n  name= \"myapp\" # the app\n";
+        assert_eq!(package_name(manifest), Some("myapp"));
+        assert_eq!(package_name("[package]\nversion = \"1\"\n"), None);
     }
 
     #[test]

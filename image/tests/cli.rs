@@ -185,7 +185,7 @@ fn list_shows_apps_and_boards() {
 fn usage_errors_exit_2() {
     let ws = tiny_workspace();
     for (args, needle) in [
-        (&["run", "nope"][..], "valid apps: tiny"),
+        (&["run", "nope"][..], "apps/nope/ (Cargo.toml"),
         (&["build", "tiny", "--board", "pi"][..], "qemu-virt, zcu102"),
         (
             &["run", "tiny", "--board", "zcu102", "--smp", "2"][..],
