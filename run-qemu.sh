@@ -48,7 +48,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 # image tool's listen-backlog shim (kvstore): installed when missing.
 . image/host-tools.sh
 need_rust_toolchain
-need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev
+need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev \
+    ip:iproute2 unshare:util-linux nsenter:util-linux # --nodes: engines in namespaces
 # U-Boot for QEMU virt, with --uboot (before any `--`: later ones are the app's).
 for arg in "$@"; do
     [[ $arg == -- ]] && break

@@ -7,7 +7,9 @@
 # with its aarch64-unknown-none target, QEMU, Redis's client tools (the
 # kvstore tests drive the server with redis-cli and redis-benchmark),
 # redis-server (the differential test compares kvstore with it), a C
-# compiler (the image tool's listen-backlog shim), U-Boot for QEMU virt
+# compiler (the image tool's listen-backlog shim), iproute2 and util-linux
+# (each node's RDMA engine in a network namespace), tcpdump, tshark and
+# python3-scapy (the RoCEv2 wire-format test), U-Boot for QEMU virt
 # (u-boot-qemu, booted by image/tests/uboot.rs) and cargo-fuzz (the
 # fuzzing step; it needs the nightly toolchain, which must be installed).
 # Extra arguments go to `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
@@ -21,9 +23,13 @@ need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm \
     redis-benchmark:redis-tools redis-cli:redis-tools \
     redis-server:redis-server \
-    cc:gcc+libc6-dev pgrep:procps
+    cc:gcc+libc6-dev pgrep:procps \
+    ip:iproute2 unshare:util-linux nsenter:util-linux \
+    tcpdump:tcpdump tshark:tshark
 need_fuzz_tools
 need_packages u-boot-qemu # U-Boot for QEMU virt (image/tests/uboot.rs)
+# scapy's RoCE layer checks the engine's ICRCs (image/tests/roce_wire.py).
+need_packages python3-scapy
 
 step() { echo "run-tests.sh: $*" >&2; }
 

@@ -342,7 +342,7 @@ fn start_capture(link: &crate::netns::Link, file: &Path) -> Result<Child> {
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
-    let mut child = cmd
+    let mut child = crate::child::dies_with_parent(&mut cmd)
         .spawn()
         .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
     let stderr = child.stderr.take().expect("piped");

@@ -48,12 +48,15 @@ impl Holder {
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped());
-        let child = cmd.spawn().map_err(|e| {
-            Error::Options(format!(
-                "cannot start `unshare --net` for the cluster's network namespaces ({e}); \
+        // The namespace goes when the image tool goes, however it dies.
+        let child = crate::child::dies_with_parent(&mut cmd)
+            .spawn()
+            .map_err(|e| {
+                Error::Options(format!(
+                    "cannot start `unshare --net` for the cluster's network namespaces ({e}); \
                  multi-node runs need util-linux's unshare and nsenter and root"
-            ))
-        })?;
+                ))
+            })?;
         let h = Self { child };
         // The namespace exists once unshare has exec'd sleep.
         let ns = format!("/proc/{}/ns/net", h.pid());
