@@ -12,10 +12,16 @@ use dma::{Direction, Segment};
 const NODE_SHIFT: u32 = 48;
 
 /// The scheduler's device address for `va` on `node` (`None`: this node,
-/// which makes the transfer a local COPY). VAs fit in 48 bits.
-pub fn device_address(node: Option<u16>, va: usize) -> u64 {
+/// which makes the transfer a local COPY); `None` when `va` does not fit
+/// the 48 bits of a virtual address (such an address names no memory on
+/// any node: it is refused, never cut down to one that does).
+pub fn device_address(node: Option<u16>, va: usize) -> Option<u64> {
+    let va = va as u64;
+    if va >> NODE_SHIFT != 0 {
+        return None;
+    }
     let tag = node.map_or(0, |n| n as u64 + 1);
-    (tag << NODE_SHIFT) | (va as u64 & ((1 << NODE_SHIFT) - 1))
+    Some((tag << NODE_SHIFT) | va)
 }
 
 /// Splits a device address back into node and VA (see [`device_address`]).
@@ -77,22 +83,30 @@ mod tests {
 
     #[test]
     fn device_addresses_carry_the_node() {
-        let a = device_address(Some(3), 0x7f_1234_5000);
+        let a = device_address(Some(3), 0x7f_1234_5000).unwrap();
         assert_eq!(split_device_address(a), (Some(3), 0x7f_1234_5000));
         assert_eq!(
-            split_device_address(device_address(None, 0x5000)),
+            split_device_address(device_address(None, 0x5000).unwrap()),
             (None, 0x5000)
         );
         assert_eq!(
-            split_device_address(device_address(Some(0), 8)),
+            split_device_address(device_address(Some(0), 8).unwrap()),
             (Some(0), 8)
         );
     }
 
     #[test]
+    fn an_address_above_48_bits_is_refused_not_cut() {
+        assert_eq!(device_address(Some(1), 1 << 48), None);
+        assert_eq!(device_address(Some(1), (1 << 50) | 0x1000), None);
+        assert_eq!(device_address(None, usize::MAX), None);
+        assert!(device_address(Some(1), (1 << 48) - 1).is_some());
+    }
+
+    #[test]
     fn segments_become_the_right_work_requests() {
         let w = segment_request(
-            &seg(Direction::ToDevice, device_address(Some(1), 0x9000)),
+            &seg(Direction::ToDevice, device_address(Some(1), 0x9000).unwrap()),
             5,
         );
         assert_eq!((w.opcode, w.node), (Opcode::Write as u8, 1));
@@ -102,7 +116,7 @@ mod tests {
         );
 
         let r = segment_request(
-            &seg(Direction::FromDevice, device_address(Some(2), 0x9000)),
+            &seg(Direction::FromDevice, device_address(Some(2), 0x9000).unwrap()),
             6,
         );
         assert_eq!(
@@ -112,12 +126,12 @@ mod tests {
 
         // A local copy: the scheduler's buffer is the source when the
         // "device" reads it, the destination when the device writes it.
-        let c = segment_request(&seg(Direction::ToDevice, device_address(None, 0x9000)), 7);
+        let c = segment_request(&seg(Direction::ToDevice, device_address(None, 0x9000).unwrap()), 7);
         assert_eq!(
             (c.opcode, c.local_va, c.remote_va, c.key),
             (Opcode::Copy as u8, 0x1000, 0x9000, 0)
         );
-        let c = segment_request(&seg(Direction::FromDevice, device_address(None, 0x9000)), 8);
+        let c = segment_request(&seg(Direction::FromDevice, device_address(None, 0x9000).unwrap()), 8);
         assert_eq!((c.local_va, c.remote_va), (0x9000, 0x1000));
     }
 }

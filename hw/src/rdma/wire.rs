@@ -60,12 +60,6 @@ pub enum Opcode {
     /// Control: asks for this node's rank and the node count; completes with
     /// them in [`Completion::node`] and [`Completion::imm`].
     Hello = 18,
-    /// Control: a WRITE (`flags` [`PREPARE_WRITE`]) or READ of `len` bytes
-    /// at `remote_va` on node `node` is coming: that node's engine
-    /// translates it now, one page per 2 MiB, so that its libOS resolves
-    /// what faults while this one still prepares the local side. A hint:
-    /// no completion, and a malformed one is ignored.
-    Prepare = 19,
     /// Control: let other nodes reach `len` bytes at `local_va` with the
     /// rights in `flags` ([`EXPOSE_REMOTE_READ`], [`EXPOSE_REMOTE_WRITE`]).
     /// Completes with the new remote key in [`Completion::key`]; nothing
@@ -89,7 +83,6 @@ impl Opcode {
             16 => Self::Resume,
             17 => Self::PageReady,
             18 => Self::Hello,
-            19 => Self::Prepare,
             20 => Self::Expose,
             21 => Self::Revoke,
             _ => return None,
@@ -98,7 +91,7 @@ impl Opcode {
 
     /// Whether this opcode is a control message that produces no completion.
     pub fn is_control(self) -> bool {
-        matches!(self, Self::Resume | Self::PageReady | Self::Prepare)
+        matches!(self, Self::Resume | Self::PageReady)
     }
 }
 
@@ -109,9 +102,6 @@ pub const WRITE_WITH_IMM: u8 = 1 << 0;
 pub const RESUME_ABORT: u8 = 1 << 0;
 /// [`WorkRequest::flags`] of a PAGE_READY: the page could not be resolved.
 pub const PAGE_READY_FAILED: u8 = 1 << 0;
-/// [`WorkRequest::flags`] of a PREPARE: the transfer writes the remote
-/// memory (else it reads it).
-pub const PREPARE_WRITE: u8 = 1 << 0;
 /// [`WorkRequest::flags`] of an EXPOSE: peers may READ the range.
 pub const EXPOSE_REMOTE_READ: u8 = 1 << 0;
 /// [`WorkRequest::flags`] of an EXPOSE: peers may WRITE the range.
@@ -126,7 +116,7 @@ pub struct WorkRequest {
     pub opcode: u8,
     /// Opcode-specific flags ([`WRITE_WITH_IMM`], [`RESUME_ABORT`], ...).
     pub flags: u8,
-    /// Remote node rank for WRITE, READ, SEND and PREPARE.
+    /// Remote node rank for WRITE, READ and SEND.
     pub node: u16,
     /// Immediate value of a WRITE with [`WRITE_WITH_IMM`].
     pub imm: u32,
@@ -139,8 +129,8 @@ pub struct WorkRequest {
     pub remote_va: u64,
     /// Length in bytes.
     pub len: u64,
-    /// The target's remote key for WRITE, READ and PREPARE (from its
-    /// EXPOSE); the key to withdraw for REVOKE.
+    /// The target's remote key for WRITE and READ (from its EXPOSE; RoCE's
+    /// R_Key, 32 bits); the key to withdraw for REVOKE.
     pub key: u64,
 }
 

@@ -13,9 +13,11 @@
 //!  SMMU fault on seg.va ──► scheduler: mm::resolve ──resume──► RESUME wr_id
 //!  SMMU fault elsewhere (incoming WRITE/READ, COPY destination, SEND source)
 //!      ──► dma service: mm::resolve ──page_ready──► PAGE_READY va (ok | failed)
-//!  prefault / prefetch WRITE or READ ──prepare_remote──► PREPARE node va len
-//!      (before the scheduler makes the local side resident)
 //! ```
+//!
+//! The remote side of a WRITE resolves its own faults: its engine answers
+//! RNR NAK, and at the first fault probes the rest of the range, so that
+//! its kernel resolves it all together.
 //!
 //! SENDs, RECVs and HELLO bypass the scheduler; their completions wait in
 //! [`State::direct`] for the verbs layer.
@@ -30,7 +32,7 @@ use core::ops::Range;
 use dma::{EngineCaps, EngineError, Resume, Segment, SegmentId, StreamId, TransferId};
 use hw::rdma::request::segment_request;
 use hw::rdma::wire::{
-    Completion, Opcode, Status, WorkRequest, PAGE_READY_FAILED, PREPARE_WRITE, RESUME_ABORT,
+    Completion, Opcode, Status, WorkRequest, PAGE_READY_FAILED, RESUME_ABORT,
 };
 
 /// Largest segment the scheduler hands the engine.
@@ -126,21 +128,6 @@ impl State {
         if !self.controls.is_empty() || !self.device.post(&wr) {
             self.controls.push_back(wr);
         }
-    }
-
-    /// Asks node `node`'s engine to translate `remote` (under its remote
-    /// key `key`) now, ahead of a WRITE (`write`) or READ there (see
-    /// [`Opcode::Prepare`]).
-    pub fn prepare_remote(&mut self, node: u16, remote: Range<u64>, key: u64, write: bool) {
-        self.control(WorkRequest {
-            opcode: Opcode::Prepare as u8,
-            flags: if write { PREPARE_WRITE } else { 0 },
-            node,
-            remote_va: remote.start,
-            len: remote.end - remote.start,
-            key,
-            ..Default::default()
-        });
     }
 
     /// Moves every posted completion to the scheduler (`out`) or to the

@@ -68,6 +68,8 @@ pub enum RdmaError {
     Expose(Status),
     /// The engine could not be granted the memory (see `libos::dma::grant`).
     Grant(kdma::GrantError),
+    /// A remote address that is no virtual address (above 48 bits).
+    BadAddress(usize),
 }
 
 bitflags::bitflags! {
@@ -540,17 +542,8 @@ impl Rdma {
         if cut_off {
             return Err(RdmaError::NotResponding);
         }
-        if let (Some(node), Policy::Prefault | Policy::FaultAwarePrefetch) = (node, policy) {
-            // These policies make the local side resident before the engine
-            // sees a segment; the target resolves its side meanwhile.
-            let remote = other.va as u64..(other.va + local.len()) as u64;
-            let write = direction == Direction::ToDevice;
-            if let Some(s) = STATE.lock().as_mut() {
-                s.prepare_remote(node, remote, other.key, write);
-            }
-        }
-        let mut transfer =
-            Transfer::contiguous(direction, local, device_address(node, other.va), policy);
+        let device = device_address(node, other.va).ok_or(RdmaError::BadAddress(other.va))?;
+        let mut transfer = Transfer::contiguous(direction, local, device, policy);
         transfer.device_key = other.key;
         // SAFETY: the caller keeps `local` as `libos::dma::submit` asks
         // until the completion, which is taken after the transfer's outcome.

@@ -6,9 +6,9 @@
 //! ```text
 //!  EXPOSE(va, len, rights) ──▶ key (random, never 0) → {va..va+len, rights}
 //!  REVOKE(key)             ──▶ forgotten: every later request with it fails
-//!  WRITE_DATA / READ_REQ / DIRECT_* / PREPARE (key, va, len)
+//!  WRITE First/Only, READ Request (RETH: R_Key, va, len)
 //!      ──▶ check(key, va..va+len, write?) ── ok ──▶ SMMU (faults as ever)
-//!                                         └─ refused ─▶ NACK(protection)
+//!                                         └─ refused ─▶ NAK remote access error
 //! ```
 //!
 //! Exposing pins and touches nothing: the check is on addresses only, and

@@ -64,8 +64,8 @@ impl Ids {
         }
     }
 
-    /// A fresh id, never 0 (0 is "no transfer", the driver's PREPARE) and
-    /// not one `taken` says is in use.
+    /// A fresh random 64-bit number, never 0 and not one `taken` says is
+    /// in use.
     pub fn next(&mut self, taken: impl Fn(u64) -> bool) -> u64 {
         loop {
             let Some(id) = self.buf.pop() else {

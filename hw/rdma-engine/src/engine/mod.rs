@@ -317,10 +317,6 @@ impl Engine {
             Opcode::PageReady => {
                 self.page_ready(wr.local_va, wr.flags & PAGE_READY_FAILED != 0, dma, now)
             }
-            // A hint that the remote side of a transfer is coming. RoCE has
-            // no packet for it: the responder probes the rest of a WRITE's
-            // range on its first fault instead (responder.rs).
-            Opcode::Prepare => {}
             Opcode::Expose => {
                 let ids = &mut self.ids;
                 let exposed = self
