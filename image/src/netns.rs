@@ -238,7 +238,8 @@ mod tests {
             .unwrap();
             listener.join().unwrap()
         });
-        assert_eq!(got, (b"hi".to_vec(), Ipv4Addr::new(10, 47, 0, 1)));
+        let from = std::net::IpAddr::V4(Ipv4Addr::new(10, 47, 0, 1));
+        assert_eq!(got, (b"hi".to_vec(), from));
         assert!(
             std::net::UdpSocket::bind("10.47.0.1:0").is_err(),
             "the node addresses exist only in their namespaces"
