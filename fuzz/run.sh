@@ -15,7 +15,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 seconds=${1:-45}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(resp_parser command_engine log_replay superblock)
+((${#targets[@]})) || targets=(resp_parser command_engine log_replay superblock roce_engine)
 
 # fuzz/Cargo.lock is part of the source: a stale one fails here instead of
 # being rewritten by the build (cargo fuzz has no --locked of its own).

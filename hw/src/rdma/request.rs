@@ -106,7 +106,10 @@ mod tests {
     #[test]
     fn segments_become_the_right_work_requests() {
         let w = segment_request(
-            &seg(Direction::ToDevice, device_address(Some(1), 0x9000).unwrap()),
+            &seg(
+                Direction::ToDevice,
+                device_address(Some(1), 0x9000).unwrap(),
+            ),
             5,
         );
         assert_eq!((w.opcode, w.node), (Opcode::Write as u8, 1));
@@ -116,7 +119,10 @@ mod tests {
         );
 
         let r = segment_request(
-            &seg(Direction::FromDevice, device_address(Some(2), 0x9000).unwrap()),
+            &seg(
+                Direction::FromDevice,
+                device_address(Some(2), 0x9000).unwrap(),
+            ),
             6,
         );
         assert_eq!(
@@ -126,12 +132,18 @@ mod tests {
 
         // A local copy: the scheduler's buffer is the source when the
         // "device" reads it, the destination when the device writes it.
-        let c = segment_request(&seg(Direction::ToDevice, device_address(None, 0x9000).unwrap()), 7);
+        let c = segment_request(
+            &seg(Direction::ToDevice, device_address(None, 0x9000).unwrap()),
+            7,
+        );
         assert_eq!(
             (c.opcode, c.local_va, c.remote_va, c.key),
             (Opcode::Copy as u8, 0x1000, 0x9000, 0)
         );
-        let c = segment_request(&seg(Direction::FromDevice, device_address(None, 0x9000).unwrap()), 8);
+        let c = segment_request(
+            &seg(Direction::FromDevice, device_address(None, 0x9000).unwrap()),
+            8,
+        );
         assert_eq!((c.local_va, c.remote_va), (0x9000, 0x1000));
     }
 }

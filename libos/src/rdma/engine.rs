@@ -31,9 +31,7 @@ use alloc::vec::Vec;
 use core::ops::Range;
 use dma::{EngineCaps, EngineError, Resume, Segment, SegmentId, StreamId, TransferId};
 use hw::rdma::request::segment_request;
-use hw::rdma::wire::{
-    Completion, Opcode, Status, WorkRequest, PAGE_READY_FAILED, RESUME_ABORT,
-};
+use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, PAGE_READY_FAILED, RESUME_ABORT};
 
 /// Largest segment the scheduler hands the engine.
 pub const MAX_SEGMENT: usize = 256 * 1024;
