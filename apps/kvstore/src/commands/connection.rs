@@ -160,7 +160,7 @@ pub(crate) fn client_list(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         out += &info.line(now);
         out.push('\n');
     }
-    Reply::bulk(out.into_bytes())
+    Reply::Verbatim(out.into_bytes())
 }
 
 /// `CLIENT INFO`: this connection's line.
@@ -169,9 +169,9 @@ pub(crate) fn client_info(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
         Some(info) => {
             let mut line = info.line(x.now);
             line.push('\n');
-            Reply::bulk(line.into_bytes())
+            Reply::Verbatim(line.into_bytes())
         }
-        None => Reply::bulk(Vec::new()),
+        None => Reply::Verbatim(Vec::new()),
     }
 }
 

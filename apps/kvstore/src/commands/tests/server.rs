@@ -2,7 +2,7 @@ use super::*;
 
 fn text(reply: Reply) -> String {
     match reply {
-        Reply::Bulk(Some(bytes)) => String::from_utf8(bytes).unwrap(),
+        Reply::Bulk(Some(bytes)) | Reply::Verbatim(bytes) => String::from_utf8(bytes).unwrap(),
         other => panic!("not a bulk string: {other:?}"),
     }
 }
