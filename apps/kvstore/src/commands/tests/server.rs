@@ -255,6 +255,21 @@ fn config_set_is_all_or_nothing() {
     );
 }
 
+/// Clients turn features on by the version: kvstore implements Redis
+/// 7.0's commands and replies, so every place says 7.0.
+#[test]
+fn the_version_reported_everywhere_is_redis_7_0() {
+    let mut s = Session::new();
+    let info = text(s.run("INFO server"));
+    assert!(info.contains("\r\nredis_version:7.0."), "{info}");
+    let hello = s.run("HELLO").into_items().unwrap();
+    assert_eq!(hello[2], Reply::bulk("version"));
+    let Reply::Bulk(Some(version)) = &hello[3] else {
+        panic!("{hello:?}")
+    };
+    assert!(version.starts_with(b"7.0."), "{hello:?}");
+}
+
 #[test]
 fn info_sections() {
     let mut s = Session::new();
