@@ -303,18 +303,32 @@ impl Server {
         self.ready.push(slot, id);
     }
 
-    /// Closes the connections `CLIENT KILL` named.
+    /// Closes the connections `CLIENT KILL` named, as Redis does: their
+    /// unsent replies are dropped and a FIN goes out at once, so that even
+    /// an idle client (a subscriber waiting for messages) reads the end of
+    /// the stream. The socket stays in the set until the close completes
+    /// (`visit` removes it then, as after `QUIT`): removing it at once
+    /// would drop what it still has to send. For the engine the client is
+    /// gone now (not listed, no more messages).
     fn kill_clients(&mut self) {
         for id in self.engine.take_kills() {
             let slot = self.conns.iter().position(|c| {
                 c.as_ref()
                     .is_some_and(|c| c.client && c.session.client().id() == id)
             });
-            if let Some(slot) = slot {
-                let conn = self.conns[slot].as_mut().expect("found above");
-                self.net.sockets.get_mut::<tcp::Socket>(conn.handle).abort();
-                self.close(slot);
-            }
+            let Some(conn) = slot.and_then(|slot| self.conns[slot].as_mut()) else {
+                continue;
+            };
+            conn.session.discard_output();
+            conn.session.input_ended();
+            let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+            socket.close();
+            socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
+            socket.register_recv_waker(&conn.wakers.receive);
+            conn.fin_sent = true;
+            conn.client = false;
+            self.engine.client_gone(id);
+            self.engine.stats_mut().connected_clients -= 1;
         }
     }
 
