@@ -1141,6 +1141,48 @@ fn client_list_shows_every_connection_and_client_kill_closes_one() {
 }
 
 #[test]
+fn config_set_timeout_closes_idle_clients_but_not_subscribers_or_blocked_ones() {
+    let guest = Guest::start("kvstore-timeout");
+    let mut admin = guest.connect();
+    exchange(&mut admin, b"CONFIG SET timeout 1\r\n", b"+OK\r\n");
+    exchange(
+        &mut admin,
+        b"CONFIG GET timeout\r\n",
+        b"*2\r\n$7\r\ntimeout\r\n$1\r\n1\r\n",
+    );
+    let mut subscriber = guest.connect();
+    exchange(
+        &mut subscriber,
+        b"SUBSCRIBE news\r\n",
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n",
+    );
+    let mut blocked = guest.connect();
+    blocked.write_all(b"BLPOP jobs 0\r\n").unwrap();
+    // Idle for more than a second: closed (the admin connection too).
+    expect_closed(&mut admin, Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut other = guest.connect();
+    exchange(&mut other, b"PUBLISH news hi\r\n", b":1\r\n");
+    let message = b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n";
+    let mut got = vec![0; message.len()];
+    subscriber
+        .read_exact(&mut got)
+        .expect("the subscriber is still there");
+    assert_eq!(got, message);
+    exchange(&mut other, b"RPUSH jobs a\r\n", b":1\r\n");
+    let served = b"*2\r\n$4\r\njobs\r\n$1\r\na\r\n";
+    let mut got = vec![0; served.len()];
+    blocked
+        .read_exact(&mut got)
+        .expect("the blocked client is still there");
+    assert_eq!(got, served);
+    // 0: never again.
+    exchange(&mut other, b"CONFIG SET timeout 0\r\n", b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(1500));
+    exchange(&mut other, b"PING\r\n", b"+PONG\r\n");
+}
+
+#[test]
 fn shutdown_makes_the_last_writes_durable_and_stops_cleanly() {
     let test = "kvstore-shutdown";
     fresh_disk(test);

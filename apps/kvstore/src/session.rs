@@ -85,6 +85,9 @@ pub struct Session {
     held: VecDeque<Held>,
     closing: bool,
     output_limit: usize,
+    /// When the client last sent or received something (ms, the server's
+    /// clock): what `timeout` measures idleness from.
+    last_interaction_ms: u64,
 }
 
 impl Session {
@@ -102,6 +105,7 @@ impl Session {
             held: VecDeque::new(),
             closing: false,
             output_limit,
+            last_interaction_ms: 0,
         }
     }
 
@@ -352,6 +356,23 @@ impl Session {
         self.output.clear();
     }
 
+    /// The client sent or received bytes at `now_ms`: it is not idle.
+    pub fn touch(&mut self, now_ms: u64) {
+        self.last_interaction_ms = self.last_interaction_ms.max(now_ms);
+    }
+
+    /// Whether the client has been idle (nothing sent nor received, see
+    /// [`touch`](Session::touch)) for more than `timeout_s` seconds, so
+    /// the server should close it (`CONFIG SET timeout`; 0: never). As in
+    /// Redis, subscribers (they only listen) and clients blocked on keys
+    /// (they have a timeout of their own) are never idle.
+    pub fn idle_past(&self, timeout_s: u64, now_ms: u64) -> bool {
+        timeout_s > 0
+            && !self.client.is_blocked()
+            && self.client.subscriptions() == 0
+            && now_ms.saturating_sub(self.last_interaction_ms) > timeout_s.saturating_mul(1000)
+    }
+
     /// The client will send nothing more (it closed its side): finish
     /// sending the replies, then close.
     pub fn input_ended(&mut self) {
@@ -426,6 +447,27 @@ mod tests {
         s.feed(b"CLIENT REPLY SKIP\r\nINCR a\r\nINCR a\r\n");
         s.run(&mut engine, 0, |_| Logged::Answer);
         assert_eq!(s.output(), b"+OK\r\n$1\r\n1\r\n:3\r\n");
+    }
+
+    #[test]
+    fn idle_past_the_timeout_unless_subscribed_or_blocked() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        s.touch(10_000);
+        assert!(!s.idle_past(0, u64::MAX), "0: never");
+        assert!(!s.idle_past(2, 12_000));
+        assert!(s.idle_past(2, 12_001));
+        s.touch(12_001);
+        assert!(!s.idle_past(2, 14_000));
+        s.feed(b"SUBSCRIBE c\r\n");
+        s.run(&mut engine, 12_001, |_| Logged::Answer);
+        assert!(!s.idle_past(2, 100_000), "a subscriber only listens");
+        let mut blocked = Session::new(2, &Config::default(), 1 << 20);
+        blocked.touch(10_000);
+        blocked.feed(b"BLPOP list 0\r\n");
+        blocked.run(&mut engine, 10_000, |_| Logged::Answer);
+        assert!(blocked.is_blocked());
+        assert!(!blocked.idle_past(2, 100_000), "a blocked client waits");
     }
 
     #[test]
