@@ -8,8 +8,10 @@
 # kvstore tests drive the server with redis-cli and redis-benchmark),
 # redis-server (the differential test compares kvstore with it), a C
 # compiler (the image tool's listen-backlog shim), U-Boot for QEMU virt
-# (u-boot-qemu, booted by image/tests/uboot.rs) and cargo-fuzz (the
-# fuzzing step; it needs the nightly toolchain, which must be installed).
+# (u-boot-qemu, booted by image/tests/uboot.rs), cargo-fuzz (the
+# fuzzing step; it needs the nightly toolchain, which must be installed) and
+# redis-py, the Python Redis client, from PyPI into target/pyenv
+# (image/tests/python_client.rs).
 # Extra arguments go to `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")"
@@ -22,6 +24,7 @@ need_commands qemu-system-aarch64:qemu-system-arm \
     cc:gcc+libc6-dev pgrep:procps
 need_fuzz_tools
 need_packages u-boot-qemu # U-Boot for QEMU virt (image/tests/uboot.rs)
+need_python_redis         # redis-py 5+ (image/tests/python_client.rs)
 
 step() { echo "run-tests.sh: $*" >&2; }
 
