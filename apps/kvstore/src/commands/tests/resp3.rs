@@ -71,6 +71,11 @@ fn hashes_and_config_are_maps() {
     );
     assert_eq!(s.wire("HRANDFIELD one 1"), "*1\r\n$1\r\nf\r\n");
     assert_eq!(s.wire("COMMAND DOCS"), "%0\r\n");
+    s.run("MSET a ohmytext b mynewtext");
+    assert_eq!(
+        s.wire("LCS a b IDX MINMATCHLEN 4"),
+        "%2\r\n$7\r\nmatches\r\n*1\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n$3\r\nlen\r\n:6\r\n"
+    );
 }
 
 #[test]
