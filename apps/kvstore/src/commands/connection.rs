@@ -199,7 +199,7 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         let found = x.clients.all().find(|c| c.addr() == addr).map(|c| c.id());
         return match found {
             Some(id) => {
-                x.clients.kill(id);
+                kill(x, id);
                 Reply::ok()
             }
             None => Reply::error("ERR No such client"),
@@ -244,7 +244,16 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .filter(|&c| !(skipme && c == me))
         .collect();
     for &v in &victims {
-        x.clients.kill(v);
+        kill(x, v);
     }
     Reply::Integer(victims.len() as i64)
+}
+
+/// Has the server close client `id`: at once for another client, after
+/// this reply for the client asking (as `QUIT`, and as in Redis).
+fn kill(x: &mut Exec<'_>, id: u64) {
+    match id == x.client.id() {
+        true => x.client.quit = true,
+        false => x.clients.kill(id),
+    }
 }

@@ -173,4 +173,9 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     assert_eq!(s.engine.take_kills(), vec![30]);
     s.engine.client_gone(30);
     assert_eq!(s.run("CLIENT KILL ID 30"), Reply::Integer(0));
+    // Killing itself: the reply goes out, then the connection closes.
+    assert!(!s.client.should_close());
+    assert_eq!(s.run("CLIENT KILL ID 7 SKIPME no"), Reply::Integer(1));
+    assert!(s.client.should_close());
+    assert_eq!(s.engine.take_kills(), Vec::<u64>::new());
 }
