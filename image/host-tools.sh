@@ -119,10 +119,13 @@ need_python_redis() {
         return 0
     fi
     need_commands python3:python3
-    if ! python3 -c 'import venv, ensurepip' 2>/dev/null; then
-        need_packages python3-venv
-    fi
     host_tools_say "installing redis-py 5 or later (the Python Redis client) from PyPI into target/pyenv, for image/tests/python_client.rs (about 10 s)"
-    python3 -m venv "$venv" >&2
+    # Debian's python3 makes virtual environments only with python3-venv
+    # (its ensurepip is a stub without it).
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+        rm -rf "$venv"
+        need_packages python3-venv
+        python3 -m venv "$venv" >&2
+    fi
     "$venv/bin/pip" install -q 'redis>=5' >&2
 }
