@@ -10,8 +10,10 @@
 # compiler (the image tool's listen-backlog shim), iproute2 and util-linux
 # (each node's RDMA engine in a network namespace), tcpdump, tshark and
 # python3-scapy (the RoCEv2 wire-format test), U-Boot for QEMU virt
-# (u-boot-qemu, booted by image/tests/uboot.rs) and cargo-fuzz (the
-# fuzzing step; it needs the nightly toolchain, which must be installed).
+# (u-boot-qemu, booted by image/tests/uboot.rs), cargo-fuzz (the
+# fuzzing step; it needs the nightly toolchain, which must be installed) and
+# redis-py, the Python Redis client, from PyPI into target/pyenv
+# (image/tests/python_client.rs).
 # Extra arguments go to `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
 # Every build is --locked: a Cargo.lock (or fuzz/Cargo.lock) that does not
 # match the manifests fails the run instead of being rewritten.
@@ -30,6 +32,7 @@ need_fuzz_tools
 need_packages u-boot-qemu # U-Boot for QEMU virt (image/tests/uboot.rs)
 # scapy's RoCE layer checks the engine's ICRCs (image/tests/roce_wire.py).
 need_packages python3-scapy
+need_python_redis         # redis-py 5+ (image/tests/python_client.rs)
 
 step() { echo "run-tests.sh: $*" >&2; }
 

@@ -10,6 +10,8 @@
 #   need_fuzz_tools            cargo-fuzz and the nightly toolchain (fuzz/run.sh)
 #   need_packages PKG ...      Debian packages that ship no command (firmware
 #                              such as u-boot-qemu), when not installed
+#   need_python_redis          redis-py 5+ in target/pyenv (the Python client
+#                              image/tests/python_client.rs drives kvstore with)
 #
 # The image tool checks the guest target again before each guest build
 # (image/src/toolchain.rs), for those who call it without these scripts.
@@ -102,4 +104,28 @@ need_packages() {
     done
     ((${#missing[@]})) || return 0
     apt_install "missing packages" "${missing[@]}"
+}
+
+# redis-py, the Python Redis client, version 5 or later, in a virtual
+# environment of Faultline's own (target/pyenv): image/tests/python_client.rs
+# drives kvstore with it, in the client's default protocol (RESP3 since
+# redis-py 8) and in both RESP versions. Debian's python3-redis is 4.x, which
+# speaks RESP2 only, so the client comes from PyPI with pip; python3 and its
+# venv module come from Debian when missing. Installed when target/pyenv has
+# no redis-py 5 or later.
+need_python_redis() {
+    local venv="$faultline_root/target/pyenv"
+    if "$venv/bin/python" -c 'import sys, redis; sys.exit(int(redis.__version__.split(".")[0]) < 5)' 2>/dev/null; then
+        return 0
+    fi
+    need_commands python3:python3
+    host_tools_say "installing redis-py 5 or later (the Python Redis client) from PyPI into target/pyenv, for image/tests/python_client.rs (about 10 s)"
+    # Debian's python3 makes virtual environments only with python3-venv
+    # (its ensurepip is a stub without it).
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+        rm -rf "$venv"
+        need_packages python3-venv
+        python3 -m venv "$venv" >&2
+    fi
+    "$venv/bin/pip" install -q 'redis>=5' >&2
 }

@@ -1,7 +1,7 @@
 //! A strict RESP2 reply decoder, written apart from the library's encoder,
 //! to check that every reply the engine makes is well-formed on the wire.
 
-use kvstore::resp::Reply;
+use kvstore::resp::{Protocol, Reply};
 
 /// Decodes exactly one reply spanning all of `bytes`: every line ends in
 /// `\r\n`, status and error lines hold no `\r` or `\n`, numbers have no sign
@@ -17,8 +17,21 @@ pub fn decode(bytes: &[u8]) -> Result<Reply, String> {
 }
 
 /// Encodes `reply`, decodes it again, and checks that it reads back as the
-/// same reply (status and error text with line breaks as spaces).
+/// same reply (status and error text with line breaks as spaces); and that
+/// the length the encoder reserves for it is what it writes, in RESP2 and
+/// in RESP3.
 pub fn check_roundtrip(reply: &Reply) -> Result<(), String> {
+    for protocol in [Protocol::Resp2, Protocol::Resp3] {
+        let (reserved, written) = (
+            reply.encoded_len_as(protocol),
+            reply.to_bytes_as(protocol).len(),
+        );
+        if reserved != written {
+            return Err(format!(
+                "{reply:?} in {protocol:?}: {reserved} bytes reserved, {written} written"
+            ));
+        }
+    }
     let wire = reply.to_bytes();
     let back = decode(&wire).map_err(|e| format!("{e}: {:?}", String::from_utf8_lossy(&wire)))?;
     let expected = normalized(reply);

@@ -1093,6 +1093,22 @@ fn a_published_message_reaches_a_subscriber_on_another_connection() {
     );
 }
 
+/// Reads from a connection the server closed: it must see the end of the
+/// stream (or a reset), not wait until the read times out.
+fn expect_closed(s: &mut TcpStream, within: Duration) {
+    s.set_read_timeout(Some(within)).unwrap();
+    let mut rest = [0u8; 256];
+    match s.read(&mut rest) {
+        Ok(0) => {}
+        Ok(n) => panic!(
+            "the closed connection got {:?}",
+            String::from_utf8_lossy(&rest[..n])
+        ),
+        Err(e) if e.kind() == std::io::ErrorKind::ConnectionReset => {}
+        Err(e) => panic!("the connection was not closed within {within:?}: {e}"),
+    }
+}
+
 #[test]
 fn client_list_shows_every_connection_and_client_kill_closes_one() {
     let guest = Guest::start("kvstore-clients");
@@ -1100,6 +1116,13 @@ fn client_list_shows_every_connection_and_client_kill_closes_one() {
     let mut victim = guest.connect();
     exchange(&mut victim, b"CLIENT SETNAME victim\r\n", b"+OK\r\n");
     let id = ask(&mut victim, "CLIENT ID\r\n");
+    // A subscriber that only waits: it sends nothing that would find out.
+    exchange(
+        &mut victim,
+        b"SUBSCRIBE jobs\r\n",
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\njobs\r\n:1\r\n",
+    );
+    std::thread::sleep(Duration::from_millis(200));
     let list = String::from_utf8(bulk(&mut admin, b"CLIENT LIST\r\n")).unwrap();
     assert_eq!(list.lines().count(), 2, "{list}");
     assert!(
@@ -1111,11 +1134,52 @@ fn client_list_shows_every_connection_and_client_kill_closes_one() {
     );
     let kill = format!("CLIENT KILL ID {}\r\n", &id[1..]);
     exchange(&mut admin, kill.as_bytes(), b":1\r\n");
-    let mut rest = Vec::new();
-    let _ = victim.read_to_end(&mut rest);
-    assert!(rest.is_empty(), "the killed connection got {rest:?}");
+    expect_closed(&mut victim, Duration::from_secs(5));
+    exchange(&mut admin, b"PUBLISH jobs x\r\n", b":0\r\n");
     let list = String::from_utf8(bulk(&mut admin, b"CLIENT LIST\r\n")).unwrap();
     assert_eq!(list.lines().count(), 1, "{list}");
+}
+
+#[test]
+fn config_set_timeout_closes_idle_clients_but_not_subscribers_or_blocked_ones() {
+    let guest = Guest::start("kvstore-timeout");
+    let mut admin = guest.connect();
+    exchange(&mut admin, b"CONFIG SET timeout 1\r\n", b"+OK\r\n");
+    exchange(
+        &mut admin,
+        b"CONFIG GET timeout\r\n",
+        b"*2\r\n$7\r\ntimeout\r\n$1\r\n1\r\n",
+    );
+    let mut subscriber = guest.connect();
+    exchange(
+        &mut subscriber,
+        b"SUBSCRIBE news\r\n",
+        b"*3\r\n$9\r\nsubscribe\r\n$4\r\nnews\r\n:1\r\n",
+    );
+    let mut blocked = guest.connect();
+    blocked.write_all(b"BLPOP jobs 0\r\n").unwrap();
+    // Idle for more than a second: closed (the admin connection too).
+    expect_closed(&mut admin, Duration::from_secs(5));
+    std::thread::sleep(Duration::from_millis(1500));
+    let mut other = guest.connect();
+    exchange(&mut other, b"PUBLISH news hi\r\n", b":1\r\n");
+    let message = b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n";
+    let mut got = vec![0; message.len()];
+    subscriber
+        .read_exact(&mut got)
+        .expect("the subscriber is still there");
+    assert_eq!(got, message);
+    exchange(&mut other, b"RPUSH jobs a\r\n", b":1\r\n");
+    let served = b"*2\r\n$4\r\njobs\r\n$1\r\na\r\n";
+    let mut got = vec![0; served.len()];
+    blocked
+        .read_exact(&mut got)
+        .expect("the blocked client is still there");
+    assert_eq!(got, served);
+    // 0: never again.
+    exchange(&mut other, b"CONFIG SET timeout 0\r\n", b"+OK\r\n");
+    std::thread::sleep(Duration::from_millis(1500));
+    exchange(&mut other, b"PING\r\n", b"+PONG\r\n");
 }
 
 #[test]

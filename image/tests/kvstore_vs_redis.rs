@@ -4,6 +4,9 @@
 //! edge-case arguments (empty, huge and negative numbers, malformed
 //! integers, binary and large values, expiry times in the past and the
 //! future); the first reply that differs fails the test, with the command.
+//! It runs twice: in RESP2, and on connections that sent `HELLO 3`, where
+//! each reply's RESP3 type (map, set, double, null, verbatim, push) must be
+//! Redis's too.
 //!
 //! Where kvstore deliberately differs from Redis, the stream leaves the
 //! command out or the comparison looks only at what must agree; each case
@@ -25,7 +28,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-/// A RESP2 reply as read from the wire.
+/// A RESP2 or RESP3 reply as read from the wire, each type apart (a map
+/// is not an array), so that the RESP3 run compares reply types too.
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum Reply {
     Simple(String),
@@ -33,6 +37,22 @@ enum Reply {
     Integer(i64),
     Bulk(Option<Vec<u8>>),
     Array(Option<Vec<Reply>>),
+    /// RESP3 `_`.
+    Null,
+    /// RESP3 `#t` / `#f`.
+    Boolean(bool),
+    /// RESP3 `,`, as the text the server sent.
+    Double(String),
+    /// RESP3 `(`.
+    BigNumber(String),
+    /// RESP3 `=`, with its format prefix (`txt:`).
+    Verbatim(Vec<u8>),
+    /// RESP3 `%`: keys and values alternating.
+    Map(Vec<Reply>),
+    /// RESP3 `~`.
+    Set(Vec<Reply>),
+    /// RESP3 `>`.
+    Push(Vec<Reply>),
 }
 
 /// One connection to a server, kvstore or Redis.
@@ -83,25 +103,38 @@ impl Conn {
             b':' => Reply::Integer(number()?),
             b'$' => match number()? {
                 -1 => Reply::Bulk(None),
-                len => {
-                    let mut body = vec![0; len as usize + 2];
-                    self.reader
-                        .read_exact(&mut body)
-                        .map_err(|e| e.to_string())?;
-                    body.truncate(len as usize);
-                    Reply::Bulk(Some(body))
-                }
+                len => Reply::Bulk(Some(self.read_body(len)?)),
             },
             b'*' => match number()? {
                 -1 => Reply::Array(None),
-                n => Reply::Array(Some(
-                    (0..n)
-                        .map(|_| self.read_reply())
-                        .collect::<Result<_, _>>()?,
-                )),
+                n => Reply::Array(Some(self.read_items(n)?)),
             },
+            b'_' => Reply::Null,
+            b'#' => Reply::Boolean(text == "t"),
+            b',' => Reply::Double(text),
+            b'(' => Reply::BigNumber(text),
+            b'=' => Reply::Verbatim(self.read_body(number()?)?),
+            b'%' => Reply::Map(self.read_items(number()? * 2)?),
+            b'~' => Reply::Set(self.read_items(number()?)?),
+            b'>' => Reply::Push(self.read_items(number()?)?),
             other => return Err(format!("unknown reply type {:?}", char::from(*other))),
         })
+    }
+
+    /// The `len` bytes of a bulk or verbatim string, and its `\r\n`.
+    fn read_body(&mut self, len: i64) -> Result<Vec<u8>, String> {
+        let len = usize::try_from(len).map_err(|e| e.to_string())?;
+        let mut body = vec![0; len + 2];
+        self.reader
+            .read_exact(&mut body)
+            .map_err(|e| e.to_string())?;
+        body.truncate(len);
+        Ok(body)
+    }
+
+    /// `n` replies, the items of an aggregate.
+    fn read_items(&mut self, n: i64) -> Result<Vec<Reply>, String> {
+        (0..n).map(|_| self.read_reply()).collect()
     }
 }
 
@@ -189,12 +222,22 @@ fn agree(check: Check, a: &Reply, b: &Reply) -> bool {
         (Check::Ttl(tolerance), Reply::Integer(x), Reply::Integer(y)) if *x >= 0 && *y >= 0 => {
             (x - y).abs() <= tolerance
         }
-        (Check::AnyOrder, Reply::Array(Some(x)), Reply::Array(Some(y))) => {
+        (Check::AnyOrder, Reply::Array(Some(x)), Reply::Array(Some(y)))
+        | (Check::AnyOrder, Reply::Set(x), Reply::Set(y)) => {
             let mut x = x.clone();
             let mut y = y.clone();
             x.sort_by_key(|r| format!("{r:?}"));
             y.sort_by_key(|r| format!("{r:?}"));
             x == y
+        }
+        (Check::AnyOrder, Reply::Map(x), Reply::Map(y)) => {
+            // Pairs in any order.
+            let pairs = |items: &[Reply]| {
+                let mut pairs: Vec<String> = items.chunks(2).map(|p| format!("{p:?}")).collect();
+                pairs.sort();
+                pairs
+            };
+            pairs(x) == pairs(y)
         }
         (Check::Scan, Reply::Array(Some(_)), Reply::Array(Some(_))) => true,
         (Check::Kind, _, _) => core::mem::discriminant(a) == core::mem::discriminant(b),
@@ -1245,6 +1288,19 @@ fn naming<'h>(history: &'h [String], args: &[Vec<u8>]) -> Vec<&'h str> {
     found
 }
 
+/// Whether `reply` is (or holds) a type only RESP3 has.
+fn is_resp3_only(reply: &Reply) -> bool {
+    match reply {
+        Reply::Array(Some(items)) => items.iter().any(is_resp3_only),
+        Reply::Simple(_)
+        | Reply::Error(_)
+        | Reply::Integer(_)
+        | Reply::Bulk(_)
+        | Reply::Array(None) => false,
+        _ => true,
+    }
+}
+
 /// A reply for messages, long bulk strings shortened.
 fn brief(reply: &Reply) -> String {
     let text = format!("{reply:?}");
@@ -1259,7 +1315,21 @@ fn brief(reply: &Reply) -> String {
 
 #[test]
 fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
-    let test = "kvstore-vs-redis";
+    differential("kvstore-vs-redis", false);
+}
+
+/// The same stream on connections that sent `HELLO 3`: every reply must
+/// have the RESP3 type Redis gives it (maps, sets, doubles, nulls, ...),
+/// and pub/sub confirmations are pushes.
+#[test]
+fn kvstore_replies_as_redis_does_in_resp3() {
+    differential("kvstore-vs-redis-resp3", true);
+}
+
+/// Runs the random stream against kvstore (booted as `test`) and Redis,
+/// in RESP3 if `resp3`, and compares every reply and the datasets at the
+/// end.
+fn differential(test: &str, resp3: bool) {
     let dir = workspace_root().join("target/test-images").join(test);
     let redis = RedisServer::start(&dir);
     fresh_disk(test);
@@ -1271,6 +1341,21 @@ fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
             conn.call(&[b"FLUSHALL".to_vec()]),
             Reply::Simple("OK".into())
         );
+    }
+    if resp3 {
+        let hello = [b"HELLO".to_vec(), b"3".to_vec()];
+        let (ours, theirs) = (kv.call(&hello), real.call(&hello));
+        // The same map but for the connection's id.
+        let without_id = |reply: Reply| match reply {
+            Reply::Map(mut items) => {
+                let id = Reply::Bulk(Some(b"id".to_vec()));
+                let at = items.iter().position(|i| *i == id).expect("an id");
+                items[at + 1] = Reply::Null;
+                items
+            }
+            other => panic!("HELLO 3 answered {other:?}"),
+        };
+        assert_eq!(without_id(ours), without_id(theirs));
     }
 
     let seed: u64 =
@@ -1289,10 +1374,15 @@ fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
     let mut history: Vec<String> = Vec::new();
     let started = Instant::now();
     let mut checks = [0usize; 5];
+    // Replies Redis gave in a type RESP2 does not have.
+    let mut resp3_typed = 0;
     for i in 0..count {
         let (args, check) = stream.command();
         let ours = kv.call(&args);
         let theirs = real.call(&args);
+        if is_resp3_only(&theirs) {
+            resp3_typed += 1;
+        }
         let mut same = agree(check, &ours, &theirs);
         if same && check == Check::Scan && matches!(ours, Reply::Array(Some(_))) {
             same = full_scan(&mut kv, &args) == full_scan(&mut real, &args);
@@ -1372,8 +1462,13 @@ fn kvstore_replies_as_redis_does_to_a_random_command_stream() {
         }
         keys += found.len();
     }
+    assert_eq!(
+        resp3_typed > 0,
+        resp3,
+        "{resp3_typed} replies of RESP3's own types"
+    );
     eprintln!(
-        "{count} commands (seed {seed}) in {:?}: {} compared exactly, {} TTLs within a tolerance, {} in any order, {} scans, {} by kind; {} keys at the end (16 databases)",
+        "{count} commands (seed {seed}) in {:?}: {} compared exactly, {} TTLs within a tolerance, {} in any order, {} scans, {} by kind, {resp3_typed} of RESP3's own types; {} keys at the end (16 databases)",
         started.elapsed(),
         checks[0],
         checks[1],

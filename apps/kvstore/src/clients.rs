@@ -37,6 +37,8 @@ pub struct ClientInfo {
     cmd: [u8; NAME],
     cmd_len: usize,
     no_evict: bool,
+    /// The protocol version it speaks (`HELLO`): `resp=`.
+    resp: i64,
 }
 
 /// Every connection, and the kills asked for.
@@ -65,7 +67,7 @@ impl ClientInfo {
             _ => "N",
         };
         format!(
-            "id={} addr={} laddr=10.0.2.15:6379 fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp=2",
+            "id={} addr={} laddr=10.0.2.15:6379 fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}",
             self.id,
             self.addr,
             name,
@@ -77,7 +79,8 @@ impl ClientInfo {
             self.sub,
             self.psub,
             self.multi,
-            cmd
+            cmd,
+            self.resp
         )
     }
 
@@ -115,6 +118,7 @@ impl Clients {
                 cmd: [0; NAME],
                 cmd_len: 0,
                 no_evict: false,
+                resp: 2,
             },
         );
     }
@@ -134,6 +138,7 @@ impl Clients {
             info.name = client.name().map(<[u8]>::to_vec);
         }
         info.db = client.db();
+        info.resp = client.protocol().version();
         info.sub = client.channels.len();
         info.psub = client.patterns.len();
         info.multi = client.multi.as_ref().map_or(-1, |m| m.queued.len() as i64);

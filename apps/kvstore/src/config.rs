@@ -79,6 +79,10 @@ pub struct Config {
     /// (`zset-max-listpack-entries` and `zset-max-listpack-value`, alias
     /// `zset-max-ziplist-*`); applies to sets as they next grow.
     pub zset_compact: CompactLimits,
+    /// Seconds a client may stay idle before the server closes its
+    /// connection (`timeout`, settable at run time); 0: never. Subscribers
+    /// and clients blocked on keys are never closed for it, as in Redis.
+    pub timeout: u64,
 }
 
 impl Default for Config {
@@ -104,6 +108,7 @@ impl Default for Config {
             list_compress_depth: 0,
             set_max_intset_entries: 512,
             zset_compact: CompactLimits::default(),
+            timeout: 0,
         }
     }
 }
@@ -211,7 +216,7 @@ impl Config {
             "lfu-log-factor" => number(self.lfu.log_factor),
             "lfu-decay-time" => number(self.lfu.decay_minutes),
             "databases" => number(self.databases as u64),
-            "timeout" => String::from("0"),
+            "timeout" => number(self.timeout),
             "bind" => String::from("* -::*"),
             "maxclients" => number(self.maxclients),
             "appendfilename" => String::from("appendonly.aof"),
@@ -352,6 +357,15 @@ impl Config {
                         .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
             }
             "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
+            "timeout" => {
+                self.timeout = integer(
+                    value,
+                    0,
+                    i32::MAX.into(),
+                    "argument must be between 0 and 2147483647 inclusive",
+                )
+                .map_err(invalid)? as u64
+            }
             "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
                 self.hash_compact.entries = compact_limit(value).map_err(invalid)?
             }
@@ -479,6 +493,7 @@ impl Config {
             "maxmemory-samples",
             "lfu-log-factor",
             "lfu-decay-time",
+            "timeout",
         ];
         let lower = name.to_ascii_lowercase();
         if SETTABLE.contains(&lower.as_str()) {
@@ -755,6 +770,9 @@ mod tests {
             config.set_at_runtime("databases", b"16").unwrap_err(),
             ConfigError::Immutable(String::from("databases"))
         );
+        assert_eq!(config.set_at_runtime("timeout", b"30"), Ok(()));
+        assert_eq!(config.get("timeout").as_deref(), Some("30"));
+        assert!(config.set_at_runtime("timeout", b"-1").is_err());
         assert!(config.set("databases", b"0").is_err());
         assert!(
             config.set("databases", b"32").is_ok(),

@@ -8,7 +8,7 @@
 //!
 //! The pieces, in the order a request meets them:
 //!
-//! - [`resp`]: the RESP2 wire protocol, an incremental request
+//! - [`resp`]: the wire protocol (RESP2, and RESP3 after `HELLO 3`), an incremental request
 //!   [`Parser`](resp::Parser) and the [`Reply`](resp::Reply) encoder.
 //! - [`commands`]: the [`Engine`](commands::Engine) that executes one
 //!   command against the dataset and says what to log.

@@ -270,7 +270,7 @@ impl Server {
         });
         let stats = self.engine.stats_mut();
         let client = stats.connected_clients < self.engine.config().maxclients;
-        let session = if client {
+        let mut session = if client {
             let stats = self.engine.stats_mut();
             stats.connected_clients += 1;
             stats.total_connections_received += 1;
@@ -291,6 +291,7 @@ impl Server {
         };
         let socket = self.net.sockets.get_mut::<tcp::Socket>(handle);
         socket.set_timeout(None);
+        session.touch(now_ms());
         let id = session.client().id();
         self.conns[slot] = Some(Conn {
             handle,
@@ -303,7 +304,7 @@ impl Server {
         self.ready.push(slot, id);
     }
 
-    /// Closes the connections `CLIENT KILL` named.
+    /// Closes the connections `CLIENT KILL` named (see [`hang_up`](Self::hang_up)).
     fn kill_clients(&mut self) {
         for id in self.engine.take_kills() {
             let slot = self.conns.iter().position(|c| {
@@ -311,11 +312,51 @@ impl Server {
                     .is_some_and(|c| c.client && c.session.client().id() == id)
             });
             if let Some(slot) = slot {
-                let conn = self.conns[slot].as_mut().expect("found above");
-                self.net.sockets.get_mut::<tcp::Socket>(conn.handle).abort();
-                self.close(slot);
+                self.hang_up(slot);
             }
         }
+    }
+
+    /// Closes the connections idle past `timeout` (`CONFIG SET timeout`;
+    /// see [`Session::idle_past`]), as Redis does: without a word.
+    fn close_idle(&mut self) {
+        let timeout = self.engine.config().timeout;
+        if timeout == 0 {
+            return;
+        }
+        let now = now_ms();
+        for slot in 0..self.conns.len() {
+            let idle = self.conns[slot]
+                .as_ref()
+                .is_some_and(|c| c.client && c.session.idle_past(timeout, now));
+            if idle {
+                self.hang_up(slot);
+            }
+        }
+    }
+
+    /// Closes a client's connection at once: its unsent replies are
+    /// dropped and a FIN goes out, so that even an idle client (a
+    /// subscriber waiting for messages) reads the end of the stream. The
+    /// socket stays in the set until the close completes (`visit` removes
+    /// it then, as after `QUIT`): removing it at once would drop what it
+    /// still has to send. For the engine the client is gone now (not
+    /// listed, no more messages).
+    fn hang_up(&mut self, slot: usize) {
+        let Some(conn) = self.conns[slot].as_mut().filter(|c| c.client) else {
+            return;
+        };
+        let id = conn.session.client().id();
+        conn.session.discard_output();
+        conn.session.input_ended();
+        let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+        socket.close();
+        socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
+        socket.register_recv_waker(&conn.wakers.receive);
+        conn.fin_sent = true;
+        conn.client = false;
+        self.engine.client_gone(id);
+        self.engine.stats_mut().connected_clients -= 1;
     }
 
     /// Appends what `PUBLISH` left for each subscriber to its output.
@@ -356,6 +397,10 @@ impl Server {
             let Some(slot) = slot else { continue };
             if let Some(conn) = self.conns[slot].as_mut() {
                 conn.session.unblock(&reply, hold);
+                // It is answered now: its idle time starts here, not when
+                // it blocked (or `timeout` would close it before the
+                // answer leaves).
+                conn.session.touch(now_ms());
                 if conn.session.is_holding() && !self.holding.contains(&slot) {
                     self.holding.push(slot);
                 }
@@ -417,6 +462,9 @@ impl Server {
                     })
                     .unwrap_or(0);
                 engine.stats_mut().total_net_input_bytes += read as u64;
+                if read > 0 {
+                    conn.session.touch(now_ms());
+                }
             }
             if !socket.may_recv() && !socket.can_recv() {
                 conn.session.input_ended();
@@ -496,6 +544,9 @@ impl Server {
             }
             conn.session.consume(sent);
             self.engine.stats_mut().total_net_output_bytes += sent as u64;
+            if sent > 0 {
+                conn.session.touch(now_ms());
+            }
         }
         if conn.session.has_output() {
             if socket.may_send() {
@@ -529,6 +580,7 @@ impl Server {
             println!("kvstore: the host asks to stop");
             self.shutdown(false);
         }
+        self.close_idle();
         let deleted = self.engine.active_expire(now_ms(), EXPIRE_BUDGET);
         if let Some(Err(e)) = self.log.as_mut().map(|log| log.append(&deleted)) {
             self.log_full(&e);

@@ -33,7 +33,7 @@ use alloc::vec::Vec;
 use crate::commands::{ClientCtx, Effects, Engine};
 use crate::config::Config;
 use crate::output::{self, Output};
-use crate::resp::{bulk_header, Parser, Reply};
+use crate::resp::{bulk_header, Parser, Protocol, Reply};
 
 /// What the log did with a command's records, as the session's reply
 /// depends on it.
@@ -85,6 +85,9 @@ pub struct Session {
     held: VecDeque<Held>,
     closing: bool,
     output_limit: usize,
+    /// When the client last sent or received something (ms, the server's
+    /// clock): what `timeout` measures idleness from.
+    last_interaction_ms: u64,
 }
 
 impl Session {
@@ -102,6 +105,7 @@ impl Session {
             held: VecDeque::new(),
             closing: false,
             output_limit,
+            last_interaction_ms: 0,
         }
     }
 
@@ -236,7 +240,11 @@ impl Session {
                 self.output.push_value(value);
                 self.output.push_with(|out| out.extend_from_slice(b"\r\n"));
             }
-            _ => self.output.push_with(|out| reply.encode_or_oom(out)),
+            _ => {
+                let protocol = self.client.protocol();
+                self.output
+                    .push_with(|out| reply.encode_or_oom(protocol, out));
+            }
         }
     }
 
@@ -244,7 +252,9 @@ impl Session {
     /// piece, so that [`not_durable`](Session::not_durable) can replace it.
     fn push_held(&mut self, reply: &Reply, until: u64) {
         let start = self.output.end();
-        self.output.push_with(|out| reply.encode_or_oom(out));
+        let protocol = self.client.protocol();
+        self.output
+            .push_with(|out| reply.encode_or_oom(protocol, out));
         let end = self.output.end();
         self.held.push_back(Held { start, end, until });
     }
@@ -307,10 +317,14 @@ impl Session {
     }
 
     /// Appends a message published to one of the client's channels after
-    /// the replies queued so far. A subscriber that lets more than
-    /// [`PUBSUB_HARD_LIMIT`] bytes pile up unread is closed, its output
-    /// dropped (Redis's pubsub output-buffer class); `false` then.
+    /// the replies queued so far. `message` is the RESP2 array
+    /// [`PubSub`](crate::pubsub::PubSub) builds; a RESP3 client gets it as
+    /// a push (`>`), the same items under another type byte. A subscriber
+    /// that lets more than [`PUBSUB_HARD_LIMIT`] bytes pile up unread is
+    /// closed, its output dropped (Redis's pubsub output-buffer class);
+    /// `false` then.
     pub fn push_message(&mut self, message: &[u8]) -> bool {
+        let push = self.client.protocol() == Protocol::Resp3 && message.first() == Some(&b'*');
         if self.closing {
             return false;
         }
@@ -319,7 +333,13 @@ impl Session {
             self.output.push_with(|out| {
                 reserved = out.try_reserve(message.len()).is_ok();
                 if reserved {
-                    out.extend_from_slice(message);
+                    match push {
+                        true => {
+                            out.push(b'>');
+                            out.extend_from_slice(&message[1..]);
+                        }
+                        false => out.extend_from_slice(message),
+                    }
                 }
             });
         }
@@ -334,6 +354,23 @@ impl Session {
     pub fn discard_output(&mut self) {
         self.held.clear();
         self.output.clear();
+    }
+
+    /// The client sent or received bytes at `now_ms`: it is not idle.
+    pub fn touch(&mut self, now_ms: u64) {
+        self.last_interaction_ms = self.last_interaction_ms.max(now_ms);
+    }
+
+    /// Whether the client has been idle (nothing sent nor received, see
+    /// [`touch`](Session::touch)) for more than `timeout_s` seconds, so
+    /// the server should close it (`CONFIG SET timeout`; 0: never). As in
+    /// Redis, subscribers (they only listen) and clients blocked on keys
+    /// (they have a timeout of their own) are never idle.
+    pub fn idle_past(&self, timeout_s: u64, now_ms: u64) -> bool {
+        timeout_s > 0
+            && !self.client.is_blocked()
+            && self.client.subscriptions() == 0
+            && now_ms.saturating_sub(self.last_interaction_ms) > timeout_s.saturating_mul(1000)
     }
 
     /// The client will send nothing more (it closed its side): finish
@@ -410,6 +447,57 @@ mod tests {
         s.feed(b"CLIENT REPLY SKIP\r\nINCR a\r\nINCR a\r\n");
         s.run(&mut engine, 0, |_| Logged::Answer);
         assert_eq!(s.output(), b"+OK\r\n$1\r\n1\r\n:3\r\n");
+    }
+
+    #[test]
+    fn idle_past_the_timeout_unless_subscribed_or_blocked() {
+        let mut engine = engine();
+        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        s.touch(10_000);
+        assert!(!s.idle_past(0, u64::MAX), "0: never");
+        assert!(!s.idle_past(2, 12_000));
+        assert!(s.idle_past(2, 12_001));
+        s.touch(12_001);
+        assert!(!s.idle_past(2, 14_000));
+        s.feed(b"SUBSCRIBE c\r\n");
+        s.run(&mut engine, 12_001, |_| Logged::Answer);
+        assert!(!s.idle_past(2, 100_000), "a subscriber only listens");
+        let mut blocked = Session::new(2, &Config::default(), 1 << 20);
+        blocked.touch(10_000);
+        blocked.feed(b"BLPOP list 0\r\n");
+        blocked.run(&mut engine, 10_000, |_| Logged::Answer);
+        assert!(blocked.is_blocked());
+        assert!(!blocked.idle_past(2, 100_000), "a blocked client waits");
+    }
+
+    #[test]
+    fn a_resp3_subscriber_gets_messages_as_pushes() {
+        let mut engine = engine();
+        let mut resp2 = Session::new(1, &Config::default(), 1 << 20);
+        let mut resp3 = Session::new(2, &Config::default(), 1 << 20);
+        resp2.feed(b"SUBSCRIBE c\r\n");
+        resp3.feed(b"HELLO 3\r\nSUBSCRIBE c\r\n");
+        for s in [&mut resp2, &mut resp3] {
+            s.run(&mut engine, 0, |_| Logged::Answer);
+            s.consume(s.output().len());
+        }
+        let messages = engine.take_messages();
+        assert!(messages.is_empty());
+        let mut publisher = crate::commands::ClientCtx::new(3);
+        let publish = [b"PUBLISH".to_vec(), b"c".to_vec(), b"hi".to_vec()];
+        engine.execute(&publish, &mut publisher, 0);
+        for (id, message) in engine.take_messages() {
+            let to = if id == 1 { &mut resp2 } else { &mut resp3 };
+            assert!(to.push_message(&message));
+        }
+        assert_eq!(
+            resp2.output(),
+            b"*3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nhi\r\n"
+        );
+        assert_eq!(
+            resp3.output(),
+            b">3\r\n$7\r\nmessage\r\n$1\r\nc\r\n$2\r\nhi\r\n"
+        );
     }
 
     #[test]

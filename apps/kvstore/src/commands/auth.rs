@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use super::exec::Exec;
 use super::{errors, REDIS_VERSION};
 use crate::num::parse_i64;
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 
 /// Commands a client may send before authenticating.
 pub(crate) const BEFORE_AUTH: &[&str] = &["auth", "hello", "quit"];
@@ -64,12 +64,15 @@ pub(crate) fn auth(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     }
 }
 
-/// `HELLO [protover [AUTH username password] [SETNAME name]]`: the
-/// server's facts as a flat map (RESP2 only: protocol 3 is refused).
+/// `HELLO [protover [AUTH username password] [SETNAME name]]`: switches
+/// the connection to RESP2 or RESP3 (before the reply, which is in the new
+/// protocol), and describes the server as a map: a flat array in RESP2.
 pub(crate) fn hello(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let mut protocol = None;
     if let Some(version) = args.get(1) {
         match parse_i64(version) {
-            Some(2) => {}
+            Some(2) => protocol = Some(Protocol::Resp2),
+            Some(3) => protocol = Some(Protocol::Resp3),
             Some(_) => return Reply::error("NOPROTO unsupported protocol version"),
             None => return Reply::error("ERR Protocol version is not an integer or out of range"),
         }
@@ -103,16 +106,25 @@ pub(crate) fn hello(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         );
     }
     if let Some(name) = name {
+        // The rule of CLIENT SETNAME.
+        if !name.iter().all(|b| (b'!'..=b'~').contains(b)) {
+            return Reply::error(
+                "ERR Client names cannot contain spaces, newlines or special characters.",
+            );
+        }
         x.client.name = (!name.is_empty()).then_some(name);
     }
+    if let Some(protocol) = protocol {
+        x.client.protocol = protocol;
+    }
     let text = |s: &str| Reply::bulk(s.as_bytes());
-    Reply::array(vec![
+    Reply::Map(vec![
         text("server"),
         text("redis"),
         text("version"),
         text(REDIS_VERSION),
         text("proto"),
-        Reply::Integer(2),
+        Reply::Integer(x.client.protocol.version()),
         text("id"),
         Reply::Integer(i64::try_from(x.client.id()).unwrap_or(i64::MAX)),
         text("mode"),

@@ -31,6 +31,8 @@ pub struct ClientCtx {
     /// Waiting on keys (`BLPOP`, ...): its session runs nothing more and
     /// sends no reply until the engine answers it.
     pub(crate) blocked: bool,
+    /// The protocol its replies are encoded in (`HELLO 2|3`).
+    pub(crate) protocol: crate::resp::Protocol,
 }
 
 /// A transaction being queued.
@@ -59,6 +61,7 @@ impl ClientCtx {
             replies_off: false,
             replies_to_skip: 0,
             blocked: false,
+            protocol: crate::resp::Protocol::Resp2,
         }
     }
 
@@ -92,6 +95,12 @@ impl ClientCtx {
     /// it runs commands again.
     pub fn unblocked(&mut self) {
         self.blocked = false;
+    }
+
+    /// The protocol the client's replies are encoded in: RESP2 until it
+    /// sends `HELLO 3`.
+    pub fn protocol(&self) -> crate::resp::Protocol {
+        self.protocol
     }
 
     /// The connection's id.

@@ -160,7 +160,7 @@ pub(crate) fn client_list(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         out += &info.line(now);
         out.push('\n');
     }
-    Reply::bulk(out.into_bytes())
+    Reply::Verbatim(out.into_bytes())
 }
 
 /// `CLIENT INFO`: this connection's line.
@@ -169,9 +169,9 @@ pub(crate) fn client_info(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
         Some(info) => {
             let mut line = info.line(x.now);
             line.push('\n');
-            Reply::bulk(line.into_bytes())
+            Reply::Verbatim(line.into_bytes())
         }
-        None => Reply::bulk(Vec::new()),
+        None => Reply::Verbatim(Vec::new()),
     }
 }
 
@@ -199,7 +199,7 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         let found = x.clients.all().find(|c| c.addr() == addr).map(|c| c.id());
         return match found {
             Some(id) => {
-                x.clients.kill(id);
+                kill(x, id);
                 Reply::ok()
             }
             None => Reply::error("ERR No such client"),
@@ -244,7 +244,16 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .filter(|&c| !(skipme && c == me))
         .collect();
     for &v in &victims {
-        x.clients.kill(v);
+        kill(x, v);
     }
     Reply::Integer(victims.len() as i64)
+}
+
+/// Has the server close client `id`: at once for another client, after
+/// this reply for the client asking (as `QUIT`, and as in Redis).
+fn kill(x: &mut Exec<'_>, id: u64) {
+    match id == x.client.id() {
+        true => x.client.quit = true,
+        false => x.clients.kill(id),
+    }
 }

@@ -179,7 +179,11 @@ pub(crate) fn hvals(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// `HGETALL key`: every field followed by its value.
 pub(crate) fn hgetall(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    all(x, &args[1], true, true)
+    match all(x, &args[1], true, true) {
+        // A map in RESP3 (an empty one for a missing key).
+        Reply::Array(Some(items)) => Reply::Map(items),
+        other => other,
+    }
 }
 
 /// The fields and/or values of the hash at `key`, in field order; an
@@ -363,6 +367,8 @@ pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .iter()
         .flat_map(|&(f, v)| core::iter::once(f).chain(with_values.then_some(v)));
     match copy_all(items, picked.len().saturating_mul(per_field)) {
+        // Field and value pairs: `[field, value]` arrays in RESP3.
+        Ok(reply) if with_values => Reply::Pairs(reply.into_items().unwrap_or_default()),
         Ok(reply) => reply,
         Err(reply) => reply,
     }

@@ -44,7 +44,7 @@ pub(crate) fn info(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             write(x, &mut out);
         }
     }
-    Reply::bulk(out)
+    Reply::Verbatim(out.into())
 }
 
 /// Appends `name:value\r\n`.

@@ -25,7 +25,8 @@ pub(crate) fn command_count(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 /// `COMMAND DOCS [name ...]`: no documentation is shipped; an empty reply
 /// makes `redis-cli` fall back to its built-in help.
 pub(crate) fn command_docs(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    Reply::array(Vec::new())
+    // A map of name to docs in RESP3: an empty one.
+    Reply::Map(Vec::new())
 }
 
 /// `COMMAND GETKEYS command [arg ...]`: the keys that command would
@@ -83,7 +84,8 @@ pub(crate) fn command_list(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// One `COMMAND` entry in Redis 7's shape: name, arity, flags, first key,
-/// last key, step, ACL categories, tips, key specs, subcommands.
+/// last key, step, ACL categories, tips, key specs, subcommands (flags,
+/// categories and tips are sets in RESP3).
 fn describe(spec: &Spec) -> Reply {
     let flags = FLAG_NAMES
         .iter()
@@ -94,12 +96,12 @@ fn describe(spec: &Spec) -> Reply {
     Reply::array(alloc::vec![
         Reply::bulk(spec.name),
         Reply::Integer(spec.arity.into()),
-        Reply::array(flags),
+        Reply::Set(flags),
         Reply::Integer(first.into()),
         Reply::Integer(last.into()),
         Reply::Integer(step.into()),
-        Reply::array(Vec::new()),
-        Reply::array(Vec::new()),
+        Reply::Set(Vec::new()),
+        Reply::Set(Vec::new()),
         Reply::array(Vec::new()),
         Reply::array(spec.subcommands.iter().map(describe).collect()),
     ])
@@ -118,7 +120,7 @@ pub(crate) fn config_get(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             }
         }
     }
-    Reply::array(pairs)
+    Reply::Map(pairs)
 }
 
 /// `CONFIG SET name value [name value ...]`: all or nothing. A name

@@ -212,7 +212,8 @@ pub(crate) fn lcs(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             Reply::array(item)
         })
         .collect();
-    Reply::array(alloc::vec![
+    // A map in RESP3.
+    Reply::Map(alloc::vec![
         Reply::bulk(&b"matches"[..]),
         Reply::array(matches),
         Reply::bulk(&b"len"[..]),

@@ -2,7 +2,8 @@
 //! PUNSUBSCRIBE, PUBLISH and PUBSUB CHANNELS/NUMSUB/NUMPAT (see
 //! [`crate::pubsub`] for who gets what). A client with subscriptions may
 //! only run these, `PING` (answered `["pong", message]`), `QUIT` and
-//! `RESET`, as in Redis's RESP2.
+//! `RESET`, as in Redis's RESP2; a RESP3 client, whose messages arrive as
+//! pushes apart from replies, may run anything, as in Redis.
 
 use alloc::format;
 use alloc::vec;
@@ -11,11 +12,12 @@ use alloc::vec::Vec;
 use super::errors;
 use super::exec::Exec;
 use super::ClientCtx;
-use crate::resp::Reply;
+use crate::resp::{Protocol, Reply};
 
-/// The confirmation Redis sends per channel: `[kind, name, count]`.
+/// The confirmation Redis sends per channel: `[kind, name, count]`, a
+/// push in RESP3 like the messages that follow it.
 fn confirm(kind: &str, name: Option<&[u8]>, count: usize) -> Reply {
-    Reply::array(vec![
+    Reply::Push(vec![
         Reply::bulk(kind.as_bytes()),
         match name {
             Some(n) => Reply::bulk(n),
@@ -128,7 +130,7 @@ pub(crate) fn numpat(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 /// A subscribed client's command that RESP2 does not allow, or its `PING`:
 /// the reply to give instead of running the command (`None`: run it).
 pub(crate) fn subscribed_gate(args: &[Vec<u8>], client: &ClientCtx) -> Option<Reply> {
-    if client.subscriptions() == 0 {
+    if client.subscriptions() == 0 || client.protocol() == Protocol::Resp3 {
         return None;
     }
     let name = args.first()?;

@@ -72,6 +72,15 @@ fn copy_all<'a>(members: impl Iterator<Item = Member<'a>>, len: usize) -> Reply 
     Reply::array(out)
 }
 
+/// `reply`, an array of distinct members, as a set (RESP3 `~`); an error
+/// stays as it is.
+fn as_set(reply: Reply) -> Reply {
+    match reply {
+        Reply::Array(Some(items)) => Reply::Set(items),
+        other => other,
+    }
+}
+
 /// `SADD key member [member ...]`: how many members were new.
 pub(crate) fn sadd(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let (key, members) = (&args[1], &args[2..]);
@@ -154,8 +163,8 @@ pub(crate) fn smismember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// `SMEMBERS key`: every member; an empty array if the key is missing.
 pub(crate) fn smembers(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match read_set(x, &args[1]) {
-        Ok(Some(set)) => copy_all(set.iter(), set.len()),
-        Ok(None) => Reply::array(Vec::new()),
+        Ok(Some(set)) => as_set(copy_all(set.iter(), set.len())),
+        Ok(None) => Reply::Set(Vec::new()),
         Err(reply) => reply,
     }
 }
@@ -291,11 +300,11 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     match live_set(x, key) {
         Ok(Some(_)) => {}
         Ok(None) if count.is_none() => return Reply::Bulk(None),
-        Ok(None) => return Reply::array(Vec::new()),
+        Ok(None) => return Reply::Set(Vec::new()),
         Err(reply) => return reply,
     }
     if count == Some(0) {
-        return Reply::array(Vec::new());
+        return Reply::Set(Vec::new());
     }
     let Some(set) = x.store.get(key).and_then(|e| e.set()) else {
         return Reply::array(Vec::new());
@@ -311,7 +320,7 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         x.log([&b"DEL"[..], key]);
         x.notify(notify::SET, "spop", key);
         x.notify(notify::GENERIC, "del", key);
-        return reply;
+        return as_set(reply);
     }
     let random = &mut *x.random;
     let picked = match count {
@@ -350,7 +359,7 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     }
     match count {
         None => Reply::Bulk(taken.pop()),
-        Some(_) => Reply::array(taken.into_iter().map(|m| Reply::Bulk(Some(m))).collect()),
+        Some(_) => Reply::Set(taken.into_iter().map(|m| Reply::Bulk(Some(m))).collect()),
     }
 }
 
@@ -495,18 +504,18 @@ fn reply_with(x: &mut Exec<'_>, keys: &[Vec<u8>], op: Op) -> Reply {
 /// `SINTER key [key ...]`: the members every set has (none if a key is
 /// missing).
 pub(crate) fn sinter(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    reply_with(x, &args[1..], Op::Inter)
+    as_set(reply_with(x, &args[1..], Op::Inter))
 }
 
 /// `SUNION key [key ...]`: the members any of the sets has.
 pub(crate) fn sunion(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    reply_with(x, &args[1..], Op::Union)
+    as_set(reply_with(x, &args[1..], Op::Union))
 }
 
 /// `SDIFF key [key ...]`: the members of the first set none of the others
 /// has.
 pub(crate) fn sdiff(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    reply_with(x, &args[1..], Op::Diff)
+    as_set(reply_with(x, &args[1..], Op::Diff))
 }
 
 /// `SINTERCARD numkeys key [key ...] [LIMIT limit]`: how many members

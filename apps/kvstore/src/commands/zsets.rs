@@ -132,9 +132,9 @@ pub(crate) fn format_score(score: f64) -> Vec<u8> {
     out
 }
 
-/// A score as a bulk reply.
+/// A score as a double reply (a bulk string in RESP2).
 pub(super) fn score_reply(score: f64) -> Reply {
-    Reply::bulk(format_score(score))
+    Reply::Double(format_score(score))
 }
 
 /// The compact-form limits in force (`zset-max-listpack-*`).
@@ -150,35 +150,45 @@ pub(super) fn copy_member(member: &[u8]) -> Result<Vec<u8>, Reply> {
     Ok(copy)
 }
 
-/// A flat array of members, each followed by its score when
-/// `with_scores`, as Redis answers ranges in RESP2. Refused if the reply
-/// would be too large (see [`reply_fits`]).
+/// Members, each with its score when `with_scores`: pairs (flat in RESP2,
+/// `[member, score]` arrays in RESP3) of a member and its double score, as
+/// Redis answers ranges. Refused if the reply would be too large (see
+/// [`reply_fits`]).
 pub(super) fn members_reply(config: &Config, items: &[(&[u8], f64)], with_scores: bool) -> Reply {
+    match members_and_scores(config, items, with_scores, score_reply) {
+        Ok(out) if with_scores => Reply::Pairs(out),
+        Ok(out) => Reply::array(out),
+        Err(reply) => reply,
+    }
+}
+
+/// The items of [`members_reply`], each score made by `score`.
+fn members_and_scores(
+    config: &Config,
+    items: &[(&[u8], f64)],
+    with_scores: bool,
+    score: fn(f64) -> Reply,
+) -> Result<Vec<Reply>, Reply> {
     let per = 1 + usize::from(with_scores);
     let bytes: u64 = items
         .iter()
         .map(|(m, _)| m.len() as u64 + if with_scores { 24 } else { 0 })
         .sum();
-    if let Err(reply) = reply_fits(config, bytes) {
-        return reply;
-    }
+    reply_fits(config, bytes)?;
     let mut out = Vec::new();
     if out
         .try_reserve_exact(items.len().saturating_mul(per))
         .is_err()
     {
-        return oom();
+        return Err(oom());
     }
-    for &(member, score) in items {
-        match copy_for_reply(member) {
-            Ok(copy) => out.push(Reply::Bulk(Some(copy))),
-            Err(reply) => return reply,
-        }
+    for &(member, member_score) in items {
+        out.push(Reply::Bulk(Some(copy_for_reply(member)?)));
         if with_scores {
-            out.push(score_reply(score));
+            out.push(score(member_score));
         }
     }
-    Reply::array(out)
+    Ok(out)
 }
 
 /// Adds the records that recreate the sorted set `zset` at a missing
@@ -507,7 +517,11 @@ fn zpop(x: &mut Exec<'_>, args: &[Vec<u8>], max: bool) -> Reply {
                 out.push(Reply::Bulk(Some(member)));
                 out.push(score_reply(score));
             }
-            Reply::array(out)
+            // Without a count, one flat [member, score] in RESP3 too.
+            match args.len() {
+                3 => Reply::Pairs(out),
+                _ => Reply::array(out),
+            }
         }
         Err(reply) => reply,
     }
@@ -672,7 +686,12 @@ pub(crate) fn zscan(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .into_iter()
         .filter(|(member, _)| options.pattern.is_none_or(|p| glob::matches(p, member)))
         .collect();
-    let members = members_reply(x.config, &matching, true);
+    // A scan's batch is strings only, scores too, in RESP3 as well.
+    let bulk_score = |score| Reply::bulk(format_score(score));
+    let members = match members_and_scores(x.config, &matching, true, bulk_score) {
+        Ok(items) => Reply::array(items),
+        Err(reply) => return reply,
+    };
     Reply::array(alloc::vec![Reply::bulk(alloc::format!("{next}")), members])
 }
 

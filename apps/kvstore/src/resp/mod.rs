@@ -1,4 +1,5 @@
-//! RESP2, the Redis wire protocol: requests in, replies out.
+//! RESP, the Redis wire protocol: requests in, replies out (RESP2, or
+//! RESP3 for a connection that switched with `HELLO 3`).
 //!
 //! Requests arrive as arrays of bulk strings (`*2\r\n$3\r\nGET\r\n$1\r\nk\r\n`)
 //! or, from humans with `telnet`, as inline lines (`GET k\r\n`). The
@@ -17,4 +18,4 @@ pub use error::ProtocolError;
 pub use inline::split_args;
 pub use parser::{decode_command, Limits, Parser};
 pub(crate) use reply::bulk_header;
-pub use reply::{encode_command, Bulks, Reply};
+pub use reply::{encode_command, Bulks, Protocol, Reply};

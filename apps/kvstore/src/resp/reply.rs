@@ -1,9 +1,39 @@
-//! Replies and their RESP2 encoding.
+//! Replies and their encodings: RESP2, and RESP3 for connections that
+//! asked for it with `HELLO 3`.
+//!
+//! A command builds one [`Reply`] whatever its client speaks; the types
+//! RESP3 added (maps, sets, doubles, ...) are variants that
+//! [`Reply::encode_as`] writes in RESP3 form for a RESP3 connection and in
+//! their RESP2 stand-in (an array, a bulk string, an integer) otherwise,
+//! as Redis does.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-/// One reply to one command, in RESP2's five shapes.
+/// The protocol a connection speaks: RESP2 until it sends `HELLO 3`,
+/// which a `HELLO 2` undoes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Protocol {
+    /// RESP2: the protocol every client starts with.
+    #[default]
+    Resp2,
+    /// RESP3: typed replies (maps, sets, doubles, nulls) and pub/sub
+    /// messages as out-of-band pushes.
+    Resp3,
+}
+
+impl Protocol {
+    /// The version number `HELLO` takes and reports (2 or 3).
+    pub fn version(self) -> i64 {
+        match self {
+            Protocol::Resp2 => 2,
+            Protocol::Resp3 => 3,
+        }
+    }
+}
+
+/// One reply to one command: RESP2's five shapes, and RESP3's types, each
+/// of which falls back to a RESP2 shape for a RESP2 connection.
 #[derive(Clone, Debug)]
 pub enum Reply {
     /// `+OK`: a short status line.
@@ -26,6 +56,31 @@ pub enum Reply {
     /// what commands answering with many elements (`LRANGE`) build, one
     /// buffer where an `Array` of `Bulk`s takes one per element.
     Bulks(Bulks),
+    /// A map (`HGETALL`, `CONFIG GET`): keys and values alternate, an odd
+    /// last item is dropped. RESP3 `%n`; in RESP2 the flat array.
+    Map(Vec<Reply>),
+    /// A set of distinct items (`SMEMBERS`, `SINTER`). RESP3 `~n`; in
+    /// RESP2 an array.
+    Set(Vec<Reply>),
+    /// Pairs (a member and its score, a field and its value) that RESP2
+    /// sends as one flat array and RESP3 as an array of two-item arrays
+    /// (`ZRANGE ... WITHSCORES`, `HRANDFIELD ... WITHVALUES`); an odd
+    /// last item is dropped.
+    Pairs(Vec<Reply>),
+    /// A floating-point number, already formatted as Redis formats it
+    /// (`1.5`, `inf`, `1e+20`): RESP3 `,1.5`; in RESP2 a bulk string.
+    Double(Vec<u8>),
+    /// RESP3 `#t`/`#f`; in RESP2 the integer 1 or 0.
+    Boolean(bool),
+    /// An integer too large for 64 bits, as its decimal digits: RESP3
+    /// `(digits`; in RESP2 a bulk string.
+    BigNumber(String),
+    /// Text meant for a human (`INFO`, `CLIENT INFO`): RESP3 `=` with the
+    /// format `txt`; in RESP2 a bulk string.
+    Verbatim(Vec<u8>),
+    /// An out-of-band message (pub/sub confirmations and messages): RESP3
+    /// `>n`; in RESP2 an array.
+    Push(Vec<Reply>),
 }
 
 /// Two replies are equal when they encode the same: an array of bulk
@@ -127,66 +182,128 @@ impl Reply {
     /// error text would break framing, so they are written as spaces (Redis
     /// does the same).
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_as(Protocol::Resp2, out);
+    }
+
+    /// Appends the encoding in `protocol` to `out`: RESP3's types in their
+    /// own form for [`Protocol::Resp3`], in their RESP2 stand-in otherwise.
+    pub fn encode_as(&self, protocol: Protocol, out: &mut Vec<u8>) {
+        let resp3 = protocol == Protocol::Resp3;
         match self {
             Reply::Simple(text) => line(out, b'+', text.as_bytes()),
             Reply::Error(text) => line(out, b'-', text.as_bytes()),
             Reply::Integer(n) => header(out, b':', *n),
+            Reply::Bulk(None) | Reply::Array(None) if resp3 => out.extend_from_slice(b"_\r\n"),
             Reply::Bulk(None) => out.extend_from_slice(b"$-1\r\n"),
-            Reply::Bulk(Some(bytes)) => {
-                header(out, b'$', len_i64(bytes.len()));
-                out.extend_from_slice(bytes);
-                out.extend_from_slice(b"\r\n");
-            }
+            Reply::Bulk(Some(bytes)) => string(out, b'$', bytes),
             Reply::Array(None) => out.extend_from_slice(b"*-1\r\n"),
-            Reply::Array(Some(items)) => {
-                header(out, b'*', len_i64(items.len()));
-                for item in items {
-                    item.encode(out);
-                }
-            }
+            Reply::Array(Some(items)) => aggregate(out, b'*', items, protocol),
             Reply::Sequence(replies) => {
                 for reply in replies {
-                    reply.encode(out);
+                    reply.encode_as(protocol, out);
                 }
             }
             Reply::Bulks(bulks) => {
                 array_header(out, bulks.count);
                 out.extend_from_slice(&bulks.encoded);
             }
-            Reply::Shared(value) => {
-                bulk_header(out, value.len());
-                out.extend_from_slice(value);
+            Reply::Shared(value) => string(out, b'$', value),
+            Reply::Map(items) => {
+                let pairs = items.len() / 2;
+                match resp3 {
+                    true => header(out, b'%', len_i64(pairs)),
+                    false => array_header(out, pairs * 2),
+                }
+                for item in &items[..pairs * 2] {
+                    item.encode_as(protocol, out);
+                }
+            }
+            Reply::Set(items) => aggregate(out, if resp3 { b'~' } else { b'*' }, items, protocol),
+            Reply::Push(items) => aggregate(out, if resp3 { b'>' } else { b'*' }, items, protocol),
+            Reply::Pairs(items) => {
+                let pairs = items.len() / 2;
+                match resp3 {
+                    true => array_header(out, pairs),
+                    false => array_header(out, pairs * 2),
+                }
+                for pair in items.chunks_exact(2) {
+                    if resp3 {
+                        array_header(out, 2);
+                    }
+                    pair[0].encode_as(protocol, out);
+                    pair[1].encode_as(protocol, out);
+                }
+            }
+            Reply::Double(text) if resp3 => line(out, b',', text),
+            Reply::Double(text) => string(out, b'$', text),
+            Reply::Boolean(b) if resp3 => {
+                out.extend_from_slice(if *b { b"#t\r\n" } else { b"#f\r\n" })
+            }
+            Reply::Boolean(b) => header(out, b':', i64::from(*b)),
+            Reply::BigNumber(digits) if resp3 => line(out, b'(', digits.as_bytes()),
+            Reply::BigNumber(digits) => string(out, b'$', digits.as_bytes()),
+            Reply::Verbatim(text) if resp3 => {
+                header(out, b'=', len_i64(text.len().saturating_add(4)));
+                out.extend_from_slice(b"txt:");
+                out.extend_from_slice(text);
                 out.extend_from_slice(b"\r\n");
             }
+            Reply::Verbatim(text) => string(out, b'$', text),
         }
     }
 
     /// Bytes [`encode`](Reply::encode) appends.
     pub fn encoded_len(&self) -> usize {
+        self.encoded_len_as(Protocol::Resp2)
+    }
+
+    /// Bytes [`encode_as`](Reply::encode_as) appends for `protocol`.
+    pub fn encoded_len_as(&self, protocol: Protocol) -> usize {
+        let resp3 = protocol == Protocol::Resp3;
         let header = header_len;
+        let all =
+            |items: &[Reply]| -> usize { items.iter().map(|i| i.encoded_len_as(protocol)).sum() };
         match self {
             Reply::Simple(text) | Reply::Error(text) => text.len() + 3,
-            Reply::Integer(n) => {
-                3 + n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize
-                    + 1
-                    + usize::from(*n < 0)
-            }
+            Reply::BigNumber(digits) if resp3 => digits.len() + 3,
+            Reply::Double(text) if resp3 => text.len() + 3,
+            Reply::Integer(n) => integer_len(*n),
+            // `#t\r\n` or `:1\r\n`.
+            Reply::Boolean(_) => 4,
+            Reply::Bulk(None) | Reply::Array(None) if resp3 => 3,
             Reply::Bulk(None) | Reply::Array(None) => 5,
-            Reply::Bulk(Some(bytes)) => header(bytes.len()) + bytes.len() + 2,
-            Reply::Array(Some(items)) => {
-                header(items.len()) + items.iter().map(Reply::encoded_len).sum::<usize>()
+            Reply::Bulk(Some(bytes)) | Reply::Double(bytes) => bulk_encoded_len(bytes.len()),
+            Reply::BigNumber(digits) => bulk_encoded_len(digits.len()),
+            Reply::Verbatim(text) if resp3 => bulk_encoded_len(text.len() + 4),
+            Reply::Verbatim(text) => bulk_encoded_len(text.len()),
+            Reply::Array(Some(items)) | Reply::Set(items) | Reply::Push(items) => {
+                header(items.len()) + all(items)
             }
-            Reply::Sequence(replies) => replies.iter().map(Reply::encoded_len).sum(),
+            Reply::Map(items) => {
+                let pairs = items.len() / 2;
+                header(if resp3 { pairs } else { pairs * 2 }) + all(&items[..pairs * 2])
+            }
+            Reply::Pairs(items) => {
+                let pairs = items.len() / 2;
+                let nested = if resp3 { pairs * header(2) } else { 0 };
+                header(if resp3 { pairs } else { pairs * 2 }) + nested + all(&items[..pairs * 2])
+            }
+            Reply::Sequence(replies) => all(replies),
             Reply::Bulks(bulks) => header(bulks.count) + bulks.encoded.len(),
             Reply::Shared(value) => bulk_encoded_len(value.len()),
         }
     }
 
-    /// The items of an array reply, [`Reply::Bulks`] decoded: for code
-    /// that looks into replies (tests, mostly). `None` for another shape.
+    /// The items of an array reply, [`Reply::Bulks`] decoded, or of a
+    /// map, set, pairs or push (flat, as RESP2 sends them): for code that
+    /// looks into replies (tests, mostly). `None` for another shape.
     pub fn into_items(self) -> Option<Vec<Reply>> {
         match self {
-            Reply::Array(Some(items)) => Some(items),
+            Reply::Array(Some(items))
+            | Reply::Map(items)
+            | Reply::Set(items)
+            | Reply::Pairs(items)
+            | Reply::Push(items) => Some(items),
             Reply::Bulks(bulks) => {
                 let mut items = Vec::with_capacity(bulks.count);
                 let mut rest = bulks.encoded.as_slice();
@@ -207,9 +324,9 @@ impl Reply {
     /// Appends the encoding to `out` if the memory for it can be had;
     /// otherwise appends Redis's `-OOM` error instead (a reply too big for
     /// the memory left fails that command, not the server).
-    pub fn encode_or_oom(&self, out: &mut Vec<u8>) {
-        if out.try_reserve(self.encoded_len()).is_ok() {
-            self.encode(out);
+    pub fn encode_or_oom(&self, protocol: Protocol, out: &mut Vec<u8>) {
+        if out.try_reserve(self.encoded_len_as(protocol)).is_ok() {
+            self.encode_as(protocol, out);
         } else {
             Reply::error("OOM not enough memory for the reply").encode(out);
         }
@@ -217,14 +334,39 @@ impl Reply {
 
     /// The RESP2 encoding as a new buffer.
     pub fn to_bytes(&self) -> Vec<u8> {
+        self.to_bytes_as(Protocol::Resp2)
+    }
+
+    /// The encoding in `protocol` as a new buffer.
+    pub fn to_bytes_as(&self, protocol: Protocol) -> Vec<u8> {
         let mut out = Vec::new();
-        self.encode(&mut out);
+        self.encode_as(protocol, &mut out);
         out
     }
 }
 
 fn len_i64(len: usize) -> i64 {
     i64::try_from(len).unwrap_or(i64::MAX)
+}
+
+/// Bytes of the line `:n\r\n`.
+fn integer_len(n: i64) -> usize {
+    3 + n.unsigned_abs().checked_ilog10().unwrap_or(0) as usize + 1 + usize::from(n < 0)
+}
+
+/// A length-prefixed string (`$len\r\nbytes\r\n`).
+fn string(out: &mut Vec<u8>, kind: u8, bytes: &[u8]) {
+    header(out, kind, len_i64(bytes.len()));
+    out.extend_from_slice(bytes);
+    out.extend_from_slice(b"\r\n");
+}
+
+/// An aggregate of `items` under the type byte `kind` (`*`, `~`, `>`).
+fn aggregate(out: &mut Vec<u8>, kind: u8, items: &[Reply], protocol: Protocol) {
+    header(out, kind, len_i64(items.len()));
+    for item in items {
+        item.encode_as(protocol, out);
+    }
 }
 
 fn line(out: &mut Vec<u8>, kind: u8, text: &[u8]) {
@@ -324,6 +466,86 @@ mod tests {
         ];
         for reply in replies {
             assert_eq!(reply.encoded_len(), reply.to_bytes().len(), "{reply:?}");
+        }
+    }
+
+    /// One of each RESP3 type, nested too.
+    fn resp3_replies() -> Vec<Reply> {
+        vec![
+            Reply::Map(vec![Reply::bulk("k"), Reply::Double(b"1.5".to_vec())]),
+            Reply::Map(vec![Reply::bulk("odd")]),
+            Reply::Set(vec![Reply::bulk("a"), Reply::nil()]),
+            Reply::Pairs(vec![Reply::bulk("m"), Reply::Double(b"-inf".to_vec())]),
+            Reply::Pairs(vec![Reply::bulk("odd")]),
+            Reply::Double(b"3".to_vec()),
+            Reply::Boolean(true),
+            Reply::Boolean(false),
+            Reply::BigNumber(String::from("1234567999999999999999999999999999999")),
+            Reply::Verbatim(b"a\r\nb".to_vec()),
+            Reply::Push(vec![Reply::bulk("message"), Reply::Array(None)]),
+            Reply::array(vec![Reply::Set(Vec::new()), Reply::Map(Vec::new())]),
+        ]
+    }
+
+    #[test]
+    fn resp3_types_in_resp3() {
+        let wire: Vec<Vec<u8>> = resp3_replies()
+            .iter()
+            .map(|r| r.to_bytes_as(Protocol::Resp3))
+            .collect();
+        let expected: [&[u8]; 12] = [
+            b"%1\r\n$1\r\nk\r\n,1.5\r\n",
+            b"%0\r\n",
+            b"~2\r\n$1\r\na\r\n_\r\n",
+            b"*1\r\n*2\r\n$1\r\nm\r\n,-inf\r\n",
+            b"*0\r\n",
+            b",3\r\n",
+            b"#t\r\n",
+            b"#f\r\n",
+            b"(1234567999999999999999999999999999999\r\n",
+            b"=8\r\ntxt:a\r\nb\r\n",
+            b">2\r\n$7\r\nmessage\r\n_\r\n",
+            b"*2\r\n~0\r\n%0\r\n",
+        ];
+        for (got, want) in wire.iter().zip(expected) {
+            assert_eq!(String::from_utf8_lossy(got), String::from_utf8_lossy(want));
+        }
+    }
+
+    #[test]
+    fn resp3_types_fall_back_to_resp2_shapes() {
+        let wire: Vec<Vec<u8>> = resp3_replies().iter().map(Reply::to_bytes).collect();
+        let expected: [&[u8]; 12] = [
+            b"*2\r\n$1\r\nk\r\n$3\r\n1.5\r\n",
+            b"*0\r\n",
+            b"*2\r\n$1\r\na\r\n$-1\r\n",
+            b"*2\r\n$1\r\nm\r\n$4\r\n-inf\r\n",
+            b"*0\r\n",
+            b"$1\r\n3\r\n",
+            b":1\r\n",
+            b":0\r\n",
+            b"$37\r\n1234567999999999999999999999999999999\r\n",
+            b"$4\r\na\r\nb\r\n",
+            b"*2\r\n$7\r\nmessage\r\n*-1\r\n",
+            b"*2\r\n*0\r\n*0\r\n",
+        ];
+        for (got, want) in wire.iter().zip(expected) {
+            assert_eq!(String::from_utf8_lossy(got), String::from_utf8_lossy(want));
+        }
+    }
+
+    #[test]
+    fn encoded_len_as_is_what_encode_as_writes() {
+        let mut replies = resp3_replies();
+        replies.extend([Reply::nil(), Reply::Array(None), Reply::Integer(-12)]);
+        for reply in replies {
+            for protocol in [Protocol::Resp2, Protocol::Resp3] {
+                assert_eq!(
+                    reply.encoded_len_as(protocol),
+                    reply.to_bytes_as(protocol).len(),
+                    "{reply:?} {protocol:?}"
+                );
+            }
         }
     }
 

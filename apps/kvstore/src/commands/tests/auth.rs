@@ -69,16 +69,21 @@ fn hello_authenticates_names_and_describes_the_server() {
     config.set("requirepass", b"pw").unwrap();
     let mut s = Session::with_config(config);
     assert!(err(s.run("HELLO 2 AUTH default nope")).starts_with("WRONGPASS"));
-    let Reply::Array(Some(map)) = s.run("HELLO 2 AUTH default pw SETNAME app") else {
+    let Reply::Map(map) = s.run("HELLO 2 AUTH default pw SETNAME app") else {
         panic!("HELLO answers a map");
     };
     assert_eq!(map[0], Reply::bulk("server"));
     assert_eq!(map[4..6], [Reply::bulk("proto"), Reply::Integer(2)]);
     assert_eq!(s.run("CLIENT GETNAME"), Reply::bulk("app"));
     assert_eq!(
-        err(s.run("HELLO 3")),
+        err(s.run("HELLO 4")),
         "NOPROTO unsupported protocol version"
     );
+    assert_eq!(
+        err(s.run("HELLO 1")),
+        "NOPROTO unsupported protocol version"
+    );
+    assert!(err(s.run("HELLO 3 SETNAME \"a b\"")).starts_with("ERR Client names cannot"));
     assert!(err(s.run("HELLO two")).starts_with("ERR Protocol version"));
     assert!(err(s.run("HELLO 2 AUTH default")).starts_with("ERR Syntax error in HELLO"));
 }

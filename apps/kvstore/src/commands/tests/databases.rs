@@ -43,8 +43,8 @@ fn each_database_has_its_own_keys() {
     assert_eq!(s.run("DBSIZE"), Reply::Integer(1));
     s.run("SELECT 0");
     assert_eq!(s.run("GET k"), Reply::bulk("zero"));
-    let Reply::Bulk(Some(info)) = s.run("INFO keyspace") else {
-        panic!("INFO is a bulk string");
+    let Reply::Verbatim(info) = s.run("INFO keyspace") else {
+        panic!("INFO is verbatim text");
     };
     let info = String::from_utf8(info).unwrap();
     assert!(info.contains("db0:keys=1,expires=0"), "{info}");

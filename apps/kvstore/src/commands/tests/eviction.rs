@@ -37,8 +37,8 @@ fn keys(s: &mut Session) -> String {
 }
 
 fn evicted_keys(s: &mut Session) -> String {
-    let Reply::Bulk(Some(info)) = s.run("INFO stats") else {
-        panic!("INFO answers a bulk string");
+    let Reply::Verbatim(info) = s.run("INFO stats") else {
+        panic!("INFO answers verbatim text");
     };
     let info = String::from_utf8(info).unwrap();
     let line = info

@@ -13,6 +13,7 @@ mod memory;
 mod notify;
 mod persistence;
 mod pubsub;
+mod resp3;
 mod server;
 mod sets;
 mod sort;
@@ -58,6 +59,13 @@ impl Session {
     /// Runs `line` and returns just the reply.
     pub fn run(&mut self, line: &str) -> Reply {
         self.exec(line).reply
+    }
+
+    /// Runs `line` and returns the reply as it goes on the wire, in the
+    /// protocol the client speaks (`HELLO 3` switches it).
+    pub fn wire(&mut self, line: &str) -> String {
+        let reply = self.run(line);
+        String::from_utf8_lossy(&reply.to_bytes_as(self.client.protocol())).into_owned()
     }
 
     /// Runs `line` and returns what it logged, one string per command.

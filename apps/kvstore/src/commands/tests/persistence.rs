@@ -415,8 +415,8 @@ fn bgrewriteaof_schedules_a_rewrite_the_server_performs() {
         Reply::Simple("Background append only file rewriting started".into())
     );
     assert!(s.engine.aof_rewrite_wanted());
-    let Reply::Bulk(Some(info)) = s.run("INFO persistence") else {
-        panic!("INFO is a bulk string");
+    let Reply::Verbatim(info) = s.run("INFO persistence") else {
+        panic!("INFO is verbatim text");
     };
     let info = String::from_utf8(info).unwrap();
     assert!(info.contains("aof_rewrite_scheduled:1\r\n"), "{info}");
@@ -427,8 +427,8 @@ fn bgrewriteaof_schedules_a_rewrite_the_server_performs() {
         Reply::Error("ERR Background append only file rewriting already in progress".into())
     );
     s.engine.aof_rewrite_finished(Some(1234), 2500);
-    let Reply::Bulk(Some(info)) = s.run("INFO persistence") else {
-        panic!("INFO is a bulk string");
+    let Reply::Verbatim(info) = s.run("INFO persistence") else {
+        panic!("INFO is verbatim text");
     };
     let info = String::from_utf8(info).unwrap();
     for needle in [
@@ -539,7 +539,7 @@ fn while_the_log_cannot_be_written_writes_are_refused_and_reads_served() {
     }
     assert_eq!(s.run("GET k"), Reply::bulk("v"));
     let info = match s.run("INFO persistence") {
-        Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+        Reply::Verbatim(b) => String::from_utf8(b).unwrap(),
         other => panic!("{other:?}"),
     };
     assert!(info.contains("aof_last_write_status:err\r\n"), "{info}");
@@ -547,7 +547,7 @@ fn while_the_log_cannot_be_written_writes_are_refused_and_reads_served() {
     s.engine.log_write_recovered();
     assert_eq!(s.run("SET k w"), Reply::ok());
     let info = match s.run("INFO persistence") {
-        Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+        Reply::Verbatim(b) => String::from_utf8(b).unwrap(),
         other => panic!("{other:?}"),
     };
     assert!(info.contains("aof_last_write_status:ok\r\n"), "{info}");

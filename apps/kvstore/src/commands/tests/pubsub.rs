@@ -138,8 +138,8 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     as_client(&mut s, &mut other, "CLIENT SETNAME worker");
     as_client(&mut s, &mut other, "SUBSCRIBE jobs");
     s.advance(3_000);
-    let Reply::Bulk(Some(list)) = s.run("CLIENT LIST") else {
-        panic!("CLIENT LIST is a bulk string");
+    let Reply::Verbatim(list) = s.run("CLIENT LIST") else {
+        panic!("CLIENT LIST is verbatim text");
     };
     let list = alloc::string::String::from_utf8(list).unwrap();
     let lines: alloc::vec::Vec<&str> = list.lines().collect();
@@ -152,12 +152,12 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
         "{list}"
     );
     assert!(lines[1].contains("age=3 idle=3"), "{list}");
-    let Reply::Bulk(Some(pubsub)) = s.run("CLIENT LIST TYPE pubsub") else {
+    let Reply::Verbatim(pubsub) = s.run("CLIENT LIST TYPE pubsub") else {
         panic!("bulk");
     };
     assert_eq!(pubsub.iter().filter(|&&b| b == b'\n').count(), 1);
     assert_eq!(s.run("CLIENT NO-EVICT on"), Reply::ok());
-    let Reply::Bulk(Some(me)) = s.run("CLIENT INFO") else {
+    let Reply::Verbatim(me) = s.run("CLIENT INFO") else {
         panic!("bulk");
     };
     assert!(me.starts_with(b"id=7 ") && me.windows(8).any(|w| w == b"flags=Ne"));
@@ -173,4 +173,9 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     assert_eq!(s.engine.take_kills(), vec![30]);
     s.engine.client_gone(30);
     assert_eq!(s.run("CLIENT KILL ID 30"), Reply::Integer(0));
+    // Killing itself: the reply goes out, then the connection closes.
+    assert!(!s.client.should_close());
+    assert_eq!(s.run("CLIENT KILL ID 7 SKIPME no"), Reply::Integer(1));
+    assert!(s.client.should_close());
+    assert_eq!(s.engine.take_kills(), Vec::<u64>::new());
 }

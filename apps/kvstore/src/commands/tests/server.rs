@@ -2,7 +2,7 @@ use super::*;
 
 fn text(reply: Reply) -> String {
     match reply {
-        Reply::Bulk(Some(bytes)) => String::from_utf8(bytes).unwrap(),
+        Reply::Bulk(Some(bytes)) | Reply::Verbatim(bytes) => String::from_utf8(bytes).unwrap(),
         other => panic!("not a bulk string: {other:?}"),
     }
 }
@@ -253,6 +253,21 @@ fn config_set_is_all_or_nothing() {
         s.run("CONFIG SET appendonly yes"),
         err("ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config")
     );
+}
+
+/// Clients turn features on by the version: kvstore implements Redis
+/// 7.0's commands and replies, so every place says 7.0.
+#[test]
+fn the_version_reported_everywhere_is_redis_7_0() {
+    let mut s = Session::new();
+    let info = text(s.run("INFO server"));
+    assert!(info.contains("\r\nredis_version:7.0."), "{info}");
+    let hello = s.run("HELLO").into_items().unwrap();
+    assert_eq!(hello[2], Reply::bulk("version"));
+    let Reply::Bulk(Some(version)) = &hello[3] else {
+        panic!("{hello:?}")
+    };
+    assert!(version.starts_with(b"7.0."), "{hello:?}");
 }
 
 #[test]

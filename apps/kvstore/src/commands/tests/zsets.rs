@@ -13,15 +13,16 @@ use crate::test_rng::Rng;
 
 const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
-/// The bulk strings of an array reply, space-separated.
+/// The bulk strings (and scores) of an array reply, or of pairs,
+/// space-separated: what RESP2 sends.
 fn line(reply: Reply) -> String {
-    let Reply::Array(Some(items)) = reply else {
+    let (Reply::Array(Some(items)) | Reply::Pairs(items)) = reply else {
         panic!("not an array: {reply:?}");
     };
     let words: Vec<String> = items
         .into_iter()
         .map(|item| match item {
-            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+            Reply::Bulk(Some(b)) | Reply::Double(b) => String::from_utf8(b).unwrap(),
             other => panic!("not a bulk string: {other:?}"),
         })
         .collect();
@@ -280,7 +281,7 @@ fn pops_and_random_members() {
     );
     s.run("ZADD r 1 a 2 b 3 c");
     assert_eq!(sorted(s.run("ZRANDMEMBER r 5")), ["a", "b", "c"]);
-    let Reply::Array(Some(repeats)) = s.run("ZRANDMEMBER r -7 WITHSCORES") else {
+    let Reply::Pairs(repeats) = s.run("ZRANDMEMBER r -7 WITHSCORES") else {
         panic!("an array");
     };
     assert_eq!(repeats.len(), 14);

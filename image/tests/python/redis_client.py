@@ -1,0 +1,129 @@
+"""Drives a Redis server with the current Python client, redis-py (5 or
+later), as an application would: image/tests/python_client.rs runs it
+against kvstore under QEMU.
+
+    redis_client.py PORT
+
+For each way of connecting -- the client's default protocol (RESP3 since
+redis-py 8; the script fails if the default it gets is not the one it
+asserts), protocol=3 asked for explicitly, and protocol=2 -- it checks
+strings, hashes, sets and sorted sets (typed replies: maps, sets, doubles),
+a pipeline, a transaction (MULTI/EXEC, and WATCH failing it), and pub/sub
+with a message received. Prints one line per part and exits non-zero at
+the first failure (an AssertionError's traceback says which).
+"""
+
+import sys
+import time
+
+import redis
+
+
+def expect(got, want, what):
+    assert got == want, f"{what}: got {got!r}, want {want!r}"
+
+
+def strings(r):
+    expect(r.set("greeting", "hello"), True, "SET")
+    expect(r.get("greeting"), b"hello", "GET")
+    expect(r.get("missing"), None, "GET of a missing key")
+    expect(r.incr("counter"), 1, "INCR")
+    expect(r.incrby("counter", 41), 42, "INCRBY")
+    expect(r.incrbyfloat("float", 1.5), 1.5, "INCRBYFLOAT")
+    expect(r.mget("greeting", "missing", "counter"), [b"hello", None, b"42"], "MGET")
+    expect(r.set("greeting", "x", nx=True), None, "SET NX of an existing key")
+    expect(r.delete("greeting", "counter", "float"), 3, "DEL")
+
+
+def typed_replies(r):
+    r.delete("h", "s", "z")
+    r.hset("h", mapping={"a": "1", "b": "2"})
+    expect(r.hgetall("h"), {b"a": b"1", b"b": b"2"}, "HGETALL")
+    expect(r.hgetall("missing"), {}, "HGETALL of a missing key")
+    r.sadd("s", "x", "y")
+    expect(r.smembers("s"), {b"x", b"y"}, "SMEMBERS")
+    r.zadd("z", {"one": 1.5, "two": 2})
+    expect(r.zscore("z", "one"), 1.5, "ZSCORE")
+    expect(r.zscore("z", "missing"), None, "ZSCORE of a missing member")
+    expect(r.zincrby("z", 1, "one"), 2.5, "ZINCRBY")
+    # Pairs: lists in RESP3, tuples in RESP2 (redis-py's own difference).
+    pairs = [tuple(p) for p in r.zrange("z", 0, -1, withscores=True)]
+    expect(pairs, [(b"two", 2.0), (b"one", 2.5)], "ZRANGE WITHSCORES")
+    expect([tuple(p) for p in r.zpopmin("z", 1)], [(b"two", 2.0)], "ZPOPMIN with a count")
+    expect(r.config_get("maxmemory-policy"), {"maxmemory-policy": "noeviction"}, "CONFIG GET")
+    info = r.info("server")
+    assert str(info["redis_version"]).startswith("7.0."), info["redis_version"]
+    r.delete("h", "s", "z")
+
+
+def pipeline(r):
+    with r.pipeline(transaction=False) as p:
+        p.set("p1", "a").set("p2", "b").get("p1").mget("p1", "p2").delete("p1", "p2")
+        expect(p.execute(), [True, True, b"a", [b"a", b"b"], 2], "pipeline")
+
+
+def transaction(r, other):
+    with r.pipeline(transaction=True) as p:
+        p.set("t", "1").incr("t").get("t")
+        expect(p.execute(), [True, 2, b"2"], "MULTI/EXEC")
+    # WATCH: a change by another client fails the transaction.
+    with r.pipeline(transaction=True) as p:
+        p.watch("t")
+        other.set("t", "changed")
+        p.multi()
+        p.set("t", "mine")
+        try:
+            p.execute()
+            raise AssertionError("EXEC ran although a watched key changed")
+        except redis.WatchError:
+            pass
+    expect(r.get("t"), b"changed", "the value after the failed transaction")
+    r.delete("t")
+
+
+def pubsub(r, other):
+    p = r.pubsub()
+    p.subscribe("news")
+    p.psubscribe("n*")
+    confirmations = [wait_message(p, "a confirmation")["type"] for _ in range(2)]
+    expect(sorted(confirmations), ["psubscribe", "subscribe"], "confirmations")
+    expect(other.publish("news", "hi"), 2, "PUBLISH receivers")
+    got = [wait_message(p, "a published message") for _ in range(2)]
+    kinds = sorted((m["type"], m["channel"], m["data"]) for m in got)
+    expect(kinds, [("message", b"news", b"hi"), ("pmessage", b"news", b"hi")], "messages")
+    p.unsubscribe()
+    p.punsubscribe()
+    p.close()
+
+
+def wait_message(p, what):
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        message = p.get_message(timeout=1.0)
+        if message is not None:
+            return message
+    raise AssertionError(f"no {what} within 10 s")
+
+
+def main():
+    port = int(sys.argv[1])
+    print(f"redis-py {redis.__version__}")
+    for label, options, want in [
+        ("default protocol", {}, "3"),
+        ("protocol=3", {"protocol": 3}, "3"),
+        ("protocol=2", {"protocol": 2}, "2"),
+    ]:
+        r = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30, **options)
+        other = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30, **options)
+        expect(str(r.client_info()["resp"]), want, f"{label}: the protocol spoken")
+        for part in (strings, typed_replies, pipeline):
+            part(r)
+        transaction(r, other)
+        pubsub(r, other)
+        print(f"{label} (RESP{want}): strings, typed replies, pipeline, transaction, pub/sub: ok")
+        r.close()
+        other.close()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,54 @@
+//! kvstore driven by a real client library: the current Python Redis
+//! client (redis-py 5 or later, from PyPI into `target/pyenv`, see
+//! `image/host-tools.sh` `need_python_redis`), which opens with `HELLO 3`
+//! in its default protocol. `image/tests/python/redis_client.py` runs
+//! strings, typed replies (maps, sets, doubles), a pipeline, a transaction
+//! and pub/sub in the default protocol, with `protocol=3` and with
+//! `protocol=2`, and fails at the first difference.
+//!
+//! Left out: streams and client-side caching (`CLIENT TRACKING`), which
+//! kvstore does not have yet.
+
+mod common;
+
+use common::kvstore::{fresh_disk, Guest};
+use faultline_image::workspace_root;
+use std::process::Command;
+
+#[test]
+fn the_python_redis_client_works_in_its_default_protocol_resp3_and_resp2() {
+    let root = workspace_root();
+    // Installs redis-py when missing (run-tests.sh has done so already).
+    let setup = Command::new("bash")
+        .args(["-c", ". image/host-tools.sh && need_python_redis"])
+        .current_dir(&root)
+        .status()
+        .expect("bash runs");
+    assert!(
+        setup.success(),
+        "installing redis-py into target/pyenv failed"
+    );
+    fresh_disk("kvstore-python");
+    let guest = Guest::start("kvstore-python");
+    drop(guest.connect());
+    let output = Command::new(root.join("target/pyenv/bin/python"))
+        .arg(root.join("image/tests/python/redis_client.py"))
+        .arg(guest.port.to_string())
+        .output()
+        .expect("target/pyenv/bin/python runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    print!("{stdout}");
+    assert!(
+        output.status.success(),
+        "the Python client failed against kvstore:\n{stdout}\n{stderr}\nkvstore's console:\n{}",
+        guest.serial()
+    );
+    for part in [
+        "default protocol (RESP3): ",
+        "protocol=3 (RESP3): ",
+        "protocol=2 (RESP2): ",
+    ] {
+        assert!(stdout.contains(part), "{part:?} missing:\n{stdout}");
+    }
+}
