@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Runs rdmabench on two nodes (all policies side by side in one run), and in
-# the same invocation the RDMA engine's self-benchmark: the host's own
-# memcpy bandwidth against the engine's data paths (the shared-memory direct
-# path and the datagram path), the physical limit of an
-# emulated engine. Keeps the log, extracts the CSV and draws a plot.
+# Runs rdmabench on two nodes (all policies side by side in one run) over
+# RoCEv2 between the nodes' network namespaces, with what that link gives by
+# itself measured first in the same run (--link-bench: raw UDP throughput
+# with RoCE-sized datagrams, UDP round trip), and the RDMA engine's
+# self-benchmark (engine WRITE against raw UDP and memcpy on loopback).
+# Keeps the log, extracts the CSV, draws a plot and prints the ratios
+# against the link.
 #
 #   bench/rdmabench.sh           # 4 KiB .. 16 MiB
 #   bench/rdmabench.sh quick     # 4 KiB .. 4 MiB
@@ -19,10 +21,10 @@ need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev python3:pytho
 out=target/bench
 mkdir -p "$out"
 cargo build -q --release -p faultline-rdma-engine
-echo "== host memcpy vs engine data path (faultline-rdma-engine --self-bench)" | tee "$out/rdmabench.log"
+echo "== engine WRITE vs raw UDP vs memcpy on loopback (faultline-rdma-engine --self-bench)" | tee "$out/rdmabench.log"
 target/release/faultline-rdma-engine --self-bench 2>&1 | tee -a "$out/rdmabench.log"
 status=0
-./run-qemu.sh rdmabench --nodes 2 --smp 2 --timeout 3000 -- "$@" | tee -a "$out/rdmabench.log" || status=$?
+./run-qemu.sh rdmabench --nodes 2 --link-bench --smp 2 --timeout 3000 -- "$@" | tee -a "$out/rdmabench.log" || status=$?
 sed -n '/---- csv ----/,/---- end csv ----/p' "$out/rdmabench.log" | sed '1d;$d' | sed 's/^\[n0\] //' | tr -d '\r' > "$out/rdmabench.csv"
 python3 bench/plot.py "$out/rdmabench.csv" "$out/rdmabench.svg" rdmabench
 echo "rdmabench: $out/rdmabench.log, $out/rdmabench.csv, $out/rdmabench.svg"

@@ -17,7 +17,7 @@ usage:
   faultline-image build APP [--board BOARD] [-- ARGS...]
       build APP and write target/images/BOARD/APP.{elf,bin,uimg}
   faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
-                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
+                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F] [--link-bench]]
                           [--disk-size SIZE] [--uboot] [-- ARGS...]
       build APP, boot it under QEMU and exit with the guest's status
       (124 when the timeout kills it)
@@ -40,6 +40,9 @@ options:
                    prefixed [nR]; fails if any node fails or hangs (root)
   --loss F         with --nodes: each engine drops this fraction of its
                    RoCE packets (0 to 0.5), to test retransmission
+  --link-bench     with --nodes: before booting, measure what the link between
+                   nodes 0 and 1 gives by itself (raw UDP throughput with
+                   RoCE-sized datagrams, UDP round trip), lines [link]
   --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this
                    big (default 1G), or grown to it; never shrunk. SIZE in
                    bytes or with K, M, G, T (powers of 1024), at least 4M
@@ -90,6 +93,8 @@ pub enum Cli {
         nodes: Option<u16>,
         /// Injected fabric loss for multi-node runs.
         loss: Option<f64>,
+        /// Measure the link between nodes 0 and 1 first (`--link-bench`).
+        link_bench: bool,
         /// Size of the NVMe disk (`--disk-size`).
         disk_size: Option<u64>,
         /// Boot through U-Boot (`--uboot`, see [`crate::uboot`]).
@@ -165,6 +170,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut port = None;
     let mut nodes = None;
     let mut loss = None;
+    let mut link_bench = false;
     let mut disk_size = None;
     let mut uboot = false;
     let mut args = Vec::new();
@@ -247,6 +253,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                         })?,
                 );
             }
+            "--link-bench" if run => link_bench = true,
             "--disk-size" if run => {
                 let v = value(name)?;
                 disk_size = Some(parse_size(&v).filter(|&s| s >= 4 << 20).ok_or_else(|| {
@@ -272,6 +279,9 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     if loss.is_some() && nodes.is_none() {
         return Err(usage("--loss needs --nodes"));
     }
+    if link_bench && nodes.is_none_or(|n| n < 2) {
+        return Err(usage("--link-bench needs --nodes 2 or more"));
+    }
     if uboot && (board != Board::QemuVirt || nodes.is_some()) {
         return Err(usage("--uboot boots one qemu-virt node"));
     }
@@ -286,6 +296,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             port,
             nodes,
             loss,
+            link_bench,
             disk_size,
             uboot,
             args,
@@ -383,6 +394,7 @@ mod tests {
                 port: None,
                 nodes: None,
                 loss: None,
+                link_bench: false,
                 disk_size: Some(4 << 30),
                 uboot: false,
                 args: vec!["a".into(), "b".into()],

@@ -59,6 +59,9 @@ pub struct FabricOptions {
     pub intruder: bool,
     /// Capture node 0's RoCE packets (tcpdump in its namespace) to this file.
     pub capture: Option<PathBuf>,
+    /// Measure the link between nodes 0 and 1 before booting (printed as
+    /// `[link]` lines, see [`crate::netns::Link::measure`]).
+    pub link_bench: bool,
     /// Directory for the engines' sockets (`n<rank>.sock`); a fresh one in
     /// the system's temporary directory when `None`. A test that needs to
     /// find one engine (to kill it) names its own.
@@ -220,6 +223,12 @@ pub fn run_cluster(
         std::fs::write(&f, pid.to_string()).map_err(|e| Error::io(f.display().to_string(), e))?;
     }
     let addrs: Vec<String> = link.addrs().iter().map(|a| a.to_string()).collect();
+    if fabric.link_bench {
+        let mtu = fabric.mtu.unwrap_or(1024) as usize;
+        for line in link.measure(mtu)?.lines().lines() {
+            println!("[link] {line}");
+        }
+    }
     let capture = match &fabric.capture {
         Some(file) => Some(start_capture(&link, file)?),
         None => None,

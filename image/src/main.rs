@@ -71,6 +71,7 @@ fn main() -> ExitCode {
             port,
             nodes,
             loss,
+            link_bench,
             disk_size,
             uboot,
             args,
@@ -106,6 +107,7 @@ fn main() -> ExitCode {
             if let Some(nodes) = nodes {
                 let fabric = faultline_image::cluster::FabricOptions {
                     loss,
+                    link_bench,
                     ..Default::default()
                 };
                 return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);

@@ -105,6 +105,32 @@ fn ip_in(pid: u32, args: &[&str]) -> Result<()> {
     Ok(())
 }
 
+/// What [`Link::measure`] found.
+#[derive(Clone, Copy, Debug)]
+pub struct LinkFigures {
+    /// Bytes of each throughput datagram (a full RoCE WRITE packet).
+    pub packet: usize,
+    /// One-way UDP throughput, bytes per second, as received.
+    pub udp_bytes_per_s: f64,
+    /// Bytes of each round-trip datagram (a 64-byte WRITE Only).
+    pub small: usize,
+    /// Median UDP round trip, microseconds.
+    pub rtt_us: f64,
+}
+
+impl LinkFigures {
+    /// The `[link]` lines (bench/rdmabench.sh reads them).
+    pub fn lines(&self) -> String {
+        format!(
+            "raw UDP one way, {}-byte datagrams: {:.1} MB/s\nUDP round trip, {}-byte datagrams: median {:.1} us\n",
+            self.packet,
+            self.udp_bytes_per_s / 1e6,
+            self.small,
+            self.rtt_us
+        )
+    }
+}
+
 /// Runs `f` on a thread of its own that has joined the network namespace
 /// of process `pid` (setns moves only the calling thread): sockets it makes
 /// live on that namespace's link.
@@ -196,6 +222,76 @@ impl Link {
         cmd
     }
 
+    /// What the link between nodes 0 and 1 gives by itself, for `mtu`-byte
+    /// RoCE payloads: one-way UDP throughput with datagrams the size of a
+    /// full RoCE WRITE packet (BTH, payload, ICRC) for one second, and the
+    /// median round trip of a datagram the size of a 64-byte WRITE Only.
+    /// The benchmark's ratios are taken against these, measured in the same
+    /// run between the same namespaces as the engines.
+    pub fn measure(&self, mtu: usize) -> Result<LinkFigures> {
+        let (p0, p1) = (self.nodes[0].pid(), self.nodes[1].pid());
+        let err = |e: std::io::Error| Error::Options(format!("measuring the link: {e}"));
+        let packet = 12 + mtu + 4;
+        let small = 12 + 16 + 64 + 4;
+        let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+        let bytes = std::thread::scope(|s| {
+            let rx = s.spawn(|| {
+                in_namespace(p1, || -> std::io::Result<u64> {
+                    let sock = std::net::UdpSocket::bind((node_addr(1), 4792))?;
+                    sock.set_read_timeout(Some(std::time::Duration::from_millis(300)))?;
+                    let _ = ready_tx.send(());
+                    let mut buf = vec![0u8; 65536];
+                    let mut n = 0u64;
+                    // Echo small datagrams (the round trip), count the rest.
+                    while let Ok((k, from)) = sock.recv_from(&mut buf) {
+                        if k == small {
+                            sock.send_to(&buf[..k], from)?;
+                        } else {
+                            n += k as u64;
+                        }
+                    }
+                    Ok(n)
+                })
+            });
+            let _ = ready_rx.recv();
+            let tx = in_namespace(p0, || -> std::io::Result<(f64, Vec<f64>)> {
+                let sock = std::net::UdpSocket::bind((node_addr(0), 4792))?;
+                sock.set_read_timeout(Some(std::time::Duration::from_millis(100)))?;
+                let to = (node_addr(1), 4792);
+                let mut rtts = Vec::new();
+                let mut buf = [0u8; 256];
+                let msg = vec![0x5au8; small];
+                for _ in 0..2000 {
+                    let t = std::time::Instant::now();
+                    sock.send_to(&msg, to)?;
+                    if sock.recv(&mut buf).is_ok() {
+                        rtts.push(t.elapsed().as_secs_f64() * 1e6);
+                    }
+                }
+                let msg = vec![0x5au8; packet];
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_secs(1) {
+                    let _ = sock.send_to(&msg, to);
+                }
+                Ok((start.elapsed().as_secs_f64(), rtts))
+            });
+            (tx, rx.join())
+        });
+        let (secs, mut rtts) = bytes.0.map_err(err)?.map_err(err)?;
+        let got = bytes
+            .1
+            .map_err(|_| Error::Options("the link measurement's receiver panicked".into()))?
+            .map_err(err)?
+            .map_err(err)?;
+        rtts.sort_by(|a, b| a.total_cmp(b));
+        Ok(LinkFigures {
+            packet,
+            udp_bytes_per_s: got as f64 / secs,
+            small,
+            rtt_us: rtts.get(rtts.len() / 2).copied().unwrap_or(f64::NAN),
+        })
+    }
+
     /// The pid of a process in the intruder's namespace, if there is one
     /// (`/proc/<pid>/ns/net` is its namespace).
     pub fn intruder_pid(&self) -> Option<u32> {
@@ -206,6 +302,16 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_link_is_measured_between_nodes_0_and_1() {
+        let link = Link::new(2, false).expect("namespaces");
+        let f = link.measure(1024).expect("a measurement");
+        assert_eq!((f.packet, f.small), (1040, 96));
+        assert!(f.udp_bytes_per_s > 1e6, "{f:?}");
+        assert!(f.rtt_us > 0.0 && f.rtt_us < 100_000.0, "{f:?}");
+        assert!(f.lines().contains("raw UDP one way, 1040-byte datagrams"));
+    }
 
     #[test]
     fn nodes_get_their_own_addresses_and_reach_each_other_only_on_the_link() {
