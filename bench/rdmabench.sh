@@ -43,9 +43,9 @@ if None in (udp, rtt, bw, lat):
     print("missing figures: link", udp, rtt, "engine", bw, lat)
     sys.exit(1)
 r = bw / udp
-print(f"  warm 4 MiB WRITE {bw:.1f} MB/s vs raw UDP {udp:.1f} MB/s: {r:.2}x (target >= 0.70) {'met' if r >= 0.70 else 'NOT met'}")
+print(f"  warm 4 MiB WRITE {bw:.1f} MB/s vs raw UDP {udp:.1f} MB/s: {r:.2f}x (target >= 0.70) {'met' if r >= 0.70 else 'NOT met'}")
 r = lat / rtt
-print(f"  64 B WRITE {lat:.1f} us vs UDP round trip {rtt:.1f} us: {r:.2}x (target <= 1.5) {'met' if r <= 1.5 else 'NOT met'}")
+print(f"  64 B WRITE {lat:.1f} us vs UDP round trip {rtt:.1f} us: {r:.2f}x (target <= 1.5) {'met' if r <= 1.5 else 'NOT met'}")
 PY
 echo "rdmabench: $out/rdmabench.log, $out/rdmabench.csv, $out/rdmabench.svg"
 exit "$status"
