@@ -57,7 +57,7 @@ done
 
 # Coverage-guided fuzzing of the kvstore lib (fuzz/README.md): each target
 # runs for 45 s from the committed seeds; a crash fails the run.
-step "fuzzing kvstore (4 targets, 45 s each)"
+step "fuzzing kvstore and the RDMA engine (5 targets, 45 s each)"
 fuzz/run.sh 45
 
 # Host unit tests of the default members (apps are guest-only and are built

@@ -27,5 +27,25 @@ status=0
 ./run-qemu.sh rdmabench --nodes 2 --link-bench --smp 2 --timeout 3000 -- "$@" | tee -a "$out/rdmabench.log" || status=$?
 sed -n '/---- csv ----/,/---- end csv ----/p' "$out/rdmabench.log" | sed '1d;$d' | sed 's/^\[n0\] //' | tr -d '\r' > "$out/rdmabench.csv"
 python3 bench/plot.py "$out/rdmabench.csv" "$out/rdmabench.svg" rdmabench
+# The wire targets: the engine against what the link gave in the same run.
+python3 - "$out/rdmabench.log" <<'PY' | tee -a "$out/rdmabench.log"
+import re, sys
+log = open(sys.argv[1]).read()
+def num(pattern):
+    m = re.search(pattern, log)
+    return float(m.group(1)) if m else None
+udp = num(r"\[link\] raw UDP one way, \d+-byte datagrams: ([\d.]+) MB/s")
+rtt = num(r"\[link\] UDP round trip, \d+-byte datagrams: median ([\d.]+) us")
+bw = num(r"warm 4 MiB WRITE, fault-aware: ([\d.]+) MB/s")
+lat = num(r"warm 64 B WRITE, fault-aware: ([\d.]+) us")
+print("== against the link, same run")
+if None in (udp, rtt, bw, lat):
+    print("missing figures: link", udp, rtt, "engine", bw, lat)
+    sys.exit(1)
+r = bw / udp
+print(f"  warm 4 MiB WRITE {bw:.1f} MB/s vs raw UDP {udp:.1f} MB/s: {r:.2f}x (target >= 0.70) {'met' if r >= 0.70 else 'NOT met'}")
+r = lat / rtt
+print(f"  64 B WRITE {lat:.1f} us vs UDP round trip {rtt:.1f} us: {r:.2f}x (target <= 1.5) {'met' if r <= 1.5 else 'NOT met'}")
+PY
 echo "rdmabench: $out/rdmabench.log, $out/rdmabench.csv, $out/rdmabench.svg"
 exit "$status"

@@ -42,7 +42,7 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} packets out, {} in, {} retransmitted, {} RNR NAKs sent, {} received, {} NAKs received, {} duplicates answered; impaired: {} dropped, {} reordered, {} duplicated; dropped: {} from strangers, {} malformed, {} bad ICRC, {} unknown QPN, {} PSN out of window, {} out of sequence, {} refused by the exposures",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} packets out, {} in, {} retransmitted, {} RNR NAKs sent, {} received, {} NAKs received, {} duplicates answered, {} WRITE notices sent, {} taken; impaired: {} dropped, {} reordered, {} duplicated; dropped: {} from strangers, {} malformed, {} bad ICRC, {} unknown QPN, {} PSN out of window, {} out of sequence, {} refused by the exposures",
             g(&self.wrs),
             g(&self.completions),
             c.bytes,
@@ -58,6 +58,8 @@ impl Stats {
             c.rnr_received,
             c.naks_received,
             c.duplicates,
+            c.notices_sent,
+            c.notices_taken,
             g(&self.dropped),
             g(&self.reordered),
             g(&self.duplicated),

@@ -32,6 +32,7 @@
 
 pub mod exposures;
 mod ids;
+mod notice;
 mod requester;
 mod responder;
 
@@ -51,7 +52,10 @@ use std::net::Ipv4Addr;
 pub struct Config {
     /// Path MTU: payload bytes of one packet (1024 by default, up to 4096).
     pub mtu: u32,
-    /// Packets (PSNs) a requester has unacknowledged at most.
+    /// Packets (PSNs) a requester has unacknowledged at most. The link's
+    /// bandwidth-delay product is far smaller (about 300 MB/s x 20 us);
+    /// a window much larger only adds what a responder's page fault makes
+    /// the requester send again (go-back-N).
     pub window: u32,
     /// The requester asks for an acknowledgement every this many packets
     /// (and on the last packet of each message).
@@ -85,7 +89,7 @@ impl Default for Config {
     fn default() -> Self {
         Self {
             mtu: 1024,
-            window: 512,
+            window: 128,
             ack_every: 64,
             rto: 20_000,
             rto_max: 400_000,
@@ -132,6 +136,10 @@ pub struct Counters {
     pub duplicates: u64,
     /// NAKs received (sequence errors and errors).
     pub naks_received: u64,
+    /// "WRITE coming" notices sent to Faultline peers (see `notice.rs`).
+    pub notices_sent: u64,
+    /// Notices taken from peers (their range probed).
+    pub notices_taken: u64,
 }
 
 /// The largest WRITE or READ (like ibverbs' `max_msg_sz`): 1 GiB. A larger

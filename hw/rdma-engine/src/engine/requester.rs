@@ -27,7 +27,7 @@
 //! is on the wire, so a message is never left half sent because its source
 //! could not be read.
 
-use super::{Engine, Park};
+use super::{Engine, Park, HOLD_SPAN};
 use crate::dma::{Dma, FaultKind, PAGE};
 use crate::roce::packet::{
     psn_add, psn_diff, rnr_delay_us, Bth, NakCode, Opcode as Rc, Packet, Reth, Syndrome,
@@ -48,6 +48,8 @@ struct Wqe {
     read_done: u32,
     /// WRITE/SEND: whether the whole source was found readable.
     probed: bool,
+    /// WRITE: whether the responder was told it is coming (notice.rs).
+    noticed: bool,
     /// A READ that failed locally: its responses are taken and dropped
     /// until its PSNs are used up, then it completes with this status.
     failed: Option<(Status, u64)>,
@@ -102,6 +104,7 @@ impl Requester {
             npkts: 1,
             read_done: 0,
             probed: false,
+            noticed: false,
             failed: None,
             rnr: 0,
             cqe: Completion {
@@ -210,6 +213,17 @@ impl Engine {
         let retransmit = psn_diff(psn, r.max_sent) < 0;
         if matches!(kind, Opcode::Write | Opcode::Send) && !w.probed {
             if let Err(f) = probe_all(dma, wr.local_va, wr.len) {
+                if kind == Opcode::Write && !w.noticed && wr.len > 0 {
+                    // Our source faults first: let a Faultline responder
+                    // resolve the destination meanwhile.
+                    self.requesters[q].wqes[i].noticed = true;
+                    let coming = super::notice::Coming {
+                        va: wr.remote_va,
+                        len: wr.len,
+                        rkey: wr.key as u32,
+                    };
+                    self.send_notice(peer, coming);
+                }
                 self.local_fault(peer, wr.wr_id, f.va, f.kind, now);
                 return false;
             }
@@ -404,6 +418,11 @@ impl Engine {
     /// An acknowledgement, NAK or READ response for queue pair `peer`.
     pub(super) fn on_response(&mut self, peer: u16, p: &Packet<'_>, dma: &mut dyn Dma, now: u64) {
         let q = usize::from(peer);
+        if p.bth.opcode == Rc::ReadResponseOnly {
+            if let Some(coming) = super::notice::Coming::decode(p.payload) {
+                return self.on_notice(coming, dma);
+            }
+        }
         self.requesters[q].heard = true;
         let psn = p.bth.psn;
         match (p.bth.opcode, p.aeth.map(|a| a.syndrome)) {
@@ -700,13 +719,27 @@ impl Engine {
     }
 }
 
-/// Probes every page of `len` bytes at `va` for reading.
+/// Probes every page of `len` bytes at `va` for reading. First one page
+/// per [`HOLD_SPAN`] of the whole range, without stopping at a fault, so
+/// that the libOS hears of every block the message needs at once and
+/// resolves them together; then every page, up to the first fault.
 fn probe_all(dma: &mut dyn Dma, va: u64, len: u64) -> Result<(), crate::dma::Fault> {
     if len == 0 {
         return Ok(());
     }
-    let mut page = crate::dma::page_of(va);
     let end = va + len;
+    let mut first = None;
+    let mut span = va;
+    while span < end {
+        if let Err(f) = dma.probe(span, false) {
+            first.get_or_insert(f);
+        }
+        span = (span & !(HOLD_SPAN - 1)) + HOLD_SPAN;
+    }
+    if let Some(f) = first {
+        return Err(f);
+    }
+    let mut page = crate::dma::page_of(va);
     while page < end {
         dma.probe(page.max(va), false)?;
         page += PAGE;

@@ -75,6 +75,11 @@ pub(super) struct Responder {
 }
 
 impl Responder {
+    /// The PSN this responder expects next.
+    pub fn expected(&self) -> u32 {
+        self.epsn
+    }
+
     pub fn busy(&self) -> bool {
         self.reads.iter().any(|j| j.stalled.is_none())
     }

@@ -862,3 +862,50 @@ fn completions_come_in_posting_order() {
     assert_eq!(ids, vec![1, 2, 3]);
     assert!(f.done[0].iter().all(|c| status(c) == Status::Success));
 }
+
+#[test]
+fn while_the_source_faults_the_responder_resolves_the_destination() {
+    let mut f = Fabric::new(2);
+    let src = BASE;
+    let dst = BASE + 0x20_0000;
+    f.mem(0).evict(src);
+    f.mem(1).evict(dst);
+    f.post(0, wr(Opcode::Write, 95, 1, src, dst, 64 * 1024));
+    f.run(1, |_| false);
+    assert!(f.finished(0, 95).is_none(), "parked on its source");
+    assert_eq!(f.mem(1).faults, vec![dst], "the destination already faults");
+    assert_eq!(f.counters(1).notices_taken, 1);
+    // Both sides resolve; the WRITE then lands without a remote fault.
+    f.mem(1).make_present(dst);
+    f.page_ready(1, dst, false);
+    f.mem(0).make_present(src);
+    f.page_ready(0, src, false);
+    let c = f.wait_for(0, 95, 100);
+    assert_eq!((status(&c), c.remote_faults), (Status::Success, 0));
+    // To a standard peer the notice is a READ response far behind: the
+    // requester here drops such a response and nothing else changes.
+    let notice = f
+        .log
+        .iter()
+        .find(|(s, _, _)| *s == 0)
+        .map(|(_, _, b)| b.clone())
+        .expect("the notice went first");
+    let path = f.nodes[0].0.path(1, true, 0);
+    let p = decode(&notice, &path).unwrap();
+    assert_eq!(p.bth.opcode, Rc::ReadResponseOnly);
+}
+
+#[test]
+fn a_notice_with_a_key_that_does_not_grant_the_write_probes_nothing() {
+    let mut f = Fabric::unexposed(2);
+    let dst = BASE + 0x20_0000;
+    let key = f.expose(1, dst, 4096, EXPOSE_REMOTE_READ);
+    f.mem(0).evict(BASE);
+    f.mem(1).evict(dst);
+    let mut w = wr(Opcode::Write, 96, 1, BASE, dst, 4096);
+    w.key = key;
+    f.post(0, w);
+    f.run(1, |_| false);
+    assert!(f.mem(1).faults.is_empty(), "nothing probed");
+    assert_eq!(f.counters(1).refused, 1);
+}
