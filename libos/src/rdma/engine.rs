@@ -28,7 +28,6 @@ use super::device::Device;
 use crate::sync::IrqSpinLock;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
-use core::ops::Range;
 use dma::{EngineCaps, EngineError, Resume, Segment, SegmentId, StreamId, TransferId};
 use hw::rdma::request::segment_request;
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, PAGE_READY_FAILED, RESUME_ABORT};
