@@ -6,7 +6,6 @@ extern crate alloc;
 
 use super::service::{add_engine, service_from_irq};
 use crate::mm;
-use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
 use dma::EngineId;
 use hw::edu::{Edu, EduEngine};
@@ -17,6 +16,7 @@ use hw::nvme::{Nvme, NvmeEngine, QueueMemory};
 /// pinned (see [`zdma`]).
 pub use hw::zdma::NOT_DMA_MEMORY as ZDMA_NOT_DMA_MEMORY;
 use hw::zdma::{Zdma, ZdmaEngine};
+use spin::Once;
 
 /// Why a device could not be opened.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,8 +63,13 @@ pub(crate) fn register_intx(intid: Option<u32>) {
     }
 }
 
-static EDU: IrqSpinLock<Option<EngineId>> = IrqSpinLock::new(None);
-static ZDMA: IrqSpinLock<Option<EngineId>> = IrqSpinLock::new(None);
+/// Each device is opened exactly once (two cores asking at once get the
+/// same engine: the second waits for the first); a failed opening is not
+/// kept, the next call tries again.
+static EDU: Once<EngineId> = Once::new();
+static ZDMA: Once<EngineId> = Once::new();
+static NVME: Once<(EngineId, NvmeInfo)> = Once::new();
+static SD: Once<(EngineId, NvmeInfo)> = Once::new();
 
 /// The board's memory-to-memory DMA channel (the ZynqMP's ZDMA) as an
 /// engine (opened once, then shared). A transfer copies its memory to the
@@ -79,9 +84,11 @@ static ZDMA: IrqSpinLock<Option<EngineId>> = IrqSpinLock::new(None);
 /// while the channel uses their old addresses: they are refused at submit
 /// with `SubmitError::NeedsSmmu`.
 pub fn zdma() -> Result<EngineId, DeviceError> {
-    if let Some(id) = *ZDMA.lock() {
-        return Ok(id);
-    }
+    ZDMA.try_call_once(open_zdma).copied()
+}
+
+/// Finds, initialises and registers the ZDMA channel (see [`zdma`]).
+fn open_zdma() -> Result<EngineId, DeviceError> {
     let channel = hw::board::CURRENT
         .zdma
         .as_ref()
@@ -92,10 +99,8 @@ pub fn zdma() -> Result<EngineId, DeviceError> {
     let translate: fn(usize) -> Option<u64> = |va| mm::dma_frame(va).map(|pa| pa as u64);
     let id = add_engine(Box::new(ZdmaEngine::new(Zdma::new(regs), translate)), 1);
     register_intx(Some(channel.intid));
-    *ZDMA.lock() = Some(id);
     Ok(id)
 }
-static NVME: IrqSpinLock<Option<(EngineId, NvmeInfo)>> = IrqSpinLock::new(None);
 
 /// Where QEMU's edu device keeps its buffer, in its own address space: the
 /// device address of every edu transfer.
@@ -103,9 +108,11 @@ pub const EDU_BUFFER: u64 = hw::edu::BUFFER_ADDRESS;
 
 /// QEMU's edu device as a DMA engine (opened once, then shared).
 pub fn edu() -> Result<EngineId, DeviceError> {
-    if let Some(id) = *EDU.lock() {
-        return Ok(id);
-    }
+    EDU.try_call_once(open_edu).copied()
+}
+
+/// Finds, initialises and registers the edu device (see [`edu`]).
+fn open_edu() -> Result<EngineId, DeviceError> {
     if !crate::iommu::present() {
         return Err(DeviceError::NoSmmu);
     }
@@ -122,7 +129,6 @@ pub fn edu() -> Result<EngineId, DeviceError> {
         1,
     );
     register_intx(f.intid);
-    *EDU.lock() = Some(id);
     Ok(id)
 }
 
@@ -141,16 +147,16 @@ pub struct NvmeInfo {
     pub max_pieces: usize,
 }
 
-static SD: IrqSpinLock<Option<(EngineId, NvmeInfo)>> = IrqSpinLock::new(None);
-
 /// The board's SD card (the ZynqMP's SD0) as a block engine of the DMA
 /// scheduler, with the same description as an NVMe namespace, so a disk
 /// user (the key-value store's log) runs on either. Opened once, then
 /// shared; `NotFound` without a controller or a card.
 pub fn sd() -> Result<(EngineId, NvmeInfo), DeviceError> {
-    if let Some(found) = *SD.lock() {
-        return Ok(found);
-    }
+    SD.try_call_once(open_sd).copied()
+}
+
+/// Finds, initialises and registers the SD card (see [`sd`]).
+fn open_sd() -> Result<(EngineId, NvmeInfo), DeviceError> {
     let base = hw::board::CURRENT.sd.ok_or(DeviceError::NotFound)?;
     // SAFETY: the board names the controller's registers, inside a device
     // window the kernel maps as device memory; nothing else drives it.
@@ -175,16 +181,17 @@ pub fn sd() -> Result<(EngineId, NvmeInfo), DeviceError> {
     };
     let id = add_engine(Box::new(engine), 1);
     register_intx(Some(hw::sdhci::SD0_INTID));
-    *SD.lock() = Some((id, info));
     log::info!("sd: card of {} MiB, ADMA2", info.capacity >> 20);
     Ok((id, info))
 }
 
 /// The first NVMe controller as a DMA engine (opened once, then shared).
 pub fn nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
-    if let Some(found) = *NVME.lock() {
-        return Ok(found);
-    }
+    NVME.try_call_once(open_nvme).copied()
+}
+
+/// Finds, initialises and registers the NVMe controller (see [`nvme`]).
+fn open_nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
     if !crate::iommu::present() {
         return Err(DeviceError::NoSmmu);
     }
@@ -211,6 +218,5 @@ pub fn nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
     };
     let id = add_engine(Box::new(engine), 16);
     register_intx(f.intid);
-    *NVME.lock() = Some((id, info));
     Ok((id, info))
 }

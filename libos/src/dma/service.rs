@@ -52,36 +52,8 @@ pub(super) struct Service {
     /// One deadline per engine (same index).
     watchdogs: Vec<dma::Watchdog>,
     finished: BTreeMap<TransferId, Result<TransferReport, TransferError>>,
-    /// Faults no in-flight transfer explained (logged, counted).
-    stray: u64,
-    /// Faults outside any transfer resolved for an engine that waits on
-    /// them (incoming RDMA).
-    unclaimed_resolved: u64,
-    /// Pages made resident ahead of such faults.
-    unclaimed_prefetched: u64,
-    /// Times the SMMU reported lost events.
-    lost_event_reports: u64,
-    /// Faults taken by devices, after deduplication.
-    device_faults: u64,
-    /// Claims resolved (device faults new to a transfer, and incoming
-    /// ones), by the core that drained and resolved them.
-    resolved_by_core: [u64; MAX_CORES],
-    /// Time spent in `service`, summed over cores (the kernel's share of
-    /// DMA work, resolution outside SERVICE included).
-    busy: Duration,
-    /// Time from draining fault events to the retransmissions being
-    /// started, summed over the service passes that handled faults.
-    fault_service: Duration,
-    /// Faults those passes handled.
-    faults_serviced: u64,
-    /// SMMU event records those passes read (repeats included).
-    fault_records: u64,
-    /// Of those, records that repeated the one before (not decoded).
-    fault_repeats: u64,
-    /// Drains of the event queue that found faults.
-    fault_drains: u64,
-    /// The part of `fault_service` spent reading the event queue.
-    fault_drain_time: Duration,
+    /// The fault path's counters, as [`fault_counters`] reports them.
+    counters: FaultCounters,
     /// The fault path's buffers, kept between passes so that a fault
     /// allocates nothing here: a drain's faults, their claims, and the
     /// claims' resolutions.
@@ -111,19 +83,7 @@ fn with_service<R>(f: impl FnOnce(&mut Service) -> R) -> R {
         engines: Vec::new(),
         watchdogs: Vec::new(),
         finished: BTreeMap::new(),
-        stray: 0,
-        unclaimed_resolved: 0,
-        unclaimed_prefetched: 0,
-        lost_event_reports: 0,
-        device_faults: 0,
-        resolved_by_core: [0; MAX_CORES],
-        busy: Duration::ZERO,
-        fault_service: Duration::ZERO,
-        faults_serviced: 0,
-        fault_records: 0,
-        fault_repeats: 0,
-        fault_drains: 0,
-        fault_drain_time: Duration::ZERO,
+        counters: FaultCounters::default(),
         spare_faults: Vec::new(),
         spare_claims: Vec::new(),
         spare_resolutions: Vec::new(),
@@ -242,7 +202,7 @@ impl Service {
         let drain_time = drain_start.elapsed();
         let mut claims = core::mem::take(&mut self.spare_claims);
         for fault in &drained.faults {
-            self.device_faults += 1;
+            self.counters.device_faults += 1;
             if !crate::iommu::allows(fault.stream, fault.iova as usize, fault.access) {
                 crate::iommu::report_isolation_fault(
                     fault.stream,
@@ -255,7 +215,7 @@ impl Service {
             }
         }
         if drained.events_lost {
-            self.lost_event_reports += 1;
+            self.counters.lost_event_reports += 1;
             let mut suspect = 0;
             for i in 0..self.engines.len() {
                 suspect += self
@@ -303,7 +263,7 @@ impl Service {
             .iter()
             .any(|e| e.stream() == fault.stream && e.resolves_unclaimed_faults());
         if !waits {
-            self.stray += 1;
+            self.counters.stray += 1;
             log::warn!("device fault matches no transfer: {fault:?}");
             return None;
         }
@@ -336,24 +296,24 @@ impl Service {
             if self.scheduler.resolved(claim.id, *resolution).is_err() {
                 log::error!("DMA: claim {:?} was resolved twice", claim.id);
             }
-            if let Some(n) = self.resolved_by_core.get_mut(core) {
+            if let Some(n) = self.counters.resolved_by_core.get_mut(core) {
                 *n += 1;
             }
             if claim.incoming {
-                self.unclaimed_resolved += 1;
-                self.unclaimed_prefetched += resolution.prefetched as u64;
+                self.counters.unclaimed_resolved += 1;
+                self.counters.unclaimed_prefetched += resolution.prefetched as u64;
                 if resolution.page.is_err() {
                     log::debug!("device fault at {:#x} unresolvable", claim.iova);
                 }
             }
         }
         if batch.faults > 0 {
-            self.fault_service += batch.drain_start.elapsed();
-            self.faults_serviced += batch.faults as u64;
-            self.fault_records += batch.records as u64;
-            self.fault_repeats += batch.repeats as u64;
-            self.fault_drains += 1;
-            self.fault_drain_time += batch.drain_time;
+            self.counters.fault_service += batch.drain_start.elapsed();
+            self.counters.faults_serviced += batch.faults as u64;
+            self.counters.fault_records += batch.records as u64;
+            self.counters.fault_repeats += batch.repeats as u64;
+            self.counters.fault_drains += 1;
+            self.counters.fault_drain_time += batch.drain_time;
         }
         batch.claims.clear();
         self.spare_claims = batch.claims;
@@ -369,7 +329,7 @@ impl Service {
         for (id, result) in self.scheduler.take_finished() {
             self.finished.insert(id, result);
         }
-        self.busy += start.elapsed();
+        self.counters.busy += start.elapsed();
     }
 
     /// The observed completions, believed now that their faults have been
@@ -478,19 +438,5 @@ pub struct FaultCounters {
 
 /// The fault path's counters.
 pub fn fault_counters() -> FaultCounters {
-    with_service(|s| FaultCounters {
-        device_faults: s.device_faults,
-        stray: s.stray,
-        unclaimed_resolved: s.unclaimed_resolved,
-        unclaimed_prefetched: s.unclaimed_prefetched,
-        lost_event_reports: s.lost_event_reports,
-        resolved_by_core: s.resolved_by_core,
-        busy: s.busy,
-        fault_service: s.fault_service,
-        faults_serviced: s.faults_serviced,
-        fault_records: s.fault_records,
-        fault_repeats: s.fault_repeats,
-        fault_drains: s.fault_drains,
-        fault_drain_time: s.fault_drain_time,
-    })
+    with_service(|s| s.counters)
 }
