@@ -65,7 +65,8 @@ pub(crate) fn register_intx(intid: Option<u32>) {
 
 /// Each device is opened exactly once (two cores asking at once get the
 /// same engine: the second waits for the first); a failed opening is not
-/// kept, the next call tries again.
+/// kept, the next call tries again. The locks a bring-up takes:
+/// `docs/ARCHITECTURE.md`, "Locks".
 static EDU: Once<EngineId> = Once::new();
 static ZDMA: Once<EngineId> = Once::new();
 static NVME: Once<(EngineId, NvmeInfo)> = Once::new();

@@ -8,6 +8,19 @@ use hw::edu::EduEngine;
 use hw::nvme::NvmeEngine;
 use hw::zdma::ZdmaEngine;
 
+/// What became of a page that faulted outside any transfer, as the
+/// service tells the engine waiting on it ([`DeviceEngine::page_ready`]).
+/// (A named outcome, not a `bool`: the RDMA engine's wire flag says the
+/// opposite, "failed".)
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageReadiness {
+    /// The page is resident now, as the device sees it: retry the access.
+    Resolved,
+    /// The page can never be made resident (not granted, no such region,
+    /// no memory): give up the access.
+    Failed,
+}
+
 /// A device engine the kernel drives: the scheduler's view plus a way to
 /// collect finished segments.
 pub trait DeviceEngine: dma::Engine + Send {
@@ -23,10 +36,10 @@ pub trait DeviceEngine: dma::Engine + Send {
     fn resolves_unclaimed_faults(&self) -> bool {
         false
     }
-    /// The page at `va` that faulted outside any transfer is present now
-    /// (`resolved`), or can never be.
-    fn page_ready(&mut self, va: u64, resolved: bool) {
-        let _ = (va, resolved);
+    /// The page at `va` that faulted outside any transfer is present now,
+    /// or can never be (`readiness`).
+    fn page_ready(&mut self, va: u64, readiness: PageReadiness) {
+        let _ = (va, readiness);
     }
     /// Stops a device that stopped completing (see [`dma::watchdog`]) so
     /// that it no longer touches memory, and returns the segments it held;

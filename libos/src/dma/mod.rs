@@ -24,7 +24,7 @@ mod transfers;
 
 pub(crate) use devices::register_intx;
 pub use devices::{edu, nvme, sd, zdma, DeviceError, NvmeInfo, EDU_BUFFER, ZDMA_NOT_DMA_MEMORY};
-pub use engine::DeviceEngine;
+pub use engine::{DeviceEngine, PageReadiness};
 pub(crate) use service::service_from_irq;
 pub use service::{add_engine, caps, fault_counters, poke, stats, take_finished, FaultCounters};
 pub use transfers::{

@@ -31,10 +31,14 @@
 //! `try_take` and `poke` on any core: each core resolves the faults it
 //! drained, so two cores waiting on DMA resolve faults at once. A pass
 //! that drained no fault does 1, 2 and 5 in one hold of SERVICE.
+//!
+//! The path end to end: "One device page fault, end to end" in
+//! `docs/ARCHITECTURE.md`; where SERVICE stands among the other locks:
+//! `docs/ARCHITECTURE.md`, "Locks".
 
 extern crate alloc;
 
-use super::engine::DeviceEngine;
+use super::engine::{DeviceEngine, PageReadiness};
 use super::memory::{KernelMemory, StreamMemory};
 use crate::sync::IrqSpinLock;
 use alloc::boxed::Box;
@@ -280,7 +284,11 @@ impl Service {
                 .iter_mut()
                 .find(|e| e.stream() == claim.stream.0 && e.resolves_unclaimed_faults());
             if let Some(engine) = owner {
-                engine.page_ready(claim.iova as u64, r.page.is_ok());
+                let readiness = match r.page {
+                    Ok(_) => PageReadiness::Resolved,
+                    Err(_) => PageReadiness::Failed,
+                };
+                engine.page_ready(claim.iova as u64, readiness);
             }
         }
     }
