@@ -6,7 +6,7 @@
 //! faulted in yet is a page fault for the device too, and memory it was not
 //! granted is a fault that is never resolved. The SMMU reports such faults in an event queue; the kernel resolves
 //! them with the same function its data-abort handler calls and then lets the
-//! DMA scheduler retry (see "One DMA page fault, end to end" in
+//! DMA scheduler retry (see "One device page fault, end to end" in
 //! `docs/ARCHITECTURE.md`).
 //!
 //! - [`fault`]: what a fault is, independent of the SMMU that reported it, and

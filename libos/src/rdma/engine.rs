@@ -25,6 +25,7 @@
 extern crate alloc;
 
 use super::device::Device;
+use crate::dma::PageReadiness;
 use crate::sync::IrqSpinLock;
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::vec::Vec;
@@ -226,12 +227,15 @@ impl crate::dma::DeviceEngine for RdmaEngine {
         true
     }
 
-    fn page_ready(&mut self, va: u64, resolved: bool) {
+    fn page_ready(&mut self, va: u64, readiness: PageReadiness) {
         with_state(|s| {
             s.pages_ready += 1;
             s.control(WorkRequest {
                 opcode: Opcode::PageReady as u8,
-                flags: if resolved { 0 } else { PAGE_READY_FAILED },
+                flags: match readiness {
+                    PageReadiness::Resolved => 0,
+                    PageReadiness::Failed => PAGE_READY_FAILED,
+                },
                 local_va: va,
                 ..Default::default()
             });

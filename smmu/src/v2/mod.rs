@@ -46,7 +46,8 @@
 //! the model in the tests instead terminates a transaction that finds its
 //! bank full and sets MULTI, and the driver reports any MULTI as possibly
 //! lost faults ([`Collected::lost`]), for which the DMA scheduler treats
-//! the stream's transfers as suspect. See `docs/ARCHITECTURE.md`.
+//! the stream's transfers as suspect. See `docs/ARCHITECTURE.md`, "The
+//! MMU-500 (SMMUv2) driver and its stall model".
 //!
 //! The decoders ([`id`], [`syndrome`]) are pure; [`Mmu500`] drives them
 //! over the same [`Regs`] trait as the SMMUv3 driver (feature `hw`

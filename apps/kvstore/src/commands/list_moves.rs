@@ -25,11 +25,11 @@ use alloc::vec::Vec;
 use super::errors;
 use super::exec::Exec;
 use super::lists::{end_name, oom, parse_end, pop_elements, pop_event, push_event};
+use super::multi_pop::MultiPop;
 use super::string_ops::parse_float;
 use super::strings::copy_for_reply;
 use crate::blocking::Wait;
 use crate::notify;
-use crate::num::parse_i64;
 use crate::resp::Reply;
 use crate::store::{End, Store};
 
@@ -136,7 +136,7 @@ fn lmove_now(x: &mut Exec<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> Re
 /// `count` (default 1) elements from the first of the keys that holds a
 /// list; `[key, [elements]]`, or a null array if none does.
 pub(crate) fn lmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let request = match MultiPop::parse(args, 1) {
+    let request = match MultiPop::parse(args, 1, parse_end) {
         Ok(request) => request,
         Err(reply) => return reply,
     };
@@ -234,7 +234,7 @@ pub(crate) fn blmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(deadline) => deadline,
         Err(reply) => return reply,
     };
-    let request = match MultiPop::parse(args, 2) {
+    let request = match MultiPop::parse(args, 2, parse_end) {
         Ok(request) => request,
         Err(reply) => return reply,
     };
@@ -248,62 +248,19 @@ pub(crate) fn blmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     }
 }
 
-/// What `LMPOP` and `BLMPOP` ask.
-struct MultiPop {
-    /// Where the keys are in the arguments.
-    keys: core::ops::Range<usize>,
-    end: End,
-    count: usize,
-}
-
-impl MultiPop {
-    /// Reads `numkeys key [key ...] LEFT|RIGHT [COUNT count]` from
-    /// `args[at..]`, with Redis's errors.
-    fn parse(args: &[Vec<u8>], at: usize) -> Result<Self, Reply> {
-        let numkeys = match parse_i64(&args[at]) {
-            Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
-            _ => return Err(Reply::error("ERR numkeys should be greater than 0")),
-        };
-        let first = at + 1;
-        let where_at = first.saturating_add(numkeys);
-        let Some(end) = args.get(where_at).and_then(|arg| parse_end(arg)) else {
-            return Err(errors::syntax());
-        };
-        let mut count = None;
-        let mut rest = args[where_at + 1..].iter();
-        while let Some(option) = rest.next() {
-            match rest.as_slice().first() {
-                Some(value) if count.is_none() && option.eq_ignore_ascii_case(b"COUNT") => {
-                    rest.next();
-                    count = match parse_i64(value) {
-                        Some(n) if n > 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-                        _ => return Err(Reply::error("ERR count should be greater than 0")),
-                    };
-                }
-                _ => return Err(errors::syntax()),
-            }
-        }
-        Ok(MultiPop {
-            keys: first..where_at,
-            end,
-            count: count.unwrap_or(1),
-        })
-    }
-}
-
 /// Pops for `LMPOP` from the first key of `request` that holds a list:
 /// the reply, `None` if no key does, `WRONGTYPE` at the first key of
 /// another type before it.
 fn multi_pop(
     x: &mut Exec<'_>,
     args: &[Vec<u8>],
-    request: &MultiPop,
+    request: &MultiPop<End>,
 ) -> Result<Option<Reply>, Reply> {
     for key in &args[request.keys.clone()] {
         if x.live_list(key)?.is_none() {
             continue;
         }
-        let popped = pop_elements(x, key, request.end, request.count, true)?;
+        let popped = pop_elements(x, key, request.side, request.count, true)?;
         let elements = popped.into_iter().map(|e| Reply::Bulk(Some(e))).collect();
         return Ok(Some(Reply::array(alloc::vec![
             Reply::bulk(key.clone()),

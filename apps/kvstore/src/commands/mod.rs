@@ -44,6 +44,7 @@ mod keys;
 mod lcs;
 mod list_moves;
 mod lists;
+mod multi_pop;
 mod object;
 mod persistence;
 mod pubsub;

@@ -5,56 +5,21 @@
 
 use alloc::vec::Vec;
 
-use super::errors;
 use super::exec::Exec;
 use super::list_moves::parse_timeout;
+use super::multi_pop::MultiPop;
 use super::zsets::{oom, pop_members, score_reply};
 use crate::blocking::Wait;
-use crate::num::parse_i64;
 use crate::resp::Reply;
 
-/// What `ZMPOP` and `BZMPOP` ask.
-struct MultiPop {
-    /// Where the keys are in the arguments.
-    keys: core::ops::Range<usize>,
-    max: bool,
-    count: usize,
-}
-
-impl MultiPop {
-    /// Reads `numkeys key [key ...] MIN|MAX [COUNT count]` from
-    /// `args[at..]`, with Redis's errors.
-    fn parse(args: &[Vec<u8>], at: usize) -> Result<Self, Reply> {
-        let numkeys = match parse_i64(&args[at]) {
-            Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
-            _ => return Err(Reply::error("ERR numkeys should be greater than 0")),
-        };
-        let first = at + 1;
-        let where_at = first.saturating_add(numkeys);
-        let max = match args.get(where_at).map(|a| a.to_ascii_uppercase()) {
-            Some(w) if w == b"MIN" => false,
-            Some(w) if w == b"MAX" => true,
-            _ => return Err(errors::syntax()),
-        };
-        let mut count = None;
-        let mut rest = args[where_at + 1..].iter();
-        while let Some(option) = rest.next() {
-            match rest.as_slice().first() {
-                Some(value) if count.is_none() && option.eq_ignore_ascii_case(b"COUNT") => {
-                    rest.next();
-                    count = match parse_i64(value) {
-                        Some(n) if n > 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
-                        _ => return Err(Reply::error("ERR count should be greater than 0")),
-                    };
-                }
-                _ => return Err(errors::syntax()),
-            }
-        }
-        Ok(MultiPop {
-            keys: first..where_at,
-            max,
-            count: count.unwrap_or(1),
-        })
+/// `MIN|MAX` as whether to pop the highest scores.
+fn parse_min_max(arg: &[u8]) -> Option<bool> {
+    if arg.eq_ignore_ascii_case(b"MIN") {
+        Some(false)
+    } else if arg.eq_ignore_ascii_case(b"MAX") {
+        Some(true)
+    } else {
+        None
     }
 }
 
@@ -64,13 +29,13 @@ impl MultiPop {
 fn multi_pop(
     x: &mut Exec<'_>,
     args: &[Vec<u8>],
-    request: &MultiPop,
+    request: &MultiPop<bool>,
 ) -> Result<Option<Reply>, Reply> {
     for key in &args[request.keys.clone()] {
         if x.live_zset(key)?.is_none() {
             continue;
         }
-        let popped = pop_members(x, key, request.max, request.count)?;
+        let popped = pop_members(x, key, request.side, request.count)?;
         let mut pairs = Vec::new();
         pairs.try_reserve_exact(popped.len()).map_err(|_| oom())?;
         for (member, score) in popped {
@@ -91,7 +56,7 @@ fn multi_pop(
 /// `count` members from the first non-empty sorted set; its key and the
 /// members with their scores, or a null array.
 pub(crate) fn zmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let request = match MultiPop::parse(args, 1) {
+    let request = match MultiPop::parse(args, 1, parse_min_max) {
         Ok(request) => request,
         Err(reply) => return reply,
     };
@@ -110,7 +75,7 @@ pub(crate) fn bzmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(deadline) => deadline,
         Err(reply) => return reply,
     };
-    let request = match MultiPop::parse(args, 2) {
+    let request = match MultiPop::parse(args, 2, parse_min_max) {
         Ok(request) => request,
         Err(reply) => return reply,
     };

@@ -9,35 +9,16 @@
 use alloc::vec::Vec;
 
 use super::{encode_command, Limits, Parser, ProtocolError};
+use crate::test_rng::Rng;
 use crate::Args;
 
-/// xorshift64*: tiny, deterministic, good enough to explore inputs.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    /// A byte biased toward the ones RESP gives meaning to.
-    fn interesting_byte(&mut self) -> u8 {
-        const SPECIAL: &[u8] = b"*$\r\n0123456789- \"'\\x\t";
-        if self.chance(70) {
-            SPECIAL[self.below(SPECIAL.len())]
-        } else {
-            self.next() as u8
-        }
+/// A byte biased toward the ones RESP gives meaning to.
+fn interesting_byte(rng: &mut Rng) -> u8 {
+    const SPECIAL: &[u8] = b"*$\r\n0123456789- \"'\\x\t";
+    if rng.chance(70) {
+        SPECIAL[rng.index(SPECIAL.len())]
+    } else {
+        (rng.next_u64() >> 56) as u8
     }
 }
 
@@ -66,7 +47,7 @@ fn run(input: &[u8], cuts: &[usize], limits: Limits) -> Outcome {
 }
 
 fn random_cuts(rng: &mut Rng, len: usize) -> Vec<usize> {
-    let mut cuts: Vec<usize> = (0..rng.below(8)).map(|_| rng.below(len + 1)).collect();
+    let mut cuts: Vec<usize> = (0..rng.index(8)).map(|_| rng.index(len + 1)).collect();
     if rng.chance(10) {
         cuts = (0..=len).collect(); // one byte at a time
     }
@@ -87,8 +68,8 @@ fn small_limits() -> Limits {
 fn arbitrary_bytes_never_panic_and_ignore_splits() {
     let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
-        let input: Vec<u8> = (0..rng.below(120))
-            .map(|_| rng.interesting_byte())
+        let input: Vec<u8> = (0..rng.index(120))
+            .map(|_| interesting_byte(&mut rng))
             .collect();
         let limits = if rng.chance(50) {
             small_limits()
@@ -107,8 +88,8 @@ fn arbitrary_bytes_never_panic_and_ignore_splits() {
 
 /// A random command and one way of writing it on the wire.
 fn random_command(rng: &mut Rng, wire: &mut Vec<u8>) -> Args {
-    let args: Args = (0..1 + rng.below(5))
-        .map(|_| (0..rng.below(12)).map(|_| rng.interesting_byte()).collect())
+    let args: Args = (0..1 + rng.index(5))
+        .map(|_| (0..rng.index(12)).map(|_| interesting_byte(rng)).collect())
         .collect();
     if rng.chance(60) {
         encode_command(&args, wire);
@@ -148,8 +129,8 @@ fn valid_streams_parse_identically_however_split() {
     for _ in 0..10_000 {
         let mut wire = Vec::new();
         let mut expected = Vec::new();
-        for _ in 0..1 + rng.below(6) {
-            match rng.below(10) {
+        for _ in 0..1 + rng.index(6) {
+            match rng.index(10) {
                 0 => wire.extend_from_slice(b"*0\r\n"),
                 1 => wire.extend_from_slice(b"  \r\n"),
                 _ => expected.push(random_command(&mut rng, &mut wire)),

@@ -536,19 +536,13 @@ mod tests {
     #[test]
     fn every_position_names_one_member_however_members_come_and_go() {
         let mut set = Set::new();
-        let mut state = 12345u64;
-        let mut step = || {
-            state = state
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            (state >> 33) as usize
-        };
+        let mut rng = crate::test_rng::Rng(12345);
         for i in 0..1000 {
             set.insert(format!("m{i}").as_bytes(), 512);
         }
         assert_eq!(set.encoding(), "hashtable");
         for round in 0..700 {
-            let victim = format!("m{}", step() % 1000);
+            let victim = format!("m{}", rng.below(1000));
             set.remove(victim.as_bytes());
             if round % 3 == 0 {
                 set.insert(format!("n{round}").as_bytes(), 512);

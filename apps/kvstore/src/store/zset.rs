@@ -371,11 +371,9 @@ mod tests {
             value: 0,
         };
         let (mut tree, mut flat) = (Zset::new(), Zset::new());
-        let mut seed = 7u64;
+        let mut rng = crate::test_rng::Rng(7);
         for _ in 0..3000 {
-            seed = seed
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
+            let seed = rng.next_u64();
             let member = format!("{}", (seed >> 33) % 200).into_bytes();
             let score = ((seed >> 20) % 50) as f64;
             if seed >> 62 == 0 {

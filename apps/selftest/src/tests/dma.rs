@@ -282,6 +282,40 @@ pub fn nvme_round_trips_under_every_policy() -> Outcome {
     Ok(())
 }
 
+/// Every core opens edu and NVMe at once, before any other test has: each
+/// device must be brought up exactly once (one engine, the same for all;
+/// a second bring-up would reset the controller under the first).
+pub fn devices_opened_on_every_core_at_once_are_opened_once() -> Outcome {
+    let cores = libos::smp::cores();
+    let opened = libos::sync::IrqSpinLock::new(alloc::vec::Vec::new());
+    libos::smp::on_each_core(|core| {
+        let edu = dma::edu().map(|id| id.0);
+        let nvme = dma::nvme().map(|(id, _)| id.0);
+        opened.lock().push((core, edu, nvme));
+    });
+    let opened = core::mem::take(&mut *opened.lock());
+    check!(
+        opened.len() == cores,
+        "{} of {cores} cores ran",
+        opened.len()
+    );
+    let (_, edu, nvme) = opened[0];
+    check!(
+        edu.is_ok() && nvme.is_ok(),
+        "core {}: {:?} {:?}",
+        opened[0].0,
+        edu,
+        nvme
+    );
+    for &(core, e, n) in &opened {
+        check!(
+            (e, n) == (edu, nvme),
+            "core {core} got edu {e:?} and nvme {n:?}, another core edu {edu:?} and nvme {nvme:?}"
+        );
+    }
+    Ok(())
+}
+
 /// Every core writes a half-evicted buffer to NVMe and reads it back into
 /// an untouched one, all at once, under `FaultAware`: the cores wait on
 /// DMA together, so each runs the DMA service and resolves the faults it

@@ -89,6 +89,11 @@ pub const ALL: &[Test] = &[
 
 /// Tests of DMA through the SMMU, on boards that have one with devices.
 pub const DMA: &[Test] = &[
+    // First: it checks that devices opened at once are opened once.
+    (
+        "devices_opened_on_every_core_at_once_are_opened_once",
+        dma::devices_opened_on_every_core_at_once_are_opened_once,
+    ),
     (
         "dma_into_untouched_buffer_lands_and_counts_faults",
         dma::dma_into_untouched_buffer,

@@ -2,20 +2,12 @@
 //! how the log says which database a record belongs to.
 
 use super::*;
-use crate::aof::{replay, rewrite, HEADER};
+use crate::aof::{rewrite, HEADER};
 use crate::commands::Effects;
 
 /// The log of `lines` run in one session, decoded to text.
 fn log_of(s: &mut Session, lines: &[&str]) -> Vec<String> {
     lines.iter().flat_map(|l| s.logged(l)).collect()
-}
-
-/// Loads `log` into a fresh engine.
-fn load(log: &[u8], now: u64) -> Engine {
-    let mut engine = Engine::new(Config::default(), now);
-    let report = replay(log, |args| engine.load(args, now).expect("replays"));
-    assert_eq!(report.torn_tail, None);
-    engine
 }
 
 fn keys_of(engine: &Engine) -> Vec<(usize, Vec<u8>, Vec<u8>)> {

@@ -432,16 +432,6 @@ fn dataset(engine: &Engine, now: u64) -> Vec<(Vec<u8>, crate::store::Entry)> {
     keys
 }
 
-/// A fresh engine loaded from `log`.
-fn load(log: &[u8], now: u64) -> Engine {
-    let mut engine = Engine::new(Config::default(), now);
-    let report = replay(log, |args| {
-        engine.load(args, now).expect("logged commands never fail");
-    });
-    assert_eq!(report.torn_tail, None);
-    engine
-}
-
 #[test]
 fn the_log_and_a_rewrite_reproduce_lists() {
     let mut s = Session::new();

@@ -25,9 +25,21 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{ClientCtx, Effects, Engine, Outcome};
+use crate::aof::replay;
 use crate::config::Config;
 use crate::resp::{split_args, Reply};
 use crate::Args;
+
+/// A fresh engine loaded from `log` at `now`: what a restart sees (the
+/// persistence tests of every type).
+pub(super) fn load(log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(Config::default(), now);
+    let report = replay(log, |args| {
+        engine.load(args, now).expect("logged commands never fail");
+    });
+    assert_eq!(report.torn_tail, None);
+    engine
+}
 
 /// One client talking to one engine, with a clock the test moves.
 pub(super) struct Session {

@@ -114,16 +114,6 @@ fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
         .collect()
 }
 
-/// A fresh engine loaded from `log` at `now`.
-fn load(log: &[u8], now: u64) -> Engine {
-    let mut engine = Engine::new(Config::default(), now);
-    let report = replay(log, |args| {
-        engine.load(args, now).expect("logged commands never fail");
-    });
-    assert_eq!(report.torn_tail, None);
-    engine
-}
-
 /// A random command over a handful of keys, heavy on expiry, with hash
 /// and list commands on the same keys (so keys change type, through `DEL`,
 /// `SET` or a hash's last field or a list's last element going).

@@ -7,7 +7,7 @@ use alloc::format;
 use alloc::string::String;
 
 use super::*;
-use crate::aof::{replay, rewrite, HEADER};
+use crate::aof::{rewrite, HEADER};
 use crate::store::Data;
 use crate::test_rng::Rng;
 
@@ -522,16 +522,6 @@ fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
         .filter(|(_, e)| !e.is_expired(now))
         .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
         .collect()
-}
-
-/// A fresh engine loaded from `log` at `now`.
-fn load(log: &[u8], now: u64) -> Engine {
-    let mut engine = Engine::new(Config::default(), now);
-    let report = replay(log, |args| {
-        engine.load(args, now).expect("logged commands never fail");
-    });
-    assert_eq!(report.torn_tail, None);
-    engine
 }
 
 /// A random sorted-set command over a few keys (and some of other types

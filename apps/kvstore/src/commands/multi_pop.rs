@@ -1,0 +1,58 @@
+//! The arguments `LMPOP`, `BLMPOP`, `ZMPOP` and `BZMPOP` share:
+//! `numkeys key [key ...] WHERE [COUNT count]`, where `WHERE` is the
+//! command's own word (`LEFT|RIGHT`, `MIN|MAX`).
+
+use alloc::vec::Vec;
+
+use super::errors;
+use crate::num::parse_i64;
+use crate::resp::Reply;
+
+/// What a multi-key pop asks: which keys, from which side (`W`), how many.
+pub(super) struct MultiPop<W> {
+    /// Where the keys are in the arguments.
+    pub keys: core::ops::Range<usize>,
+    /// The side to pop from, as the command's `side` parser read it.
+    pub side: W,
+    /// Most elements to pop (`COUNT`, 1 without it).
+    pub count: usize,
+}
+
+impl<W> MultiPop<W> {
+    /// Reads `numkeys key [key ...] WHERE [COUNT count]` from `args[at..]`,
+    /// `WHERE` by `side` (`None`: a syntax error), with Redis's errors.
+    pub fn parse(
+        args: &[Vec<u8>],
+        at: usize,
+        side: impl Fn(&[u8]) -> Option<W>,
+    ) -> Result<Self, Reply> {
+        let numkeys = match parse_i64(&args[at]) {
+            Some(n) if n > 0 => usize::try_from(n).unwrap_or(usize::MAX),
+            _ => return Err(Reply::error("ERR numkeys should be greater than 0")),
+        };
+        let first = at + 1;
+        let where_at = first.saturating_add(numkeys);
+        let Some(side) = args.get(where_at).and_then(|arg| side(arg)) else {
+            return Err(errors::syntax());
+        };
+        let mut count = None;
+        let mut rest = args[where_at + 1..].iter();
+        while let Some(option) = rest.next() {
+            match rest.as_slice().first() {
+                Some(value) if count.is_none() && option.eq_ignore_ascii_case(b"COUNT") => {
+                    rest.next();
+                    count = match parse_i64(value) {
+                        Some(n) if n > 0 => Some(usize::try_from(n).unwrap_or(usize::MAX)),
+                        _ => return Err(Reply::error("ERR count should be greater than 0")),
+                    };
+                }
+                _ => return Err(errors::syntax()),
+            }
+        }
+        Ok(MultiPop {
+            keys: first..where_at,
+            side,
+            count: count.unwrap_or(1),
+        })
+    }
+}
