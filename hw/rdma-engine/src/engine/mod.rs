@@ -156,6 +156,16 @@ pub fn qpn_for(peer: u16) -> u32 {
     0x100 + u32::from(peer)
 }
 
+/// What the libOS says of a page the engine faulted on (PAGE_READY), in
+/// the same words as the libOS's own `PageReadiness`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PageReadiness {
+    /// The page is resident now: the access may be tried again.
+    Resolved,
+    /// The page can never be made resident: the access fails.
+    Failed,
+}
+
 /// How many early RESUMEs are remembered.
 const EARLY_RESUMES: usize = 256;
 
@@ -323,7 +333,12 @@ impl Engine {
             }
             Opcode::Resume => self.resume(wr.wr_id, wr.flags & RESUME_ABORT != 0, dma, now),
             Opcode::PageReady => {
-                self.page_ready(wr.local_va, wr.flags & PAGE_READY_FAILED != 0, dma, now)
+                let readiness = if wr.flags & PAGE_READY_FAILED != 0 {
+                    PageReadiness::Failed
+                } else {
+                    PageReadiness::Resolved
+                };
+                self.page_ready(wr.local_va, readiness, dma, now)
             }
             Opcode::Expose => {
                 let ids = &mut self.ids;
@@ -517,7 +532,12 @@ impl Engine {
         }
         let qp = (0..self.nodes()).find(|&q| self.requesters[usize::from(q)].parked_on_wr(wr_id));
         if let Some(peer) = qp {
-            return self.unpark_requester(peer, abort, dma, now);
+            let readiness = if abort {
+                PageReadiness::Failed
+            } else {
+                PageReadiness::Resolved
+            };
+            return self.unpark_requester(peer, readiness, dma, now);
         }
         if self.early_resumes.len() == EARLY_RESUMES {
             self.early_resumes.pop_front();
@@ -525,7 +545,8 @@ impl Engine {
         self.early_resumes.push_back((wr_id, abort));
     }
 
-    fn page_ready(&mut self, va: u64, failed: bool, dma: &mut dyn Dma, now: u64) {
+    fn page_ready(&mut self, va: u64, readiness: PageReadiness, dma: &mut dyn Dma, now: u64) {
+        let failed = readiness == PageReadiness::Failed;
         let page = crate::dma::page_of(va);
         let parked: Vec<u64> = self
             .copies
@@ -543,9 +564,9 @@ impl Engine {
         }
         for peer in 0..self.nodes() {
             if self.requesters[usize::from(peer)].parked_on_page(page) {
-                self.unpark_requester(peer, failed, dma, now);
+                self.unpark_requester(peer, readiness, dma, now);
             }
-            self.responder_page_ready(peer, page, failed, dma, now);
+            self.responder_page_ready(peer, page, readiness, dma, now);
         }
     }
 }

@@ -27,7 +27,7 @@
 //! is on the wire, so a message is never left half sent because its source
 //! could not be read.
 
-use super::{Engine, Park, HOLD_SPAN};
+use super::{Engine, PageReadiness, Park, HOLD_SPAN};
 use crate::dma::{Dma, FaultKind, PAGE};
 use crate::roce::packet::{
     psn_add, psn_diff, rnr_delay_us, Bth, NakCode, Opcode as Rc, Packet, Reth, Syndrome,
@@ -349,7 +349,7 @@ impl Engine {
     pub(super) fn unpark_requester(
         &mut self,
         peer: u16,
-        failed: bool,
+        readiness: PageReadiness,
         dma: &mut dyn Dma,
         now: u64,
     ) {
@@ -358,7 +358,7 @@ impl Engine {
             return;
         };
         r.last_progress = now;
-        if failed {
+        if readiness == PageReadiness::Failed {
             self.fail_at_cursor(peer, Status::LocalAccessError, p.page);
         }
         self.pump(peer, dma, now);
@@ -679,7 +679,7 @@ impl Engine {
         let r = &self.requesters[q];
         if let Some(p) = r.parked {
             if now >= p.due {
-                self.unpark_requester(peer, false, dma, now);
+                self.unpark_requester(peer, PageReadiness::Resolved, dma, now);
             }
             return;
         }

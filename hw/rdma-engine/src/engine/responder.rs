@@ -22,7 +22,7 @@
 //!                  PAGE_READY (or the requester asks again)
 //! ```
 
-use super::{Engine, HOLD_SPAN};
+use super::{Engine, PageReadiness, HOLD_SPAN};
 use crate::dma::{page_of, Dma, FaultKind};
 use crate::roce::packet::{
     psn_add, psn_diff, rnr_code_for, Aeth, Bth, NakCode, Opcode as Rc, Packet, Reth, Syndrome,
@@ -546,10 +546,11 @@ impl Engine {
         &mut self,
         peer: u16,
         page: u64,
-        failed: bool,
+        readiness: PageReadiness,
         dma: &mut dyn Dma,
         now: u64,
     ) {
+        let failed = readiness == PageReadiness::Failed;
         let q = usize::from(peer);
         let s = &mut self.responders[q];
         if s.waiting == Some(page) {
