@@ -121,6 +121,27 @@ pub fn build_engine(root: &Path) -> Result<PathBuf> {
     Ok(target.join("release").join(ENGINE))
 }
 
+/// Spawns `cmd` (dying with the image tool) with its standard error sent
+/// line by line to the returned channel.
+fn spawn_with_stderr(cmd: &mut Command) -> Result<(Child, mpsc::Receiver<String>)> {
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    let mut child = crate::child::dies_with_parent(cmd)
+        .spawn()
+        .map_err(|e| Error::io(format!("starting `{}`", describe(cmd)), e))?;
+    let stderr = child.stderr.take().expect("piped");
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    Ok((child, rx))
+}
+
 /// A running engine: the process and its collected stderr.
 struct EngineProcess {
     child: Child,
@@ -129,20 +150,12 @@ struct EngineProcess {
 
 impl EngineProcess {
     fn start(mut cmd: Command, args: &[String], rank: u16, echo: bool) -> Result<Self> {
-        cmd.args(args)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        let mut child = crate::child::dies_with_parent(&mut cmd)
-            .spawn()
-            .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
-        let stderr = child.stderr.take().expect("piped");
+        let (mut child, lines) = spawn_with_stderr(cmd.args(args))?;
         let (tx, rx) = mpsc::channel();
         let (ready_tx, ready_rx) = mpsc::channel();
         thread::spawn(move || {
             let mut ready = Some(ready_tx);
-            for line in BufReader::new(stderr).lines() {
-                let Ok(line) = line else { break };
+            for line in lines {
                 if echo {
                     println!("[e{rank}] {line}");
                 }
@@ -347,20 +360,8 @@ fn start_capture(link: &crate::netns::Link, file: &Path) -> Result<Child> {
     let mut cmd = link.command_in(0, Path::new("tcpdump"));
     cmd.args(["-i", "eth0", "-U", "-s", "0", "-w"])
         .arg(file)
-        .args(["udp", "port", "4791"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped());
-    let mut child = crate::child::dies_with_parent(&mut cmd)
-        .spawn()
-        .map_err(|e| Error::io(format!("starting `{}`", describe(&cmd)), e))?;
-    let stderr = child.stderr.take().expect("piped");
-    let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(|l| l.ok()) {
-            let _ = tx.send(line);
-        }
-    });
+        .args(["udp", "port", "4791"]);
+    let (mut child, rx) = spawn_with_stderr(&mut cmd)?;
     match rx.recv_timeout(ENGINE_START) {
         Ok(line) if line.contains("listening on") => Ok(child),
         other => {

@@ -278,6 +278,19 @@ impl Engine {
         }
     }
 
+    /// The BTH of a packet of ours on the connection with the peer (the
+    /// peer's queue pair for us is numbered after our rank).
+    fn bth(&self, opcode: packet::Opcode, psn: u32, ack_req: bool) -> packet::Bth {
+        packet::Bth {
+            opcode,
+            solicited: false,
+            pkey: packet::DEFAULT_PKEY,
+            dest_qp: qpn_for(self.rank),
+            ack_req,
+            psn,
+        }
+    }
+
     /// Encodes `p` for `peer` and queues it.
     fn emit(&mut self, peer: u16, p: &packet::Packet<'_>) {
         let path = self.path(peer, true, 0);

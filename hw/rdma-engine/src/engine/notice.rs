@@ -17,9 +17,7 @@
 
 use super::{Engine, HOLD_SPAN};
 use crate::dma::Dma;
-use crate::roce::packet::{
-    psn_add, Aeth, Bth, Opcode as Rc, Packet, Syndrome, CREDITS_UNLIMITED, DEFAULT_PKEY,
-};
+use crate::roce::packet::{psn_add, Aeth, Opcode as Rc, Packet, Syndrome, CREDITS_UNLIMITED};
 
 /// First bytes of a notice's payload.
 const MAGIC: &[u8; 8] = b"FLTLPREP";
@@ -66,14 +64,7 @@ impl Engine {
         let psn = psn_add(self.responders[usize::from(peer)].expected(), 0x80_0000);
         let payload = coming.encode();
         let p = Packet {
-            bth: Bth {
-                opcode: Rc::ReadResponseOnly,
-                solicited: false,
-                pkey: DEFAULT_PKEY,
-                dest_qp: super::qpn_for(self.rank),
-                ack_req: false,
-                psn,
-            },
+            bth: self.bth(Rc::ReadResponseOnly, psn, false),
             reth: None,
             imm: None,
             aeth: Some(Aeth {

@@ -30,8 +30,7 @@
 use super::{Engine, PageReadiness, Park, HOLD_SPAN};
 use crate::dma::{Dma, FaultKind, PAGE};
 use crate::roce::packet::{
-    psn_add, psn_diff, rnr_delay_us, Bth, NakCode, Opcode as Rc, Packet, Reth, Syndrome,
-    DEFAULT_PKEY,
+    psn_add, psn_diff, rnr_delay_us, NakCode, Opcode as Rc, Packet, Reth, Syndrome,
 };
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
 use std::collections::VecDeque;
@@ -230,14 +229,7 @@ impl Engine {
             self.requesters[q].wqes[i].probed = true;
         }
         let mut payload = Vec::new();
-        let bth = |opcode, ack_req| Bth {
-            opcode,
-            solicited: false,
-            pkey: DEFAULT_PKEY,
-            dest_qp: super::qpn_for(self.rank),
-            ack_req,
-            psn,
-        };
+        let bth = |opcode, ack_req| self.bth(opcode, psn, ack_req);
         let next;
         let p = match kind {
             Opcode::Read => {

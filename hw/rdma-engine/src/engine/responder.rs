@@ -25,8 +25,8 @@
 use super::{Engine, PageReadiness, HOLD_SPAN};
 use crate::dma::{page_of, Dma, FaultKind};
 use crate::roce::packet::{
-    psn_add, psn_diff, rnr_code_for, Aeth, Bth, NakCode, Opcode as Rc, Packet, Reth, Syndrome,
-    CREDITS_UNLIMITED, DEFAULT_PKEY,
+    psn_add, psn_diff, rnr_code_for, Aeth, NakCode, Opcode as Rc, Packet, Reth, Syndrome,
+    CREDITS_UNLIMITED,
 };
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, CQE_HAS_IMM};
 use std::collections::VecDeque;
@@ -97,14 +97,7 @@ impl Engine {
     fn ack(&mut self, peer: u16, psn: u32, syndrome: Syndrome) {
         let msn = self.responders[usize::from(peer)].msn;
         let p = Packet {
-            bth: Bth {
-                opcode: Rc::Acknowledge,
-                solicited: false,
-                pkey: DEFAULT_PKEY,
-                dest_qp: super::qpn_for(self.rank),
-                ack_req: false,
-                psn,
-            },
+            bth: self.bth(Rc::Acknowledge, psn, false),
             reth: None,
             imm: None,
             aeth: Some(Aeth { syndrome, msn }),
@@ -513,14 +506,7 @@ impl Engine {
                 msn,
             });
             let p = Packet {
-                bth: Bth {
-                    opcode,
-                    solicited: false,
-                    pkey: DEFAULT_PKEY,
-                    dest_qp: super::qpn_for(self.rank),
-                    ack_req: false,
-                    psn: j.psn,
-                },
+                bth: self.bth(opcode, j.psn, false),
                 reth: None,
                 imm: None,
                 aeth,
