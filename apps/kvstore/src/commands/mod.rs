@@ -51,6 +51,7 @@ mod set_options;
 mod sets;
 mod sort;
 mod stats;
+mod streams;
 mod string_ops;
 mod strings;
 mod table;
@@ -70,6 +71,7 @@ pub use client::ClientCtx;
 pub use effects::{Effects, SHARE_FROM};
 pub use errors::misconf;
 pub use stats::Stats;
+pub use streams::push_stream;
 pub use zsets::{push_zset, ZSET_MEMBERS_PER_RECORD};
 
 use crate::aof::RewriteScan;

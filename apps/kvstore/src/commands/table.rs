@@ -12,7 +12,7 @@ use super::{
     auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub, sort,
     string_ops, strings, unblock,
 };
-use super::{zset_algebra, zset_pops, zset_ranges, zsets};
+use super::{streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::Store;
@@ -591,6 +591,17 @@ const TABLE: &[Spec] = &[
     cmd("bzpopmin", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmin),
     cmd("bzpopmax", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmax),
     cmd("bzmpop", -5, WB, NO_KEYS, zset_pops::bzmpop),
+    grows(
+        cmd("xadd", -5, WF, ONE_KEY, streams::xadd),
+        streams::xadd_growth,
+    ),
+    cmd("xlen", 2, RF, ONE_KEY, streams::xlen),
+    cmd("xrange", -4, R, ONE_KEY, streams::xrange),
+    cmd("xrevrange", -4, R, ONE_KEY, streams::xrevrange),
+    cmd("xdel", -3, WF, ONE_KEY, streams::xdel),
+    cmd("xtrim", -4, W, ONE_KEY, streams::xtrim),
+    cmd("xsetid", -3, WF, ONE_KEY, streams::xsetid),
+    cmd("xread", -4, R | BLOCKING, NO_KEYS, streams::xread),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),
