@@ -51,6 +51,7 @@ mod set_options;
 mod sets;
 mod sort;
 mod stats;
+mod stream_groups;
 mod streams;
 mod string_ops;
 mod strings;

@@ -12,7 +12,7 @@ use super::{
     auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub, sort,
     string_ops, strings, unblock,
 };
-use super::{streams, zset_algebra, zset_pops, zset_ranges, zsets};
+use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::Store;
@@ -276,6 +276,17 @@ fn append_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) 
 /// Growth of an `INCR`-family command: at most a 20-digit number.
 fn counter_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     store.growth_if_set(&args[1], 20)
+}
+
+/// Growth of `XGROUP CREATE|CREATECONSUMER`: a group or consumer, and
+/// the key if `MKSTREAM` creates it.
+fn group_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
+    let names: usize = args[3..].iter().map(alloc::vec::Vec::len).sum();
+    let group = crate::store::GROUP_OVERHEAD + names;
+    match store.get(&args[2]) {
+        Some(_) => group,
+        None => Store::cost(args[2].len(), group),
+    }
 }
 
 const W: u16 = WRITE;
@@ -602,6 +613,40 @@ const TABLE: &[Spec] = &[
     cmd("xtrim", -4, W, ONE_KEY, streams::xtrim),
     cmd("xsetid", -3, WF, ONE_KEY, streams::xsetid),
     cmd("xread", -4, R | BLOCKING, NO_KEYS, streams::xread),
+    cmd("xreadgroup", -7, W | BLOCKING, NO_KEYS, groups::xreadgroup),
+    cmd("xack", -4, WF, ONE_KEY, groups::xack),
+    cmd("xpending", -3, R, ONE_KEY, groups::xpending),
+    cmd("xclaim", -6, WF, ONE_KEY, groups::xclaim),
+    cmd("xautoclaim", -6, WF, ONE_KEY, groups::xautoclaim),
+    container(
+        "xgroup",
+        &[
+            grows(
+                cmd("xgroup|create", -5, W, (2, 2, 1), groups::xgroup_create),
+                group_growth,
+            ),
+            cmd("xgroup|setid", -5, W, (2, 2, 1), groups::xgroup_setid),
+            cmd("xgroup|destroy", 4, W, (2, 2, 1), groups::xgroup_destroy),
+            grows(
+                cmd(
+                    "xgroup|createconsumer",
+                    5,
+                    W,
+                    (2, 2, 1),
+                    groups::xgroup_createconsumer,
+                ),
+                group_growth,
+            ),
+            cmd(
+                "xgroup|delconsumer",
+                5,
+                W,
+                (2, 2, 1),
+                groups::xgroup_delconsumer,
+            ),
+            cmd("xgroup|help", 2, CONN, NO_KEYS, groups::xgroup_help),
+        ],
+    ),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),

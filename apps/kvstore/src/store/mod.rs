@@ -27,7 +27,7 @@ pub use lfu::{Frequency, LfuTuning};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
 pub use sample::Candidates;
 pub use set::{Member, Set, INT_MEMBER_SIZE, MEMBER_OVERHEAD};
-pub use stream::{Consumer, Group, Pending, Stream, StreamId, Trim};
+pub use stream::{Consumer, Group, Pending, Stream, StreamId, Trim, GROUP_OVERHEAD};
 pub use zset::{Zset, ZSET_MEMBER_OVERHEAD};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node

@@ -276,3 +276,161 @@ fn replay_and_rewrite_reproduce_streams() {
         );
     }
 }
+
+#[test]
+fn groups_deliver_track_pending_and_claim() {
+    let mut s = Session::new();
+    for (line, error) in [
+        ("XGROUP CREATE g1 grp $", "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."),
+        ("XGROUP CREATE g1 grp 0 ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"),
+        ("XGROUP CREATE g1 grp 0 FOO", "ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP."),
+    ] {
+        assert_eq!(s.run(line), err(error), "{line}");
+    }
+    assert_eq!(
+        s.logged("XGROUP CREATE g1 grp $ MKSTREAM"),
+        ["XGROUP CREATE g1 grp 0-0 MKSTREAM ENTRIESREAD -1"]
+    );
+    assert_eq!(
+        s.run("XGROUP CREATE g1 grp $ MKSTREAM"),
+        err("BUSYGROUP Consumer Group name already exists")
+    );
+    assert_eq!(
+        s.run("XGROUP CREATECONSUMER g1 nogrp c"),
+        err("NOGROUP No such consumer group 'nogrp' for key name 'g1'")
+    );
+    assert_eq!(s.run("XGROUP CREATECONSUMER g1 grp c"), int(1));
+    assert_eq!(s.run("XGROUP CREATECONSUMER g1 grp c"), int(0));
+    assert_eq!(s.run("XGROUP DELCONSUMER g1 grp c"), int(0));
+    assert_eq!(s.run("XGROUP DESTROY g1 grp"), int(1));
+    assert_eq!(s.run("XGROUP DESTROY g1 grp"), int(0));
+    for i in 1..=3 {
+        s.run(&format!("XADD g1 {i} k {i}"));
+    }
+    s.run("XGROUP CREATE g1 grp 0");
+    let keyed = |items: Vec<Reply>| Reply::Keyed(alloc::vec![bulk("g1"), Reply::array(items)]);
+    assert_eq!(
+        s.logged("XREADGROUP GROUP grp alice COUNT 1 STREAMS g1 >"),
+        [
+            "XGROUP CREATECONSUMER g1 grp alice",
+            "XCLAIM g1 grp alice 0 1-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID",
+            "XGROUP SETID g1 grp 1-0 ENTRIESREAD 1"
+        ]
+    );
+    s.advance(10);
+    assert_eq!(
+        s.run("XREADGROUP GROUP grp alice STREAMS g1 0"),
+        keyed(alloc::vec![entry("1-0", &["k", "1"])])
+    );
+    assert_eq!(
+        s.run("XREADGROUP GROUP nogrp alice STREAMS g1 >"),
+        err("NOGROUP No such key 'g1' or consumer group 'nogrp' in XREADGROUP with GROUP option")
+    );
+    assert_eq!(s.run("XDEL g1 1"), int(1));
+    assert_eq!(
+        s.run("XREADGROUP GROUP grp alice STREAMS g1 0"),
+        keyed(alloc::vec![array(&[bulk("1-0"), Reply::Array(None)])])
+    );
+    assert_eq!(
+        s.run("XPENDING g1 grp"),
+        array(&[
+            int(1),
+            bulk("1-0"),
+            bulk("1-0"),
+            array(&[bulks(&["alice", "1"])])
+        ])
+    );
+    s.advance(5);
+    assert_eq!(
+        s.run("XPENDING g1 grp - + 10"),
+        array(&[array(&[bulk("1-0"), bulk("alice"), int(5), int(2)])]),
+        "the read of the history redelivered it at +10, not after it was deleted"
+    );
+    assert_eq!(s.run("XPENDING g1 grp IDLE 20 - + 10"), array(&[]));
+    assert_eq!(s.run("XACK g1 grp 1-0 9-0"), int(1));
+    assert_eq!(
+        s.run("XPENDING g1 grp"),
+        array(&[int(0), nil(), nil(), Reply::Array(None)])
+    );
+    assert_eq!(
+        s.run("XREADGROUP GROUP grp bob STREAMS g1 >"),
+        keyed(alloc::vec![
+            entry("2-0", &["k", "2"]),
+            entry("3-0", &["k", "3"])
+        ])
+    );
+    s.advance(100);
+    assert_eq!(s.run("XCLAIM g1 grp carl 200 2-0"), array(&[]));
+    assert_eq!(
+        s.run("XCLAIM g1 grp carl 50 2-0"),
+        array(&[entry("2-0", &["k", "2"])])
+    );
+    assert_eq!(
+        s.run("XCLAIM g1 grp carl 0 3-0 JUSTID"),
+        array(&[bulk("3-0")])
+    );
+    assert_eq!(
+        s.run("XPENDING g1 grp - + 10"),
+        array(&[
+            array(&[bulk("2-0"), bulk("carl"), int(0), int(2)]),
+            array(&[bulk("3-0"), bulk("carl"), int(0), int(1)]),
+        ])
+    );
+    s.run("XDEL g1 3");
+    assert_eq!(
+        s.run("XAUTOCLAIM g1 grp dan 0 0 COUNT 10"),
+        array(&[
+            bulk("0-0"),
+            array(&[entry("2-0", &["k", "2"])]),
+            bulks(&["3-0"])
+        ])
+    );
+    assert_eq!(s.run("XGROUP DELCONSUMER g1 grp dan"), int(1));
+    assert_eq!(
+        s.run("XCLAIM g1 grp c x 1"),
+        err("ERR Invalid min-idle-time argument for XCLAIM")
+    );
+    assert_eq!(
+        s.run("XCLAIM g1 grp c 0 1 FOO"),
+        err("ERR Unrecognized XCLAIM option 'FOO'")
+    );
+    assert_eq!(
+        s.run("XAUTOCLAIM g1 grp c 0 0 COUNT 0"),
+        err("ERR COUNT must be > 0")
+    );
+}
+
+#[test]
+fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
+    let mut s = Session::new();
+    s.run("XGROUP CREATE q g $ MKSTREAM");
+    let mut c = ClientCtx::new(1);
+    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    assert!(c.is_blocked());
+    let out = s.exec("XADD q 1 f v");
+    assert_eq!(
+        out.effects.commands().iter().map(show).collect::<Vec<_>>(),
+        [
+            "XADD q 1-0 f v",
+            "XCLAIM q g c 0 1-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID",
+            "XGROUP SETID q g 1-0 ENTRIESREAD 1"
+        ]
+    );
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(
+            1,
+            Reply::Keyed(alloc::vec![bulk("q"), array(&[entry("1-0", &["f", "v"])])])
+        )]
+    );
+    c.unblocked();
+    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    s.run("XGROUP DESTROY q g");
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(
+            1,
+            err("NOGROUP No such key 'q' or consumer group 'g' in XREADGROUP with GROUP option")
+        )]
+    );
+}
