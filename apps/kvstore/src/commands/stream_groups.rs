@@ -902,3 +902,240 @@ pub(crate) fn xautoclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Reply::array(deleted.into_iter().map(id_reply).collect()),
     ])
 }
+
+/// The stream at `key` for `XINFO`: `-ERR no such key` if missing.
+fn info_stream<'a>(x: &'a mut Exec<'_>, key: &[u8]) -> Result<&'a crate::store::Stream, Reply> {
+    x.read_stream(key)?
+        .ok_or_else(|| Reply::error("ERR no such key"))
+}
+
+/// An entries-read counter or a lag as `XINFO` answers it: nil when not
+/// known.
+fn maybe(n: Option<u64>) -> Reply {
+    n.map_or(Reply::nil(), |n| Reply::Integer(n as i64))
+}
+
+/// An entry or nil, for `XINFO STREAM`'s first and last entries.
+fn maybe_entry(entry: Option<(StreamId, &[Vec<u8>])>) -> Result<Reply, Reply> {
+    match entry {
+        Some((id, fields)) => entry_reply(id, fields),
+        None => Ok(Reply::nil()),
+    }
+}
+
+/// `XINFO STREAM key [FULL [COUNT count]]`: the stream's counters, first
+/// and last entries; with `FULL`, its entries (10, or `COUNT`; 0: all)
+/// and every group with its PEL and consumers.
+pub(crate) fn xinfo_stream(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let mut full = false;
+    let mut count = 10usize;
+    let mut at = 3;
+    while at < args.len() {
+        let word = args[at].to_ascii_uppercase();
+        match word.as_slice() {
+            b"FULL" if at == 3 => full = true,
+            b"COUNT" if full && at + 1 < args.len() => {
+                match parse_i64(&args[at + 1]) {
+                    Some(n) => count = if n <= 0 { usize::MAX } else { n as usize },
+                    None => return errors::not_integer(),
+                }
+                at += 1;
+            }
+            _ => return errors::syntax(),
+        }
+        at += 1;
+    }
+    let key = args[2].clone();
+    let config = x.config.clone();
+    let stream = match info_stream(x, &key) {
+        Ok(stream) => stream,
+        Err(reply) => return reply,
+    };
+    let mut map = alloc::vec![
+        Reply::bulk("length"),
+        Reply::Integer(stream.len() as i64),
+        Reply::bulk("radix-tree-keys"),
+        Reply::Integer(stream.node_count() as i64),
+        Reply::bulk("radix-tree-nodes"),
+        Reply::Integer(stream.node_count() as i64 + 1),
+        Reply::bulk("last-generated-id"),
+        id_reply(stream.last_id),
+        Reply::bulk("max-deleted-entry-id"),
+        id_reply(stream.max_deleted),
+        Reply::bulk("entries-added"),
+        Reply::Integer(stream.entries_added as i64),
+        Reply::bulk("recorded-first-entry-id"),
+        id_reply(stream.first_id()),
+    ];
+    if !full {
+        let (first, last) = match (maybe_entry(stream.first()), maybe_entry(stream.last())) {
+            (Ok(first), Ok(last)) => (first, last),
+            (Err(reply), _) | (_, Err(reply)) => return reply,
+        };
+        map.extend([
+            Reply::bulk("groups"),
+            Reply::Integer(stream.groups.len() as i64),
+            Reply::bulk("first-entry"),
+            first,
+            Reply::bulk("last-entry"),
+            last,
+        ]);
+        return Reply::Map(map);
+    }
+    let entries = entries_reply(
+        &config,
+        stream.range(StreamId::ZERO, StreamId::MAX).take(count),
+    );
+    if entries.is_error() {
+        return entries;
+    }
+    let mut groups = Vec::new();
+    for (name, group) in &stream.groups {
+        let pending: Vec<Reply> = group
+            .pending
+            .iter()
+            .take(count)
+            .map(|(id, p)| {
+                Reply::array(alloc::vec![
+                    id_reply(*id),
+                    Reply::bulk(p.consumer.clone()),
+                    Reply::Integer(p.delivered_ms as i64),
+                    Reply::Integer(p.deliveries as i64),
+                ])
+            })
+            .collect();
+        let consumers: Vec<Reply> = group
+            .consumers
+            .iter()
+            .map(|(cname, c)| {
+                let pending: Vec<Reply> = c
+                    .pending
+                    .iter()
+                    .take(count)
+                    .filter_map(|id| group.pending.get(id).map(|p| (id, p)))
+                    .map(|(id, p)| {
+                        Reply::array(alloc::vec![
+                            id_reply(*id),
+                            Reply::Integer(p.delivered_ms as i64),
+                            Reply::Integer(p.deliveries as i64),
+                        ])
+                    })
+                    .collect();
+                Reply::Map(alloc::vec![
+                    Reply::bulk("name"),
+                    Reply::bulk(cname.clone()),
+                    Reply::bulk("seen-time"),
+                    Reply::Integer(c.seen_ms as i64),
+                    Reply::bulk("pel-count"),
+                    Reply::Integer(c.pending.len() as i64),
+                    Reply::bulk("pending"),
+                    Reply::array(pending),
+                ])
+            })
+            .collect();
+        groups.push(Reply::Map(alloc::vec![
+            Reply::bulk("name"),
+            Reply::bulk(name.clone()),
+            Reply::bulk("last-delivered-id"),
+            id_reply(group.last_id),
+            Reply::bulk("entries-read"),
+            maybe(group.entries_read),
+            Reply::bulk("lag"),
+            maybe(stream.lag(group)),
+            Reply::bulk("pel-count"),
+            Reply::Integer(group.pending.len() as i64),
+            Reply::bulk("pending"),
+            Reply::array(pending),
+            Reply::bulk("consumers"),
+            Reply::array(consumers),
+        ]));
+    }
+    map.extend([
+        Reply::bulk("entries"),
+        entries,
+        Reply::bulk("groups"),
+        Reply::array(groups),
+    ]);
+    Reply::Map(map)
+}
+
+/// `XINFO GROUPS key`: each group's consumers, pending count, last
+/// delivered ID, entries read and lag.
+pub(crate) fn xinfo_groups(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let key = args[2].clone();
+    let stream = match info_stream(x, &key) {
+        Ok(stream) => stream,
+        Err(reply) => return reply,
+    };
+    let groups = stream
+        .groups
+        .iter()
+        .map(|(name, group)| {
+            Reply::Map(alloc::vec![
+                Reply::bulk("name"),
+                Reply::bulk(name.clone()),
+                Reply::bulk("consumers"),
+                Reply::Integer(group.consumers.len() as i64),
+                Reply::bulk("pending"),
+                Reply::Integer(group.pending.len() as i64),
+                Reply::bulk("last-delivered-id"),
+                id_reply(group.last_id),
+                Reply::bulk("entries-read"),
+                maybe(group.entries_read),
+                Reply::bulk("lag"),
+                maybe(stream.lag(group)),
+            ])
+        })
+        .collect();
+    Reply::array(groups)
+}
+
+/// `XINFO CONSUMERS key group`: each consumer's pending count and idle
+/// time.
+pub(crate) fn xinfo_consumers(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let (key, name) = (args[2].clone(), args[3].clone());
+    let now = x.now;
+    let stream = match info_stream(x, &key) {
+        Ok(stream) => stream,
+        Err(reply) => return reply,
+    };
+    let Some(group) = stream.groups.get(&name) else {
+        return no_group_for(&key, &name);
+    };
+    let consumers = group
+        .consumers
+        .iter()
+        .map(|(cname, c)| {
+            Reply::Map(alloc::vec![
+                Reply::bulk("name"),
+                Reply::bulk(cname.clone()),
+                Reply::bulk("pending"),
+                Reply::Integer(c.pending.len() as i64),
+                Reply::bulk("idle"),
+                Reply::Integer(now.saturating_sub(c.seen_ms) as i64),
+            ])
+        })
+        .collect();
+    Reply::array(consumers)
+}
+
+/// `XINFO HELP`.
+pub(crate) fn xinfo_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    let lines = [
+        "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "CONSUMERS <key> <groupname>",
+        "    Show consumers of <groupname>.",
+        "GROUPS <key>",
+        "    Show the stream consumer groups.",
+        "STREAM <key> [FULL [COUNT <count>]",
+        "    Show information about the stream.",
+        "HELP",
+        "    Prints this help.",
+    ];
+    Reply::array(
+        lines
+            .iter()
+            .map(|l| Reply::Simple(String::from(*l)))
+            .collect(),
+    )
+}

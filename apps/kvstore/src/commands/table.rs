@@ -647,6 +647,15 @@ const TABLE: &[Spec] = &[
             cmd("xgroup|help", 2, CONN, NO_KEYS, groups::xgroup_help),
         ],
     ),
+    container(
+        "xinfo",
+        &[
+            cmd("xinfo|stream", -3, R, (2, 2, 1), groups::xinfo_stream),
+            cmd("xinfo|groups", 3, R, (2, 2, 1), groups::xinfo_groups),
+            cmd("xinfo|consumers", 4, R, (2, 2, 1), groups::xinfo_consumers),
+            cmd("xinfo|help", 2, CONN, NO_KEYS, groups::xinfo_help),
+        ],
+    ),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),

@@ -434,3 +434,77 @@ fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
         )]
     );
 }
+
+#[test]
+fn xinfo_reports_counters_lag_and_consumers() {
+    let mut s = Session::new();
+    assert_eq!(s.run("XINFO STREAM s"), err("ERR no such key"));
+    s.run("XADD s 1 a 1");
+    s.run("XADD s 2 a 2");
+    s.run("XGROUP CREATE s g0 0");
+    s.run("XGROUP CREATE s g1 $");
+    s.run("XGROUP CREATE s g2 1");
+    s.run("HELLO 3");
+    let group = |name: &str, last: &str, lag: i64| {
+        Reply::Map(alloc::vec![
+            bulk("name"),
+            bulk(name),
+            bulk("consumers"),
+            int(0),
+            bulk("pending"),
+            int(0),
+            bulk("last-delivered-id"),
+            bulk(last),
+            bulk("entries-read"),
+            nil(),
+            bulk("lag"),
+            int(lag),
+        ])
+    };
+    assert_eq!(
+        s.run("XINFO GROUPS s"),
+        array(&[
+            group("g0", "0-0", 2),
+            group("g1", "2-0", 0),
+            group("g2", "1-0", 1)
+        ])
+    );
+    s.run("XREADGROUP GROUP g0 c STREAMS s >");
+    s.advance(50);
+    assert_eq!(
+        s.wire("XINFO CONSUMERS s g0"),
+        "*1\r\n%3\r\n$4\r\nname\r\n$1\r\nc\r\n$7\r\npending\r\n:2\r\n$4\r\nidle\r\n:50\r\n"
+    );
+    assert_eq!(
+        s.run("XINFO CONSUMERS s nog"),
+        err("NOGROUP No such consumer group 'nog' for key name 's'")
+    );
+    s.run("XDEL s 1");
+    let info = s.run("XINFO STREAM s").into_items().unwrap();
+    assert_eq!(
+        info[..14],
+        [
+            bulk("length"),
+            int(1),
+            bulk("radix-tree-keys"),
+            int(1),
+            bulk("radix-tree-nodes"),
+            int(2),
+            bulk("last-generated-id"),
+            bulk("2-0"),
+            bulk("max-deleted-entry-id"),
+            bulk("1-0"),
+            bulk("entries-added"),
+            int(2),
+            bulk("recorded-first-entry-id"),
+            bulk("2-0"),
+        ]
+    );
+    assert_eq!(info[14..16], [bulk("groups"), int(3)]);
+    assert_eq!(info[17], entry("2-0", &["a", "2"]));
+    let full = s.run("XINFO STREAM s FULL").into_items().unwrap();
+    assert_eq!(
+        full[14..16],
+        [bulk("entries"), array(&[entry("2-0", &["a", "2"])])]
+    );
+}
