@@ -206,7 +206,7 @@ struct Node {
     first: StreamId,
     /// Entries ever put in it, deleted ones included.
     slots: u64,
-    /// Estimated bytes put in it.
+    /// Bytes put in it, as a listpack would hold them.
     bytes: u64,
     /// Entries in it not deleted.
     live: u64,
@@ -337,9 +337,12 @@ impl Stream {
     /// the caller checked) with `fields` (field, value, ...).
     pub fn add(&mut self, id: StreamId, fields: Vec<Vec<u8>>, max_entries: u64, max_bytes: u64) {
         let cost = entry_cost(&fields);
+        // What the entry takes in a node of Redis's (a listpack): its
+        // bytes and a few of framing, not the memory estimate.
+        let packed = 4 + fields.iter().map(|f| f.len() as u64 + 2).sum::<u64>();
         let full = self.nodes.back().is_none_or(|node| {
             (max_entries > 0 && node.slots >= max_entries)
-                || (max_bytes > 0 && node.bytes + cost as u64 > max_bytes && node.slots > 0)
+                || (max_bytes > 0 && node.bytes + packed > max_bytes && node.slots > 0)
         });
         if full {
             self.nodes.push_back(Node {
@@ -351,7 +354,7 @@ impl Stream {
         }
         if let Some(node) = self.nodes.back_mut() {
             node.slots += 1;
-            node.bytes += cost as u64;
+            node.bytes += packed;
             node.live += 1;
         }
         self.entry_bytes += cost;
