@@ -382,6 +382,15 @@ pub(crate) fn xreadgroup(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return errors::syntax();
     };
     let (keys_at, n) = (read.keys_at, read.streams);
+    // Keys and groups first, as Redis checks them before the IDs.
+    for i in 0..n {
+        let key = args[keys_at + i].clone();
+        match group_of(x, &key, &name) {
+            Ok(Some(_)) => {}
+            Ok(None) => return no_key_or_group(&key, &name, " in XREADGROUP with GROUP option"),
+            Err(reply) => return reply,
+        }
+    }
     let mut after = Vec::with_capacity(n);
     for arg in &args[keys_at + n..] {
         match arg.as_slice() {
@@ -391,14 +400,6 @@ pub(crate) fn xreadgroup(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                 Ok(id) => after.push(Some(id)),
                 Err(reply) => return reply,
             },
-        }
-    }
-    for i in 0..n {
-        let key = args[keys_at + i].clone();
-        match group_of(x, &key, &name) {
-            Ok(Some(_)) => {}
-            Ok(None) => return no_key_or_group(&key, &name, " in XREADGROUP with GROUP option"),
-            Err(reply) => return reply,
         }
     }
     let count = read.count.unwrap_or(usize::MAX);
