@@ -268,6 +268,21 @@ pub const NAMES: &[&str] = &[
     "BZPOPMIN",
     "BZPOPMAX",
     "BZMPOP",
+    "XADD",
+    "XLEN",
+    "XRANGE",
+    "XREVRANGE",
+    "XDEL",
+    "XTRIM",
+    "XSETID",
+    "XREAD",
+    "XGROUP",
+    "XREADGROUP",
+    "XACK",
+    "XPENDING",
+    "XCLAIM",
+    "XAUTOCLAIM",
+    "XINFO",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -496,6 +511,7 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         zset if zset.starts_with('Z') || zset.starts_with("BZ") => {
             zset_args(inp, name, now, &mut args)
         }
+        stream if stream.starts_with('X') => stream_args(inp, name, now, &mut args),
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -687,6 +703,196 @@ fn sort_args(inp: &mut Input<'_>, now: u64, args: &mut Vec<Vec<u8>>) {
             }
             "STORE" => args.push(key(inp)),
             _ => {}
+        }
+    }
+}
+
+/// The arguments of a stream command `name` (`XADD` ... `XINFO`): shared
+/// keys, IDs among edge cases (`*`, `ms-*`, `$`, `>`, exclusive bounds,
+/// the largest ID, malformed ones), trimming options with `=`, `~` and
+/// `LIMIT`, groups and consumers among a few (so commands meet each
+/// other's), and blocking times that are short, zero or malformed.
+fn stream_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>>) {
+    let id = |inp: &mut Input<'_>| -> Vec<u8> {
+        match inp.below(3) {
+            0 => number(inp, now),
+            _ => inp
+                .pick(&[
+                    "0", "1", "1-1", "2-*", "*", "$", ">", "-", "+", "(1", "0-0", "x", "1-x",
+                    "18446744073709551615-18446744073709551615", "(0-0",
+                ])
+                .into(),
+        }
+    };
+    let group = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["g", "h", ""]).into() };
+    let consumer = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["c", "d"]).into() };
+    let count = |inp: &mut Input<'_>| -> Vec<u8> {
+        inp.pick(&["0", "1", "2", "-1", "10", "x"]).into()
+    };
+    let trim = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
+        let how = inp.pick(&["MAXLEN", "MINID", "LIMIT", "BOGUS"]);
+        args.push(word(inp, how));
+        if inp.below(2) == 0 {
+            args.push(inp.pick(&["=", "~"]).into());
+        }
+        args.push(match how {
+            "MINID" => id(inp),
+            _ => count(inp),
+        });
+    };
+    match name {
+        "XADD" => {
+            args.push(key(inp));
+            for _ in 0..inp.below(3) {
+                match inp.below(3) {
+                    0 => args.push(word(inp, "NOMKSTREAM")),
+                    _ => trim(inp, args),
+                }
+            }
+            args.push(id(inp));
+            for _ in 0..1 + inp.below(3) {
+                args.extend([field(inp), value(inp)]);
+            }
+        }
+        "XLEN" => args.push(key(inp)),
+        "XRANGE" | "XREVRANGE" => {
+            args.extend([key(inp), id(inp), id(inp)]);
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "COUNT"), count(inp)]);
+            }
+        }
+        "XDEL" => {
+            args.push(key(inp));
+            for _ in 0..1 + inp.below(3) {
+                args.push(id(inp));
+            }
+        }
+        "XTRIM" => {
+            args.push(key(inp));
+            for _ in 0..1 + inp.below(2) {
+                trim(inp, args);
+            }
+        }
+        "XSETID" => {
+            args.extend([key(inp), id(inp)]);
+            match inp.below(3) {
+                0 => args.extend([word(inp, "ENTRIESADDED"), count(inp)]),
+                1 => args.extend([word(inp, "MAXDELETEDID"), id(inp)]),
+                _ => {}
+            }
+        }
+        "XREAD" | "XREADGROUP" => {
+            if name == "XREADGROUP" {
+                args.extend([word(inp, "GROUP"), group(inp), consumer(inp)]);
+                if inp.below(3) == 0 {
+                    args.push(word(inp, "NOACK"));
+                }
+            }
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "COUNT"), count(inp)]);
+            }
+            if inp.below(3) == 0 {
+                let ms = inp.pick(&["0", "1", "10", "-1", "x"]);
+                args.extend([word(inp, "BLOCK"), ms.into()]);
+            }
+            args.push(word(inp, "STREAMS"));
+            let n = 1 + inp.below(2);
+            for _ in 0..n {
+                args.push(key(inp));
+            }
+            for _ in 0..n {
+                args.push(id(inp));
+            }
+        }
+        "XGROUP" => {
+            let sub = inp.pick(&[
+                "CREATE",
+                "SETID",
+                "DESTROY",
+                "CREATECONSUMER",
+                "DELCONSUMER",
+                "HELP",
+                "BOGUS",
+            ]);
+            args.push(word(inp, sub));
+            if sub != "HELP" {
+                args.extend([key(inp), group(inp)]);
+            }
+            match sub {
+                "CREATE" | "SETID" => {
+                    args.push(id(inp));
+                    if inp.below(2) == 0 {
+                        args.push(word(inp, "MKSTREAM"));
+                    }
+                    if inp.below(3) == 0 {
+                        args.extend([word(inp, "ENTRIESREAD"), count(inp)]);
+                    }
+                }
+                "CREATECONSUMER" | "DELCONSUMER" => args.push(consumer(inp)),
+                _ => {}
+            }
+        }
+        "XACK" => {
+            args.extend([key(inp), group(inp), id(inp)]);
+        }
+        "XPENDING" => {
+            args.extend([key(inp), group(inp)]);
+            if inp.below(2) == 0 {
+                if inp.below(2) == 0 {
+                    args.extend([word(inp, "IDLE"), count(inp)]);
+                }
+                args.extend([id(inp), id(inp), count(inp)]);
+                if inp.below(2) == 0 {
+                    args.push(consumer(inp));
+                }
+            }
+        }
+        "XCLAIM" => {
+            args.extend([key(inp), group(inp), consumer(inp), count(inp), id(inp)]);
+            for _ in 0..inp.below(3) {
+                let option = inp.pick(&[
+                    "IDLE",
+                    "TIME",
+                    "RETRYCOUNT",
+                    "FORCE",
+                    "JUSTID",
+                    "LASTID",
+                    "BOGUS",
+                ]);
+                args.push(word(inp, option));
+                match option {
+                    "IDLE" | "TIME" | "RETRYCOUNT" => args.push(count(inp)),
+                    "LASTID" => args.push(id(inp)),
+                    _ => {}
+                }
+            }
+        }
+        "XAUTOCLAIM" => {
+            args.extend([key(inp), group(inp), consumer(inp), count(inp), id(inp)]);
+            if inp.below(2) == 0 {
+                args.extend([word(inp, "COUNT"), count(inp)]);
+            }
+            if inp.below(3) == 0 {
+                args.push(word(inp, "JUSTID"));
+            }
+        }
+        _ => {
+            // XINFO
+            let sub = inp.pick(&["STREAM", "GROUPS", "CONSUMERS", "HELP"]);
+            args.push(word(inp, sub));
+            if sub != "HELP" {
+                args.push(key(inp));
+            }
+            match sub {
+                "CONSUMERS" => args.push(group(inp)),
+                "STREAM" if inp.below(2) == 0 => {
+                    args.push(word(inp, "FULL"));
+                    if inp.below(2) == 0 {
+                        args.extend([word(inp, "COUNT"), count(inp)]);
+                    }
+                }
+                _ => {}
+            }
         }
     }
 }

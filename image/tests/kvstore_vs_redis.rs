@@ -525,6 +525,9 @@ impl Stream {
             "ZSET",
             "ZSET",
             "ZSET",
+            "STREAM",
+            "STREAM",
+            "STREAM",
         ]);
         let mut args = vec![name.as_bytes().to_vec()];
         match name {
@@ -532,6 +535,7 @@ impl Stream {
             "LIST" => check = self.list_command(&mut args),
             "SET-TYPE" => check = self.set_command(&mut args),
             "ZSET" => check = self.zset_command(&mut args),
+            "STREAM" => check = self.stream_command(&mut args),
             "GET" | "INCR" | "DECR" | "STRLEN" | "TYPE" | "PERSIST" => args.push(self.key()),
             "TTL" | "PTTL" => {
                 args.push(self.key());
@@ -1085,6 +1089,168 @@ impl Stream {
                 return Check::Kind;
             }
             _ => {}
+        }
+        Check::Exact
+    }
+
+    /// A stream command. IDs are explicit (`*` takes each server's own
+    /// clock) and nothing answers with times: no `BLOCK`, `XPENDING` in
+    /// its summary form only, no `XINFO`.
+    fn stream_command(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        let name = self.rng.pick(&[
+            "XADD",
+            "XADD",
+            "XADD",
+            "XLEN",
+            "XRANGE",
+            "XREVRANGE",
+            "XDEL",
+            "XTRIM",
+            "XREAD",
+            "XGROUP",
+            "XREADGROUP",
+            "XREADGROUP",
+            "XACK",
+            "XPENDING",
+        ]);
+        args[0] = name.into();
+        let id = |s: &mut Self| -> Vec<u8> {
+            match s.rng.below(4) {
+                0 => s
+                    .rng
+                    .pick(&["-", "+", "0", "0-0", "x", "(3", "1-*", "$", ">"])
+                    .into(),
+                1 => format!("{}-*", s.rng.below(60)).into_bytes(),
+                _ => format!("{}-{}", s.rng.below(60), s.rng.below(3)).into_bytes(),
+            }
+        };
+        let group = |s: &mut Self| -> Vec<u8> { s.rng.pick(&["g", "h"]).into() };
+        let consumer = |s: &mut Self| -> Vec<u8> { s.rng.pick(&["c", "d"]).into() };
+        let count =
+            |s: &mut Self| -> Vec<u8> { s.rng.pick(&["0", "1", "2", "5", "-1", "x"]).into() };
+        let trim = |s: &mut Self, args: &mut Vec<Vec<u8>>| {
+            let how = s.rng.pick(&["MAXLEN", "MINID", "maxlen"]);
+            args.push(how.into());
+            if s.rng.chance(50) {
+                args.push(s.rng.pick(&["=", "~"]).into());
+            }
+            args.push(if how == "MINID" { id(s) } else { count(s) });
+            if s.rng.chance(20) {
+                let limit = count(s);
+                args.extend([b"LIMIT".to_vec(), limit]);
+            }
+        };
+        match name {
+            "XADD" => {
+                args.push(self.key());
+                if self.rng.chance(20) {
+                    args.push(b"NOMKSTREAM".to_vec());
+                }
+                if self.rng.chance(30) {
+                    trim(self, args);
+                }
+                let at = id(self);
+                args.push(at);
+                for _ in 0..1 + self.rng.below(2) {
+                    let (f, v) = (self.member(), self.value());
+                    args.extend([f, v]);
+                }
+            }
+            "XLEN" => args.push(self.key()),
+            "XRANGE" | "XREVRANGE" => {
+                let (k, a, b) = (self.key(), id(self), id(self));
+                args.extend([k, a, b]);
+                if self.rng.chance(40) {
+                    let n = count(self);
+                    args.extend([b"COUNT".to_vec(), n]);
+                }
+            }
+            "XDEL" => {
+                args.push(self.key());
+                for _ in 0..1 + self.rng.below(2) {
+                    let at = id(self);
+                    args.push(at);
+                }
+            }
+            "XTRIM" => {
+                args.push(self.key());
+                trim(self, args);
+            }
+            "XREAD" | "XREADGROUP" => {
+                if name == "XREADGROUP" {
+                    let (g, c) = (group(self), consumer(self));
+                    args.extend([b"GROUP".to_vec(), g, c]);
+                    if self.rng.chance(20) {
+                        args.push(b"NOACK".to_vec());
+                    }
+                }
+                if self.rng.chance(40) {
+                    let n = count(self);
+                    args.extend([b"COUNT".to_vec(), n]);
+                }
+                args.push(b"STREAMS".to_vec());
+                let n = 1 + self.rng.below(2);
+                for _ in 0..n {
+                    args.push(self.key());
+                }
+                for _ in 0..n {
+                    let at = match self.rng.chance(50) {
+                        true => {
+                            if name == "XREAD" {
+                                b"$".to_vec()
+                            } else {
+                                b">".to_vec()
+                            }
+                        }
+                        false => id(self),
+                    };
+                    args.push(at);
+                }
+            }
+            "XGROUP" => {
+                let sub = self.rng.pick(&[
+                    "CREATE",
+                    "CREATE",
+                    "SETID",
+                    "DESTROY",
+                    "CREATECONSUMER",
+                    "DELCONSUMER",
+                ]);
+                let (k, g) = (self.key(), group(self));
+                args.extend([sub.into(), k, g]);
+                match sub {
+                    "CREATE" | "SETID" => {
+                        let at = if self.rng.chance(30) {
+                            b"$".to_vec()
+                        } else {
+                            id(self)
+                        };
+                        args.push(at);
+                        if sub == "CREATE" && self.rng.chance(50) {
+                            args.push(b"MKSTREAM".to_vec());
+                        }
+                        if self.rng.chance(20) {
+                            let n = count(self);
+                            args.extend([b"ENTRIESREAD".to_vec(), n]);
+                        }
+                    }
+                    "CREATECONSUMER" | "DELCONSUMER" => args.push(consumer(self)),
+                    _ => {}
+                }
+            }
+            "XACK" => {
+                let (k, g) = (self.key(), group(self));
+                args.extend([k, g]);
+                for _ in 0..1 + self.rng.below(2) {
+                    let at = id(self);
+                    args.push(at);
+                }
+            }
+            _ => {
+                // XPENDING, the summary: no idle times.
+                let (k, g) = (self.key(), group(self));
+                args.extend([k, g]);
+            }
         }
         Check::Exact
     }

@@ -79,6 +79,13 @@ pub struct Config {
     /// (`zset-max-listpack-entries` and `zset-max-listpack-value`, alias
     /// `zset-max-ziplist-*`); applies to sets as they next grow.
     pub zset_compact: CompactLimits,
+    /// Most entries one node of a stream holds (`stream-node-max-entries`,
+    /// 100; 0: no limit): streams keep Redis's node boundaries because
+    /// approximate trimming (`MAXLEN ~`) removes whole nodes only.
+    pub stream_node_max_entries: u64,
+    /// Most bytes one node of a stream holds (`stream-node-max-bytes`,
+    /// 4096; 0: no limit), estimated from its fields and values.
+    pub stream_node_max_bytes: u64,
     /// Seconds a client may stay idle before the server closes its
     /// connection (`timeout`, settable at run time); 0: never. Subscribers
     /// and clients blocked on keys are never closed for it, as in Redis.
@@ -108,6 +115,8 @@ impl Default for Config {
             list_compress_depth: 0,
             set_max_intset_entries: 512,
             zset_compact: CompactLimits::default(),
+            stream_node_max_entries: 100,
+            stream_node_max_bytes: 4096,
             timeout: 0,
         }
     }
@@ -176,6 +185,8 @@ const NAMES: &[&str] = &[
     "zset-max-listpack-value",
     "zset-max-ziplist-entries",
     "zset-max-ziplist-value",
+    "stream-node-max-entries",
+    "stream-node-max-bytes",
     "maxmemory-samples",
     "lfu-log-factor",
     "lfu-decay-time",
@@ -237,6 +248,8 @@ impl Config {
             "zset-max-listpack-value" | "zset-max-ziplist-value" => {
                 number(self.zset_compact.value as u64)
             }
+            "stream-node-max-entries" => number(self.stream_node_max_entries),
+            "stream-node-max-bytes" => number(self.stream_node_max_bytes),
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -378,6 +391,18 @@ impl Config {
             "zset-max-listpack-value" | "zset-max-ziplist-value" => {
                 self.zset_compact.value = compact_limit(value).map_err(invalid)?
             }
+            "stream-node-max-entries" => {
+                self.stream_node_max_entries = integer(
+                    value,
+                    0,
+                    i64::MAX,
+                    "argument must be between 0 and 9223372036854775807 inclusive",
+                )
+                .map_err(invalid)? as u64
+            }
+            "stream-node-max-bytes" => {
+                self.stream_node_max_bytes = compact_limit(value).map_err(invalid)? as u64
+            }
             // No RDB snapshots: "" (none) is the only schedule there is,
             // and setting it (as test suites do) is fine.
             "save" if value.iter().all(u8::is_ascii_whitespace) => {}
@@ -487,6 +512,8 @@ impl Config {
             "zset-max-listpack-value",
             "zset-max-ziplist-entries",
             "zset-max-ziplist-value",
+            "stream-node-max-entries",
+            "stream-node-max-bytes",
             "save",
             "set-max-intset-entries",
             "maxmemory-policy",

@@ -36,7 +36,7 @@ pub const EXPIRED: u16 = 1 << 8;
 /// A key removed to free memory under `maxmemory` (an eviction policy,
 /// see `commands::evict`).
 pub const EVICTED: u16 = 1 << 9;
-/// Stream commands (kvstore has no streams; accepted, never sent).
+/// Stream commands (`XADD`, `XDEL`, `XGROUP CREATE`, ...).
 pub const STREAM: u16 = 1 << 10;
 /// A read of a missing key.
 pub const KEY_MISS: u16 = 1 << 11;

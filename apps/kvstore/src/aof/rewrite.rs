@@ -260,6 +260,7 @@ pub fn push_entry(out: &mut dyn RecordBuf, key: &[u8], entry: &Entry) {
             }
         }
         Data::Zset(zset) => crate::commands::push_zset(out, key, zset),
+        Data::Stream(stream) => crate::commands::push_stream(out, key, stream),
     }
     if let Some(at) = &at {
         out.record(&[

@@ -5,7 +5,7 @@ use super::{ClientCtx, Effects, Stats};
 use crate::aof::{Piece, RecordBuf};
 use crate::config::Config;
 use crate::resp::Reply;
-use crate::store::{Entry, Hash, List, Store, Value, Zset};
+use crate::store::{Entry, Hash, List, Store, Stream, Value, Zset};
 
 /// Everything a command handler may look at or change.
 pub(crate) struct Exec<'a> {
@@ -207,6 +207,30 @@ impl Exec<'_> {
         match self.read(key) {
             None => Ok(None),
             Some(entry) => entry.zset().map(Some).ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// The live stream at `key` ([`live`](Exec::live)): `Ok(None)` if the
+    /// key is missing, `WRONGTYPE` if it holds another type.
+    pub fn live_stream(&mut self, key: &[u8]) -> Result<Option<&Stream>, Reply> {
+        match self.live(key) {
+            None => Ok(None),
+            Some(entry) => entry
+                .stream()
+                .map(Some)
+                .ok_or_else(super::errors::wrong_type),
+        }
+    }
+
+    /// Like [`live_stream`](Exec::live_stream), counting a keyspace hit or
+    /// miss ([`read`](Exec::read)).
+    pub fn read_stream(&mut self, key: &[u8]) -> Result<Option<&Stream>, Reply> {
+        match self.read(key) {
+            None => Ok(None),
+            Some(entry) => entry
+                .stream()
+                .map(Some)
+                .ok_or_else(super::errors::wrong_type),
         }
     }
 

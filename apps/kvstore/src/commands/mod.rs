@@ -52,6 +52,8 @@ mod set_options;
 mod sets;
 mod sort;
 mod stats;
+mod stream_groups;
+mod streams;
 mod string_ops;
 mod strings;
 mod table;
@@ -71,6 +73,7 @@ pub use client::ClientCtx;
 pub use effects::{Effects, SHARE_FROM};
 pub use errors::misconf;
 pub use stats::Stats;
+pub use streams::push_stream;
 pub use zsets::{push_zset, ZSET_MEMBERS_PER_RECORD};
 
 use crate::aof::RewriteScan;

@@ -12,7 +12,7 @@ use super::{
     auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub, sort,
     string_ops, strings, unblock,
 };
-use super::{zset_algebra, zset_pops, zset_ranges, zsets};
+use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
 use crate::store::Store;
@@ -276,6 +276,17 @@ fn append_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) 
 /// Growth of an `INCR`-family command: at most a 20-digit number.
 fn counter_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     store.growth_if_set(&args[1], 20)
+}
+
+/// Growth of `XGROUP CREATE|CREATECONSUMER`: a group or consumer, and
+/// the key if `MKSTREAM` creates it.
+fn group_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
+    let names: usize = args[3..].iter().map(alloc::vec::Vec::len).sum();
+    let group = crate::store::GROUP_OVERHEAD + names;
+    match store.get(&args[2]) {
+        Some(_) => group,
+        None => Store::cost(args[2].len(), group),
+    }
 }
 
 const W: u16 = WRITE;
@@ -591,6 +602,60 @@ const TABLE: &[Spec] = &[
     cmd("bzpopmin", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmin),
     cmd("bzpopmax", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmax),
     cmd("bzmpop", -5, WB, NO_KEYS, zset_pops::bzmpop),
+    grows(
+        cmd("xadd", -5, WF, ONE_KEY, streams::xadd),
+        streams::xadd_growth,
+    ),
+    cmd("xlen", 2, RF, ONE_KEY, streams::xlen),
+    cmd("xrange", -4, R, ONE_KEY, streams::xrange),
+    cmd("xrevrange", -4, R, ONE_KEY, streams::xrevrange),
+    cmd("xdel", -3, WF, ONE_KEY, streams::xdel),
+    cmd("xtrim", -4, W, ONE_KEY, streams::xtrim),
+    cmd("xsetid", -3, WF, ONE_KEY, streams::xsetid),
+    cmd("xread", -4, R | BLOCKING, NO_KEYS, streams::xread),
+    cmd("xreadgroup", -7, W | BLOCKING, NO_KEYS, groups::xreadgroup),
+    cmd("xack", -4, WF, ONE_KEY, groups::xack),
+    cmd("xpending", -3, R, ONE_KEY, groups::xpending),
+    cmd("xclaim", -6, WF, ONE_KEY, groups::xclaim),
+    cmd("xautoclaim", -6, WF, ONE_KEY, groups::xautoclaim),
+    container(
+        "xgroup",
+        &[
+            grows(
+                cmd("xgroup|create", -5, W, (2, 2, 1), groups::xgroup_create),
+                group_growth,
+            ),
+            cmd("xgroup|setid", -5, W, (2, 2, 1), groups::xgroup_setid),
+            cmd("xgroup|destroy", 4, W, (2, 2, 1), groups::xgroup_destroy),
+            grows(
+                cmd(
+                    "xgroup|createconsumer",
+                    5,
+                    W,
+                    (2, 2, 1),
+                    groups::xgroup_createconsumer,
+                ),
+                group_growth,
+            ),
+            cmd(
+                "xgroup|delconsumer",
+                5,
+                W,
+                (2, 2, 1),
+                groups::xgroup_delconsumer,
+            ),
+            cmd("xgroup|help", 2, CONN, NO_KEYS, groups::xgroup_help),
+        ],
+    ),
+    container(
+        "xinfo",
+        &[
+            cmd("xinfo|stream", -3, R, (2, 2, 1), groups::xinfo_stream),
+            cmd("xinfo|groups", 3, R, (2, 2, 1), groups::xinfo_groups),
+            cmd("xinfo|consumers", 4, R, (2, 2, 1), groups::xinfo_consumers),
+            cmd("xinfo|help", 2, CONN, NO_KEYS, groups::xinfo_help),
+        ],
+    ),
     cmd("del", -2, W, ALL_KEYS, keys::del),
     cmd("unlink", -2, WF, ALL_KEYS, keys::del),
     cmd("move", 3, WF, ONE_KEY, keys::move_to_db),

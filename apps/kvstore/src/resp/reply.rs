@@ -67,6 +67,10 @@ pub enum Reply {
     /// (`ZRANGE ... WITHSCORES`, `HRANDFIELD ... WITHVALUES`); an odd
     /// last item is dropped.
     Pairs(Vec<Reply>),
+    /// Keys each with a value (`XREAD`'s streams and their entries): a
+    /// map in RESP3, and in RESP2 an array of two-item arrays (not the
+    /// flat array a [`Reply::Map`] becomes); an odd last item is dropped.
+    Keyed(Vec<Reply>),
     /// A floating-point number, already formatted as Redis formats it
     /// (`1.5`, `inf`, `1e+20`): RESP3 `,1.5`; in RESP2 a bulk string.
     Double(Vec<u8>),
@@ -234,6 +238,20 @@ impl Reply {
                     pair[1].encode_as(protocol, out);
                 }
             }
+            Reply::Keyed(items) => {
+                let pairs = items.len() / 2;
+                match resp3 {
+                    true => header(out, b'%', len_i64(pairs)),
+                    false => array_header(out, pairs),
+                }
+                for pair in items.chunks_exact(2) {
+                    if !resp3 {
+                        array_header(out, 2);
+                    }
+                    pair[0].encode_as(protocol, out);
+                    pair[1].encode_as(protocol, out);
+                }
+            }
             Reply::Double(text) if resp3 => line(out, b',', text),
             Reply::Double(text) => string(out, b'$', text),
             Reply::Boolean(b) if resp3 => {
@@ -288,6 +306,11 @@ impl Reply {
                 let nested = if resp3 { pairs * header(2) } else { 0 };
                 header(if resp3 { pairs } else { pairs * 2 }) + nested + all(&items[..pairs * 2])
             }
+            Reply::Keyed(items) => {
+                let pairs = items.len() / 2;
+                let nested = if resp3 { 0 } else { pairs * header(2) };
+                header(pairs) + nested + all(&items[..pairs * 2])
+            }
             Reply::Sequence(replies) => all(replies),
             Reply::Bulks(bulks) => header(bulks.count) + bulks.encoded.len(),
             Reply::Shared(value) => bulk_encoded_len(value.len()),
@@ -303,6 +326,7 @@ impl Reply {
             | Reply::Map(items)
             | Reply::Set(items)
             | Reply::Pairs(items)
+            | Reply::Keyed(items)
             | Reply::Push(items) => Some(items),
             Reply::Bulks(bulks) => {
                 let mut items = Vec::with_capacity(bulks.count);

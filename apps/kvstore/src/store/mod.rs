@@ -13,6 +13,7 @@ mod lfu;
 mod list;
 mod sample;
 mod set;
+mod stream;
 mod zset;
 
 use alloc::collections::BTreeMap;
@@ -26,6 +27,7 @@ pub use lfu::{Frequency, LfuTuning};
 pub use list::{resolve_index, resolve_range, End, List, ELEMENT_OVERHEAD};
 pub use sample::Candidates;
 pub use set::{Member, Set, INT_MEMBER_SIZE, MEMBER_OVERHEAD};
+pub use stream::{Consumer, Group, Pending, Stream, StreamId, Trim, GROUP_OVERHEAD};
 pub use zset::{Zset, ZSET_MEMBER_OVERHEAD};
 
 /// Estimated bytes a key costs beyond its key and value bytes: map node
@@ -54,6 +56,9 @@ pub enum Data {
     Set(Set),
     /// Members ordered by score (`ZADD`, `ZRANGE`, ...); never empty.
     Zset(Zset),
+    /// Entries by ID with consumer groups (`XADD`, `XREADGROUP`, ...); may
+    /// be empty.
+    Stream(alloc::boxed::Box<Stream>),
 }
 
 impl Data {
@@ -65,6 +70,7 @@ impl Data {
             Data::List(_) => "list",
             Data::Set(_) => "set",
             Data::Zset(_) => "zset",
+            Data::Stream(_) => "stream",
         }
     }
 
@@ -79,6 +85,7 @@ impl Data {
             Data::List(_) => "quicklist",
             Data::Set(set) => set.encoding(),
             Data::Zset(zset) => zset.encoding(),
+            Data::Stream(_) => "stream",
         }
     }
 
@@ -92,6 +99,7 @@ impl Data {
             Data::List(list) => list.size(),
             Data::Set(set) => set.size(),
             Data::Zset(zset) => zset.size(),
+            Data::Stream(stream) => stream.size(),
         }
     }
 }
@@ -135,6 +143,13 @@ impl From<Set> for Data {
 impl From<Zset> for Data {
     fn from(zset: Zset) -> Self {
         Data::Zset(zset)
+    }
+}
+
+/// A stream becomes a stream value.
+impl From<Stream> for Data {
+    fn from(stream: Stream) -> Self {
+        Data::Stream(alloc::boxed::Box::new(stream))
     }
 }
 
@@ -226,6 +241,14 @@ impl Entry {
     pub fn zset(&self) -> Option<&Zset> {
         match &self.data {
             Data::Zset(zset) => Some(zset),
+            _ => None,
+        }
+    }
+
+    /// A stream value; `None` for another type.
+    pub fn stream(&self) -> Option<&Stream> {
+        match &self.data {
+            Data::Stream(stream) => Some(stream),
             _ => None,
         }
     }
@@ -605,6 +628,50 @@ impl Store {
         if empty {
             self.remove(key);
         }
+        Some(result)
+    }
+
+    /// Changes the stream at `key` with `change`, keeping the memory
+    /// estimate and the entry's version up to date: a new empty stream
+    /// without expiry if the key is missing and `create` says so. Unlike
+    /// the other collections an emptied stream stays. Returns what
+    /// `change` returned, or `None` (changing nothing) if the key holds
+    /// another type or is missing and not to be created.
+    ///
+    /// ```
+    /// use kvstore::store::{Store, StreamId};
+    ///
+    /// let mut store = Store::new();
+    /// let id = StreamId::new(1, 0);
+    /// store.update_stream(b"s", true, |s| s.add(id, vec![b"f".to_vec(), b"v".to_vec()], 100, 0));
+    /// assert_eq!(store.get(b"s").unwrap().data().type_name(), "stream");
+    /// store.update_stream(b"s", false, |s| s.remove(id));
+    /// assert_eq!(store.get(b"s").unwrap().stream().unwrap().len(), 0, "an empty stream stays");
+    /// assert_eq!(store.update_stream(b"t", false, |s| s.len()), None);
+    /// ```
+    pub fn update_stream<R>(
+        &mut self,
+        key: &[u8],
+        create: bool,
+        change: impl FnOnce(&mut Stream) -> R,
+    ) -> Option<R> {
+        let probe = Probe::new(key);
+        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
+            Some(entry) => entry,
+            None if create => {
+                self.set(key, Stream::new(), None);
+                self.map.get_mut(&probe as &dyn KeyView)?
+            }
+            None => return None,
+        };
+        let Data::Stream(stream) = &mut entry.data else {
+            return None;
+        };
+        let before = stream.size();
+        let result = change(stream);
+        let after = stream.size();
+        entry.version = next_version();
+        self.used = self.used - before + after;
         Some(result)
     }
 

@@ -17,6 +17,7 @@ mod resp3;
 mod server;
 mod sets;
 mod sort;
+mod streams;
 mod strings;
 mod transactions;
 mod zsets;

@@ -1,0 +1,510 @@
+//! Streams: entries, trimming, reading and blocking, consumer groups,
+//! and their records in the log.
+
+use alloc::collections::BTreeMap;
+use alloc::format;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use super::*;
+use crate::aof::{replay, rewrite, HEADER};
+use crate::store::Data;
+use crate::test_rng::Rng;
+
+fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
+    let args = split_args(line.as_bytes()).unwrap();
+    s.engine.execute(&args, client, s.now)
+}
+
+/// An entry reply: `[id, [field, value, ...]]`.
+fn entry(id: &str, fields: &[&str]) -> Reply {
+    array(&[bulk(id), bulks(fields)])
+}
+
+#[test]
+fn xadd_picks_ids_and_xrange_reads_them() {
+    let mut s = Session::new();
+    assert_eq!(s.run("XADD s * a 1"), bulk("1000000-0"));
+    assert_eq!(s.run("XADD s * b 2"), bulk("1000000-1"));
+    assert_eq!(s.run("XADD s 1000000-* c 3"), bulk("1000000-2"));
+    assert_eq!(s.run("XADD s 2000000 d 4"), bulk("2000000-0"));
+    assert_eq!(s.run("XADD s 2000001-5 e 5"), bulk("2000001-5"));
+    assert_eq!(s.run("TYPE s"), Reply::Simple("stream".into()));
+    assert_eq!(s.run("XLEN s"), int(5));
+    assert_eq!(s.run("XLEN none"), int(0));
+    assert_eq!(
+        s.run("XRANGE s - + COUNT 2"),
+        array(&[
+            entry("1000000-0", &["a", "1"]),
+            entry("1000000-1", &["b", "2"])
+        ])
+    );
+    assert_eq!(
+        s.run("XRANGE s (1000000-2 2000001"),
+        array(&[
+            entry("2000000-0", &["d", "4"]),
+            entry("2000001-5", &["e", "5"])
+        ])
+    );
+    assert_eq!(
+        s.run("XREVRANGE s + (1000000-1 COUNT 1"),
+        array(&[entry("2000001-5", &["e", "5"])])
+    );
+    assert_eq!(s.run("XRANGE s - + COUNT 0"), array(&[]));
+    assert_eq!(s.run("XRANGE s + -"), array(&[]));
+    assert_eq!(s.run("XRANGE none - +"), array(&[]));
+    assert_eq!(s.run("XADD s NOMKSTREAM 3000000 f 6"), bulk("3000000-0"));
+    assert_eq!(s.run("XADD t NOMKSTREAM * f 6"), nil());
+    assert_eq!(s.run("EXISTS t"), int(0));
+    s.run("SET str x");
+    for line in [
+        "XADD str * a b",
+        "XLEN str",
+        "XRANGE str - +",
+        "XDEL str 1",
+        "XREAD STREAMS str 0",
+    ] {
+        assert_eq!(s.run(line), crate::commands::errors::wrong_type(), "{line}");
+    }
+    assert_eq!(s.run("LPUSH s x"), crate::commands::errors::wrong_type());
+}
+
+#[test]
+fn errors_are_worded_as_redis_words_them() {
+    let mut s = Session::new();
+    s.run("XADD s 5-5 a b");
+    for (line, error) in [
+        ("XADD s 0-0 a b", "ERR The ID specified in XADD must be greater than 0-0"),
+        ("XADD s 5-5 a b", "ERR The ID specified in XADD is equal or smaller than the target stream top item"),
+        ("XADD s 4-* a b", "ERR The ID specified in XADD is equal or smaller than the target stream top item"),
+        ("XADD s abc a b", "ERR Invalid stream ID specified as stream command argument"),
+        ("XADD s 6-1 a", "ERR wrong number of arguments for 'xadd' command"),
+        ("XADD s MAXLEN -1 * a b", "ERR The MAXLEN argument must be >= 0."),
+        ("XADD s MAXLEN abc * a b", "ERR value is not an integer or out of range"),
+        ("XADD s MAXLEN = 1 LIMIT 5 * a b", "ERR syntax error, LIMIT cannot be used without the special ~ option"),
+        ("XADD s MAXLEN 1 MINID 5 * a b", "ERR syntax error, MAXLEN and MINID options at the same time are not compatible"),
+        ("XADD s LIMIT -1 * a b", "ERR The LIMIT argument must be >= 0."),
+        ("XRANGE s (- +", "ERR Invalid stream ID specified as stream command argument"),
+        ("XRANGE s (18446744073709551615-18446744073709551615 +", "ERR invalid start ID for the interval"),
+        ("XRANGE s - (0-0", "ERR invalid end ID for the interval"),
+        ("XRANGE s - + COUNT", "ERR syntax error"),
+        ("XTRIM s foo 1", "ERR syntax error"),
+        ("XTRIM s MAXLEN 1 LIMIT 1", "ERR syntax error, LIMIT cannot be used without the special ~ option"),
+        ("XDEL s 1-0 abc", "ERR Invalid stream ID specified as stream command argument"),
+        ("XSETID s 0-1", "ERR The ID specified in XSETID is smaller than the target stream top item"),
+        ("XSETID s 99-0 ENTRIESADDED 0", "ERR The entries_added specified in XSETID is smaller than the target stream length"),
+        ("XSETID s 99-0 ENTRIESADDED -1", "ERR entries_added must be positive"),
+        ("XSETID none 1-1", "ERR no such key"),
+        ("XSETID s 99-0 MAXDELETEDID 100-0", "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"),
+        ("XREAD STREAMS s1 s2 0", "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified."),
+        ("XREAD BLOCK -1 STREAMS s 0", "ERR timeout is negative"),
+        ("XREAD BLOCK x STREAMS s 0", "ERR timeout is not an integer or out of range"),
+        ("XREAD STREAMS s >", "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."),
+    ] {
+        assert_eq!(s.run(line), err(error), "{line}");
+    }
+    s.run("XSETID s 18446744073709551615-18446744073709551615");
+    assert_eq!(
+        s.run("XADD s * a b"),
+        err("ERR The stream has exhausted the last possible ID, unable to add more items")
+    );
+}
+
+#[test]
+fn trims_exactly_or_by_whole_nodes() {
+    let mut s = Session::new();
+    s.run("CONFIG SET stream-node-max-entries 10");
+    for i in 1..=100 {
+        s.run(&format!("XADD s {i} f v"));
+    }
+    assert_eq!(
+        s.logged("XADD s MAXLEN ~ 55 LIMIT 30 101 f v"),
+        ["XADD s 101-0 f v", "XTRIM s MAXLEN = 71"]
+    );
+    assert_eq!(s.run("XLEN s"), int(71));
+    assert_eq!(s.run("XTRIM s MAXLEN ~ 55"), int(10));
+    assert_eq!(s.run("XTRIM s MAXLEN 55"), int(6));
+    assert_eq!(s.run("XTRIM s MINID 50"), int(3));
+    assert_eq!(s.logged("XTRIM s MINID 50"), Vec::<String>::new());
+    assert_eq!(s.run("XRANGE s - - "), array(&[]));
+    assert_eq!(s.run("XTRIM s MAXLEN 0"), int(52));
+    assert_eq!(s.run("EXISTS s"), int(1), "an empty stream stays");
+    assert_eq!(
+        s.run("XADD s 5 f v"),
+        err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
+    );
+    s.run("CONFIG SET stream-node-max-entries 2");
+    s.run("DEL s");
+    for i in 1..=3 {
+        s.run(&format!("XADD s {i} f v"));
+    }
+    assert_eq!(s.run("XTRIM s MAXLEN ~ 0 LIMIT 1"), int(0));
+    assert_eq!(s.run("XTRIM s MAXLEN ~ 0 LIMIT 2"), int(2));
+}
+
+#[test]
+fn xdel_logs_what_it_removed() {
+    let mut s = Session::new();
+    s.run("XADD s 1 a b");
+    s.run("XADD s 2 a b");
+    assert_eq!(s.logged("XDEL s 1 3 1"), ["XDEL s 1-0"]);
+    assert_eq!(s.run("XDEL s 1 3"), int(0));
+    assert_eq!(s.logged("XDEL none 1"), Vec::<String>::new());
+    assert_eq!(s.run("XRANGE s - +"), array(&[entry("2-0", &["a", "b"])]));
+}
+
+#[test]
+fn xread_reads_after_ids_and_blocks_until_xadd() {
+    let mut s = Session::new();
+    s.run("XADD a 1 f 1");
+    s.run("XADD a 2 f 2");
+    assert_eq!(
+        s.run("XREAD COUNT 1 STREAMS a none 0 0"),
+        Reply::Keyed(alloc::vec![bulk("a"), array(&[entry("1-0", &["f", "1"])])])
+    );
+    assert_eq!(
+        s.wire("XREAD STREAMS a 1"),
+        "*1\r\n*2\r\n$1\r\na\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\n2\r\n"
+    );
+    assert_eq!(s.run("XREAD STREAMS a $"), Reply::Array(None));
+    s.run("HELLO 3");
+    assert_eq!(
+        s.wire("XREAD STREAMS a 1"),
+        "%1\r\n$1\r\na\r\n*1\r\n*2\r\n$3\r\n2-0\r\n*2\r\n$1\r\nf\r\n$1\r\n2\r\n"
+    );
+    assert_eq!(s.wire("XREAD STREAMS a $"), "_\r\n");
+    // Blocking: `$` is the last ID when the client blocked.
+    let mut c = ClientCtx::new(1);
+    let out = as_client(&mut s, &mut c, "XREAD BLOCK 0 STREAMS b a $ $");
+    assert!(c.is_blocked() && out.effects.is_empty());
+    let mut d = ClientCtx::new(2);
+    as_client(&mut s, &mut d, "XREAD BLOCK 100 STREAMS a $");
+    s.run("XADD b 5 g 5");
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(
+            1,
+            Reply::Keyed(alloc::vec![bulk("b"), array(&[entry("5-0", &["g", "5"])])])
+        )]
+    );
+    s.engine.unblock_timed_out(s.now + 99);
+    assert!(s.engine.take_unblocked().is_empty());
+    s.engine.unblock_timed_out(s.now + 100);
+    assert_eq!(s.engine.take_unblocked(), [(2, Reply::Array(None))]);
+}
+
+/// The live dataset: key -> (value, expiry).
+fn live(engine: &Engine) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
+    engine
+        .store()
+        .iter()
+        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
+        .collect()
+}
+
+fn load(log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(Config::default(), now);
+    let report = replay(log, |args| {
+        if let Err(e) = engine.load(args.clone(), now) {
+            panic!("{} failed: {e:?}", show(&args));
+        }
+    });
+    assert_eq!(report.torn_tail, None);
+    engine
+}
+
+/// A random stream command over two keys.
+pub(super) fn random_stream_command(rng: &mut Rng) -> String {
+    let k = ["s1", "s2"][rng.below(2) as usize];
+    let id = || -> String { String::new() };
+    let _ = id;
+    let ms = rng.below(40);
+    let g = ["g1", "g2"][rng.below(2) as usize];
+    let c = ["c1", "c2", "c3"][rng.below(3) as usize];
+    let approx = ["", "= ", "~ "][rng.below(3) as usize];
+    match rng.below(22) {
+        0..=3 => format!("XADD {k} * f{} v", rng.below(3)),
+        4 => format!("XADD {k} {ms}-* f v"),
+        5 => format!("XADD {k} MAXLEN {approx}{} * f v", rng.below(6)),
+        6 => format!("XADD {k} MINID {approx}{ms} * f v"),
+        7 => format!("XDEL {k} {ms}-0 {}-1", rng.below(40)),
+        8 => format!("XTRIM {k} MAXLEN {approx}{}", rng.below(8)),
+        9 => format!(
+            "XGROUP CREATE {k} {g} {} MKSTREAM",
+            ["$", "0", "5"][rng.below(3) as usize]
+        ),
+        10 => format!("XGROUP SETID {k} {g} {}", ["$", "0"][rng.below(2) as usize]),
+        11 => format!("XGROUP CREATECONSUMER {k} {g} {c}"),
+        12 => format!("XGROUP DELCONSUMER {k} {g} {c}"),
+        13 | 14 => format!(
+            "XREADGROUP GROUP {g} {c} COUNT {} STREAMS {k} >",
+            rng.below(4)
+        ),
+        15 => format!("XREADGROUP GROUP {g} {c} NOACK STREAMS {k} >"),
+        16 => format!("XREADGROUP GROUP {g} {c} STREAMS {k} 0"),
+        17 => format!("XACK {k} {g} {ms}-0 {}-1", rng.below(40)),
+        18 => format!("XCLAIM {k} {g} {c} 0 {ms}-0 {}-1", rng.below(40)),
+        19 => format!("XAUTOCLAIM {k} {g} {c} 0 0 COUNT {}", 1 + rng.below(3)),
+        20 => format!("XGROUP DESTROY {k} {g}"),
+        _ => format!("XSETID {k} {}-5", 1_000_000 + rng.below(100)),
+    }
+}
+
+#[test]
+fn replay_and_rewrite_reproduce_streams() {
+    let mut rng = Rng(99);
+    for round in 0..60 {
+        let mut s = Session::new();
+        let mut log = HEADER.to_vec();
+        for _ in 0..120 {
+            if rng.below(3) == 0 {
+                s.advance(rng.below(3));
+            }
+            let line = random_stream_command(&mut rng);
+            log.extend(s.exec(&line).effects.to_bytes());
+        }
+        assert_eq!(
+            live(&load(&log, s.now)),
+            live(&s.engine),
+            "round {round}: replay"
+        );
+        let compact = rewrite(s.engine.store(), s.now);
+        assert_eq!(
+            live(&load(&compact, s.now)),
+            live(&s.engine),
+            "round {round}: rewrite"
+        );
+    }
+}
+
+#[test]
+fn groups_deliver_track_pending_and_claim() {
+    let mut s = Session::new();
+    for (line, error) in [
+        ("XGROUP CREATE g1 grp $", "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."),
+        ("XGROUP CREATE g1 grp 0 ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"),
+        ("XGROUP CREATE g1 grp 0 FOO", "ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP."),
+    ] {
+        assert_eq!(s.run(line), err(error), "{line}");
+    }
+    assert_eq!(
+        s.logged("XGROUP CREATE g1 grp $ MKSTREAM"),
+        ["XGROUP CREATE g1 grp 0-0 MKSTREAM ENTRIESREAD -1"]
+    );
+    assert_eq!(
+        s.run("XGROUP CREATE g1 grp $ MKSTREAM"),
+        err("BUSYGROUP Consumer Group name already exists")
+    );
+    assert_eq!(
+        s.run("XGROUP CREATECONSUMER g1 nogrp c"),
+        err("NOGROUP No such consumer group 'nogrp' for key name 'g1'")
+    );
+    assert_eq!(s.run("XGROUP CREATECONSUMER g1 grp c"), int(1));
+    assert_eq!(s.run("XGROUP CREATECONSUMER g1 grp c"), int(0));
+    assert_eq!(s.run("XGROUP DELCONSUMER g1 grp c"), int(0));
+    assert_eq!(s.run("XGROUP DESTROY g1 grp"), int(1));
+    assert_eq!(s.run("XGROUP DESTROY g1 grp"), int(0));
+    for i in 1..=3 {
+        s.run(&format!("XADD g1 {i} k {i}"));
+    }
+    s.run("XGROUP CREATE g1 grp 0");
+    let keyed = |items: Vec<Reply>| Reply::Keyed(alloc::vec![bulk("g1"), Reply::array(items)]);
+    assert_eq!(
+        s.logged("XREADGROUP GROUP grp alice COUNT 1 STREAMS g1 >"),
+        [
+            "XGROUP CREATECONSUMER g1 grp alice",
+            "XCLAIM g1 grp alice 0 1-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID",
+            "XGROUP SETID g1 grp 1-0 ENTRIESREAD 1"
+        ]
+    );
+    s.advance(10);
+    assert_eq!(
+        s.run("XREADGROUP GROUP grp alice STREAMS g1 0"),
+        keyed(alloc::vec![entry("1-0", &["k", "1"])])
+    );
+    assert_eq!(
+        s.run("XREADGROUP GROUP nogrp alice STREAMS g1 >"),
+        err("NOGROUP No such key 'g1' or consumer group 'nogrp' in XREADGROUP with GROUP option")
+    );
+    assert_eq!(s.run("XDEL g1 1"), int(1));
+    assert_eq!(
+        s.run("XREADGROUP GROUP grp alice STREAMS g1 0"),
+        keyed(alloc::vec![array(&[bulk("1-0"), Reply::Array(None)])])
+    );
+    assert_eq!(
+        s.run("XPENDING g1 grp"),
+        array(&[
+            int(1),
+            bulk("1-0"),
+            bulk("1-0"),
+            array(&[bulks(&["alice", "1"])])
+        ])
+    );
+    s.advance(5);
+    assert_eq!(
+        s.run("XPENDING g1 grp - + 10"),
+        array(&[array(&[bulk("1-0"), bulk("alice"), int(5), int(2)])]),
+        "the read of the history redelivered it at +10, not after it was deleted"
+    );
+    assert_eq!(s.run("XPENDING g1 grp IDLE 20 - + 10"), array(&[]));
+    assert_eq!(s.run("XACK g1 grp 1-0 9-0"), int(1));
+    assert_eq!(
+        s.run("XPENDING g1 grp"),
+        array(&[int(0), nil(), nil(), Reply::Array(None)])
+    );
+    assert_eq!(
+        s.run("XREADGROUP GROUP grp bob STREAMS g1 >"),
+        keyed(alloc::vec![
+            entry("2-0", &["k", "2"]),
+            entry("3-0", &["k", "3"])
+        ])
+    );
+    s.advance(100);
+    assert_eq!(s.run("XCLAIM g1 grp carl 200 2-0"), array(&[]));
+    assert_eq!(
+        s.run("XCLAIM g1 grp carl 50 2-0"),
+        array(&[entry("2-0", &["k", "2"])])
+    );
+    assert_eq!(
+        s.run("XCLAIM g1 grp carl 0 3-0 JUSTID"),
+        array(&[bulk("3-0")])
+    );
+    assert_eq!(
+        s.run("XPENDING g1 grp - + 10"),
+        array(&[
+            array(&[bulk("2-0"), bulk("carl"), int(0), int(2)]),
+            array(&[bulk("3-0"), bulk("carl"), int(0), int(1)]),
+        ])
+    );
+    s.run("XDEL g1 3");
+    assert_eq!(
+        s.run("XAUTOCLAIM g1 grp dan 0 0 COUNT 10"),
+        array(&[
+            bulk("0-0"),
+            array(&[entry("2-0", &["k", "2"])]),
+            bulks(&["3-0"])
+        ])
+    );
+    assert_eq!(s.run("XGROUP DELCONSUMER g1 grp dan"), int(1));
+    assert_eq!(
+        s.run("XCLAIM g1 grp c x 1"),
+        err("ERR Invalid min-idle-time argument for XCLAIM")
+    );
+    assert_eq!(
+        s.run("XCLAIM g1 grp c 0 1 FOO"),
+        err("ERR Unrecognized XCLAIM option 'FOO'")
+    );
+    assert_eq!(
+        s.run("XAUTOCLAIM g1 grp c 0 0 COUNT 0"),
+        err("ERR COUNT must be > 0")
+    );
+}
+
+#[test]
+fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
+    let mut s = Session::new();
+    s.run("XGROUP CREATE q g $ MKSTREAM");
+    let mut c = ClientCtx::new(1);
+    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    assert!(c.is_blocked());
+    let out = s.exec("XADD q 1 f v");
+    assert_eq!(
+        out.effects.commands().iter().map(show).collect::<Vec<_>>(),
+        [
+            "XADD q 1-0 f v",
+            "XCLAIM q g c 0 1-0 TIME 1000000 RETRYCOUNT 1 FORCE JUSTID",
+            "XGROUP SETID q g 1-0 ENTRIESREAD 1"
+        ]
+    );
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(
+            1,
+            Reply::Keyed(alloc::vec![bulk("q"), array(&[entry("1-0", &["f", "v"])])])
+        )]
+    );
+    c.unblocked();
+    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    s.run("XGROUP DESTROY q g");
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(
+            1,
+            err("NOGROUP No such key 'q' or consumer group 'g' in XREADGROUP with GROUP option")
+        )]
+    );
+}
+
+#[test]
+fn xinfo_reports_counters_lag_and_consumers() {
+    let mut s = Session::new();
+    assert_eq!(s.run("XINFO STREAM s"), err("ERR no such key"));
+    s.run("XADD s 1 a 1");
+    s.run("XADD s 2 a 2");
+    s.run("XGROUP CREATE s g0 0");
+    s.run("XGROUP CREATE s g1 $");
+    s.run("XGROUP CREATE s g2 1");
+    s.run("HELLO 3");
+    let group = |name: &str, last: &str, lag: i64| {
+        Reply::Map(alloc::vec![
+            bulk("name"),
+            bulk(name),
+            bulk("consumers"),
+            int(0),
+            bulk("pending"),
+            int(0),
+            bulk("last-delivered-id"),
+            bulk(last),
+            bulk("entries-read"),
+            nil(),
+            bulk("lag"),
+            int(lag),
+        ])
+    };
+    assert_eq!(
+        s.run("XINFO GROUPS s"),
+        array(&[
+            group("g0", "0-0", 2),
+            group("g1", "2-0", 0),
+            group("g2", "1-0", 1)
+        ])
+    );
+    s.run("XREADGROUP GROUP g0 c STREAMS s >");
+    s.advance(50);
+    assert_eq!(
+        s.wire("XINFO CONSUMERS s g0"),
+        "*1\r\n%3\r\n$4\r\nname\r\n$1\r\nc\r\n$7\r\npending\r\n:2\r\n$4\r\nidle\r\n:50\r\n"
+    );
+    assert_eq!(
+        s.run("XINFO CONSUMERS s nog"),
+        err("NOGROUP No such consumer group 'nog' for key name 's'")
+    );
+    s.run("XDEL s 1");
+    let info = s.run("XINFO STREAM s").into_items().unwrap();
+    assert_eq!(
+        info[..14],
+        [
+            bulk("length"),
+            int(1),
+            bulk("radix-tree-keys"),
+            int(1),
+            bulk("radix-tree-nodes"),
+            int(2),
+            bulk("last-generated-id"),
+            bulk("2-0"),
+            bulk("max-deleted-entry-id"),
+            bulk("1-0"),
+            bulk("entries-added"),
+            int(2),
+            bulk("recorded-first-entry-id"),
+            bulk("2-0"),
+        ]
+    );
+    assert_eq!(info[14..16], [bulk("groups"), int(3)]);
+    assert_eq!(info[17], entry("2-0", &["a", "2"]));
+    let full = s.run("XINFO STREAM s FULL").into_items().unwrap();
+    assert_eq!(
+        full[14..16],
+        [bulk("entries"), array(&[entry("2-0", &["a", "2"])])]
+    );
+}
