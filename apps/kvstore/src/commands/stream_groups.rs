@@ -517,18 +517,20 @@ pub(crate) fn xreadgroup(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// `XACK key group id [id ...]`: how many of the IDs were pending (they
 /// are no more).
 pub(crate) fn xack(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    // As Redis: the key's type first, then no key or group acks nothing
+    // (whatever the IDs), then the IDs.
+    let (key, name) = (args[1].clone(), args[2].clone());
+    match group_of(x, &key, &name) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Reply::Integer(0),
+        Err(reply) => return reply,
+    }
     let mut ids = Vec::new();
     for arg in &args[3..] {
         match parse_id(arg, 0) {
             Ok(id) => ids.push(id),
             Err(reply) => return reply,
         }
-    }
-    let (key, name) = (args[1].clone(), args[2].clone());
-    match group_of(x, &key, &name) {
-        Ok(Some(_)) => {}
-        Ok(None) => return Reply::Integer(0),
-        Err(reply) => return reply,
     }
     let acked: Vec<Vec<u8>> = with_group(x, &key, &name, |s, name| {
         let group = s.groups.get_mut(name)?;
@@ -704,6 +706,13 @@ fn claim(
 /// ms] [RETRYCOUNT n] [FORCE] [JUSTID] [LASTID id]`: takes pending entries
 /// idle long enough over for `consumer`; the entries (or IDs) claimed.
 pub(crate) fn xclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    // As Redis: the key and the group before any argument.
+    let (key, name, consumer) = (args[1].clone(), args[2].clone(), args[3].clone());
+    match group_of(x, &key, &name) {
+        Ok(Some(_)) => {}
+        Ok(None) => return no_key_or_group(&key, &name, ""),
+        Err(reply) => return reply,
+    }
     let min_idle = match parse_i64(&args[4]) {
         Some(n) => n.max(0) as u64,
         None => return Reply::error("ERR Invalid min-idle-time argument for XCLAIM"),
@@ -763,12 +772,6 @@ pub(crate) fn xclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             }
         }
         at += 1;
-    }
-    let (key, name, consumer) = (args[1].clone(), args[2].clone(), args[3].clone());
-    match group_of(x, &key, &name) {
-        Ok(Some(_)) => {}
-        Ok(None) => return no_key_or_group(&key, &name, ""),
-        Err(reply) => return reply,
     }
     if let Some(last) = lastid {
         let moved = with_group(x, &key, &name, |s, name| {

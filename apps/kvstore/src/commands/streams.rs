@@ -493,13 +493,14 @@ fn range(x: &mut Exec<'_>, args: &mut [Vec<u8>], rev: bool) -> Reply {
             return errors::syntax();
         }
     }
-    if count == Some(0) {
-        return Reply::array(Vec::new());
-    }
     match x.read_stream(&args[1]) {
         Ok(Some(_)) => {}
         Ok(None) => return Reply::array(Vec::new()),
         Err(reply) => return reply,
+    }
+    if count == Some(0) {
+        // Redis 7.0 answers a null array here (an empty one without the key).
+        return Reply::Array(None);
     }
     let Some(stream) = x.store.get(&args[1]).and_then(|e| e.stream()) else {
         return Reply::array(Vec::new());
@@ -514,18 +515,19 @@ fn range(x: &mut Exec<'_>, args: &mut [Vec<u8>], rev: bool) -> Reply {
 
 /// `XDEL key id [id ...]`: removes entries; how many existed.
 pub(crate) fn xdel(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    // As Redis: the key first (none deletes nothing, whatever the IDs).
+    let key = &args[1];
+    match x.live_stream(key) {
+        Ok(Some(_)) => {}
+        Ok(None) => return Reply::Integer(0),
+        Err(reply) => return reply,
+    }
     let mut ids = Vec::new();
     for arg in &args[2..] {
         match parse_id(arg, 0) {
             Ok(id) => ids.push(id),
             Err(reply) => return reply,
         }
-    }
-    let key = &args[1];
-    match x.live_stream(key) {
-        Ok(Some(_)) => {}
-        Ok(None) => return Reply::Integer(0),
-        Err(reply) => return reply,
     }
     let removed = x
         .store
@@ -658,7 +660,6 @@ pub(super) struct ReadArgs {
 /// Parses `[COUNT n] [BLOCK ms] [NOACK] [GROUP g c] STREAMS key ... id
 /// ...`; `group` for `XREADGROUP`, which needs the group.
 pub(super) fn parse_read(args: &[Vec<u8>], group: bool) -> Result<ReadArgs, Reply> {
-    let name = if group { "XREADGROUP" } else { "XREAD" };
     let mut read = ReadArgs {
         count: None,
         block: None,
@@ -675,10 +676,10 @@ pub(super) fn parse_read(args: &[Vec<u8>], group: bool) -> Result<ReadArgs, Repl
             b"STREAMS" if more > 0 => {
                 let rest = args.len() - at - 1;
                 if !rest.is_multiple_of(2) {
-                    return Err(Reply::Error(alloc::format!(
-                        "ERR Unbalanced '{}' list of streams: for each stream key an ID or '$' must be specified.",
-                        name.to_ascii_lowercase()
-                    )));
+                    // Redis 7.0 names XREAD here for XREADGROUP too.
+                    return Err(Reply::Error(
+                        "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified.".into(),
+                    ));
                 }
                 read.keys_at = at + 1;
                 read.streams = rest / 2;
@@ -746,7 +747,12 @@ pub(crate) fn xread(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     };
     let (keys_at, n) = (read.keys_at, read.streams);
     let mut after = Vec::with_capacity(n);
-    for arg in &args[keys_at + n..] {
+    for i in 0..n {
+        // As Redis: each key's type before its ID.
+        if let Err(reply) = x.read_stream(&args[keys_at + i]) {
+            return reply;
+        }
+        let arg = &args[keys_at + n + i];
         match arg.as_slice() {
             b"$" => after.push(None),
             b">" => {
@@ -763,9 +769,6 @@ pub(crate) fn xread(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let mut out = Vec::new();
     for i in 0..n {
         let key = args[keys_at + i].clone();
-        if let Err(reply) = x.read_stream(&key) {
-            return reply;
-        }
         let stream = x.store.get(&key).and_then(|e| e.stream());
         let last = stream.map_or(StreamId::ZERO, |s| s.last_id);
         let from = match after[i] {

@@ -50,7 +50,8 @@ fn xadd_picks_ids_and_xrange_reads_them() {
         s.run("XREVRANGE s + (1000000-1 COUNT 1"),
         array(&[entry("2000001-5", &["e", "5"])])
     );
-    assert_eq!(s.run("XRANGE s - + COUNT 0"), array(&[]));
+    // Redis 7.0: a null array for COUNT 0 on a stream.
+    assert_eq!(s.run("XRANGE s - + COUNT 0"), Reply::Array(None));
     assert_eq!(s.run("XRANGE s + -"), array(&[]));
     assert_eq!(s.run("XRANGE none - +"), array(&[]));
     assert_eq!(s.run("XADD s NOMKSTREAM 3000000 f 6"), bulk("3000000-0"));
@@ -96,7 +97,7 @@ fn errors_are_worded_as_redis_words_them() {
         ("XSETID s 99-0 ENTRIESADDED -1", "ERR entries_added must be positive"),
         ("XSETID none 1-1", "ERR no such key"),
         ("XSETID s 99-0 MAXDELETEDID 100-0", "ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id"),
-        ("XREAD STREAMS s1 s2 0", "ERR Unbalanced 'xread' list of streams: for each stream key an ID or '$' must be specified."),
+        ("XREAD STREAMS s1 s2 0", "ERR Unbalanced XREAD list of streams: for each stream key an ID or '$' must be specified."),
         ("XREAD BLOCK -1 STREAMS s 0", "ERR timeout is negative"),
         ("XREAD BLOCK x STREAMS s 0", "ERR timeout is not an integer or out of range"),
         ("XREAD STREAMS s >", "ERR The > ID can be specified only when calling XREADGROUP using the GROUP <group> <consumer> option."),
