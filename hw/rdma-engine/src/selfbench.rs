@@ -244,6 +244,40 @@ pub fn udp_bandwidth(packet: usize, for_at_least: Duration) -> std::io::Result<f
     Ok(got as f64 / for_at_least.as_secs_f64())
 }
 
+/// The median UDP round trip between 127.0.0.1 and 127.0.0.2 of a
+/// `packet`-byte datagram, in microseconds.
+pub fn udp_round_trip(packet: usize, rounds: usize) -> std::io::Result<f64> {
+    let (a, b, port) = socket_pair()?;
+    b.set_read_timeout(Some(Duration::from_millis(200)))?;
+    a.set_read_timeout(Some(Duration::from_millis(200)))?;
+    let to = SocketAddrV4::new(Ipv4Addr::new(127, 0, 0, 2), port);
+    let stop = AtomicBool::new(false);
+    std::thread::scope(|s| {
+        let stop = &stop;
+        s.spawn(move || {
+            let mut buf = vec![0u8; 65536];
+            while !stop.load(Ordering::Relaxed) {
+                if let Ok((n, from)) = b.recv_from(&mut buf) {
+                    let _ = b.send_to(&buf[..n], from);
+                }
+            }
+        });
+        let msg = vec![0x5au8; packet];
+        let mut buf = vec![0u8; 65536];
+        let mut rtts = Vec::new();
+        for _ in 0..rounds {
+            let t = Instant::now();
+            a.send_to(&msg, to)?;
+            if a.recv(&mut buf).is_ok() {
+                rtts.push(t.elapsed().as_secs_f64() * 1e6);
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        rtts.sort_by(f64::total_cmp);
+        Ok(rtts.get(rtts.len() / 2).copied().unwrap_or(f64::NAN))
+    })
+}
+
 /// Prints memcpy, raw UDP and engine throughput and their ratios.
 pub fn run(mib: u64) {
     let len = mib << 20;
@@ -290,6 +324,24 @@ pub fn run(mib: u64) {
         got[1] / 1e9
     );
     println!("ratio engine/raw UDP (MTU {mtu}): {:.3}", got[0] / udp);
+    // Latency: one 64-byte WRITE at a time, posted again as it completes.
+    let small = crate::roce::packet::wire_len(crate::roce::packet::Opcode::WriteOnly, 64);
+    match (
+        engine_bandwidth(64, mtu, 1, Duration::from_secs(1)),
+        udp_round_trip(small, 2000),
+    ) {
+        (Ok((bw, None)), Ok(rtt)) if bw > 0.0 => {
+            let us = 64.0 / bw * 1e6;
+            println!(
+                "engine 64 B WRITE, one at a time: {us:.1} us each; UDP round trip of a {small}-byte datagram: {rtt:.1} us; ratio {:.2}",
+                us / rtt
+            );
+        }
+        other => {
+            eprintln!("rdma-engine: self-bench: latency: {other:?}");
+            std::process::exit(1);
+        }
+    }
     println!("ratio engine/memcpy: {:.4}", got[0] / memcpy);
     key_check_cost();
 }
