@@ -153,9 +153,9 @@ if [[ $mode == shell ]]; then
 fi
 
 rm -f "$out/rxe.pcap" "$out/peer.log"
-in_ns "$host" tcpdump -i veth-h -s 0 -U -w "$out/rxe.pcap" 2>"$out/tcpdump.log" &
+nsenter -t "$host" -n -- tcpdump -i veth-h -s 0 -U -w "$out/rxe.pcap" 2>"$out/tcpdump.log" &
 pids+=($!)
-in_ns "$host" /usr/bin/python3 $here/peer.py 10.47.0.1 "$out/peer.log" &
+nsenter -t "$host" -n -- /usr/bin/python3 $here/peer.py 10.47.0.1 "$out/peer.log" &
 pids+=($!)
 sleep 1
 echo "linux-rxe: booting the guest (console: $out/console.txt)"
@@ -165,7 +165,8 @@ if ! timeout 600 nsenter -t "$br" -n -- "${qemu[@]}" -serial stdio </dev/null >"
 fi
 echo "linux-rxe: guest ran for $(($(date +%s) - start)) s"
 sleep 1
-kill "${pids[0]}" 2>/dev/null || true
+kill "${pids[@]}" 2>/dev/null || true
+pids=()
 sleep 0.5
 grep -E '^(rxe-guest|gid |===)|PORT_ACTIVE|state:|active_mtu|Failed|local address|remote address' \
     "$out/console.txt" || true
