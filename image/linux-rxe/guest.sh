@@ -155,7 +155,7 @@ fi
 rm -f "$out/rxe.pcap" "$out/peer.log"
 nsenter -t "$host" -n -- tcpdump -i veth-h -s 0 -U -w "$out/rxe.pcap" 2>"$out/tcpdump.log" &
 pids+=($!)
-nsenter -t "$host" -n -- /usr/bin/python3 $here/peer.py 10.47.0.1 "$out/peer.log" &
+nsenter -t "$host" -n -- /usr/bin/python3 $here/peer.py --answer 10.47.0.1 "$out/peer.log" &
 pids+=($!)
 sleep 1
 echo "linux-rxe: booting the guest (console: $out/console.txt)"
