@@ -18,7 +18,8 @@
 #
 # probe: in the host-side namespace, tcpdump writes target/linux-rxe/rxe.pcap
 # and peer.py plays the far end of ibv_{rc,uc,ud}_pingpong (the TCP address
-# exchange only, no RoCE); the guest runs those clients toward 10.47.0.1;
+# exchange, and a minimal RoCEv2 answer on a UDP socket unless RXE_ANSWER=0);
+# the guest runs those clients toward 10.47.0.1;
 # wire.py then prints what the RoCEv2 packets look like
 # (target/linux-rxe/wire.txt). The guest's console: target/linux-rxe/console.txt.
 set -euo pipefail
@@ -153,9 +154,13 @@ if [[ $mode == shell ]]; then
 fi
 
 rm -f "$out/rxe.pcap" "$out/peer.log"
+# RXE_ANSWER=0: peer.py only does the TCP exchange, and rxe's packets go
+# unacknowledged (retransmissions); by default it answers them.
+answer=--answer
+[[ ${RXE_ANSWER:-1} == 0 ]] && answer=
 nsenter -t "$host" -n -- tcpdump -i veth-h -s 0 -U -w "$out/rxe.pcap" 2>"$out/tcpdump.log" &
 pids+=($!)
-nsenter -t "$host" -n -- /usr/bin/python3 $here/peer.py --answer 10.47.0.1 "$out/peer.log" &
+nsenter -t "$host" -n -- /usr/bin/python3 $here/peer.py $answer 10.47.0.1 "$out/peer.log" &
 pids+=($!)
 sleep 1
 echo "linux-rxe: booting the guest (console: $out/console.txt)"
