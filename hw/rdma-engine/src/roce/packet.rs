@@ -21,9 +21,12 @@
 //! the BTH's FECN/BECN byte), preceded by eight bytes of ones where
 //! InfiniBand has its local route header, then over the rest of the packet.
 //! A UDP socket does not show the IPv4 header it sent or received, so the
-//! engine rebuilds it ([`Ipv4Path`]) as RoCEv2 senders fill it: no options,
-//! Don't Fragment set, identification 0 (what Linux gives a datagram that
-//! must not fragment on a socket that is not connected, and what rxe sends).
+//! engine rebuilds it ([`Ipv4Path`]) as it sends it: no options, Don't
+//! Fragment set, identification 0 (what Linux gives a datagram that must not
+//! fragment on a socket that is not connected; rxe accepts such packets).
+//! Linux's rxe itself sends a counting identification, which its ICRC
+//! covers (`image/linux-rxe/README.md`): checking those needs the header
+//! the socket does not show, the next step for Linux peers.
 
 /// The UDP destination port of RoCEv2.
 pub const ROCE_PORT: u16 = 4791;
