@@ -104,9 +104,19 @@ impl Device {
     /// One pass over every source of work.
     fn turn(&mut self) {
         let now = self.now();
-        while let Some((from, port, d)) = self.fabric.recv() {
-            self.shared.stats.packets_in.fetch_add(1, Ordering::Relaxed);
-            self.engine.on_packet(from, port, d, &mut self.dma, now);
+        loop {
+            let n = self.fabric.recv_batch();
+            self.shared
+                .stats
+                .packets_in
+                .fetch_add(n as u64, Ordering::Relaxed);
+            for i in 0..n {
+                let (from, port, d) = self.fabric.received(i);
+                self.engine.on_packet(from, port, d, &mut self.dma, now);
+            }
+            if !self.fabric.more() {
+                break;
+            }
         }
         self.flush_datagrams();
         self.take_requests();

@@ -9,7 +9,7 @@
 use crate::stats::Stats;
 use crate::sys;
 use std::io;
-use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
 use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -97,14 +97,27 @@ impl Impair {
     }
 }
 
-/// This engine's end of the fabric.
+/// Bytes of one receive slot: the link's MTU (a datagram larger than any
+/// RoCE packet of the largest path MTU is cut short and dropped).
+const SLOT: usize = 9000;
+/// Datagrams taken from the socket in one call.
+const BATCH: usize = 32;
+
+/// This engine's end of the fabric. Packets to send wait in a queue until
+/// [`Fabric::flush`] hands them to the kernel in one call; received ones
+/// come a batch per call ([`Fabric::recv_batch`]).
 pub struct Fabric {
     sock: UdpSocket,
     peers: Vec<SocketAddrV4>,
     impair: Impair,
     held: Option<(u16, Vec<u8>)>,
     stats: Arc<Stats>,
-    buf: Vec<u8>,
+    out: Vec<(SocketAddrV4, Vec<u8>)>,
+    slots: Vec<u8>,
+    got: Vec<sys::Received>,
+    /// The batch as handed out: (rank, port, slot index).
+    batch: Vec<(u16, u16, usize)>,
+    last_full: bool,
 }
 
 impl Fabric {
@@ -142,7 +155,11 @@ impl Fabric {
             impair,
             held: None,
             stats,
-            buf: vec![0; 65536],
+            out: Vec::new(),
+            slots: vec![0; SLOT * BATCH],
+            got: Vec::with_capacity(BATCH),
+            batch: Vec::with_capacity(BATCH),
+            last_full: false,
         })
     }
 
@@ -151,15 +168,13 @@ impl Fabric {
         self.sock.as_raw_fd()
     }
 
-    fn put(&self, dst: u16, bytes: &[u8]) {
-        if let Some(to) = self.peers.get(usize::from(dst)) {
-            // A full socket buffer or a dead peer is a lost packet: the
-            // engine's timers deal with it.
-            let _ = self.sock.send_to(bytes, to);
+    fn put(&mut self, dst: u16, bytes: Vec<u8>) {
+        if let Some(&to) = self.peers.get(usize::from(dst)) {
+            self.out.push((to, bytes));
         }
     }
 
-    /// Sends one packet to node `dst`, through the impairment.
+    /// Queues one packet to node `dst`, through the impairment.
     pub fn send(&mut self, dst: u16, bytes: Vec<u8>) {
         match self.impair.next_fate() {
             Fate::Drop => {
@@ -169,56 +184,78 @@ impl Fabric {
             Fate::Hold => {
                 self.stats.reordered.fetch_add(1, Ordering::Relaxed);
                 if let Some((d, b)) = self.held.replace((dst, bytes)) {
-                    self.put(d, &b);
+                    self.put(d, b);
                 }
                 return;
             }
             Fate::Twice => {
                 self.stats.duplicated.fetch_add(1, Ordering::Relaxed);
-                self.put(dst, &bytes);
+                self.put(dst, bytes.clone());
             }
             Fate::Send => {}
         }
-        self.put(dst, &bytes);
+        self.put(dst, bytes);
         if let Some((d, b)) = self.held.take() {
-            self.put(d, &b);
+            self.put(d, b);
         }
     }
 
-    /// Sends a packet held back for reordering (at the end of a turn, so
-    /// nothing waits for a next packet that does not come).
+    /// Hands every queued packet to the kernel (a packet held back for
+    /// reordering goes last, so nothing waits for a next packet that does
+    /// not come). A full socket buffer or a dead peer loses packets: the
+    /// engine's timers deal with it.
     pub fn flush(&mut self) {
         if let Some((d, b)) = self.held.take() {
-            self.put(d, &b);
+            self.put(d, b);
+        }
+        if !self.out.is_empty() {
+            sys::send_many(self.sock.as_raw_fd(), &self.out);
+            self.out.clear();
         }
     }
 
-    /// The next packet from a node, if one is waiting: the node's rank, its
-    /// UDP source port and the bytes. Datagrams from any other address are
-    /// dropped and counted.
-    pub fn recv(&mut self) -> Option<(u16, u16, &[u8])> {
-        loop {
-            match self.sock.recv_from(&mut self.buf) {
-                Ok((n, SocketAddr::V4(from))) => {
-                    if let Some(rank) = self.peers.iter().position(|p| p.ip() == from.ip()) {
-                        return Some((rank as u16, from.port(), &self.buf[..n]));
-                    }
+    /// Takes the datagrams waiting (up to a batch) and returns how many of
+    /// them came from nodes; [`Fabric::received`] hands them out. A batch
+    /// that is not full means the socket is empty. Datagrams from any other
+    /// address, and ones too long for a slot, are dropped and counted.
+    pub fn recv_batch(&mut self) -> usize {
+        self.batch.clear();
+        let n = sys::recv_many(self.sock.as_raw_fd(), &mut self.slots, SLOT, &mut self.got);
+        for (i, r) in self.got.iter().enumerate() {
+            let rank = r
+                .from
+                .and_then(|from| self.peers.iter().position(|p| p.ip() == from.ip()));
+            match (rank, r.from) {
+                (Some(rank), Some(from)) if !r.truncated => {
+                    self.batch.push((rank as u16, from.port(), i))
+                }
+                _ => {
                     self.stats.strangers.fetch_add(1, Ordering::Relaxed);
                 }
-                Ok(_) => {
-                    self.stats.strangers.fetch_add(1, Ordering::Relaxed);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
-                Err(_) => return None,
             }
         }
+        self.last_full = n == BATCH;
+        self.batch.len()
+    }
+
+    /// Whether the last batch was full (more may be waiting).
+    pub fn more(&self) -> bool {
+        self.last_full
+    }
+
+    /// Packet `i` of the last batch: the node's rank, its UDP source port
+    /// and the bytes.
+    pub fn received(&self, i: usize) -> (u16, u16, &[u8]) {
+        let (rank, port, slot) = self.batch[i];
+        let len = self.got[slot].len;
+        (rank, port, &self.slots[slot * SLOT..slot * SLOT + len])
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::net::SocketAddr;
 
     #[test]
     fn impairment_is_seeded_and_close_to_its_fractions() {
@@ -262,10 +299,12 @@ mod tests {
         let stranger = UdpSocket::bind("127.0.0.3:0").unwrap();
         stranger.send_to(b"who", peers[1]).unwrap();
         fa.send(1, b"hello".to_vec());
+        fa.flush();
         let mut got = None;
         for _ in 0..100 {
             sys::poll_readable(&[fb.fd()], 50).unwrap();
-            if let Some((from, port, d)) = fb.recv() {
+            if fb.recv_batch() > 0 {
+                let (from, port, d) = fb.received(0);
                 got = Some((from, port, d.to_vec()));
                 break;
             }

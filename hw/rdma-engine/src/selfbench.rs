@@ -106,12 +106,19 @@ fn node_loop(
         }
         fabric.flush();
         let _ = sys::poll_readable(&[fabric.fd()], 2);
-        while let Some((from, port, d)) = fabric.recv() {
-            engine.on_packet(from, port, d, mem, now());
+        loop {
+            for i in 0..fabric.recv_batch() {
+                let (from, port, d) = fabric.received(i);
+                engine.on_packet(from, port, d, mem, now());
+            }
+            if !fabric.more() {
+                break;
+            }
         }
         for (dst, d) in engine.take_packets() {
             fabric.send(dst, d);
         }
+        fabric.flush();
         engine.tick(mem, now());
         for c in engine.take_completions() {
             if c.status() != Status::Success {

@@ -447,3 +447,123 @@ pub fn set_dont_fragment(fd: RawFd) -> io::Result<()> {
         Err(io::Error::last_os_error())
     }
 }
+
+fn sockaddr_v4(a: &std::net::SocketAddrV4) -> libc::sockaddr_in {
+    libc::sockaddr_in {
+        sin_family: libc::AF_INET as libc::sa_family_t,
+        sin_port: a.port().to_be(),
+        sin_addr: libc::in_addr {
+            s_addr: u32::from_ne_bytes(a.ip().octets()),
+        },
+        sin_zero: [0; 8],
+    }
+}
+
+/// Sends `msgs` (destination, bytes) on UDP socket `fd` with as few
+/// `sendmmsg` calls as it takes; returns how many went. A full socket
+/// buffer stops it early: the rest are lost packets, as for `send_to`.
+pub fn send_many(fd: RawFd, msgs: &[(std::net::SocketAddrV4, Vec<u8>)]) -> usize {
+    const CHUNK: usize = 64;
+    let mut sent = 0;
+    while sent < msgs.len() {
+        let part = &msgs[sent..msgs.len().min(sent + CHUNK)];
+        let mut addrs: Vec<libc::sockaddr_in> = part.iter().map(|(a, _)| sockaddr_v4(a)).collect();
+        let mut iovs: Vec<libc::iovec> = part
+            .iter()
+            .map(|(_, b)| libc::iovec {
+                iov_base: b.as_ptr() as *mut libc::c_void,
+                iov_len: b.len(),
+            })
+            .collect();
+        let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(part.len());
+        for i in 0..part.len() {
+            // SAFETY: mmsghdr is plain old data; all-zero is a valid empty value.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_name = (&mut addrs[i] as *mut libc::sockaddr_in).cast();
+            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as _;
+            h.msg_hdr.msg_iov = &mut iovs[i];
+            h.msg_hdr.msg_iovlen = 1;
+            hdrs.push(h);
+        }
+        // SAFETY: every header points at an address and an iovec that live
+        // in `addrs` and `iovs` until the call returns, and each iovec at
+        // bytes of `msgs`, which the kernel only reads.
+        let n = unsafe { libc::sendmmsg(fd, hdrs.as_mut_ptr(), hdrs.len() as _, 0) };
+        if n <= 0 {
+            break;
+        }
+        sent += n as usize;
+    }
+    sent
+}
+
+/// One datagram [`recv_many`] received: its length (the rest of its slot
+/// is stale), whether it was longer than the slot, and its sender.
+#[derive(Clone, Copy, Debug)]
+pub struct Received {
+    /// Bytes in the slot.
+    pub len: usize,
+    /// The datagram did not fit its slot (cut short).
+    pub truncated: bool,
+    /// Who sent it (None for a sender that is not IPv4).
+    pub from: Option<std::net::SocketAddrV4>,
+}
+
+/// Receives up to `slots.len() / slot` datagrams from nonblocking UDP
+/// socket `fd` in one `recvmmsg` call, each into its `slot`-byte piece of
+/// `slots`; fills `out` and returns how many came (0: none waiting).
+pub fn recv_many(fd: RawFd, slots: &mut [u8], slot: usize, out: &mut Vec<Received>) -> usize {
+    out.clear();
+    let count = slots.len() / slot.max(1);
+    if count == 0 {
+        return 0;
+    }
+    // SAFETY: sockaddr_in is plain old data; all-zero is a valid value.
+    let mut addrs: Vec<libc::sockaddr_in> = vec![unsafe { std::mem::zeroed() }; count];
+    let mut iovs: Vec<libc::iovec> = slots
+        .chunks_exact_mut(slot)
+        .map(|s| libc::iovec {
+            iov_base: s.as_mut_ptr().cast(),
+            iov_len: s.len(),
+        })
+        .collect();
+    let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(count);
+    for i in 0..count {
+        // SAFETY: mmsghdr is plain old data; all-zero is a valid empty value.
+        let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+        h.msg_hdr.msg_name = (&mut addrs[i] as *mut libc::sockaddr_in).cast();
+        h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as _;
+        h.msg_hdr.msg_iov = &mut iovs[i];
+        h.msg_hdr.msg_iovlen = 1;
+        hdrs.push(h);
+    }
+    // SAFETY: every header points at an address buffer and an iovec that
+    // live until the call returns, each iovec at its own slot of `slots`;
+    // MSG_DONTWAIT: the call never blocks; no timeout pointer.
+    let n = unsafe {
+        libc::recvmmsg(
+            fd,
+            hdrs.as_mut_ptr(),
+            count as _,
+            libc::MSG_DONTWAIT,
+            std::ptr::null_mut(),
+        )
+    };
+    if n <= 0 {
+        return 0;
+    }
+    for (h, a) in hdrs.iter().zip(&addrs).take(n as usize) {
+        let from = (a.sin_family == libc::AF_INET as libc::sa_family_t).then(|| {
+            std::net::SocketAddrV4::new(
+                std::net::Ipv4Addr::from(a.sin_addr.s_addr.to_ne_bytes()),
+                u16::from_be(a.sin_port),
+            )
+        });
+        out.push(Received {
+            len: (h.msg_len as usize).min(slot),
+            truncated: h.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+            from,
+        });
+    }
+    n as usize
+}
