@@ -21,7 +21,7 @@ usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout
   --port PORT      forward 127.0.0.1:PORT to the guest's 6379 (kvstore: 6379 by default)
   --nodes N        boot N nodes joined by RDMA engines (hw/rdma-engine); output
                    lines are prefixed [nR]; fails if any node fails or hangs
-  --loss F         with --nodes: drop this fraction of fabric datagrams (tests)
+  --loss F         with --nodes: drop this fraction of RoCE packets (tests)
   --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this big
                    (default 1G) or grown to it, never shrunk; e.g. 4G
   --uboot          boot through U-Boot (qemu-virt, Debian's u-boot-qemu): QEMU

@@ -59,7 +59,7 @@ impl Regions {
     }
 }
 
-/// Most bytes of one piece of an access (one lease claim on the direct path).
+/// Most bytes of one piece of an access (one translation looked up).
 pub const MAX_PIECE: u64 = 256 << 10;
 
 /// Why a walk over guest memory stopped.

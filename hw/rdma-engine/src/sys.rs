@@ -1,16 +1,15 @@
 //! The few operating-system calls std does not offer: receiving file
 //! descriptors over a Unix socket, mapping QEMU's memory fds, eventfds,
-//! `poll`, larger UDP socket buffers, memfds and bounds-checked copies in
-//! and between mappings. Every `unsafe` of the crate lives here, each small
+//! `poll`, UDP socket options and batched sends and receives, memfds and
+//! bounds-checked copies in and out of mappings. Every `unsafe` of the crate lives here, each small
 //! and explained.
 
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::AtomicU64;
 
 /// Most fds one message may carry: a vhost-user memory table has 8
-/// regions, a peer's export table 8 regions and its lease board.
+/// regions (one more is room to spare).
 pub const MAX_FDS: usize = 9;
 
 /// Reads exactly `buf.len()` bytes from `sock`, collecting any file
@@ -142,31 +141,6 @@ impl Mapping {
         true
     }
 
-    /// Copies `n` bytes from offset `src_off` of `src` to offset `dst_off`
-    /// of `dst` (two guest memories, or one: overlap is allowed); false
-    /// (nothing copied) when either range is outside its mapping. The one
-    /// memcpy of the direct data path.
-    pub fn copy(src: &Mapping, src_off: usize, dst: &Mapping, dst_off: usize, n: usize) -> bool {
-        if !src.covers(src_off, n) || !dst.covers(dst_off, n) {
-            return false;
-        }
-        // SAFETY: both ranges are inside live mappings (checked above);
-        // `copy` (memmove) is correct even if they overlap.
-        unsafe { std::ptr::copy(src.ptr.add(src_off), dst.ptr.add(dst_off), n) };
-        true
-    }
-
-    /// The mapping as an array of atomic words (a lease board shared with
-    /// other processes).
-    pub fn words(&self) -> &[AtomicU64] {
-        // SAFETY: mmap returns page-aligned memory, so the pointer is
-        // aligned for AtomicU64 (same size and layout as u64); len / 8
-        // words lie inside the mapping, which lives as long as `self`.
-        // Every access goes through the atomics (other processes use
-        // atomics on the same words too).
-        unsafe { std::slice::from_raw_parts(self.ptr.cast::<AtomicU64>(), self.len / 8) }
-    }
-
     /// Bytes mapped.
     pub fn len(&self) -> usize {
         self.len
@@ -189,9 +163,8 @@ impl Drop for Mapping {
 }
 
 /// A new memory file of `len` zero bytes (the self-benchmark's "guest
-/// RAM" and every engine's lease board), sealed against shrinking and
-/// growing: a peer that maps it can never be made to touch a page past its
-/// end (SIGBUS) by someone truncating it.
+/// RAM"), sealed against shrinking and growing, as QEMU seals its guest
+/// RAM: nobody can make a mapping of it touch a page past its end (SIGBUS).
 pub fn memfd(name: &str, len: u64) -> io::Result<OwnedFd> {
     let fd = memfd_unsealed(name, len)?;
     let seals = libc::F_SEAL_SHRINK | libc::F_SEAL_GROW | libc::F_SEAL_SEAL;
@@ -220,110 +193,6 @@ pub fn memfd_unsealed(name: &str, len: u64) -> io::Result<OwnedFd> {
         return Err(io::Error::last_os_error());
     }
     Ok(fd)
-}
-
-/// Whether the file behind `fd` can no longer shrink (sealed
-/// F_SEAL_SHRINK): only such a file is safe to map from a peer.
-pub fn cannot_shrink(fd: &OwnedFd) -> bool {
-    // SAFETY: plain fcntl query on a descriptor we own; -1 on a file that
-    // has no seals (not a memfd) is checked.
-    let seals = unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_GET_SEALS) };
-    seals >= 0 && seals & libc::F_SEAL_SHRINK != 0
-}
-
-/// The user id of the process at the other end of a Unix socket
-/// (SO_PEERCRED: as it was when it connected).
-pub fn peer_uid(sock: &UnixStream) -> io::Result<u32> {
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: `cred` and `len` are valid for writes of the sizes passed;
-    // the result is checked.
-    let r = unsafe {
-        libc::getsockopt(
-            sock.as_raw_fd(),
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&mut cred as *mut libc::ucred).cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if len as usize != std::mem::size_of::<libc::ucred>() {
-        return Err(io::Error::other("SO_PEERCRED: short answer"));
-    }
-    Ok(cred.uid)
-}
-
-/// This process's user id.
-pub fn my_uid() -> u32 {
-    // SAFETY: getuid has no arguments and cannot fail.
-    unsafe { libc::getuid() }
-}
-
-/// Bytes in the file behind `fd` (a peer's memfd must be as large as it
-/// claims before we map it: touching a page past its end would SIGBUS).
-pub fn fd_size(fd: &OwnedFd) -> io::Result<u64> {
-    // SAFETY: stat is plain old data; all-zero is a valid value to fill.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    // SAFETY: fstat writes one stat into the local.
-    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(st.st_size as u64)
-}
-
-/// Sends `bytes` on `sock` in one message with `fds` attached (SCM_RIGHTS).
-pub fn send_with_fds(sock: &UnixStream, bytes: &[u8], fds: &[RawFd]) -> io::Result<()> {
-    if fds.len() > MAX_FDS || bytes.is_empty() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "bad fd message",
-        ));
-    }
-    let mut iov = libc::iovec {
-        iov_base: bytes.as_ptr() as *mut libc::c_void,
-        iov_len: bytes.len(),
-    };
-    let mut cbuf = [0u64; 32];
-    // SAFETY: msghdr is plain old data; all-zero is a valid empty value.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    if !fds.is_empty() {
-        let data_len = std::mem::size_of_val(fds) as u32;
-        msg.msg_control = cbuf.as_mut_ptr().cast();
-        // SAFETY: CMSG_SPACE only computes a size.
-        msg.msg_controllen = unsafe { libc::CMSG_SPACE(data_len) } as _;
-        // SAFETY: the control buffer (256 bytes) holds one header with up to
-        // MAX_FDS ints (checked above); the macros stay inside it.
-        unsafe {
-            let c = libc::CMSG_FIRSTHDR(&msg);
-            (*c).cmsg_level = libc::SOL_SOCKET;
-            (*c).cmsg_type = libc::SCM_RIGHTS;
-            (*c).cmsg_len = libc::CMSG_LEN(data_len) as _;
-            std::ptr::copy_nonoverlapping(
-                fds.as_ptr(),
-                libc::CMSG_DATA(c).cast::<RawFd>(),
-                fds.len(),
-            );
-        }
-    }
-    // SAFETY: iov points into `bytes` (only read by sendmsg), msg_control
-    // into `cbuf`; both outlive the call.
-    let n = unsafe { libc::sendmsg(sock.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
-    if n < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if n as usize != bytes.len() {
-        return Err(io::Error::new(io::ErrorKind::WriteZero, "short fd message"));
-    }
-    Ok(())
 }
 
 /// Signals an eventfd (QEMU's call fd, or our own wake-up fd).

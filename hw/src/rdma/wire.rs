@@ -28,7 +28,8 @@ pub const CQE_SIZE: usize = 64;
 pub const COMPLETION_QUEUE: u16 = 0;
 /// Index of the queue that carries work requests (virtio-net transmit queue).
 pub const REQUEST_QUEUE: u16 = 1;
-/// Largest SEND payload, in bytes (one fabric datagram).
+/// Largest SEND payload, in bytes (one message; four RoCE packets at the
+/// default path MTU).
 pub const MAX_SEND: u64 = 4096;
 
 /// What a work request asks the engine to do.

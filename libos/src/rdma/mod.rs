@@ -6,8 +6,8 @@
 //! reached only where it exposed memory ([`Rdma::expose`]): every WRITE and
 //! READ carries its key, checked by its engine before anything is touched.
 //! Pages that are not present when the engine reaches them are
-//! faults the engine waits on (this node) or NACKs until the owner has
-//! resolved them (the remote node); see [`engine`] for the fault routes and
+//! faults the engine waits on (this node) or answers with an RNR NAK until
+//! the owner has resolved them (the remote node); see [`engine`] for the fault routes and
 //! `hw/rdma-engine` for the device side.
 //!
 //! ```text
