@@ -791,20 +791,10 @@ pub(crate) fn xclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         {
             continue;
         }
-        if justid {
-            out.push(id_reply(id));
-            continue;
-        }
-        let fields = x
-            .store
-            .get(&key)
-            .and_then(|e| e.stream())
-            .and_then(|s| s.get(id));
-        if let Some(fields) = fields {
-            match entry_reply(id, fields) {
-                Ok(item) => out.push(item),
-                Err(reply) => return reply,
-            }
+        match claimed_reply(x, &key, id, justid) {
+            Ok(Some(item)) => out.push(item),
+            Ok(None) => {}
+            Err(reply) => return reply,
         }
     }
     Reply::array(out)
@@ -884,20 +874,10 @@ pub(crate) fn xautoclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     }
     let mut items = Vec::new();
     for id in claimed {
-        if justid {
-            items.push(id_reply(id));
-            continue;
-        }
-        let fields = x
-            .store
-            .get(&key)
-            .and_then(|e| e.stream())
-            .and_then(|s| s.get(id));
-        if let Some(fields) = fields {
-            match entry_reply(id, fields) {
-                Ok(item) => items.push(item),
-                Err(reply) => return reply,
-            }
+        match claimed_reply(x, &key, id, justid) {
+            Ok(Some(item)) => items.push(item),
+            Ok(None) => {}
+            Err(reply) => return reply,
         }
     }
     Reply::array(alloc::vec![
@@ -905,6 +885,26 @@ pub(crate) fn xautoclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Reply::array(items),
         Reply::array(deleted.into_iter().map(id_reply).collect()),
     ])
+}
+
+/// What XCLAIM and XAUTOCLAIM answer for a claimed entry `id` of the
+/// stream at `key`: its ID (JUSTID), or the entry itself; `None` when the
+/// entry was deleted since.
+fn claimed_reply(
+    x: &Exec<'_>,
+    key: &[u8],
+    id: StreamId,
+    justid: bool,
+) -> Result<Option<Reply>, Reply> {
+    if justid {
+        return Ok(Some(id_reply(id)));
+    }
+    let fields = x
+        .store
+        .get(key)
+        .and_then(|e| e.stream())
+        .and_then(|s| s.get(id));
+    fields.map(|fields| entry_reply(id, fields)).transpose()
 }
 
 /// The stream at `key` for `XINFO`: `-ERR no such key` if missing.

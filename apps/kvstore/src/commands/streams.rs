@@ -159,7 +159,7 @@ pub fn push_stream(out: &mut dyn RecordBuf, key: &[u8], stream: &Stream) {
     let last = stream.last_id.format();
     let added = format_i64(stream.entries_added as i64);
     let deleted = stream.max_deleted.format();
-    out.record(&[
+    let setid = [
         Piece::Bytes(b"XSETID"),
         Piece::Bytes(key),
         Piece::Bytes(&last),
@@ -167,7 +167,8 @@ pub fn push_stream(out: &mut dyn RecordBuf, key: &[u8], stream: &Stream) {
         Piece::Bytes(&added),
         Piece::Bytes(b"MAXDELETEDID"),
         Piece::Bytes(&deleted),
-    ]);
+    ];
+    out.record(&setid);
     for (name, group) in &stream.groups {
         let id = group.last_id.format();
         let read = format_i64(group.entries_read.map_or(-1, |n| n as i64));
@@ -216,15 +217,7 @@ pub fn push_stream(out: &mut dyn RecordBuf, key: &[u8], stream: &Stream) {
         args.extend(ids.iter().map(|id| Piece::Bytes(id)));
         out.record(&args);
         // The deletions moved the counters: set them back.
-        out.record(&[
-            Piece::Bytes(b"XSETID"),
-            Piece::Bytes(key),
-            Piece::Bytes(&last),
-            Piece::Bytes(b"ENTRIESADDED"),
-            Piece::Bytes(&added),
-            Piece::Bytes(b"MAXDELETEDID"),
-            Piece::Bytes(&deleted),
-        ]);
+        out.record(&setid);
     }
 }
 
