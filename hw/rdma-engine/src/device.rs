@@ -111,8 +111,8 @@ impl Device {
                 .packets_in
                 .fetch_add(n as u64, Ordering::Relaxed);
             for i in 0..n {
-                let (from, port, d) = self.fabric.received(i);
-                self.engine.on_packet(from, port, d, &mut self.dma, now);
+                let (path, d) = self.fabric.received(i);
+                self.engine.on_datagram(path, d, &mut self.dma, now);
             }
             if !self.fabric.more() {
                 break;
@@ -133,8 +133,10 @@ impl Device {
             .stats
             .packets_out
             .fetch_add(out.len() as u64, Ordering::Relaxed);
-        for (dst, d) in out {
-            self.fabric.send(dst, d);
+        for (peer, d) in out {
+            if let Some(dst) = self.engine.peer_addr(peer) {
+                self.fabric.send(dst, d);
+            }
         }
         self.fabric.flush();
     }

@@ -1,16 +1,21 @@
-//! The fabric's transport: one UDP socket per engine bound to its node's
-//! IPv4 address and RoCEv2's port 4791; peers are the other nodes'
-//! addresses. Every datagram goes with Don't Fragment set, so a RoCE packet
+//! The fabric's transport: a UDP socket per engine bound to its node's IPv4
+//! address and RoCEv2's port 4791, to send; a raw socket on the same
+//! address, to receive each packet with the IPv4 header it came with (the
+//! ICRC covers the header's identification, which Linux's rxe counts and a
+//! UDP socket never shows). The UDP socket keeps the port bound but queues
+//! nothing. Every datagram goes with Don't Fragment set, so a RoCE packet
 //! is one IP packet or nothing. For tests the transmit path can impair the
 //! link, seeded and reproducible: drop, hold back (reorder) or duplicate
 //! outgoing packets. Reliability is the engine's job, so a failed send is
 //! just a lost packet.
 
+use crate::roce::ipv4;
+use crate::roce::packet::Ipv4Path;
 use crate::stats::Stats;
 use crate::sys;
 use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -97,10 +102,10 @@ impl Impair {
     }
 }
 
-/// Bytes of one receive slot: the link's MTU (a datagram larger than any
+/// Bytes of one receive slot: the link's MTU (a packet larger than any
 /// RoCE packet of the largest path MTU is cut short and dropped).
 const SLOT: usize = 9000;
-/// Datagrams taken from the socket in one call.
+/// Packets taken from the socket in one call.
 const BATCH: usize = 32;
 
 /// This engine's end of the fabric. Packets to send wait in a queue until
@@ -108,50 +113,46 @@ const BATCH: usize = 32;
 /// come a batch per call ([`Fabric::recv_batch`]).
 pub struct Fabric {
     sock: UdpSocket,
-    peers: Vec<SocketAddrV4>,
+    raw: OwnedFd,
+    port: u16,
     impair: Impair,
-    held: Option<(u16, Vec<u8>)>,
+    held: Option<(Ipv4Addr, Vec<u8>)>,
     stats: Arc<Stats>,
     out: Vec<(SocketAddrV4, Vec<u8>)>,
     slots: Vec<u8>,
     got: Vec<sys::Received>,
-    /// The batch as handed out: (rank, port, slot index).
-    batch: Vec<(u16, u16, usize)>,
+    /// The batch as handed out: the headers, and where the UDP payload
+    /// lies in the slots.
+    batch: Vec<(Ipv4Path, std::ops::Range<usize>)>,
     last_full: bool,
 }
 
 impl Fabric {
-    /// Binds `addrs[rank]`, UDP port `port` (RoCEv2's 4791 but in tests),
-    /// nonblocking; the other nodes listen on the same port.
-    pub fn bind(
-        rank: u16,
-        addrs: &[Ipv4Addr],
-        port: u16,
-        impair: Impair,
-        stats: Arc<Stats>,
-    ) -> io::Result<Self> {
-        let me = *addrs
-            .get(usize::from(rank))
-            .ok_or_else(|| io::Error::other("rank outside the node list"))?;
+    /// Binds `me`, UDP port `port` (RoCEv2's 4791 but in tests),
+    /// nonblocking; every peer listens on the same port.
+    pub fn bind(me: Ipv4Addr, port: u16, impair: Impair, stats: Arc<Stats>) -> io::Result<Self> {
         let sock = UdpSocket::bind(SocketAddrV4::new(me, port))
             .map_err(|e| io::Error::new(e.kind(), format!("binding {me}:{port}: {e}")))?;
-        let peers = addrs.iter().map(|&a| SocketAddrV4::new(a, port)).collect();
-        Self::with_socket(sock, peers, impair, stats)
-    }
-
-    /// Uses an already bound socket; `peers` by rank.
-    pub fn with_socket(
-        sock: UdpSocket,
-        peers: Vec<SocketAddrV4>,
-        impair: Impair,
-        stats: Arc<Stats>,
-    ) -> io::Result<Self> {
+        let port = sock.local_addr()?.port();
+        let raw = sys::raw_udp_receiver(me).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!(
+                    "a raw socket on {me} (the engine reads each packet's IPv4 header for \
+                     the ICRC; it needs CAP_NET_RAW: run it as root or give the binary \
+                     cap_net_raw): {e}"
+                ),
+            )
+        })?;
         sock.set_nonblocking(true)?;
         sys::set_socket_buffers(sock.as_raw_fd(), SOCKET_BUFFER);
+        sys::set_socket_buffers(raw.as_raw_fd(), SOCKET_BUFFER);
         sys::set_dont_fragment(sock.as_raw_fd())?;
+        sys::drop_all_input(sock.as_raw_fd())?;
         Ok(Self {
             sock,
-            peers,
+            raw,
+            port,
             impair,
             held: None,
             stats,
@@ -163,19 +164,23 @@ impl Fabric {
         })
     }
 
+    /// The UDP port it listens on (the one asked for, or the one the
+    /// kernel chose for 0).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// For poll.
     pub fn fd(&self) -> RawFd {
-        self.sock.as_raw_fd()
+        self.raw.as_raw_fd()
     }
 
-    fn put(&mut self, dst: u16, bytes: Vec<u8>) {
-        if let Some(&to) = self.peers.get(usize::from(dst)) {
-            self.out.push((to, bytes));
-        }
+    fn put(&mut self, dst: Ipv4Addr, bytes: Vec<u8>) {
+        self.out.push((SocketAddrV4::new(dst, self.port), bytes));
     }
 
-    /// Queues one packet to node `dst`, through the impairment.
-    pub fn send(&mut self, dst: u16, bytes: Vec<u8>) {
+    /// Queues one packet to the peer at `dst`, through the impairment.
+    pub fn send(&mut self, dst: Ipv4Addr, bytes: Vec<u8>) {
         match self.impair.next_fate() {
             Fate::Drop => {
                 self.stats.dropped.fetch_add(1, Ordering::Relaxed);
@@ -214,23 +219,26 @@ impl Fabric {
         }
     }
 
-    /// Takes the datagrams waiting (up to a batch) and returns how many of
-    /// them came from nodes; [`Fabric::received`] hands them out. A batch
-    /// that is not full means the socket is empty. Datagrams from any other
-    /// address, and ones too long for a slot, are dropped and counted.
+    /// Takes the packets waiting (up to a batch) and returns how many of
+    /// them are UDP datagrams to this engine's port; [`Fabric::received`]
+    /// hands them out. A batch that is not full means the socket is empty.
+    /// UDP for other ports is left to whoever listens there; packets cut
+    /// short or whose headers do not hold together are dropped and counted.
     pub fn recv_batch(&mut self) -> usize {
         self.batch.clear();
-        let n = sys::recv_many(self.sock.as_raw_fd(), &mut self.slots, SLOT, &mut self.got);
+        let n = sys::recv_many(self.raw.as_raw_fd(), &mut self.slots, SLOT, &mut self.got);
         for (i, r) in self.got.iter().enumerate() {
-            let rank = r
-                .from
-                .and_then(|from| self.peers.iter().position(|p| p.ip() == from.ip()));
-            match (rank, r.from) {
-                (Some(rank), Some(from)) if !r.truncated => {
-                    self.batch.push((rank as u16, from.port(), i))
+            let at = i * SLOT;
+            let d = &self.slots[at..at + r.len];
+            match ipv4::split(d) {
+                Ok((path, payload)) if !r.truncated => {
+                    if path.dst_port == self.port {
+                        let start = at + (payload.as_ptr() as usize - d.as_ptr() as usize);
+                        self.batch.push((path, start..start + payload.len()));
+                    }
                 }
                 _ => {
-                    self.stats.strangers.fetch_add(1, Ordering::Relaxed);
+                    self.stats.bad_headers.fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
@@ -243,19 +251,17 @@ impl Fabric {
         self.last_full
     }
 
-    /// Packet `i` of the last batch: the node's rank, its UDP source port
-    /// and the bytes.
-    pub fn received(&self, i: usize) -> (u16, u16, &[u8]) {
-        let (rank, port, slot) = self.batch[i];
-        let len = self.got[slot].len;
-        (rank, port, &self.slots[slot * SLOT..slot * SLOT + len])
+    /// Packet `i` of the last batch: its IPv4/UDP headers and the UDP
+    /// payload.
+    pub fn received(&self, i: usize) -> (&Ipv4Path, &[u8]) {
+        let (path, range) = &self.batch[i];
+        (path, &self.slots[range.clone()])
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::net::SocketAddr;
 
     #[test]
     fn impairment_is_seeded_and_close_to_its_fractions() {
@@ -284,36 +290,33 @@ mod tests {
     }
 
     #[test]
-    fn two_endpoints_exchange_packets_and_ignore_strangers() {
-        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
-        let b = UdpSocket::bind("127.0.0.2:0").unwrap();
-        let v4 = |s: &UdpSocket| match s.local_addr().unwrap() {
-            SocketAddr::V4(v) => v,
-            _ => unreachable!(),
-        };
-        let peers = vec![v4(&a), v4(&b)];
+    fn packets_arrive_with_the_header_they_were_sent_with() {
         let stats = Arc::new(Stats::default());
         let none = || Impair::new(Impairment::default(), 0);
-        let mut fa = Fabric::with_socket(a, peers.clone(), none(), stats.clone()).unwrap();
-        let mut fb = Fabric::with_socket(b, peers.clone(), none(), stats.clone()).unwrap();
-        let stranger = UdpSocket::bind("127.0.0.3:0").unwrap();
-        stranger.send_to(b"who", peers[1]).unwrap();
-        fa.send(1, b"hello".to_vec());
+        let a_addr = Ipv4Addr::new(127, 0, 0, 1);
+        let b_addr = Ipv4Addr::new(127, 0, 0, 2);
+        let mut fa = Fabric::bind(a_addr, 0, none(), stats.clone()).unwrap();
+        let mut fb = Fabric::bind(b_addr, fa.port(), none(), stats.clone()).unwrap();
+        // UDP to another port of the same address is not the engine's.
+        let other = UdpSocket::bind("127.0.0.3:0").unwrap();
+        other.send_to(b"other port", (b_addr, 9)).unwrap();
+        fa.send(b_addr, b"hello".to_vec());
         fa.flush();
         let mut got = None;
         for _ in 0..100 {
             sys::poll_readable(&[fb.fd()], 50).unwrap();
             if fb.recv_batch() > 0 {
-                let (from, port, d) = fb.received(0);
-                got = Some((from, port, d.to_vec()));
+                let (path, d) = fb.received(0);
+                got = Some((*path, d.to_vec()));
                 break;
             }
         }
-        assert_eq!(
-            got,
-            Some((0, peers[0].port(), b"hello".to_vec())),
-            "from rank 0"
-        );
-        assert_eq!(stats.strangers.load(Ordering::Relaxed), 1);
+        let (path, d) = got.expect("a packet");
+        assert_eq!(d, b"hello");
+        assert_eq!((path.src, path.dst), (a_addr.octets(), b_addr.octets()));
+        assert_eq!((path.src_port, path.dst_port), (fa.port(), fa.port()));
+        // What the ICRC of our packets assumes: identification 0, DF.
+        assert_eq!((path.id, path.flags), (0, 0x4000));
+        assert_eq!(stats.bad_headers.load(Ordering::Relaxed), 0);
     }
 }

@@ -33,8 +33,7 @@ fn main() {
 fn serve(o: &Options) -> std::io::Result<()> {
     let stats = Arc::new(Stats::default());
     let fabric = Fabric::bind(
-        o.rank,
-        &o.nodes,
+        o.nodes[usize::from(o.rank)],
         o.port,
         Impair::new(o.impair, o.seed),
         stats.clone(),

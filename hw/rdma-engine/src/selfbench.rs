@@ -101,22 +101,26 @@ fn node_loop(
         }
     }
     while !stop.load(Ordering::Relaxed) {
-        for (dst, d) in engine.take_packets() {
-            fabric.send(dst, d);
+        for (peer, d) in engine.take_packets() {
+            if let Some(dst) = engine.peer_addr(peer) {
+                fabric.send(dst, d);
+            }
         }
         fabric.flush();
         let _ = sys::poll_readable(&[fabric.fd()], 2);
         loop {
             for i in 0..fabric.recv_batch() {
-                let (from, port, d) = fabric.received(i);
-                engine.on_packet(from, port, d, mem, now());
+                let (path, d) = fabric.received(i);
+                engine.on_datagram(path, d, mem, now());
             }
             if !fabric.more() {
                 break;
             }
         }
-        for (dst, d) in engine.take_packets() {
-            fabric.send(dst, d);
+        for (peer, d) in engine.take_packets() {
+            if let Some(dst) = engine.peer_addr(peer) {
+                fabric.send(dst, d);
+            }
         }
         fabric.flush();
         engine.tick(mem, now());
@@ -152,16 +156,12 @@ fn measure(
     depth: usize,
     for_at_least: Duration,
 ) -> std::io::Result<(f64, Option<Status>)> {
-    let (a, b, port) = socket_pair()?;
     let addrs = vec![Ipv4Addr::new(127, 0, 0, 1), Ipv4Addr::new(127, 0, 0, 2)];
-    let peers: Vec<SocketAddrV4> = addrs
-        .iter()
-        .map(|&ip| SocketAddrV4::new(ip, port))
-        .collect();
     let stats = Arc::new(Stats::default());
     let none = || Impair::new(Impairment::default(), 0);
-    let fa = Fabric::with_socket(a, peers.clone(), none(), stats.clone())?;
-    let fb = Fabric::with_socket(b, peers, none(), stats)?;
+    let fa = Fabric::bind(addrs[0], 0, none(), stats.clone())?;
+    let port = fa.port();
+    let fb = Fabric::bind(addrs[1], port, none(), stats)?;
     let size = (2 * len).div_ceil(BLOCK) * BLOCK;
     let mut src = node(0, size)?;
     let mut dst = node(1, size)?;

@@ -31,8 +31,9 @@ pub struct Stats {
     pub reordered: AtomicU64,
     /// Outgoing packets sent twice (`--duplicate`).
     pub duplicated: AtomicU64,
-    /// Datagrams from an address that is no node's (dropped).
-    pub strangers: AtomicU64,
+    /// Packets whose IPv4/UDP headers do not hold together, or cut short
+    /// (dropped).
+    pub bad_headers: AtomicU64,
 }
 
 impl Stats {
@@ -42,7 +43,7 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} packets out, {} in, {} retransmitted, {} RNR NAKs sent, {} received, {} NAKs received, {} duplicates answered, {} WRITE notices sent, {} taken; impaired: {} dropped, {} reordered, {} duplicated; dropped: {} from strangers, {} malformed, {} bad ICRC, {} unknown QPN, {} PSN out of window, {} out of sequence, {} refused by the exposures",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} packets out, {} in, {} retransmitted, {} RNR NAKs sent, {} received, {} NAKs received, {} duplicates answered, {} WRITE notices sent, {} taken; impaired: {} dropped, {} reordered, {} duplicated; dropped: {} from strangers, {} bad IP headers, {} malformed, {} bad ICRC, {} unknown QPN, {} PSN out of window, {} out of sequence, {} refused by the exposures",
             g(&self.wrs),
             g(&self.completions),
             c.bytes,
@@ -63,7 +64,8 @@ impl Stats {
             g(&self.dropped),
             g(&self.reordered),
             g(&self.duplicated),
-            g(&self.strangers),
+            c.strangers,
+            g(&self.bad_headers),
             c.malformed,
             c.bad_icrc,
             c.unknown_qpn,

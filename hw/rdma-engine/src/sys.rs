@@ -317,6 +317,70 @@ pub fn set_dont_fragment(fd: RawFd) -> io::Result<()> {
     }
 }
 
+/// Makes UDP socket `fd` take no datagram into its receive queue (a
+/// socket filter that accepts nothing): the port stays bound, so no
+/// "port unreachable" goes back, while another socket reads the packets.
+pub fn drop_all_input(fd: RawFd) -> io::Result<()> {
+    // One classic BPF instruction: return 0 (keep no byte).
+    let mut drop_all = [libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k: 0,
+    }];
+    let prog = libc::sock_fprog {
+        len: 1,
+        filter: drop_all.as_mut_ptr(),
+    };
+    // SAFETY: setsockopt reads the program and its one instruction, both
+    // locals that outlive the call; the kernel copies them.
+    let r = unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_ATTACH_FILTER,
+            (&prog as *const libc::sock_fprog).cast(),
+            std::mem::size_of::<libc::sock_fprog>() as _,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// A nonblocking raw IPv4 socket bound to `addr` that receives every UDP
+/// packet for that address with its IPv4 header (needs CAP_NET_RAW).
+pub fn raw_udp_receiver(addr: std::net::Ipv4Addr) -> io::Result<OwnedFd> {
+    // SAFETY: socket takes constants and returns a new descriptor or -1.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_UDP,
+        )
+    };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fd was just returned by socket and is owned by nothing else.
+    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let sa = sockaddr_v4(&std::net::SocketAddrV4::new(addr, 0));
+    // SAFETY: bind reads one sockaddr_in from a local.
+    let r = unsafe {
+        libc::bind(
+            fd.as_raw_fd(),
+            (&sa as *const libc::sockaddr_in).cast(),
+            std::mem::size_of::<libc::sockaddr_in>() as _,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(fd)
+}
+
 fn sockaddr_v4(a: &std::net::SocketAddrV4) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,

@@ -70,6 +70,25 @@ pub enum Opcode {
     /// Completes once no later remote request can pass with it
     /// (`BadRequest` for a key that names no exposure).
     Revoke = 21,
+    /// Control: makes a queue pair for a peer that is not a node of the
+    /// cluster (a Linux host, for example), to be connected by
+    /// [`Opcode::QpConnect`] once the peer's numbers are known. Completes
+    /// with its handle in [`Completion::node`] (used as
+    /// [`WorkRequest::node`] from then on), its queue pair number in
+    /// [`Completion::key`] and the first PSN it sends in
+    /// [`Completion::imm`]: what the peer must be told out of band.
+    QpCreate = 22,
+    /// Control: connects queue pair [`WorkRequest::node`] (from
+    /// [`Opcode::QpCreate`]) to the peer at IPv4 address
+    /// [`WorkRequest::remote_va`] (the address's 32 bits), whose queue pair
+    /// number is [`WorkRequest::key`] and whose first PSN is
+    /// [`WorkRequest::imm`], with path MTU [`WorkRequest::len`] (256 to
+    /// 4096; 0 for the engine's). Completes when packets may flow.
+    QpConnect = 23,
+    /// Control: ends queue pair [`WorkRequest::node`]: its requests not yet
+    /// done complete with `PeerUnreachable`, and packets for it are
+    /// dropped from now on. Completes at once.
+    QpDestroy = 24,
 }
 
 impl Opcode {
@@ -86,6 +105,9 @@ impl Opcode {
             18 => Self::Hello,
             20 => Self::Expose,
             21 => Self::Revoke,
+            22 => Self::QpCreate,
+            23 => Self::QpConnect,
+            24 => Self::QpDestroy,
             _ => return None,
         })
     }

@@ -15,8 +15,10 @@
 //!
 //! Each pair of nodes is joined by one Reliable Connection: node `r`'s
 //! queue pair towards node `p` has the number [`qpn_for`]`(p)`, both
-//! directions start at PSN 0 (the cluster's out-of-band agreement; a Linux
-//! peer gets its numbers from the app that speaks to it).
+//! directions start at PSN 0 (the cluster's out-of-band agreement). A peer
+//! outside the cluster (a Linux host) gets a queue pair of its own from
+//! QP_CREATE/QP_CONNECT, with the numbers an app exchanged with it out of
+//! band (`peers.rs`).
 //!
 //! Local faults (an access of this engine that the node's SMMU could not
 //! translate) park the COPY or the queue pair's sending until the libOS
@@ -33,6 +35,7 @@
 pub mod exposures;
 mod ids;
 mod notice;
+pub mod peers;
 mod requester;
 mod responder;
 
@@ -42,6 +45,7 @@ use exposures::Exposures;
 use hw::rdma::wire::{
     Completion, Opcode, Status, WorkRequest, MAX_SEND, PAGE_READY_FAILED, RESUME_ABORT,
 };
+use peers::{PeerError, Peers};
 use requester::Requester;
 use responder::Responder;
 use std::collections::{BTreeMap, VecDeque};
@@ -134,6 +138,8 @@ pub struct Counters {
     pub rnr_received: u64,
     /// Duplicate requests answered again (ACK, or READ responses replayed).
     pub duplicates: u64,
+    /// Packets dropped: their source address is no peer's.
+    pub strangers: u64,
     /// NAKs received (sequence errors and errors).
     pub naks_received: u64,
     /// "WRITE coming" notices sent to Faultline peers (see `notice.rs`).
@@ -193,7 +199,9 @@ struct Copy {
 /// One node's engine.
 pub struct Engine {
     rank: u16,
-    addrs: Vec<Ipv4Addr>,
+    me: Ipv4Addr,
+    /// The queue pairs, by the handle work requests name (`node`).
+    peers: Peers,
     cfg: Config,
     next_id: u64,
     copies: BTreeMap<u64, Copy>,
@@ -220,7 +228,8 @@ impl Engine {
         let n = addrs.len();
         Self {
             rank,
-            addrs,
+            me: addrs[usize::from(rank)],
+            peers: Peers::cluster(rank, &addrs, cfg.mtu),
             cfg,
             next_id: 1,
             copies: BTreeMap::new(),
@@ -253,50 +262,119 @@ impl Engine {
             || self.responders.iter().any(Responder::busy)
     }
 
-    fn nodes(&self) -> u16 {
-        self.addrs.len() as u16
+    /// Queue pair handles in use or usable (the bound of every loop over
+    /// them).
+    fn handles(&self) -> u16 {
+        self.peers.len() as u16
     }
 
-    /// The path of a packet between this node and `peer` (for the ICRC).
-    fn path(&self, peer: u16, outgoing: bool, peer_port: u16) -> Ipv4Path {
-        let me = self.addrs[usize::from(self.rank)].octets();
-        let them = self.addrs[usize::from(peer)].octets();
-        if outgoing {
-            Ipv4Path {
-                src: me,
-                dst: them,
-                src_port: self.cfg.port,
-                dst_port: self.cfg.port,
-            }
-        } else {
-            Ipv4Path {
-                src: them,
-                dst: me,
-                src_port: peer_port,
-                dst_port: self.cfg.port,
-            }
-        }
+    /// Where packets for queue pair `handle` go, if it is connected.
+    pub fn peer_addr(&self, handle: u16) -> Option<Ipv4Addr> {
+        self.peers.connected(handle).map(|(_, a)| a)
     }
 
-    /// The BTH of a packet of ours on the connection with the peer (the
-    /// peer's queue pair for us is numbered after our rank).
-    fn bth(&self, opcode: packet::Opcode, psn: u32, ack_req: bool) -> packet::Bth {
+    /// The path MTU of queue pair `peer`.
+    fn mtu(&self, peer: u16) -> u32 {
+        self.peers.get(peer).map_or(self.cfg.mtu, |p| p.mtu)
+    }
+
+    /// Whether queue pair `peer` leads to a Faultline node (which takes
+    /// notices).
+    fn faultline_peer(&self, peer: u16) -> bool {
+        self.peers.get(peer).is_some_and(|p| p.faultline)
+    }
+
+    /// The path of a packet of ours to `peer` (for the ICRC).
+    fn path_to(&self, peer: Ipv4Addr) -> Ipv4Path {
+        Ipv4Path::outgoing(self.me.octets(), peer.octets(), self.cfg.port)
+    }
+
+    /// The BTH of a packet of ours on queue pair `peer`.
+    fn bth(&self, peer: u16, opcode: packet::Opcode, psn: u32, ack_req: bool) -> packet::Bth {
         packet::Bth {
             opcode,
             solicited: false,
             pkey: packet::DEFAULT_PKEY,
-            dest_qp: qpn_for(self.rank),
+            dest_qp: self.peers.get(peer).map_or(0, |p| p.remote_qpn),
             ack_req,
             psn,
         }
     }
 
-    /// Encodes `p` for `peer` and queues it.
+    /// Encodes `p` for `peer` and queues it (nothing if the queue pair is
+    /// not connected).
     fn emit(&mut self, peer: u16, p: &packet::Packet<'_>) {
-        let path = self.path(peer, true, 0);
+        let Some(addr) = self.peer_addr(peer) else {
+            return;
+        };
+        let path = self.path_to(addr);
         let mut out = Vec::with_capacity(packet::wire_len(p.bth.opcode, p.payload.len()));
         packet::encode(p, &path, &mut out);
         self.packets.push((peer, out));
+    }
+
+    /// QP_CREATE: a queue pair for a peer outside the cluster.
+    fn qp_create(&mut self, wr: &WorkRequest) {
+        let (h, qpn) = match self.peers.create(self.cfg.mtu) {
+            Ok(made) => made,
+            Err(_) => return self.complete_now(wr, Status::BadRequest),
+        };
+        // A random first PSN, as RC asks: a packet of an earlier queue pair
+        // with the same peer is unlikely to fall in the window.
+        let psn = (self.ids.next(|_| false) as u32) & packet::PSN_MASK;
+        let h_us = usize::from(h);
+        if self.requesters.len() <= h_us {
+            self.requesters.resize_with(h_us + 1, Requester::default);
+            self.responders.resize_with(h_us + 1, Responder::default);
+        }
+        self.requesters[h_us] = Requester::starting_at(psn);
+        self.responders[h_us] = Responder::default();
+        self.completions.push(Completion {
+            opcode: wr.opcode,
+            node: h,
+            imm: psn,
+            key: u64::from(qpn),
+            wr_id: wr.wr_id,
+            ..Completion::default()
+        });
+    }
+
+    /// QP_CONNECT: the peer's address and numbers for a queue pair made by
+    /// QP_CREATE.
+    fn qp_connect(&mut self, wr: &WorkRequest) {
+        let addr = u32::try_from(wr.remote_va).map(Ipv4Addr::from);
+        let qpn = u32::try_from(wr.key).unwrap_or(u32::MAX);
+        let mtu = match wr.len {
+            0 => self.cfg.mtu,
+            m => u32::try_from(m).unwrap_or(0),
+        };
+        let connected = match addr {
+            Ok(a) => self.peers.connect(wr.node, a, qpn, mtu),
+            Err(_) => Err(PeerError::BadParameters),
+        };
+        match connected {
+            Ok(()) => {
+                let h = usize::from(wr.node);
+                self.responders[h] = Responder::expecting(wr.imm & packet::PSN_MASK);
+                self.complete_now(wr, Status::Success);
+            }
+            Err(_) => self.complete_now(wr, Status::BadRequest),
+        }
+    }
+
+    /// QP_DESTROY: ends a queue pair made by QP_CREATE; what it still had
+    /// to do fails.
+    fn qp_destroy(&mut self, wr: &WorkRequest) {
+        if self.peers.destroy(wr.node).is_err() {
+            return self.complete_now(wr, Status::BadRequest);
+        }
+        let h = usize::from(wr.node);
+        let left = std::mem::take(&mut self.requesters[h]).into_requests();
+        self.responders[h] = Responder::default();
+        for w in left {
+            self.complete_now(&w, Status::PeerUnreachable);
+        }
+        self.complete_now(wr, Status::Success);
     }
 
     fn complete_now(&mut self, wr: &WorkRequest, status: Status) {
@@ -316,7 +394,7 @@ impl Engine {
         };
         let remote = matches!(op, Opcode::Write | Opcode::Read | Opcode::Send);
         let wraps = |va: u64| va.checked_add(wr.len).is_none();
-        let bad = (remote && wr.node >= self.nodes())
+        let bad = (remote && self.peers.connected(wr.node).is_none())
             || (op == Opcode::Send && wr.len > MAX_SEND)
             || (matches!(op, Opcode::Write | Opcode::Read) && wr.len > MAX_MSG)
             || (matches!(op, Opcode::Write | Opcode::Read) && wr.key > u64::from(u32::MAX))
@@ -336,7 +414,7 @@ impl Engine {
             Opcode::Hello => self.completions.push(Completion {
                 opcode: wr.opcode,
                 node: self.rank,
-                imm: u32::from(self.nodes()),
+                imm: self.peers.nodes() as u32,
                 wr_id: wr.wr_id,
                 ..Completion::default()
             }),
@@ -397,6 +475,9 @@ impl Engine {
                 );
                 self.run_copy(id, now, dma);
             }
+            Opcode::QpCreate => self.qp_create(&wr),
+            Opcode::QpConnect => self.qp_connect(&wr),
+            Opcode::QpDestroy => self.qp_destroy(&wr),
             Opcode::Write | Opcode::Read | Opcode::Send => {
                 let peer = wr.node;
                 self.requesters[usize::from(peer)].post(wr, op);
@@ -405,16 +486,31 @@ impl Engine {
         }
     }
 
-    /// Takes one UDP payload that came from node `from` (the rank whose
-    /// address sent it) from UDP port `port`. Anything malformed, with a
-    /// bad ICRC or for another queue pair is dropped and counted.
+    /// Takes one UDP payload that cluster node `from` sent from UDP port
+    /// `port` as Faultline engines send (identification 0, Don't
+    /// Fragment): what host tests and the fuzzer feed.
     pub fn on_packet(&mut self, from: u16, port: u16, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
-        if from >= self.nodes() {
-            self.counters.unknown_qpn += 1;
+        let Some(src) = self.peer_addr(from) else {
+            self.counters.strangers += 1;
+            return;
+        };
+        let mut path = self.path_to(src);
+        std::mem::swap(&mut path.src, &mut path.dst);
+        path.src_port = port;
+        self.on_datagram(&path, bytes, dma, now);
+    }
+
+    /// Takes one UDP payload that arrived with the IPv4 and UDP headers
+    /// `path`. Anything from an address that is no peer's, malformed, with
+    /// a bad ICRC, or for a queue pair that is not the sender's is dropped
+    /// and counted.
+    pub fn on_datagram(&mut self, path: &Ipv4Path, bytes: &[u8], dma: &mut dyn Dma, now: u64) {
+        let src = Ipv4Addr::from(path.src);
+        if !self.peers.knows(src) {
+            self.counters.strangers += 1;
             return;
         }
-        let path = self.path(from, false, port);
-        let p = match packet::decode(bytes, &path) {
+        let p = match packet::decode(bytes, path) {
             Ok(p) => p,
             Err(PacketError::BadIcrc) => {
                 self.counters.bad_icrc += 1;
@@ -425,10 +521,10 @@ impl Engine {
                 return;
             }
         };
-        if p.bth.dest_qp != qpn_for(from) {
+        let Some(from) = self.peers.for_packet(p.bth.dest_qp, src) else {
             self.counters.unknown_qpn += 1;
             return;
-        }
+        };
         if p.bth.opcode.is_request() {
             self.on_request(from, &p, dma, now);
         } else {
@@ -446,7 +542,7 @@ impl Engine {
                 self.run_copy(id, now, dma);
             }
         }
-        for peer in 0..self.nodes() {
+        for peer in 0..self.handles() {
             self.tick_requester(peer, dma, now);
             self.pump_reads(peer, dma, now);
         }
@@ -543,7 +639,7 @@ impl Engine {
             self.copies.get_mut(&id).expect("found").parked = None;
             return self.run_copy(id, now, dma);
         }
-        let qp = (0..self.nodes()).find(|&q| self.requesters[usize::from(q)].parked_on_wr(wr_id));
+        let qp = (0..self.handles()).find(|&q| self.requesters[usize::from(q)].parked_on_wr(wr_id));
         if let Some(peer) = qp {
             let readiness = if abort {
                 PageReadiness::Failed
@@ -575,7 +671,7 @@ impl Engine {
                 self.run_copy(id, now, dma);
             }
         }
-        for peer in 0..self.nodes() {
+        for peer in 0..self.handles() {
             if self.requesters[usize::from(peer)].parked_on_page(page) {
                 self.unpark_requester(peer, readiness, dma, now);
             }
@@ -597,5 +693,7 @@ pub fn check_addrs(addrs: &[Ipv4Addr]) -> Result<(), String> {
     Ok(())
 }
 
+#[cfg(test)]
+mod foreign_tests;
 #[cfg(test)]
 mod tests;

@@ -64,7 +64,7 @@ impl Engine {
         let psn = psn_add(self.responders[usize::from(peer)].expected(), 0x80_0000);
         let payload = coming.encode();
         let p = Packet {
-            bth: self.bth(Rc::ReadResponseOnly, psn, false),
+            bth: self.bth(peer, Rc::ReadResponseOnly, psn, false),
             reth: None,
             imm: None,
             aeth: Some(Aeth {

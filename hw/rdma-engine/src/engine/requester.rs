@@ -95,6 +95,22 @@ pub(super) struct Requester {
 }
 
 impl Requester {
+    /// A requester whose first packet has PSN `psn`.
+    pub fn starting_at(psn: u32) -> Self {
+        Self {
+            next_psn: psn,
+            una: psn,
+            send_psn: psn,
+            max_sent: psn,
+            ..Self::default()
+        }
+    }
+
+    /// The work requests it still held (a queue pair that ends).
+    pub fn into_requests(self) -> Vec<WorkRequest> {
+        self.wqes.into_iter().map(|w| w.wr).collect()
+    }
+
     pub fn post(&mut self, wr: WorkRequest, kind: Opcode) {
         self.wqes.push_back(Wqe {
             wr,
@@ -154,7 +170,7 @@ impl Requester {
 
 impl Engine {
     fn packets_of(&self, wr: &WorkRequest) -> u32 {
-        let mtu = u64::from(self.cfg.mtu);
+        let mtu = u64::from(self.mtu(wr.node));
         u32::try_from(wr.len.div_ceil(mtu).max(1)).unwrap_or(u32::MAX)
     }
 
@@ -203,7 +219,7 @@ impl Engine {
     /// false if it stopped (a local fault parked it).
     fn send_one(&mut self, peer: u16, i: usize, dma: &mut dyn Dma, now: u64) -> bool {
         let q = usize::from(peer);
-        let mtu = u64::from(self.cfg.mtu);
+        let mtu = u64::from(self.mtu(peer));
         let r = &self.requesters[q];
         let w = &r.wqes[i];
         let (wr, kind, first, npkts) = (w.wr, w.kind, w.first.unwrap_or(0), w.npkts);
@@ -212,7 +228,7 @@ impl Engine {
         let retransmit = psn_diff(psn, r.max_sent) < 0;
         if matches!(kind, Opcode::Write | Opcode::Send) && !w.probed {
             if let Err(f) = probe_all(dma, wr.local_va, wr.len) {
-                if kind == Opcode::Write && !w.noticed && wr.len > 0 {
+                if kind == Opcode::Write && !w.noticed && wr.len > 0 && self.faultline_peer(peer) {
                     // Our source faults first: let a Faultline responder
                     // resolve the destination meanwhile.
                     self.requesters[q].wqes[i].noticed = true;
@@ -229,7 +245,7 @@ impl Engine {
             self.requesters[q].wqes[i].probed = true;
         }
         let mut payload = Vec::new();
-        let bth = |opcode, ack_req| self.bth(opcode, psn, ack_req);
+        let bth = |opcode, ack_req| self.bth(peer, opcode, psn, ack_req);
         let next;
         let p = match kind {
             Opcode::Read => {
@@ -410,7 +426,7 @@ impl Engine {
     /// An acknowledgement, NAK or READ response for queue pair `peer`.
     pub(super) fn on_response(&mut self, peer: u16, p: &Packet<'_>, dma: &mut dyn Dma, now: u64) {
         let q = usize::from(peer);
-        if p.bth.opcode == Rc::ReadResponseOnly {
+        if p.bth.opcode == Rc::ReadResponseOnly && self.faultline_peer(peer) {
             if let Some(coming) = super::notice::Coming::decode(p.payload) {
                 return self.on_notice(coming, dma);
             }
@@ -574,7 +590,7 @@ impl Engine {
     /// The responder refused the request at `psn` for good.
     fn fail_nak(&mut self, peer: u16, psn: u32, status: Status) {
         let q = usize::from(peer);
-        let mtu = u64::from(self.cfg.mtu);
+        let mtu = u64::from(self.mtu(peer));
         let r = &mut self.requesters[q];
         let Some(i) = r.index_of(psn) else { return };
         if i != 0 {
@@ -600,7 +616,7 @@ impl Engine {
 
     fn read_response(&mut self, peer: u16, p: &Packet<'_>, dma: &mut dyn Dma, now: u64) {
         let q = usize::from(peer);
-        let mtu = u64::from(self.cfg.mtu);
+        let mtu = u64::from(self.mtu(peer));
         let psn = p.bth.psn;
         let r = &self.requesters[q];
         let Some(i) = r.index_of(psn).filter(|&i| r.wqes[i].kind == Opcode::Read) else {

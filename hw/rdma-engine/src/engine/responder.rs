@@ -75,6 +75,14 @@ pub(super) struct Responder {
 }
 
 impl Responder {
+    /// A responder whose peer's first packet has PSN `psn`.
+    pub fn expecting(psn: u32) -> Self {
+        Self {
+            epsn: psn,
+            ..Self::default()
+        }
+    }
+
     /// The PSN this responder expects next.
     pub fn expected(&self) -> u32 {
         self.epsn
@@ -97,7 +105,7 @@ impl Engine {
     fn ack(&mut self, peer: u16, psn: u32, syndrome: Syndrome) {
         let msn = self.responders[usize::from(peer)].msn;
         let p = Packet {
-            bth: self.bth(Rc::Acknowledge, psn, false),
+            bth: self.bth(peer, Rc::Acknowledge, psn, false),
             reth: None,
             imm: None,
             aeth: Some(Aeth { syndrome, msn }),
@@ -173,7 +181,7 @@ impl Engine {
     fn take(&mut self, peer: u16, p: &Packet<'_>, dma: &mut dyn Dma, _now: u64) -> Outcome {
         let q = usize::from(peer);
         let psn = p.bth.psn;
-        let mtu = u64::from(self.cfg.mtu);
+        let mtu = u64::from(self.mtu(peer));
         let op = p.bth.opcode;
         let n = p.payload.len() as u64;
         let starts = matches!(
@@ -466,7 +474,7 @@ impl Engine {
     /// Sends the READ responses of queue pair `peer` that can go now.
     pub(super) fn pump_reads(&mut self, peer: u16, dma: &mut dyn Dma, _now: u64) {
         let q = usize::from(peer);
-        let mtu = u64::from(self.cfg.mtu);
+        let mtu = u64::from(self.mtu(peer));
         let mut buf = vec![0u8; mtu as usize];
         for _ in 0..self.cfg.read_burst {
             let Some(j) = self.responders[q].reads.front().copied() else {
@@ -506,7 +514,7 @@ impl Engine {
                 msn,
             });
             let p = Packet {
-                bth: self.bth(opcode, j.psn, false),
+                bth: self.bth(peer, opcode, j.psn, false),
                 reth: None,
                 imm: None,
                 aeth,

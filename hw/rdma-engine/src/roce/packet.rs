@@ -20,13 +20,13 @@
 //! replaced by ones (IPv4 type of service, TTL and checksum; UDP checksum;
 //! the BTH's FECN/BECN byte), preceded by eight bytes of ones where
 //! InfiniBand has its local route header, then over the rest of the packet.
-//! A UDP socket does not show the IPv4 header it sent or received, so the
-//! engine rebuilds it ([`Ipv4Path`]) as it sends it: no options, Don't
+//! The engine sends from a UDP socket and builds the header it computes
+//! over as the kernel sends it ([`Ipv4Path::outgoing`]): no options, Don't
 //! Fragment set, identification 0 (what Linux gives a datagram that must not
-//! fragment on a socket that is not connected; rxe accepts such packets).
-//! Linux's rxe itself sends a counting identification, which its ICRC
-//! covers (`image/linux-rxe/README.md`): checking those needs the header
-//! the socket does not show, the next step for Linux peers.
+//! fragment on a socket that is not connected). It receives through a raw
+//! socket that shows the header as it arrived ([`crate::roce::ipv4`]), so a
+//! peer that numbers its packets (Linux's rxe counts the identification,
+//! and its ICRC covers it) checks out as well.
 
 /// The UDP destination port of RoCEv2.
 pub const ROCE_PORT: u16 = 4791;
@@ -286,6 +286,28 @@ pub struct Ipv4Path {
     pub src_port: u16,
     /// UDP destination port.
     pub dst_port: u16,
+    /// The IPv4 identification (covered by the ICRC).
+    pub id: u16,
+    /// The IPv4 flags and fragment offset word (Don't Fragment: 0x4000).
+    pub flags: u16,
+}
+
+/// The IPv4 flags word with only Don't Fragment set.
+pub const DONT_FRAGMENT: u16 = 0x4000;
+
+impl Ipv4Path {
+    /// The header of a packet this engine sends from `src` to `dst` (both on
+    /// `port`): identification 0, Don't Fragment.
+    pub fn outgoing(src: [u8; 4], dst: [u8; 4], port: u16) -> Self {
+        Self {
+            src,
+            dst,
+            src_port: port,
+            dst_port: port,
+            id: 0,
+            flags: DONT_FRAGMENT,
+        }
+    }
 }
 
 /// One decoded packet (payload borrowed from the datagram).
@@ -453,13 +475,13 @@ pub fn icrc(path: &Ipv4Path, body: &[u8]) -> u32 {
     let udp_len = (8 + body.len() + ICRC_LEN) as u16;
     let total = 20 + udp_len;
     let mut pseudo = [0xffu8; 8 + 20 + 8 + BTH_LEN];
-    // IPv4: version 4, IHL 5; TOS masked; total length; identification 0;
-    // Don't Fragment; TTL masked; UDP; checksum masked; addresses.
+    // IPv4: version 4, IHL 5; TOS masked; total length; identification;
+    // flags; TTL masked; UDP; checksum masked; addresses.
     let ip = &mut pseudo[8..28];
     ip[0] = 0x45;
     ip[2..4].copy_from_slice(&total.to_be_bytes());
-    ip[4..6].copy_from_slice(&[0, 0]);
-    ip[6..8].copy_from_slice(&[0x40, 0]);
+    ip[4..6].copy_from_slice(&path.id.to_be_bytes());
+    ip[6..8].copy_from_slice(&path.flags.to_be_bytes());
     ip[9] = 17;
     ip[12..16].copy_from_slice(&path.src);
     ip[16..20].copy_from_slice(&path.dst);
@@ -494,12 +516,7 @@ mod tests {
     use super::*;
 
     fn path() -> Ipv4Path {
-        Ipv4Path {
-            src: [10, 47, 0, 1],
-            dst: [10, 47, 0, 2],
-            src_port: ROCE_PORT,
-            dst_port: ROCE_PORT,
-        }
+        Ipv4Path::outgoing([10, 47, 0, 1], [10, 47, 0, 2], ROCE_PORT)
     }
 
     fn bth(opcode: Opcode, psn: u32) -> Bth {
