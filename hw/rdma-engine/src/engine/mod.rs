@@ -265,7 +265,7 @@ impl Engine {
     /// Queue pair handles in use or usable (the bound of every loop over
     /// them).
     fn handles(&self) -> u16 {
-        self.peers.len() as u16
+        self.peers.handles() as u16
     }
 
     /// Where packets for queue pair `handle` go, if it is connected.

@@ -81,7 +81,7 @@ impl Peers {
     }
 
     /// Handles in use or usable (the cluster's nodes, then other peers).
-    pub fn len(&self) -> usize {
+    pub fn handles(&self) -> usize {
         self.slots.len()
     }
 
