@@ -18,11 +18,13 @@
 
 mod device;
 pub mod engine;
+mod peer;
 mod verbs;
 
 pub use device::DeviceError;
 pub use engine::EngineCounters;
 pub use hw::rdma::wire::Status;
+pub use peer::{PeerAddress, PeerQp};
 pub use verbs::{
     open, Access, Exposure, Op, QueuePair, Rdma, RdmaError, RemoteAddr, RemoteRegion,
     WorkCompletion, WorkId,

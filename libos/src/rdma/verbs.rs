@@ -70,6 +70,9 @@ pub enum RdmaError {
     Grant(kdma::GrantError),
     /// A remote address that is no virtual address (above 48 bits).
     BadAddress(usize),
+    /// The engine refused to make, connect or end a queue pair for a peer
+    /// outside the cluster (too many, or parameters it cannot use).
+    QueuePair(Status),
 }
 
 bitflags::bitflags! {
@@ -204,6 +207,9 @@ pub enum Op {
     Expose,
     /// An exposure withdrawn (dropping an [`Exposure`]).
     Revoke,
+    /// A queue pair for a peer outside the cluster made, connected or
+    /// ended ([`crate::rdma::PeerQp`]).
+    QueuePair,
 }
 
 /// The end of one piece of work.
@@ -566,7 +572,7 @@ impl Rdma {
 
     /// Posts a direct request; `buffer` stays with the driver until the
     /// request completes.
-    fn direct(
+    pub(super) fn direct(
         &self,
         op: Op,
         mut wr: WorkRequest,
@@ -846,6 +852,12 @@ impl Verbs {
 }
 
 impl QueuePair {
+    /// The queue pair the engine calls `handle` (a peer outside the
+    /// cluster, connected by `peer.rs`).
+    pub(super) fn with_handle(rdma: Rdma, handle: u16) -> Self {
+        Self { rdma, node: handle }
+    }
+
     /// The remote node.
     pub fn node(&self) -> u16 {
         self.node

@@ -333,6 +333,7 @@ impl Engine {
             opcode: wr.opcode,
             node: h,
             imm: psn,
+            flags: hw::rdma::wire::CQE_HAS_IMM,
             key: u64::from(qpn),
             wr_id: wr.wr_id,
             ..Completion::default()
