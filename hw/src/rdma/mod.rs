@@ -7,6 +7,7 @@
 //! the SMMU. It is told apart from a real NIC by its MAC address, which
 //! starts with [`MAC_PREFIX`] and ends with the node's rank.
 
+pub mod exchange;
 pub mod request;
 pub mod wire;
 

@@ -59,7 +59,8 @@ pub enum Opcode {
     /// access it stalled fails. Produces no completion.
     PageReady = 17,
     /// Control: asks for this node's rank and the node count; completes with
-    /// them in [`Completion::node`] and [`Completion::imm`].
+    /// them in [`Completion::node`] and [`Completion::imm`], and the IPv4
+    /// address its engine uses in the low 32 bits of [`Completion::key`].
     Hello = 18,
     /// Control: let other nodes reach `len` bytes at `local_va` with the
     /// rights in `flags` ([`EXPOSE_REMOTE_READ`], [`EXPOSE_REMOTE_WRITE`]).

@@ -273,6 +273,7 @@ struct Verbs {
     cut_off: bool,
     rank: u16,
     nodes: u16,
+    addr: [u8; 4],
     next: u64,
     transfers: BTreeMap<TransferId, Pending>,
     direct: BTreeMap<u64, Pending>,
@@ -286,6 +287,7 @@ static VERBS: crate::sync::IrqSpinLock<Option<Verbs>> = crate::sync::IrqSpinLock
 pub struct Rdma {
     rank: u16,
     nodes: u16,
+    addr: [u8; 4],
 }
 
 /// A connection to one remote node (the engine keeps no per-pair state, so
@@ -311,6 +313,7 @@ pub fn open() -> Result<Rdma, RdmaError> {
         return Ok(Rdma {
             rank: v.rank,
             nodes: v.nodes,
+            addr: v.addr,
         });
     }
     let f = find_engine().ok_or(RdmaError::NotFound)?;
@@ -339,6 +342,7 @@ pub fn open() -> Result<Rdma, RdmaError> {
         crate::time::sleep(Duration::from_micros(200));
     };
     let (rank, nodes) = (answer.node, answer.imm as u16);
+    let addr = (answer.key as u32).to_be_bytes();
     *STATE.lock() = Some(State::new(device));
     let stream = f.bdf.requester_id() as u32;
     let engine = kdma::add_engine(Box::new(RdmaEngine { stream }), super::engine::WINDOW);
@@ -349,13 +353,21 @@ pub fn open() -> Result<Rdma, RdmaError> {
         cut_off: false,
         rank,
         nodes,
+        addr,
         next: 1,
         transfers: BTreeMap::new(),
         direct: BTreeMap::new(),
         done: Vec::new(),
     });
-    log::info!("rdma: engine {:?}, node {rank} of {nodes}", f.bdf);
-    Ok(Rdma { rank, nodes })
+    log::info!(
+        "rdma: engine {:?}, node {rank} of {nodes}, RoCEv2 on {}.{}.{}.{}",
+        f.bdf,
+        addr[0],
+        addr[1],
+        addr[2],
+        addr[3]
+    );
+    Ok(Rdma { rank, nodes, addr })
 }
 
 /// The addresses a slice covers.
@@ -398,6 +410,12 @@ impl Rdma {
     /// How many nodes the fabric has.
     pub fn nodes(&self) -> u16 {
         self.nodes
+    }
+
+    /// The IPv4 address this node's engine sends RoCEv2 from: what a peer
+    /// outside the cluster is told (as the GID `::ffff:a.b.c.d`).
+    pub fn address(&self) -> [u8; 4] {
+        self.addr
     }
 
     /// A queue pair to `node` (any node but this one).

@@ -416,6 +416,7 @@ impl Engine {
                 opcode: wr.opcode,
                 node: self.rank,
                 imm: self.peers.nodes() as u32,
+                key: u64::from(u32::from(self.me)),
                 wr_id: wr.wr_id,
                 ..Completion::default()
             }),

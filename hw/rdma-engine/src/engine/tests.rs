@@ -236,11 +236,12 @@ fn status(c: &Completion) -> Status {
 }
 
 #[test]
-fn hello_tells_rank_and_node_count() {
+fn hello_tells_rank_node_count_and_address() {
     let mut f = Fabric::new(3);
     f.post(2, wr(Opcode::Hello, 9, 0, 0, 0, 0));
     let c = f.finished(2, 9).unwrap();
     assert_eq!((status(&c), c.node, c.imm), (Status::Success, 2, 3));
+    assert_eq!(Ipv4Addr::from(c.key as u32), addr(2));
 }
 
 #[test]
