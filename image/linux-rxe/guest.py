@@ -63,11 +63,13 @@ n=0
 while [ "$(cat /sys/class/infiniband/rxe0/ports/1/state 2>/dev/null)" != "4: ACTIVE" ] && [ $n -lt 100 ]; do
     sleep 0.1; n=$((n + 1))
 done
-echo "=== rdma link"; rdma link
-echo "=== rdma dev"; rdma dev
-echo "=== ibv_devices"; ibv_devices
-echo "=== ibv_devinfo -v -d rxe0"; ibv_devinfo -v -d rxe0
-echo "=== GID table (index gid type ndev)"
+if [ "$TASK" != script ]; then
+    echo "=== rdma link"; rdma link
+    echo "=== rdma dev"; rdma dev
+    echo "=== ibv_devices"; ibv_devices
+    echo "=== ibv_devinfo -v -d rxe0"; ibv_devinfo -v -d rxe0
+    echo "=== GID table (index gid type ndev)"
+fi
 IDX=
 for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
     i=${g##*/}
@@ -75,7 +77,7 @@ for g in /sys/class/infiniband/rxe0/ports/1/gids/*; do
     [ "$gid" = "0000:0000:0000:0000:0000:0000:0000:0000" ] && continue
     t=$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/types/$i 2>/dev/null)
     d=$(cat /sys/class/infiniband/rxe0/ports/1/gid_attrs/ndevs/$i 2>/dev/null)
-    echo "gid $i $gid $t $d"
+    [ "$TASK" != script ] && echo "gid $i $gid $t $d"
     case "$gid:$t" in
         0000:0000:0000:0000:0000:ffff:*"RoCE v2") IDX=${IDX:-$i} ;;
     esac
@@ -97,6 +99,28 @@ case "$TASK" in
         sleep 1
         run ibv_ud_pingpong -d rxe0 -g $IDX -n 1 -s 1024 $PEER
         sleep 1
+        ;;
+    script)
+        # The caller's /task.sh (an archive appended to the initramfs by
+        # image/src/linux_peer.rs), with $PEER, $GID and connect_retry.
+        export PEER GID=$IDX
+        connect_retry() {
+            tries=0
+            while :; do
+                "$@" >/tmp/out 2>&1
+                rc=$?
+                if [ $rc -ne 0 ] && [ $tries -lt 90 ] &&
+                    grep -q -e "Couldn't connect" -e "Unable to init the socket connection" /tmp/out; then
+                    tries=$((tries + 1))
+                    sleep 1
+                    continue
+                fi
+                cat /tmp/out
+                return $rc
+            done
+        }
+        ( . /task.sh )
+        echo "rxe-guest: script exit $?"
         ;;
     shell)
         echo "rxe-guest: shell on the console; RoCEv2 GID index $IDX; poweroff -f to end"

@@ -17,7 +17,8 @@ usage:
   faultline-image build APP [--board BOARD] [-- ARGS...]
       build APP and write target/images/BOARD/APP.{elf,bin,uimg}
   faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
-                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F] [--link-bench]]
+                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F] [--link-bench]
+                          [--linux-peer SCRIPT]]
                           [--disk-size SIZE] [--uboot] [-- ARGS...]
       build APP, boot it under QEMU and exit with the guest's status
       (124 when the timeout kills it)
@@ -43,6 +44,13 @@ options:
   --link-bench     with --nodes: before booting, measure what the link between
                    nodes 0 and 1 gives by itself (raw UDP throughput with
                    RoCE-sized datagrams, UDP round trip), lines [link]
+  --linux-peer SCRIPT  with --nodes: a Debian Linux guest with soft-RoCE
+                   (rdma_rxe, rdma-core, perftest) joins the link at
+                   10.47.0.100 and runs the shell SCRIPT once rxe0 is up
+                   ($PEER: node 0's address, $GID: rxe0's IPv4 GID index,
+                   connect_retry CMD: CMD again while nothing listens);
+                   its lines are prefixed [linux]; the run fails if the
+                   script does; each node's TCP port 18515 reaches its guest
   --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this
                    big (default 1G), or grown to it; never shrunk. SIZE in
                    bytes or with K, M, G, T (powers of 1024), at least 4M
@@ -95,6 +103,8 @@ pub enum Cli {
         loss: Option<f64>,
         /// Measure the link between nodes 0 and 1 first (`--link-bench`).
         link_bench: bool,
+        /// A Linux peer's script (`--linux-peer`).
+        linux_peer: Option<String>,
         /// Size of the NVMe disk (`--disk-size`).
         disk_size: Option<u64>,
         /// Boot through U-Boot (`--uboot`, see [`crate::uboot`]).
@@ -171,6 +181,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut nodes = None;
     let mut loss = None;
     let mut link_bench = false;
+    let mut linux_peer = None;
     let mut disk_size = None;
     let mut uboot = false;
     let mut args = Vec::new();
@@ -254,6 +265,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                 );
             }
             "--link-bench" if run => link_bench = true,
+            "--linux-peer" if run => linux_peer = Some(value(name)?),
             "--disk-size" if run => {
                 let v = value(name)?;
                 disk_size = Some(parse_size(&v).filter(|&s| s >= 4 << 20).ok_or_else(|| {
@@ -282,6 +294,9 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     if link_bench && nodes.is_none_or(|n| n < 2) {
         return Err(usage("--link-bench needs --nodes 2 or more"));
     }
+    if linux_peer.is_some() && nodes.is_none() {
+        return Err(usage("--linux-peer needs --nodes"));
+    }
     if uboot && (board != Board::QemuVirt || nodes.is_some()) {
         return Err(usage("--uboot boots one qemu-virt node"));
     }
@@ -297,6 +312,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             nodes,
             loss,
             link_bench,
+            linux_peer,
             disk_size,
             uboot,
             args,
@@ -395,6 +411,7 @@ mod tests {
                 nodes: None,
                 loss: None,
                 link_bench: false,
+                linux_peer: None,
                 disk_size: Some(4 << 30),
                 uboot: false,
                 args: vec!["a".into(), "b".into()],

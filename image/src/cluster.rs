@@ -62,11 +62,20 @@ pub struct FabricOptions {
     /// Measure the link between nodes 0 and 1 before booting (printed as
     /// `[link]` lines, see [`crate::netns::Link::measure`]).
     pub link_bench: bool,
+    /// A Linux node with soft-RoCE on the link, running this script
+    /// (`crate::linux_peer`); the Faultline nodes then boot in their
+    /// namespaces, each with TCP port [`OOB_PORT`] of its address
+    /// forwarded to its guest.
+    pub linux_peer: Option<crate::linux_peer::LinuxPeer>,
     /// Directory for the engines' sockets (`n<rank>.sock`); a fresh one in
     /// the system's temporary directory when `None`. A test that needs to
     /// find one engine (to kill it) names its own.
     pub socket_dir: Option<PathBuf>,
 }
+
+/// The TCP port Linux's RDMA programs exchange their numbers on
+/// (rdma-core's examples and perftest both default to it).
+pub const OOB_PORT: u16 = 18515;
 
 /// How a multi-node run ended.
 #[derive(Clone, Debug)]
@@ -75,12 +84,19 @@ pub struct ClusterOutcome {
     pub nodes: Vec<RunOutcome>,
     /// What each engine printed, by rank.
     pub engines: Vec<String>,
+    /// The Linux peer's run, if there was one.
+    pub linux: Option<RunOutcome>,
 }
 
 impl ClusterOutcome {
-    /// Whether every node exited with status 0 in time.
+    /// Whether every node exited with status 0 in time (and the Linux
+    /// peer's script too, if there was one).
     pub fn success(&self) -> bool {
         self.nodes.iter().all(RunOutcome::success)
+            && self
+                .linux
+                .as_ref()
+                .is_none_or(|l| l.success() && l.output.contains("rxe-guest: script exit 0"))
     }
 
     /// All output, node by node, each line prefixed with its node.
@@ -89,6 +105,11 @@ impl ClusterOutcome {
         for (rank, node) in self.nodes.iter().enumerate() {
             for line in node.output.lines() {
                 all += &format!("[n{rank}] {line}\n");
+            }
+        }
+        if let Some(linux) = &self.linux {
+            for line in linux.output.lines() {
+                all += &format!("[linux] {line}\n");
             }
         }
         for (rank, engine) in self.engines.iter().enumerate() {
@@ -230,7 +251,17 @@ pub fn run_cluster(
         }
         None => (tempdir()?, true),
     };
-    let link = crate::netns::Link::new(nodes, fabric.intruder)?;
+    let linux_files = match &fabric.linux_peer {
+        Some(peer) => {
+            let (kernel, base) = crate::linux_peer::guest_files(root)?;
+            let initrd = dir.join("linux-initrd");
+            crate::linux_peer::initrd_with_script(&base, &peer.script, &initrd)?;
+            Some((kernel, initrd))
+        }
+        None => None,
+    };
+    let link =
+        crate::netns::Link::with_linux_tap(nodes, fabric.intruder, fabric.linux_peer.is_some())?;
     if let Some(pid) = link.intruder_pid() {
         let f = dir.join("intruder.pid");
         std::fs::write(&f, pid.to_string()).map_err(|e| Error::io(f.display().to_string(), e))?;
@@ -291,7 +322,15 @@ pub fn run_cluster(
         if rank > 0 {
             node_opts.port = None;
         }
-        let cmd = qemu_command(built, &node_opts)?;
+        let cmd = if linux_files.is_some() {
+            // In the node's namespace, where the Linux peer reaches it.
+            node_opts.port = None;
+            let at = std::net::SocketAddrV4::new(crate::netns::node_addr(rank), OOB_PORT);
+            node_opts.forward.push((at, OOB_PORT));
+            link.wrap_in(rank, &qemu_command(built, &node_opts)?)
+        } else {
+            qemu_command(built, &node_opts)?
+        };
         let stop = Arc::clone(&stop);
         let done_tx = done_tx.clone();
         handles.push(thread::spawn(move || {
@@ -307,11 +346,32 @@ pub fn run_cluster(
             out
         }));
     }
+    let linux_handle = match &linux_files {
+        Some((kernel, initrd)) => {
+            let cmd = link.in_bridge(&crate::linux_peer::qemu_command(
+                kernel,
+                initrd,
+                crate::netns::node_addr(0),
+            ))?;
+            let stop = Arc::clone(&stop);
+            let done_tx = done_tx.clone();
+            Some(thread::spawn(move || {
+                let out = run_watched(cmd, timeout, echo.then_some("[linux] "), Some(&stop), None);
+                let ok = out
+                    .as_ref()
+                    .is_ok_and(|o| o.success() && o.output.contains("rxe-guest: script exit 0"));
+                let _ = done_tx.send(ok);
+                out
+            }))
+        }
+        None => None,
+    };
+    let waiting = nodes + u16::from(linux_handle.is_some());
     drop(done_tx);
     // The first failure starts the grace period for the others.
     let mut grace_end: Option<Instant> = None;
     let mut finished = 0;
-    while finished < nodes {
+    while finished < waiting {
         let wait = grace_end.map_or(Duration::from_secs(3600), |g| {
             g.saturating_duration_since(Instant::now())
         });
@@ -337,6 +397,13 @@ pub fn run_cluster(
                 .map_err(|_| Error::Options("a node's runner thread panicked".into()))??,
         );
     }
+    let linux = match linux_handle {
+        Some(h) => Some(
+            h.join()
+                .map_err(|_| Error::Options("the Linux peer's runner thread panicked".into()))??,
+        ),
+        None => None,
+    };
     let engines = engines.into_iter().map(EngineProcess::finish).collect();
     if let Some(mut c) = capture {
         // tcpdump writes each packet as it comes (-U): a kill loses none.
@@ -351,6 +418,7 @@ pub fn run_cluster(
     Ok(ClusterOutcome {
         nodes: outcomes,
         engines,
+        linux,
     })
 }
 

@@ -19,6 +19,7 @@ pub mod cluster;
 pub mod elf;
 pub mod error;
 pub mod kvcheck;
+pub mod linux_peer;
 pub mod netns;
 pub mod qemu;
 pub mod raw;

@@ -72,6 +72,7 @@ fn main() -> ExitCode {
             nodes,
             loss,
             link_bench,
+            linux_peer,
             disk_size,
             uboot,
             args,
@@ -84,6 +85,7 @@ fn main() -> ExitCode {
                 args: args.clone(),
                 extra: qemu_args,
                 port,
+                forward: Vec::new(),
                 rdma: None,
                 disk_size,
                 disk_read_only: false,
@@ -108,6 +110,8 @@ fn main() -> ExitCode {
                 let fabric = faultline_image::cluster::FabricOptions {
                     loss,
                     link_bench,
+                    linux_peer: linux_peer
+                        .map(|script| faultline_image::linux_peer::LinuxPeer { script }),
                     ..Default::default()
                 };
                 return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);

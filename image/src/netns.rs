@@ -153,9 +153,36 @@ pub fn in_namespace<T: Send>(pid: u32, f: impl FnOnce() -> T + Send) -> std::io:
     })
 }
 
+/// The TAP port a Linux guest's QEMU opens on the bridge.
+pub const LINUX_TAP: &str = "tapl";
+
+/// The address the Linux guest on [`LINUX_TAP`] takes (its init sets it).
+pub const LINUX_ADDR: Ipv4Addr = Ipv4Addr::new(10, 47, 0, 100);
+
+/// `cmd` (program, arguments, environment, directory) run by nsenter in
+/// the network namespace of process `pid`.
+fn nsenter(pid: u32, cmd: &Command) -> Command {
+    let mut out = Command::new("nsenter");
+    out.args(["-t", &pid.to_string(), "-n", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => out.env(k, v),
+            None => out.env_remove(k),
+        };
+    }
+    if let Some(d) = cmd.get_current_dir() {
+        out.current_dir(d);
+    }
+    out
+}
+
 /// The link of one cluster; dropping it removes everything it made.
 pub struct Link {
     nodes: Vec<Holder>,
+    /// A TAP port on the bridge for a Linux guest ([`LINUX_TAP`]).
+    linux_tap: bool,
     intruder: Option<Holder>,
     // Dropped last: the bridge outlives the ports that go with the nodes.
     _bridge: Holder,
@@ -165,6 +192,13 @@ impl Link {
     /// Makes the namespaces of `nodes` nodes (and of an intruder, for
     /// tests that attack the link) joined by a bridge.
     pub fn new(nodes: u16, intruder: bool) -> Result<Self> {
+        Self::with_linux_tap(nodes, intruder, false)
+    }
+
+    /// [`Link::new`], and with `linux_tap` a TAP port [`LINUX_TAP`] on the
+    /// bridge, for a QEMU that runs in the bridge's namespace
+    /// ([`Link::in_bridge`]).
+    pub fn with_linux_tap(nodes: u16, intruder: bool, linux_tap: bool) -> Result<Self> {
         let bridge = Holder::start()?;
         let b = bridge.pid();
         ip_in(b, &["link", "set", "lo", "up"])?;
@@ -197,8 +231,17 @@ impl Link {
         } else {
             None
         };
+        if linux_tap {
+            let mtu = LINK_MTU.to_string();
+            ip_in(b, &["tuntap", "add", LINUX_TAP, "mode", "tap"])?;
+            ip_in(
+                b,
+                &["link", "set", LINUX_TAP, "mtu", &mtu, "master", "br0", "up"],
+            )?;
+        }
         Ok(Self {
             nodes: holders,
+            linux_tap,
             intruder,
             _bridge: bridge,
         })
@@ -220,6 +263,22 @@ impl Link {
         ])
         .arg(program);
         cmd
+    }
+
+    /// `cmd` as it would run, but in node `rank`'s namespace.
+    pub fn wrap_in(&self, rank: u16, cmd: &Command) -> Command {
+        nsenter(self.nodes[usize::from(rank)].pid(), cmd)
+    }
+
+    /// `cmd` as it would run, but in the bridge's namespace (where
+    /// [`LINUX_TAP`] is, if the link has it).
+    pub fn in_bridge(&self, cmd: &Command) -> Result<Command> {
+        if !self.linux_tap {
+            return Err(Error::Options(
+                "this link has no TAP port for a Linux guest".into(),
+            ));
+        }
+        Ok(nsenter(self._bridge.pid(), cmd))
     }
 
     /// What the link between nodes 0 and 1 gives by itself, for `mtu`-byte

@@ -31,6 +31,11 @@ pub struct RunOptions {
     /// Give the guest a virtio-net NIC on QEMU user networking and forward
     /// this host port (on 127.0.0.1) to the guest's port 6379 (qemu-virt).
     pub port: Option<u16>,
+    /// More TCP forwards on the same NIC (qemu-virt): connections to the
+    /// address (in QEMU's network namespace) reach the guest's port. A
+    /// node of a cluster with a Linux peer takes the out-of-band exchange
+    /// of Linux's RDMA programs this way.
+    pub forward: Vec<(std::net::SocketAddrV4, u16)>,
     /// Attach this node's RDMA engine (qemu-virt; see [`crate::cluster`]).
     pub rdma: Option<RdmaAttach>,
     /// Size of the NVMe disk: a new disk is made this big, a smaller one
@@ -165,14 +170,19 @@ pub fn qemu_command(built: &Built, opts: &RunOptions) -> Result<Command> {
                 }
             ))
             .args(["-device", "nvme,drive=nvm,serial=faultline"]);
-        if let Some(port) = opts.port {
-            if let Some(object) = crate::backlog::preload(&crate::workspace_root()) {
-                cmd.env("LD_PRELOAD", object);
+        if opts.port.is_some() || !opts.forward.is_empty() {
+            let mut netdev = String::from("user,id=net0");
+            if let Some(port) = opts.port {
+                if let Some(object) = crate::backlog::preload(&crate::workspace_root()) {
+                    cmd.env("LD_PRELOAD", object);
+                }
+                netdev += &format!(",hostfwd=tcp:127.0.0.1:{port}-:{GUEST_PORT}");
+            }
+            for (from, to) in &opts.forward {
+                netdev += &format!(",hostfwd=tcp:{}:{}-:{to}", from.ip(), from.port());
             }
             cmd.arg("-netdev")
-                .arg(format!(
-                    "user,id=net0,hostfwd=tcp:127.0.0.1:{port}-:{GUEST_PORT}"
-                ))
+                .arg(netdev)
                 .args(["-device", "virtio-net-pci,netdev=net0"]);
         }
         if let Some(rdma) = &opts.rdma {

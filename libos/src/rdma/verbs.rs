@@ -856,7 +856,13 @@ impl Verbs {
         self.done.push(WorkCompletion {
             id,
             op,
-            node: if received { c.node } else { node },
+            // A RECV's sender and a new queue pair's handle come from the
+            // engine.
+            node: if received || op == Op::QueuePair {
+                c.node
+            } else {
+                node
+            },
             status: c.status(),
             len,
             imm: (c.flags & CQE_HAS_IMM != 0).then_some(c.imm),
