@@ -469,11 +469,21 @@ mod tests {
             timed_out: false,
             wall: Duration::ZERO,
         };
-        let out = ClusterOutcome {
+        let mut out = ClusterOutcome {
             nodes: vec![node("a\nb\n"), node("c\n")],
             engines: vec!["e".into()],
+            linux: None,
         };
         assert!(out.success());
         assert_eq!(out.output(), "[n0] a\n[n0] b\n[n1] c\n[e0] e\n");
+        // A Linux peer's lines come after the nodes'; its script must end
+        // with status 0 for the run to succeed.
+        out.linux = Some(node("rxe-guest: script exit 1\n"));
+        assert!(!out.success());
+        out.linux = Some(node("rxe-guest: script exit 0\n"));
+        assert!(out.success());
+        assert!(out
+            .output()
+            .contains("[n1] c\n[linux] rxe-guest: script exit 0\n[e0] e\n"));
     }
 }

@@ -322,6 +322,7 @@ mod tests {
             args: vec!["a=1".into(), "b".into()],
             extra: vec!["-d".into(), "int".into()],
             port: Some(16379),
+            forward: vec![("10.47.0.1:18515".parse().unwrap(), 18515)],
             rdma: None,
             disk_size: None,
             disk_read_only: false,
@@ -333,7 +334,7 @@ mod tests {
         // The command line stays one argument; extra arguments come last.
         assert_eq!(&args[args.len() - 4..], ["-append", "a=1 b", "-d", "int"]);
         assert!(argv(&cmd).contains(
-            " -netdev user,id=net0,hostfwd=tcp:127.0.0.1:16379-:6379 -device virtio-net-pci,netdev=net0 "
+            " -netdev user,id=net0,hostfwd=tcp:127.0.0.1:16379-:6379,hostfwd=tcp:10.47.0.1:18515-:18515 -device virtio-net-pci,netdev=net0 "
         ));
     }
 

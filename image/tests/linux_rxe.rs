@@ -1,0 +1,103 @@
+//! A Linux node with soft-RoCE (Debian's kernel, `rdma_rxe`, rdma-core's
+//! and perftest's programs, unchanged) on the same link as a Faultline
+//! node, which runs `rdmapeer`: the Linux programs talk RoCEv2 to the
+//! Faultline engine, and every byte is checked on both sides.
+
+mod common;
+
+use faultline_image::cluster::{run_cluster, ClusterOutcome, FabricOptions};
+use faultline_image::linux_peer::LinuxPeer;
+use faultline_image::{build_to, workspace_root, Board, RunOptions};
+use std::time::Duration;
+
+/// Far above a healthy run (about a minute under TCG), so only a hang
+/// trips it.
+const TIMEOUT: Duration = Duration::from_secs(400);
+
+fn boot(test: &str, args: &[&str], script: &str) -> ClusterOutcome {
+    common::require_qemu();
+    let root = workspace_root();
+    let out = root.join("target/test-images").join(test);
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let built = build_to(&root, "rdmapeer", Board::QemuVirt, &args, &out).expect("image builds");
+    let opts = RunOptions {
+        smp: Some(2),
+        args,
+        ..RunOptions::default()
+    };
+    let fabric = FabricOptions {
+        linux_peer: Some(LinuxPeer {
+            script: script.to_string(),
+        }),
+        ..FabricOptions::default()
+    };
+    let mut outcome = run_cluster(&root, &built, &opts, 1, &fabric, Some(TIMEOUT), false)
+        .expect("the nodes start");
+    for node in &mut outcome.nodes {
+        node.output = node.output.replace("\r\n", "\n");
+    }
+    if let Some(l) = &mut outcome.linux {
+        l.output = l.output.replace("\r\n", "\n");
+    }
+    outcome
+}
+
+fn has_line(outcome: &ClusterOutcome, start: &str) {
+    let all = outcome.output();
+    assert!(
+        all.lines().any(|l| l.starts_with(start)),
+        "no line starting `{start}`:\n{all}"
+    );
+}
+
+#[test]
+fn ibv_rc_pingpong_talks_to_a_faultline_node_in_both_roles() {
+    // Linux is the client first (Faultline listens), then the server
+    // (Faultline connects), with another size and path MTU.
+    let script = "\
+connect_retry ibv_rc_pingpong -d rxe0 -g $GID -n 50 -c $PEER; echo \"client exit $?\"
+ibv_rc_pingpong -d rxe0 -g $GID -n 50 -m 4096 -s 3000 -c; echo \"server exit $?\"
+";
+    let outcome = boot(
+        "linux-rc-pingpong",
+        &[
+            "pingpong-server",
+            "-n",
+            "50",
+            "-c",
+            ",",
+            "pingpong-client",
+            "10.47.0.100",
+            "-n",
+            "50",
+            "-m",
+            "4096",
+            "-s",
+            "3000",
+            "-c",
+        ],
+        script,
+    );
+    assert!(outcome.success(), "a side failed:\n{}", outcome.output());
+    has_line(
+        &outcome,
+        "[n0] ok pingpong-server: 50 exchanges with 10.47.0.100",
+    );
+    has_line(
+        &outcome,
+        "[n0] ok pingpong-client: 50 exchanges with 10.47.0.100",
+    );
+    has_line(&outcome, "[linux] client exit 0");
+    has_line(&outcome, "[linux] server exit 0");
+    // rc_pingpong -c checks the buffer it received last, and prints this
+    // for each page that is wrong.
+    assert!(
+        !outcome.output().contains("invalid data"),
+        "{}",
+        outcome.output()
+    );
+    // rxe numbers its packets' IPv4 identification, which the ICRC covers:
+    // the engine checked each one over the header as it came.
+    let engine = &outcome.engines[0];
+    assert!(engine.contains(" 0 bad ICRC"), "{engine}");
+}
