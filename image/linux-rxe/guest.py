@@ -158,6 +158,8 @@ def main(out):
     mods = kvbench.module_order(moddir)
 
     bins = {b: os.path.realpath(os.path.join(root, b)) for b in BINARIES}
+    # Our own verbs program, built by guest.sh.
+    bins["usr/bin/verbs_probe"] = os.path.join(out, "verbs_probe")
     provs = {}
     for p in PROVIDERS:
         so = os.path.realpath(os.path.join(root, f"usr/lib/aarch64-linux-gnu/libibverbs/lib{p}-rdmav34.so"))

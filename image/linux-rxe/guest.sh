@@ -48,7 +48,7 @@ here=image/linux-rxe
 
 . image/host-tools.sh
 need_commands qemu-system-aarch64:qemu-system-arm dpkg-deb:dpkg tcpdump:tcpdump \
-    unshare:util-linux nsenter:util-linux ip:iproute2
+    unshare:util-linux nsenter:util-linux ip:iproute2 aarch64-linux-gnu-gcc:gcc-aarch64-linux-gnu
 pyscapy=/usr/bin/python3
 if ! $pyscapy -c 'import scapy.contrib.roce' 2>/dev/null; then
     apt-get install -y -qq python3-scapy >/dev/null
@@ -57,7 +57,7 @@ fi
 # Debian's arm64 packages, downloaded once. The kernel is the one the
 # linux-image-arm64 metapackage depends on; the rest is what the programs in
 # guest.py need (guest.py stops, naming the library, when one is missing).
-PKGS=(busybox-static libc6 rdma-core libibverbs1 ibverbs-providers ibverbs-utils perftest
+PKGS=(busybox-static libc6 rdma-core libibverbs1 libibverbs-dev ibverbs-providers ibverbs-utils perftest
     libibumad3 librdmacm1 libpci3 libudev1 zlib1g libnl-3-200 libnl-route-3-200
     iproute2 libbsd0 libmd0 libcap2 libmnl0 libelf1 libbpf1 libselinux1 libpcre2-8-0)
 if [[ "$(cat "$out/debs/.complete" 2>/dev/null)" != "${PKGS[*]}" ]]; then
@@ -94,8 +94,14 @@ if [[ ! -f $out/root/.complete || $out/debs/.complete -nt $out/root/.complete ]]
     for deb in "$out"/debs/*.deb; do dpkg-deb -x "$deb" "$out/root"; done
     touch "$out/root/.complete"
 fi
+# Our own verbs program (verbs_probe.c), built against the guest's libibverbs.
+if [[ ! -x $out/verbs_probe || $here/verbs_probe.c -nt $out/verbs_probe || $out/root/.complete -nt $out/verbs_probe ]]; then
+    aarch64-linux-gnu-gcc -O2 -Wall -Wextra -Werror -o "$out/verbs_probe" $here/verbs_probe.c \
+        -I "$out/root/usr/include" -L "$out/root/usr/lib/aarch64-linux-gnu" \
+        -Wl,-rpath-link,"$out/root/usr/lib/aarch64-linux-gnu" -Wl,-rpath-link,"$out/root/lib/aarch64-linux-gnu" -libverbs
+fi
 if [[ ! -f $out/initramfs.gz || $here/guest.py -nt $out/initramfs.gz || bench/kvbench.py -nt $out/initramfs.gz ||
-    $out/root/.complete -nt $out/initramfs.gz ]]; then
+    $out/root/.complete -nt $out/initramfs.gz || $out/verbs_probe -nt $out/initramfs.gz ]]; then
     python3 $here/guest.py "$out"
 fi
 [[ $mode == build ]] && exit 0

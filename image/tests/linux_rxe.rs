@@ -51,15 +51,20 @@ fn has_line(outcome: &ClusterOutcome, start: &str) {
 }
 
 #[test]
-fn ibv_rc_pingpong_talks_to_a_faultline_node_in_both_roles() {
-    // Linux is the client first (Faultline listens), then the server
-    // (Faultline connects), with another size and path MTU.
+fn linux_verbs_programs_talk_to_a_faultline_node() {
+    // rc_pingpong with Linux as the client (Faultline listens), then as the
+    // server (Faultline connects), with another size and path MTU; then
+    // our own verbs_probe: WRITE and READ into Faultline memory nothing
+    // touched (the node faults, answers RNR NAK, and the bytes land),
+    // keys used wrongly (refused, bytes unchanged), and the node WRITEing
+    // and READing Linux memory.
     let script = "\
 connect_retry ibv_rc_pingpong -d rxe0 -g $GID -n 50 -c $PEER; echo \"client exit $?\"
 ibv_rc_pingpong -d rxe0 -g $GID -n 50 -m 4096 -s 3000 -c; echo \"server exit $?\"
+verbs_probe $PEER $GID; echo \"probe exit $?\"
 ";
     let outcome = boot(
-        "linux-rc-pingpong",
+        "linux-rxe",
         &[
             "pingpong-server",
             "-n",
@@ -75,6 +80,8 @@ ibv_rc_pingpong -d rxe0 -g $GID -n 50 -m 4096 -s 3000 -c; echo \"server exit $?\
             "-s",
             "3000",
             "-c",
+            ",",
+            "verbs-target",
         ],
         script,
     );
@@ -87,8 +94,30 @@ ibv_rc_pingpong -d rxe0 -g $GID -n 50 -m 4096 -s 3000 -c; echo \"server exit $?\
         &outcome,
         "[n0] ok pingpong-client: 50 exchanges with 10.47.0.100",
     );
+    has_line(&outcome, "[n0] ok verbs-target");
     has_line(&outcome, "[linux] client exit 0");
     has_line(&outcome, "[linux] server exit 0");
+    has_line(&outcome, "[linux] probe exit 0");
+    for check in [
+        "write-into-untouched-memory-completes",
+        "the-untouched-exposure-was-not-resident",
+        "the-node-answered-rnr-naks",
+        "the-write-landed-byte-for-byte",
+        "nothing-around-the-write-changed",
+        "the-node-resolved-faults-for-it",
+        "read-of-untouched-memory-gives-zeros",
+        "write-with-a-wrong-key-is-refused",
+        "write-past-the-end-is-refused",
+        "write-before-the-start-is-refused",
+        "write-without-the-right-is-refused",
+        "write-after-revocation-is-refused",
+        "the-node-writes-a-linux-region",
+        "the-node-reads-a-linux-region",
+        "the-node-gets-a-protection-error-for-a-wrong-key",
+    ] {
+        has_line(&outcome, &format!("[linux] ok {check}"));
+    }
+    has_line(&outcome, "[linux] verbs_probe: 15 passed, 0 failed");
     // rc_pingpong -c checks the buffer it received last, and prints this
     // for each page that is wrong.
     assert!(
@@ -100,4 +129,5 @@ ibv_rc_pingpong -d rxe0 -g $GID -n 50 -m 4096 -s 3000 -c; echo \"server exit $?\
     // the engine checked each one over the header as it came.
     let engine = &outcome.engines[0];
     assert!(engine.contains(" 0 bad ICRC"), "{engine}");
+    assert!(!engine.contains(" 0 RNR NAKs sent"), "{engine}");
 }

@@ -7,6 +7,7 @@
 //!  rdmapeer STEP [OPTIONS] [, STEP [OPTIONS]]...
 //!    pingpong-server          wait for `ibv_rc_pingpong -g <idx> <this node>`
 //!    pingpong-client ADDR     be the client of `ibv_rc_pingpong -g <idx>` on ADDR
+//!    verbs-target             serve `verbs_probe` (image/linux-rxe/verbs_probe.c)
 //!    options (as given to ibv_rc_pingpong): -s SIZE  -n ITERS  -m MTU  -c
 //! ```
 //!
@@ -20,6 +21,7 @@
 extern crate alloc;
 
 mod pingpong;
+mod target;
 mod tcp;
 
 use alloc::vec::Vec;
@@ -34,6 +36,8 @@ enum Step {
     PingpongServer(pingpong::Options),
     /// Be the client of an `ibv_rc_pingpong` server at this address.
     PingpongClient([u8; 4], pingpong::Options),
+    /// Serve `verbs_probe`'s commands (faults and keys across the link).
+    VerbsTarget,
 }
 
 /// Reads `a.b.c.d`.
@@ -63,6 +67,10 @@ fn parse_steps(words: &[&str]) -> Result<Vec<Step>, alloc::string::String> {
                 (Some(addr), rest)
             }
             "pingpong-server" => (None, rest),
+            "verbs-target" if rest.is_empty() => {
+                steps.push(Step::VerbsTarget);
+                continue;
+            }
             other => return Err(alloc::format!("unknown step {other:?}")),
         };
         let mut opts = pingpong::Options::default();
@@ -94,7 +102,7 @@ fn parse_steps(words: &[&str]) -> Result<Vec<Step>, alloc::string::String> {
         });
     }
     if steps.is_empty() {
-        return Err("no step given (pingpong-server, pingpong-client ADDR)".into());
+        return Err("no step given (pingpong-server, pingpong-client ADDR, verbs-target)".into());
     }
     Ok(steps)
 }
@@ -135,6 +143,16 @@ fn main(args: libos::Args) -> i32 {
                 "pingpong-client",
                 pingpong::client(&rdma, &mut net, addr, &o),
             ),
+            Step::VerbsTarget => {
+                match target::serve(&rdma, &mut net) {
+                    Ok(n) => println!("ok verbs-target: {n} commands served"),
+                    Err(e) => {
+                        failed += 1;
+                        println!("FAIL verbs-target: {e}");
+                    }
+                }
+                continue;
+            }
         };
         match result {
             Ok(r) => println!(

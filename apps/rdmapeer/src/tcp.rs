@@ -144,6 +144,32 @@ impl<'a> Conn<'a> {
         Ok(got)
     }
 
+    /// Reads one line (without its `\n`), of at most `max` bytes.
+    pub fn read_line(&mut self, max: usize, limit: Duration) -> Result<Vec<u8>, TcpError> {
+        let mut line = Vec::new();
+        let h = self.handle;
+        let mut closed = false;
+        let mut ended = false;
+        poll_until(self.net, limit, |net| {
+            let s = net.sockets.get_mut::<tcp::Socket>(h);
+            let mut b = [0u8; 1];
+            while !ended && line.len() <= max && s.can_recv() {
+                match s.recv_slice(&mut b) {
+                    Ok(1) if b[0] == b'\n' => ended = true,
+                    Ok(1) => line.push(b[0]),
+                    _ => break,
+                }
+            }
+            closed = !ended && !s.may_recv();
+            ended || closed || line.len() > max
+        })?;
+        if ended {
+            Ok(line)
+        } else {
+            Err(TcpError::Closed)
+        }
+    }
+
     /// Writes all of `data` and waits until the peer acknowledged it.
     pub fn write_all(&mut self, data: &[u8], limit: Duration) -> Result<(), TcpError> {
         let h = self.handle;
