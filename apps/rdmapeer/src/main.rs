@@ -8,7 +8,9 @@
 //!    pingpong-server          wait for `ibv_rc_pingpong -g <idx> <this node>`
 //!    pingpong-client ADDR     be the client of `ibv_rc_pingpong -g <idx>` on ADDR
 //!    verbs-target             serve `verbs_probe` (image/linux-rxe/verbs_probe.c)
-//!    options (as given to ibv_rc_pingpong): -s SIZE  -n ITERS  -m MTU  -c
+//!    perftest-server write|read       wait for `ib_write_bw`/`ib_read_bw -x <idx> <this node>`
+//!    perftest-client ADDR write|read  be their client, against a server on ADDR
+//!    options: -s SIZE  -n ITERS  -m MTU (as given to the Linux program; -c: rc_pingpong's)
 //! ```
 //!
 //! The out-of-band exchange goes over TCP on the node's NIC (QEMU user
@@ -20,96 +22,21 @@
 
 extern crate alloc;
 
+mod perftest;
 mod pingpong;
+mod steps;
 mod target;
 mod tcp;
 
 use alloc::vec::Vec;
 use libos::println;
+use steps::Step;
 
 libos::main!(main);
 
-/// One thing to do, parsed from the arguments.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Step {
-    /// Wait for an `ibv_rc_pingpong` client.
-    PingpongServer(pingpong::Options),
-    /// Be the client of an `ibv_rc_pingpong` server at this address.
-    PingpongClient([u8; 4], pingpong::Options),
-    /// Serve `verbs_probe`'s commands (faults and keys across the link).
-    VerbsTarget,
-}
-
-/// Reads `a.b.c.d`.
-fn parse_ipv4(text: &str) -> Option<[u8; 4]> {
-    let mut out = [0u8; 4];
-    let mut parts = text.split('.');
-    for o in out.iter_mut() {
-        *o = parts.next()?.parse().ok()?;
-    }
-    parts.next().is_none().then_some(out)
-}
-
-/// Parses the steps, separated by `,`.
-fn parse_steps(words: &[&str]) -> Result<Vec<Step>, alloc::string::String> {
-    let mut steps = Vec::new();
-    for step in words.split(|w| *w == ",") {
-        let Some((&name, rest)) = step.split_first() else {
-            continue;
-        };
-        let (addr, rest) = match name {
-            "pingpong-client" => {
-                let Some((a, rest)) = rest.split_first() else {
-                    return Err("pingpong-client needs the server's IPv4 address".into());
-                };
-                let addr =
-                    parse_ipv4(a).ok_or_else(|| alloc::format!("{a}: not an IPv4 address"))?;
-                (Some(addr), rest)
-            }
-            "pingpong-server" => (None, rest),
-            "verbs-target" if rest.is_empty() => {
-                steps.push(Step::VerbsTarget);
-                continue;
-            }
-            other => return Err(alloc::format!("unknown step {other:?}")),
-        };
-        let mut opts = pingpong::Options::default();
-        let mut it = rest.iter();
-        while let Some(&flag) = it.next() {
-            if flag == "-c" {
-                opts.check = true;
-                continue;
-            }
-            let value = it
-                .next()
-                .and_then(|v| v.parse::<u32>().ok())
-                .ok_or_else(|| alloc::format!("{flag} needs a number"))?;
-            match flag {
-                "-s" if (1..=4096).contains(&value) => opts.size = value as usize,
-                "-s" => return Err("-s: 1 to 4096 bytes (the engine's largest SEND)".into()),
-                "-n" if value > 0 => opts.iters = value,
-                "-m" if [256, 512, 1024, 2048, 4096].contains(&value) => opts.mtu = value,
-                _ => {
-                    return Err(alloc::format!(
-                        "{flag} {value}: not an option this step takes"
-                    ))
-                }
-            }
-        }
-        steps.push(match addr {
-            Some(a) => Step::PingpongClient(a, opts),
-            None => Step::PingpongServer(opts),
-        });
-    }
-    if steps.is_empty() {
-        return Err("no step given (pingpong-server, pingpong-client ADDR, verbs-target)".into());
-    }
-    Ok(steps)
-}
-
 fn main(args: libos::Args) -> i32 {
     let words: Vec<&str> = args.iter().collect();
-    let steps = match parse_steps(&words) {
+    let steps = match steps::parse(&words) {
         Ok(s) => s,
         Err(e) => {
             println!("rdmapeer: {e}");
@@ -143,6 +70,24 @@ fn main(args: libos::Args) -> i32 {
                 "pingpong-client",
                 pingpong::client(&rdma, &mut net, addr, &o),
             ),
+            Step::PerftestServer(o) => {
+                report_perftest(
+                    "perftest-server",
+                    o,
+                    perftest::serve(&rdma, &mut net, &o),
+                    &mut failed,
+                );
+                continue;
+            }
+            Step::PerftestClient(addr, o) => {
+                report_perftest(
+                    "perftest-client",
+                    o,
+                    perftest::client(&rdma, &mut net, addr, &o),
+                    &mut failed,
+                );
+                continue;
+            }
             Step::VerbsTarget => {
                 match target::serve(&rdma, &mut net) {
                     Ok(n) => println!("ok verbs-target: {n} commands served"),
@@ -167,4 +112,38 @@ fn main(args: libos::Args) -> i32 {
     }
     println!("rdmapeer: {} failed", failed);
     i32::from(failed > 0)
+}
+
+/// Prints one perftest step's outcome.
+fn report_perftest(
+    what: &str,
+    o: perftest::Options,
+    result: Result<perftest::Outcome, perftest::PerfError>,
+    failed: &mut u32,
+) {
+    let test = match o.test {
+        perftest::Test::WriteBw => "write",
+        perftest::Test::ReadBw => "read",
+    };
+    match result {
+        Ok(r) => {
+            let p = r.peer;
+            println!(
+                "ok {what} {test}: {} x {} B with {}.{}.{}.{}, client measured {:.2} MiB/s ({:.4} Mpps), {} pages faulted in here",
+                r.report.iters,
+                r.report.size,
+                p[0],
+                p[1],
+                p[2],
+                p[3],
+                r.report.bw_avg,
+                r.report.msg_rate,
+                r.faults
+            )
+        }
+        Err(e) => {
+            *failed += 1;
+            println!("FAIL {what} {test}: {e}");
+        }
+    }
 }
