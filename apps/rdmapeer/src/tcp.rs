@@ -11,6 +11,9 @@ use libos::net::smoltcp::wire::{IpAddress, Ipv4Address};
 use libos::net::Net;
 use libos::time;
 
+/// How long one connection attempt may wait for an answer.
+const ATTEMPT: Duration = Duration::from_secs(3);
+
 /// Why a connection could not do what was asked.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum TcpError {
@@ -98,7 +101,9 @@ impl<'a> Conn<'a> {
                 return Err(TcpError::Closed);
             }
             let handle = net.sockets.add(s);
-            let left = limit.saturating_sub(start.elapsed());
+            // One attempt waits a few seconds: a SYN to an address nobody
+            // has yet (the peer still booting) gets no answer at all.
+            let left = limit.saturating_sub(start.elapsed()).min(ATTEMPT);
             let settled = poll_until(net, left, |n| {
                 let st = n.sockets.get::<tcp::Socket>(handle).state();
                 st == tcp::State::Established || st == tcp::State::Closed
@@ -107,6 +112,8 @@ impl<'a> Conn<'a> {
             if settled.is_ok() && state == tcp::State::Established {
                 return Ok(Conn { net, handle });
             }
+            net.sockets.get_mut::<tcp::Socket>(handle).abort();
+            net.poll();
             net.sockets.remove(handle);
             if start.elapsed() > limit {
                 return Err(TcpError::TimedOut);
