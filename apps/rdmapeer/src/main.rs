@@ -8,8 +8,9 @@
 //!    pingpong-server          wait for `ibv_rc_pingpong -g <idx> <this node>`
 //!    pingpong-client ADDR     be the client of `ibv_rc_pingpong -g <idx>` on ADDR
 //!    verbs-target             serve `verbs_probe` (image/linux-rxe/verbs_probe.c)
-//!    perftest-server write|read       wait for `ib_write_bw`/`ib_read_bw -x <idx> <this node>`
-//!    perftest-client ADDR write|read  be their client, against a server on ADDR
+//!    perftest-server TEST       wait for perftest's ib_TEST (write: ib_write_bw, read:
+//!                               ib_read_bw, send: ib_send_bw, lat: ib_write_lat) -x <idx> <this node>
+//!    perftest-client ADDR TEST  be its client, against a server on ADDR
 //!    options: -s SIZE  -n ITERS  -m MTU (as given to the Linux program; -c: rc_pingpong's)
 //! ```
 //!
@@ -121,24 +122,23 @@ fn report_perftest(
     result: Result<perftest::Outcome, perftest::PerfError>,
     failed: &mut u32,
 ) {
-    let test = match o.test {
-        perftest::Test::WriteBw => "write",
-        perftest::Test::ReadBw => "read",
-    };
+    let test = o.test.name();
     match result {
         Ok(r) => {
             let p = r.peer;
+            let measured = match o.test {
+                perftest::Test::WriteLat => {
+                    alloc::format!("{:.1} us one way (median)", r.report.bw_avg)
+                }
+                _ => alloc::format!(
+                    "{:.2} MiB/s ({:.4} Mpps)",
+                    r.report.bw_avg,
+                    r.report.msg_rate
+                ),
+            };
             println!(
-                "ok {what} {test}: {} x {} B with {}.{}.{}.{}, client measured {:.2} MiB/s ({:.4} Mpps), {} pages faulted in here",
-                r.report.iters,
-                r.report.size,
-                p[0],
-                p[1],
-                p[2],
-                p[3],
-                r.report.bw_avg,
-                r.report.msg_rate,
-                r.faults
+                "ok {what} {test}: {} x {} B with {}.{}.{}.{}, measured {measured}, {} pages faulted in here",
+                r.report.iters, r.report.size, p[0], p[1], p[2], p[3], r.faults
             )
         }
         Err(e) => {

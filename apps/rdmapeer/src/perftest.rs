@@ -1,5 +1,6 @@
-//! The far end of perftest's `ib_write_bw` and `ib_read_bw`, as Debian
-//! ships them (`hw::rdma::exchange` has the exchange's messages).
+//! The far end of perftest's `ib_write_bw`, `ib_read_bw`, `ib_send_bw`
+//! and `ib_write_lat`, as Debian ships them (`hw::rdma::exchange` has the
+//! exchange's messages).
 //!
 //! ```text
 //!  Linux: ib_write_bw -d rxe0 -x 1 <faultline>          Faultline: perftest-server write
@@ -9,6 +10,11 @@
 //!               done ×1, the client's measurement, ×1, "done"
 //!  perftest-client ADDR write|read: this node WRITEs/READs the Linux
 //!  server's buffer and hands it its measurement.
+//!  send: the client SENDs, the server RECVs (the numbers are exchanged
+//!  once more before the run, so the RECVs are posted first; no report).
+//!  lat: both WRITE `size` bytes into the other's buffer in turn, the
+//!  server first, and watch their own buffer's last byte for the peer's
+//!  count (no exchange after the run).
 //! ```
 //!
 //! perftest writes random bytes and checks nothing; this side checks what
@@ -18,6 +24,7 @@
 
 use crate::target::pattern;
 use crate::tcp::{Conn, TcpError};
+use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::time::Duration;
 use hw::rdma::exchange::{
@@ -27,7 +34,9 @@ use hw::rdma::exchange::{
 use libos::dma::Policy;
 use libos::mm::Region;
 use libos::net::Net;
-use libos::rdma::{Access, PeerAddress, Rdma, RdmaError, RemoteAddr, Status, WorkId};
+use libos::rdma::{
+    Access, PeerAddress, PeerQp, QueuePair, Rdma, RdmaError, RemoteAddr, Status, WorkId,
+};
 use libos::time;
 
 /// perftest's TCP port.
@@ -45,6 +54,8 @@ const CACHE_LINE: u32 = 64;
 const OUT_READS: u16 = 16;
 /// Requests this node keeps in flight as a client.
 const DEPTH: usize = 16;
+/// RECVs this node keeps posted as the server of `ib_send_bw`.
+const RECV_DEPTH: usize = 64;
 
 /// Which test.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -53,6 +64,22 @@ pub enum Test {
     WriteBw,
     /// `ib_read_bw`: the client READs the server's buffer.
     ReadBw,
+    /// `ib_send_bw`: the client SENDs, the server RECVs.
+    SendBw,
+    /// `ib_write_lat`: WRITE ping-pong.
+    WriteLat,
+}
+
+impl Test {
+    /// The name the steps use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::WriteBw => "write",
+            Self::ReadBw => "read",
+            Self::SendBw => "send",
+            Self::WriteLat => "lat",
+        }
+    }
 }
 
 /// The test's options, as given to both ends.
@@ -116,8 +143,9 @@ impl From<RdmaError> for PerfError {
     }
 }
 
-/// What a run measured: the client's report, and the faults this node
-/// resolved for the peer meanwhile.
+/// What a run measured: the client's report (this node's own measurement
+/// for `send` and `lat`), and the faults this node resolved for the peer
+/// meanwhile.
 #[derive(Clone, Copy, Debug)]
 pub struct Outcome {
     /// The peer's address.
@@ -164,69 +192,155 @@ fn preamble(conn: &mut Conn<'_>, client: bool, opts: &Options) -> Result<u32, Pe
     Ok(mtu_of_code(their_code).map_or(opts.mtu, |m| m.min(opts.mtu)))
 }
 
-/// Serves one `ib_write_bw` or `ib_read_bw` client.
-pub fn serve(rdma: &Rdma, net: &mut Net, opts: &Options) -> Result<Outcome, PerfError> {
-    let mut conn = Conn::accept(net, PORT, RUN)?;
-    let mtu = preamble(&mut conn, false, opts)?;
-    // The client's WRITEs stay within one cycle buffer, or cover `size`.
-    let window = opts.size.max(CYCLE);
-    let len = (2 * window).next_multiple_of(CYCLE);
-    let mut region = Region::demand_zero(len).map_err(|_| PerfError::Memory)?;
-    let access = match opts.test {
-        // Never touched: the client's first WRITE to each page faults.
-        Test::WriteBw => Access::REMOTE_WRITE,
-        Test::ReadBw => {
-            for (i, b) in region.as_mut_slice().iter_mut().enumerate() {
-                *b = pattern(i, 31);
-            }
-            Access::REMOTE_READ
-        }
-    };
-    // SAFETY: `region` outlives the exposure (dropped at the end of this
-    // function, after it); Rust reads its bytes only after the client said
-    // its test is over (the fourth exchange of numbers).
-    let exposure = unsafe { rdma.expose(region.range(), access) }?;
-    let faults_before = rdma.pages_ready();
+/// The connected end of one test: the TCP exchange, the numbers each side
+/// gave, and the queue pair.
+struct Session<'n> {
+    conn: Conn<'n>,
+    client: bool,
+    ours: PerftestDest,
+    theirs: PerftestDest,
+    to: QueuePair,
+    // Ends the queue pair when the session ends.
+    _qp: PeerQp,
+}
+
+impl Session<'_> {
+    /// One more exchange of the numbers (perftest's "hand shake").
+    fn hand_shake(&mut self, limit: Duration) -> Result<(), PerfError> {
+        let ours = self.ours.encode();
+        xchg(&mut self.conn, self.client, &ours, limit)?;
+        Ok(())
+    }
+
+    /// The closing: the numbers once more, then "done". Each side closes
+    /// after writing its "done" without reading the other's, so this one
+    /// may find the connection reset: the test is over either way.
+    fn close(mut self) -> Result<(), PerfError> {
+        self.hand_shake(STEP)?;
+        let _ = self.conn.write_all(b"done\0", STEP);
+        Ok(())
+    }
+
+    fn peer(&self) -> [u8; 4] {
+        gid_ipv4(&self.theirs.gid).unwrap_or_default()
+    }
+}
+
+/// Everything up to the run: the preamble, a queue pair, the numbers (with
+/// `rkey` and `vaddr` of this side's buffer) exchanged and the queue pair
+/// connected, and the exchanges perftest makes before its run.
+fn connect<'n>(
+    rdma: &Rdma,
+    mut conn: Conn<'n>,
+    client: bool,
+    opts: &Options,
+    rkey: u32,
+    vaddr: u64,
+) -> Result<Session<'n>, PerfError> {
+    let mtu = preamble(&mut conn, client, opts)?;
     let qp = rdma.create_peer_qp()?;
     let ours = PerftestDest {
         lid: 0,
         out_reads: OUT_READS,
         qpn: qp.qpn(),
         psn: qp.first_psn(),
-        rkey: exposure.remote().key as u32,
-        vaddr: region.start() as u64,
+        rkey,
+        vaddr,
         gid: ipv4_gid(rdma.address()),
         srqn: 0,
     };
-    let theirs = xchg(&mut conn, false, &ours.encode(), STEP)?;
+    if opts.test == Test::WriteLat {
+        // The latency test exchanges the numbers once more first.
+        xchg(&mut conn, client, &ours.encode(), STEP)?;
+    }
+    let theirs = xchg(&mut conn, client, &ours.encode(), STEP)?;
     let theirs = PerftestDest::decode(&theirs).map_err(|e| PerfError::BadMessage("address", e))?;
-    let peer = gid_ipv4(&theirs.gid).ok_or(PerfError::NoIpv4Gid)?;
-    let _to = qp.connect(&PeerAddress {
-        addr: peer,
+    let to = qp.connect(&PeerAddress {
+        addr: gid_ipv4(&theirs.gid).ok_or(PerfError::NoIpv4Gid)?,
         qpn: theirs.qpn,
         psn: theirs.psn,
         mtu,
     })?;
-    xchg(&mut conn, false, &ours.encode(), STEP)?;
-    xchg(&mut conn, false, &ours.encode(), STEP)?;
-    // The client runs its test; it comes back when done.
-    xchg(&mut conn, false, &ours.encode(), RUN)?;
-    let mut fields = [[0u8; 8]; 5];
-    for f in fields.iter_mut() {
-        let theirs = xchg(&mut conn, false, &[0u8; 8], STEP)?;
-        f.copy_from_slice(&theirs);
+    let mut s = Session {
+        conn,
+        client,
+        ours,
+        theirs,
+        to,
+        _qp: qp,
+    };
+    s.hand_shake(STEP)?;
+    s.hand_shake(STEP)?;
+    Ok(s)
+}
+
+/// A region of `len` bytes: never touched, or filled with pattern `seed`.
+fn region(len: usize, seed: Option<u8>) -> Result<Region, PerfError> {
+    let mut r = Region::demand_zero(len.next_multiple_of(CYCLE)).map_err(|_| PerfError::Memory)?;
+    if let Some(seed) = seed {
+        for (i, b) in r.as_mut_slice().iter_mut().enumerate() {
+            *b = pattern(i, seed);
+        }
     }
-    xchg(&mut conn, false, &ours.encode(), STEP)?;
-    conn.write_all(b"done\0", STEP)?;
+    Ok(r)
+}
+
+/// Serves one Linux client of the test.
+pub fn serve(rdma: &Rdma, net: &mut Net, opts: &Options) -> Result<Outcome, PerfError> {
+    let conn = Conn::accept(net, PORT, RUN)?;
+    // The client's WRITEs and READs stay within one cycle buffer, or
+    // cover `size`.
+    let window = opts.size.max(CYCLE);
+    let (fill, access) = match opts.test {
+        // Never touched: the client's first WRITE to each page faults.
+        Test::WriteBw | Test::WriteLat => (None, Some(Access::REMOTE_WRITE)),
+        Test::ReadBw => (Some(31), Some(Access::REMOTE_READ)),
+        Test::SendBw => (None, None),
+    };
+    let buffer = region(2 * window, fill)?;
+    let exposure = match access {
+        // SAFETY: `buffer` outlives the exposure (dropped before it at the
+        // end of this function); Rust reads its bytes only through
+        // `last_byte` (volatile, for the latency test) and after the
+        // client said its run is over.
+        Some(a) => Some(unsafe { rdma.expose(buffer.range(), a) }?),
+        None => None,
+    };
+    let rkey = exposure.as_ref().map_or(0, |e| e.remote().key as u32);
+    let faults_before = rdma.pages_ready();
+    let mut s = connect(rdma, conn, false, opts, rkey, buffer.start() as u64)?;
+    let peer = s.peer();
+    let report = match opts.test {
+        Test::WriteBw | Test::ReadBw => {
+            // The client runs its test; it comes back when done, with its
+            // measurement.
+            s.hand_shake(RUN)?;
+            let mut fields = [[0u8; 8]; 5];
+            for f in fields.iter_mut() {
+                f.copy_from_slice(&xchg(&mut s.conn, false, &[0u8; 8], STEP)?);
+            }
+            s.close()?;
+            PerftestReport::from_fields(&fields)
+        }
+        Test::SendBw => {
+            let recvs = receive_all(rdma, &mut s, opts)?;
+            s.close()?;
+            recvs
+        }
+        Test::WriteLat => {
+            let r = ping_pong(&s, opts, &buffer)?;
+            drop(s);
+            r
+        }
+    };
     drop(exposure);
     let faults = rdma.pages_ready() - faults_before;
-    let bytes = region.as_slice();
+    let bytes = buffer.as_slice();
     match opts.test {
         Test::WriteBw => {
             // perftest's bytes are random: no page of the window it wrote
             // may still be all zero (nothing was there before).
-            let written = window.min(opts.size.max(CYCLE));
-            if let Some(page) = bytes[..written]
+            if let Some(page) = bytes[..window]
                 .chunks(CYCLE)
                 .position(|p| p.iter().all(|&b| b == 0))
             {
@@ -245,110 +359,74 @@ pub fn serve(rdma: &Rdma, net: &mut Net, opts: &Options) -> Result<Outcome, Perf
                 return Err(PerfError::Data("the buffer the client read changed", at));
             }
         }
+        Test::SendBw | Test::WriteLat => {}
     }
     Ok(Outcome {
         peer,
-        report: PerftestReport::from_fields(&fields),
+        report,
         faults,
     })
 }
 
-/// Runs `ib_write_bw`'s or `ib_read_bw`'s client against a Linux server
-/// at `server`.
+/// Runs the test's client against a Linux server at `server`.
 pub fn client(
     rdma: &Rdma,
     net: &mut Net,
     server: [u8; 4],
     opts: &Options,
 ) -> Result<Outcome, PerfError> {
-    let mut conn = Conn::connect(net, server, PORT, RUN)?;
-    let mtu = preamble(&mut conn, true, opts)?;
-    // A WRITE's source (one buffer for all), or one slot per READ in
-    // flight.
+    let conn = Conn::connect(net, server, PORT, RUN)?;
+    // A WRITE's or SEND's source, or one slot per READ in flight; for
+    // the latency test, the source and (after it) the exposed buffer the
+    // server writes into.
     let slots = if opts.test == Test::ReadBw { DEPTH } else { 1 };
-    let mut local = Region::demand_zero(opts.size * slots).map_err(|_| PerfError::Memory)?;
-    for (i, b) in local.as_mut_slice().iter_mut().enumerate() {
-        *b = pattern(i, 37);
-    }
-    let _grant = rdma.grant(local.range(), libos::dma::Rights::ReadWrite)?;
-    let qp = rdma.create_peer_qp()?;
-    let ours = PerftestDest {
-        lid: 0,
-        out_reads: OUT_READS,
-        qpn: qp.qpn(),
-        psn: qp.first_psn(),
-        rkey: 0,
-        vaddr: local.start() as u64,
-        gid: ipv4_gid(rdma.address()),
-        srqn: 0,
+    let source = region(opts.size * slots, Some(37))?;
+    let window = opts.size.max(CYCLE);
+    let landing = region(window, None)?;
+    let exposure = match opts.test {
+        // SAFETY: as in `serve`: `landing` outlives the exposure, and is
+        // read only through `last_byte`.
+        Test::WriteLat => Some(unsafe { rdma.expose(landing.range(), Access::REMOTE_WRITE) }?),
+        _ => None,
     };
-    let theirs = xchg(&mut conn, true, &ours.encode(), STEP)?;
-    let theirs = PerftestDest::decode(&theirs).map_err(|e| PerfError::BadMessage("address", e))?;
-    let to = qp.connect(&PeerAddress {
-        addr: gid_ipv4(&theirs.gid).ok_or(PerfError::NoIpv4Gid)?,
-        qpn: theirs.qpn,
-        psn: theirs.psn,
-        mtu,
-    })?;
-    xchg(&mut conn, true, &ours.encode(), STEP)?;
-    xchg(&mut conn, true, &ours.encode(), STEP)?;
-    let remote = RemoteAddr {
-        key: u64::from(theirs.rkey),
-        va: theirs.vaddr as usize,
+    let rkey = exposure.as_ref().map_or(0, |e| e.remote().key as u32);
+    let vaddr = if exposure.is_some() {
+        landing.start()
+    } else {
+        source.start()
     };
-    let start = time::now();
-    let mut in_flight: alloc::collections::VecDeque<WorkId> = alloc::collections::VecDeque::new();
-    let mut posted = 0u32;
-    let mut done = 0u32;
-    while done < opts.iters {
-        while in_flight.len() < DEPTH && posted < opts.iters {
-            let slot = (posted as usize % slots) * opts.size;
-            let range = local.start() + slot..local.start() + slot + opts.size;
-            // SAFETY: `local` is granted to the engine and outlives every
-            // request (all are waited for below); WRITEs only read it, and
-            // each READ in flight has its own slot.
-            let id = unsafe {
-                match opts.test {
-                    Test::WriteBw => to.write(range, remote, Policy::FaultAware),
-                    Test::ReadBw => to.read(range, remote, Policy::FaultAware),
-                }
-            }?;
-            in_flight.push_back(id);
-            posted += 1;
+    let _grant = rdma.grant(source.range(), libos::dma::Rights::ReadWrite)?;
+    let mut s = connect(rdma, conn, true, opts, rkey, vaddr as u64)?;
+    let report = match opts.test {
+        Test::WriteBw | Test::ReadBw => {
+            let report = transfer_all(rdma, &s, opts, &source)?;
+            s.hand_shake(STEP)?;
+            for f in report.fields() {
+                xchg(&mut s.conn, true, &f, STEP)?;
+            }
+            s.close()?;
+            report
         }
-        let Some(id) = in_flight.pop_front() else {
-            break;
-        };
-        let wc = rdma.wait_for(id, STEP)?;
-        if wc.status != Status::Success {
-            return Err(PerfError::Completion(wc.status));
+        Test::SendBw => {
+            s.hand_shake(STEP)?;
+            let report = send_all(rdma, &s, opts, &source)?;
+            s.close()?;
+            report
         }
-        done += 1;
-    }
-    let secs = start.elapsed().as_secs_f64().max(1e-9);
-    let bytes = opts.size as f64 * f64::from(opts.iters);
-    let bw = bytes / secs / f64::from(1u32 << 20);
-    let report = PerftestReport {
-        size: opts.size as u64,
-        iters: u64::from(opts.iters),
-        bw_peak: bw,
-        bw_avg: bw,
-        msg_rate: f64::from(opts.iters) / secs / 1e6,
+        Test::WriteLat => {
+            let r = ping_pong(&s, opts, &landing)?;
+            drop(s);
+            r
+        }
     };
-    xchg(&mut conn, true, &ours.encode(), STEP)?;
-    for f in report.fields() {
-        xchg(&mut conn, true, &f, STEP)?;
-    }
-    xchg(&mut conn, true, &ours.encode(), STEP)?;
-    conn.write_all(b"done\0", STEP)?;
-    if opts.test == Test::WriteBw {
-        if let Some(at) = local
-            .as_slice()
-            .iter()
-            .enumerate()
-            .position(|(i, &b)| b != pattern(i, 37))
-        {
-            return Err(PerfError::Data("the WRITEs' source changed", at));
+    drop(exposure);
+    if let Some(at) = source.as_slice()[..opts.size]
+        .iter()
+        .enumerate()
+        .position(|(i, &b)| b != pattern(i, 37))
+    {
+        if opts.test != Test::ReadBw && opts.test != Test::WriteLat {
+            return Err(PerfError::Data("the source changed", at));
         }
     }
     Ok(Outcome {
@@ -356,4 +434,189 @@ pub fn client(
         report,
         faults: 0,
     })
+}
+
+/// The measurement of `iters` messages of `size` bytes in `secs`.
+fn measured(opts: &Options, secs: f64) -> PerftestReport {
+    let secs = secs.max(1e-9);
+    let bw = opts.size as f64 * f64::from(opts.iters) / secs / f64::from(1u32 << 20);
+    PerftestReport {
+        size: opts.size as u64,
+        iters: u64::from(opts.iters),
+        bw_peak: bw,
+        bw_avg: bw,
+        msg_rate: f64::from(opts.iters) / secs / 1e6,
+    }
+}
+
+/// WRITEs or READs `iters` times into the server's buffer, [`DEPTH`] in
+/// flight.
+fn transfer_all(
+    rdma: &Rdma,
+    s: &Session<'_>,
+    opts: &Options,
+    source: &Region,
+) -> Result<PerftestReport, PerfError> {
+    let remote = RemoteAddr {
+        key: u64::from(s.theirs.rkey),
+        va: s.theirs.vaddr as usize,
+    };
+    let slots = if opts.test == Test::ReadBw { DEPTH } else { 1 };
+    let start = time::now();
+    let mut in_flight = VecDeque::new();
+    let mut posted = 0u32;
+    while posted < opts.iters || !in_flight.is_empty() {
+        while in_flight.len() < DEPTH && posted < opts.iters {
+            let slot = (posted as usize % slots) * opts.size;
+            let range = source.start() + slot..source.start() + slot + opts.size;
+            // SAFETY: `source` is granted to the engine and outlives every
+            // request (all are waited for here); WRITEs only read it, and
+            // each READ in flight has its own slot.
+            let id = unsafe {
+                if opts.test == Test::ReadBw {
+                    s.to.read(range, remote, Policy::FaultAware)
+                } else {
+                    s.to.write(range, remote, Policy::FaultAware)
+                }
+            }?;
+            in_flight.push_back(id);
+            posted += 1;
+        }
+        if let Some(id) = in_flight.pop_front() {
+            finish(rdma, id)?;
+        }
+    }
+    Ok(measured(opts, start.elapsed().as_secs_f64()))
+}
+
+/// SENDs `iters` messages, [`DEPTH`] in flight.
+fn send_all(
+    rdma: &Rdma,
+    s: &Session<'_>,
+    opts: &Options,
+    source: &Region,
+) -> Result<PerftestReport, PerfError> {
+    let data = &source.as_slice()[..opts.size];
+    let start = time::now();
+    let mut in_flight = VecDeque::new();
+    let mut posted = 0u32;
+    while posted < opts.iters || !in_flight.is_empty() {
+        while in_flight.len() < DEPTH && posted < opts.iters {
+            in_flight.push_back(s.to.send(data)?);
+            posted += 1;
+        }
+        if let Some(id) = in_flight.pop_front() {
+            finish(rdma, id)?;
+        }
+    }
+    Ok(measured(opts, start.elapsed().as_secs_f64()))
+}
+
+/// RECVs `iters` messages of `size` bytes: RECVs are posted before the
+/// exchange that lets the client start, and kept [`RECV_DEPTH`] ahead.
+fn receive_all(
+    rdma: &Rdma,
+    s: &mut Session<'_>,
+    opts: &Options,
+) -> Result<PerftestReport, PerfError> {
+    let mut posted = 0u32;
+    let mut waiting = VecDeque::new();
+    while posted < opts.iters && waiting.len() < RECV_DEPTH {
+        waiting.push_back(rdma.post_recv(opts.size)?);
+        posted += 1;
+    }
+    s.hand_shake(STEP)?;
+    let start = time::now();
+    while let Some(id) = waiting.pop_front() {
+        let wc = rdma.wait_for(id, RUN)?;
+        if wc.status != Status::Success {
+            return Err(PerfError::Completion(wc.status));
+        }
+        if wc.data.len() != opts.size {
+            return Err(PerfError::Data(
+                "a message of another size came",
+                wc.data.len(),
+            ));
+        }
+        if posted < opts.iters {
+            waiting.push_back(rdma.post_recv(opts.size)?);
+            posted += 1;
+        }
+    }
+    Ok(measured(opts, start.elapsed().as_secs_f64()))
+}
+
+/// The byte at `va`, as the engine last wrote it.
+fn last_byte(buffer: &Region, at: usize) -> u8 {
+    let p = &buffer.as_slice()[at] as *const u8;
+    // SAFETY: `p` points into `buffer`, which is exposed to the peer: the
+    // engine may write it at any moment, so it is read volatile, one byte
+    // (a torn read cannot happen), and never through a reference that
+    // assumes it is unchanging.
+    unsafe { core::ptr::read_volatile(p) }
+}
+
+/// `ib_write_lat`'s ping-pong: `size` bytes each way, the count in the last
+/// byte; the server writes first. Returns the measured round trips
+/// (`bw_avg` holds the median round trip's half, in microseconds, as
+/// perftest reports latency).
+fn ping_pong(
+    s: &Session<'_>,
+    opts: &Options,
+    landing: &Region,
+) -> Result<PerftestReport, PerfError> {
+    let remote = RemoteAddr {
+        key: u64::from(s.theirs.rkey),
+        va: s.theirs.vaddr as usize,
+    };
+    let mut msg = alloc::vec![0u8; opts.size];
+    let mut rtts = Vec::with_capacity(opts.iters as usize);
+    let wait_for_count = |k: u32| -> Result<(), PerfError> {
+        let start = time::now();
+        while last_byte(landing, opts.size - 1) != k as u8 {
+            if start.elapsed() > STEP {
+                return Err(PerfError::Data(
+                    "the peer's WRITE never came",
+                    opts.size - 1,
+                ));
+            }
+            core::hint::spin_loop();
+        }
+        Ok(())
+    };
+    let mut last = time::now();
+    for k in 1..=opts.iters {
+        if s.client {
+            wait_for_count(k)?;
+        }
+        msg[opts.size - 1] = k as u8;
+        let wc = s.to.write_from(&msg, remote, Policy::FaultAware)?;
+        if wc.status != Status::Success {
+            return Err(PerfError::Completion(wc.status));
+        }
+        if !s.client {
+            wait_for_count(k)?;
+        }
+        let now = time::now();
+        rtts.push(now.duration_since(last).as_secs_f64() * 1e6);
+        last = now;
+    }
+    rtts.sort_by(f64::total_cmp);
+    let median = rtts.get(rtts.len() / 2).copied().unwrap_or(0.0);
+    Ok(PerftestReport {
+        size: opts.size as u64,
+        iters: u64::from(opts.iters),
+        bw_peak: median / 2.0,
+        bw_avg: median / 2.0,
+        msg_rate: 0.0,
+    })
+}
+
+/// Waits for request `id`; an error unless it succeeded.
+fn finish(rdma: &Rdma, id: WorkId) -> Result<(), PerfError> {
+    let wc = rdma.wait_for(id, STEP)?;
+    match wc.status {
+        Status::Success => Ok(()),
+        s => Err(PerfError::Completion(s)),
+    }
 }

@@ -80,14 +80,29 @@ fn perftest_opts(name: &str, rest: &[&str]) -> Result<perftest::Options, String>
     let (test, rest) = match rest.split_first() {
         Some((&"write", rest)) => (perftest::Test::WriteBw, rest),
         Some((&"read", rest)) => (perftest::Test::ReadBw, rest),
-        _ => return Err(format!("{name} needs the test: write or read")),
+        Some((&"send", rest)) => (perftest::Test::SendBw, rest),
+        Some((&"lat", rest)) => (perftest::Test::WriteLat, rest),
+        _ => return Err(format!("{name} needs the test: write, read, send or lat")),
     };
-    // perftest's default message (64 KiB) and count (5000).
-    let f = flags(rest, 8 << 20)?;
+    // The engine's largest SEND bounds ib_send_bw's message (give the
+    // Linux side -s too: its default is 64 KiB).
+    let max = if test == perftest::Test::SendBw {
+        4096
+    } else {
+        8 << 20
+    };
+    let f = flags(rest, max)?;
+    // perftest's defaults: 64 KiB x 5000 for bandwidth, 2 B x 1000 for
+    // latency.
+    let (size, iters) = match test {
+        perftest::Test::WriteLat => (2, 1000),
+        perftest::Test::SendBw => (4096, 1000),
+        _ => (65536, 5000),
+    };
     Ok(perftest::Options {
         test,
-        size: f.size.unwrap_or(65536),
-        iters: f.iters.unwrap_or(5000),
+        size: f.size.unwrap_or(size),
+        iters: f.iters.unwrap_or(iters),
         mtu: f.mtu.unwrap_or(1024),
     })
 }
