@@ -46,11 +46,12 @@ options:
                    RoCE-sized datagrams, UDP round trip), lines [link]
   --linux-peer SCRIPT  with --nodes: a Debian Linux guest with soft-RoCE
                    (rdma_rxe, rdma-core, perftest) joins the link at
-                   10.47.0.100 and runs the shell SCRIPT once rxe0 is up
-                   ($PEER: node 0's address, $GID: rxe0's IPv4 GID index,
-                   connect_retry CMD: CMD again while nothing listens);
-                   its lines are prefixed [linux]; the run fails if the
-                   script does; each node's TCP port 18515 reaches its guest
+                   10.47.0.100 (the next one .101, ...; repeatable) and runs
+                   the shell SCRIPT once rxe0 is up ($PEER: node 0's address,
+                   $NODEn, $LINUXn, $SELF: the addresses, $GID: rxe0's IPv4
+                   GID index, connect_retry CMD: CMD again while nothing
+                   listens); its lines are prefixed [linuxN]; the run fails if
+                   a script does; each node's TCP port 18515 reaches its guest
   --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this
                    big (default 1G), or grown to it; never shrunk. SIZE in
                    bytes or with K, M, G, T (powers of 1024), at least 4M
@@ -103,8 +104,8 @@ pub enum Cli {
         loss: Option<f64>,
         /// Measure the link between nodes 0 and 1 first (`--link-bench`).
         link_bench: bool,
-        /// A Linux peer's script (`--linux-peer`).
-        linux_peer: Option<String>,
+        /// The Linux peers' scripts (`--linux-peer`, repeatable).
+        linux_peers: Vec<String>,
         /// Size of the NVMe disk (`--disk-size`).
         disk_size: Option<u64>,
         /// Boot through U-Boot (`--uboot`, see [`crate::uboot`]).
@@ -181,7 +182,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut nodes = None;
     let mut loss = None;
     let mut link_bench = false;
-    let mut linux_peer = None;
+    let mut linux_peers = Vec::new();
     let mut disk_size = None;
     let mut uboot = false;
     let mut args = Vec::new();
@@ -265,7 +266,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                 );
             }
             "--link-bench" if run => link_bench = true,
-            "--linux-peer" if run => linux_peer = Some(value(name)?),
+            "--linux-peer" if run => linux_peers.push(value(name)?),
             "--disk-size" if run => {
                 let v = value(name)?;
                 disk_size = Some(parse_size(&v).filter(|&s| s >= 4 << 20).ok_or_else(|| {
@@ -294,7 +295,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     if link_bench && nodes.is_none_or(|n| n < 2) {
         return Err(usage("--link-bench needs --nodes 2 or more"));
     }
-    if linux_peer.is_some() && nodes.is_none() {
+    if !linux_peers.is_empty() && nodes.is_none() {
         return Err(usage("--linux-peer needs --nodes"));
     }
     if uboot && (board != Board::QemuVirt || nodes.is_some()) {
@@ -312,7 +313,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             nodes,
             loss,
             link_bench,
-            linux_peer,
+            linux_peers,
             disk_size,
             uboot,
             args,
@@ -411,7 +412,7 @@ mod tests {
                 nodes: None,
                 loss: None,
                 link_bench: false,
-                linux_peer: None,
+                linux_peers: Vec::new(),
                 disk_size: Some(4 << 30),
                 uboot: false,
                 args: vec!["a".into(), "b".into()],

@@ -62,11 +62,11 @@ pub struct FabricOptions {
     /// Measure the link between nodes 0 and 1 before booting (printed as
     /// `[link]` lines, see [`crate::netns::Link::measure`]).
     pub link_bench: bool,
-    /// A Linux node with soft-RoCE on the link, running this script
-    /// (`crate::linux_peer`); the Faultline nodes then boot in their
+    /// Linux nodes with soft-RoCE on the link, each running its script
+    /// (`crate::linux_peer`); with any, the Faultline nodes boot in their
     /// namespaces, each with TCP port [`OOB_PORT`] of its address
     /// forwarded to its guest.
-    pub linux_peer: Option<crate::linux_peer::LinuxPeer>,
+    pub linux_peers: Vec<crate::linux_peer::LinuxPeer>,
     /// Directory for the engines' sockets (`n<rank>.sock`); a fresh one in
     /// the system's temporary directory when `None`. A test that needs to
     /// find one engine (to kill it) names its own.
@@ -84,19 +84,19 @@ pub struct ClusterOutcome {
     pub nodes: Vec<RunOutcome>,
     /// What each engine printed, by rank.
     pub engines: Vec<String>,
-    /// The Linux peer's run, if there was one.
-    pub linux: Option<RunOutcome>,
+    /// The Linux peers' runs.
+    pub linux: Vec<RunOutcome>,
 }
 
 impl ClusterOutcome {
-    /// Whether every node exited with status 0 in time (and the Linux
-    /// peer's script too, if there was one).
+    /// Whether every node exited with status 0 in time (and every Linux
+    /// peer's script too).
     pub fn success(&self) -> bool {
         self.nodes.iter().all(RunOutcome::success)
             && self
                 .linux
-                .as_ref()
-                .is_none_or(|l| l.success() && l.output.contains("rxe-guest: script exit 0"))
+                .iter()
+                .all(|l| l.success() && l.output.contains("rxe-guest: script exit 0"))
     }
 
     /// All output, node by node, each line prefixed with its node.
@@ -107,9 +107,9 @@ impl ClusterOutcome {
                 all += &format!("[n{rank}] {line}\n");
             }
         }
-        if let Some(linux) = &self.linux {
+        for (i, linux) in self.linux.iter().enumerate() {
             for line in linux.output.lines() {
-                all += &format!("[linux] {line}\n");
+                all += &format!("[linux{i}] {line}\n");
             }
         }
         for (rank, engine) in self.engines.iter().enumerate() {
@@ -251,17 +251,18 @@ pub fn run_cluster(
         }
         None => (tempdir()?, true),
     };
-    let linux_files = match &fabric.linux_peer {
-        Some(peer) => {
-            let (kernel, base) = crate::linux_peer::guest_files(root)?;
-            let initrd = dir.join("linux-initrd");
-            crate::linux_peer::initrd_with_script(&base, &peer.script, &initrd)?;
-            Some((kernel, initrd))
+    let linux_count = fabric.linux_peers.len();
+    let mut linux_files = Vec::new();
+    if linux_count > 0 {
+        let (kernel, base) = crate::linux_peer::guest_files(root)?;
+        for (i, peer) in fabric.linux_peers.iter().enumerate() {
+            let initrd = dir.join(format!("linux{i}-initrd"));
+            let script = crate::linux_peer::environment(nodes, linux_count, i) + &peer.script;
+            crate::linux_peer::initrd_with_script(&base, &script, &initrd)?;
+            linux_files.push((kernel.clone(), initrd));
         }
-        None => None,
-    };
-    let link =
-        crate::netns::Link::with_linux_tap(nodes, fabric.intruder, fabric.linux_peer.is_some())?;
+    }
+    let link = crate::netns::Link::with_linux_taps(nodes, fabric.intruder, linux_count)?;
     if let Some(pid) = link.intruder_pid() {
         let f = dir.join("intruder.pid");
         std::fs::write(&f, pid.to_string()).map_err(|e| Error::io(f.display().to_string(), e))?;
@@ -322,7 +323,7 @@ pub fn run_cluster(
         if rank > 0 {
             node_opts.port = None;
         }
-        let cmd = if linux_files.is_some() {
+        let cmd = if linux_count > 0 {
             // In the node's namespace, where the Linux peer reaches it.
             node_opts.port = None;
             let at = std::net::SocketAddrV4::new(crate::netns::node_addr(rank), OOB_PORT);
@@ -346,27 +347,33 @@ pub fn run_cluster(
             out
         }));
     }
-    let linux_handle = match &linux_files {
-        Some((kernel, initrd)) => {
-            let cmd = link.in_bridge(&crate::linux_peer::qemu_command(
-                kernel,
-                initrd,
-                crate::netns::node_addr(0),
-            ))?;
-            let stop = Arc::clone(&stop);
-            let done_tx = done_tx.clone();
-            Some(thread::spawn(move || {
-                let out = run_watched(cmd, timeout, echo.then_some("[linux] "), Some(&stop), None);
-                let ok = out
-                    .as_ref()
-                    .is_ok_and(|o| o.success() && o.output.contains("rxe-guest: script exit 0"));
-                let _ = done_tx.send(ok);
-                out
-            }))
-        }
-        None => None,
-    };
-    let waiting = nodes + u16::from(linux_handle.is_some());
+    let mut linux_handles = Vec::new();
+    for (i, (kernel, initrd)) in linux_files.iter().enumerate() {
+        let cmd = link.in_bridge(&crate::linux_peer::qemu_command(
+            kernel,
+            initrd,
+            i,
+            crate::netns::node_addr(0),
+        ))?;
+        let stop = Arc::clone(&stop);
+        let done_tx = done_tx.clone();
+        linux_handles.push(thread::spawn(move || {
+            let prefix = format!("[linux{i}] ");
+            let out = run_watched(
+                cmd,
+                timeout,
+                echo.then_some(prefix.as_str()),
+                Some(&stop),
+                None,
+            );
+            let ok = out
+                .as_ref()
+                .is_ok_and(|o| o.success() && o.output.contains("rxe-guest: script exit 0"));
+            let _ = done_tx.send(ok);
+            out
+        }));
+    }
+    let waiting = nodes + linux_handles.len() as u16;
     drop(done_tx);
     // The first failure starts the grace period for the others.
     let mut grace_end: Option<Instant> = None;
@@ -397,13 +404,13 @@ pub fn run_cluster(
                 .map_err(|_| Error::Options("a node's runner thread panicked".into()))??,
         );
     }
-    let linux = match linux_handle {
-        Some(h) => Some(
+    let mut linux = Vec::new();
+    for h in linux_handles {
+        linux.push(
             h.join()
-                .map_err(|_| Error::Options("the Linux peer's runner thread panicked".into()))??,
-        ),
-        None => None,
-    };
+                .map_err(|_| Error::Options("a Linux peer's runner thread panicked".into()))??,
+        );
+    }
     let engines = engines.into_iter().map(EngineProcess::finish).collect();
     if let Some(mut c) = capture {
         // tcpdump writes each packet as it comes (-U): a kill loses none.
@@ -472,18 +479,18 @@ mod tests {
         let mut out = ClusterOutcome {
             nodes: vec![node("a\nb\n"), node("c\n")],
             engines: vec!["e".into()],
-            linux: None,
+            linux: Vec::new(),
         };
         assert!(out.success());
         assert_eq!(out.output(), "[n0] a\n[n0] b\n[n1] c\n[e0] e\n");
         // A Linux peer's lines come after the nodes'; its script must end
         // with status 0 for the run to succeed.
-        out.linux = Some(node("rxe-guest: script exit 1\n"));
+        out.linux = vec![node("rxe-guest: script exit 1\n")];
         assert!(!out.success());
-        out.linux = Some(node("rxe-guest: script exit 0\n"));
+        out.linux = vec![node("rxe-guest: script exit 0\n")];
         assert!(out.success());
         assert!(out
             .output()
-            .contains("[n1] c\n[linux] rxe-guest: script exit 0\n[e0] e\n"));
+            .contains("[n1] c\n[linux0] rxe-guest: script exit 0\n[e0] e\n"));
     }
 }

@@ -7,20 +7,18 @@
 //!                        └── tapl ═ QEMU ═ Linux eth0 10.47.0.100, rxe0
 //! ```
 //!
-//! The Linux side runs a shell script given by the caller, after rxe0 is
-//! up; the script sees `$PEER` (node 0's address) and `$GID` (rxe0's GID
-//! index of its IPv4 address, for `-g`), and `connect_retry CMD…`, which
-//! runs CMD again while it fails for want of a listener (the Faultline
-//! side may not listen yet). Everything the guest prints is the outcome's
-//! output; the guest powers off when the script ends, after printing
-//! `rxe-guest: script exit N`.
+//! Each Linux guest runs a shell script given by the caller, after rxe0 is
+//! up; the script sees `$PEER` (node 0's address), `$NODE0`, `$NODE1`, …
+//! (every node's), `$LINUX0`, `$LINUX1`, … (every Linux guest's), `$SELF`
+//! (its own), `$GID` (rxe0's GID index of its IPv4 address, for `-g`),
+//! and `connect_retry CMD…`, which runs CMD again while it fails for want
+//! of a listener (the other side may not listen yet). Everything the
+//! guest prints is the outcome's output; the guest powers off when the
+//! script ends, after printing `rxe-guest: script exit N`.
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-/// The Linux guest's MAC address on the bridge.
-const MAC: &str = "52:54:00:2f:00:64";
 
 /// What the Linux node does.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,6 +74,19 @@ fn cpio_entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
     }
 }
 
+/// The lines that give a script the cluster's addresses (see the module's
+/// doc): `nodes` Faultline nodes, `linux` Linux guests, this one `me`.
+pub fn environment(nodes: u16, linux: usize, me: usize) -> String {
+    let mut env = String::new();
+    for r in 0..nodes {
+        env += &format!("export NODE{r}={}\n", crate::netns::node_addr(r));
+    }
+    for i in 0..linux {
+        env += &format!("export LINUX{i}={}\n", crate::netns::linux_addr(i));
+    }
+    env + &format!("export SELF={}\n", crate::netns::linux_addr(me))
+}
+
 /// The guest's initramfs with `/task.sh` (the script) appended: the kernel
 /// unpacks archives one after the other into the same root.
 pub fn initrd_with_script(base: &Path, script: &str, out: &Path) -> Result<()> {
@@ -91,9 +102,9 @@ pub fn initrd_with_script(base: &Path, script: &str, out: &Path) -> Result<()> {
     std::fs::write(out, data).map_err(|e| Error::io(out.display().to_string(), e))
 }
 
-/// The QEMU command of the Linux guest (to run in the bridge's namespace),
+/// The QEMU command of Linux guest `i` (to run in the bridge's namespace),
 /// with `initrd` made by [`initrd_with_script`] and node 0 at `peer`.
-pub fn qemu_command(kernel: &Path, initrd: &Path, peer: std::net::Ipv4Addr) -> Command {
+pub fn qemu_command(kernel: &Path, initrd: &Path, i: usize, peer: std::net::Ipv4Addr) -> Command {
     let mut cmd = Command::new("qemu-system-aarch64");
     cmd.args(["-M", "virt", "-cpu", "cortex-a57", "-smp", "2", "-m", "1G"])
         .args([
@@ -109,12 +120,15 @@ pub fn qemu_command(kernel: &Path, initrd: &Path, peer: std::net::Ipv4Addr) -> C
             "-netdev",
             &format!(
                 "tap,id=n0,ifname={},script=no,downscript=no",
-                crate::netns::LINUX_TAP
+                crate::netns::linux_tap(i)
             ),
         ])
         .args([
             "-device",
-            &format!("virtio-net-pci,netdev=n0,mac={MAC},host_mtu=9000"),
+            &format!(
+                "virtio-net-pci,netdev=n0,mac=52:54:00:2f:00:{:02x},host_mtu=9000",
+                0x64 + i
+            ),
         ])
         .arg("-kernel")
         .arg(kernel)
@@ -124,7 +138,7 @@ pub fn qemu_command(kernel: &Path, initrd: &Path, peer: std::net::Ipv4Addr) -> C
             "-append",
             &format!(
                 "console=ttyAMA0 rdinit=/init quiet rxe.task=script rxe.addr={} rxe.peer={peer}",
-                crate::netns::LINUX_ADDR
+                crate::netns::linux_addr(i)
             ),
         ]);
     cmd

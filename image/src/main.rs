@@ -72,7 +72,7 @@ fn main() -> ExitCode {
             nodes,
             loss,
             link_bench,
-            linux_peer,
+            linux_peers,
             disk_size,
             uboot,
             args,
@@ -110,8 +110,10 @@ fn main() -> ExitCode {
                 let fabric = faultline_image::cluster::FabricOptions {
                     loss,
                     link_bench,
-                    linux_peer: linux_peer
-                        .map(|script| faultline_image::linux_peer::LinuxPeer { script }),
+                    linux_peers: linux_peers
+                        .into_iter()
+                        .map(|script| faultline_image::linux_peer::LinuxPeer { script })
+                        .collect(),
                     ..Default::default()
                 };
                 return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);

@@ -153,11 +153,18 @@ pub fn in_namespace<T: Send>(pid: u32, f: impl FnOnce() -> T + Send) -> std::io:
     })
 }
 
-/// The TAP port a Linux guest's QEMU opens on the bridge.
-pub const LINUX_TAP: &str = "tapl";
+/// The TAP port Linux guest `i`'s QEMU opens on the bridge.
+pub fn linux_tap(i: usize) -> String {
+    format!("tapl{i}")
+}
 
-/// The address the Linux guest on [`LINUX_TAP`] takes (its init sets it).
-pub const LINUX_ADDR: Ipv4Addr = Ipv4Addr::new(10, 47, 0, 100);
+/// The address Linux guest `i` takes (its init sets it): 10.47.0.100, .101, …
+pub fn linux_addr(i: usize) -> Ipv4Addr {
+    Ipv4Addr::new(10, 47, 0, 100 + i as u8)
+}
+
+/// The most Linux guests a link takes.
+pub const MAX_LINUX: usize = 8;
 
 /// `cmd` (program, arguments, environment, directory) run by nsenter in
 /// the network namespace of process `pid`.
@@ -181,8 +188,8 @@ fn nsenter(pid: u32, cmd: &Command) -> Command {
 /// The link of one cluster; dropping it removes everything it made.
 pub struct Link {
     nodes: Vec<Holder>,
-    /// A TAP port on the bridge for a Linux guest ([`LINUX_TAP`]).
-    linux_tap: bool,
+    /// TAP ports on the bridge for Linux guests ([`linux_tap`]).
+    linux_taps: usize,
     intruder: Option<Holder>,
     // Dropped last: the bridge outlives the ports that go with the nodes.
     _bridge: Holder,
@@ -192,13 +199,16 @@ impl Link {
     /// Makes the namespaces of `nodes` nodes (and of an intruder, for
     /// tests that attack the link) joined by a bridge.
     pub fn new(nodes: u16, intruder: bool) -> Result<Self> {
-        Self::with_linux_tap(nodes, intruder, false)
+        Self::with_linux_taps(nodes, intruder, 0)
     }
 
-    /// [`Link::new`], and with `linux_tap` a TAP port [`LINUX_TAP`] on the
-    /// bridge, for a QEMU that runs in the bridge's namespace
+    /// [`Link::new`], and `linux_taps` TAP ports ([`linux_tap`]) on the
+    /// bridge, for QEMUs that run in the bridge's namespace
     /// ([`Link::in_bridge`]).
-    pub fn with_linux_tap(nodes: u16, intruder: bool, linux_tap: bool) -> Result<Self> {
+    pub fn with_linux_taps(nodes: u16, intruder: bool, linux_taps: usize) -> Result<Self> {
+        if linux_taps > MAX_LINUX {
+            return Err(Error::Options(format!("at most {MAX_LINUX} Linux guests")));
+        }
         let bridge = Holder::start()?;
         let b = bridge.pid();
         ip_in(b, &["link", "set", "lo", "up"])?;
@@ -231,17 +241,18 @@ impl Link {
         } else {
             None
         };
-        if linux_tap {
+        for i in 0..linux_taps {
             let mtu = LINK_MTU.to_string();
-            ip_in(b, &["tuntap", "add", LINUX_TAP, "mode", "tap"])?;
+            let tap = linux_tap(i);
+            ip_in(b, &["tuntap", "add", &tap, "mode", "tap"])?;
             ip_in(
                 b,
-                &["link", "set", LINUX_TAP, "mtu", &mtu, "master", "br0", "up"],
+                &["link", "set", &tap, "mtu", &mtu, "master", "br0", "up"],
             )?;
         }
         Ok(Self {
             nodes: holders,
-            linux_tap,
+            linux_taps,
             intruder,
             _bridge: bridge,
         })
@@ -270,10 +281,10 @@ impl Link {
         nsenter(self.nodes[usize::from(rank)].pid(), cmd)
     }
 
-    /// `cmd` as it would run, but in the bridge's namespace (where
-    /// [`LINUX_TAP`] is, if the link has it).
+    /// `cmd` as it would run, but in the bridge's namespace (where the
+    /// Linux guests' TAP ports are, if the link has them).
     pub fn in_bridge(&self, cmd: &Command) -> Result<Command> {
-        if !self.linux_tap {
+        if self.linux_taps == 0 {
             return Err(Error::Options(
                 "this link has no TAP port for a Linux guest".into(),
             ));

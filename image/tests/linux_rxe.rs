@@ -26,9 +26,9 @@ fn boot(test: &str, args: &[&str], script: &str) -> ClusterOutcome {
         ..RunOptions::default()
     };
     let fabric = FabricOptions {
-        linux_peer: Some(LinuxPeer {
+        linux_peers: vec![LinuxPeer {
             script: script.to_string(),
-        }),
+        }],
         ..FabricOptions::default()
     };
     let mut outcome = run_cluster(&root, &built, &opts, 1, &fabric, Some(TIMEOUT), false)
@@ -36,7 +36,7 @@ fn boot(test: &str, args: &[&str], script: &str) -> ClusterOutcome {
     for node in &mut outcome.nodes {
         node.output = node.output.replace("\r\n", "\n");
     }
-    if let Some(l) = &mut outcome.linux {
+    for l in &mut outcome.linux {
         l.output = l.output.replace("\r\n", "\n");
     }
     outcome
@@ -57,34 +57,26 @@ fn linux_verbs_programs_talk_to_a_faultline_node() {
     // our own verbs_probe: WRITE and READ into Faultline memory nothing
     // touched (the node faults, answers RNR NAK, and the bytes land),
     // keys used wrongly (refused, bytes unchanged), and the node WRITEing
-    // and READing Linux memory.
+    // and READing Linux memory; then perftest's ib_write_bw, ib_read_bw,
+    // ib_send_bw and ib_write_lat, short, each way.
     let script = "\
 connect_retry ibv_rc_pingpong -d rxe0 -g $GID -n 50 -c $PEER; echo \"client exit $?\"
 ibv_rc_pingpong -d rxe0 -g $GID -n 50 -m 4096 -s 3000 -c; echo \"server exit $?\"
 verbs_probe $PEER $GID; echo \"probe exit $?\"
+for t in write read; do connect_retry ib_${t}_bw -d rxe0 -x $GID -n 100 $PEER; echo \"$t client exit $?\"; done
+for t in write read; do ib_${t}_bw -d rxe0 -x $GID -n 100; echo \"$t server exit $?\"; done
+connect_retry ib_send_bw -d rxe0 -x $GID -n 100 -s 4096 $PEER; echo \"send client exit $?\"
+ib_send_bw -d rxe0 -x $GID -n 100 -s 4096; echo \"send server exit $?\"
+connect_retry ib_write_lat -d rxe0 -x $GID -n 100 $PEER; echo \"lat client exit $?\"
+ib_write_lat -d rxe0 -x $GID -n 100; echo \"lat server exit $?\"
 ";
-    let outcome = boot(
-        "linux-rxe",
-        &[
-            "pingpong-server",
-            "-n",
-            "50",
-            "-c",
-            ",",
-            "pingpong-client",
-            "10.47.0.100",
-            "-n",
-            "50",
-            "-m",
-            "4096",
-            "-s",
-            "3000",
-            "-c",
-            ",",
-            "verbs-target",
-        ],
-        script,
-    );
+    let steps = "pingpong-server -n 50 -c , pingpong-client 10.47.0.100 -n 50 -m 4096 -s 3000 -c , \
+                 verbs-target , perftest-server write -n 100 , perftest-server read -n 100 , \
+                 perftest-client 10.47.0.100 write -n 100 , perftest-client 10.47.0.100 read -n 100 , \
+                 perftest-server send -n 100 , perftest-client 10.47.0.100 send -n 100 , \
+                 perftest-server lat -n 100 , perftest-client 10.47.0.100 lat -n 100";
+    let args: Vec<&str> = steps.split_ascii_whitespace().collect();
+    let outcome = boot("linux-rxe", &args, script);
     assert!(outcome.success(), "a side failed:\n{}", outcome.output());
     has_line(
         &outcome,
@@ -95,9 +87,28 @@ verbs_probe $PEER $GID; echo \"probe exit $?\"
         "[n0] ok pingpong-client: 50 exchanges with 10.47.0.100",
     );
     has_line(&outcome, "[n0] ok verbs-target");
-    has_line(&outcome, "[linux] client exit 0");
-    has_line(&outcome, "[linux] server exit 0");
-    has_line(&outcome, "[linux] probe exit 0");
+    has_line(&outcome, "[linux0] client exit 0");
+    has_line(&outcome, "[linux0] server exit 0");
+    has_line(&outcome, "[linux0] probe exit 0");
+    for (test, role) in [
+        ("write", "server"),
+        ("read", "server"),
+        ("send", "server"),
+        ("lat", "server"),
+    ] {
+        // Linux as client, then Faultline as client.
+        has_line(&outcome, &format!("[n0] ok perftest-{role} {test}: "));
+        has_line(&outcome, &format!("[n0] ok perftest-client {test}: "));
+        has_line(&outcome, &format!("[linux0] {test} client exit 0"));
+        has_line(&outcome, &format!("[linux0] {test} server exit 0"));
+    }
+    // The Linux ib_write_bw wrote into memory nothing had touched here.
+    let faulted = outcome
+        .output()
+        .lines()
+        .find(|l| l.starts_with("[n0] ok perftest-server write: "))
+        .map(|l| !l.contains(" 0 pages faulted"));
+    assert_eq!(faulted, Some(true), "{}", outcome.output());
     for check in [
         "write-into-untouched-memory-completes",
         "the-untouched-exposure-was-not-resident",
@@ -115,9 +126,9 @@ verbs_probe $PEER $GID; echo \"probe exit $?\"
         "the-node-reads-a-linux-region",
         "the-node-gets-a-protection-error-for-a-wrong-key",
     ] {
-        has_line(&outcome, &format!("[linux] ok {check}"));
+        has_line(&outcome, &format!("[linux0] ok {check}"));
     }
-    has_line(&outcome, "[linux] verbs_probe: 15 passed, 0 failed");
+    has_line(&outcome, "[linux0] verbs_probe: 15 passed, 0 failed");
     // rc_pingpong -c checks the buffer it received last, and prints this
     // for each page that is wrong.
     assert!(
