@@ -12,6 +12,7 @@
 //!                               ib_read_bw, send: ib_send_bw, lat: ib_write_lat) -x <idx> <this node>
 //!    perftest-client ADDR TEST  be its client, against a server on ADDR
 //!    options: -s SIZE  -n ITERS  -m MTU (as given to the Linux program; -c: rc_pingpong's)
+//!    on R STEP                  the step runs on node R only (a cluster's nodes share arguments)
 //! ```
 //!
 //! The out-of-band exchange goes over TCP on the node's NIC (QEMU user
@@ -64,7 +65,10 @@ fn main(args: libos::Args) -> i32 {
         a[0], a[1], a[2], a[3]
     );
     let mut failed = 0;
-    for step in steps {
+    for (node, step) in steps {
+        if node.is_some_and(|n| n != rdma.rank()) {
+            continue;
+        }
         let (what, result) = match step {
             Step::PingpongServer(o) => ("pingpong-server", pingpong::serve(&rdma, &mut net, &o)),
             Step::PingpongClient(addr, o) => (

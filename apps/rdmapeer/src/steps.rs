@@ -1,6 +1,7 @@
 //! What the app's arguments ask for: steps separated by `,`, each a name,
 //! perhaps an address and a test, and ibv_rc_pingpong's or perftest's own
-//! flags for the sizes.
+//! flags for the sizes. `on R STEP` runs the step only on node R (every
+//! node of a cluster gets the same arguments).
 
 use crate::{perftest, pingpong};
 use alloc::format;
@@ -119,27 +120,40 @@ fn pingpong_opts(rest: &[&str]) -> Result<pingpong::Options, String> {
     })
 }
 
-/// Parses the steps, separated by `,`.
-pub fn parse(words: &[&str]) -> Result<Vec<Step>, String> {
+/// Parses the steps, separated by `,`, each with the node it is for
+/// (`None`: every node).
+pub fn parse(words: &[&str]) -> Result<Vec<(Option<u16>, Step)>, String> {
     let mut steps = Vec::new();
     for step in words.split(|w| *w == ",") {
+        let (node, step) = match step {
+            ["on", r, rest @ ..] => {
+                let r = r
+                    .parse()
+                    .map_err(|_| format!("on {r}: not a node number"))?;
+                (Some(r), rest)
+            }
+            _ => (None, step),
+        };
         let Some((&name, rest)) = step.split_first() else {
             continue;
         };
-        steps.push(match name {
-            "pingpong-server" => Step::PingpongServer(pingpong_opts(rest)?),
-            "pingpong-client" => {
-                let (addr, rest) = address(name, rest)?;
-                Step::PingpongClient(addr, pingpong_opts(rest)?)
-            }
-            "verbs-target" if rest.is_empty() => Step::VerbsTarget,
-            "perftest-server" => Step::PerftestServer(perftest_opts(name, rest)?),
-            "perftest-client" => {
-                let (addr, rest) = address(name, rest)?;
-                Step::PerftestClient(addr, perftest_opts(name, rest)?)
-            }
-            other => return Err(format!("unknown step {other:?}")),
-        });
+        steps.push((
+            node,
+            match name {
+                "pingpong-server" => Step::PingpongServer(pingpong_opts(rest)?),
+                "pingpong-client" => {
+                    let (addr, rest) = address(name, rest)?;
+                    Step::PingpongClient(addr, pingpong_opts(rest)?)
+                }
+                "verbs-target" if rest.is_empty() => Step::VerbsTarget,
+                "perftest-server" => Step::PerftestServer(perftest_opts(name, rest)?),
+                "perftest-client" => {
+                    let (addr, rest) = address(name, rest)?;
+                    Step::PerftestClient(addr, perftest_opts(name, rest)?)
+                }
+                other => return Err(format!("unknown step {other:?}")),
+            },
+        ));
     }
     if steps.is_empty() {
         return Err(
