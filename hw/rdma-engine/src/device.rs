@@ -114,11 +114,14 @@ impl Device {
                 let (path, d) = self.fabric.received(i);
                 self.engine.on_datagram(path, d, &mut self.dma, now);
             }
+            // Acknowledgements go out batch by batch: a sender that waits
+            // for them (rxe stops at 128 unacknowledged PSNs) must not wait
+            // until a steady stream has drained the socket.
+            self.flush_datagrams();
             if !self.fabric.more() {
                 break;
             }
         }
-        self.flush_datagrams();
         self.take_requests();
         let now = self.now();
         self.engine.tick(&mut self.dma, now);
