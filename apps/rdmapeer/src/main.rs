@@ -52,8 +52,10 @@ fn main(args: libos::Args) -> i32 {
             return 1;
         }
     };
-    let mut net = match libos::net::init() {
-        Ok(n) => n,
+    let mut oob = match libos::net::init() {
+        // Listening from the start: a Linux client may come before the
+        // step that serves it begins.
+        Ok(n) => tcp::Oob::new(n, tcp::PORT),
         Err(e) => {
             println!("rdmapeer: no network for the out-of-band exchange: {e:?}");
             return 1;
@@ -70,16 +72,16 @@ fn main(args: libos::Args) -> i32 {
             continue;
         }
         let (what, result) = match step {
-            Step::PingpongServer(o) => ("pingpong-server", pingpong::serve(&rdma, &mut net, &o)),
+            Step::PingpongServer(o) => ("pingpong-server", pingpong::serve(&rdma, &mut oob, &o)),
             Step::PingpongClient(addr, o) => (
                 "pingpong-client",
-                pingpong::client(&rdma, &mut net, addr, &o),
+                pingpong::client(&rdma, &mut oob, addr, &o),
             ),
             Step::PerftestServer(o) => {
                 report_perftest(
                     "perftest-server",
                     o,
-                    perftest::serve(&rdma, &mut net, &o),
+                    perftest::serve(&rdma, &mut oob, &o),
                     &mut failed,
                 );
                 continue;
@@ -88,13 +90,13 @@ fn main(args: libos::Args) -> i32 {
                 report_perftest(
                     "perftest-client",
                     o,
-                    perftest::client(&rdma, &mut net, addr, &o),
+                    perftest::client(&rdma, &mut oob, addr, &o),
                     &mut failed,
                 );
                 continue;
             }
             Step::VerbsTarget => {
-                match target::serve(&rdma, &mut net) {
+                match target::serve(&rdma, &mut oob) {
                     Ok(n) => println!("ok verbs-target: {n} commands served"),
                     Err(e) => {
                         failed += 1;

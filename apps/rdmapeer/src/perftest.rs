@@ -23,7 +23,7 @@
 //! buffer is unchanged, as client that every request completed.
 
 use crate::target::pattern;
-use crate::tcp::{Conn, TcpError};
+use crate::tcp::{Conn, Oob, TcpError, PORT};
 use alloc::collections::VecDeque;
 use alloc::vec::Vec;
 use core::time::Duration;
@@ -33,14 +33,11 @@ use hw::rdma::exchange::{
 };
 use libos::dma::Policy;
 use libos::mm::Region;
-use libos::net::Net;
 use libos::rdma::{
     Access, PeerAddress, PeerQp, QueuePair, Rdma, RdmaError, RemoteAddr, Status, WorkId,
 };
 use libos::time;
 
-/// perftest's TCP port.
-const PORT: u16 = 18515;
 /// How long one exchange step may take.
 const STEP: Duration = Duration::from_secs(60);
 /// How long a test run may take (the server waits for its end).
@@ -286,8 +283,8 @@ fn region(len: usize, seed: Option<u8>) -> Result<Region, PerfError> {
 }
 
 /// Serves one Linux client of the test.
-pub fn serve(rdma: &Rdma, net: &mut Net, opts: &Options) -> Result<Outcome, PerfError> {
-    let conn = Conn::accept(net, PORT, RUN)?;
+pub fn serve(rdma: &Rdma, oob: &mut Oob, opts: &Options) -> Result<Outcome, PerfError> {
+    let conn = oob.accept(RUN)?;
     // The client's WRITEs and READs stay within one cycle buffer, or
     // cover `size`.
     let window = opts.size.max(CYCLE);
@@ -371,11 +368,11 @@ pub fn serve(rdma: &Rdma, net: &mut Net, opts: &Options) -> Result<Outcome, Perf
 /// Runs the test's client against a Linux server at `server`.
 pub fn client(
     rdma: &Rdma,
-    net: &mut Net,
+    oob: &mut Oob,
     server: [u8; 4],
     opts: &Options,
 ) -> Result<Outcome, PerfError> {
-    let conn = Conn::connect(net, server, PORT, RUN)?;
+    let conn = oob.connect(server, PORT, RUN)?;
     // A WRITE's or SEND's source, or one slot per READ in flight; for
     // the latency test, the source and (after it) the exposed buffer the
     // server writes into.

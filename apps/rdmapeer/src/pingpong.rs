@@ -15,17 +15,14 @@
 //! `-c` a zero at the start of each 4 KiB page, which the Linux server
 //! checks at the end. This side checks every byte of every message.
 
-use crate::tcp::{Conn, TcpError};
+use crate::tcp::{Oob, TcpError, PORT};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::time::Duration;
 use hw::rdma::exchange::{gid_ipv4, ipv4_gid, PingpongDest, PINGPONG_DONE, PINGPONG_MSG_LEN};
-use libos::net::Net;
 use libos::rdma::{PeerAddress, PeerQp, Rdma, RdmaError, Status, WorkId};
 use libos::time;
 
-/// rc_pingpong's TCP port.
-pub const PORT: u16 = 18515;
 /// How long one exchange step or one message may take (the Linux side
 /// runs under emulation too).
 const STEP: Duration = Duration::from_secs(60);
@@ -153,11 +150,11 @@ fn connect(
 }
 
 /// Waits for the Linux client on [`PORT`], then answers its messages.
-pub fn serve(rdma: &Rdma, net: &mut Net, opts: &Options) -> Result<Report, PingpongError> {
+pub fn serve(rdma: &Rdma, oob: &mut Oob, opts: &Options) -> Result<Report, PingpongError> {
     let qp = rdma.create_peer_qp()?;
     let mut recv = rdma.post_recv(opts.size)?;
     let (to_peer, peer) = {
-        let mut conn = Conn::accept(net, PORT, STEP * 5)?;
+        let mut conn = oob.accept(STEP * 5)?;
         let msg = conn.read_exact(PINGPONG_MSG_LEN, STEP)?;
         let theirs = PingpongDest::decode(&msg).map_err(PingpongError::BadMessage)?;
         let to_peer = connect(&qp, &theirs, opts)?;
@@ -186,14 +183,14 @@ pub fn serve(rdma: &Rdma, net: &mut Net, opts: &Options) -> Result<Report, Pingp
 /// first.
 pub fn client(
     rdma: &Rdma,
-    net: &mut Net,
+    oob: &mut Oob,
     server: [u8; 4],
     opts: &Options,
 ) -> Result<Report, PingpongError> {
     let qp = rdma.create_peer_qp()?;
     let mut recv = rdma.post_recv(opts.size)?;
     let to_peer = {
-        let mut conn = Conn::connect(net, server, PORT, STEP * 5)?;
+        let mut conn = oob.connect(server, PORT, STEP * 5)?;
         conn.write_all(&ours(rdma, &qp).encode(), STEP)?;
         let msg = conn.read_exact(PINGPONG_MSG_LEN, STEP)?;
         let theirs = PingpongDest::decode(&msg).map_err(PingpongError::BadMessage)?;

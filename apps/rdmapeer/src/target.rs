@@ -17,7 +17,7 @@
 //!
 //! One command line each way; every answer is one line.
 
-use crate::tcp::{Conn, TcpError};
+use crate::tcp::{Oob, TcpError};
 use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
@@ -26,11 +26,8 @@ use alloc::vec::Vec;
 use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::Region;
-use libos::net::Net;
 use libos::rdma::{Access, Exposure, PeerAddress, PeerQp, QueuePair, Rdma, RemoteAddr};
 
-/// The TCP port (the one rc_pingpong uses; the steps run one at a time).
-const PORT: u16 = 18515;
 /// How long the probe may stay silent.
 const SILENCE: Duration = Duration::from_secs(120);
 /// The largest region or transfer a command may ask for.
@@ -57,8 +54,10 @@ struct Target<'r> {
 }
 
 /// Serves one probe run; `Ok(commands)` when it said `bye`.
-pub fn serve(rdma: &Rdma, net: &mut Net) -> Result<u32, String> {
-    let mut conn = Conn::accept(net, PORT, SILENCE * 3).map_err(|e| format!("accept: {e:?}"))?;
+pub fn serve(rdma: &Rdma, oob: &mut Oob) -> Result<u32, String> {
+    let mut conn = oob
+        .accept(SILENCE * 3)
+        .map_err(|e| format!("accept: {e:?}"))?;
     let mut t = Target {
         rdma,
         qp: None,

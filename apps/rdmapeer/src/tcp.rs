@@ -1,6 +1,12 @@
 //! One TCP connection at a time, with deadlines: what the out-of-band
 //! exchanges of Linux's RDMA programs need (a few dozen bytes each way).
 //! smoltcp under it; the app sleeps in WFI between polls.
+//!
+//! [`Oob`] keeps a listening socket on its port at all times, armed again
+//! the moment a connection takes it: a Linux program that connects while
+//! the app is still finishing the step before finds a listener (smoltcp
+//! has no accept queue; without one, QEMU's forward would take the
+//! connection and then drop it).
 
 use alloc::vec;
 use alloc::vec::Vec;
@@ -10,6 +16,10 @@ use libos::net::smoltcp::socket::tcp;
 use libos::net::smoltcp::wire::{IpAddress, Ipv4Address};
 use libos::net::Net;
 use libos::time;
+
+/// The TCP port of the out-of-band exchanges: rdma-core's examples,
+/// perftest and verbs_probe all use it (one step at a time).
+pub const PORT: u16 = 18515;
 
 /// How long one connection attempt may wait for an answer.
 const ATTEMPT: Duration = Duration::from_secs(3);
@@ -61,21 +71,59 @@ fn poll_until(
     }
 }
 
-impl<'a> Conn<'a> {
-    /// Waits up to `limit` for one peer to connect to `port`.
-    pub fn accept(net: &'a mut Net, port: u16, limit: Duration) -> Result<Self, TcpError> {
-        let mut s = socket();
-        // A fresh socket on a nonzero port always listens.
-        let _ = s.listen(port);
-        let handle = net.sockets.add(s);
-        let conn = Conn { net, handle };
-        let h = conn.handle;
-        poll_until(conn.net, limit, |n| {
-            n.sockets.get::<tcp::Socket>(h).state() == tcp::State::Established
-        })?;
-        Ok(conn)
+/// The network, and the listener on the out-of-band port.
+pub struct Oob {
+    /// The interface and its sockets.
+    pub net: Net,
+    port: u16,
+    listener: SocketHandle,
+}
+
+fn listener(net: &mut Net, port: u16) -> SocketHandle {
+    let mut s = socket();
+    // A fresh socket on a nonzero port always listens.
+    let _ = s.listen(port);
+    net.sockets.add(s)
+}
+
+impl Oob {
+    /// Starts listening on `port` at once.
+    pub fn new(mut net: Net, port: u16) -> Self {
+        let listener = listener(&mut net, port);
+        Self {
+            net,
+            port,
+            listener,
+        }
     }
 
+    /// Waits up to `limit` for one peer to have connected (it may have
+    /// before this is called), and listens again.
+    pub fn accept(&mut self, limit: Duration) -> Result<Conn<'_>, TcpError> {
+        let h = self.listener;
+        poll_until(&mut self.net, limit, |n| {
+            let st = n.sockets.get::<tcp::Socket>(h).state();
+            st == tcp::State::Established || st == tcp::State::CloseWait
+        })?;
+        self.listener = listener(&mut self.net, self.port);
+        Ok(Conn {
+            net: &mut self.net,
+            handle: h,
+        })
+    }
+
+    /// [`Conn::connect`] on this network.
+    pub fn connect(
+        &mut self,
+        addr: [u8; 4],
+        port: u16,
+        limit: Duration,
+    ) -> Result<Conn<'_>, TcpError> {
+        Conn::connect(&mut self.net, addr, port, limit)
+    }
+}
+
+impl<'a> Conn<'a> {
     /// Connects to `addr:port`, trying again while the peer refuses (it
     /// may not listen yet), for up to `limit`.
     pub fn connect(

@@ -114,6 +114,7 @@ impl Device {
                 let (path, d) = self.fabric.received(i);
                 self.engine.on_datagram(path, d, &mut self.dma, now);
             }
+            self.engine.acknowledge_batch();
             // Acknowledgements go out batch by batch: a sender that waits
             // for them (rxe stops at 128 unacknowledged PSNs) must not wait
             // until a steady stream has drained the socket.

@@ -243,3 +243,58 @@ fn a_destroyed_queue_pair_takes_nothing_more() {
     };
     assert_eq!(p.post(1, bad)[0].status(), Status::BadRequest);
 }
+
+#[test]
+fn a_batch_of_a_long_write_is_acknowledged_before_the_write_ends() {
+    let mut p = Pair::new();
+    let [(h0, _), _] = connect(&mut p);
+    let expose = WorkRequest {
+        flags: EXPOSE_REMOTE_WRITE,
+        local_va: BASE,
+        len: MEM as u64,
+        ..control(Opcode::Expose)
+    };
+    let key = p.post(1, expose)[0].key;
+    let write = WorkRequest {
+        opcode: Opcode::Write as u8,
+        wr_id: 1,
+        node: h0,
+        local_va: BASE,
+        remote_va: BASE,
+        len: 60 * 1024,
+        key,
+        ..WorkRequest::default()
+    };
+    p.post(0, write);
+    // Deliver the first 35 packets (no AckReq among them): 32 or more were
+    // taken since the last ACK, so the batch's end acknowledges them.
+    let packets = p.ends[0].0.take_packets();
+    let path = |p: &Pair| Ipv4Path::outgoing(p.addrs[0].octets(), p.addrs[1].octets(), ROCE_PORT);
+    let first_psn = decode(&packets[0].1, &path(&p)).unwrap().bth.psn;
+    for (_, bytes) in packets.iter().take(35) {
+        let plain = path(&p);
+        assert!(!decode(bytes, &plain).unwrap().bth.ack_req);
+        let (e, m) = &mut p.ends[1];
+        e.on_datagram(&plain, bytes, m, 0);
+    }
+    assert!(
+        p.ends[1].0.take_packets().is_empty(),
+        "no ACK asked for yet"
+    );
+    p.ends[1].0.acknowledge_batch();
+    let acks = p.ends[1].0.take_packets();
+    assert_eq!(acks.len(), 1);
+    let back = Ipv4Path::outgoing(p.addrs[1].octets(), p.addrs[0].octets(), ROCE_PORT);
+    let ack = decode(&acks[0].1, &back).unwrap();
+    assert_eq!(ack.bth.opcode, packet::Opcode::Acknowledge);
+    assert_eq!(
+        ack.bth.psn,
+        packet::psn_add(first_psn, 34),
+        "the 35th packet, cumulative"
+    );
+    p.ends[1].0.acknowledge_batch();
+    assert!(
+        p.ends[1].0.take_packets().is_empty(),
+        "nothing new to acknowledge"
+    );
+}
