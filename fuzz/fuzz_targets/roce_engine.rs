@@ -2,12 +2,15 @@
 //! and well-formed packets (right ICRC) with any opcode, PSN, queue pair,
 //! RETH, AETH and payload, mixed with the real traffic of two engines that
 //! WRITE, READ and SEND to each other through loss, faults and timers.
-//! Nothing panics, and the target's memory outside what it exposed is
-//! never written.
+//! Raw IPv4 packets go through the header parser the raw socket's bytes
+//! meet; queue pairs for peers outside the cluster are made, connected
+//! and ended with fuzzed numbers. Nothing panics, and the target's memory
+//! outside what it exposed is never written.
 #![no_main]
 
 use faultline_rdma_engine::dma::{FlatMemory, PAGE};
 use faultline_rdma_engine::engine::{qpn_for, Config, Engine};
+use faultline_rdma_engine::roce::ipv4;
 use faultline_rdma_engine::roce::packet::{
     encode, Aeth, Bth, Ipv4Path, NakCode, Opcode as Rc, Packet, Reth, Syndrome, ROCE_PORT,
 };
@@ -27,12 +30,7 @@ fn addrs() -> Vec<Ipv4Addr> {
 
 fn path(from: usize) -> Ipv4Path {
     let a = addrs();
-    Ipv4Path {
-        src: a[from].octets(),
-        dst: a[1 - from].octets(),
-        src_port: ROCE_PORT,
-        dst_port: ROCE_PORT,
-    }
+    Ipv4Path::outgoing(a[from].octets(), a[1 - from].octets(), ROCE_PORT)
 }
 
 const OPCODES: [Rc; 18] = [
@@ -86,7 +84,7 @@ fuzz_target!(|data: &[u8]| {
     let mut wr_id = 0u64;
     let mut wire: Vec<(usize, usize, Vec<u8>)> = Vec::new();
     while !inp.is_empty() {
-        match inp.below(8) {
+        match inp.below(10) {
             0 => {
                 // Raw bytes from node 0 to node 1, or back.
                 let to = inp.below(2);
@@ -234,10 +232,43 @@ fuzz_target!(|data: &[u8]| {
                     e.post(ready, m, now);
                 }
             }
-            _ => {
+            7 => {
                 for (e, _) in nodes.iter_mut() {
                     let _ = e.take_completions();
                 }
+            }
+            8 => {
+                // A raw IPv4 packet as the raw socket hands it over: any
+                // header, from a node, a stranger or nowhere.
+                let mut raw = inp.bytes(300).to_vec();
+                if raw.len() >= 20 && inp.byte() % 2 == 0 {
+                    let from = addrs()[inp.below(2)].octets();
+                    raw[12..16].copy_from_slice(&from);
+                }
+                if let Ok((path, payload)) = ipv4::split(&raw) {
+                    let (e, m) = &mut nodes[1];
+                    e.on_datagram(&path, payload, m, now);
+                }
+            }
+            _ => {
+                // Queue pairs for a peer outside the cluster on node 1.
+                let op = inp.pick(&[Opcode::QpCreate, Opcode::QpConnect, Opcode::QpDestroy]);
+                let wr = WorkRequest {
+                    opcode: op as u8,
+                    node: inp.below(70) as u16,
+                    remote_va: if inp.byte() % 2 == 0 {
+                        u64::from(u32::from(addrs()[0]))
+                    } else {
+                        inp.u64()
+                    },
+                    key: inp.u64() & 0x1ff_ffff,
+                    imm: inp.u64() as u32,
+                    len: inp.pick(&[0, 256, 1024, 4096, 100, 1 << 40]),
+                    ..WorkRequest::default()
+                };
+                let (e, m) = &mut nodes[1];
+                e.post(wr, m, now);
+                e.acknowledge_batch();
             }
         }
     }
