@@ -65,13 +65,14 @@ fn cpio_entry(out: &mut Vec<u8>, name: &str, mode: u32, data: &[u8]) {
     out.extend_from_slice(header.as_bytes());
     out.extend_from_slice(name.as_bytes());
     out.push(0);
-    while out.len() % 4 != 0 {
-        out.push(0);
-    }
+    pad4(out);
     out.extend_from_slice(data);
-    while out.len() % 4 != 0 {
-        out.push(0);
-    }
+    pad4(out);
+}
+
+/// Zeros up to the next 4-byte boundary (cpio's alignment).
+fn pad4(out: &mut Vec<u8>) {
+    out.resize(out.len().next_multiple_of(4), 0);
 }
 
 /// The lines that give a script the cluster's addresses (see the module's
@@ -92,9 +93,7 @@ pub fn environment(nodes: u16, linux: usize, me: usize) -> String {
 pub fn initrd_with_script(base: &Path, script: &str, out: &Path) -> Result<()> {
     let mut data = std::fs::read(base).map_err(|e| Error::io(base.display().to_string(), e))?;
     // Each archive starts on a 4-byte boundary after the previous one.
-    while data.len() % 4 != 0 {
-        data.push(0);
-    }
+    pad4(&mut data);
     let mut cpio = Vec::new();
     cpio_entry(&mut cpio, "task.sh", 0o100_755, script.as_bytes());
     cpio_entry(&mut cpio, "TRAILER!!!", 0, b"");
