@@ -220,6 +220,39 @@ impl EngineProcess {
     }
 }
 
+/// How one QEMU of a cluster is watched: its time limit, whether its
+/// lines are echoed, the cluster's stop flag, and where it reports whether
+/// it ended well.
+struct Watch {
+    timeout: Option<Duration>,
+    echo: bool,
+    stop: Arc<AtomicBool>,
+    done: mpsc::Sender<bool>,
+}
+
+impl Watch {
+    /// Runs `cmd` on a thread of its own, its lines prefixed with `prefix`
+    /// when echoed; `ok` says whether its outcome counts as a success.
+    fn spawn(
+        self,
+        cmd: Command,
+        prefix: String,
+        ok: fn(&RunOutcome) -> bool,
+    ) -> thread::JoinHandle<Result<RunOutcome>> {
+        thread::spawn(move || {
+            let out = run_watched(
+                cmd,
+                self.timeout,
+                self.echo.then_some(prefix.as_str()),
+                Some(&self.stop),
+                None,
+            );
+            let _ = self.done.send(out.as_ref().is_ok_and(ok));
+            out
+        })
+    }
+}
+
 /// Boots `built` on `nodes` nodes joined by RDMA engines.
 pub fn run_cluster(
     root: &Path,
@@ -332,20 +365,13 @@ pub fn run_cluster(
         } else {
             qemu_command(built, &node_opts)?
         };
-        let stop = Arc::clone(&stop);
-        let done_tx = done_tx.clone();
-        handles.push(thread::spawn(move || {
-            let prefix = format!("[n{rank}] ");
-            let out = run_watched(
-                cmd,
-                timeout,
-                echo.then_some(prefix.as_str()),
-                Some(&stop),
-                None,
-            );
-            let _ = done_tx.send(out.as_ref().map(RunOutcome::success).unwrap_or(false));
-            out
-        }));
+        let watch = Watch {
+            timeout,
+            echo,
+            stop: Arc::clone(&stop),
+            done: done_tx.clone(),
+        };
+        handles.push(watch.spawn(cmd, format!("[n{rank}] "), RunOutcome::success));
     }
     let mut linux_handles = Vec::new();
     for (i, (kernel, initrd)) in linux_files.iter().enumerate() {
@@ -355,22 +381,14 @@ pub fn run_cluster(
             i,
             crate::netns::node_addr(0),
         ))?;
-        let stop = Arc::clone(&stop);
-        let done_tx = done_tx.clone();
-        linux_handles.push(thread::spawn(move || {
-            let prefix = format!("[linux{i}] ");
-            let out = run_watched(
-                cmd,
-                timeout,
-                echo.then_some(prefix.as_str()),
-                Some(&stop),
-                None,
-            );
-            let ok = out
-                .as_ref()
-                .is_ok_and(|o| o.success() && o.output.contains("rxe-guest: script exit 0"));
-            let _ = done_tx.send(ok);
-            out
+        let watch = Watch {
+            timeout,
+            echo,
+            stop: Arc::clone(&stop),
+            done: done_tx.clone(),
+        };
+        linux_handles.push(watch.spawn(cmd, format!("[linux{i}] "), |o| {
+            o.success() && o.output.contains("rxe-guest: script exit 0")
         }));
     }
     let waiting = nodes + linux_handles.len() as u16;

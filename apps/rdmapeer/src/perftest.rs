@@ -446,8 +446,29 @@ fn measured(opts: &Options, secs: f64) -> PerftestReport {
     }
 }
 
-/// WRITEs or READs `iters` times into the server's buffer, [`DEPTH`] in
-/// flight.
+/// Posts `iters` requests with `post` (given the request's number),
+/// [`DEPTH`] in flight, each waited for in order; their measurement.
+fn pipeline(
+    rdma: &Rdma,
+    opts: &Options,
+    mut post: impl FnMut(u32) -> Result<WorkId, RdmaError>,
+) -> Result<PerftestReport, PerfError> {
+    let start = time::now();
+    let mut in_flight = VecDeque::new();
+    let mut posted = 0u32;
+    while posted < opts.iters || !in_flight.is_empty() {
+        while in_flight.len() < DEPTH && posted < opts.iters {
+            in_flight.push_back(post(posted)?);
+            posted += 1;
+        }
+        if let Some(id) = in_flight.pop_front() {
+            finish(rdma, id)?;
+        }
+    }
+    Ok(measured(opts, start.elapsed().as_secs_f64()))
+}
+
+/// WRITEs or READs `iters` times into the server's buffer.
 fn transfer_all(
     rdma: &Rdma,
     s: &Session<'_>,
@@ -459,34 +480,23 @@ fn transfer_all(
         va: s.theirs.vaddr as usize,
     };
     let slots = if opts.test == Test::ReadBw { DEPTH } else { 1 };
-    let start = time::now();
-    let mut in_flight = VecDeque::new();
-    let mut posted = 0u32;
-    while posted < opts.iters || !in_flight.is_empty() {
-        while in_flight.len() < DEPTH && posted < opts.iters {
-            let slot = (posted as usize % slots) * opts.size;
-            let range = source.start() + slot..source.start() + slot + opts.size;
-            // SAFETY: `source` is granted to the engine and outlives every
-            // request (all are waited for here); WRITEs only read it, and
-            // each READ in flight has its own slot.
-            let id = unsafe {
-                if opts.test == Test::ReadBw {
-                    s.to.read(range, remote, Policy::FaultAware)
-                } else {
-                    s.to.write(range, remote, Policy::FaultAware)
-                }
-            }?;
-            in_flight.push_back(id);
-            posted += 1;
+    pipeline(rdma, opts, |n| {
+        let slot = (n as usize % slots) * opts.size;
+        let range = source.start() + slot..source.start() + slot + opts.size;
+        // SAFETY: `source` is granted to the engine and outlives every
+        // request (the pipeline waits for all); WRITEs only read it, and
+        // each READ in flight has its own slot.
+        unsafe {
+            if opts.test == Test::ReadBw {
+                s.to.read(range, remote, Policy::FaultAware)
+            } else {
+                s.to.write(range, remote, Policy::FaultAware)
+            }
         }
-        if let Some(id) = in_flight.pop_front() {
-            finish(rdma, id)?;
-        }
-    }
-    Ok(measured(opts, start.elapsed().as_secs_f64()))
+    })
 }
 
-/// SENDs `iters` messages, [`DEPTH`] in flight.
+/// SENDs `iters` messages.
 fn send_all(
     rdma: &Rdma,
     s: &Session<'_>,
@@ -494,19 +504,7 @@ fn send_all(
     source: &Region,
 ) -> Result<PerftestReport, PerfError> {
     let data = &source.as_slice()[..opts.size];
-    let start = time::now();
-    let mut in_flight = VecDeque::new();
-    let mut posted = 0u32;
-    while posted < opts.iters || !in_flight.is_empty() {
-        while in_flight.len() < DEPTH && posted < opts.iters {
-            in_flight.push_back(s.to.send(data)?);
-            posted += 1;
-        }
-        if let Some(id) = in_flight.pop_front() {
-            finish(rdma, id)?;
-        }
-    }
-    Ok(measured(opts, start.elapsed().as_secs_f64()))
+    pipeline(rdma, opts, |_| s.to.send(data))
 }
 
 /// RECVs `iters` messages of `size` bytes: RECVs are posted before the
