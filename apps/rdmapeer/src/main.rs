@@ -21,6 +21,7 @@
 //! `ok …` or `FAIL …`; the app exits 1 if any step failed.
 #![no_std]
 #![no_main]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 

@@ -25,7 +25,9 @@
 use crate::target::pattern;
 use crate::tcp::{Conn, Oob, TcpError, PORT};
 use alloc::collections::VecDeque;
+use alloc::sync::Arc;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 use core::time::Duration;
 use hw::rdma::exchange::{
     gid_ipv4, ipv4_gid, mtu_code, mtu_of_code, perftest_version, ExchangeError, PerftestDest,
@@ -34,7 +36,8 @@ use hw::rdma::exchange::{
 use libos::dma::Policy;
 use libos::mm::Region;
 use libos::rdma::{
-    Access, PeerAddress, PeerQp, QueuePair, Rdma, RdmaError, RemoteAddr, Status, WorkId,
+    Access, ExposedRegion, PeerAddress, PeerQp, QueuePair, Rdma, RdmaError, RemoteAddr, Status,
+    WorkCompletion, WorkId,
 };
 use libos::time;
 
@@ -288,27 +291,28 @@ pub fn serve(rdma: &Rdma, oob: &mut Oob, opts: &Options) -> Result<Outcome, Perf
     // The client's WRITEs and READs stay within one cycle buffer, or
     // cover `size`.
     let window = opts.size.max(CYCLE);
-    let (fill, access) = match opts.test {
+    let exposed = match opts.test {
         // Never touched: the client's first WRITE to each page faults.
-        Test::WriteBw | Test::WriteLat => (None, Some(Access::REMOTE_WRITE)),
-        Test::ReadBw => (Some(31), Some(Access::REMOTE_READ)),
-        Test::SendBw => (None, None),
+        Test::WriteBw | Test::WriteLat => Some(expose(
+            rdma,
+            region(2 * window, None)?,
+            Access::REMOTE_WRITE,
+        )?),
+        Test::ReadBw => Some(expose(
+            rdma,
+            region(2 * window, Some(31))?,
+            Access::REMOTE_READ,
+        )?),
+        Test::SendBw => None,
     };
-    let buffer = region(2 * window, fill)?;
-    let exposure = match access {
-        // SAFETY: `buffer` outlives the exposure (dropped before it at the
-        // end of this function); Rust reads its bytes only through
-        // `last_byte` (volatile, for the latency test) and after the
-        // client said its run is over.
-        Some(a) => Some(unsafe { rdma.expose(buffer.range(), a) }?),
-        None => None,
-    };
-    let rkey = exposure.as_ref().map_or(0, |e| e.remote().key as u32);
+    let (rkey, vaddr) = exposed
+        .as_ref()
+        .map_or((0, 0), |e| (e.remote().key as u32, e.start() as u64));
     let faults_before = rdma.pages_ready();
-    let mut s = connect(rdma, conn, false, opts, rkey, buffer.start() as u64)?;
+    let mut s = connect(rdma, conn, false, opts, rkey, vaddr)?;
     let peer = s.peer();
-    let report = match opts.test {
-        Test::WriteBw | Test::ReadBw => {
+    let report = match (&exposed, opts.test) {
+        (_, Test::WriteBw | Test::ReadBw) => {
             // The client runs its test; it comes back when done, with its
             // measurement.
             s.hand_shake(RUN)?;
@@ -319,20 +323,22 @@ pub fn serve(rdma: &Rdma, oob: &mut Oob, opts: &Options) -> Result<Outcome, Perf
             s.close()?;
             PerftestReport::from_fields(&fields)
         }
-        Test::SendBw => {
+        (_, Test::SendBw) => {
             let recvs = receive_all(rdma, &mut s, opts)?;
             s.close()?;
             recvs
         }
-        Test::WriteLat => {
-            let r = ping_pong(&s, opts, &buffer)?;
+        (Some(landing), Test::WriteLat) => {
+            let r = ping_pong(&s, opts, landing)?;
             drop(s);
             r
         }
+        (None, Test::WriteLat) => return Err(PerfError::Memory),
     };
-    drop(exposure);
+    // The key revoked, the buffer is ours to read.
+    let buffer = exposed.map(ExposedRegion::revoke);
     let faults = rdma.pages_ready() - faults_before;
-    let bytes = buffer.as_slice();
+    let bytes = buffer.as_ref().map_or(&[][..], |b| b.as_slice());
     match opts.test {
         Test::WriteBw => {
             // perftest's bytes are random: no page of the window it wrote
@@ -365,6 +371,12 @@ pub fn serve(rdma: &Rdma, oob: &mut Oob, opts: &Options) -> Result<Outcome, Perf
     })
 }
 
+/// Exposes `region` with `access`.
+fn expose(rdma: &Rdma, region: Region, access: Access) -> Result<ExposedRegion, PerfError> {
+    rdma.expose_region(region, access)
+        .map_err(|(e, _)| PerfError::Rdma(e))
+}
+
 /// Runs the test's client against a Linux server at `server`.
 pub fn client(
     rdma: &Rdma,
@@ -373,30 +385,23 @@ pub fn client(
     opts: &Options,
 ) -> Result<Outcome, PerfError> {
     let conn = oob.connect(server, PORT, RUN)?;
-    // A WRITE's or SEND's source, or one slot per READ in flight; for
-    // the latency test, the source and (after it) the exposed buffer the
-    // server writes into.
-    let slots = if opts.test == Test::ReadBw { DEPTH } else { 1 };
-    let source = region(opts.size * slots, Some(37))?;
-    let window = opts.size.max(CYCLE);
-    let landing = region(window, None)?;
-    let exposure = match opts.test {
-        // SAFETY: as in `serve`: `landing` outlives the exposure, and is
-        // read only through `last_byte`.
-        Test::WriteLat => Some(unsafe { rdma.expose(landing.range(), Access::REMOTE_WRITE) }?),
+    // The latency test's buffer the server writes into.
+    let landing = match opts.test {
+        Test::WriteLat => Some(expose(
+            rdma,
+            region(opts.size.max(CYCLE), None)?,
+            Access::REMOTE_WRITE,
+        )?),
         _ => None,
     };
-    let rkey = exposure.as_ref().map_or(0, |e| e.remote().key as u32);
-    let vaddr = if exposure.is_some() {
-        landing.start()
-    } else {
-        source.start()
-    };
-    let _grant = rdma.grant(source.range(), libos::dma::Rights::ReadWrite)?;
-    let mut s = connect(rdma, conn, true, opts, rkey, vaddr as u64)?;
-    let report = match opts.test {
-        Test::WriteBw | Test::ReadBw => {
-            let report = transfer_all(rdma, &s, opts, &source)?;
+    let source = Arc::new(region(opts.size, Some(37))?);
+    let (rkey, vaddr) = landing.as_ref().map_or((0, source.start() as u64), |e| {
+        (e.remote().key as u32, e.start() as u64)
+    });
+    let mut s = connect(rdma, conn, true, opts, rkey, vaddr)?;
+    let report = match (&landing, opts.test) {
+        (_, Test::WriteBw | Test::ReadBw) => {
+            let report = transfer_all(&s, opts, &source)?;
             s.hand_shake(STEP)?;
             for f in report.fields() {
                 xchg(&mut s.conn, true, &f, STEP)?;
@@ -404,27 +409,27 @@ pub fn client(
             s.close()?;
             report
         }
-        Test::SendBw => {
+        (_, Test::SendBw) => {
             s.hand_shake(STEP)?;
-            let report = send_all(rdma, &s, opts, &source)?;
+            let data = &source.as_slice()[..opts.size];
+            let report = pipeline(opts, |_| Ok(s.to.send(data)?), |id| finish(rdma, id))?;
             s.close()?;
             report
         }
-        Test::WriteLat => {
-            let r = ping_pong(&s, opts, &landing)?;
+        (Some(landing), Test::WriteLat) => {
+            let r = ping_pong(&s, opts, landing)?;
             drop(s);
             r
         }
+        (None, Test::WriteLat) => return Err(PerfError::Memory),
     };
-    drop(exposure);
-    if let Some(at) = source.as_slice()[..opts.size]
+    if let Some(at) = source
+        .as_slice()
         .iter()
         .enumerate()
         .position(|(i, &b)| b != pattern(i, 37))
     {
-        if opts.test != Test::ReadBw && opts.test != Test::WriteLat {
-            return Err(PerfError::Data("the source changed", at));
-        }
+        return Err(PerfError::Data("the source changed", at));
     }
     Ok(Outcome {
         peer: server,
@@ -447,11 +452,11 @@ fn measured(opts: &Options, secs: f64) -> PerftestReport {
 }
 
 /// Posts `iters` requests with `post` (given the request's number),
-/// [`DEPTH`] in flight, each waited for in order; their measurement.
-fn pipeline(
-    rdma: &Rdma,
+/// [`DEPTH`] in flight, each ended in order by `done`; their measurement.
+fn pipeline<T>(
     opts: &Options,
-    mut post: impl FnMut(u32) -> Result<WorkId, RdmaError>,
+    mut post: impl FnMut(u32) -> Result<T, PerfError>,
+    mut done: impl FnMut(T) -> Result<(), PerfError>,
 ) -> Result<PerftestReport, PerfError> {
     let start = time::now();
     let mut in_flight = VecDeque::new();
@@ -461,50 +466,64 @@ fn pipeline(
             in_flight.push_back(post(posted)?);
             posted += 1;
         }
-        if let Some(id) = in_flight.pop_front() {
-            finish(rdma, id)?;
+        if let Some(t) = in_flight.pop_front() {
+            done(t)?;
         }
     }
     Ok(measured(opts, start.elapsed().as_secs_f64()))
 }
 
-/// WRITEs or READs `iters` times into the server's buffer.
+/// A transfer's completion, or its error.
+fn succeeded(wc: &WorkCompletion) -> Result<(), PerfError> {
+    match wc.status {
+        Status::Success => Ok(()),
+        s => Err(PerfError::Completion(s)),
+    }
+}
+
+/// WRITEs or READs `iters` times into the server's buffer: WRITEs share
+/// the source; each READ in flight has a buffer of its own, which comes
+/// back to the pool when it completes.
 fn transfer_all(
-    rdma: &Rdma,
     s: &Session<'_>,
     opts: &Options,
-    source: &Region,
+    source: &Arc<Region>,
 ) -> Result<PerftestReport, PerfError> {
     let remote = RemoteAddr {
         key: u64::from(s.theirs.rkey),
         va: s.theirs.vaddr as usize,
     };
-    let slots = if opts.test == Test::ReadBw { DEPTH } else { 1 };
-    pipeline(rdma, opts, |n| {
-        let slot = (n as usize % slots) * opts.size;
-        let range = source.start() + slot..source.start() + slot + opts.size;
-        // SAFETY: `source` is granted to the engine and outlives every
-        // request (the pipeline waits for all); WRITEs only read it, and
-        // each READ in flight has its own slot.
-        unsafe {
-            if opts.test == Test::ReadBw {
-                s.to.read(range, remote, Policy::FaultAware)
-            } else {
-                s.to.write(range, remote, Policy::FaultAware)
-            }
-        }
-    })
-}
-
-/// SENDs `iters` messages.
-fn send_all(
-    rdma: &Rdma,
-    s: &Session<'_>,
-    opts: &Options,
-    source: &Region,
-) -> Result<PerftestReport, PerfError> {
-    let data = &source.as_slice()[..opts.size];
-    pipeline(rdma, opts, |_| s.to.send(data))
+    let policy = Policy::FaultAware;
+    if opts.test == Test::WriteBw {
+        return pipeline(
+            opts,
+            |_| {
+                s.to.write_owned(source.clone(), 0..opts.size, remote, policy)
+                    .map_err(|(e, _)| PerfError::Rdma(e))
+            },
+            |pending| {
+                let (_, wc) = pending.wait().map_err(|(e, _)| PerfError::Rdma(e))?;
+                succeeded(&wc)
+            },
+        );
+    }
+    let pool = RefCell::new(Vec::new());
+    for _ in 0..DEPTH {
+        pool.borrow_mut().push(region(opts.size, None)?);
+    }
+    pipeline(
+        opts,
+        |_| {
+            let dest = pool.borrow_mut().pop().ok_or(PerfError::Memory)?;
+            s.to.read_owned(dest, 0..opts.size, remote, policy)
+                .map_err(|(e, _)| PerfError::Rdma(e))
+        },
+        |pending| {
+            let (dest, wc) = pending.wait().map_err(|(e, _)| PerfError::Rdma(e))?;
+            pool.borrow_mut().push(dest);
+            succeeded(&wc)
+        },
+    )
 }
 
 /// RECVs `iters` messages of `size` bytes: RECVs are posted before the
@@ -541,16 +560,6 @@ fn receive_all(
     Ok(measured(opts, start.elapsed().as_secs_f64()))
 }
 
-/// The byte at `va`, as the engine last wrote it.
-fn last_byte(buffer: &Region, at: usize) -> u8 {
-    let p = &buffer.as_slice()[at] as *const u8;
-    // SAFETY: `p` points into `buffer`, which is exposed to the peer: the
-    // engine may write it at any moment, so it is read volatile, one byte
-    // (a torn read cannot happen), and never through a reference that
-    // assumes it is unchanging.
-    unsafe { core::ptr::read_volatile(p) }
-}
-
 /// `ib_write_lat`'s ping-pong: `size` bytes each way, the count in the last
 /// byte; the server writes first. Returns the measured round trips
 /// (`bw_avg` holds the median round trip's half, in microseconds, as
@@ -558,7 +567,7 @@ fn last_byte(buffer: &Region, at: usize) -> u8 {
 fn ping_pong(
     s: &Session<'_>,
     opts: &Options,
-    landing: &Region,
+    landing: &ExposedRegion,
 ) -> Result<PerftestReport, PerfError> {
     let remote = RemoteAddr {
         key: u64::from(s.theirs.rkey),
@@ -568,7 +577,7 @@ fn ping_pong(
     let mut rtts = Vec::with_capacity(opts.iters as usize);
     let wait_for_count = |k: u32| -> Result<(), PerfError> {
         let start = time::now();
-        while last_byte(landing, opts.size - 1) != k as u8 {
+        while landing.byte(opts.size - 1) != Some(k as u8) {
             if start.elapsed() > STEP {
                 return Err(PerfError::Data(
                     "the peer's WRITE never came",

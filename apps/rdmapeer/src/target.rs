@@ -26,7 +26,7 @@ use alloc::vec::Vec;
 use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::Region;
-use libos::rdma::{Access, Exposure, PeerAddress, PeerQp, QueuePair, Rdma, RemoteAddr};
+use libos::rdma::{Access, ExposedRegion, PeerAddress, PeerQp, QueuePair, Rdma, RemoteAddr};
 
 /// How long the probe may stay silent.
 const SILENCE: Duration = Duration::from_secs(120);
@@ -38,12 +38,11 @@ pub fn pattern(i: usize, seed: u8) -> u8 {
     ((i as u64 * 7 + (i as u64 >> 8) * 131 + u64::from(seed)) as u8) | 1
 }
 
-/// One exposed region: the memory and the exposure of it.
-struct Exposed {
-    // Dropping it revokes the key (`revoke`); declared first, so it is
-    // dropped before its memory goes.
-    exposure: Option<Exposure>,
-    region: Region,
+/// A region the probe asked for: exposed, or revoked (kept, so `check`
+/// can tell that a WRITE after the revocation left it alone).
+enum Exposed {
+    Exposed(ExposedRegion),
+    Revoked(Region),
 }
 
 /// What the step holds between commands.
@@ -119,9 +118,14 @@ impl Target<'_> {
                 // so `check` can tell that a later WRITE left it alone.
                 let e = self
                     .exposed
-                    .get_mut(*name)
+                    .remove(*name)
                     .ok_or_else(|| format!("no exposure {name}"))?;
-                e.exposure = None;
+                let region = match e {
+                    Exposed::Exposed(x) => x.revoke(),
+                    Exposed::Revoked(r) => r,
+                };
+                self.exposed
+                    .insert(String::from(*name), Exposed::Revoked(region));
                 Ok(String::from("ok"))
             }
             Some("check") => self.check(w),
@@ -180,20 +184,13 @@ impl Target<'_> {
             }
         }
         let resident = region.resident_pages();
-        // SAFETY: the region lives in `self.exposed` with its exposure and
-        // is dropped after it; Rust reads its bytes only in `check`, which
-        // the probe sends once its own WRITEs have completed.
-        let exposure =
-            unsafe { self.rdma.expose(region.range(), access) }.map_err(|e| format!("{e:?}"))?;
-        let r = exposure.remote();
+        let exposed = self
+            .rdma
+            .expose_region(region, access)
+            .map_err(|(e, _)| format!("{e:?}"))?;
+        let r = exposed.remote();
         let answer = format!("key {} {} {} {resident}", r.key, r.start, r.len);
-        self.exposed.insert(
-            name,
-            Exposed {
-                exposure: Some(exposure),
-                region,
-            },
-        );
+        self.exposed.insert(name, Exposed::Exposed(exposed));
         Ok(answer)
     }
 
@@ -208,11 +205,17 @@ impl Target<'_> {
             .ok_or_else(|| format!("no exposure {name}"))?;
         let off: usize = num(w.get(2))?;
         let len = length(w.get(3))?;
-        let bytes = e
-            .region
-            .as_slice()
-            .get(off..off.saturating_add(len))
-            .ok_or("outside the region")?;
+        let range = off..off.saturating_add(len);
+        // An exposed region is copied out byte by byte (a peer could be
+        // writing it); a revoked one is read in place.
+        let (bytes, resident) = match e {
+            Exposed::Exposed(x) => (x.snapshot(range), x.resident_pages()),
+            Exposed::Revoked(r) => (
+                r.as_slice().get(range).map(<[u8]>::to_vec),
+                r.resident_pages(),
+            ),
+        };
+        let bytes = bytes.ok_or("outside the region")?;
         let seed = match w.get(4).copied() {
             Some("zero") => None,
             s => Some(num::<u8>(s.as_ref())?),
@@ -222,7 +225,7 @@ impl Target<'_> {
             .enumerate()
             .find(|&(i, &b)| b != seed.map_or(0, |s| pattern(i, s)));
         Ok(match wrong {
-            None => format!("ok {}", e.region.resident_pages()),
+            None => format!("ok {resident}"),
             Some((i, &b)) => format!("bad {} {b:#04x}", off + i),
         })
     }

@@ -18,12 +18,14 @@
 
 mod device;
 pub mod engine;
+mod owned;
 mod peer;
 mod verbs;
 
 pub use device::DeviceError;
 pub use engine::EngineCounters;
 pub use hw::rdma::wire::Status;
+pub use owned::{ExposedRegion, Pending, WriteSource};
 pub use peer::{PeerAddress, PeerQp};
 pub use verbs::{
     open, Access, Exposure, Op, QueuePair, Rdma, RdmaError, RemoteAddr, RemoteRegion,

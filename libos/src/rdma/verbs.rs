@@ -882,6 +882,11 @@ impl QueuePair {
         Self { rdma, node: handle }
     }
 
+    /// The engine this queue pair belongs to.
+    pub(super) fn rdma(&self) -> Rdma {
+        self.rdma
+    }
+
     /// The remote node.
     pub fn node(&self) -> u16 {
         self.node

@@ -1,0 +1,247 @@
+//! RDMA on memory the verbs own while the engine or a peer may touch it, so
+//! that apps need no `unsafe` (Tock's way: a driver takes the buffer and
+//! gives it back).
+//!
+//! ```text
+//!  let exposed = rdma.expose_region(region, Access::REMOTE_WRITE)?;  // the region moves in
+//!  peers get exposed.remote();  exposed.byte(i) / exposed.snapshot(..)  // looks, volatile
+//!  let region = exposed.revoke();                                    // key gone, region back
+//!
+//!  let source = Arc::new(region);                                    // shared, read-only
+//!  let w = qp.write_owned(source.clone(), 0..len, remote, policy)?;  // several may be in flight
+//!  let (source, wc) = w.wait()?;                                     // the buffer comes back
+//!  let r = qp.read_owned(dest, 0..len, remote, policy)?;             // dest moves in
+//!  let (dest, wc) = r.wait()?;                                       // filled
+//! ```
+//!
+//! While the engine may write a buffer, nothing else holds a reference to
+//! its bytes; a pending transfer that is dropped waits for its completion
+//! before it lets the buffer go (or for the engine to be cut off).
+
+extern crate alloc;
+
+use super::verbs::{Access, Exposure, QueuePair, Rdma, RdmaError, RemoteAddr, RemoteRegion};
+use super::{WorkCompletion, WorkId};
+use crate::dma::{Grant, Policy, Rights};
+use crate::mm::Region;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::ops::Range;
+
+/// A region exposed to peers, owned until [`ExposedRegion::revoke`] gives
+/// it back.
+pub struct ExposedRegion {
+    // Declared first: dropped (the key revoked) before the memory goes.
+    exposure: Exposure,
+    region: Region,
+}
+
+impl Rdma {
+    /// Exposes all of `region` to peers with `access`, taking it until it
+    /// is given back by [`ExposedRegion::revoke`]; on failure the region
+    /// comes back with the error.
+    pub fn expose_region(
+        &self,
+        region: Region,
+        access: Access,
+    ) -> Result<ExposedRegion, (RdmaError, Region)> {
+        // SAFETY: the region is owned by the returned ExposedRegion, which
+        // drops the exposure (revoking the key) before the region, and
+        // hands out no reference to its bytes while they are exposed (only
+        // volatile copies).
+        match unsafe { self.expose(region.range(), access) } {
+            Ok(exposure) => Ok(ExposedRegion { exposure, region }),
+            Err(e) => Err((e, region)),
+        }
+    }
+}
+
+impl ExposedRegion {
+    /// What peers need to reach it.
+    pub fn remote(&self) -> RemoteRegion {
+        self.exposure.remote()
+    }
+
+    /// Where it starts in this node's address space.
+    pub fn start(&self) -> usize {
+        self.region.start()
+    }
+
+    /// Its length in bytes.
+    pub fn len(&self) -> usize {
+        self.region.len()
+    }
+
+    /// Whether it is empty (never: regions have at least a page).
+    pub fn is_empty(&self) -> bool {
+        self.region.len() == 0
+    }
+
+    /// Pages backed by frames now (none of a region nothing touched).
+    pub fn resident_pages(&self) -> usize {
+        self.region.resident_pages()
+    }
+
+    /// The byte at `offset` as it is now (a peer may change it at any
+    /// moment: a ping-pong watches its buffer this way).
+    pub fn byte(&self, offset: usize) -> Option<u8> {
+        let p = self.region.range().start.checked_add(offset)?;
+        if offset >= self.region.len() {
+            return None;
+        }
+        // SAFETY: `p` is inside the region, which is mapped (or maps on
+        // this first touch) for as long as `self` lives; a peer may write
+        // it through the engine, so it is read volatile, one byte at a
+        // time (no torn value), and no reference to it is formed.
+        Some(unsafe { core::ptr::read_volatile(p as *const u8) })
+    }
+
+    /// A copy of `range` as it is now, byte by byte (see
+    /// [`ExposedRegion::byte`]); `None` outside the region.
+    pub fn snapshot(&self, range: Range<usize>) -> Option<Vec<u8>> {
+        if range.end > self.region.len() || range.start > range.end {
+            return None;
+        }
+        range.map(|i| self.byte(i)).collect()
+    }
+
+    /// Revokes the key (no peer request passes with it from now on, and
+    /// none is still placing bytes) and gives the region back.
+    pub fn revoke(self) -> Region {
+        let ExposedRegion { exposure, region } = self;
+        drop(exposure);
+        region
+    }
+}
+
+/// Memory a WRITE may read from while it is in flight: it cannot move or
+/// be written meanwhile (a region owned by the transfer, or shared
+/// read-only).
+pub trait WriteSource {
+    /// The region.
+    fn region(&self) -> &Region;
+}
+
+impl WriteSource for Region {
+    fn region(&self) -> &Region {
+        self
+    }
+}
+
+impl WriteSource for Arc<Region> {
+    fn region(&self) -> &Region {
+        self
+    }
+}
+
+/// A WRITE or READ in flight on a buffer it owns; [`Pending::wait`] gives
+/// the buffer back with the completion.
+pub struct Pending<B> {
+    rdma: Rdma,
+    id: Option<WorkId>,
+    // Dropped after the wait (see Drop): the engine's grant, then the buffer.
+    grant: Option<Grant>,
+    buffer: Option<B>,
+}
+
+impl<B> Pending<B> {
+    /// Waits for the end of the transfer; the buffer comes back with its
+    /// completion. If the engine stopped answering it has been cut off from
+    /// memory ([`Rdma::wait`]) and the buffer comes back with the error.
+    pub fn wait(mut self) -> Result<(B, WorkCompletion), (RdmaError, B)> {
+        let id = self.id.take().expect("a pending transfer has its id");
+        let result = self.rdma.wait(id);
+        self.grant = None;
+        let buffer = self
+            .buffer
+            .take()
+            .expect("a pending transfer has its buffer");
+        match result {
+            Ok(wc) => Ok((buffer, wc)),
+            Err(e) => Err((e, buffer)),
+        }
+    }
+}
+
+impl<B> Drop for Pending<B> {
+    fn drop(&mut self) {
+        // Not waited for: the buffer may not go while the engine can
+        // still reach it.
+        if let Some(id) = self.id.take() {
+            let _ = self.rdma.wait(id);
+        }
+    }
+}
+
+/// Checks that `range` lies inside `region`; the addresses it covers.
+fn inside(region: &Region, range: &Range<usize>) -> Option<Range<usize>> {
+    if range.start > range.end || range.end > region.len() {
+        return None;
+    }
+    let start = region.start() + range.start;
+    Some(start..start + range.len())
+}
+
+impl QueuePair {
+    /// RDMA WRITE of `source[range]` to `remote`, the source held until
+    /// [`Pending::wait`] gives it back.
+    pub fn write_owned<S: WriteSource>(
+        &self,
+        source: S,
+        range: Range<usize>,
+        remote: RemoteAddr,
+        policy: Policy,
+    ) -> Result<Pending<S>, (RdmaError, S)> {
+        let rdma = self.rdma();
+        let Some(local) = inside(source.region(), &range) else {
+            return Err((RdmaError::BadLength(range.end), source));
+        };
+        let grant = match rdma.grant(source.region().range(), Rights::Read) {
+            Ok(g) => g,
+            Err(e) => return Err((e, source)),
+        };
+        // SAFETY: the source region is owned by (or shared read-only
+        // with) the Pending, which keeps it, unwritten, until the
+        // completion is taken or the engine is cut off (wait, or Drop).
+        match unsafe { self.write(local, remote, policy) } {
+            Ok(id) => Ok(Pending {
+                rdma,
+                id: Some(id),
+                grant: Some(grant),
+                buffer: Some(source),
+            }),
+            Err(e) => Err((e, source)),
+        }
+    }
+
+    /// RDMA READ of `remote` into `dest[range]`, the destination held until
+    /// [`Pending::wait`] gives it back, filled.
+    pub fn read_owned(
+        &self,
+        dest: Region,
+        range: Range<usize>,
+        remote: RemoteAddr,
+        policy: Policy,
+    ) -> Result<Pending<Region>, (RdmaError, Region)> {
+        let rdma = self.rdma();
+        let Some(local) = inside(&dest, &range) else {
+            return Err((RdmaError::BadLength(range.end), dest));
+        };
+        let grant = match rdma.grant(dest.range(), Rights::ReadWrite) {
+            Ok(g) => g,
+            Err(e) => return Err((e, dest)),
+        };
+        // SAFETY: `dest` is owned by the Pending, which holds it, with no
+        // reference to its bytes anywhere else, until the completion is
+        // taken or the engine is cut off (wait, or Drop).
+        match unsafe { self.read(local, remote, policy) } {
+            Ok(id) => Ok(Pending {
+                rdma,
+                id: Some(id),
+                grant: Some(grant),
+                buffer: Some(dest),
+            }),
+            Err(e) => Err((e, dest)),
+        }
+    }
+}
