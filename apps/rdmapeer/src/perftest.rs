@@ -329,7 +329,7 @@ pub fn serve(rdma: &Rdma, oob: &mut Oob, opts: &Options) -> Result<Outcome, Perf
             recvs
         }
         (Some(landing), Test::WriteLat) => {
-            let r = ping_pong(&s, opts, landing)?;
+            let r = ping_pong(rdma, &s, opts, landing)?;
             drop(s);
             r
         }
@@ -417,7 +417,7 @@ pub fn client(
             report
         }
         (Some(landing), Test::WriteLat) => {
-            let r = ping_pong(&s, opts, landing)?;
+            let r = ping_pong(rdma, &s, opts, landing)?;
             drop(s);
             r
         }
@@ -565,6 +565,7 @@ fn receive_all(
 /// (`bw_avg` holds the median round trip's half, in microseconds, as
 /// perftest reports latency).
 fn ping_pong(
+    rdma: &Rdma,
     s: &Session<'_>,
     opts: &Options,
     landing: &ExposedRegion,
@@ -573,7 +574,15 @@ fn ping_pong(
         key: u64::from(s.theirs.rkey),
         va: s.theirs.vaddr as usize,
     };
-    let mut msg = alloc::vec![0u8; opts.size];
+    // One message buffer for the whole run, granted to the engine for the
+    // whole run: each WRITE's own grant then changes no translation (a
+    // grant given and taken per message would cost the engine an IOTLB
+    // miss, a round trip to QEMU, per message).
+    let mut msg = Some(region(opts.size, None)?);
+    let _grant = msg
+        .as_ref()
+        .map(|m| rdma.grant(m.range(), libos::dma::Rights::Read))
+        .transpose()?;
     let mut rtts = Vec::with_capacity(opts.iters as usize);
     let wait_for_count = |k: u32| -> Result<(), PerfError> {
         let start = time::now();
@@ -593,11 +602,14 @@ fn ping_pong(
         if s.client {
             wait_for_count(k)?;
         }
-        msg[opts.size - 1] = k as u8;
-        let wc = s.to.write_from(&msg, remote, Policy::FaultAware)?;
-        if wc.status != Status::Success {
-            return Err(PerfError::Completion(wc.status));
-        }
+        let mut m = msg.take().ok_or(PerfError::Memory)?;
+        m.as_mut_slice()[opts.size - 1] = k as u8;
+        let pending =
+            s.to.write_owned(m, 0..opts.size, remote, Policy::FaultAware)
+                .map_err(|(e, _)| PerfError::Rdma(e))?;
+        let (m, wc) = pending.wait().map_err(|(e, _)| PerfError::Rdma(e))?;
+        msg = Some(m);
+        succeeded(&wc)?;
         if !s.client {
             wait_for_count(k)?;
         }
