@@ -50,6 +50,7 @@ pub mod commands;
 pub mod config;
 pub mod eviction;
 pub mod glob;
+pub mod hll;
 pub mod notify;
 pub mod num;
 pub mod output;

@@ -21,6 +21,7 @@
 //! | hash writes (`HSET`, `HDEL`, ...)    | see `commands::hashes`             |
 //! | set writes (`SADD`, `SPOP`, ...)     | see `commands::sets`               |
 //! | `SORT ... STORE dst`                 | see `commands::sort`               |
+//! | `PFADD`, `PFCOUNT`, `PFMERGE`        | see `commands::hyperloglog`        |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when
@@ -37,6 +38,7 @@ mod exec;
 mod expire;
 mod expiry_arg;
 mod hashes;
+mod hyperloglog;
 mod info;
 mod introspect;
 mod key_positions;

@@ -5,6 +5,7 @@
 
 use super::exec::Exec;
 use super::hashes::{self, hincr_growth, hset_growth};
+use super::hyperloglog::{self, hll_growth};
 use super::list_moves::{self, lmove_growth};
 use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::sets::{self, sadd_growth, smove_growth, store_growth};
@@ -436,6 +437,15 @@ const TABLE: &[Spec] = &[
     cmd("getbit", 3, RF, ONE_KEY, bits::getbit),
     cmd("bitcount", -2, R, ONE_KEY, bits::bitcount),
     cmd("lcs", -3, R, (1, 2, 1), lcs::lcs),
+    grows(
+        cmd("pfadd", -2, WF, ONE_KEY, hyperloglog::pfadd),
+        hll_growth,
+    ),
+    cmd("pfcount", -2, R, ALL_KEYS, hyperloglog::pfcount),
+    grows(
+        cmd("pfmerge", -2, W, ALL_KEYS, hyperloglog::pfmerge),
+        hll_growth,
+    ),
     cmd("mget", -2, RF, ALL_KEYS, strings::mget),
     grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
     grows(cmd("hset", -4, WF, ONE_KEY, hashes::hset), hset_growth),

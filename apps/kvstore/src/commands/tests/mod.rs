@@ -7,6 +7,7 @@ mod databases;
 mod eviction;
 mod expiry;
 mod hashes;
+mod hyperloglog;
 mod keys;
 mod lists;
 mod memory;
