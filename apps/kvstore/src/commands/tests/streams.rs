@@ -509,3 +509,25 @@ fn xinfo_reports_counters_lag_and_consumers() {
         [bulk("entries"), array(&[entry("2-0", &["a", "2"])])]
     );
 }
+
+#[test]
+fn xadd_reads_the_id_before_counting_fields_as_redis_does() {
+    let mut s = Session::new();
+    let invalid = err("ERR Invalid stream ID specified as stream command argument");
+    assert_eq!(s.run("XADD s - 1 v 1"), invalid);
+    assert_eq!(s.run("XADD s MAXLEN 1 LIMIT 5 x 1"), invalid);
+    assert_eq!(s.run("XADD s 1-x a b"), invalid);
+    assert_eq!(
+        s.run("XADD s 0-0 a"),
+        err("ERR wrong number of arguments for 'xadd' command")
+    );
+    assert_eq!(
+        s.run("XADD s 0-0 a b"),
+        err("ERR The ID specified in XADD must be greater than 0-0")
+    );
+    assert_eq!(
+        s.run("XADD s 1-* a"),
+        err("ERR wrong number of arguments for 'xadd' command")
+    );
+    assert_eq!(s.run("EXISTS s"), int(0));
+}
