@@ -283,6 +283,9 @@ pub const NAMES: &[&str] = &[
     "XCLAIM",
     "XAUTOCLAIM",
     "XINFO",
+    "PFADD",
+    "PFCOUNT",
+    "PFMERGE",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -512,6 +515,9 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             zset_args(inp, name, now, &mut args)
         }
         stream if stream.starts_with('X') => stream_args(inp, name, now, &mut args),
+        hll if crate::families::HLL_NAMES.contains(&hll) => {
+            crate::families::hll_args(inp, name, &mut args)
+        }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -1096,6 +1102,7 @@ fn config(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
                     "maxmemory-samples",
                     "lfu-log-factor",
                     "lfu-decay-time",
+                    "hll-sparse-max-bytes",
                     "bogus",
                 ]);
                 let value = inp.pick(&[
