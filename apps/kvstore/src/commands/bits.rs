@@ -14,19 +14,10 @@ use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
 use crate::store::Store;
 
-fn bad_offset() -> Reply {
-    Reply::error("ERR bit offset is not an integer or out of range")
-}
-
 /// A bit offset argument: non-negative, and its byte below
 /// `proto-max-bulk-len` (the longest string a client could send).
 fn bit_offset(x: &Exec<'_>, arg: &[u8]) -> Result<u64, Reply> {
-    match parse_i64(arg) {
-        Some(offset) if offset >= 0 && ((offset as u64) >> 3) < x.config.proto_max_bulk_len => {
-            Ok(offset as u64)
-        }
-        _ => Err(bad_offset()),
-    }
+    super::bitfield::offset(arg, None, x.config.proto_max_bulk_len)
 }
 
 /// The mask of bit `offset` within its byte.

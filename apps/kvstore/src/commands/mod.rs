@@ -28,6 +28,9 @@
 //! keys went away, so every command sees the state it saw the first time.
 
 mod auth;
+mod bitfield;
+mod bitfield_math;
+mod bitop;
 mod bits;
 mod client;
 mod connection;

@@ -10,8 +10,8 @@ use super::list_moves::{self, lmove_growth};
 use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::sets::{self, sadd_growth, smove_growth, store_growth};
 use super::{
-    auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub, sort,
-    string_ops, strings, unblock,
+    auth, bitfield, bitop, bits, connection, expire, info, introspect, keys, lcs, object,
+    persistence, pubsub, sort, string_ops, strings, unblock,
 };
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
@@ -436,6 +436,16 @@ const TABLE: &[Spec] = &[
     ),
     cmd("getbit", 3, RF, ONE_KEY, bits::getbit),
     cmd("bitcount", -2, R, ONE_KEY, bits::bitcount),
+    grows(
+        cmd("bitop", -4, W, (2, -1, 1), bitop::bitop),
+        bitop::bitop_growth,
+    ),
+    cmd("bitpos", -3, R, ONE_KEY, bitop::bitpos),
+    grows(
+        cmd("bitfield", -2, W, ONE_KEY, bitfield::bitfield),
+        bitfield::bitfield_growth,
+    ),
+    cmd("bitfield_ro", -2, RF, ONE_KEY, bitfield::bitfield_ro),
     cmd("lcs", -3, R, (1, 2, 1), lcs::lcs),
     grows(
         cmd("pfadd", -2, WF, ONE_KEY, hyperloglog::pfadd),

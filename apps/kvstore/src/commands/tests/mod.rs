@@ -2,6 +2,7 @@
 //! send them, and the replies Redis 7 gives.
 
 mod auth;
+mod bitops;
 mod bits;
 mod databases;
 mod eviction;
