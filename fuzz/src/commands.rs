@@ -286,6 +286,10 @@ pub const NAMES: &[&str] = &[
     "PFADD",
     "PFCOUNT",
     "PFMERGE",
+    "BITOP",
+    "BITPOS",
+    "BITFIELD",
+    "BITFIELD_RO",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -518,6 +522,9 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         hll if crate::families::HLL_NAMES.contains(&hll) => {
             crate::families::hll_args(inp, name, &mut args)
         }
+        bits if crate::families::BIT_NAMES.contains(&bits) => {
+            crate::families::bit_args(inp, name, &mut args)
+        }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -724,17 +731,29 @@ fn stream_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>
             0 => number(inp, now),
             _ => inp
                 .pick(&[
-                    "0", "1", "1-1", "2-*", "*", "$", ">", "-", "+", "(1", "0-0", "x", "1-x",
-                    "18446744073709551615-18446744073709551615", "(0-0",
+                    "0",
+                    "1",
+                    "1-1",
+                    "2-*",
+                    "*",
+                    "$",
+                    ">",
+                    "-",
+                    "+",
+                    "(1",
+                    "0-0",
+                    "x",
+                    "1-x",
+                    "18446744073709551615-18446744073709551615",
+                    "(0-0",
                 ])
                 .into(),
         }
     };
     let group = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["g", "h", ""]).into() };
     let consumer = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["c", "d"]).into() };
-    let count = |inp: &mut Input<'_>| -> Vec<u8> {
-        inp.pick(&["0", "1", "2", "-1", "10", "x"]).into()
-    };
+    let count =
+        |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["0", "1", "2", "-1", "10", "x"]).into() };
     let trim = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
         let how = inp.pick(&["MAXLEN", "MINID", "LIMIT", "BOGUS"]);
         args.push(word(inp, how));

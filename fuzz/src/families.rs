@@ -1,5 +1,6 @@
 //! Arguments of the command families added after the first generator:
-//! HyperLogLog (`PF*`). Keys are the shared ones of
+//! HyperLogLog (`PF*`) and the bit commands (`BITOP`, `BITPOS`,
+//! `BITFIELD`, `BITFIELD_RO`). Keys are the shared ones of
 //! [`commands::key`](crate::commands::key), so these commands meet strings
 //! and other types written by the rest; elements are few (so registers
 //! repeat) or any value, now and then a batch large enough to turn a
@@ -44,5 +45,63 @@ fn element(inp: &mut Input<'_>) -> Vec<u8> {
     match inp.below(3) {
         0 => value(inp),
         _ => inp.pick(&["a", "b", "c", "1", ""]).into(),
+    }
+}
+
+/// Names of the bit commands.
+pub const BIT_NAMES: &[&str] = &["BITOP", "BITPOS", "BITFIELD", "BITFIELD_RO"];
+
+/// The arguments of bit command `name`: operations and types among valid
+/// and invalid ones, offsets small, huge (up to `proto-max-bulk-len`) or
+/// malformed.
+pub fn bit_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
+    let number = |inp: &mut Input<'_>| -> Vec<u8> {
+        match inp.below(3) {
+            0 => inp
+                .pick(&["0", "1", "-1", "7", "-100", "x", "4294967295"])
+                .into(),
+            1 => (i64::from(inp.byte()) - 128).to_string().into_bytes(),
+            _ => (inp.u64() as i64).to_string().into_bytes(),
+        }
+    };
+    args.push(key(inp));
+    match name {
+        "BITOP" => {
+            args.insert(1, inp.pick(&["AND", "or", "XOR", "NOT", "nand"]).into());
+            for _ in 0..1 + inp.below(3) {
+                args.push(key(inp));
+            }
+        }
+        "BITPOS" => {
+            args.push(inp.pick(&["0", "1", "2", "x"]).into());
+            for _ in 0..inp.below(4) {
+                args.push(number(inp));
+            }
+            if inp.below(2) == 0 {
+                args.push(inp.pick(&["BIT", "byte", "WORD"]).into());
+            }
+        }
+        _ => {
+            for _ in 0..inp.below(6) {
+                let op = inp.pick(&["GET", "SET", "INCRBY", "OVERFLOW", "bad"]);
+                args.push(op.into());
+                match op {
+                    "OVERFLOW" => args.push(inp.pick(&["WRAP", "sat", "FAIL", "no"]).into()),
+                    "bad" => {}
+                    _ => {
+                        let width = inp.pick(&["i1", "u8", "i64", "u63", "u64", "i0", "i8\0", ""]);
+                        args.push(width.into());
+                        args.push(match inp.below(3) {
+                            0 => format!("#{}", inp.byte()).into_bytes(),
+                            1 => u64::from(inp.byte()).to_string().into_bytes(),
+                            _ => number(inp),
+                        });
+                        if op != "GET" {
+                            args.push(number(inp));
+                        }
+                    }
+                }
+            }
+        }
     }
 }

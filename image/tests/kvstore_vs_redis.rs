@@ -532,6 +532,8 @@ impl Stream {
             "STREAM",
             "HLL",
             "HLL",
+            "BITS",
+            "BITS",
         ]);
         let mut args = vec![name.as_bytes().to_vec()];
         match name {
@@ -541,6 +543,7 @@ impl Stream {
             "ZSET" => check = self.zset_command(&mut args),
             "STREAM" => check = self.stream_command(&mut args),
             "HLL" => check = self.hll_command(&mut args),
+            "BITS" => check = self.bit_command(&mut args),
             "GET" | "INCR" | "DECR" | "STRLEN" | "TYPE" | "PERSIST" => args.push(self.key()),
             "TTL" | "PTTL" => {
                 args.push(self.key());
