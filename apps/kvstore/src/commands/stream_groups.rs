@@ -39,8 +39,8 @@ fn key_needed() -> Reply {
 fn no_group_for(key: &[u8], group: &[u8]) -> Reply {
     Reply::Error(format!(
         "NOGROUP No such consumer group '{}' for key name '{}'",
-        String::from_utf8_lossy(group),
-        String::from_utf8_lossy(key)
+        errors::c_string(group),
+        errors::c_string(key)
     ))
 }
 
@@ -48,8 +48,8 @@ fn no_group_for(key: &[u8], group: &[u8]) -> Reply {
 fn no_key_or_group(key: &[u8], group: &[u8], suffix: &str) -> Reply {
     Reply::Error(format!(
         "NOGROUP No such key '{}' or consumer group '{}'{suffix}",
-        String::from_utf8_lossy(key),
-        String::from_utf8_lossy(group)
+        errors::c_string(key),
+        errors::c_string(group)
     ))
 }
 

@@ -531,3 +531,12 @@ fn xadd_reads_the_id_before_counting_fields_as_redis_does() {
     );
     assert_eq!(s.run("EXISTS s"), int(0));
 }
+
+#[test]
+fn nogroup_errors_show_names_up_to_a_nul_byte_as_redis_does() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.run(r#"XPENDING "bin\x00\r\n" h"#),
+        err("NOGROUP No such key 'bin' or consumer group 'h'")
+    );
+}
