@@ -49,6 +49,7 @@ pub mod clients;
 pub mod commands;
 pub mod config;
 pub mod eviction;
+pub mod geo;
 pub mod glob;
 pub mod hll;
 pub mod notify;

@@ -22,6 +22,7 @@
 //! | set writes (`SADD`, `SPOP`, ...)     | see `commands::sets`               |
 //! | `SORT ... STORE dst`                 | see `commands::sort`               |
 //! | `PFADD`, `PFCOUNT`, `PFMERGE`        | see `commands::hyperloglog`        |
+//! | `GEOADD`; `GEO*STORE` results        | `ZADD`; `DEL` and the whole result |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when
@@ -40,6 +41,8 @@ mod evict;
 mod exec;
 mod expire;
 mod expiry_arg;
+mod geo;
+mod geo_search;
 mod hashes;
 mod hyperloglog;
 mod info;

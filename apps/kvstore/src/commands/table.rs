@@ -13,6 +13,7 @@ use super::{
     auth, bitfield, bitop, bits, connection, expire, info, introspect, keys, lcs, object,
     persistence, pubsub, sort, string_ops, strings, unblock,
 };
+use super::{geo, geo_search};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -619,6 +620,46 @@ const TABLE: &[Spec] = &[
         zset_algebra::zstore_growth,
     ),
     cmd("zmpop", -4, W, NO_KEYS, zset_pops::zmpop),
+    grows(
+        cmd("geoadd", -5, W, ONE_KEY, geo::geoadd),
+        zsets::zadd_growth,
+    ),
+    cmd("geodist", -4, R, ONE_KEY, geo::geodist),
+    cmd("geohash", -2, R, ONE_KEY, geo::geohash),
+    cmd("geopos", -2, R, ONE_KEY, geo::geopos),
+    grows(
+        cmd("georadius", -6, W, ONE_KEY, geo_search::georadius),
+        geo_search::store_growth,
+    ),
+    cmd("georadius_ro", -6, R, ONE_KEY, geo_search::georadius_ro),
+    grows(
+        cmd(
+            "georadiusbymember",
+            -5,
+            W,
+            ONE_KEY,
+            geo_search::georadiusbymember,
+        ),
+        geo_search::store_growth,
+    ),
+    cmd(
+        "georadiusbymember_ro",
+        -5,
+        R,
+        ONE_KEY,
+        geo_search::georadiusbymember_ro,
+    ),
+    cmd("geosearch", -7, R, ONE_KEY, geo_search::geosearch),
+    grows(
+        cmd(
+            "geosearchstore",
+            -8,
+            W,
+            TWO_KEYS,
+            geo_search::geosearchstore,
+        ),
+        geo_search::store_growth,
+    ),
     cmd("bzpopmin", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmin),
     cmd("bzpopmax", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmax),
     cmd("bzmpop", -5, WB, NO_KEYS, zset_pops::bzmpop),

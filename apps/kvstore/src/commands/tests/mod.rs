@@ -7,6 +7,7 @@ mod bits;
 mod databases;
 mod eviction;
 mod expiry;
+mod geo;
 mod hashes;
 mod hyperloglog;
 mod keys;
