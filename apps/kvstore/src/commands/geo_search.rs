@@ -280,12 +280,22 @@ fn answer(point: Found, r: &Request) -> Reply {
         ));
     }
     if r.with_hash {
-        items.push(Reply::Integer(point.score as i64));
+        items.push(Reply::Integer(c_i64(point.score)));
     }
     if r.with_coord {
         items.push(coordinates(point.position));
     }
     Reply::array(items)
+}
+
+/// `(long long)x` as x86-64 computes it: the integer part, or i64::MIN
+/// out of range (a score no `GEOADD` wrote may be anything).
+fn c_i64(x: f64) -> i64 {
+    const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+    match (-TWO_63..TWO_63).contains(&x) {
+        true => x as i64,
+        false => i64::MIN,
+    }
 }
 
 /// Stores the points as a sorted set at `dest`, scored by geohash or by
