@@ -534,6 +534,9 @@ impl Stream {
             "HLL",
             "BITS",
             "BITS",
+            "GEO",
+            "GEO",
+            "GEO",
         ]);
         let mut args = vec![name.as_bytes().to_vec()];
         match name {
@@ -544,6 +547,7 @@ impl Stream {
             "STREAM" => check = self.stream_command(&mut args),
             "HLL" => check = self.hll_command(&mut args),
             "BITS" => check = self.bit_command(&mut args),
+            "GEO" => check = self.geo_command(&mut args),
             "GET" | "INCR" | "DECR" | "STRLEN" | "TYPE" | "PERSIST" => args.push(self.key()),
             "TTL" | "PTTL" => {
                 args.push(self.key());

@@ -1,6 +1,6 @@
 //! The random stream's commands of the families added after the first
-//! generator: HyperLogLog (`PF*`) and the bit commands (`BITOP`,
-//! `BITPOS`, `BITFIELD`, `BITFIELD_RO`).
+//! generator: HyperLogLog (`PF*`), the bit commands (`BITOP`, `BITPOS`,
+//! `BITFIELD`, `BITFIELD_RO`) and GEO (`GEOADD`, `GEOSEARCH`, ...).
 //!
 //! HyperLogLogs live mostly at keys of their own (`hll`, `hll2`, `hll3`),
 //! so that they grow past a few elements, and now and then at any key of
@@ -12,6 +12,14 @@
 //! stay within a few hundred bits (and `#` fields within a few dozen),
 //! so that a write does not grow a string to the 512 MiB an offset may
 //! reach.
+//!
+//! GEO points live mostly at keys of their own (`geo`, `geo2`), around
+//! Sicily, at coordinates of five decimals drawn at random: no two points
+//! lie at the same distance from a centre, so sorting by distance has no
+//! ties (Redis sorts a partial result with an unstable quicksort, whose
+//! order among equals is its own). Now and then a GEO command meets a
+//! shared key: another type, or a sorted set whose scores no `GEOADD`
+//! wrote, which both servers decode alike.
 
 use super::{Check, Stream, NUMBERS};
 
@@ -128,5 +136,169 @@ impl Stream {
             }
         }
         Check::Exact
+    }
+
+    /// A key for a GEO command.
+    fn geo_key(&mut self) -> Vec<u8> {
+        if self.rng.chance(15) {
+            self.key()
+        } else {
+            self.rng.pick(&["geo", "geo2"]).into()
+        }
+    }
+
+    /// A longitude or latitude around `centre`, or now and then an edge
+    /// or a malformed one.
+    fn coordinate(&mut self, centre: u32) -> Vec<u8> {
+        if self.rng.chance(5) {
+            return self
+                .rng
+                .pick(&[
+                    "180",
+                    "-180",
+                    "85.05112878",
+                    "-85.05112879",
+                    "x",
+                    "",
+                    "1e400",
+                ])
+                .into();
+        }
+        let n = centre * 100_000 + self.rng.below(200_000) as u32;
+        format!("{}.{:05}", n / 100_000, n % 100_000).into_bytes()
+    }
+
+    /// A radius, width or height.
+    fn geo_distance(&mut self) -> Vec<u8> {
+        self.rng
+            .pick(&[
+                "0", "1", "50", "100", "200", "1000", "-1", "x", "2.5", "inf",
+            ])
+            .into()
+    }
+
+    fn geo_unit(&mut self) -> Vec<u8> {
+        self.rng
+            .pick(&["m", "km", "km", "mi", "ft", "KM", "yd"])
+            .into()
+    }
+
+    /// A GEO command.
+    pub(super) fn geo_command(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        let name = self.rng.pick(&[
+            "GEOADD",
+            "GEOADD",
+            "GEOADD",
+            "GEOADD",
+            "GEODIST",
+            "GEOHASH",
+            "GEOPOS",
+            "GEOSEARCH",
+            "GEOSEARCH",
+            "GEOSEARCHSTORE",
+            "GEORADIUS",
+            "GEORADIUS_RO",
+            "GEORADIUSBYMEMBER",
+            "GEORADIUSBYMEMBER_RO",
+        ]);
+        args[0] = name.into();
+        if name == "GEOSEARCHSTORE" {
+            args.push(self.geo_key());
+        }
+        args.push(self.geo_key());
+        match name {
+            "GEOADD" => {
+                for _ in 0..self.rng.below(3) {
+                    args.push(self.rng.pick(&["NX", "XX", "CH", "ch", "GT"]).into());
+                }
+                for _ in 0..1 + self.rng.below(3) {
+                    let (lon, lat, member) =
+                        (self.coordinate(13), self.coordinate(37), self.member());
+                    args.extend([lon, lat, member]);
+                }
+            }
+            "GEODIST" => {
+                args.extend([self.member(), self.member()]);
+                if self.rng.chance(60) {
+                    args.push(self.geo_unit());
+                }
+            }
+            "GEOHASH" | "GEOPOS" => {
+                for _ in 0..self.rng.below(4) {
+                    let member = self.member();
+                    args.push(member);
+                }
+            }
+            "GEORADIUS" | "GEORADIUS_RO" => {
+                let (lon, lat) = (self.coordinate(13), self.coordinate(37));
+                args.extend([lon, lat, self.geo_distance(), self.geo_unit()]);
+                self.geo_options(args, name == "GEORADIUS");
+            }
+            "GEORADIUSBYMEMBER" | "GEORADIUSBYMEMBER_RO" => {
+                args.extend([self.member(), self.geo_distance(), self.geo_unit()]);
+                self.geo_options(args, name == "GEORADIUSBYMEMBER");
+            }
+            _ => {
+                // GEOSEARCH and GEOSEARCHSTORE: a centre and an extent
+                // (now and then neither or both), then options.
+                match self.rng.below(10) {
+                    0 => {}
+                    1 => args.extend([
+                        b"FROMMEMBER".to_vec(),
+                        self.member(),
+                        b"FROMLONLAT".to_vec(),
+                        b"1".to_vec(),
+                        b"1".to_vec(),
+                    ]),
+                    2..=5 => args.extend([b"FROMMEMBER".to_vec(), self.member()]),
+                    _ => {
+                        let (lon, lat) = (self.coordinate(13), self.coordinate(37));
+                        args.extend([b"FROMLONLAT".to_vec(), lon, lat]);
+                    }
+                }
+                match self.rng.below(10) {
+                    0 => {}
+                    1..=5 => {
+                        args.extend([b"BYRADIUS".to_vec(), self.geo_distance(), self.geo_unit()])
+                    }
+                    _ => args.extend([
+                        b"BYBOX".to_vec(),
+                        self.geo_distance(),
+                        self.geo_distance(),
+                        self.geo_unit(),
+                    ]),
+                }
+                self.geo_options(args, false);
+                if name == "GEOSEARCHSTORE" && self.rng.chance(30) {
+                    args.push(b"STOREDIST".to_vec());
+                }
+            }
+        }
+        Check::Exact
+    }
+
+    /// Options of a GEO search, a few of them in any order.
+    fn geo_options(&mut self, args: &mut Vec<Vec<u8>>, may_store: bool) {
+        for _ in 0..self.rng.below(4) {
+            match self.rng.below(if may_store { 9 } else { 7 }) {
+                0 => args.push(b"WITHDIST".to_vec()),
+                1 => args.push(b"WITHCOORD".to_vec()),
+                2 => args.push(b"WITHHASH".to_vec()),
+                3 => args.push(self.rng.pick(&["ASC", "DESC", "asc"]).into()),
+                4 => {
+                    let n = self.rng.pick(&["1", "2", "3", "10", "0", "-1", "x"]);
+                    args.extend([b"COUNT".to_vec(), n.into()]);
+                    if self.rng.chance(30) {
+                        args.push(b"ANY".to_vec());
+                    }
+                }
+                5 => args.push(b"ANY".to_vec()),
+                6 => args.push(b"BOGUS".to_vec()),
+                _ => {
+                    let how = self.rng.pick(&["STORE", "STOREDIST"]);
+                    args.extend([how.into(), self.geo_key()]);
+                }
+            }
+        }
     }
 }
