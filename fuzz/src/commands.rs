@@ -290,6 +290,16 @@ pub const NAMES: &[&str] = &[
     "BITPOS",
     "BITFIELD",
     "BITFIELD_RO",
+    "GEOADD",
+    "GEODIST",
+    "GEOHASH",
+    "GEOPOS",
+    "GEOSEARCH",
+    "GEOSEARCHSTORE",
+    "GEORADIUS",
+    "GEORADIUS_RO",
+    "GEORADIUSBYMEMBER",
+    "GEORADIUSBYMEMBER_RO",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -524,6 +534,9 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
         }
         bits if crate::families::BIT_NAMES.contains(&bits) => {
             crate::families::bit_args(inp, name, &mut args)
+        }
+        geo if crate::families::GEO_NAMES.contains(&geo) => {
+            crate::families::geo_args(inp, name, &mut args)
         }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {

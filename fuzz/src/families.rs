@@ -1,6 +1,6 @@
 //! Arguments of the command families added after the first generator:
-//! HyperLogLog (`PF*`) and the bit commands (`BITOP`, `BITPOS`,
-//! `BITFIELD`, `BITFIELD_RO`). Keys are the shared ones of
+//! HyperLogLog (`PF*`), the bit commands (`BITOP`, `BITPOS`,
+//! `BITFIELD`, `BITFIELD_RO`) and GEO (`GEOADD`, `GEOSEARCH`, ...). Keys are the shared ones of
 //! [`commands::key`](crate::commands::key), so these commands meet strings
 //! and other types written by the rest; elements are few (so registers
 //! repeat) or any value, now and then a batch large enough to turn a
@@ -100,6 +100,103 @@ pub fn bit_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
                             args.push(number(inp));
                         }
                     }
+                }
+            }
+        }
+    }
+}
+
+/// Names of the GEO commands.
+pub const GEO_NAMES: &[&str] = &[
+    "GEOADD",
+    "GEODIST",
+    "GEOHASH",
+    "GEOPOS",
+    "GEOSEARCH",
+    "GEOSEARCHSTORE",
+    "GEORADIUS",
+    "GEORADIUS_RO",
+    "GEORADIUSBYMEMBER",
+    "GEORADIUSBYMEMBER_RO",
+];
+
+/// A longitude, latitude, radius, width or height: in range, at an edge,
+/// out of range, infinite or malformed.
+fn degrees(inp: &mut Input<'_>) -> Vec<u8> {
+    match inp.below(3) {
+        0 => inp
+            .pick(&[
+                "0",
+                "180",
+                "-180",
+                "85.05112878",
+                "90",
+                "-1",
+                "inf",
+                "1e400",
+                "x",
+                "",
+            ])
+            .into(),
+        _ => format!("{}.{}", i16::from(inp.byte() as i8), inp.byte()).into_bytes(),
+    }
+}
+
+/// The arguments of GEO command `name`: words of the syntax in any order
+/// and number, with the values they take drawn from edge cases.
+pub fn geo_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
+    if name == "GEOSEARCHSTORE" {
+        args.push(key(inp));
+    }
+    args.push(key(inp));
+    match name {
+        "GEOADD" => {
+            for _ in 0..inp.below(3) {
+                args.push(inp.pick(&["NX", "xx", "CH", "GT"]).into());
+            }
+            for _ in 0..1 + inp.below(3) {
+                args.extend([degrees(inp), degrees(inp), element(inp)]);
+            }
+        }
+        "GEODIST" | "GEOHASH" | "GEOPOS" => {
+            for _ in 0..inp.below(4) {
+                args.push(element(inp));
+            }
+            if inp.below(2) == 0 {
+                args.push(inp.pick(&["m", "KM", "mi", "ft", "yd"]).into());
+            }
+        }
+        _ => {
+            if name.starts_with("GEORADIUSBYMEMBER") {
+                args.push(element(inp));
+            } else if name.starts_with("GEORADIUS") {
+                args.extend([degrees(inp), degrees(inp)]);
+            }
+            for _ in 0..inp.below(8) {
+                let word = inp.pick(&[
+                    "FROMMEMBER",
+                    "FROMLONLAT",
+                    "BYRADIUS",
+                    "BYBOX",
+                    "WITHDIST",
+                    "WITHHASH",
+                    "WITHCOORD",
+                    "ASC",
+                    "DESC",
+                    "COUNT",
+                    "ANY",
+                    "STORE",
+                    "STOREDIST",
+                    "km",
+                    "m",
+                ]);
+                args.push(word.into());
+                match word {
+                    "FROMMEMBER" | "STORE" => args.push(key(inp)),
+                    "FROMLONLAT" => args.extend([degrees(inp), degrees(inp)]),
+                    "BYRADIUS" | "COUNT" => args.push(degrees(inp)),
+                    "BYBOX" => args.extend([degrees(inp), degrees(inp)]),
+                    _ => {}
                 }
             }
         }
