@@ -283,23 +283,6 @@ pub const NAMES: &[&str] = &[
     "XCLAIM",
     "XAUTOCLAIM",
     "XINFO",
-    "PFADD",
-    "PFCOUNT",
-    "PFMERGE",
-    "BITOP",
-    "BITPOS",
-    "BITFIELD",
-    "BITFIELD_RO",
-    "GEOADD",
-    "GEODIST",
-    "GEOHASH",
-    "GEOPOS",
-    "GEOSEARCH",
-    "GEOSEARCHSTORE",
-    "GEORADIUS",
-    "GEORADIUS_RO",
-    "GEORADIUSBYMEMBER",
-    "GEORADIUSBYMEMBER_RO",
 ];
 
 /// Field names of hashes: few, so that commands meet each other's fields.
@@ -308,9 +291,24 @@ const FIELDS: &[&str] = &["f", "g", "count", "", "f\r\nx"];
 /// Database indexes: some that exist (16 by default), and some that do not.
 const DBS: &[&str] = &["0", "1", "2", "15", "16", "-1", "x"];
 
+/// Any command name: of [`NAMES`] or of a family's (see
+/// `crate::families`), all alike likely.
+fn any_name(inp: &mut Input<'_>) -> &'static str {
+    use crate::families::{BIT_NAMES, GEO_NAMES, HLL_NAMES};
+    let lists = [NAMES, HLL_NAMES, BIT_NAMES, GEO_NAMES];
+    let mut at = inp.below(lists.iter().map(|l| l.len()).sum());
+    for list in lists {
+        match list.get(at) {
+            Some(name) => return name,
+            None => at -= list.len(),
+        }
+    }
+    NAMES[0]
+}
+
 /// One command with its arguments.
 pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
-    let name = inp.pick(NAMES);
+    let name = any_name(inp);
     let mut args = vec![cased(inp, name.as_bytes())];
     match name {
         "PING" => {
@@ -415,7 +413,7 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             1 => args.push(word(inp, "COUNT")),
             2 => args.push(word(inp, "DOCS")),
             3 => {
-                let name = inp.pick(NAMES);
+                let name = any_name(inp);
                 args.extend([word(inp, "INFO"), word(inp, name)]);
             }
             4 => args.push(word(inp, "LIST")),

@@ -233,22 +233,16 @@ mod tests {
         let hash = encode(WGS84, 10.0, 10.0, 10).unwrap();
         let [north, south, east, west, ..] = neighbours(hash);
         let centre = decode(WGS84, hash).unwrap();
-        assert_eq!(
-            decode(WGS84, north).unwrap().latitude.min,
-            centre.latitude.max
-        );
-        assert_eq!(
-            decode(WGS84, south).unwrap().latitude.max,
-            centre.latitude.min
-        );
-        assert_eq!(
-            decode(WGS84, east).unwrap().longitude.min,
-            centre.longitude.max
-        );
-        assert_eq!(
-            decode(WGS84, west).unwrap().longitude.max,
-            centre.longitude.min
-        );
+        let area = |h| decode(WGS84, h).unwrap();
+        // Each neighbour's near edge is the centre's far one.
+        for (edge, outside) in [
+            (area(north).latitude.min, centre.latitude.max),
+            (area(south).latitude.max, centre.latitude.min),
+            (area(east).longitude.min, centre.longitude.max),
+            (area(west).longitude.max, centre.longitude.min),
+        ] {
+            assert_eq!(edge, outside);
+        }
     }
 
     #[test]
