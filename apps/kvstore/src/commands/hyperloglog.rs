@@ -68,6 +68,16 @@ pub(crate) fn pfadd(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     };
     let max_bytes = x.config.hll_sparse_max_bytes;
     let elements = &args[2..];
+    if existing.is_some() {
+        // Nothing to change: the value stays untouched (a WATCH on it
+        // holds), as in Redis.
+        let value = x.store.get(key).map_or(&[][..], |e| e.value());
+        match hll::would_change(value, elements.iter().map(Vec::as_slice)) {
+            Ok(false) => return Reply::Integer(0),
+            Ok(true) => {}
+            Err(_) => return corrupt(),
+        }
+    }
     let added = x.store.update_string(key, |value| {
         if existing.is_none() {
             *value = hll::new_sparse();

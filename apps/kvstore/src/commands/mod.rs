@@ -23,6 +23,7 @@
 //! | `SORT ... STORE dst`                 | see `commands::sort`               |
 //! | `PFADD`, `PFCOUNT`, `PFMERGE`        | see `commands::hyperloglog`        |
 //! | `GEOADD`; `GEO*STORE` results        | `ZADD`; `DEL` and the whole result |
+//! | `BITOP`; `BITFIELD` (if it changed)  | `SET` (or `DEL`) of the result; itself |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when

@@ -101,6 +101,36 @@ pub fn add(hll: &mut Vec<u8>, element: &[u8], max_bytes: u64) -> Result<bool, Co
     raise(hll, index, value, max_bytes)
 }
 
+/// Whether adding `elements` would change a register of `hll` (valid per
+/// [`encoding`]): `PFADD` that would not writes nothing, as in Redis.
+/// `Err` when a sparse body does not reach an element's register.
+pub fn would_change<'a>(
+    hll: &[u8],
+    mut elements: impl Iterator<Item = &'a [u8]>,
+) -> Result<bool, Corrupt> {
+    elements.try_fold(false, |changes, element| {
+        let (index, value) = position(element);
+        Ok(changes || register(hll, index)? < value)
+    })
+}
+
+/// Register `index` of `hll` (valid per [`encoding`]).
+fn register(hll: &[u8], index: usize) -> Result<u8, Corrupt> {
+    if hll[ENCODING_AT] == DENSE {
+        return Ok(dense::get(&hll[HEADER..], index));
+    }
+    let mut found = None;
+    sparse::walk(hll, |first, op| {
+        if found.is_none() && (first..first + op.registers()).contains(&index) {
+            found = Some(match op {
+                sparse::Op::Zeros { .. } => 0,
+                sparse::Op::Val { value, .. } => value,
+            });
+        }
+    })?;
+    found.ok_or(Corrupt)
+}
+
 /// Raises register `index` of `hll` to `value` if it is lower, turning a
 /// sparse HyperLogLog dense when the value or the size no longer fits;
 /// whether it changed.

@@ -175,3 +175,19 @@ fn writes_are_logged_to_replay_the_same_bytes() {
         assert_eq!(value(&mut restarted, key), value(&mut s, key), "{key}");
     }
 }
+
+#[test]
+fn pfadd_that_changes_nothing_leaves_a_watch_alone() {
+    let mut s = Session::new();
+    s.run("PFADD h a b c");
+    s.run("WATCH h");
+    assert_eq!(s.run("PFADD h a b"), int(0));
+    s.run("MULTI");
+    s.run("PFCOUNT h");
+    assert_eq!(s.run("EXEC"), array(&[int(3)]));
+    s.run("SET short \"HYLL\\x01\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x00\\x80\\x01\"");
+    assert_eq!(
+        s.run("PFADD short a"),
+        err("INVALIDOBJ Corrupted HLL object detected")
+    );
+}
