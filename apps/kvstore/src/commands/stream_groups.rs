@@ -141,7 +141,8 @@ fn group_id(arg: &[u8], last: StreamId) -> Result<StreamId, Reply> {
 /// Parses `ENTRIESREAD n` (and, for `CREATE`, `MKSTREAM`) from `args[5..]`.
 fn group_options(args: &[Vec<u8>], create: bool) -> Result<(bool, Option<Option<u64>>), Reply> {
     let (mut mkstream, mut read) = (false, None);
-    let sub = if create { "create" } else { "setid" };
+    // The subcommand as the client typed it, as Redis echoes it.
+    let sub = errors::lossy(&args[1][..args[1].len().min(128)]);
     let mut at = 5;
     while at < args.len() {
         let word = args[at].to_ascii_uppercase();

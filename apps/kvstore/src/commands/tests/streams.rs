@@ -284,7 +284,7 @@ fn groups_deliver_track_pending_and_claim() {
     for (line, error) in [
         ("XGROUP CREATE g1 grp $", "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."),
         ("XGROUP CREATE g1 grp 0 ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"),
-        ("XGROUP CREATE g1 grp 0 FOO", "ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP."),
+        ("XGROUP CREATE g1 grp 0 FOO", "ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."),
     ] {
         assert_eq!(s.run(line), err(error), "{line}");
     }
@@ -538,5 +538,18 @@ fn nogroup_errors_show_names_up_to_a_nul_byte_as_redis_does() {
     assert_eq!(
         s.run(r#"XPENDING "bin\x00\r\n" h"#),
         err("NOGROUP No such key 'bin' or consumer group 'h'")
+    );
+}
+
+#[test]
+fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.run("XGROUP CREATE s g $ MKSTREAM ENTRIESREAD"),
+        err("ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP.")
+    );
+    assert_eq!(
+        s.run("xgroup setid s g $ bogus"),
+        err("ERR unknown subcommand or wrong number of arguments for 'setid'. Try XGROUP HELP.")
     );
 }
