@@ -319,13 +319,12 @@ fn store(x: &mut Exec<'_>, dest: &[u8], found: &[Found], by_distance: bool, kind
         Kind::Search | Kind::SearchStore => "geosearchstore",
         _ => "georadiusstore",
     };
-    let reply = store_result(x, dest, zset, event);
     if !existed && !found.is_empty() && kind != Kind::SearchStore {
         // Not a key argument of the table, whose creation the engine
-        // announces itself.
+        // announces itself; first, as Redis announces a new key.
         x.notify(notify::NEW, "new", dest);
     }
-    reply
+    store_result(x, dest, zset, event)
 }
 
 /// Growth of a search that may store: at most the searched set again.
