@@ -105,6 +105,16 @@ pub(crate) fn offset(arg: &[u8], field_bits: Option<u32>, max_bulk: u64) -> Resu
     Ok(offset as u64)
 }
 
+/// What an offset's byte must stay below: `proto-max-bulk-len`, except
+/// when the log is replayed (a record is replayed whatever the setting is
+/// now, as Redis loads its AOF).
+pub(crate) fn offset_limit(x: &Exec<'_>) -> u64 {
+    match x.loading {
+        true => u64::MAX,
+        false => x.config.proto_max_bulk_len,
+    }
+}
+
 /// The string as it was, plus the bytes the operations changed.
 struct Overlay<'a> {
     base: &'a [u8],
@@ -153,7 +163,7 @@ pub(crate) fn bitfield_ro(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 fn run(x: &mut Exec<'_>, args: &[Vec<u8>], read_only: bool) -> Reply {
-    let (ops, last_bit) = match parse(args, x.config.proto_max_bulk_len) {
+    let (ops, last_bit) = match parse(args, offset_limit(x)) {
         Ok(parsed) => parsed,
         Err(reply) => return reply,
     };

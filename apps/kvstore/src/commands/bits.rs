@@ -16,9 +16,10 @@ use crate::resp::Reply;
 use crate::store::Store;
 
 /// A bit offset argument: non-negative, and its byte below
-/// `proto-max-bulk-len` (the longest string a client could send).
+/// `proto-max-bulk-len` (the longest string a client could send; a
+/// record replayed from the log is taken whatever the setting is now).
 fn bit_offset(x: &Exec<'_>, arg: &[u8]) -> Result<u64, Reply> {
-    super::bitfield::offset(arg, None, x.config.proto_max_bulk_len)
+    super::bitfield::offset(arg, None, super::bitfield::offset_limit(x))
 }
 
 /// The mask of bit `offset` within its byte.

@@ -173,3 +173,23 @@ fn bitfield_errors() {
     s.run("HSET h f v");
     assert!(matches!(s.run("BITFIELD h GET i8 0"), Reply::Error(e) if e.starts_with("WRONGTYPE")));
 }
+
+#[test]
+fn a_logged_bitfield_replays_under_a_lower_proto_max_bulk_len() {
+    let mut s = Session::new();
+    let mut log = crate::aof::HEADER.to_vec();
+    for line in ["BITFIELD b SET u8 16777216 7", "SETBIT s 16777216 1"] {
+        log.extend(s.exec(line).effects.to_bytes());
+    }
+    let config = Config {
+        proto_max_bulk_len: 1 << 20,
+        ..Config::default()
+    };
+    let mut engine = Engine::new(config, s.now);
+    let report = crate::aof::replay(&log, |args| {
+        engine.load(args, s.now).expect("replays");
+    });
+    assert_eq!(report.torn_tail, None);
+    assert_eq!(engine.store().get(b"b").unwrap().value().len(), 2_097_153);
+    assert_eq!(engine.store().get(b"s").unwrap().value().len(), 2_097_153);
+}

@@ -160,6 +160,9 @@ fn a_georadius_store_announces_the_new_key_then_the_store() {
     s.run("GEORADIUS Sicily 15 37 200 km STORE dst");
     assert_eq!(
         heard(&mut s),
-        ["__keyspace@0__:dst new", "__keyspace@0__:dst georadiusstore"]
+        [
+            "__keyspace@0__:dst new",
+            "__keyspace@0__:dst georadiusstore"
+        ]
     );
 }
