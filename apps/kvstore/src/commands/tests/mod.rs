@@ -7,6 +7,7 @@ mod bits;
 mod databases;
 mod eviction;
 mod expiry;
+mod families_random;
 mod geo;
 mod hashes;
 mod hyperloglog;
