@@ -45,6 +45,7 @@ mod expiry_arg;
 mod geo;
 mod geo_search;
 mod hashes;
+mod hll_debug;
 mod hyperloglog;
 mod info;
 mod introspect;

@@ -10,8 +10,8 @@ use super::list_moves::{self, lmove_growth};
 use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::sets::{self, sadd_growth, smove_growth, store_growth};
 use super::{
-    auth, bitfield, bitop, bits, connection, expire, info, introspect, keys, lcs, object,
-    persistence, pubsub, sort, string_ops, strings, unblock,
+    auth, bitfield, bitop, bits, connection, expire, hll_debug, info, introspect, keys, lcs,
+    object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
 use super::{geo, geo_search};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
@@ -457,6 +457,11 @@ const TABLE: &[Spec] = &[
         cmd("pfmerge", -2, W, ALL_KEYS, hyperloglog::pfmerge),
         hll_growth,
     ),
+    grows(
+        cmd("pfdebug", 3, W | ADMIN, (2, 2, 1), hll_debug::pfdebug),
+        hll_debug::pfdebug_growth,
+    ),
+    cmd("pfselftest", 1, ADMIN, NO_KEYS, hll_debug::pfselftest),
     cmd("mget", -2, RF, ALL_KEYS, strings::mget),
     grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
     grows(cmd("hset", -4, WF, ONE_KEY, hashes::hset), hset_growth),

@@ -22,7 +22,10 @@
 pub mod dense;
 mod estimate;
 mod murmur;
+mod selftest;
 pub mod sparse;
+
+pub use selftest::self_test;
 
 use alloc::vec::Vec;
 
@@ -172,6 +175,31 @@ pub fn to_dense(hll: &mut Vec<u8>) -> Result<(), Corrupt> {
     }
     *hll = dense;
     Ok(())
+}
+
+/// Every register of `hll` (valid per [`encoding`]), one byte each;
+/// `Err` for a sparse body that does not cover exactly the registers.
+pub fn registers(hll: &[u8]) -> Result<Vec<u8>, Corrupt> {
+    let mut dense = hll.to_vec();
+    to_dense(&mut dense)?;
+    Ok((0..REGISTERS)
+        .map(|index| dense::get(&dense[HEADER..], index))
+        .collect())
+}
+
+/// The opcodes of a sparse `hll` as text, Redis's `PFDEBUG DECODE`
+/// form: `z:<n>` for ZERO, `Z:<n>` for XZERO, `v:<value>,<n>` for VAL,
+/// separated by spaces.
+pub fn decode_sparse(hll: &[u8]) -> Result<alloc::string::String, Corrupt> {
+    let mut ops = Vec::new();
+    sparse::walk(hll, |_, op| {
+        ops.push(match op {
+            sparse::Op::Zeros { len, bytes: 1 } => alloc::format!("z:{len}"),
+            sparse::Op::Zeros { len, .. } => alloc::format!("Z:{len}"),
+            sparse::Op::Val { value, len } => alloc::format!("v:{value},{len}"),
+        })
+    })?;
+    Ok(ops.join(" "))
 }
 
 /// Marks the cached count stale (after a change).

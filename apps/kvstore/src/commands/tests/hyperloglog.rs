@@ -191,3 +191,52 @@ fn pfadd_that_changes_nothing_leaves_a_watch_alone() {
         err("INVALIDOBJ Corrupted HLL object detected")
     );
 }
+
+#[test]
+fn pfdebug_shows_the_encoding_registers_and_opcodes() {
+    let mut s = Session::new();
+    s.run("PFADD h a b c");
+    assert_eq!(
+        s.run("PFDEBUG DECODE h"),
+        bulk("Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603")
+    );
+    assert_eq!(s.run("PFDEBUG ENCODING h"), Reply::Simple("sparse".into()));
+    let Reply::Array(Some(registers)) = s.run("PFDEBUG GETREG h") else {
+        panic!("GETREG answers an array");
+    };
+    assert_eq!(registers.len(), 16384);
+    assert_eq!(registers.iter().filter(|r| **r != int(0)).count(), 3);
+    assert_eq!(
+        s.run("PFDEBUG ENCODING h"),
+        Reply::Simple("dense".into()),
+        "GETREG made it dense"
+    );
+    assert_eq!(s.run("PFDEBUG TODENSE h"), int(0));
+    assert_eq!(s.run("PFCOUNT h"), int(3));
+    s.run("PFADD h2 x");
+    assert!(s.logged("PFDEBUG TODENSE h2")[0].starts_with("SET h2 HYLL"));
+    assert_eq!(s.run("STRLEN h2"), int(12304));
+    assert_eq!(
+        s.run("PFDEBUG DECODE h"),
+        err("ERR HLL encoding is not sparse")
+    );
+    assert_eq!(
+        s.run("PFDEBUG GETREG nokey"),
+        err("ERR The specified key does not exist")
+    );
+    assert_eq!(
+        s.run("PFDEBUG bogus h"),
+        err("ERR Unknown PFDEBUG subcommand 'bogus'")
+    );
+    s.run("SET str x");
+    assert_eq!(
+        s.run("PFDEBUG GETREG str"),
+        err("WRONGTYPE Key is not a valid HyperLogLog string value.")
+    );
+    s.run("PFADD bad a");
+    s.run("APPEND bad x");
+    assert_eq!(
+        s.run("PFDEBUG GETREG bad"),
+        err("INVALIDOBJ Corrupted HLL object detected")
+    );
+}
