@@ -9,8 +9,9 @@
 use crate::commands::{key, value};
 use crate::input::Input;
 
-/// Names of the HyperLogLog commands.
-pub const HLL_NAMES: &[&str] = &["PFADD", "PFCOUNT", "PFMERGE"];
+/// Names of the HyperLogLog commands (not `PFSELFTEST`: it adds ten
+/// million elements, seconds a call).
+pub const HLL_NAMES: &[&str] = &["PFADD", "PFCOUNT", "PFMERGE", "PFDEBUG"];
 
 /// The arguments of HyperLogLog command `name`.
 pub fn hll_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
@@ -30,6 +31,10 @@ pub fn hll_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
                     }
                 }
             }
+        }
+        "PFDEBUG" => {
+            let sub = inp.pick(&["GETREG", "decode", "ENCODING", "TODENSE", "bogus"]);
+            args.extend([sub.into(), key(inp)]);
         }
         _ => {
             // PFCOUNT key [key ...], PFMERGE dest [src ...].

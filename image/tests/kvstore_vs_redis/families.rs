@@ -1,5 +1,6 @@
 //! The random stream's commands of the families added after the first
-//! generator: HyperLogLog (`PF*`), the bit commands (`BITOP`, `BITPOS`,
+//! generator: HyperLogLog (`PFADD`, `PFCOUNT`, `PFMERGE`, `PFDEBUG`; not
+//! the slow `PFSELFTEST`), the bit commands (`BITOP`, `BITPOS`,
 //! `BITFIELD`, `BITFIELD_RO`) and GEO (`GEOADD`, `GEOSEARCH`, ...).
 //!
 //! HyperLogLogs live mostly at keys of their own (`hll`, `hll2`, `hll3`),
@@ -37,6 +38,7 @@ impl Stream {
     pub(super) fn hll_command(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
         let name = self.rng.pick(&[
             "PFADD", "PFADD", "PFADD", "PFADD", "PFCOUNT", "PFCOUNT", "PFMERGE", "GET", "STRLEN",
+            "PFDEBUG",
         ]);
         args[0] = name.into();
         match name {
@@ -60,6 +62,12 @@ impl Stream {
                     let key = self.hll_key();
                     args.push(key);
                 }
+            }
+            "PFDEBUG" => {
+                let sub = self
+                    .rng
+                    .pick(&["ENCODING", "DECODE", "TODENSE", "GETREG", "bogus"]);
+                args.extend([sub.into(), self.hll_key()]);
             }
             _ => args.push(self.hll_key()),
         }
