@@ -8,7 +8,7 @@
 use alloc::vec::Vec;
 
 use super::exec::Exec;
-use crate::aof::Piece;
+use super::hyperloglog::{corrupt, log_value, not_hll};
 use crate::config::Config;
 use crate::hll::{self, Encoding};
 use crate::resp::Reply;
@@ -21,11 +21,10 @@ pub(crate) fn pfdebug(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(None) => return Reply::error("ERR The specified key does not exist"),
         Ok(Some(value)) => match hll::encoding(value) {
             Some(encoding) => encoding,
-            None => return Reply::error("WRONGTYPE Key is not a valid HyperLogLog string value."),
+            None => return not_hll(),
         },
         Err(reply) => return reply,
     };
-    let corrupt = || Reply::error("INVALIDOBJ Corrupted HLL object detected");
     let value = x.store.get(key).map_or(&[][..], |e| e.value());
     match args[1].to_ascii_lowercase().as_slice() {
         b"getreg" => match hll::registers(value) {
@@ -93,14 +92,7 @@ fn to_dense(x: &mut Exec<'_>, key: &[u8]) -> bool {
     if converted != Some(true) {
         return false;
     }
-    if let Some(value) = x.store.get(key).and_then(|e| e.shared()).cloned() {
-        x.log_args(&[
-            Piece::Bytes(b"SET"),
-            Piece::Bytes(key),
-            Piece::Value(&value),
-            Piece::Bytes(b"KEEPTTL"),
-        ]);
-    }
+    log_value(x, key);
     true
 }
 

@@ -23,12 +23,12 @@ use crate::resp::Reply;
 use crate::store::Store;
 
 /// `-WRONGTYPE Key is not a valid HyperLogLog string value.`
-fn not_hll() -> Reply {
+pub(super) fn not_hll() -> Reply {
     Reply::error("WRONGTYPE Key is not a valid HyperLogLog string value.")
 }
 
 /// `-INVALIDOBJ Corrupted HLL object detected`
-fn corrupt() -> Reply {
+pub(super) fn corrupt() -> Reply {
     Reply::error("INVALIDOBJ Corrupted HLL object detected")
 }
 
@@ -47,7 +47,7 @@ fn hll_at(x: &mut Exec<'_>, key: &[u8], read: bool) -> Result<Option<Encoding>, 
 }
 
 /// Logs `SET key <its value> KEEPTTL`: the whole new value.
-fn log_value(x: &mut Exec<'_>, key: &[u8]) {
+pub(super) fn log_value(x: &mut Exec<'_>, key: &[u8]) {
     if let Some(value) = x.store.get(key).and_then(|e| e.shared()).cloned() {
         x.log_args(&[
             Piece::Bytes(b"SET"),
