@@ -291,9 +291,24 @@ const FIELDS: &[&str] = &["f", "g", "count", "", "f\r\nx"];
 /// Database indexes: some that exist (16 by default), and some that do not.
 const DBS: &[&str] = &["0", "1", "2", "15", "16", "-1", "x"];
 
+/// Any command name: of [`NAMES`] or of a family's (see
+/// `crate::families`), all alike likely.
+fn any_name(inp: &mut Input<'_>) -> &'static str {
+    use crate::families::{BIT_NAMES, GEO_NAMES, HLL_NAMES};
+    let lists = [NAMES, HLL_NAMES, BIT_NAMES, GEO_NAMES];
+    let mut at = inp.below(lists.iter().map(|l| l.len()).sum());
+    for list in lists {
+        match list.get(at) {
+            Some(name) => return name,
+            None => at -= list.len(),
+        }
+    }
+    NAMES[0]
+}
+
 /// One command with its arguments.
 pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
-    let name = inp.pick(NAMES);
+    let name = any_name(inp);
     let mut args = vec![cased(inp, name.as_bytes())];
     match name {
         "PING" => {
@@ -398,7 +413,7 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             1 => args.push(word(inp, "COUNT")),
             2 => args.push(word(inp, "DOCS")),
             3 => {
-                let name = inp.pick(NAMES);
+                let name = any_name(inp);
                 args.extend([word(inp, "INFO"), word(inp, name)]);
             }
             4 => args.push(word(inp, "LIST")),
@@ -512,6 +527,15 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             zset_args(inp, name, now, &mut args)
         }
         stream if stream.starts_with('X') => stream_args(inp, name, now, &mut args),
+        hll if crate::families::HLL_NAMES.contains(&hll) => {
+            crate::families::hll_args(inp, name, &mut args)
+        }
+        bits if crate::families::BIT_NAMES.contains(&bits) => {
+            crate::families::bit_args(inp, name, &mut args)
+        }
+        geo if crate::families::GEO_NAMES.contains(&geo) => {
+            crate::families::geo_args(inp, name, &mut args)
+        }
         "NOSUCHCOMMAND" => {
             for _ in 0..inp.below(3) {
                 args.push(value(inp));
@@ -718,17 +742,29 @@ fn stream_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>
             0 => number(inp, now),
             _ => inp
                 .pick(&[
-                    "0", "1", "1-1", "2-*", "*", "$", ">", "-", "+", "(1", "0-0", "x", "1-x",
-                    "18446744073709551615-18446744073709551615", "(0-0",
+                    "0",
+                    "1",
+                    "1-1",
+                    "2-*",
+                    "*",
+                    "$",
+                    ">",
+                    "-",
+                    "+",
+                    "(1",
+                    "0-0",
+                    "x",
+                    "1-x",
+                    "18446744073709551615-18446744073709551615",
+                    "(0-0",
                 ])
                 .into(),
         }
     };
     let group = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["g", "h", ""]).into() };
     let consumer = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["c", "d"]).into() };
-    let count = |inp: &mut Input<'_>| -> Vec<u8> {
-        inp.pick(&["0", "1", "2", "-1", "10", "x"]).into()
-    };
+    let count =
+        |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["0", "1", "2", "-1", "10", "x"]).into() };
     let trim = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
         let how = inp.pick(&["MAXLEN", "MINID", "LIMIT", "BOGUS"]);
         args.push(word(inp, how));
@@ -1096,6 +1132,7 @@ fn config(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
                     "maxmemory-samples",
                     "lfu-log-factor",
                     "lfu-decay-time",
+                    "hll-sparse-max-bytes",
                     "bogus",
                 ]);
                 let value = inp.pick(&[

@@ -4,6 +4,7 @@
 //! arguments, and the committed seeds.
 
 pub mod commands;
+pub mod families;
 pub mod input;
 pub mod reply;
 pub mod seeds;

@@ -31,6 +31,7 @@ ALL_UNITS=(
     unit/keyspace unit/expire unit/protocol unit/multi unit/pubsub
     unit/auth unit/info-command
     unit/sort
+    unit/hyperloglog unit/bitops unit/bitfield unit/geo
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -40,6 +41,7 @@ CI_UNITS=(
     unit/info-command
     unit/type/zset
     unit/sort
+    unit/hyperloglog unit/bitops unit/bitfield unit/geo
 )
 
 mode=all port="" units=()

@@ -18,6 +18,8 @@
 //! and length.
 
 mod common;
+#[path = "kvstore_vs_redis/families.rs"]
+mod families;
 
 use common::kvstore::{fresh_disk, Guest};
 use faultline_image::workspace_root;
@@ -528,6 +530,13 @@ impl Stream {
             "STREAM",
             "STREAM",
             "STREAM",
+            "HLL",
+            "HLL",
+            "BITS",
+            "BITS",
+            "GEO",
+            "GEO",
+            "GEO",
         ]);
         let mut args = vec![name.as_bytes().to_vec()];
         match name {
@@ -536,6 +545,9 @@ impl Stream {
             "SET-TYPE" => check = self.set_command(&mut args),
             "ZSET" => check = self.zset_command(&mut args),
             "STREAM" => check = self.stream_command(&mut args),
+            "HLL" => check = self.hll_command(&mut args),
+            "BITS" => check = self.bit_command(&mut args),
+            "GEO" => check = self.geo_command(&mut args),
             "GET" | "INCR" | "DECR" | "STRLEN" | "TYPE" | "PERSIST" => args.push(self.key()),
             "TTL" | "PTTL" => {
                 args.push(self.key());
@@ -792,6 +804,8 @@ impl Stream {
                             ("proto-max-bulk-len", "100"),
                             ("proto-max-bulk-len", "lots"),
                             ("databases", "3"),
+                            ("hll-sparse-max-bytes", "3000"),
+                            ("hll-sparse-max-bytes", "200"),
                             ("NoSuch", "1"),
                         ]);
                         args.extend(words(&[name, value]));

@@ -86,6 +86,9 @@ pub struct Config {
     /// Most bytes one node of a stream holds (`stream-node-max-bytes`,
     /// 4096; 0: no limit), estimated from its fields and values.
     pub stream_node_max_bytes: u64,
+    /// Longest a HyperLogLog may grow in its sparse form before it turns
+    /// dense (`hll-sparse-max-bytes`, 3000, header included), as in Redis.
+    pub hll_sparse_max_bytes: u64,
     /// Seconds a client may stay idle before the server closes its
     /// connection (`timeout`, settable at run time); 0: never. Subscribers
     /// and clients blocked on keys are never closed for it, as in Redis.
@@ -117,6 +120,7 @@ impl Default for Config {
             zset_compact: CompactLimits::default(),
             stream_node_max_entries: 100,
             stream_node_max_bytes: 4096,
+            hll_sparse_max_bytes: 3000,
             timeout: 0,
         }
     }
@@ -187,6 +191,7 @@ const NAMES: &[&str] = &[
     "zset-max-ziplist-value",
     "stream-node-max-entries",
     "stream-node-max-bytes",
+    "hll-sparse-max-bytes",
     "maxmemory-samples",
     "lfu-log-factor",
     "lfu-decay-time",
@@ -250,6 +255,7 @@ impl Config {
             }
             "stream-node-max-entries" => number(self.stream_node_max_entries),
             "stream-node-max-bytes" => number(self.stream_node_max_bytes),
+            "hll-sparse-max-bytes" => number(self.hll_sparse_max_bytes),
             "requirepass" => {
                 String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
                     .into_owned()
@@ -403,6 +409,9 @@ impl Config {
             "stream-node-max-bytes" => {
                 self.stream_node_max_bytes = compact_limit(value).map_err(invalid)? as u64
             }
+            "hll-sparse-max-bytes" => {
+                self.hll_sparse_max_bytes = compact_limit(value).map_err(invalid)? as u64
+            }
             // No RDB snapshots: "" (none) is the only schedule there is,
             // and setting it (as test suites do) is fine.
             "save" if value.iter().all(u8::is_ascii_whitespace) => {}
@@ -514,6 +523,7 @@ impl Config {
             "zset-max-ziplist-value",
             "stream-node-max-entries",
             "stream-node-max-bytes",
+            "hll-sparse-max-bytes",
             "save",
             "set-max-intset-entries",
             "maxmemory-policy",

@@ -3,7 +3,8 @@
 //! Bit 0 is the most significant bit of the first byte, as in Redis. A
 //! `SETBIT` past the end grows the string with zero bytes; it is logged as
 //! itself, which is safe to replay over any state that already holds it
-//! (setting a bit twice is setting it once).
+//! (setting a bit twice is setting it once); one that changes nothing
+//! (the bit was so already) is not logged, as Redis counts no change.
 
 use alloc::vec::Vec;
 
@@ -14,19 +15,11 @@ use crate::num::{format_i64, parse_i64};
 use crate::resp::Reply;
 use crate::store::Store;
 
-fn bad_offset() -> Reply {
-    Reply::error("ERR bit offset is not an integer or out of range")
-}
-
 /// A bit offset argument: non-negative, and its byte below
-/// `proto-max-bulk-len` (the longest string a client could send).
+/// `proto-max-bulk-len` (the longest string a client could send; a
+/// record replayed from the log is taken whatever the setting is now).
 fn bit_offset(x: &Exec<'_>, arg: &[u8]) -> Result<u64, Reply> {
-    match parse_i64(arg) {
-        Some(offset) if offset >= 0 && ((offset as u64) >> 3) < x.config.proto_max_bulk_len => {
-            Ok(offset as u64)
-        }
-        _ => Err(bad_offset()),
-    }
+    super::bitfield::offset(arg, None, super::bitfield::offset_limit(x))
 }
 
 /// The mask of bit `offset` within its byte.
@@ -45,10 +38,20 @@ pub(crate) fn setbit(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         _ => return Reply::error("ERR bit is not an integer or out of range"),
     };
     let key = &args[1];
-    if let Err(reply) = x.live_string(key) {
-        return reply;
-    }
     let byte = (offset >> 3) as usize;
+    match x.live_string(key) {
+        // The bit is already so: nothing changes, nothing is logged (as
+        // Redis 7.0 counts no change).
+        Ok(Some(value))
+            if value
+                .get(byte)
+                .is_some_and(|b| (b & mask(offset) != 0) == on) =>
+        {
+            return Reply::Integer(i64::from(on));
+        }
+        Ok(_) => {}
+        Err(reply) => return reply,
+    }
     let old = x.store.update_string(key, |value| {
         if value.len() <= byte {
             value.try_reserve(byte + 1 - value.len()).ok()?;
@@ -116,26 +119,31 @@ pub(crate) fn getbit(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// `BITCOUNT key [start end [BYTE|BIT]]`: set bits in the whole string or
 /// in a range of bytes (or bits), negative indexes counting from the end.
 pub(crate) fn bitcount(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    // As Redis 7.0: the key first (missing: 0 whatever the rest says),
+    // then the range, then the unit.
+    let value = match x.read_string(&args[1]) {
+        Ok(Some(value)) => value,
+        Ok(None) => return Reply::Integer(0),
+        Err(reply) => return reply,
+    };
     let range = match args.len() {
         2 => None,
         4 | 5 => {
+            let (Some(start), Some(end)) = (parse_i64(&args[2]), parse_i64(&args[3])) else {
+                return errors::not_integer();
+            };
+            if start < 0 && end < 0 && start > end {
+                return Reply::Integer(0);
+            }
             let bits = match args.get(4) {
                 None => false,
                 Some(unit) if unit.eq_ignore_ascii_case(b"BYTE") => false,
                 Some(unit) if unit.eq_ignore_ascii_case(b"BIT") => true,
                 Some(_) => return errors::syntax(),
             };
-            match (parse_i64(&args[2]), parse_i64(&args[3])) {
-                (Some(start), Some(end)) => Some((start, end, bits)),
-                _ => return errors::not_integer(),
-            }
+            Some((start, end, bits))
         }
         _ => return errors::syntax(),
-    };
-    let value = match x.read_string(&args[1]) {
-        Ok(Some(value)) => value,
-        Ok(None) => return Reply::Integer(0),
-        Err(reply) => return reply,
     };
     let Some((start, end, bits)) = range else {
         return Reply::Integer(value.iter().map(|b| b.count_ones() as i64).sum());

@@ -107,3 +107,9 @@ pub fn unknown_subcommand(command: &[u8], sub: &[u8]) -> Reply {
 pub fn lossy(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// Bytes as Redis shows them through C's `%s` in an error: up to the
+/// first NUL byte (`NOGROUP No such key 'bin' ...` for `bin\0...`).
+pub fn c_string(bytes: &[u8]) -> String {
+    lossy(bytes.split(|&b| b == 0).next().unwrap_or(bytes))
+}

@@ -3,9 +3,9 @@
 //!
 //! Most commands keep their keys at fixed places, described by the table's
 //! first/last/step triple. A few say how many keys follow a count
-//! (`ZUNIONSTORE dest 2 a b`, `LMPOP 2 a b LEFT`), and `SORT` names a
-//! destination after `STORE`; for those the places depend on the
-//! arguments, and are found here.
+//! (`ZUNIONSTORE dest 2 a b`, `LMPOP 2 a b LEFT`), and `SORT` and
+//! `GEORADIUS` name a destination after `STORE`; for those the places
+//! depend on the arguments, and are found here.
 
 use alloc::vec::Vec;
 
@@ -22,6 +22,8 @@ pub(crate) fn key_positions(spec: &Spec, args: &[Vec<u8>]) -> Option<Vec<usize>>
     }
     match spec.name {
         "sort" => Some(sort_keys(args)),
+        "georadius" => Some(georadius_keys(args, 6)),
+        "georadiusbymember" => Some(georadius_keys(args, 5)),
         _ => Some(fixed(spec.keys, args.len())),
     }
 }
@@ -88,6 +90,22 @@ fn sort_keys(args: &[Vec<u8>]) -> Vec<usize> {
     keys
 }
 
+/// `GEORADIUS key lon lat radius unit ... [STORE dest] [STOREDIST dest]`
+/// (and `GEORADIUSBYMEMBER`, whose options start one argument earlier):
+/// the searched key, then the key after the first `STORE` and the one
+/// after the first `STOREDIST` among the options, as Redis 7.0's key
+/// specifications find them.
+fn georadius_keys(args: &[Vec<u8>], options_at: usize) -> Vec<usize> {
+    let after = |word: &[u8]| {
+        let at = (options_at..args.len()).find(|&i| args[i].eq_ignore_ascii_case(word))?;
+        (at + 1 < args.len()).then_some(at + 1)
+    };
+    let mut keys = alloc::vec![1];
+    keys.extend(after(b"store"));
+    keys.extend(after(b"storedist"));
+    keys
+}
+
 /// The keys at the places the table's first/last/step triple gives (a
 /// negative last counts from the end; none when first is 0).
 pub(crate) fn fixed((first, last, step): (i32, i32, i32), len: usize) -> Vec<usize> {
@@ -148,6 +166,34 @@ mod tests {
         assert_eq!(keys_of("sort abc by store get store"), Some(alloc::vec![1]));
         assert_eq!(keys_of("sort abc limit 0 store"), Some(alloc::vec![1]));
         assert_eq!(keys_of("sort_ro abc"), Some(alloc::vec![1]));
+    }
+
+    #[test]
+    fn georadius_names_its_stores_destination() {
+        assert_eq!(
+            keys_of("georadius src 1 2 3 km STOREDIST b STORE a"),
+            Some(alloc::vec![1, 9, 7])
+        );
+        assert_eq!(
+            keys_of("georadius src 1 2 3 km STORE a STORE b"),
+            Some(alloc::vec![1, 7])
+        );
+        assert_eq!(
+            keys_of("georadius src 1 2 STORE km x y"),
+            Some(alloc::vec![1])
+        );
+        assert_eq!(
+            keys_of("georadius src 1 2 3 km COUNT 3 STORE"),
+            Some(alloc::vec![1])
+        );
+        assert_eq!(
+            keys_of("georadiusbymember src m 3 km"),
+            Some(alloc::vec![1])
+        );
+        assert_eq!(
+            keys_of("geosearchstore dst src FROMLONLAT 1 2"),
+            Some(alloc::vec![1, 2])
+        );
     }
 
     #[test]

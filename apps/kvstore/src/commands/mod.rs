@@ -21,12 +21,18 @@
 //! | hash writes (`HSET`, `HDEL`, ...)    | see `commands::hashes`             |
 //! | set writes (`SADD`, `SPOP`, ...)     | see `commands::sets`               |
 //! | `SORT ... STORE dst`                 | see `commands::sort`               |
+//! | `PFADD`, `PFCOUNT`, `PFMERGE`        | see `commands::hyperloglog`        |
+//! | `GEOADD`; `GEO*STORE` results        | `ZADD`; `DEL` and the whole result |
+//! | `BITOP`; `BITFIELD` (if it changed)  | `SET` (or `DEL`) of the result; itself |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when
 //! keys went away, so every command sees the state it saw the first time.
 
 mod auth;
+mod bitfield;
+mod bitfield_math;
+mod bitop;
 mod bits;
 mod client;
 mod connection;
@@ -36,7 +42,11 @@ mod evict;
 mod exec;
 mod expire;
 mod expiry_arg;
+mod geo;
+mod geo_search;
 mod hashes;
+mod hll_debug;
+mod hyperloglog;
 mod info;
 mod introspect;
 mod key_positions;

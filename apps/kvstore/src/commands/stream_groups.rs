@@ -39,8 +39,8 @@ fn key_needed() -> Reply {
 fn no_group_for(key: &[u8], group: &[u8]) -> Reply {
     Reply::Error(format!(
         "NOGROUP No such consumer group '{}' for key name '{}'",
-        String::from_utf8_lossy(group),
-        String::from_utf8_lossy(key)
+        errors::c_string(group),
+        errors::c_string(key)
     ))
 }
 
@@ -48,8 +48,8 @@ fn no_group_for(key: &[u8], group: &[u8]) -> Reply {
 fn no_key_or_group(key: &[u8], group: &[u8], suffix: &str) -> Reply {
     Reply::Error(format!(
         "NOGROUP No such key '{}' or consumer group '{}'{suffix}",
-        String::from_utf8_lossy(key),
-        String::from_utf8_lossy(group)
+        errors::c_string(key),
+        errors::c_string(group)
     ))
 }
 
@@ -141,7 +141,8 @@ fn group_id(arg: &[u8], last: StreamId) -> Result<StreamId, Reply> {
 /// Parses `ENTRIESREAD n` (and, for `CREATE`, `MKSTREAM`) from `args[5..]`.
 fn group_options(args: &[Vec<u8>], create: bool) -> Result<(bool, Option<Option<u64>>), Reply> {
     let (mut mkstream, mut read) = (false, None);
-    let sub = if create { "create" } else { "setid" };
+    // The subcommand as the client typed it, as Redis echoes it.
+    let sub = errors::lossy(&args[1][..args[1].len().min(128)]);
     let mut at = 5;
     while at < args.len() {
         let word = args[at].to_ascii_uppercase();

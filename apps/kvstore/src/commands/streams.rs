@@ -344,29 +344,32 @@ pub(crate) fn xadd(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             Err(reply) => return reply,
         }
     }
-    let pairs = args.len().saturating_sub(at + 1);
-    if at >= args.len() || pairs == 0 || !pairs.is_multiple_of(2) {
-        return errors::wrong_args("xadd");
-    }
-    if let Err(reply) = trim.check() {
-        return reply;
-    }
-    let new_id = match args[at].as_slice() {
-        b"*" => NewId::Auto,
-        arg => match arg.strip_suffix(b"-*") {
+    // As Redis: the ID is read with the options, then the trimming is
+    // checked, then the field count, and only then the ID's value.
+    let new_id = match args.get(at).map(Vec::as_slice) {
+        None => None,
+        Some(b"*") => Some(NewId::Auto),
+        Some(arg) => Some(match arg.strip_suffix(b"-*") {
             Some(ms) => match StreamId::parse(ms, 0) {
                 Some(id) if !ms.contains(&b'-') => NewId::Seq(id.ms),
                 _ => return invalid_id(),
             },
             None => match parse_id(arg, 0) {
-                Ok(StreamId::ZERO) => {
-                    return Reply::error("ERR The ID specified in XADD must be greater than 0-0")
-                }
                 Ok(id) => NewId::Given(id),
                 Err(reply) => return reply,
             },
-        },
+        }),
     };
+    if let Err(reply) = trim.check() {
+        return reply;
+    }
+    let pairs = args.len().saturating_sub(at + 1);
+    let Some(new_id) = new_id.filter(|_| pairs > 0 && pairs.is_multiple_of(2)) else {
+        return errors::wrong_args("xadd");
+    };
+    if matches!(new_id, NewId::Given(StreamId::ZERO)) {
+        return Reply::error("ERR The ID specified in XADD must be greater than 0-0");
+    }
     let key = args[1].clone();
     let last = match x.live_stream(&key) {
         Ok(Some(stream)) => stream.last_id,

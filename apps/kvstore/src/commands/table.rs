@@ -5,13 +5,15 @@
 
 use super::exec::Exec;
 use super::hashes::{self, hincr_growth, hset_growth};
+use super::hyperloglog::{self, hll_growth};
 use super::list_moves::{self, lmove_growth};
 use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::sets::{self, sadd_growth, smove_growth, store_growth};
 use super::{
-    auth, bits, connection, expire, info, introspect, keys, lcs, object, persistence, pubsub, sort,
-    string_ops, strings, unblock,
+    auth, bitfield, bitop, bits, connection, expire, hll_debug, info, introspect, keys, lcs,
+    object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
+use super::{geo, geo_search};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -435,7 +437,31 @@ const TABLE: &[Spec] = &[
     ),
     cmd("getbit", 3, RF, ONE_KEY, bits::getbit),
     cmd("bitcount", -2, R, ONE_KEY, bits::bitcount),
+    grows(
+        cmd("bitop", -4, W, (2, -1, 1), bitop::bitop),
+        bitop::bitop_growth,
+    ),
+    cmd("bitpos", -3, R, ONE_KEY, bitop::bitpos),
+    grows(
+        cmd("bitfield", -2, W, ONE_KEY, bitfield::bitfield),
+        bitfield::bitfield_growth,
+    ),
+    cmd("bitfield_ro", -2, RF, ONE_KEY, bitfield::bitfield_ro),
     cmd("lcs", -3, R, (1, 2, 1), lcs::lcs),
+    grows(
+        cmd("pfadd", -2, WF, ONE_KEY, hyperloglog::pfadd),
+        hll_growth,
+    ),
+    cmd("pfcount", -2, R, ALL_KEYS, hyperloglog::pfcount),
+    grows(
+        cmd("pfmerge", -2, W, ALL_KEYS, hyperloglog::pfmerge),
+        hll_growth,
+    ),
+    grows(
+        cmd("pfdebug", 3, W | ADMIN, (2, 2, 1), hll_debug::pfdebug),
+        hll_debug::pfdebug_growth,
+    ),
+    cmd("pfselftest", 1, ADMIN, NO_KEYS, hll_debug::pfselftest),
     cmd("mget", -2, RF, ALL_KEYS, strings::mget),
     grows(cmd("mset", -3, W, (1, -1, 2), strings::mset), mset_growth),
     grows(cmd("hset", -4, WF, ONE_KEY, hashes::hset), hset_growth),
@@ -599,6 +625,46 @@ const TABLE: &[Spec] = &[
         zset_algebra::zstore_growth,
     ),
     cmd("zmpop", -4, W, NO_KEYS, zset_pops::zmpop),
+    grows(
+        cmd("geoadd", -5, W, ONE_KEY, geo::geoadd),
+        zsets::zadd_growth,
+    ),
+    cmd("geodist", -4, R, ONE_KEY, geo::geodist),
+    cmd("geohash", -2, R, ONE_KEY, geo::geohash),
+    cmd("geopos", -2, R, ONE_KEY, geo::geopos),
+    grows(
+        cmd("georadius", -6, W, ONE_KEY, geo_search::georadius),
+        geo_search::store_growth,
+    ),
+    cmd("georadius_ro", -6, R, ONE_KEY, geo_search::georadius_ro),
+    grows(
+        cmd(
+            "georadiusbymember",
+            -5,
+            W,
+            ONE_KEY,
+            geo_search::georadiusbymember,
+        ),
+        geo_search::store_growth,
+    ),
+    cmd(
+        "georadiusbymember_ro",
+        -5,
+        R,
+        ONE_KEY,
+        geo_search::georadiusbymember_ro,
+    ),
+    cmd("geosearch", -7, R, ONE_KEY, geo_search::geosearch),
+    grows(
+        cmd(
+            "geosearchstore",
+            -8,
+            W,
+            TWO_KEYS,
+            geo_search::geosearchstore,
+        ),
+        geo_search::store_growth,
+    ),
     cmd("bzpopmin", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmin),
     cmd("bzpopmax", -3, WB, ALL_BUT_LAST, zset_pops::bzpopmax),
     cmd("bzmpop", -5, WB, NO_KEYS, zset_pops::bzmpop),

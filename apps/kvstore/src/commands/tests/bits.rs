@@ -204,3 +204,33 @@ fn shutdown_is_refused_inside_a_transaction() {
     assert!(matches!(s.run("EXEC"), Reply::Error(e) if e.starts_with("EXECABORT")));
     assert_eq!(s.run("GET foo"), nil());
 }
+
+#[test]
+fn bitcount_reads_the_key_then_its_range_as_redis_7_0_does() {
+    let mut s = Session::new();
+    s.run("SET str xxxx");
+    assert_eq!(
+        s.run("BITCOUNT str -6 -7"),
+        int(0),
+        "negative, start past end"
+    );
+    assert_eq!(s.run("BITCOUNT str -6 -15 BIT"), int(0));
+    assert_eq!(
+        s.run("BITCOUNT missing 0 1 WORD"),
+        int(0),
+        "a missing key first"
+    );
+    assert_eq!(s.run("BITCOUNT missing 0"), int(0));
+    assert_eq!(s.run("BITCOUNT str -7 -6 WORD"), err("ERR syntax error"));
+}
+
+#[test]
+fn setbit_that_changes_nothing_logs_nothing() {
+    let mut s = Session::new();
+    assert_eq!(s.logged("SETBIT k 0 0"), ["SETBIT k 0 0"], "created");
+    assert!(s.logged("SETBIT k 0 0").is_empty());
+    assert!(s.logged("SETBIT k 5 0").is_empty());
+    assert_eq!(s.logged("SETBIT k 9 0"), ["SETBIT k 9 0"], "grown");
+    assert_eq!(s.logged("SETBIT k 0 1"), ["SETBIT k 0 1"]);
+    assert_eq!(s.run("SETBIT k 0 1"), int(1));
+}

@@ -2,11 +2,15 @@
 //! send them, and the replies Redis 7 gives.
 
 mod auth;
+mod bitops;
 mod bits;
 mod databases;
 mod eviction;
 mod expiry;
+mod families_random;
+mod geo;
 mod hashes;
+mod hyperloglog;
 mod keys;
 mod lists;
 mod memory;

@@ -138,3 +138,31 @@ fn the_setting_reads_back_and_bad_classes_are_refused() {
     );
     assert!(s.run("CONFIG SET notify-keyspace-events Kq").is_error());
 }
+
+#[test]
+fn hyperloglog_writes_are_pfadd_events() {
+    let mut s = listening("K$");
+    for line in ["PFADD h a", "PFADD h a", "PFMERGE h", "PFCOUNT h"] {
+        s.run(line);
+    }
+    assert_eq!(
+        heard(&mut s),
+        ["__keyspace@0__:h pfadd", "__keyspace@0__:h pfadd"],
+        "a PFADD that changed a register, and PFMERGE"
+    );
+}
+
+#[test]
+fn a_georadius_store_announces_the_new_key_then_the_store() {
+    let mut s = listening("KAn");
+    s.run("GEOADD Sicily 13.361389 38.115556 Palermo");
+    heard(&mut s);
+    s.run("GEORADIUS Sicily 15 37 200 km STORE dst");
+    assert_eq!(
+        heard(&mut s),
+        [
+            "__keyspace@0__:dst new",
+            "__keyspace@0__:dst georadiusstore"
+        ]
+    );
+}

@@ -284,7 +284,7 @@ fn groups_deliver_track_pending_and_claim() {
     for (line, error) in [
         ("XGROUP CREATE g1 grp $", "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."),
         ("XGROUP CREATE g1 grp 0 ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"),
-        ("XGROUP CREATE g1 grp 0 FOO", "ERR unknown subcommand or wrong number of arguments for 'create'. Try XGROUP HELP."),
+        ("XGROUP CREATE g1 grp 0 FOO", "ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."),
     ] {
         assert_eq!(s.run(line), err(error), "{line}");
     }
@@ -507,5 +507,49 @@ fn xinfo_reports_counters_lag_and_consumers() {
     assert_eq!(
         full[14..16],
         [bulk("entries"), array(&[entry("2-0", &["a", "2"])])]
+    );
+}
+
+#[test]
+fn xadd_reads_the_id_before_counting_fields_as_redis_does() {
+    let mut s = Session::new();
+    let invalid = err("ERR Invalid stream ID specified as stream command argument");
+    assert_eq!(s.run("XADD s - 1 v 1"), invalid);
+    assert_eq!(s.run("XADD s MAXLEN 1 LIMIT 5 x 1"), invalid);
+    assert_eq!(s.run("XADD s 1-x a b"), invalid);
+    assert_eq!(
+        s.run("XADD s 0-0 a"),
+        err("ERR wrong number of arguments for 'xadd' command")
+    );
+    assert_eq!(
+        s.run("XADD s 0-0 a b"),
+        err("ERR The ID specified in XADD must be greater than 0-0")
+    );
+    assert_eq!(
+        s.run("XADD s 1-* a"),
+        err("ERR wrong number of arguments for 'xadd' command")
+    );
+    assert_eq!(s.run("EXISTS s"), int(0));
+}
+
+#[test]
+fn nogroup_errors_show_names_up_to_a_nul_byte_as_redis_does() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.run(r#"XPENDING "bin\x00\r\n" h"#),
+        err("NOGROUP No such key 'bin' or consumer group 'h'")
+    );
+}
+
+#[test]
+fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
+    let mut s = Session::new();
+    assert_eq!(
+        s.run("XGROUP CREATE s g $ MKSTREAM ENTRIESREAD"),
+        err("ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP.")
+    );
+    assert_eq!(
+        s.run("xgroup setid s g $ bogus"),
+        err("ERR unknown subcommand or wrong number of arguments for 'setid'. Try XGROUP HELP.")
     );
 }
