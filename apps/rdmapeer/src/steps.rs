@@ -97,7 +97,7 @@ fn perftest_opts(name: &str, rest: &[&str]) -> Result<perftest::Options, String>
     // latency.
     let (size, iters) = match test {
         perftest::Test::WriteLat => (2, 1000),
-        perftest::Test::SendBw => (4096, 1000),
+        perftest::Test::SendBw => (65536, 1000),
         _ => (65536, 5000),
     };
     Ok(perftest::Options {
@@ -110,7 +110,7 @@ fn perftest_opts(name: &str, rest: &[&str]) -> Result<perftest::Options, String>
 
 fn pingpong_opts(rest: &[&str]) -> Result<pingpong::Options, String> {
     // The engine's largest SEND bounds the message.
-    let f = flags(rest, 4096)?;
+    let f = flags(rest, 64 << 10)?;
     let d = pingpong::Options::default();
     Ok(pingpong::Options {
         size: f.size.unwrap_or(d.size),
