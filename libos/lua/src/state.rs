@@ -379,6 +379,31 @@ impl<H> State<H> {
         host: &mut H,
         read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
     ) -> R {
+        self.invoke(key, handler, (host as *mut H).cast(), read)
+    }
+
+    /// Calls the function kept under `key` with no host (a callback it calls
+    /// raises an error), e.g. to set the state up. The error is Lua's
+    /// message.
+    pub fn call_without_host(&mut self, key: &[u8]) -> Result<(), Vec<u8>> {
+        self.invoke(
+            key,
+            None,
+            core::ptr::null_mut(),
+            |s, outcome| match outcome {
+                Outcome::Returned => Ok(()),
+                _ => Err(s.bytes(-1).unwrap_or_default()),
+            },
+        )
+    }
+
+    fn invoke<R>(
+        &mut self,
+        key: &[u8],
+        handler: Option<&[u8]>,
+        host: *mut c_void,
+        read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
+    ) -> R {
         let mut s = self.stack();
         s.clear();
         let handler_index = match handler {
@@ -403,10 +428,11 @@ impl<H> State<H> {
             return r;
         }
         s.remove(-2);
-        self.shared.host = (host as *mut H).cast();
+        self.shared.host = host;
         self.shared.strict = true;
         // SAFETY: the state is live, the function on top with no arguments,
-        // the handler (if any) at index 1; the call is protected.
+        // the handler (if any) at index 1; the call is protected. host is
+        // null or the caller's &mut H, unused by it until the call returns.
         let status = unsafe { lua_pcall(self.raw(), 0, 1, handler_index) };
         self.shared.strict = false;
         self.shared.host = core::ptr::null_mut();

@@ -1,0 +1,383 @@
+//! Scripts run through the engine, answering as Redis 7.0 answers (the
+//! expected texts were taken from redis-server 7.0.15).
+
+use alloc::vec::Vec;
+
+use crate::commands::{ClientCtx, Engine, Outcome};
+use crate::config::Config;
+use crate::resp::Reply;
+
+fn engine() -> (Engine, ClientCtx) {
+    (Engine::new(Config::default(), 0), ClientCtx::new(1))
+}
+
+fn exec(e: &mut Engine, c: &mut ClientCtx, args: &[&[u8]]) -> Outcome {
+    let args: Vec<Vec<u8>> = args.iter().map(|a| a.to_vec()).collect();
+    e.execute(&args, c, 1_000)
+}
+
+fn eval(e: &mut Engine, c: &mut ClientCtx, script: &str, keys: &[&str], argv: &[&str]) -> Reply {
+    let numkeys = alloc::format!("{}", keys.len());
+    let mut args: Vec<&[u8]> = vec![b"EVAL", script.as_bytes(), numkeys.as_bytes()];
+    args.extend(keys.iter().chain(argv).map(|a| a.as_bytes()));
+    exec(e, c, &args).reply
+}
+
+fn bulk(s: &str) -> Reply {
+    Reply::bulk(s.as_bytes())
+}
+
+fn error_of(reply: Reply) -> alloc::string::String {
+    match reply {
+        Reply::Error(text) => text,
+        other => panic!("not an error: {other:?}"),
+    }
+}
+
+#[test]
+fn lua_values_become_replies() {
+    let (mut e, mut c) = engine();
+    let reply = eval(
+        &mut e,
+        &mut c,
+        "return {1,2,3,'ciao',{1,2},3.99,-3.7,true,false}",
+        &[],
+        &[],
+    );
+    let expected = Reply::array(vec![
+        Reply::Integer(1),
+        Reply::Integer(2),
+        Reply::Integer(3),
+        bulk("ciao"),
+        Reply::array(vec![Reply::Integer(1), Reply::Integer(2)]),
+        Reply::Integer(3),
+        Reply::Integer(-3),
+        Reply::Integer(1),
+        Reply::nil(),
+    ]);
+    assert_eq!(reply, expected);
+    assert_eq!(
+        eval(&mut e, &mut c, "return {1,nil,3}", &[], &[]),
+        Reply::array(vec![Reply::Integer(1)])
+    );
+    assert_eq!(
+        eval(&mut e, &mut c, "return {ok='FINE'}", &[], &[]),
+        Reply::Simple("FINE".into())
+    );
+    assert_eq!(
+        eval(
+            &mut e,
+            &mut c,
+            "return redis.error_reply('My Error')",
+            &[],
+            &[]
+        ),
+        Reply::error("My Error")
+    );
+    assert_eq!(
+        eval(&mut e, &mut c, "return redis.status_reply('X')", &[], &[]),
+        Reply::Simple("X".into())
+    );
+    assert_eq!(eval(&mut e, &mut c, "return nil", &[], &[]), Reply::nil());
+    let cycle = eval(&mut e, &mut c, "local t = {} t[1] = t return t", &[], &[]);
+    assert_eq!(cycle, Reply::error("ERR reached lua stack limit"));
+}
+
+#[test]
+fn replies_become_lua_values() {
+    let (mut e, mut c) = engine();
+    exec(&mut e, &mut c, &[b"RPUSH", b"l", b"a", b"b"]);
+    let script = "local r = redis.call('LRANGE', KEYS[1], 0, -1) return {#r, r[2], type(redis.call('GET', 'none')), redis.call('PING')['ok'], redis.call('LLEN', KEYS[1])}";
+    let expected = Reply::array(vec![
+        Reply::Integer(2),
+        bulk("b"),
+        bulk("boolean"),
+        bulk("PONG"),
+        Reply::Integer(2),
+    ]);
+    assert_eq!(eval(&mut e, &mut c, script, &["l"], &[]), expected);
+    let pcall = "local r = redis.pcall('INCR', KEYS[1]) return r['err']";
+    assert_eq!(
+        eval(&mut e, &mut c, pcall, &["l"], &[]),
+        bulk("WRONGTYPE Operation against a key holding the wrong kind of value")
+    );
+}
+
+#[test]
+fn keys_argv_and_numbers_as_arguments() {
+    let (mut e, mut c) = engine();
+    let reply = eval(&mut e, &mut c, "redis.call('SET', KEYS[1], ARGV[1] .. #ARGV) return redis.call('INCRBY', KEYS[1], 0.5 * 4)", &["k"], &["4", "x"]);
+    assert_eq!(reply, Reply::Integer(44));
+    assert_eq!(exec(&mut e, &mut c, &[b"GET", b"k"]).reply, bulk("44"));
+}
+
+#[test]
+fn errors_read_as_redis_writes_them() {
+    let (mut e, mut c) = engine();
+    let sha = "c843e952e50a3cb0d663a5593c03b89bbafb6aeb";
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return nosuch()", &[], &[])),
+        alloc::format!("ERR user_script:1: Script attempted to access nonexistent global variable 'nosuch' script: {sha}, on @user_script:1.")
+    );
+    let reply = eval(&mut e, &mut c, "return redis.call('nosuch')", &[], &[]);
+    assert_eq!(
+        error_of(reply),
+        "ERR Unknown Redis command called from script script: 206396248e12c6e742fd7296250433c8d7343b74, on @user_script:1."
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "error('boom')", &[], &[])),
+        "ERR user_script:1: boom script: 82903a0434f1503e152f89c03c9acd881a0e8150, on @user_script:1."
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "error({err='MY boom'})", &[], &[])),
+        "MY boom script: 4c2ee35ef37c857625d6ec6d812eab72377cfa97, on @user_script:1."
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return 'a'..", &[], &[])),
+        "ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'"
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return redis.pcall()", &[], &[])),
+        "ERR Please specify at least one argument for this redis lib call"
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return redis.call('set', {})", &[], &[])),
+        "ERR Lua redis lib command arguments must be strings or integers script: 3f0c48a287b0f27352f41e2d8f1934c462d3bc65, on @user_script:1."
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return redis.pcall('get')", &[], &[])),
+        "ERR Wrong number of args calling Redis command from script"
+    );
+}
+
+#[test]
+fn the_sandbox_keeps_redis_globals_only() {
+    let (mut e, mut c) = engine();
+    for name in [
+        "print", "loadfile", "dofile", "os", "io", "debug", "require", "newproxy", "setfenv",
+    ] {
+        let text = error_of(eval(
+            &mut e,
+            &mut c,
+            &alloc::format!("return type({name})"),
+            &[],
+            &[],
+        ));
+        assert!(
+            text.contains(&alloc::format!("nonexistent global variable '{name}'")),
+            "{name}: {text}"
+        );
+    }
+    for name in [
+        "pcall",
+        "loadstring",
+        "unpack",
+        "string",
+        "table",
+        "math",
+        "redis",
+    ] {
+        let reply = eval(
+            &mut e,
+            &mut c,
+            &alloc::format!("return type({name})"),
+            &[],
+            &[],
+        );
+        assert!(!reply.is_error(), "{name}");
+    }
+    let text = error_of(eval(&mut e, &mut c, "x = 1", &[], &[]));
+    assert!(
+        text.starts_with("ERR user_script:1: Attempt to modify a readonly table script: "),
+        "{text}"
+    );
+    assert!(eval(&mut e, &mut c, "return setmetatable(_G, nil)", &[], &[]).is_error());
+    assert_eq!(
+        eval(&mut e, &mut c, "return redis.sha1hex('')", &[], &[]),
+        bulk("da39a3ee5e6b4b0d3255bfef95601890afd80709")
+    );
+}
+
+#[test]
+fn scripts_may_not_run_some_commands() {
+    let (mut e, mut c) = engine();
+    for cmd in [
+        "'multi'",
+        "'eval','return 1','0'",
+        "'blpop','x','0'",
+        "'subscribe','x'",
+        "'client','id'",
+        "'script','flush'",
+    ] {
+        let reply = eval(
+            &mut e,
+            &mut c,
+            &alloc::format!("return redis.pcall({cmd})"),
+            &[],
+            &[],
+        );
+        assert_eq!(
+            error_of(reply),
+            "ERR This Redis command is not allowed from script",
+            "{cmd}"
+        );
+    }
+    let args: [&[u8]; 5] = [
+        b"EVAL_RO",
+        b"return redis.call('set','a','b')",
+        b"1",
+        b"a",
+        b"x",
+    ];
+    let text = error_of(exec(&mut e, &mut c, &args).reply);
+    assert!(
+        text.starts_with("ERR Write commands are not allowed from read-only scripts. script: "),
+        "{text}"
+    );
+    let args: [&[u8]; 4] = [b"EVAL_RO", b"return redis.call('get',KEYS[1])", b"1", b"a"];
+    assert_eq!(exec(&mut e, &mut c, &args).reply, Reply::nil());
+}
+
+#[test]
+fn numkeys_is_checked() {
+    let (mut e, mut c) = engine();
+    let mut run = |n: &[u8]| error_of(exec(&mut e, &mut c, &[b"EVAL", b"return 1", n]).reply);
+    assert_eq!(
+        run(b"1"),
+        "ERR Number of keys can't be greater than number of args"
+    );
+    assert_eq!(run(b"-1"), "ERR Number of keys can't be negative");
+    assert_eq!(run(b"x"), "ERR value is not an integer or out of range");
+}
+
+#[test]
+fn script_load_exists_flush_and_evalsha() {
+    let (mut e, mut c) = engine();
+    let sha = "e0e1f9fabfc9d4800c877a703b823ac0578ff8db";
+    assert_eq!(
+        exec(&mut e, &mut c, &[b"SCRIPT", b"LOAD", b"return 1"]).reply,
+        bulk(sha)
+    );
+    let exists = exec(
+        &mut e,
+        &mut c,
+        &[b"SCRIPT", b"EXISTS", sha.as_bytes(), b"ffff"],
+    )
+    .reply;
+    assert_eq!(
+        exists,
+        Reply::array(vec![Reply::Integer(1), Reply::Integer(0)])
+    );
+    assert_eq!(
+        exec(
+            &mut e,
+            &mut c,
+            &[b"EVALSHA", sha.to_uppercase().as_bytes(), b"0"]
+        )
+        .reply,
+        Reply::Integer(1)
+    );
+    assert_eq!(
+        error_of(exec(&mut e, &mut c, &[b"SCRIPT", b"FLUSH", b"x"]).reply),
+        "ERR SCRIPT FLUSH only support SYNC|ASYNC option"
+    );
+    assert_eq!(
+        exec(&mut e, &mut c, &[b"SCRIPT", b"FLUSH", b"ASYNC"]).reply,
+        Reply::ok()
+    );
+    assert_eq!(
+        error_of(exec(&mut e, &mut c, &[b"EVALSHA", sha.as_bytes(), b"0"]).reply),
+        "NOSCRIPT No matching script. Please use EVAL."
+    );
+    // EVAL caches what it runs.
+    assert_eq!(
+        eval(&mut e, &mut c, "return 1", &[], &[]),
+        Reply::Integer(1)
+    );
+    assert_eq!(
+        exec(&mut e, &mut c, &[b"EVALSHA", sha.as_bytes(), b"0"]).reply,
+        Reply::Integer(1)
+    );
+    assert_eq!(
+        error_of(exec(&mut e, &mut c, &[b"SCRIPT", b"LOAD", b"return 1 +"]).reply),
+        "ERR Error compiling script (new function): user_script:1: unexpected symbol near '<eof>'"
+    );
+    assert_eq!(
+        error_of(exec(&mut e, &mut c, &[b"SCRIPT", b"KILL"]).reply),
+        "NOTBUSY No scripts in execution right now."
+    );
+}
+
+#[test]
+fn effects_are_logged_and_replay_without_the_script() {
+    let (mut e, mut c) = engine();
+    let script = "redis.call('SET', KEYS[1], ARGV[1]) redis.call('SELECT', 2) redis.call('INCR', 'n') return redis.call('GET', 'n')";
+    let args: [&[u8]; 5] = [b"EVAL", script.as_bytes(), b"1", b"k", b"v"];
+    let outcome = exec(&mut e, &mut c, &args);
+    assert_eq!(outcome.reply, bulk("1"));
+    let logged = outcome.effects.commands();
+    assert!(
+        logged
+            .iter()
+            .all(|cmd| !cmd[0].eq_ignore_ascii_case(b"EVAL")),
+        "{logged:?}"
+    );
+    // The caller's database is the script's first, and stays its own.
+    assert_eq!(exec(&mut e, &mut c, &[b"GET", b"k"]).reply, bulk("v"));
+    let (mut replayed, mut c2) = engine();
+    for cmd in logged {
+        replayed.load(cmd, 1_000).unwrap();
+    }
+    assert_eq!(
+        exec(&mut replayed, &mut c2, &[b"GET", b"k"]).reply,
+        bulk("v")
+    );
+    exec(&mut replayed, &mut c2, &[b"SELECT", b"2"]);
+    assert_eq!(
+        exec(&mut replayed, &mut c2, &[b"GET", b"n"]).reply,
+        bulk("1")
+    );
+    // A read-only script logs nothing.
+    assert!(exec(
+        &mut e,
+        &mut c,
+        &[b"EVAL", b"return redis.call('GET', 'k')", b"0"]
+    )
+    .effects
+    .is_empty());
+}
+
+#[test]
+fn a_script_that_allocates_without_bound_fails_and_the_server_goes_on() {
+    let (mut e, mut c) = engine();
+    // Lua gets what maxmemory leaves, at least 1 MiB.
+    exec(
+        &mut e,
+        &mut c,
+        &[b"CONFIG", b"SET", b"maxmemory", b"1000000"],
+    );
+    let script = "local t = {} for i = 1, 1e9 do t[i] = string.rep('x', 1000) .. i end return #t";
+    let text = error_of(eval(&mut e, &mut c, script, &[], &[]));
+    assert!(text.contains("not enough memory"), "{text}");
+    assert!(e.used_memory() > 0);
+    assert_eq!(
+        eval(&mut e, &mut c, "return 'still here'", &[], &[]),
+        bulk("still here")
+    );
+}
+
+#[test]
+fn eval_inside_multi_runs_at_exec() {
+    let (mut e, mut c) = engine();
+    exec(&mut e, &mut c, &[b"MULTI"]);
+    let queued = exec(
+        &mut e,
+        &mut c,
+        &[b"EVAL", b"return redis.call('INCR', KEYS[1])", b"1", b"n"],
+    )
+    .reply;
+    assert_eq!(queued, Reply::Simple("QUEUED".into()));
+    let outcome = exec(&mut e, &mut c, &[b"EXEC"]);
+    assert_eq!(outcome.reply, Reply::array(vec![Reply::Integer(1)]));
+    assert_eq!(outcome.effects.len(), 1);
+}
