@@ -203,18 +203,24 @@ impl<H: Host> Prepared<H> {
     /// Runs the script with `host` and returns the reply Redis would give.
     pub fn run(&mut self, host: &mut H) -> Reply {
         let sha = &self.sha;
-        self.state.call(
-            &self.key,
-            Some(ERROR_HANDLER),
-            host,
-            |s, outcome| match outcome {
-                Outcome::Returned => convert::to_reply(s, -1),
-                Outcome::Raised => error_reply(s, sha),
-                Outcome::OutOfMemory => Reply::error(alloc::format!(
-                    "ERR Error running script {sha}, not enough memory for Lua"
-                )),
-            },
-        )
+        let (reply, outcome) =
+            self.state
+                .call(&self.key, Some(ERROR_HANDLER), host, |s, outcome| {
+                    let reply = match outcome {
+                        Outcome::Returned => convert::to_reply(s, -1),
+                        Outcome::Raised => error_reply(s, sha),
+                        Outcome::OutOfMemory => Reply::error(alloc::format!(
+                            "ERR Error running script {sha}, not enough memory for Lua"
+                        )),
+                    };
+                    (reply, outcome)
+                });
+        if outcome == Outcome::OutOfMemory {
+            // Lua 5.1 collects no garbage when an allocation fails: what
+            // the failed script left would fail the next ones.
+            self.state.collect();
+        }
+        reply
     }
 }
 
