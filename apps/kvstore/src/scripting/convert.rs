@@ -92,14 +92,25 @@ pub fn to_reply(s: &mut Stack<'_>, idx: i32) -> Reply {
 fn value_reply(s: &mut Stack<'_>, idx: i32, depth: usize) -> Result<Reply, Reply> {
     Ok(match s.kind(idx) {
         Kind::String => Reply::Bulk(s.bytes(idx)),
-        // Truncated toward zero, as C's conversion to an integer; out of
-        // range saturates.
-        Kind::Number => Reply::Integer(s.number(idx).unwrap_or(0.0) as i64),
+        Kind::Number => Reply::Integer(to_integer(s.number(idx).unwrap_or(0.0))),
         Kind::Boolean if s.truthy(idx) => Reply::Integer(1),
         Kind::Table if depth >= DEEPEST => return Err(Reply::error("ERR reached lua stack limit")),
         Kind::Table => table_reply(s, idx, depth)?,
         _ => Reply::Bulk(None),
     })
+}
+
+/// A Lua number as Redis's integer reply: truncated toward zero, as C
+/// converts; a number out of `i64`'s range (or NaN) gives `i64::MIN`, as
+/// that conversion does on x86-64, where the Redis kvstore is compared
+/// with runs.
+pub fn to_integer(n: f64) -> i64 {
+    const BOUND: f64 = 9_223_372_036_854_775_808.0;
+    if (-BOUND..BOUND).contains(&n) {
+        n as i64
+    } else {
+        i64::MIN
+    }
 }
 
 /// A table: an error or status if it has an `err` or `ok` string, else an

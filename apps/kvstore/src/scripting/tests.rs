@@ -84,6 +84,23 @@ fn lua_values_become_replies() {
 }
 
 #[test]
+fn numbers_past_64_bits_answer_as_redis_on_x86() {
+    let (mut e, mut c) = engine();
+    let big = eval(
+        &mut e,
+        &mut c,
+        "return {tonumber(ARGV[1]), -2^63, 0/0, 2.9, -2.9}",
+        &[],
+        &["9223372036854775806"],
+    );
+    let expected = [i64::MIN, i64::MIN, i64::MIN, 2, -2];
+    assert_eq!(
+        big,
+        Reply::array(expected.iter().map(|&n| Reply::Integer(n)).collect())
+    );
+}
+
+#[test]
 fn replies_become_lua_values() {
     let (mut e, mut c) = engine();
     exec(&mut e, &mut c, &[b"RPUSH", b"l", b"a", b"b"]);
