@@ -67,6 +67,7 @@ extern "C" {
     pub fn lua_checkstack(l: *mut lua_State, sz: c_int) -> c_int;
     pub fn lua_type(l: *mut lua_State, idx: c_int) -> c_int;
     pub fn lua_tonumber(l: *mut lua_State, idx: c_int) -> f64;
+    pub fn lua_isnumber(l: *mut lua_State, idx: c_int) -> c_int;
     pub fn lua_toboolean(l: *mut lua_State, idx: c_int) -> c_int;
     pub fn lua_tolstring(l: *mut lua_State, idx: c_int, len: *mut usize) -> *const c_char;
     pub fn lua_touserdata(l: *mut lua_State, idx: c_int) -> *mut c_void;
@@ -92,6 +93,7 @@ extern "C" {
     pub fn lua_sethook(l: *mut lua_State, f: Option<lua_Hook>, mask: c_int, count: c_int) -> c_int;
     pub fn lua_getallocf(l: *mut lua_State, ud: *mut *mut c_void) -> lua_Alloc;
 
+    pub fn luaL_where(l: *mut lua_State, lvl: c_int);
     pub fn luaL_loadbuffer(
         l: *mut lua_State,
         buf: *const c_char,

@@ -542,6 +542,43 @@ impl Stack<'_> {
             .then(|| unsafe { lua_tonumber(self.l, self.slot(idx).unwrap_or(1)) })
     }
 
+    /// The number at `idx`, or the string there read as one (as Lua's
+    /// arithmetic and `tonumber` read it); `None` for anything else.
+    pub fn to_number(&self, idx: i32) -> Option<f64> {
+        let i = self.slot(idx).ok()?;
+        // SAFETY: i names a value; neither call changes the stack.
+        unsafe { (lua_isnumber(self.l, i) != 0).then(|| lua_tonumber(self.l, i)) }
+    }
+
+    /// Where the Lua code that called the running function is, as Lua's
+    /// own library functions start their error messages (`chunk:line: `;
+    /// empty when a C function called it).
+    pub fn caller_position(&mut self) -> Vec<u8> {
+        if self.room(1).is_err() {
+            return Vec::new();
+        }
+        // SAFETY: there is room for the string luaL_where pushes.
+        unsafe { luaL_where(self.l, 1) };
+        let at = self.bytes(-1).unwrap_or_default();
+        self.pop(1);
+        at
+    }
+
+    /// The name Lua's messages give the type at `idx` (`no value` when
+    /// there is none).
+    pub fn type_name(&self, idx: i32) -> &'static str {
+        match self.kind(idx) {
+            Kind::None => "no value",
+            Kind::Nil => "nil",
+            Kind::Boolean => "boolean",
+            Kind::Number => "number",
+            Kind::String => "string",
+            Kind::Table => "table",
+            Kind::Function => "function",
+            Kind::Other => "userdata",
+        }
+    }
+
     /// Whether the value at `idx` is true to Lua (neither `nil` nor `false`).
     pub fn truthy(&self, idx: i32) -> bool {
         // SAFETY: the slot names a value.

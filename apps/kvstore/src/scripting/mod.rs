@@ -10,6 +10,7 @@
 //! [`convert`] says.
 
 mod api;
+mod bit;
 pub mod convert;
 mod sandbox;
 pub mod sha1;

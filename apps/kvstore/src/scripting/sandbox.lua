@@ -45,7 +45,7 @@ local keep = {}
 for name in string.gmatch([[
     assert collectgarbage error gcinfo getmetatable ipairs load loadstring
     next pairs pcall rawequal rawget rawset select setmetatable tonumber
-    tostring type unpack xpcall _G _VERSION coroutine string table math
+    tostring type unpack xpcall _G _VERSION coroutine string table math bit
     redis __redis__err__handler KEYS ARGV
 ]], '%S+') do
     keep[name] = true

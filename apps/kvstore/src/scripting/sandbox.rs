@@ -3,7 +3,7 @@
 
 use faultline_lua::State;
 
-use super::{api, Host};
+use super::{api, bit, Host};
 
 /// The setup chunk, run once in each new state.
 const SETUP: &str = include_str!("sandbox.lua");
@@ -20,6 +20,23 @@ pub fn new_state<H: Host>(limit: usize) -> Option<State<H>> {
     ];
     for (name, f) in functions {
         state.set_function(b"redis", name, f).ok()?;
+    }
+    let bits: [(&[u8], faultline_lua::state::Callback<H>); 12] = [
+        (b"tobit", bit::tobit::<H>),
+        (b"tohex", bit::tohex::<H>),
+        (b"bnot", bit::bnot::<H>),
+        (b"band", bit::band::<H>),
+        (b"bor", bit::bor::<H>),
+        (b"bxor", bit::bxor::<H>),
+        (b"lshift", bit::lshift::<H>),
+        (b"rshift", bit::rshift::<H>),
+        (b"arshift", bit::arshift::<H>),
+        (b"rol", bit::rol::<H>),
+        (b"ror", bit::ror::<H>),
+        (b"bswap", bit::bswap::<H>),
+    ];
+    for (name, f) in bits {
+        state.set_function(b"bit", name, f).ok()?;
     }
     state.load(b"setup", b"=sandbox", SETUP.as_bytes()).ok()?;
     let done = state.call_without_host(b"setup");

@@ -396,3 +396,58 @@ fn eval_inside_multi_runs_at_exec() {
     assert_eq!(outcome.reply, Reply::array(vec![Reply::Integer(1)]));
     assert_eq!(outcome.effects.len(), 1);
 }
+
+#[test]
+fn the_bit_library_answers_as_redis_does() {
+    let (mut e, mut c) = engine();
+    let script = "return {bit.tobit(2^32+5), bit.tobit(-1), bit.tobit(1.5), bit.tobit(2.5), bit.tobit('7'), \
+        bit.bnot(0), bit.band(0xff, 0x0f, 0x3), bit.bor(1,2,4), bit.bxor(5,3), bit.lshift(1, 31), \
+        bit.lshift(1,33), bit.rshift(-1, 28), bit.arshift(-256, 4), bit.rol(0x12345678, 8), \
+        bit.ror(0x12345678, 8), bit.bswap(0x12345678), bit.tobit(2^53+3), bit.tobit(-2^40-1.5)}";
+    // What redis-server 7.0.15 answers.
+    let expected = [
+        5,
+        -1,
+        2,
+        2,
+        7,
+        -1,
+        3,
+        7,
+        6,
+        -2147483648,
+        2,
+        15,
+        -16,
+        878082066,
+        2014458966,
+        2018915346,
+        2,
+        -2,
+    ];
+    let reply = eval(&mut e, &mut c, script, &[], &[]);
+    assert_eq!(
+        reply,
+        Reply::array(expected.iter().map(|&n| Reply::Integer(n)).collect())
+    );
+    let hex = "return {bit.tohex(255), bit.tohex(-1, -4), bit.tohex(0x12345678, 3), bit.tohex(1, 0), bit.tohex(1, 9), bit.tohex(1, -9)}";
+    let expected = ["000000ff", "FFFF", "678", "", "00000001", "00000001"];
+    assert_eq!(
+        eval(&mut e, &mut c, hex, &[], &[]),
+        Reply::array(expected.iter().map(|h| bulk(h)).collect())
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return bit.band('x')", &[], &[])),
+        "ERR user_script:1: bad argument #1 to 'band' (number expected, got string) script: d35c9a1d4f4825ae2c0656c3cb8c9f397ca6d9b1, on @user_script:1."
+    );
+    assert_eq!(
+        eval(
+            &mut e,
+            &mut c,
+            "local n = 0 for k in pairs(bit) do n = n + 1 end return n",
+            &[],
+            &[]
+        ),
+        Reply::Integer(12)
+    );
+}
