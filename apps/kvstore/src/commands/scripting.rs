@@ -22,7 +22,10 @@ pub(super) struct ScriptRun {
     now: u64,
     /// `EVAL_RO`/`EVALSHA_RO`: write commands are refused.
     read_only: bool,
+    /// What the commands changed, to log.
     effects: Effects,
+    /// Whether the next commands' changes are logged (`redis.set_repl`).
+    logging: bool,
 }
 
 /// Commands a script may not run (besides blocking ones and those refused
@@ -151,6 +154,7 @@ impl Engine {
             now,
             read_only,
             effects: Effects::default(),
+            logging: true,
         });
         let reply = prepared.run(self);
         self.scripts.restore(prepared);
@@ -178,7 +182,9 @@ impl Engine {
             return Reply::error("ERR Write commands are not allowed from read-only scripts.");
         }
         let outcome = self.run(args, &mut run.client, run.now, false);
-        run.effects.append(outcome.effects);
+        if run.logging {
+            run.effects.append(outcome.effects);
+        }
         outcome.reply
     }
 }
@@ -191,5 +197,11 @@ impl Host for Engine {
         let reply = self.script_call(&mut args, &mut run);
         self.script_run = Some(run);
         reply
+    }
+
+    fn set_logging(&mut self, on: bool) {
+        if let Some(run) = &mut self.script_run {
+            run.logging = on;
+        }
     }
 }

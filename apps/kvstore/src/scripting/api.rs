@@ -1,5 +1,6 @@
 //! The functions of the `redis` table that need Rust: `call`, `pcall`,
-//! `sha1hex` and `log` (the rest are Lua, in `sandbox.lua`).
+//! `sha1hex`, `log`, `set_repl` and `replicate_commands` (the rest are
+//! Lua, in `sandbox.lua`).
 
 use alloc::vec::Vec;
 
@@ -87,4 +88,27 @@ pub fn log<H: Host>(s: &mut Stack<'_>, _host: &mut H) -> Result<usize, Raise> {
         _ => log::warn!(target: "script", "{text}"),
     }
     Ok(0)
+}
+
+/// `redis.set_repl(flags)`: `REPL_AOF` (1) and `REPL_REPLICA` (2) bits;
+/// with `REPL_AOF` off, the script's next commands are not logged.
+pub fn set_repl<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
+    if s.top() != 1 {
+        return Err(s.raise_message(b"redis.set_repl() requires two arguments."));
+    }
+    let flags = s.to_number(1).unwrap_or(0.0) as i64;
+    if flags & !3 != 0 {
+        return Err(s.raise_message(
+            b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
+        ));
+    }
+    host.set_logging(flags & 1 != 0);
+    Ok(0)
+}
+
+/// `redis.replicate_commands()`: scripts' effects are always what is
+/// logged (as in Redis 7.0), so this only says yes.
+pub fn replicate_commands<H: Host>(s: &mut Stack<'_>, _host: &mut H) -> Result<usize, Raise> {
+    s.push_bool(true).map_err(|_| s.raise())?;
+    Ok(1)
 }

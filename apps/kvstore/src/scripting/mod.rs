@@ -29,6 +29,11 @@ pub trait Host {
     /// Runs one command for the running script and returns its reply (an
     /// error reply for a command scripts may not run).
     fn command(&mut self, args: Vec<Vec<u8>>) -> Reply;
+
+    /// `redis.set_repl`: whether the commands the script runs from now on
+    /// are logged (the append-only log is kvstore's only way out; replicas
+    /// it has none).
+    fn set_logging(&mut self, on: bool);
 }
 
 /// The bytes Lua may hold when nothing else says: beyond this a script gets

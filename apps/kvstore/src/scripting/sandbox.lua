@@ -26,6 +26,7 @@ function __redis__err__handler(failure)
 end
 
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 
 redis.error_reply = function(text)
     if type(text) ~= 'string' then

@@ -451,3 +451,28 @@ fn the_bit_library_answers_as_redis_does() {
         Reply::Integer(12)
     );
 }
+
+#[test]
+fn set_repl_stops_and_resumes_logging() {
+    let (mut e, mut c) = engine();
+    let script = "redis.call('SET', 'a', '1') redis.set_repl(redis.REPL_NONE) redis.call('SET', 'b', '2') \
+        redis.set_repl(redis.REPL_ALL) redis.call('SET', 'c', '3') return redis.replicate_commands()";
+    let outcome = exec(&mut e, &mut c, &[b"EVAL", script.as_bytes(), b"0"]);
+    assert_eq!(outcome.reply, Reply::Integer(1));
+    let keys: Vec<Vec<u8>> = outcome
+        .effects
+        .commands()
+        .into_iter()
+        .map(|cmd| cmd[1].clone())
+        .collect();
+    assert_eq!(keys, [b"a".to_vec(), b"c".to_vec()]);
+    assert_eq!(exec(&mut e, &mut c, &[b"GET", b"b"]).reply, bulk("2"));
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return redis.set_repl(7)", &[], &[])),
+        "ERR Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE. script: cedb2b57227b6373471ce552cec25d44bc1ff54b, on @user_script:1."
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return redis.set_repl()", &[], &[])),
+        "ERR redis.set_repl() requires two arguments. script: 9504533b41060c143a92eb2f8878e77d33b6dc33, on @user_script:1."
+    );
+}
