@@ -115,6 +115,10 @@ pub fn next_op(inp: &mut Input<'_>, now: u64) -> Op {
 pub const NAMES: &[&str] = &[
     "PING",
     "ECHO",
+    "EVAL",
+    "EVAL_RO",
+    "EVALSHA",
+    "SCRIPT",
     "QUIT",
     "SELECT",
     "CLIENT",
@@ -302,6 +306,12 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             }
         }
         "ECHO" => args.push(value(inp)),
+        "EVAL" | "EVAL_RO" => crate::scripts::eval_args(inp, &mut args),
+        "EVALSHA" => {
+            args.push(b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db".to_vec());
+            args.extend([b"1".to_vec(), key(inp), value(inp)]);
+        }
+        "SCRIPT" => crate::scripts::script_args(inp, &mut args),
         "CLIENT" => match inp.below(6) {
             5 => {
                 let id = inp.pick(&["1", "2", "3", "0", "x"]);
@@ -718,17 +728,29 @@ fn stream_args(inp: &mut Input<'_>, name: &str, now: u64, args: &mut Vec<Vec<u8>
             0 => number(inp, now),
             _ => inp
                 .pick(&[
-                    "0", "1", "1-1", "2-*", "*", "$", ">", "-", "+", "(1", "0-0", "x", "1-x",
-                    "18446744073709551615-18446744073709551615", "(0-0",
+                    "0",
+                    "1",
+                    "1-1",
+                    "2-*",
+                    "*",
+                    "$",
+                    ">",
+                    "-",
+                    "+",
+                    "(1",
+                    "0-0",
+                    "x",
+                    "1-x",
+                    "18446744073709551615-18446744073709551615",
+                    "(0-0",
                 ])
                 .into(),
         }
     };
     let group = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["g", "h", ""]).into() };
     let consumer = |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["c", "d"]).into() };
-    let count = |inp: &mut Input<'_>| -> Vec<u8> {
-        inp.pick(&["0", "1", "2", "-1", "10", "x"]).into()
-    };
+    let count =
+        |inp: &mut Input<'_>| -> Vec<u8> { inp.pick(&["0", "1", "2", "-1", "10", "x"]).into() };
     let trim = |inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>| {
         let how = inp.pick(&["MAXLEN", "MINID", "LIMIT", "BOGUS"]);
         args.push(word(inp, how));
