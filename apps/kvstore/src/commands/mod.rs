@@ -655,6 +655,8 @@ impl Engine {
             return outcome;
         }
         if let Some(mut outcome) = self.script_command(spec, args, client, now) {
+            self.stats.used_memory_lua = self.scripts.lua_memory() as u64;
+            self.stats.cached_scripts = self.scripts.len() as u64;
             evicted.append(outcome.effects);
             outcome.effects = evicted;
             if !loading {

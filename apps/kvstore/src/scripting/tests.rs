@@ -476,3 +476,29 @@ fn set_repl_stops_and_resumes_logging() {
         "ERR redis.set_repl() requires two arguments. script: 9504533b41060c143a92eb2f8878e77d33b6dc33, on @user_script:1."
     );
 }
+
+#[test]
+fn info_reports_lua_memory_and_cached_scripts() {
+    let (mut e, mut c) = engine();
+    let info = |e: &mut Engine, c: &mut ClientCtx| match exec(e, c, &[b"INFO", b"memory"]).reply {
+        Reply::Bulk(Some(text)) | Reply::Verbatim(text) => {
+            alloc::string::String::from_utf8(text).unwrap()
+        }
+        other => panic!("{other:?}"),
+    };
+    assert!(info(&mut e, &mut c).contains("number_of_cached_scripts:0\r\n"));
+    eval(&mut e, &mut c, "return 1", &[], &[]);
+    exec(&mut e, &mut c, &[b"SCRIPT", b"LOAD", b"return 2"]);
+    let text = info(&mut e, &mut c);
+    assert!(text.contains("number_of_cached_scripts:2\r\n"), "{text}");
+    let lua: u64 = text
+        .split("used_memory_lua:")
+        .nth(1)
+        .unwrap()
+        .split('\r')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(lua > 10_000, "{text}");
+}
