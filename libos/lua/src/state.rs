@@ -456,9 +456,12 @@ impl<H> Drop for State<H> {
 }
 
 /// The stack of a state, with checked operations. Indexes are Lua's: 1 is
-/// the bottom, -1 the top.
+/// the bottom, -1 the top. A stack may show only the values above a floor
+/// (see [`Stack::pairs`]): those below cannot be reached through it.
 pub struct Stack<'a> {
     l: *mut lua_State,
+    /// How many values at the bottom this view does not show.
+    floor: c_int,
     _state: PhantomData<&'a mut ()>,
 }
 
@@ -466,26 +469,82 @@ impl Stack<'_> {
     fn new(l: *mut lua_State) -> Self {
         Stack {
             l,
+            floor: 0,
             _state: PhantomData,
         }
     }
 
-    /// How many values are on the stack.
-    pub fn top(&self) -> i32 {
+    /// The state's own top, counting the values under the floor.
+    fn abs_top(&self) -> c_int {
         // SAFETY: the state is live.
         unsafe { lua_gettop(self.l) }
     }
 
-    /// `idx` as an absolute index, if it names a value.
+    /// How many values are on the stack (above the floor).
+    pub fn top(&self) -> i32 {
+        self.abs_top() - self.floor
+    }
+
+    /// `idx` as an absolute index, if it names a value above the floor.
     fn slot(&self, idx: i32) -> Result<c_int, StackError> {
         let top = self.top();
         if (1..=top).contains(&idx) {
-            Ok(idx)
+            Ok(self.floor + idx)
         } else if (-top..=-1).contains(&idx) {
-            Ok(top + 1 + idx)
+            Ok(self.abs_top() + 1 + idx)
         } else {
             Err(StackError::BadIndex)
         }
+    }
+
+    /// Calls `visit` with each key and value of the table at `idx` (raw,
+    /// in Lua's order), pushed for it on a view of the stack that shows
+    /// only them and what it pushes; it returns whether to go on. The
+    /// traversal's own key is out of its reach, so the next step is always
+    /// valid.
+    pub fn pairs(
+        &mut self,
+        idx: i32,
+        mut visit: impl FnMut(&mut Stack<'_>) -> bool,
+    ) -> Result<(), StackError> {
+        let t = self.slot(idx)?;
+        if self.kind(idx) != Kind::Table {
+            return Err(StackError::BadIndex);
+        }
+        self.room(4)?;
+        // SAFETY: there is room; nil starts a traversal.
+        unsafe { lua_pushnil(self.l) };
+        let key = self.abs_top();
+        // SAFETY: the key lua_next last gave (or nil) is on top, at `key`;
+        // t is a table; lua_next pushes two values where it popped one, and
+        // room for them and the copies was checked.
+        while unsafe { lua_next(self.l, t) } != 0 {
+            if self.room(2).is_err() {
+                // SAFETY: key - 1 was the top before the traversal.
+                unsafe { lua_settop(self.l, key - 1) };
+                return Err(StackError::Full);
+            }
+            // SAFETY: key and key + 1 hold the key and value; room checked.
+            unsafe {
+                lua_pushvalue(self.l, key);
+                lua_pushvalue(self.l, key + 1);
+            }
+            let mut view = Stack {
+                l: self.l,
+                floor: key + 1,
+                _state: PhantomData,
+            };
+            let go = visit(&mut view);
+            // SAFETY: the view cannot go below its floor, so the key is
+            // still at `key`; this drops the value and what visit left.
+            unsafe { lua_settop(self.l, key) };
+            if !go {
+                // SAFETY: as above; the key goes too.
+                unsafe { lua_settop(self.l, key - 1) };
+                return Ok(());
+            }
+        }
+        Ok(())
     }
 
     fn room(&mut self, n: c_int) -> Result<(), StackError> {
@@ -593,10 +652,10 @@ impl Stack<'_> {
         unsafe { lua_settop(self.l, -n - 1) };
     }
 
-    /// Empties the stack.
+    /// Empties the stack (down to its floor).
     pub fn clear(&mut self) {
-        // SAFETY: 0 is always a valid top.
-        unsafe { lua_settop(self.l, 0) };
+        // SAFETY: the floor is at most the top.
+        unsafe { lua_settop(self.l, self.floor) };
     }
 
     /// Removes the value at `idx`, moving those above it down.
@@ -704,7 +763,7 @@ impl Stack<'_> {
     pub fn set_index(&mut self, idx: i32, n: usize) -> Result<(), StackError> {
         let t = self.table(idx)?;
         let n = c_int::try_from(n).map_err(|_| StackError::BadIndex)?;
-        if self.top() <= t {
+        if self.abs_top() <= t {
             return Err(StackError::BadIndex);
         }
         // SAFETY: t is a table below the value on top.
@@ -715,7 +774,7 @@ impl Stack<'_> {
     /// Pops the top value into `t[name]` of the table at `idx`.
     pub fn set_field(&mut self, idx: i32, name: &[u8]) -> Result<(), StackError> {
         let t = self.table(idx)?;
-        if self.top() <= t {
+        if self.abs_top() <= t {
             return Err(StackError::BadIndex);
         }
         self.push_bytes(name)?;

@@ -151,3 +151,42 @@ fn the_stack_refuses_bad_indexes() {
     assert_eq!(s.bytes(-1), Some(b"1".to_vec()));
     assert_eq!(s.kind(-1), Kind::Number);
 }
+
+#[test]
+fn pairs_visits_every_field_and_keeps_its_key_out_of_reach() {
+    let mut state: State<Host> = State::new(1 << 20).unwrap();
+    let mut s = state.stack();
+    s.push_table(0, 0).unwrap();
+    for (k, v) in [(&b"a"[..], 1.0), (b"b", 2.0), (b"c", 3.0)] {
+        s.push_number(v).unwrap();
+        s.set_field(1, k).unwrap();
+    }
+    let mut seen = Vec::new();
+    s.pairs(1, |view| {
+        // Only the key and value are shown; popping more finds nothing.
+        assert_eq!(view.top(), 2);
+        seen.push((view.bytes(-2).unwrap(), view.number(-1).unwrap()));
+        view.pop(5);
+        view.remove(1);
+        true
+    })
+    .unwrap();
+    seen.sort_by(|a, b| a.0.cmp(&b.0));
+    assert_eq!(
+        seen,
+        [
+            (b"a".to_vec(), 1.0),
+            (b"b".to_vec(), 2.0),
+            (b"c".to_vec(), 3.0)
+        ]
+    );
+    assert_eq!(s.top(), 1);
+    let mut count = 0;
+    s.pairs(1, |_| {
+        count += 1;
+        false
+    })
+    .unwrap();
+    assert_eq!((count, s.top()), (1, 1));
+    assert_eq!(s.pairs(2, |_| true), Err(StackError::BadIndex));
+}
