@@ -371,15 +371,20 @@ impl<H> State<H> {
     /// the global function `handler` as error handler (it gets the error and
     /// returns what [`Outcome::Raised`] shows). Lua code runs within the
     /// memory limit; its callbacks get `host`. `read` gets the stack with the
-    /// result or error on top; the stack is emptied after.
+    /// result or error on top, and `host` back; the stack is emptied after.
     pub fn call<R>(
         &mut self,
         key: &[u8],
         handler: Option<&[u8]>,
         host: &mut H,
-        read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
+        read: impl FnOnce(&mut Stack<'_>, Outcome, &mut H) -> R,
     ) -> R {
-        self.invoke(key, handler, (host as *mut H).cast(), read)
+        let host: *mut H = host;
+        self.invoke(key, handler, host.cast(), |s, outcome| {
+            // SAFETY: host came from the caller's &mut H, which nothing
+            // else uses now: the callbacks' borrows ended with the call.
+            read(s, outcome, unsafe { &mut *host })
+        })
     }
 
     /// Calls the function kept under `key` with no host (a callback it calls
@@ -784,6 +789,29 @@ impl Stack<'_> {
             lua_insert(self.l, -2);
             lua_rawset(self.l, t);
         }
+        Ok(())
+    }
+
+    /// Pops a key (below) and a value (on top) into the table at `idx`,
+    /// without metamethods. A `nil` or NaN key (which Lua refuses with an
+    /// error) is refused here, and both are popped.
+    pub fn set_pair(&mut self, idx: i32) -> Result<(), StackError> {
+        let t = self.table(idx)?;
+        if self.abs_top() < t + 2 {
+            return Err(StackError::BadIndex);
+        }
+        let bad_key = match self.kind(-2) {
+            Kind::Nil => true,
+            Kind::Number => self.number(-2).is_some_and(f64::is_nan),
+            _ => false,
+        };
+        if bad_key {
+            self.pop(2);
+            return Err(StackError::BadIndex);
+        }
+        // SAFETY: t is a table below the key and value, and the key is
+        // neither nil nor NaN.
+        unsafe { lua_rawset(self.l, t) };
         Ok(())
     }
 

@@ -26,6 +26,8 @@ pub(super) struct ScriptRun {
     effects: Effects,
     /// Whether the next commands' changes are logged (`redis.set_repl`).
     logging: bool,
+    /// Replies reach the script in RESP3 (`redis.setresp(3)`).
+    resp3: bool,
 }
 
 /// Commands a script may not run (besides blocking ones and those refused
@@ -155,6 +157,7 @@ impl Engine {
             read_only,
             effects: Effects::default(),
             logging: true,
+            resp3: false,
         });
         let reply = prepared.run(self);
         self.scripts.restore(prepared);
@@ -202,6 +205,16 @@ impl Host for Engine {
     fn set_logging(&mut self, on: bool) {
         if let Some(run) = &mut self.script_run {
             run.logging = on;
+        }
+    }
+
+    fn resp3(&self) -> bool {
+        self.script_run.as_ref().is_some_and(|run| run.resp3)
+    }
+
+    fn set_resp3(&mut self, on: bool) {
+        if let Some(run) = &mut self.script_run {
+            run.resp3 = on;
         }
     }
 }

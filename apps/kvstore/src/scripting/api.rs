@@ -1,5 +1,5 @@
 //! The functions of the `redis` table that need Rust: `call`, `pcall`,
-//! `sha1hex`, `log`, `set_repl` and `replicate_commands` (the rest are
+//! `sha1hex`, `log`, `setresp`, `set_repl` and `replicate_commands` (the rest are
 //! Lua, in `sandbox.lua`).
 
 use alloc::vec::Vec;
@@ -27,7 +27,7 @@ fn command<H: Host>(s: &mut Stack<'_>, host: &mut H, raise: bool) -> Result<usiz
         Err(why) => Reply::error(why),
     };
     s.pop(s.top());
-    if push_reply(s, &reply).is_err() {
+    if push_reply(s, &reply, host.resp3()).is_err() {
         return Err(s.raise_message(b"ERR reached lua stack limit"));
     }
     match (raise, reply.is_error()) {
@@ -111,4 +111,19 @@ pub fn set_repl<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise
 pub fn replicate_commands<H: Host>(s: &mut Stack<'_>, _host: &mut H) -> Result<usize, Raise> {
     s.push_bool(true).map_err(|_| s.raise())?;
     Ok(1)
+}
+
+/// `redis.setresp(version)`: the protocol, 2 or 3, replies reach the
+/// script in (see `convert`).
+pub fn setresp<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
+    if s.top() != 1 {
+        return Err(s.raise_message(b"redis.setresp() requires one argument."));
+    }
+    match s.to_number(1) {
+        Some(v) if v == 2.0 || v == 3.0 => {
+            host.set_resp3(v == 3.0);
+            Ok(0)
+        }
+        _ => Err(s.raise_message(b"RESP version must be 2 or 3.")),
+    }
 }

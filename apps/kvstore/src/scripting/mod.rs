@@ -34,6 +34,12 @@ pub trait Host {
     /// are logged (the append-only log is kvstore's only way out; replicas
     /// it has none).
     fn set_logging(&mut self, on: bool);
+
+    /// Whether the running script chose RESP3 (`redis.setresp(3)`).
+    fn resp3(&self) -> bool;
+
+    /// `redis.setresp`: the protocol replies reach the script in.
+    fn set_resp3(&mut self, on: bool);
 }
 
 /// The bytes Lua may hold when nothing else says: beyond this a script gets
@@ -211,9 +217,9 @@ impl<H: Host> Prepared<H> {
         let sha = &self.sha;
         let (reply, outcome) =
             self.state
-                .call(&self.key, Some(ERROR_HANDLER), host, |s, outcome| {
+                .call(&self.key, Some(ERROR_HANDLER), host, |s, outcome, host| {
                     let reply = match outcome {
-                        Outcome::Returned => convert::to_reply(s, -1),
+                        Outcome::Returned => convert::to_reply(s, -1, host.resp3()),
                         Outcome::Raised => error_reply(s, sha),
                         Outcome::OutOfMemory => Reply::error(alloc::format!(
                             "ERR Error running script {sha}, not enough memory for Lua"

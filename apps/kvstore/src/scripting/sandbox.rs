@@ -12,13 +12,14 @@ const SETUP: &str = include_str!("sandbox.lua");
 /// when there is no memory for it.
 pub fn new_state<H: Host>(limit: usize) -> Option<State<H>> {
     let mut state = State::new(limit)?;
-    let functions: [(&[u8], faultline_lua::state::Callback<H>); 6] = [
+    let functions: [(&[u8], faultline_lua::state::Callback<H>); 7] = [
         (b"call", api::call::<H>),
         (b"pcall", api::pcall::<H>),
         (b"sha1hex", api::sha1hex::<H>),
         (b"log", api::log::<H>),
         (b"set_repl", api::set_repl::<H>),
         (b"replicate_commands", api::replicate_commands::<H>),
+        (b"setresp", api::setresp::<H>),
     ];
     for (name, f) in functions {
         state.set_function(b"redis", name, f).ok()?;

@@ -502,3 +502,95 @@ fn info_reports_lua_memory_and_cached_scripts() {
         .unwrap();
     assert!(lua > 10_000, "{text}");
 }
+
+#[test]
+fn setresp_3_brings_replies_in_resp3_types() {
+    let (mut e, mut c) = engine();
+    exec(&mut e, &mut c, &[b"HSET", b"h", b"a", b"1", b"b", b"2"]);
+    exec(&mut e, &mut c, &[b"SADD", b"s", b"x"]);
+    exec(&mut e, &mut c, &[b"ZADD", b"z", b"1.5", b"m"]);
+    let bulks = |items: &[&str]| Reply::array(items.iter().map(|i| bulk(i)).collect());
+    // What redis-server 7.0.15 answers.
+    let cases: [(&str, &[&str]); 5] = [
+        ("local r = redis.call('HGETALL', 'h') return {type(r), type(r.map), r.map.a, r.map.b}", &["table", "table", "1", "2"]),
+        ("local r = redis.call('SMEMBERS', 's') return {type(r.set), tostring(r.set.x)}", &["table", "true"]),
+        ("local r = redis.call('ZSCORE', 'z', 'm') return {type(r), tostring(r.double)}", &["table", "1.5"]),
+        ("return {type(redis.call('GET', 'nokey')), type(redis.call('EXISTS', 'h'))}", &["nil", "number"]),
+        ("redis.setresp(2) return {type(redis.call('GET', 'nokey')), type(redis.call('HGETALL', 'h').map)}", &["boolean", "nil"]),
+    ];
+    for (script, expected) in cases {
+        let script = alloc::format!("redis.setresp(3) {script}");
+        assert_eq!(
+            eval(&mut e, &mut c, &script, &[], &[]),
+            bulks(expected),
+            "{script}"
+        );
+    }
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return redis.setresp(4)", &[], &[])),
+        "ERR RESP version must be 2 or 3. script: 921c0a48021d97dfd5884aeea41875972c7804d9, on @user_script:1."
+    );
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, "return redis.setresp()", &[], &[])),
+        "ERR redis.setresp() requires one argument. script: 76da64e28014e7c9ad76db33c3918c53d81a3d7e, on @user_script:1."
+    );
+}
+
+#[test]
+fn scripts_return_resp3_shapes() {
+    use crate::resp::Protocol;
+    let (mut e, mut c) = engine();
+    let mut as_resp = |script: &str, protocol: Protocol| {
+        eval(&mut e, &mut c, script, &[], &[]).to_bytes_as(protocol)
+    };
+    // What redis-server 7.0.15 sends.
+    assert_eq!(
+        as_resp("return {double=3.14}", Protocol::Resp2),
+        b"$18\r\n3.1400000000000001\r\n"
+    );
+    assert_eq!(
+        as_resp("return {double=3.14}", Protocol::Resp3),
+        b",3.1400000000000001\r\n"
+    );
+    assert_eq!(as_resp("return {double=1/0}", Protocol::Resp3), b",inf\r\n");
+    assert_eq!(
+        as_resp("return {map={a=1}}", Protocol::Resp2),
+        b"*2\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(
+        as_resp("return {map={a=1}}", Protocol::Resp3),
+        b"%1\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(
+        as_resp("return {set={a=false}}", Protocol::Resp3),
+        b"~1\r\n$1\r\na\r\n"
+    );
+    assert_eq!(
+        as_resp("return {big_number='123'}", Protocol::Resp3),
+        b"(123\r\n"
+    );
+    assert_eq!(
+        as_resp(
+            "return {verbatim_string={format='txt', string='hi'}}",
+            Protocol::Resp3
+        ),
+        b"=6\r\ntxt:hi\r\n"
+    );
+    assert_eq!(as_resp("return true", Protocol::Resp3), b":1\r\n");
+    assert_eq!(
+        as_resp("redis.setresp(3) return true", Protocol::Resp3),
+        b"#t\r\n"
+    );
+    assert_eq!(
+        as_resp("redis.setresp(3) return false", Protocol::Resp3),
+        b"#f\r\n"
+    );
+    assert_eq!(
+        as_resp("redis.setresp(3) return false", Protocol::Resp2),
+        b":0\r\n"
+    );
+    assert_eq!(as_resp("return false", Protocol::Resp3), b"_\r\n");
+    // A map holding itself is as deep as any.
+    let cycle = as_resp("local t = {} t.map = {x = t} return t", Protocol::Resp2);
+    assert_eq!(cycle, b"-ERR reached lua stack limit\r\n");
+}

@@ -25,7 +25,7 @@ fn run(state: &mut State<Host>, code: &str, host: &mut Host) -> Result<String, S
     state
         .load(b"f", b"@test", code.as_bytes())
         .map_err(|e| String::from_utf8_lossy(&e).into_owned())?;
-    state.call(b"f", None, host, |s, outcome| {
+    state.call(b"f", None, host, |s, outcome, _| {
         let text = s.bytes(-1).map_or_else(
             || std::format!("{:?}", s.kind(-1)),
             |b| String::from_utf8_lossy(&b).into_owned(),
@@ -117,7 +117,7 @@ fn a_script_past_the_limit_runs_out_of_memory_and_the_state_lives_on() {
     let mut host = Host::default();
     let code = "local t = {} for i = 1, 1e7 do t[i] = string.rep('x', 100) .. i end return #t";
     state.load(b"f", b"@test", code.as_bytes()).unwrap();
-    let outcome = state.call(b"f", None, &mut host, |_, o| o);
+    let outcome = state.call(b"f", None, &mut host, |_, o, _| o);
     assert_eq!(outcome, Outcome::OutOfMemory);
     state.collect();
     assert!(state.used() < 256 << 10);
