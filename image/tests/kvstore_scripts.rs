@@ -81,6 +81,14 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
         ),
         "ERR value is not an integer or out of range"
     );
+    // Lua 5.1's unpack checks its count by letting an int overflow:
+    // compiled with -fwrapv, the check holds in the optimized guest.
+    let unpack = "return {unpack({1,2,3}, -2, 2147483647)}";
+    let answer = ask(&mut s, &["EVAL", unpack, "0"]);
+    assert!(
+        answer.starts_with("-ERR user_script:1: too many results to unpack"),
+        "{answer}"
+    );
     // A script that allocates without bound gets an error, and the server
     // and the next scripts go on.
     // (Lua gets what maxmemory leaves, at least 1 MiB: a small limit keeps

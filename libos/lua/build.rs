@@ -14,6 +14,10 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     let os = env::var("CARGO_CFG_TARGET_OS").unwrap_or_default();
     let mut lua = lua_src::Build::new();
+    // Lua 5.1 checks some of its limits by letting an int overflow (e.g.
+    // unpack's count of results); optimizers drop such checks unless
+    // overflow is defined to wrap, and a script could then crash the kernel.
+    wrapping_overflow(&env::var("TARGET").expect("cargo sets TARGET"));
     if os == "none" {
         let arch = env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets CARGO_CFG_TARGET_ARCH");
         let dir = PathBuf::from(env::var("CARGO_MANIFEST_DIR").expect("cargo sets it"));
@@ -29,6 +33,18 @@ fn main() {
             .compile("faultline_printf");
     }
     lua.build(lua_src::Lua51).print_cargo_metadata();
+}
+
+/// Adds `-fwrapv` (signed overflow wraps) to what `cc` compiles for
+/// `target`, after any flags the environment gives it.
+fn wrapping_overflow(target: &str) {
+    let var = format!("CFLAGS_{}", target.replace('-', "_"));
+    let given = env::var(&var)
+        .or_else(|_| env::var("CFLAGS"))
+        .unwrap_or_default();
+    println!("cargo:rerun-if-env-changed=CFLAGS");
+    // SAFETY of set_var: a build script is one thread.
+    env::set_var(var, format!("{given} -fwrapv"));
 }
 
 /// Makes `cc` (ours and lua-src's) compile for the freestanding guest with
@@ -57,6 +73,7 @@ fn freestanding_compiler(arch: &str, include: &Path) -> String {
         // As Rust's aarch64-unknown-none: no unaligned accesses.
         "-mstrict-align",
         "-Werror=implicit-function-declaration",
+        "-fwrapv",
     ];
     // SAFETY of set_var: a build script is one thread.
     env::set_var(format!("CC_{var}"), "clang");

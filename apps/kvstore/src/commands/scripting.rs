@@ -159,7 +159,10 @@ impl Engine {
             logging: true,
             resp3: false,
         });
+        // Nothing a script runs may block (as inside EXEC).
+        let in_exec = core::mem::replace(&mut self.in_exec, true);
         let reply = prepared.run(self);
+        self.in_exec = in_exec;
         self.scripts.restore(prepared);
         let effects = self
             .script_run
@@ -178,7 +181,14 @@ impl Engine {
             return Reply::error("ERR Wrong number of args calling Redis command from script");
         };
         let top = spec.name.split('|').next().unwrap_or(spec.name);
-        if spec.flags & (table::BLOCKING | table::NO_MULTI) != 0 || NOT_IN_SCRIPTS.contains(&top) {
+        let streams = matches!(top, "xread" | "xreadgroup");
+        if streams && blocks(args) {
+            return Reply::error(alloc::format!(
+                "ERR {top} command is not allowed with BLOCK option from scripts"
+            ));
+        }
+        let blocking = spec.flags & table::BLOCKING != 0 && !streams;
+        if blocking || spec.flags & table::NO_MULTI != 0 || NOT_IN_SCRIPTS.contains(&top) {
             return Reply::error("ERR This Redis command is not allowed from script");
         }
         if run.read_only && spec.flags & table::WRITE != 0 {
@@ -217,4 +227,13 @@ impl Host for Engine {
             run.resp3 = on;
         }
     }
+}
+
+/// Whether an `XREAD`/`XREADGROUP` has a `BLOCK` option (among the options
+/// before `STREAMS`).
+fn blocks(args: &[Vec<u8>]) -> bool {
+    args[1..]
+        .iter()
+        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+        .any(|a| a.eq_ignore_ascii_case(b"block"))
 }

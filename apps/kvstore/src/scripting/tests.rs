@@ -594,3 +594,66 @@ fn scripts_return_resp3_shapes() {
     let cycle = as_resp("local t = {} t.map = {x = t} return t", Protocol::Resp2);
     assert_eq!(cycle, b"-ERR reached lua stack limit\r\n");
 }
+
+#[test]
+fn the_first_scripts_of_redis_suite_in_order() {
+    let (mut e, mut c) = engine();
+    let scripts = [
+        "return 'hello'",
+        "return _G",
+        "local a = {}; setmetatable(a,{__index=function() foo() end}) return a",
+        "local a = {}; setmetatable(a,{__index=function() redis.call('set', 'x', '1') end}) return a",
+        "return 100.5",
+        "return {ok='fine'}",
+        "return {err='ERR this is an error'}",
+        "return {1,2,3,'ciao',{1,2}}",
+    ];
+    for script in scripts {
+        let reply = eval(&mut e, &mut c, script, &[], &[]);
+        std::eprintln!("{script} => {reply:?}");
+    }
+}
+
+#[test]
+fn unpack_refuses_ranges_past_the_stack() {
+    let (mut e, mut c) = engine();
+    for range in ["-2, 2147483647", "0, 2147483647", "-2147483648, -2"] {
+        let text = error_of(eval(
+            &mut e,
+            &mut c,
+            &alloc::format!("return {{unpack({{1,2,3}}, {range})}}"),
+            &[],
+            &[],
+        ));
+        assert!(
+            text.starts_with("ERR user_script:1: too many results to unpack script: "),
+            "{range}: {text}"
+        );
+    }
+    assert_eq!(
+        eval(&mut e, &mut c, "return {unpack({1,2,3}, -1, -2)}", &[], &[]),
+        Reply::array(vec![])
+    );
+}
+
+#[test]
+fn scripts_may_not_block_on_streams() {
+    let (mut e, mut c) = engine();
+    exec(
+        &mut e,
+        &mut c,
+        &[b"XGROUP", b"CREATE", b"s", b"g", b"$", b"MKSTREAM"],
+    );
+    let read = "return redis.pcall('xread','STREAMS','s','$')";
+    assert_eq!(eval(&mut e, &mut c, read, &["s"], &[]), Reply::nil());
+    let blocking = "return redis.pcall('xread','BLOCK',0,'STREAMS','s','$')";
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, blocking, &["s"], &[])),
+        "ERR xread command is not allowed with BLOCK option from scripts"
+    );
+    let group = "return redis.pcall('xreadgroup','group','g','c','BLOCK',0,'STREAMS','s','>')";
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, group, &["s"], &[])),
+        "ERR xreadgroup command is not allowed with BLOCK option from scripts"
+    );
+}
