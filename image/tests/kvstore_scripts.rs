@@ -89,6 +89,26 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
         answer.starts_with("-ERR user_script:1: too many results to unpack"),
         "{answer}"
     );
+    // Deep recursion stays within the kernel's stack: a result that holds
+    // itself, and Lua's own C calls at their limit.
+    let recursive = "local a = {} local b = {a} a[1] = b return a";
+    assert_eq!(
+        ask(&mut s, &["EVAL", recursive, "0"]),
+        "-ERR reached lua stack limit"
+    );
+    let calls = "local function f() return pcall(f) end return tostring(f())";
+    assert_eq!(ask(&mut s, &["EVAL", calls, "0"]), "true");
+    let gsub = "local function f(x) return (string.gsub('a', 'a', f)) end return f('a')";
+    let answer = ask(&mut s, &["EVAL", gsub, "0"]);
+    assert!(answer.contains("stack overflow"), "{answer}");
+    let nested = format!("return {}1{}", "{".repeat(60), "}".repeat(60));
+    assert_eq!(ask(&mut s, &["EVAL", &nested, "0"]), "*1");
+    for _ in 1..60 {
+        assert_eq!(read_line(&mut s), "*1");
+    }
+    assert_eq!(read_line(&mut s), ":1");
+    let parse = format!("return {}1{}", "(".repeat(190), ")".repeat(190));
+    assert_eq!(ask(&mut s, &["EVAL", &parse, "0"]), ":1");
     // A script that allocates without bound gets an error, and the server
     // and the next scripts go on.
     // (Lua gets what maxmemory leaves, at least 1 MiB: a small limit keeps

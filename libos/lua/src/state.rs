@@ -198,6 +198,8 @@ unsafe fn run_callback<H>(l: *mut lua_State) -> Option<c_int> {
 pub struct State<H> {
     l: NonNull<lua_State>,
     shared: Box<Shared>,
+    /// What Lua parses and runs on (see [`crate::stack`]).
+    script_stack: crate::stack::ScriptStack,
     _host: PhantomData<fn(&mut H)>,
 }
 
@@ -219,6 +221,7 @@ impl<H> State<H> {
         let mut state = State {
             l,
             shared,
+            script_stack: crate::stack::ScriptStack::new(),
             _host: PhantomData,
         };
         let libs: [lua_CFunction; 5] = [
@@ -327,13 +330,15 @@ impl<H> State<H> {
     pub fn load(&mut self, key: &[u8], chunkname: &[u8], code: &[u8]) -> Result<(), Vec<u8>> {
         let mut name = Vec::from(chunkname);
         name.push(0);
-        let mut s = self.stack();
-        s.clear();
+        self.stack().clear();
+        let l = self.raw();
         // SAFETY: the state is live with an empty stack (room for the
         // result); code and name are valid for the call; loading is
         // protected (an error is returned, not raised).
-        let status =
-            unsafe { luaL_loadbuffer(s.l, code.as_ptr().cast(), code.len(), name.as_ptr().cast()) };
+        let status = self.script_stack.run(|| unsafe {
+            luaL_loadbuffer(l, code.as_ptr().cast(), code.len(), name.as_ptr().cast())
+        });
+        let mut s = self.stack();
         if status != LUA_OK {
             let msg = s
                 .bytes(-1)
@@ -435,10 +440,14 @@ impl<H> State<H> {
         s.remove(-2);
         self.shared.host = host;
         self.shared.strict = true;
-        // SAFETY: the state is live, the function on top with no arguments,
-        // the handler (if any) at index 1; the call is protected. host is
-        // null or the caller's &mut H, unused by it until the call returns.
-        let status = unsafe { lua_pcall(self.raw(), 0, 1, handler_index) };
+        let l = self.raw();
+        let status = self.script_stack.run(|| {
+            // SAFETY: the state is live, the function on top with no
+            // arguments, the handler (if any) at index 1; the call is
+            // protected. host is null or the caller's &mut H, unused by it
+            // until the call returns.
+            unsafe { lua_pcall(l, 0, 1, handler_index) }
+        });
         self.shared.strict = false;
         self.shared.host = core::ptr::null_mut();
         let outcome = match status {

@@ -24,9 +24,12 @@ use faultline_lua::state::{Kind, Stack, StackError};
 
 use crate::resp::{Protocol, Reply};
 
-/// Nested tables a script's result may have: deeper (or a table that holds
-/// itself) answers an error rather than exhaust the stack.
-const DEEPEST: usize = 500;
+/// Nested tables a script's result (or a reply to it) may have: deeper,
+/// or a table that holds itself, answers an error. The conversion recurses
+/// once per level on the guest's 256 KiB stack, which 64 levels fit with
+/// room to spare (`image/tests/kvstore_scripts.rs` returns a table that
+/// holds itself).
+const DEEPEST: usize = 64;
 
 /// Pushes `reply` as a Lua value, as RESP3 carries it if `resp3`.
 pub fn push_reply(s: &mut Stack<'_>, reply: &Reply, resp3: bool) -> Result<(), StackError> {
