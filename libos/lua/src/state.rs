@@ -354,6 +354,23 @@ impl<H> State<H> {
         r.map_err(|_| b"no room to keep the script".to_vec())
     }
 
+    /// Keeps the global `name`'s value in the registry under `key` too
+    /// (where scripts cannot change it); whether there was one.
+    pub fn keep_global(&mut self, name: &[u8], key: &[u8]) -> bool {
+        let mut s = self.stack();
+        let kept = (|| {
+            s.push_registry()?;
+            s.push_globals()?;
+            if s.get_field(-1, name)? == Kind::Nil {
+                return Ok(false);
+            }
+            s.set_field(-3, key)?;
+            Ok::<_, StackError>(true)
+        })();
+        s.clear();
+        kept == Ok(true)
+    }
+
     /// Whether the registry holds a function under `key`.
     pub fn has(&mut self, key: &[u8]) -> bool {
         let mut s = self.stack();
@@ -373,7 +390,8 @@ impl<H> State<H> {
     }
 
     /// Calls the function kept under `key` with no arguments and, if given,
-    /// the global function `handler` as error handler (it gets the error and
+    /// the function kept in the registry under `handler` as error handler
+    /// (see [`State::keep_global`]; it gets the error and
     /// returns what [`Outcome::Raised`] shows). Lua code runs within the
     /// memory limit; its callbacks get `host`. `read` gets the stack with the
     /// result or error on top, and `host` back; the stack is emptied after.
@@ -417,7 +435,7 @@ impl<H> State<H> {
         let mut s = self.stack();
         s.clear();
         let handler_index = match handler {
-            Some(name) => match s.push_globals().and_then(|()| s.get_field(-1, name)) {
+            Some(name) => match s.push_registry().and_then(|()| s.get_field(-1, name)) {
                 Ok(Kind::Function) => {
                     s.remove(1);
                     1

@@ -46,8 +46,8 @@ pub trait Host {
 /// an out-of-memory error.
 pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
 
-/// The name scripts' error handler has among the globals.
-const ERROR_HANDLER: &[u8] = b"__redis__err__handler";
+/// The registry key of scripts' error handler (`__redis__err__handler`).
+const ERROR_HANDLER: &[u8] = b"faultline.error_handler";
 
 /// The scripts the server knows (by SHA-1) and the Lua state that runs them.
 pub struct Scripts<H> {

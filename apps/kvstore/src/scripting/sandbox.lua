@@ -56,13 +56,3 @@ for name in pairs(_G) do
         _G[name] = nil
     end
 end
-
-setmetatable(_G, {
-    __index = function(_, name)
-        error("Script attempted to access nonexistent global variable '" .. tostring(name) .. "'", 2)
-    end,
-    __newindex = function()
-        error('Attempt to modify a readonly table', 2)
-    end,
-    __metatable = false,
-})

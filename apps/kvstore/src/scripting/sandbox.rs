@@ -3,10 +3,12 @@
 
 use faultline_lua::State;
 
-use super::{api, bit, Host};
+use super::{api, bit, Host, ERROR_HANDLER};
 
-/// The setup chunk, run once in each new state.
+/// The setup chunks, run once in each new state: the environment, then
+/// the locks on it.
 const SETUP: &str = include_str!("sandbox.lua");
+const LOCKDOWN: &str = include_str!("lockdown.lua");
 
 /// A new state for scripts, in which Lua may hold `limit` bytes; `None`
 /// when there is no memory for it.
@@ -41,8 +43,14 @@ pub fn new_state<H: Host>(limit: usize) -> Option<State<H>> {
     for (name, f) in bits {
         state.set_function(b"bit", name, f).ok()?;
     }
-    state.load(b"setup", b"=sandbox", SETUP.as_bytes()).ok()?;
-    let done = state.call_without_host(b"setup");
-    state.unload(b"setup");
-    done.ok().map(|()| state)
+    for code in [SETUP, LOCKDOWN] {
+        state.load(b"setup", b"=sandbox", code.as_bytes()).ok()?;
+        let done = state.call_without_host(b"setup");
+        state.unload(b"setup");
+        done.ok()?;
+        if code == SETUP && !state.keep_global(b"__redis__err__handler", ERROR_HANDLER) {
+            return None;
+        }
+    }
+    Some(state)
 }

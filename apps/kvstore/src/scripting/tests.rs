@@ -657,3 +657,49 @@ fn scripts_may_not_block_on_streams() {
         "ERR xreadgroup command is not allowed with BLOCK option from scripts"
     );
 }
+
+#[test]
+fn what_scripts_share_is_read_only() {
+    let (mut e, mut c) = engine();
+    for script in [
+        "redis = function() return 1 end",
+        "redis.call = function() return 1 end",
+        "rawset(_G, 'redis', 1)",
+        "rawset(redis, 'call', 1)",
+        "string.upper = nil",
+        "bit.band = nil",
+        "_G.math = 1",
+        "local g = getmetatable(_G) g.__index = nil",
+        "getmetatable('').__index = {}",
+    ] {
+        let reply = eval(&mut e, &mut c, script, &[], &[]);
+        assert!(reply.is_error(), "{script}: {reply:?}");
+    }
+    let after = "return {redis.call('PING')['ok'], string.upper('a'), bit.band(3, 1), type(math), ('x'):rep(2)}";
+    let expected = vec![
+        bulk("PONG"),
+        bulk("A"),
+        Reply::Integer(1),
+        bulk("table"),
+        bulk("xx"),
+    ];
+    assert_eq!(
+        eval(&mut e, &mut c, after, &[], &[]),
+        Reply::array(expected)
+    );
+    let text = error_of(eval(&mut e, &mut c, "redis = 1", &[], &[]));
+    assert!(
+        text.starts_with("ERR user_script:1: Attempt to modify a readonly table script: "),
+        "{text}"
+    );
+    let text = error_of(eval(&mut e, &mut c, "return nosuch", &[], &[]));
+    assert!(text.starts_with("ERR user_script:1: Script attempted to access nonexistent global variable 'nosuch' script: "), "{text}");
+    let walk = "local n = 0 for k, v in pairs(redis) do n = n + 1 end local k = next(bit) return {n > 5, type(bit[k])}";
+    assert_eq!(
+        eval(&mut e, &mut c, walk, &[], &[]),
+        Reply::array(vec![Reply::Integer(1), bulk("function")])
+    );
+    // A script's own tables stay its own.
+    let own = "local t = {} rawset(t, 'a', 1) t.b = 2 local n = 0 for _ in pairs(t) do n = n + 1 end return n";
+    assert_eq!(eval(&mut e, &mut c, own, &[], &[]), Reply::Integer(2));
+}
