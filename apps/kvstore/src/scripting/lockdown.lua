@@ -15,8 +15,16 @@ end
 -- Each read-only view, and the table it reads through to.
 local readonly = setmetatable({}, { __mode = 'k' })
 
+-- What getmetatable gives for a protected table: an empty read-only
+-- table (the real metatable would lead to the real tables).
+local function opaque()
+    local t = setmetatable({}, { __newindex = refuse, __metatable = false })
+    readonly[t] = {}
+    return t
+end
+
 local function protect(real)
-    local view = setmetatable({}, { __index = real, __newindex = refuse, __metatable = false })
+    local view = setmetatable({}, { __index = real, __newindex = refuse, __metatable = opaque() })
     readonly[view] = real
     return view
 end
@@ -38,6 +46,12 @@ globals.rawset = function(t, k, v)
         refuse()
     end
     return rawset(t, k, v)
+end
+globals.setmetatable = function(t, m)
+    if readonly[t] then
+        refuse()
+    end
+    return setmetatable(t, m)
 end
 
 -- pairs and next over a view walk what it reads through to, without
@@ -68,7 +82,10 @@ setmetatable(globals, {
     end,
 })
 readonly[G] = globals
-setmetatable(G, { __index = globals, __newindex = refuse, __metatable = false })
+setmetatable(G, { __index = globals, __newindex = refuse, __metatable = opaque() })
 
--- Strings' metatable is shared by every string: out of scripts' reach.
-getmetatable('').__metatable = false
+-- Strings' metatable is shared by every string: their methods come from
+-- the string library's view, and scripts cannot reach the metatable.
+local string_meta = getmetatable('')
+string_meta.__index = globals.string
+string_meta.__metatable = opaque()

@@ -671,6 +671,12 @@ fn what_scripts_share_is_read_only() {
         "_G.math = 1",
         "local g = getmetatable(_G) g.__index = nil",
         "getmetatable('').__index = {}",
+        "setmetatable(_G, {})",
+        "getmetatable(redis).__index = {}",
+        "_G = {}",
+        "getmetatable(redis).__index.call = nil",
+        "getmetatable(_G).__index.redis = nil",
+        "getmetatable('').__index.upper = nil",
     ] {
         let reply = eval(&mut e, &mut c, script, &[], &[]);
         assert!(reply.is_error(), "{script}: {reply:?}");
@@ -687,6 +693,18 @@ fn what_scripts_share_is_read_only() {
         eval(&mut e, &mut c, after, &[], &[]),
         Reply::array(expected)
     );
+    // What Redis's suite checks ("Try trick global protection").
+    for script in [
+        "setmetatable(_G, {})",
+        "local g = getmetatable(_G) g.__index = {}",
+        "getmetatable('').__index = {}",
+    ] {
+        let text = error_of(eval(&mut e, &mut c, script, &[], &[]));
+        assert!(
+            text.contains("Attempt to modify a readonly table"),
+            "{script}: {text}"
+        );
+    }
     let text = error_of(eval(&mut e, &mut c, "redis = 1", &[], &[]));
     assert!(
         text.starts_with("ERR user_script:1: Attempt to modify a readonly table script: "),
