@@ -28,9 +28,17 @@ end
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 
+-- An error reply's text is a code and a message: without a leading '-',
+-- and with 'ERR ' before a text of one word (no code), as Redis 7.0 does.
 redis.error_reply = function(text)
     if type(text) ~= 'string' then
         return { err = 'ERR wrong number or type of arguments' }
+    end
+    if string.sub(text, 1, 1) == '-' then
+        text = string.sub(text, 2)
+    end
+    if string.find(text, ' ', 1, true) == nil then
+        text = 'ERR ' .. text
     end
     return { err = text }
 end

@@ -721,3 +721,27 @@ fn what_scripts_share_is_read_only() {
     let own = "local t = {} rawset(t, 'a', 1) t.b = 2 local n = 0 for _ in pairs(t) do n = n + 1 end return n";
     assert_eq!(eval(&mut e, &mut c, own, &[], &[]), Reply::Integer(2));
 }
+
+#[test]
+fn error_reply_texts_are_a_code_and_a_message() {
+    let (mut e, mut c) = engine();
+    // What redis-server 7.0.15 answers.
+    let cases = [
+        (
+            "return redis.error_reply('My Error')",
+            Reply::error("My Error"),
+        ),
+        (
+            "return redis.error_reply('-My Error')",
+            Reply::error("My Error"),
+        ),
+        ("return redis.error_reply('My').err", bulk("ERR My")),
+        ("return redis.error_reply('').err", bulk("ERR ")),
+        ("return redis.status_reply('').ok", bulk("")),
+    ];
+    for (script, expected) in cases {
+        assert_eq!(eval(&mut e, &mut c, script, &[], &[]), expected, "{script}");
+    }
+    let empty = eval(&mut e, &mut c, "return {err=''}", &[], &[]);
+    assert_eq!(empty.to_bytes(), b"-\r\n");
+}
