@@ -24,8 +24,6 @@ pub(super) struct ScriptRun {
     read_only: bool,
     /// What the commands changed, to log.
     effects: Effects,
-    /// Whether the next commands' changes are logged (`redis.set_repl`).
-    logging: bool,
     /// Replies reach the script in RESP3 (`redis.setresp(3)`).
     resp3: bool,
 }
@@ -156,7 +154,6 @@ impl Engine {
             now,
             read_only,
             effects: Effects::default(),
-            logging: true,
             resp3: false,
         });
         // Nothing a script runs may block (as inside EXEC).
@@ -195,9 +192,7 @@ impl Engine {
             return Reply::error("ERR Write commands are not allowed from read-only scripts.");
         }
         let outcome = self.run(args, &mut run.client, run.now, false);
-        if run.logging {
-            run.effects.append(outcome.effects);
-        }
+        run.effects.append(outcome.effects);
         outcome.reply
     }
 }
@@ -210,12 +205,6 @@ impl Host for Engine {
         let reply = self.script_call(&mut args, &mut run);
         self.script_run = Some(run);
         reply
-    }
-
-    fn set_logging(&mut self, on: bool) {
-        if let Some(run) = &mut self.script_run {
-            run.logging = on;
-        }
     }
 
     fn resp3(&self) -> bool {

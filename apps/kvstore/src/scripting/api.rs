@@ -90,9 +90,12 @@ pub fn log<H: Host>(s: &mut Stack<'_>, _host: &mut H) -> Result<usize, Raise> {
     Ok(0)
 }
 
-/// `redis.set_repl(flags)`: `REPL_AOF` (1) and `REPL_REPLICA` (2) bits;
-/// with `REPL_AOF` off, the script's next commands are not logged.
-pub fn set_repl<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
+/// `redis.set_repl(flags)`: `REPL_AOF` (1) and `REPL_REPLICA` (2) bits,
+/// checked as Redis checks them. kvstore logs every change whatever they
+/// say: its log is its only copy of the data (it has no replicas), and a
+/// log that left writes out would not replay (a later record could need
+/// what is missing) and the server would not restart.
+pub fn set_repl<H: Host>(s: &mut Stack<'_>, _host: &mut H) -> Result<usize, Raise> {
     if s.top() != 1 {
         return Err(s.raise_message(b"redis.set_repl() requires two arguments."));
     }
@@ -102,7 +105,6 @@ pub fn set_repl<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise
             b"Invalid replication flags. Use REPL_AOF, REPL_REPLICA, REPL_ALL or REPL_NONE.",
         ));
     }
-    host.set_logging(flags & 1 != 0);
     Ok(0)
 }
 

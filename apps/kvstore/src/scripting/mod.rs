@@ -30,11 +30,6 @@ pub trait Host {
     /// error reply for a command scripts may not run).
     fn command(&mut self, args: Vec<Vec<u8>>) -> Reply;
 
-    /// `redis.set_repl`: whether the commands the script runs from now on
-    /// are logged (the append-only log is kvstore's only way out; replicas
-    /// it has none).
-    fn set_logging(&mut self, on: bool);
-
     /// Whether the running script chose RESP3 (`redis.setresp(3)`).
     fn resp3(&self) -> bool;
 

