@@ -36,7 +36,8 @@ fn command<H: Host>(s: &mut Stack<'_>, host: &mut H, raise: bool) -> Result<usiz
     }
 }
 
-/// The command's arguments: strings, or numbers as Lua writes them.
+/// The command's arguments: strings, or numbers with all their digits
+/// (`%.17g`, as Redis writes them: Lua's own `%.14g` would round).
 fn arguments(s: &mut Stack<'_>) -> Result<Vec<Vec<u8>>, &'static str> {
     let n = s.top();
     if n == 0 {
@@ -44,7 +45,8 @@ fn arguments(s: &mut Stack<'_>) -> Result<Vec<Vec<u8>>, &'static str> {
     }
     (1..=n)
         .map(|i| match s.kind(i) {
-            Kind::String | Kind::Number => s.bytes(i).ok_or(""),
+            Kind::Number => Ok(super::convert::double_text(s.number(i).unwrap_or(0.0))),
+            Kind::String => s.bytes(i).ok_or(""),
             _ => Err("ERR Lua redis lib command arguments must be strings or integers"),
         })
         .collect()

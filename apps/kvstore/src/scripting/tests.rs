@@ -745,3 +745,16 @@ fn error_reply_texts_are_a_code_and_a_message() {
     let empty = eval(&mut e, &mut c, "return {err=''}", &[], &[]);
     assert_eq!(empty.to_bytes(), b"-\r\n");
 }
+
+#[test]
+fn numbers_as_arguments_keep_all_their_digits() {
+    let (mut e, mut c) = engine();
+    let script = "redis.call('SET', 'f', 0.1) redis.call('SET', 'g', 9007199254740991) redis.call('SET', 'h', 1e20) \
+        redis.call('SET', 'i', -0.0) return {redis.call('GET','f'), redis.call('GET','g'), redis.call('GET','h'), redis.call('GET','i')}";
+    // What redis-server 7.0.15 answers.
+    let expected = ["0.10000000000000001", "9007199254740991", "1e+20", "-0"];
+    assert_eq!(
+        eval(&mut e, &mut c, script, &[], &[]),
+        Reply::array(expected.iter().map(|s| bulk(s)).collect())
+    );
+}
