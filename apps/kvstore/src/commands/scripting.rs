@@ -149,6 +149,7 @@ impl Engine {
         let mut script_client = ClientCtx::new(client.id());
         script_client.db = client.db;
         script_client.authenticated = true;
+        script_client.in_script = true;
         self.script_run = Some(ScriptRun {
             client: script_client,
             now,

@@ -758,3 +758,23 @@ fn numbers_as_arguments_keep_all_their_digits() {
         Reply::array(expected.iter().map(|s| bulk(s)).collect())
     );
 }
+
+#[test]
+fn sort_by_a_constant_is_ordered_for_scripts() {
+    let (mut e, mut c) = engine();
+    let members: Vec<&[u8]> = vec![b"SADD", b"myset", b"z", b"aa", b"b", b"a", b"azz", b"c"];
+    exec(&mut e, &mut c, &members);
+    // Redis's suite: "SORT BY <constant> output gets ordered for scripting".
+    let reply = eval(
+        &mut e,
+        &mut c,
+        "return redis.call('sort',KEYS[1],'by','_')",
+        &["myset"],
+        &[],
+    );
+    let expected = ["a", "aa", "azz", "b", "c", "z"];
+    assert_eq!(
+        reply,
+        Reply::array(expected.iter().map(|s| bulk(s)).collect())
+    );
+}
