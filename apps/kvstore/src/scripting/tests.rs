@@ -778,3 +778,24 @@ fn sort_by_a_constant_is_ordered_for_scripts() {
         Reply::array(expected.iter().map(|s| bulk(s)).collect())
     );
 }
+
+#[test]
+fn sort_by_nosort_keeps_a_sorted_sets_order_for_scripts() {
+    let (mut e, mut c) = engine();
+    for (score, member) in [("1", "a"), ("5", "b"), ("2", "c"), ("10", "d"), ("3", "e")] {
+        exec(
+            &mut e,
+            &mut c,
+            &[b"ZADD", b"zset", score.as_bytes(), member.as_bytes()],
+        );
+    }
+    // Redis's suite (unit/sort): "SORT sorted set BY nosort works as
+    // expected from scripts".
+    let script = "return {redis.call('sort',KEYS[1],'by','nosort','asc'), redis.call('sort',KEYS[1],'by','nosort','desc')}";
+    let list = |items: [&str; 5]| Reply::array(items.iter().map(|s| bulk(s)).collect());
+    let expected = Reply::array(vec![
+        list(["a", "c", "e", "b", "d"]),
+        list(["d", "b", "e", "c", "a"]),
+    ]);
+    assert_eq!(eval(&mut e, &mut c, script, &["zset"], &[]), expected);
+}
