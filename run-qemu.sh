@@ -44,11 +44,12 @@ case "${1:-}" in
 esac
 
 cd "$(dirname "${BASH_SOURCE[0]}")"
-# The pinned toolchain with the guest target, QEMU, and a C compiler for the
-# image tool's listen-backlog shim (kvstore): installed when missing.
+# The pinned toolchain with the guest target, QEMU, a C compiler for the
+# image tool's listen-backlog shim (kvstore), and clang with llvm-ar for
+# kvstore's Lua 5.1 (libos/lua): installed when missing.
 . image/host-tools.sh
 need_rust_toolchain
-need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev \
+need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev clang:clang llvm-ar:llvm \
     ip:iproute2 unshare:util-linux nsenter:util-linux # --nodes: engines in namespaces
 # U-Boot for QEMU virt, with --uboot (before any `--`: later ones are the app's).
 for arg in "$@"; do

@@ -7,7 +7,8 @@
 # with its aarch64-unknown-none target, QEMU, Redis's client tools (the
 # kvstore tests drive the server with redis-cli and redis-benchmark),
 # redis-server (the differential test compares kvstore with it), a C
-# compiler (the image tool's listen-backlog shim), iproute2 and util-linux
+# compiler (the image tool's listen-backlog shim, and Lua 5.1 for the host
+# tests), clang and llvm-ar (Lua 5.1 for the guest: libos/lua), iproute2 and util-linux
 # (each node's RDMA engine in a network namespace), tcpdump, tshark and
 # python3-scapy (the RoCEv2 wire-format test), U-Boot for QEMU virt
 # (u-boot-qemu, booted by image/tests/uboot.rs), cargo-fuzz (the
@@ -25,7 +26,7 @@ need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm \
     redis-benchmark:redis-tools redis-cli:redis-tools \
     redis-server:redis-server \
-    cc:gcc+libc6-dev pgrep:procps \
+    cc:gcc+libc6-dev pgrep:procps clang:clang llvm-ar:llvm \
     ip:iproute2 unshare:util-linux nsenter:util-linux \
     tcpdump:tcpdump tshark:tshark
 need_fuzz_tools

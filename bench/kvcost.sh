@@ -17,7 +17,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 . image/host-tools.sh
 need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm redis-benchmark:redis-tools \
-    redis-cli:redis-tools cc:gcc+libc6-dev
+    redis-cli:redis-tools cc:gcc+libc6-dev clang:clang llvm-ar:llvm # clang: kvstore's Lua
 
 tests=("$@")
 if [[ ${#tests[@]} -eq 0 ]]; then

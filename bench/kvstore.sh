@@ -43,7 +43,8 @@ fi
 . image/host-tools.sh
 need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm redis-benchmark:redis-tools \
-    python3:python3 mkfs.ext4:e2fsprogs dpkg-deb:dpkg cc:gcc+libc6-dev
+    python3:python3 mkfs.ext4:e2fsprogs dpkg-deb:dpkg cc:gcc+libc6-dev \
+    clang:clang llvm-ar:llvm # kvstore's Lua 5.1 (libos/lua)
 
 # kvstore: the image, and the exact QEMU command the image tool would run,
 # captured by a stand-in qemu-system-aarch64 that records its arguments.

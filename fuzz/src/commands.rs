@@ -115,6 +115,10 @@ pub fn next_op(inp: &mut Input<'_>, now: u64) -> Op {
 pub const NAMES: &[&str] = &[
     "PING",
     "ECHO",
+    "EVAL",
+    "EVAL_RO",
+    "EVALSHA",
+    "SCRIPT",
     "QUIT",
     "SELECT",
     "CLIENT",
@@ -317,6 +321,12 @@ pub fn command(inp: &mut Input<'_>, now: u64) -> Vec<Vec<u8>> {
             }
         }
         "ECHO" => args.push(value(inp)),
+        "EVAL" | "EVAL_RO" => crate::scripts::eval_args(inp, &mut args),
+        "EVALSHA" => {
+            args.push(b"e0e1f9fabfc9d4800c877a703b823ac0578ff8db".to_vec());
+            args.extend([b"1".to_vec(), key(inp), value(inp)]);
+        }
+        "SCRIPT" => crate::scripts::script_args(inp, &mut args),
         "CLIENT" => match inp.below(6) {
             5 => {
                 let id = inp.pick(&["1", "2", "3", "0", "x"]);

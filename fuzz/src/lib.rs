@@ -1,12 +1,13 @@
 //! Shared pieces of kvstore's fuzz targets (see `README.md`): a reader that
 //! turns the fuzzer's bytes into choices, a strict RESP2 reply decoder to
 //! check what the engine sends, a generator of commands with edge-case
-//! arguments, and the committed seeds.
+//! arguments (and of scripts), and the committed seeds.
 
 pub mod commands;
 pub mod families;
 pub mod input;
 pub mod reply;
+pub mod scripts;
 pub mod seeds;
 
 use std::collections::BTreeMap;

@@ -60,12 +60,11 @@ fn one(rest: &mut &[u8]) -> Result<Reply, String> {
     match kind {
         b'+' | b'-' => {
             let text = String::from_utf8(text.to_vec()).map_err(|_| "status is not UTF-8")?;
+            // An empty error line is what Redis itself sends for a script
+            // that returns {err = ''}, and kvstore as well.
             Ok(if kind == b'+' {
                 Reply::Simple(text)
             } else {
-                if text.is_empty() {
-                    return Err("empty error line".into());
-                }
                 Reply::Error(text)
             })
         }

@@ -371,6 +371,40 @@ impl Stream {
         }
     }
 
+    /// A script on one key and one value: commands through `redis.call`
+    /// and `redis.pcall` with their replies converted both ways, Lua's
+    /// numbers and strings, and the errors of scripts and of their
+    /// commands (whose texts name the script by its SHA-1).
+    fn script(&mut self, args: &mut Vec<Vec<u8>>) {
+        let body = self.rng.pick(&[
+            "return redis.call('SET', KEYS[1], ARGV[1])",
+            "return redis.call('GET', KEYS[1])",
+            "return redis.pcall('INCRBY', KEYS[1], ARGV[1])",
+            "return redis.call('INCRBY', KEYS[1], ARGV[1])",
+            "return redis.call('APPEND', KEYS[1], ARGV[1])",
+            "return {redis.call('EXISTS', KEYS[1]), redis.call('TYPE', KEYS[1]), tonumber(ARGV[1]), ARGV[1] == ''}",
+            "return redis.call('RPUSH', KEYS[1], ARGV[1], ARGV[1])",
+            "return redis.call('LRANGE', KEYS[1], 0, -1)",
+            "return redis.pcall('HGETALL', KEYS[1])",
+            "return redis.call('DEL', KEYS[1])",
+            "local v = redis.call('INCR', KEYS[1]) return {v, v * 1.5, tostring(v / 3), v % 7 == 0}",
+            "return redis.call('nosuch', KEYS[1])",
+            "return redis.call('GET', KEYS[1], ARGV[1])",
+            "error('failed at ' .. #ARGV[1])",
+            "return undefined_global",
+            "new_global = 1",
+            "return string.format('%5.1f|%d|%g|%x', tonumber(ARGV[1]) or 0.25, #ARGV[1], #ARGV[1] / 7, #ARGV[1])",
+            "return redis.call('TTL', KEYS[1])",
+            "return redis.status_reply(redis.sha1hex(ARGV[1]))",
+            "return redis.call('SELECT', '1') and redis.call('SET', KEYS[1], ARGV[1])",
+            "return 1 +",
+        ]);
+        args.push(body.into());
+        args.push(b"1".to_vec());
+        args.push(self.key());
+        args.push(self.value());
+    }
+
     /// A relative expiry in seconds: long enough never to be reached while
     /// the test runs, already past, or malformed.
     fn seconds(&mut self) -> String {
@@ -518,6 +552,8 @@ impl Stream {
             "INFO",
             "CONFIG",
             "NOSUCH",
+            "EVAL",
+            "EVAL",
             "HASH",
             "HASH",
             "LIST",
@@ -753,6 +789,7 @@ impl Stream {
                 }
             }
             "ECHO" => args.push(self.value()),
+            "EVAL" => self.script(&mut args),
             "SELECT" => args.push(
                 self.rng
                     .pick(&["0", "1", "15", "-1", "16", "abc", "99999999999", ""])

@@ -19,6 +19,8 @@
 //!   keep one client from stalling the others.
 //! - [`blocking`]: clients waiting on keys (`BLPOP`, ...) and who is
 //!   served first when a key gets data.
+//! - [`scripting`]: Lua scripts (`EVAL`, `SCRIPT`), with Lua 5.1 from
+//!   faultline-lua.
 //! - [`config`], [`glob`], [`num`]: settings, Redis glob patterns and
 //!   Redis's strict integer syntax, shared by the above.
 //!
@@ -58,6 +60,7 @@ pub mod output;
 pub mod pubsub;
 pub mod ready;
 pub mod resp;
+pub mod scripting;
 pub mod session;
 pub mod store;
 #[cfg(test)]

@@ -33,6 +33,8 @@ pub struct ClientCtx {
     pub(crate) blocked: bool,
     /// The protocol its replies are encoded in (`HELLO 2|3`).
     pub(crate) protocol: crate::resp::Protocol,
+    /// The client a script's commands run as (see `commands::scripting`).
+    pub(crate) in_script: bool,
 }
 
 /// A transaction being queued.
@@ -62,6 +64,7 @@ impl ClientCtx {
             replies_to_skip: 0,
             blocked: false,
             protocol: crate::resp::Protocol::Resp2,
+            in_script: false,
         }
     }
 

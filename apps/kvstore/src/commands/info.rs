@@ -105,6 +105,9 @@ fn memory(x: &Exec<'_>, out: &mut String) {
     field(out, "used_memory_human", human(used));
     field(out, "used_memory_peak", peak);
     field(out, "used_memory_peak_human", human(peak));
+    field(out, "used_memory_lua", x.stats.used_memory_lua);
+    field(out, "used_memory_lua_human", human(x.stats.used_memory_lua));
+    field(out, "number_of_cached_scripts", x.stats.cached_scripts);
     field(out, "maxmemory", x.config.maxmemory);
     field(out, "maxmemory_human", human(x.config.maxmemory));
     field(out, "maxmemory_policy", x.config.maxmemory_policy.as_str());

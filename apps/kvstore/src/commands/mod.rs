@@ -58,6 +58,7 @@ mod multi_pop;
 mod object;
 mod persistence;
 mod pubsub;
+mod scripting;
 mod set_options;
 mod sets;
 mod sort;
@@ -151,6 +152,10 @@ pub struct Engine {
     /// The running log rewrite's scan, if one runs: commands ask it which
     /// keys the new log holds already (see [`RewriteScan`]).
     rewrite: Option<RewriteScan>,
+    /// The scripts known (`SCRIPT LOAD`, `EVAL`) and the Lua state.
+    scripts: crate::scripting::Scripts<Engine>,
+    /// The script running now, if one is.
+    script_run: Option<scripting::ScriptRun>,
 }
 
 impl Engine {
@@ -173,6 +178,8 @@ impl Engine {
             in_exec: false,
             pending_wait: None,
             rewrite: None,
+            scripts: crate::scripting::Scripts::default(),
+            script_run: None,
         }
     }
 
@@ -315,8 +322,14 @@ impl Engine {
         selected
     }
 
-    /// The memory estimate of every database.
+    /// The memory estimate of every database, and what Lua holds for
+    /// scripts (which counts toward `maxmemory`, as in Redis).
     pub fn used_memory(&self) -> usize {
+        self.data_memory() + self.scripts.lua_memory()
+    }
+
+    /// The memory estimate of every database.
+    fn data_memory(&self) -> usize {
         self.dbs.iter().map(Store::used_memory).sum()
     }
 
@@ -649,6 +662,20 @@ impl Engine {
             let mut outcome = self.swapdb(args, loading);
             evicted.append(outcome.effects);
             outcome.effects = evicted;
+            return outcome;
+        }
+        if let Some(mut outcome) = self.script_command(spec, args, client, now) {
+            self.stats.used_memory_lua = self.scripts.lua_memory() as u64;
+            self.stats.cached_scripts = self.scripts.len() as u64;
+            evicted.append(outcome.effects);
+            outcome.effects = evicted;
+            if !loading {
+                self.stats.total_commands_processed += 1;
+                let counters = self.stats.commands.entry(spec.name).or_default();
+                counters.calls += 1;
+                counters.usec += (self.clock_us)().saturating_sub(started_us);
+                counters.failed_calls += u64::from(outcome.reply.is_error());
+            }
             return outcome;
         }
         for store in &mut self.dbs {

@@ -27,8 +27,9 @@
 //! A `BY` pattern without `*` (`BY nosort`) keeps the input's own order: a
 //! list's from its head (from its tail with `DESC`), a sorted set's by score
 //! (highest first with `DESC`), with `LIMIT` counted in that order. A set
-//! has no order of its own, so a set stored with `BY nosort` is sorted with
-//! `ALPHA` instead, as Redis does, to store the same list every time.
+//! has no order of its own, so a set stored with `BY nosort` (or sorted so
+//! for a script) is sorted with `ALPHA` instead, as Redis does, to give the
+//! same list every time.
 //!
 //! # What gets logged
 //!
@@ -434,6 +435,7 @@ fn run(x: &mut Exec<'_>, args: &[Vec<u8>], readonly: bool) -> Reply {
         Ok(options) => options,
         Err(reply) => return reply,
     };
+    let settled = options.store.is_some() || x.client.in_script;
     let data = match x.read(&args[1]) {
         None => None,
         Some(entry) => match entry.data() {
@@ -441,9 +443,10 @@ fn run(x: &mut Exec<'_>, args: &[Vec<u8>], readonly: bool) -> Reply {
             _ => return errors::wrong_type(),
         },
     };
-    if options.nosort && options.store.is_some() && matches!(data, Some(Data::Set(_))) {
-        // A set's own order is not the same on every server: stored, it
-        // is sorted by bytes.
+    if options.nosort && settled && matches!(data, Some(Data::Set(_))) {
+        // A set's own order is not the same on every server: stored, or
+        // given to a script (whose effects must not depend on it), it is
+        // sorted by bytes.
         options.nosort = false;
         options.alpha = true;
         options.by = None;

@@ -57,6 +57,12 @@ pub struct Stats {
     pub dirty: u64,
     /// Highest memory estimate seen (engine).
     pub used_memory_peak: u64,
+    /// Bytes the scripts' Lua state holds, as of the last script command
+    /// (engine).
+    pub used_memory_lua: u64,
+    /// Scripts known (`SCRIPT LOAD`, `EVAL`), as of the last script
+    /// command (engine).
+    pub cached_scripts: u64,
     /// Per-command counters for `INFO commandstats` (engine).
     pub commands: CommandStats,
 }
@@ -107,6 +113,8 @@ impl Default for Stats {
             expired_keys: 0,
             dirty: 0,
             used_memory_peak: 0,
+            used_memory_lua: 0,
+            cached_scripts: 0,
             evicted_keys: 0,
             commands: CommandStats::new(),
         }
@@ -127,6 +135,8 @@ impl Stats {
             aof_last_rewrite_ok: self.aof_last_rewrite_ok,
             aof_last_rewrite_ms: self.aof_last_rewrite_ms,
             dirty: self.dirty,
+            used_memory_lua: self.used_memory_lua,
+            cached_scripts: self.cached_scripts,
             ..Stats::default()
         };
     }

@@ -764,6 +764,19 @@ const TABLE: &[Spec] = &[
             cmd("memory|help", 2, CONN, NO_KEYS, object::memory_help),
         ],
     ),
+    cmd("eval", -3, STALE, NO_KEYS, in_engine),
+    cmd("evalsha", -3, STALE, NO_KEYS, in_engine),
+    cmd("eval_ro", -3, READONLY | STALE, NO_KEYS, in_engine),
+    cmd("evalsha_ro", -3, READONLY | STALE, NO_KEYS, in_engine),
+    container(
+        "script",
+        &[
+            cmd("script|load", 3, STALE, NO_KEYS, in_engine),
+            cmd("script|exists", -3, STALE, NO_KEYS, in_engine),
+            cmd("script|flush", -2, STALE, NO_KEYS, in_engine),
+            cmd("script|kill", 2, STALE, NO_KEYS, in_engine),
+        ],
+    ),
     container(
         "function",
         &[

@@ -1,0 +1,229 @@
+//! The engine's side of scripts (see `kvstore::scripting`): `EVAL`,
+//! `EVALSHA`, `EVAL_RO`, `EVALSHA_RO` and `SCRIPT LOAD|EXISTS|FLUSH|KILL`,
+//! and the commands a script runs with `redis.call`.
+//!
+//! A script's commands run as a client of their own that starts in the
+//! caller's database (a `SELECT` in the script stays in the script). What
+//! they change is logged as they change it, in order, as Redis 7.0
+//! replicates scripts' effects: replaying the log never runs the script.
+
+use alloc::vec::Vec;
+
+use super::transaction::check;
+use super::{table, ClientCtx, Effects, Engine, Outcome};
+use crate::resp::Reply;
+use crate::scripting::Host;
+
+/// The script being run: the client its commands run as, and what they
+/// changed so far.
+#[derive(Debug)]
+pub(super) struct ScriptRun {
+    client: ClientCtx,
+    now: u64,
+    /// `EVAL_RO`/`EVALSHA_RO`: write commands are refused.
+    read_only: bool,
+    /// What the commands changed, to log.
+    effects: Effects,
+    /// Replies reach the script in RESP3 (`redis.setresp(3)`).
+    resp3: bool,
+}
+
+/// Commands a script may not run (besides blocking ones and those refused
+/// inside `MULTI`), by their top-level name.
+const NOT_IN_SCRIPTS: &[&str] = &[
+    "auth",
+    "client",
+    "discard",
+    "eval",
+    "eval_ro",
+    "evalsha",
+    "evalsha_ro",
+    "exec",
+    "function",
+    "hello",
+    "multi",
+    "psubscribe",
+    "punsubscribe",
+    "quit",
+    "reset",
+    "script",
+    "shutdown",
+    "subscribe",
+    "unsubscribe",
+    "unwatch",
+    "watch",
+];
+
+/// The bytes Lua may use at least, however close `maxmemory` is.
+const LEAST_LUA_MEMORY: usize = 1 << 20;
+
+impl Engine {
+    /// Runs `args` if `spec` is a script command; `None` otherwise.
+    pub(super) fn script_command(
+        &mut self,
+        spec: &table::Spec,
+        args: &[Vec<u8>],
+        client: &mut ClientCtx,
+        now: u64,
+    ) -> Option<Outcome> {
+        let reply = |reply| Outcome {
+            reply,
+            effects: Effects::default(),
+        };
+        Some(match spec.name {
+            "eval" => self.eval(args, client, now, false, false),
+            "evalsha" => self.eval(args, client, now, true, false),
+            "eval_ro" => self.eval(args, client, now, false, true),
+            "evalsha_ro" => self.eval(args, client, now, true, true),
+            "script|load" => reply(match self.scripts.load(&args[2]) {
+                Ok(sha) => Reply::bulk(sha),
+                Err(refused) => refused.reply(),
+            }),
+            "script|exists" => reply(Reply::array(
+                args[2..]
+                    .iter()
+                    .map(|sha| Reply::Integer(i64::from(self.scripts.exists(sha))))
+                    .collect(),
+            )),
+            "script|flush" => reply(match args.get(2) {
+                Some(mode)
+                    if !mode.eq_ignore_ascii_case(b"sync")
+                        && !mode.eq_ignore_ascii_case(b"async") =>
+                {
+                    Reply::error("ERR SCRIPT FLUSH only support SYNC|ASYNC option")
+                }
+                _ => {
+                    self.scripts.flush();
+                    Reply::ok()
+                }
+            }),
+            // Scripts run to their end before another command is read.
+            "script|kill" => reply(Reply::error("NOTBUSY No scripts in execution right now.")),
+            _ => return None,
+        })
+    }
+
+    /// `EVAL script numkeys key... arg...` (`by_sha`: `EVALSHA sha1 ...`).
+    fn eval(
+        &mut self,
+        args: &[Vec<u8>],
+        client: &ClientCtx,
+        now: u64,
+        by_sha: bool,
+        read_only: bool,
+    ) -> Outcome {
+        let refuse = |reply| Outcome {
+            reply,
+            effects: Effects::default(),
+        };
+        let Some(numkeys) = crate::num::parse_i64(&args[2]) else {
+            return refuse(Reply::error("ERR value is not an integer or out of range"));
+        };
+        if numkeys < 0 {
+            return refuse(Reply::error("ERR Number of keys can't be negative"));
+        }
+        let rest = &args[3..];
+        let Some(keys) = usize::try_from(numkeys).ok().and_then(|n| rest.get(..n)) else {
+            return refuse(Reply::error(
+                "ERR Number of keys can't be greater than number of args",
+            ));
+        };
+        let argv = &rest[keys.len()..];
+        let sha = match by_sha {
+            true => args[1].clone(),
+            false => match self.scripts.load(&args[1]) {
+                Ok(sha) => sha.into_bytes(),
+                Err(refused) => return refuse(refused.reply()),
+            },
+        };
+        let limit = match self.config.maxmemory {
+            0 => crate::scripting::DEFAULT_MEMORY_LIMIT,
+            max => (max.saturating_sub(self.data_memory() as u64) as usize)
+                .clamp(LEAST_LUA_MEMORY, crate::scripting::DEFAULT_MEMORY_LIMIT),
+        };
+        self.scripts.set_memory_limit(limit);
+        let mut prepared = match self.scripts.prepare(&sha, keys, argv) {
+            Ok(prepared) => prepared,
+            Err(refused) => return refuse(refused.reply()),
+        };
+        let mut script_client = ClientCtx::new(client.id());
+        script_client.db = client.db;
+        script_client.authenticated = true;
+        script_client.in_script = true;
+        self.script_run = Some(ScriptRun {
+            client: script_client,
+            now,
+            read_only,
+            effects: Effects::default(),
+            resp3: false,
+        });
+        // Nothing a script runs may block (as inside EXEC).
+        let in_exec = core::mem::replace(&mut self.in_exec, true);
+        let reply = prepared.run(self);
+        self.in_exec = in_exec;
+        self.scripts.restore(prepared);
+        let effects = self
+            .script_run
+            .take()
+            .map(|run| run.effects)
+            .unwrap_or_default();
+        Outcome { reply, effects }
+    }
+
+    /// Runs one command of the running script, as `run`.
+    fn script_call(&mut self, args: &mut [Vec<u8>], run: &mut ScriptRun) -> Reply {
+        if args.first().and_then(|name| table::lookup(name)).is_none() {
+            return Reply::error("ERR Unknown Redis command called from script");
+        }
+        let Ok(spec) = check(args) else {
+            return Reply::error("ERR Wrong number of args calling Redis command from script");
+        };
+        let top = spec.name.split('|').next().unwrap_or(spec.name);
+        let streams = matches!(top, "xread" | "xreadgroup");
+        if streams && blocks(args) {
+            return Reply::error(alloc::format!(
+                "ERR {top} command is not allowed with BLOCK option from scripts"
+            ));
+        }
+        let blocking = spec.flags & table::BLOCKING != 0 && !streams;
+        if blocking || spec.flags & table::NO_MULTI != 0 || NOT_IN_SCRIPTS.contains(&top) {
+            return Reply::error("ERR This Redis command is not allowed from script");
+        }
+        if run.read_only && spec.flags & table::WRITE != 0 {
+            return Reply::error("ERR Write commands are not allowed from read-only scripts.");
+        }
+        let outcome = self.run(args, &mut run.client, run.now, false);
+        run.effects.append(outcome.effects);
+        outcome.reply
+    }
+}
+
+impl Host for Engine {
+    fn command(&mut self, mut args: Vec<Vec<u8>>) -> Reply {
+        let Some(mut run) = self.script_run.take() else {
+            return Reply::error("ERR no script is running");
+        };
+        let reply = self.script_call(&mut args, &mut run);
+        self.script_run = Some(run);
+        reply
+    }
+
+    fn resp3(&self) -> bool {
+        self.script_run.as_ref().is_some_and(|run| run.resp3)
+    }
+
+    fn set_resp3(&mut self, on: bool) {
+        if let Some(run) = &mut self.script_run {
+            run.resp3 = on;
+        }
+    }
+}
+
+/// Whether an `XREAD`/`XREADGROUP` has a `BLOCK` option (among the options
+/// before `STREAMS`).
+fn blocks(args: &[Vec<u8>]) -> bool {
+    args[1..]
+        .iter()
+        .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
+        .any(|a| a.eq_ignore_ascii_case(b"block"))
+}

@@ -1,0 +1,277 @@
+//! Scripts: Lua 5.1 (the faultline-lua crate) run as Redis 7.0 runs them
+//! for `EVAL`, `EVALSHA` and `SCRIPT`.
+//!
+//! One Lua state serves every script, as in Redis. It is made on first use
+//! and set up by `sandbox.lua`: only Redis's globals stay, new globals are
+//! refused, and `redis.call`/`redis.pcall` ([`api`]) run commands through
+//! the [`Host`] (the engine, see `commands::scripting`). Lua's memory is
+//! limited ([`Scripts::set_memory_limit`]): a script that allocates without
+//! bound fails with an error, and the server goes on. Values convert as
+//! [`convert`] says.
+
+mod api;
+mod bit;
+pub mod convert;
+mod sandbox;
+pub mod sha1;
+
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::vec::Vec;
+
+use faultline_lua::state::Outcome;
+use faultline_lua::State;
+
+use crate::resp::Reply;
+
+/// What a script's `redis.call` reaches.
+pub trait Host {
+    /// Runs one command for the running script and returns its reply (an
+    /// error reply for a command scripts may not run).
+    fn command(&mut self, args: Vec<Vec<u8>>) -> Reply;
+
+    /// Whether the running script chose RESP3 (`redis.setresp(3)`).
+    fn resp3(&self) -> bool;
+
+    /// `redis.setresp`: the protocol replies reach the script in.
+    fn set_resp3(&mut self, on: bool);
+}
+
+/// The bytes Lua may hold when nothing else says: beyond this a script gets
+/// an out-of-memory error.
+pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
+
+/// The registry key of scripts' error handler (`__redis__err__handler`).
+const ERROR_HANDLER: &[u8] = b"faultline.error_handler";
+
+/// The scripts the server knows (by SHA-1) and the Lua state that runs them.
+pub struct Scripts<H> {
+    /// Made on first use; taken out while a script runs (see [`Scripts::run`]).
+    state: Option<State<H>>,
+    /// Each script's body, by its SHA-1 in lowercase hexadecimal.
+    bodies: BTreeMap<String, Vec<u8>>,
+    memory_limit: usize,
+}
+
+impl<H> core::fmt::Debug for Scripts<H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Scripts")
+            .field("scripts", &self.bodies.len())
+            .field("lua_memory", &self.lua_memory())
+            .finish()
+    }
+}
+
+impl<H> Default for Scripts<H> {
+    fn default() -> Self {
+        Scripts {
+            state: None,
+            bodies: BTreeMap::new(),
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+        }
+    }
+}
+
+/// Why a script could not be run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Refused {
+    /// `EVALSHA` of a script the server does not know.
+    NoScript,
+    /// The body does not compile: Lua's message.
+    Compile(String),
+    /// No memory for a Lua state.
+    NoMemory,
+}
+
+impl Refused {
+    /// The error reply Redis gives.
+    pub fn reply(&self) -> Reply {
+        match self {
+            Refused::NoScript => Reply::error("NOSCRIPT No matching script. Please use EVAL."),
+            Refused::Compile(msg) => Reply::error(alloc::format!(
+                "ERR Error compiling script (new function): {msg}"
+            )),
+            Refused::NoMemory => {
+                Reply::error("OOM command not allowed when used memory > 'maxmemory'.")
+            }
+        }
+    }
+}
+
+impl<H> Scripts<H> {
+    /// Bytes the Lua state holds (0 before the first script).
+    pub fn lua_memory(&self) -> usize {
+        self.state.as_ref().map_or(0, State::used)
+    }
+}
+
+impl<H: Host> Scripts<H> {
+    /// Sets the bytes Lua may hold while a script runs.
+    pub fn set_memory_limit(&mut self, limit: usize) {
+        self.memory_limit = limit;
+        if let Some(state) = &mut self.state {
+            state.set_limit(limit);
+        }
+    }
+
+    /// How many scripts are known.
+    pub fn len(&self) -> usize {
+        self.bodies.len()
+    }
+
+    /// Whether no script is known.
+    pub fn is_empty(&self) -> bool {
+        self.bodies.is_empty()
+    }
+
+    /// Whether the script named `sha` (any case) is known.
+    pub fn exists(&self, sha: &[u8]) -> bool {
+        self.bodies.contains_key(&lower(sha))
+    }
+
+    /// Forgets every script (`SCRIPT FLUSH`), and the Lua state with them.
+    pub fn flush(&mut self) {
+        self.bodies.clear();
+        self.state = None;
+    }
+
+    /// Compiles `body` and keeps it (`SCRIPT LOAD`, and `EVAL` first);
+    /// returns its SHA-1.
+    pub fn load(&mut self, body: &[u8]) -> Result<String, Refused> {
+        let sha = sha1::sha1_hex(body);
+        let state = self.state()?;
+        let key = function_key(&sha);
+        if !state.has(&key) {
+            state
+                .load(&key, b"@user_script", body)
+                .map_err(|msg| Refused::Compile(String::from_utf8_lossy(&msg).into_owned()))?;
+        }
+        self.bodies
+            .entry(sha.clone())
+            .or_insert_with(|| body.to_vec());
+        Ok(sha)
+    }
+
+    /// The Lua state, made and set up on first use.
+    fn state(&mut self) -> Result<&mut State<H>, Refused> {
+        if self.state.is_none() {
+            self.state = Some(sandbox::new_state(self.memory_limit).ok_or(Refused::NoMemory)?);
+        }
+        self.state.as_mut().ok_or(Refused::NoMemory)
+    }
+
+    /// Takes the state out to run the script named `sha` with `keys` and
+    /// `argv`: `host` cannot hold the scripts while they run. Give the
+    /// result to [`Scripts::run`].
+    pub fn prepare(
+        &mut self,
+        sha: &[u8],
+        keys: &[Vec<u8>],
+        argv: &[Vec<u8>],
+    ) -> Result<Prepared<H>, Refused> {
+        let sha = lower(sha);
+        let Some(body) = self.bodies.get(&sha).cloned() else {
+            return Err(Refused::NoScript);
+        };
+        let key = function_key(&sha);
+        let state = self.state()?;
+        if !state.has(&key) {
+            // Known but not compiled in this state (made anew since).
+            state
+                .load(&key, b"@user_script", &body)
+                .map_err(|msg| Refused::Compile(String::from_utf8_lossy(&msg).into_owned()))?;
+        }
+        state
+            .set_global_strings(b"KEYS", keys)
+            .map_err(|_| Refused::NoMemory)?;
+        state
+            .set_global_strings(b"ARGV", argv)
+            .map_err(|_| Refused::NoMemory)?;
+        let state = self.state.take().ok_or(Refused::NoMemory)?;
+        Ok(Prepared { state, sha, key })
+    }
+
+    /// Gives back the state [`Scripts::prepare`] took out.
+    pub fn restore(&mut self, prepared: Prepared<H>) {
+        if self.state.is_none() {
+            self.state = Some(prepared.state);
+        }
+    }
+}
+
+/// A script ready to run, holding the Lua state.
+pub struct Prepared<H> {
+    state: State<H>,
+    sha: String,
+    key: Vec<u8>,
+}
+
+impl<H: Host> Prepared<H> {
+    /// Runs the script with `host` and returns the reply Redis would give.
+    pub fn run(&mut self, host: &mut H) -> Reply {
+        let sha = &self.sha;
+        let (reply, outcome) =
+            self.state
+                .call(&self.key, Some(ERROR_HANDLER), host, |s, outcome, host| {
+                    let reply = match outcome {
+                        Outcome::Returned => convert::to_reply(s, -1, host.resp3()),
+                        Outcome::Raised => error_reply(s, sha),
+                        Outcome::OutOfMemory => Reply::error(alloc::format!(
+                            "ERR Error running script {sha}, not enough memory for Lua"
+                        )),
+                    };
+                    (reply, outcome)
+                });
+        if outcome == Outcome::OutOfMemory {
+            // Lua 5.1 collects no garbage when an allocation fails: what
+            // the failed script left would fail the next ones.
+            self.state.collect();
+        }
+        reply
+    }
+}
+
+/// The reply for the error on top of the stack, as the error handler made
+/// it: `{err = text, source = ..., line = ...}`.
+fn error_reply(s: &mut faultline_lua::state::Stack<'_>, sha: &str) -> Reply {
+    use faultline_lua::state::Kind;
+    let field = |s: &mut faultline_lua::state::Stack<'_>, name: &[u8]| {
+        let kind = s.get_field(-1, name).ok();
+        let value = matches!(kind, Some(Kind::String | Kind::Number))
+            .then(|| s.bytes(-1))
+            .flatten();
+        if kind.is_some() {
+            s.pop(1);
+        }
+        value
+    };
+    if s.kind(-1) != Kind::Table {
+        let text = s.bytes(-1).unwrap_or_else(|| b"execution failure".to_vec());
+        return Reply::error(alloc::format!(
+            "ERR Error running script {sha}, {}",
+            convert::one_line(&text)
+        ));
+    }
+    let text = field(s, b"err").unwrap_or_default();
+    let mut msg = convert::one_line(&text);
+    if let (Some(source), Some(line)) = (field(s, b"source"), field(s, b"line")) {
+        msg = alloc::format!(
+            "{msg} script: {sha}, on {}:{}.",
+            convert::one_line(&source),
+            convert::one_line(&line)
+        );
+    }
+    Reply::Error(msg)
+}
+
+/// The registry key of the compiled script `sha`.
+fn function_key(sha: &str) -> Vec<u8> {
+    alloc::format!("f_{sha}").into_bytes()
+}
+
+fn lower(sha: &[u8]) -> String {
+    String::from_utf8_lossy(sha).to_ascii_lowercase()
+}
+
+#[cfg(test)]
+mod tests;

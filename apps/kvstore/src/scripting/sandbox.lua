@@ -1,0 +1,66 @@
+-- The environment scripts run in, set up once per Lua state (see
+-- sandbox.rs). Everything not listed in `keep` leaves the globals, and the
+-- globals table is closed: reading a missing global or making a new one is
+-- an error, as in Redis 7.0.
+
+local getinfo = debug.getinfo
+
+-- Turns any error into the table Redis replies from: {err = text} with the
+-- source and line of the script's code that failed (C functions, such as
+-- error and redis.call, and this file's functions are passed over).
+function __redis__err__handler(failure)
+    local level = 2
+    local at = getinfo(level, 'Sl')
+    while at ~= nil and (at.what == 'C' or at.source == '=sandbox') do
+        level = level + 1
+        at = getinfo(level, 'Sl')
+    end
+    if type(failure) ~= 'table' then
+        failure = { err = 'ERR ' .. tostring(failure) }
+    end
+    if at ~= nil then
+        failure.source = at.source
+        failure.line = at.currentline
+    end
+    return failure
+end
+
+redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
+redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
+
+-- An error reply's text is a code and a message: without a leading '-',
+-- and with 'ERR ' before a text of one word (no code), as Redis 7.0 does.
+redis.error_reply = function(text)
+    if type(text) ~= 'string' then
+        return { err = 'ERR wrong number or type of arguments' }
+    end
+    if string.sub(text, 1, 1) == '-' then
+        text = string.sub(text, 2)
+    end
+    if string.find(text, ' ', 1, true) == nil then
+        text = 'ERR ' .. text
+    end
+    return { err = text }
+end
+
+redis.status_reply = function(text)
+    if type(text) ~= 'string' then
+        return { err = 'ERR wrong number or type of arguments' }
+    end
+    return { ok = text }
+end
+
+local keep = {}
+for name in string.gmatch([[
+    assert collectgarbage error gcinfo getmetatable ipairs load loadstring
+    next pairs pcall rawequal rawget rawset select setmetatable tonumber
+    tostring type unpack xpcall _G _VERSION coroutine string table math bit
+    redis __redis__err__handler KEYS ARGV
+]], '%S+') do
+    keep[name] = true
+end
+for name in pairs(_G) do
+    if not keep[name] then
+        _G[name] = nil
+    end
+end

@@ -1,0 +1,56 @@
+//! A Lua state set up for scripts: the `redis` functions and the sandbox of
+//! `sandbox.lua`.
+
+use faultline_lua::State;
+
+use super::{api, bit, Host, ERROR_HANDLER};
+
+/// The setup chunks, run once in each new state: the environment, then
+/// the locks on it.
+const SETUP: &str = include_str!("sandbox.lua");
+const LOCKDOWN: &str = include_str!("lockdown.lua");
+
+/// A new state for scripts, in which Lua may hold `limit` bytes; `None`
+/// when there is no memory for it.
+pub fn new_state<H: Host>(limit: usize) -> Option<State<H>> {
+    let mut state = State::new(limit)?;
+    let functions: [(&[u8], faultline_lua::state::Callback<H>); 7] = [
+        (b"call", api::call::<H>),
+        (b"pcall", api::pcall::<H>),
+        (b"sha1hex", api::sha1hex::<H>),
+        (b"log", api::log::<H>),
+        (b"set_repl", api::set_repl::<H>),
+        (b"replicate_commands", api::replicate_commands::<H>),
+        (b"setresp", api::setresp::<H>),
+    ];
+    for (name, f) in functions {
+        state.set_function(b"redis", name, f).ok()?;
+    }
+    let bits: [(&[u8], faultline_lua::state::Callback<H>); 12] = [
+        (b"tobit", bit::tobit::<H>),
+        (b"tohex", bit::tohex::<H>),
+        (b"bnot", bit::bnot::<H>),
+        (b"band", bit::band::<H>),
+        (b"bor", bit::bor::<H>),
+        (b"bxor", bit::bxor::<H>),
+        (b"lshift", bit::lshift::<H>),
+        (b"rshift", bit::rshift::<H>),
+        (b"arshift", bit::arshift::<H>),
+        (b"rol", bit::rol::<H>),
+        (b"ror", bit::ror::<H>),
+        (b"bswap", bit::bswap::<H>),
+    ];
+    for (name, f) in bits {
+        state.set_function(b"bit", name, f).ok()?;
+    }
+    for code in [SETUP, LOCKDOWN] {
+        state.load(b"setup", b"=sandbox", code.as_bytes()).ok()?;
+        let done = state.call_without_host(b"setup");
+        state.unload(b"setup");
+        done.ok()?;
+        if code == SETUP && !state.keep_global(b"__redis__err__handler", ERROR_HANDLER) {
+            return None;
+        }
+    }
+    Some(state)
+}
