@@ -73,7 +73,7 @@ ib_write_lat -d rxe0 -x $GID -n 100; echo \"lat server exit $?\"
     let steps = "pingpong-server -n 50 -c , pingpong-client 10.47.0.100 -n 50 -m 4096 -s 3000 -c , \
                  verbs-target , perftest-server write -n 100 , perftest-server read -n 100 , \
                  perftest-client 10.47.0.100 write -n 100 , perftest-client 10.47.0.100 read -n 100 , \
-                 perftest-server send -n 100 , perftest-client 10.47.0.100 send -n 100 , \
+                 perftest-server send -n 100 -s 4096 , perftest-client 10.47.0.100 send -n 100 -s 4096 , \
                  perftest-server lat -n 100 , perftest-client 10.47.0.100 lat -n 100";
     let args: Vec<&str> = steps.split_ascii_whitespace().collect();
     let outcome = boot("linux-rxe", &args, script);
