@@ -381,6 +381,27 @@ pub fn raw_udp_receiver(addr: std::net::Ipv4Addr) -> io::Result<OwnedFd> {
     Ok(fd)
 }
 
+/// One `mmsghdr` per address and iovec, pointing at them (for sendmmsg
+/// and recvmmsg; both vectors must outlive the call).
+fn message_headers(
+    addrs: &mut [libc::sockaddr_in],
+    iovs: &mut [libc::iovec],
+) -> Vec<libc::mmsghdr> {
+    addrs
+        .iter_mut()
+        .zip(iovs.iter_mut())
+        .map(|(a, iov)| {
+            // SAFETY: mmsghdr is plain old data; all-zero is a valid empty value.
+            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            h.msg_hdr.msg_name = (a as *mut libc::sockaddr_in).cast();
+            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as _;
+            h.msg_hdr.msg_iov = iov;
+            h.msg_hdr.msg_iovlen = 1;
+            h
+        })
+        .collect()
+}
+
 fn sockaddr_v4(a: &std::net::SocketAddrV4) -> libc::sockaddr_in {
     libc::sockaddr_in {
         sin_family: libc::AF_INET as libc::sa_family_t,
@@ -408,16 +429,7 @@ pub fn send_many(fd: RawFd, msgs: &[(std::net::SocketAddrV4, Vec<u8>)]) -> usize
                 iov_len: b.len(),
             })
             .collect();
-        let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(part.len());
-        for i in 0..part.len() {
-            // SAFETY: mmsghdr is plain old data; all-zero is a valid empty value.
-            let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
-            h.msg_hdr.msg_name = (&mut addrs[i] as *mut libc::sockaddr_in).cast();
-            h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as _;
-            h.msg_hdr.msg_iov = &mut iovs[i];
-            h.msg_hdr.msg_iovlen = 1;
-            hdrs.push(h);
-        }
+        let mut hdrs = message_headers(&mut addrs, &mut iovs);
         // SAFETY: every header points at an address and an iovec that live
         // in `addrs` and `iovs` until the call returns, and each iovec at
         // bytes of `msgs`, which the kernel only reads.
@@ -460,16 +472,7 @@ pub fn recv_many(fd: RawFd, slots: &mut [u8], slot: usize, out: &mut Vec<Receive
             iov_len: s.len(),
         })
         .collect();
-    let mut hdrs: Vec<libc::mmsghdr> = Vec::with_capacity(count);
-    for i in 0..count {
-        // SAFETY: mmsghdr is plain old data; all-zero is a valid empty value.
-        let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
-        h.msg_hdr.msg_name = (&mut addrs[i] as *mut libc::sockaddr_in).cast();
-        h.msg_hdr.msg_namelen = std::mem::size_of::<libc::sockaddr_in>() as _;
-        h.msg_hdr.msg_iov = &mut iovs[i];
-        h.msg_hdr.msg_iovlen = 1;
-        hdrs.push(h);
-    }
+    let mut hdrs = message_headers(&mut addrs, &mut iovs);
     // SAFETY: every header points at an address buffer and an iovec that
     // live until the call returns, each iovec at its own slot of `slots`;
     // MSG_DONTWAIT: the call never blocks; no timeout pointer.
