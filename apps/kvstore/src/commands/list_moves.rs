@@ -25,7 +25,7 @@ use alloc::vec::Vec;
 use super::errors;
 use super::exec::Exec;
 use super::lists::{end_name, oom, parse_end, pop_elements, pop_event, push_event};
-use super::multi_pop::MultiPop;
+use super::multi_pop::{self, MultiPop};
 use super::string_ops::parse_float;
 use super::strings::copy_for_reply;
 use crate::blocking::Wait;
@@ -136,15 +136,7 @@ fn lmove_now(x: &mut Exec<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> Re
 /// `count` (default 1) elements from the first of the keys that holds a
 /// list; `[key, [elements]]`, or a null array if none does.
 pub(crate) fn lmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let request = match MultiPop::parse(args, 1, parse_end) {
-        Ok(request) => request,
-        Err(reply) => return reply,
-    };
-    match multi_pop(x, args, &request) {
-        Ok(Some(reply)) => reply,
-        Ok(None) => Reply::Array(None),
-        Err(reply) => reply,
-    }
+    multi_pop::serve(x, args, false, parse_end, multi_pop, "list")
 }
 
 /// `BLPOP key [key ...] timeout`: pops the first element of the first of
@@ -182,7 +174,7 @@ fn blocking_pop(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End) -> Reply {
             Err(reply) => return reply,
         }
     }
-    wait_or_nil(x, keys, deadline, Reply::Array(None))
+    wait_or_nil(x, keys, deadline, "list", Reply::Array(None))
 }
 
 /// `BRPOPLPUSH source destination timeout`: `BLMOVE source destination
@@ -220,7 +212,7 @@ fn blocking_move(
         Ok(Some(_)) => lmove_now(x, &args[1], &args[2], from, to),
         // The destination's type is checked once there is something to
         // move, as Redis does.
-        Ok(None) => wait_or_nil(x, &args[1..2], deadline, Reply::nil()),
+        Ok(None) => wait_or_nil(x, &args[1..2], deadline, "list", Reply::nil()),
         Err(reply) => reply,
     }
 }
@@ -230,22 +222,7 @@ fn blocking_move(
 /// keys to get a list if none holds one (a null array when the time runs
 /// out).
 pub(crate) fn blmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let deadline = match parse_timeout(&args[1], x.now) {
-        Ok(deadline) => deadline,
-        Err(reply) => return reply,
-    };
-    let request = match MultiPop::parse(args, 2, parse_end) {
-        Ok(request) => request,
-        Err(reply) => return reply,
-    };
-    match multi_pop(x, args, &request) {
-        Ok(Some(reply)) => reply,
-        Ok(None) => {
-            let keys = &args[request.keys.clone()];
-            wait_or_nil(x, keys, deadline, Reply::Array(None))
-        }
-        Err(reply) => reply,
-    }
+    multi_pop::serve(x, args, true, parse_end, multi_pop, "list")
 }
 
 /// Pops for `LMPOP` from the first key of `request` that holds a list:
@@ -270,9 +247,16 @@ fn multi_pop(
     Ok(None)
 }
 
-/// Nothing to serve now: the client waits on `keys` until `deadline`, if
-/// it may block here; else (inside `EXEC`) the answer is `nil` at once.
-fn wait_or_nil(x: &mut Exec<'_>, keys: &[Vec<u8>], deadline: Option<u64>, nil: Reply) -> Reply {
+/// Nothing to serve now: the client waits on `keys` until `deadline` for
+/// a value of `kind`, if it may block here (answered `nil` when the time
+/// runs out); else (inside `EXEC`) the answer is `nil` at once.
+pub(super) fn wait_or_nil(
+    x: &mut Exec<'_>,
+    keys: &[Vec<u8>],
+    deadline: Option<u64>,
+    kind: &'static str,
+    nil: Reply,
+) -> Reply {
     if !x.may_block {
         return nil;
     }
@@ -283,7 +267,7 @@ fn wait_or_nil(x: &mut Exec<'_>, keys: &[Vec<u8>], deadline: Option<u64>, nil: R
     waited.extend(keys.iter().cloned());
     x.block_on(Wait {
         keys: waited,
-        kind: "list",
+        kind,
         deadline,
         timeout_reply: nil.clone(),
     });

@@ -1,10 +1,13 @@
 //! The arguments `LMPOP`, `BLMPOP`, `ZMPOP` and `BZMPOP` share:
 //! `numkeys key [key ...] WHERE [COUNT count]`, where `WHERE` is the
-//! command's own word (`LEFT|RIGHT`, `MIN|MAX`).
+//! command's own word (`LEFT|RIGHT`, `MIN|MAX`); and the run of each,
+//! which differs only in the type popped.
 
 use alloc::vec::Vec;
 
 use super::errors;
+use super::exec::Exec;
+use super::list_moves::{parse_timeout, wait_or_nil};
 use crate::num::parse_i64;
 use crate::resp::Reply;
 
@@ -54,5 +57,49 @@ impl<W> MultiPop<W> {
             side,
             count: count.unwrap_or(1),
         })
+    }
+}
+
+/// Pops one command's elements from the first of `request`'s keys holding
+/// its type: the reply, `None` if no key does, `WRONGTYPE` at the first
+/// key of another type before it.
+pub(super) type Pop<W> =
+    fn(&mut Exec<'_>, &[Vec<u8>], &MultiPop<W>) -> Result<Option<Reply>, Reply>;
+
+/// Runs `LMPOP`/`ZMPOP` (`blocking` false: `numkeys` is `args[1]`) or
+/// `BLMPOP`/`BZMPOP` (`timeout` first): the request read with `side`,
+/// `pop` served, and with nothing to pop a null array, which a blocking
+/// form first waits for a `kind` value on every key to change.
+pub(super) fn serve<W>(
+    x: &mut Exec<'_>,
+    args: &[Vec<u8>],
+    blocking: bool,
+    side: impl Fn(&[u8]) -> Option<W>,
+    pop: Pop<W>,
+    kind: &'static str,
+) -> Reply {
+    let (at, deadline) = if blocking {
+        match parse_timeout(&args[1], x.now) {
+            Ok(deadline) => (2, deadline),
+            Err(reply) => return reply,
+        }
+    } else {
+        (1, None)
+    };
+    let request = match MultiPop::parse(args, at, side) {
+        Ok(request) => request,
+        Err(reply) => return reply,
+    };
+    match pop(x, args, &request) {
+        Ok(Some(reply)) => reply,
+        Ok(None) if blocking => wait_or_nil(
+            x,
+            &args[request.keys.clone()],
+            deadline,
+            kind,
+            Reply::Array(None),
+        ),
+        Ok(None) => Reply::Array(None),
+        Err(reply) => reply,
     }
 }

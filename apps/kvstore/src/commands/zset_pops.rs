@@ -6,10 +6,9 @@
 use alloc::vec::Vec;
 
 use super::exec::Exec;
-use super::list_moves::parse_timeout;
-use super::multi_pop::MultiPop;
+use super::list_moves::{parse_timeout, wait_or_nil};
+use super::multi_pop::{self, MultiPop};
 use super::zsets::{oom, pop_members, score_reply};
-use crate::blocking::Wait;
 use crate::resp::Reply;
 
 /// `MIN|MAX` as whether to pop the highest scores.
@@ -56,34 +55,14 @@ fn multi_pop(
 /// `count` members from the first non-empty sorted set; its key and the
 /// members with their scores, or a null array.
 pub(crate) fn zmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let request = match MultiPop::parse(args, 1, parse_min_max) {
-        Ok(request) => request,
-        Err(reply) => return reply,
-    };
-    match multi_pop(x, args, &request) {
-        Ok(Some(reply)) => reply,
-        Ok(None) => Reply::Array(None),
-        Err(reply) => reply,
-    }
+    multi_pop::serve(x, args, false, parse_min_max, multi_pop, "zset")
 }
 
 /// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`: `ZMPOP`,
 /// waiting up to `timeout` seconds (0: forever) for one of the keys to
 /// get a sorted set (a null array when the time runs out).
 pub(crate) fn bzmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let deadline = match parse_timeout(&args[1], x.now) {
-        Ok(deadline) => deadline,
-        Err(reply) => return reply,
-    };
-    let request = match MultiPop::parse(args, 2, parse_min_max) {
-        Ok(request) => request,
-        Err(reply) => return reply,
-    };
-    match multi_pop(x, args, &request) {
-        Ok(Some(reply)) => reply,
-        Ok(None) => wait_or_nil(x, &args[request.keys.clone()], deadline),
-        Err(reply) => reply,
-    }
+    multi_pop::serve(x, args, true, parse_min_max, multi_pop, "zset")
 }
 
 /// `BZPOPMIN key [key ...] timeout`: pops the lowest-scored member of the
@@ -124,27 +103,5 @@ fn blocking_pop(x: &mut Exec<'_>, args: &[Vec<u8>], max: bool) -> Reply {
             Err(reply) => return reply,
         }
     }
-    wait_or_nil(x, keys, deadline)
-}
-
-/// Nothing to serve now: the client waits on `keys` until `deadline`, if
-/// it may block here; else (inside `EXEC`) the answer is a null array at
-/// once.
-fn wait_or_nil(x: &mut Exec<'_>, keys: &[Vec<u8>], deadline: Option<u64>) -> Reply {
-    let nil = Reply::Array(None);
-    if !x.may_block {
-        return nil;
-    }
-    let mut waited = Vec::new();
-    if waited.try_reserve_exact(keys.len()).is_err() {
-        return oom();
-    }
-    waited.extend(keys.iter().cloned());
-    x.block_on(Wait {
-        keys: waited,
-        kind: "zset",
-        deadline,
-        timeout_reply: nil.clone(),
-    });
-    nil
+    wait_or_nil(x, keys, deadline, "zset", Reply::Array(None))
 }

@@ -185,11 +185,7 @@ fn a_logged_bitfield_replays_under_a_lower_proto_max_bulk_len() {
         proto_max_bulk_len: 1 << 20,
         ..Config::default()
     };
-    let mut engine = Engine::new(config, s.now);
-    let report = crate::aof::replay(&log, |args| {
-        engine.load(args, s.now).expect("replays");
-    });
-    assert_eq!(report.torn_tail, None);
+    let engine = load_with(config, &log, s.now);
     assert_eq!(engine.store().get(b"b").unwrap().value().len(), 2_097_153);
     assert_eq!(engine.store().get(b"s").unwrap().value().len(), 2_097_153);
 }

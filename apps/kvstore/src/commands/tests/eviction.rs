@@ -6,7 +6,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::*;
-use crate::aof::{replay, HEADER};
+use crate::aof::HEADER;
 use crate::eviction::Policy;
 use crate::store::Store;
 use crate::test_rng::Rng;
@@ -314,8 +314,7 @@ fn replaying_the_log_after_evictions_gives_the_live_dataset() {
             log.extend(s.exec(&line).effects.to_bytes());
         }
         assert!(s.engine.stats().evicted_keys > 0, "{policy}");
-        let mut loaded = Engine::new(Config::default(), s.now);
-        replay(&log, |args| loaded.load(args, s.now).unwrap());
+        let loaded = load(&log, s.now);
         assert_eq!(
             dataset(&loaded, s.now),
             dataset(&s.engine, s.now),

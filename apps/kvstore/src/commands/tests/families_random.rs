@@ -169,18 +169,7 @@ fn random_family_commands_never_panic_and_replay_to_the_same_data() {
             proto_max_bulk_len: 1 << 20,
             ..Config::default()
         };
-        let mut loaded = Engine::new(config, s.now);
-        let report = replay(&log, |args| {
-            loaded.load(args, s.now).expect("logged commands replay");
-        });
-        assert_eq!(report.torn_tail, None);
-        let dataset = |engine: &Engine| -> Vec<(Vec<u8>, crate::store::Entry)> {
-            engine
-                .store()
-                .iter()
-                .map(|(k, e)| (k.to_vec(), e.clone()))
-                .collect()
-        };
-        assert_eq!(dataset(&loaded), dataset(&s.engine), "seed {seed}");
+        let loaded = load_with(config, &log, s.now);
+        assert_eq!(entries(&loaded), entries(&s.engine), "seed {seed}");
     }
 }

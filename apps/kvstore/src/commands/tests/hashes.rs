@@ -7,8 +7,6 @@ use super::*;
 use crate::aof::{encode_record_pieces, replay, rewrite, Piece, RecordBuf, HEADER};
 use crate::store::{CompactLimits, Hash, Store};
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
 /// The field/value pairs of a flat `HGETALL`-style reply, sorted by field.
 fn pairs(reply: Reply) -> Vec<(String, String)> {
     let Some(items) = reply.clone().into_items() else {
@@ -494,20 +492,6 @@ fn canonical(s: &Session, record: &str) -> String {
     let given: Vec<&[&str]> = words[2..].chunks(2).collect();
     assert_eq!(given.len(), hash.len(), "{record}");
     out.join(" ")
-}
-
-/// The bulk strings of an array reply, in order.
-fn words(reply: Reply) -> Vec<String> {
-    let Some(items) = reply.clone().into_items() else {
-        panic!("not an array: {reply:?}");
-    };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
-            other => panic!("not a bulk string: {other:?}"),
-        })
-        .collect()
 }
 
 #[test]

@@ -7,25 +7,9 @@ use super::*;
 use crate::aof::{replay, rewrite, HEADER};
 use crate::store::{List, Store};
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
 /// The list at `key`, as `LRANGE key 0 -1` answers it, space-separated.
 fn range(s: &mut Session, key: &str) -> String {
     words(s.run(&format!("LRANGE {key} 0 -1"))).join(" ")
-}
-
-/// The bulk strings of an array reply, in order.
-fn words(reply: Reply) -> Vec<String> {
-    let Some(items) = reply.clone().into_items() else {
-        panic!("not an array: {reply:?}");
-    };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
-            other => panic!("not a bulk string: {other:?}"),
-        })
-        .collect()
 }
 
 /// A second client of the same engine, `id`, running `line`.

@@ -26,6 +26,7 @@ mod strings;
 mod transactions;
 mod zsets;
 
+use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -33,17 +34,51 @@ use super::{ClientCtx, Effects, Engine, Outcome};
 use crate::aof::replay;
 use crate::config::Config;
 use crate::resp::{split_args, Reply};
+use crate::store::{Data, Entry};
 use crate::Args;
 
+/// The error every command gives a key holding another type.
+pub(super) const WRONGTYPE: &str =
+    "WRONGTYPE Operation against a key holding the wrong kind of value";
+
 /// A fresh engine loaded from `log` at `now`: what a restart sees (the
-/// persistence tests of every type).
+/// persistence tests of every type). Every logged command must load, and
+/// the log must end on a whole record.
 pub(super) fn load(log: &[u8], now: u64) -> Engine {
-    let mut engine = Engine::new(Config::default(), now);
+    load_with(Config::default(), log, now)
+}
+
+/// [`load`] into a server started with `config`.
+pub(super) fn load_with(config: Config, log: &[u8], now: u64) -> Engine {
+    let mut engine = Engine::new(config, now);
     let report = replay(log, |args| {
-        engine.load(args, now).expect("logged commands never fail");
+        if let Err(e) = engine.load(args.clone(), now) {
+            panic!("{} failed to load: {e:?}", show(&args));
+        }
     });
     assert_eq!(report.torn_tail, None);
     engine
+}
+
+/// The live dataset of the current database at `now`: key -> (value of
+/// any type, expiry).
+pub(super) fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
+    engine
+        .store()
+        .iter()
+        .filter(|(_, e)| !e.is_expired(now))
+        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
+        .collect()
+}
+
+/// Every entry of the current database, expired or not, in key order
+/// (entries compare by value and expiry).
+pub(super) fn entries(engine: &Engine) -> Vec<(Vec<u8>, Entry)> {
+    engine
+        .store()
+        .iter()
+        .map(|(k, e)| (k.to_vec(), e.clone()))
+        .collect()
 }
 
 /// One client talking to one engine, with a clock the test moves.
@@ -156,18 +191,39 @@ pub(super) fn bulks(items: &[&str]) -> Reply {
     Reply::array(items.iter().map(|s| bulk(s)).collect())
 }
 
-/// The sorted bulk strings of an array reply.
-pub(super) fn sorted(reply: Reply) -> Vec<String> {
+/// The bulk strings of an array reply, in order (`nil` for a missing
+/// value).
+pub(super) fn words(reply: Reply) -> Vec<String> {
     let Some(items) = reply.clone().into_items() else {
         panic!("not an array: {reply:?}");
     };
-    let mut out: Vec<String> = items
+    items
         .into_iter()
         .map(|item| match item {
             Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
+            Reply::Bulk(None) => "nil".into(),
             other => panic!("not a bulk string: {other:?}"),
         })
-        .collect();
+        .collect()
+}
+
+/// The sorted bulk strings of an array reply.
+pub(super) fn sorted(reply: Reply) -> Vec<String> {
+    let mut out = words(reply);
     out.sort();
     out
+}
+
+/// The integers of an integer reply array, in order.
+pub(super) fn ints(reply: Reply) -> Vec<i64> {
+    let Some(items) = reply.clone().into_items() else {
+        panic!("not an array: {reply:?}");
+    };
+    items
+        .into_iter()
+        .map(|item| match item {
+            Reply::Integer(n) => n,
+            other => panic!("not an integer: {other:?}"),
+        })
+        .collect()
 }

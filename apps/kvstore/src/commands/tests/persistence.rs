@@ -1,6 +1,5 @@
 //! What commands log, and that the log replays to the same dataset.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 
 use super::*;
@@ -102,16 +101,6 @@ fn reads_log_nothing_unless_they_expire_a_key() {
         ["DEL n", "SET n 1 KEEPTTL"],
         "the expiry comes first, so replay starts from a missing key too"
     );
-}
-
-/// The live dataset at `now`: key -> (value of any type, expiry).
-fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
-    engine
-        .store()
-        .iter()
-        .filter(|(_, e)| !e.is_expired(now))
-        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
-        .collect()
 }
 
 /// A random command over a handful of keys, heavy on expiry, with hash
@@ -377,10 +366,7 @@ fn a_log_loads_whatever_the_bulk_limit_is_now() {
     log.extend(s.exec("APPEND k b").effects.to_bytes());
     let mut config = Config::default();
     config.set("proto-max-bulk-len", b"1mb").unwrap();
-    let mut engine = Engine::new(config, s.now);
-    replay(&log, |args| {
-        engine.load(args, s.now).expect("the log loads")
-    });
+    let mut engine = load_with(config, &log, s.now);
     let value = engine.store().get(b"k").unwrap().value();
     assert_eq!(value.len(), (1 << 20) + 1);
     // A client is still held to the limit.

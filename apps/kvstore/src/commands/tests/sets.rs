@@ -7,36 +7,6 @@ use super::*;
 use crate::aof::{replay, rewrite, HEADER};
 use crate::store::{Set, Store, INT_MEMBER_SIZE};
 
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-/// The integers of an integer reply array, in order.
-fn ints(reply: Reply) -> Vec<i64> {
-    let Some(items) = reply.clone().into_items() else {
-        panic!("not an array: {reply:?}");
-    };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Reply::Integer(n) => n,
-            other => panic!("not an integer: {other:?}"),
-        })
-        .collect()
-}
-
-/// The bulk strings of an array reply, in order.
-fn words(reply: Reply) -> Vec<String> {
-    let Some(items) = reply.clone().into_items() else {
-        panic!("not an array: {reply:?}");
-    };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
-            other => panic!("not a bulk string: {other:?}"),
-        })
-        .collect()
-}
-
 #[test]
 fn sadd_scard_sismember_smismember_smembers() {
     let mut s = Session::new();
@@ -613,17 +583,8 @@ fn a_rewrite_writes_a_large_set_in_records_of_128() {
         .map(|r| r.len() - 2)
         .collect();
     assert_eq!(sizes, [128, 128, 44]);
-    let mut engine = Engine::new(Config::default(), s.now);
-    for record in records {
-        engine.load(record, s.now).unwrap();
-    }
-    let data = |e: &Engine| -> Vec<(Vec<u8>, crate::store::Entry)> {
-        e.store()
-            .iter()
-            .map(|(k, v)| (k.to_vec(), v.clone()))
-            .collect()
-    };
-    assert_eq!(data(&engine), data(&s.engine));
+    let engine = load(&compact, s.now);
+    assert_eq!(entries(&engine), entries(&s.engine));
     assert_eq!(engine.used_memory(), s.engine.used_memory());
 }
 
@@ -646,15 +607,8 @@ fn the_log_reproduces_sets() {
     ] {
         log.extend(s.exec(line).effects.to_bytes());
     }
-    let mut loaded = Engine::new(Config::default(), s.now);
-    replay(&log, |args| loaded.load(args, s.now).unwrap());
-    let data = |e: &Engine| -> Vec<(Vec<u8>, crate::store::Entry)> {
-        e.store()
-            .iter()
-            .map(|(k, v)| (k.to_vec(), v.clone()))
-            .collect()
-    };
-    assert_eq!(data(&loaded), data(&s.engine));
+    let loaded = load(&log, s.now);
+    assert_eq!(entries(&loaded), entries(&s.engine));
     assert_eq!(loaded.used_memory(), s.engine.used_memory());
 }
 

@@ -4,25 +4,8 @@
 use alloc::format;
 
 use super::*;
-use crate::aof::{replay, HEADER};
+use crate::aof::HEADER;
 use crate::store::{List, Store};
-
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
-
-/// The replies of an array reply, as text (`nil` for a missing value).
-fn words(reply: Reply) -> Vec<String> {
-    let Some(items) = reply.clone().into_items() else {
-        panic!("not an array: {reply:?}");
-    };
-    items
-        .into_iter()
-        .map(|item| match item {
-            Reply::Bulk(Some(b)) => String::from_utf8(b).unwrap(),
-            Reply::Bulk(None) => "nil".into(),
-            other => panic!("not a bulk string: {other:?}"),
-        })
-        .collect()
-}
 
 /// `SORT` (or any command) run in `s`, its reply as text.
 fn sorted_by(s: &mut Session, line: &str) -> Vec<String> {
@@ -309,15 +292,8 @@ fn store_is_logged_as_its_result_and_replays() {
     ] {
         log.extend(s.exec(line).effects.to_bytes());
     }
-    let mut loaded = Engine::new(Config::default(), s.now);
-    replay(&log, |args| loaded.load(args, s.now).unwrap());
-    let data = |e: &Engine| -> Vec<(Vec<u8>, crate::store::Entry)> {
-        e.store()
-            .iter()
-            .map(|(k, v)| (k.to_vec(), v.clone()))
-            .collect()
-    };
-    assert_eq!(data(&loaded), data(&s.engine));
+    let loaded = load(&log, s.now);
+    assert_eq!(entries(&loaded), entries(&s.engine));
     assert_eq!(loaded.used_memory(), s.engine.used_memory());
     assert_eq!(s.run("EXISTS a"), int(0));
     assert_eq!(sorted_by(&mut s, "LRANGE b 0 -1"), ["z", "y", "x"]);

@@ -1,14 +1,12 @@
 //! Streams: entries, trimming, reading and blocking, consumer groups,
 //! and their records in the log.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::*;
-use crate::aof::{replay, rewrite, HEADER};
-use crate::store::Data;
+use crate::aof::{rewrite, HEADER};
 use crate::test_rng::Rng;
 
 fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
@@ -194,26 +192,6 @@ fn xread_reads_after_ids_and_blocks_until_xadd() {
     assert_eq!(s.engine.take_unblocked(), [(2, Reply::Array(None))]);
 }
 
-/// The live dataset: key -> (value, expiry).
-fn live(engine: &Engine) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
-    engine
-        .store()
-        .iter()
-        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
-        .collect()
-}
-
-fn load(log: &[u8], now: u64) -> Engine {
-    let mut engine = Engine::new(Config::default(), now);
-    let report = replay(log, |args| {
-        if let Err(e) = engine.load(args.clone(), now) {
-            panic!("{} failed: {e:?}", show(&args));
-        }
-    });
-    assert_eq!(report.torn_tail, None);
-    engine
-}
-
 /// A random stream command over two keys.
 pub(super) fn random_stream_command(rng: &mut Rng) -> String {
     let k = ["s1", "s2"][rng.below(2) as usize];
@@ -265,14 +243,14 @@ fn replay_and_rewrite_reproduce_streams() {
             log.extend(s.exec(&line).effects.to_bytes());
         }
         assert_eq!(
-            live(&load(&log, s.now)),
-            live(&s.engine),
+            entries(&load(&log, s.now)),
+            entries(&s.engine),
             "round {round}: replay"
         );
         let compact = rewrite(s.engine.store(), s.now);
         assert_eq!(
-            live(&load(&compact, s.now)),
-            live(&s.engine),
+            entries(&load(&compact, s.now)),
+            entries(&s.engine),
             "round {round}: rewrite"
         );
     }

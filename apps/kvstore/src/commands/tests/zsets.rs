@@ -2,16 +2,12 @@
 //! pops, the type among the others, and how sorted sets are logged,
 //! replayed and rewritten.
 
-use alloc::collections::BTreeMap;
 use alloc::format;
 use alloc::string::String;
 
 use super::*;
 use crate::aof::{rewrite, HEADER};
-use crate::store::Data;
 use crate::test_rng::Rng;
-
-const WRONGTYPE: &str = "WRONGTYPE Operation against a key holding the wrong kind of value";
 
 /// The bulk strings (and scores) of an array reply, or of pairs,
 /// space-separated: what RESP2 sends.
@@ -512,16 +508,6 @@ fn pops_and_stores_log_their_results() {
         ["ZREMRANGEBYSCORE z 0 1.5"]
     );
     assert_eq!(s.logged("ZMPOP 1 z MIN"), ["ZREM z b"]);
-}
-
-/// The live dataset at `now`: key -> (value, expiry).
-fn live(engine: &Engine, now: u64) -> BTreeMap<Vec<u8>, (Data, Option<u64>)> {
-    engine
-        .store()
-        .iter()
-        .filter(|(_, e)| !e.is_expired(now))
-        .map(|(k, e)| (k.to_vec(), (e.data().clone(), e.expire_at())))
-        .collect()
 }
 
 /// A random sorted-set command over a few keys (and some of other types
