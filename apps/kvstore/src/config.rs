@@ -155,47 +155,341 @@ impl ConfigError {
     }
 }
 
-/// Parameters `CONFIG GET` lists, in order; the first group is backed by
-/// [`Config`], the rest are fixed facts about this server.
-const NAMES: &[&str] = &[
-    "port",
-    "maxmemory",
-    "proto-max-bulk-len",
-    "appendonly",
-    "appendfsync",
-    "auto-aof-rewrite-percentage",
-    "auto-aof-rewrite-min-size",
-    "save",
-    "maxmemory-policy",
-    "databases",
-    "timeout",
-    "bind",
-    "maxclients",
-    "appendfilename",
-    "dir",
-    "requirepass",
-    "client-query-buffer-limit",
-    "client-output-buffer-limit",
-    "notify-keyspace-events",
-    "hash-max-listpack-entries",
-    "hash-max-listpack-value",
-    "hash-max-ziplist-entries",
-    "hash-max-ziplist-value",
-    "list-max-listpack-size",
-    "list-max-ziplist-size",
-    "list-compress-depth",
-    "set-max-intset-entries",
-    "zset-max-listpack-entries",
-    "zset-max-listpack-value",
-    "zset-max-ziplist-entries",
-    "zset-max-ziplist-value",
-    "stream-node-max-entries",
-    "stream-node-max-bytes",
-    "hll-sparse-max-bytes",
-    "maxmemory-samples",
-    "lfu-log-factor",
-    "lfu-decay-time",
+/// Whether and when a parameter may change, and how it is set from its
+/// text form (`Err`: Redis's words for what the value must be).
+#[derive(Clone, Copy)]
+enum Change {
+    /// A fact about this server: `CONFIG GET` answers it, nothing sets it.
+    Fixed,
+    /// Set at start only (boot arguments); `CONFIG SET` refuses it.
+    AtStart(Setter),
+    /// Set at start or by `CONFIG SET` on a running server.
+    AtRunTime(Setter),
+}
+
+/// Sets a parameter from its text form.
+type Setter = fn(&mut Config, &[u8]) -> Result<(), &'static str>;
+
+/// One parameter: its name (an alias is a row of its own), how
+/// `CONFIG GET` renders it from a [`Config`], and how it may change. Its
+/// default is its field's in `Config::default`.
+struct Param {
+    name: &'static str,
+    get: fn(&Config) -> String,
+    change: Change,
+}
+
+use Change::{AtRunTime, AtStart, Fixed};
+
+/// Redis's words for an integer parameter from 0 to 2^31 - 1.
+const UP_TO_I32: &str = "argument must be between 0 and 2147483647 inclusive";
+/// Redis's words for an integer parameter from 0 to 2^63 - 1.
+const UP_TO_I64: &str = "argument must be between 0 and 9223372036854775807 inclusive";
+/// Redis's words for a memory parameter that does not parse.
+const MEMORY: &str = "argument must be a memory value";
+
+/// Every parameter, in the order `CONFIG GET` lists them: adding one is a
+/// row here (and its field in [`Config`]).
+const PARAMS: &[Param] = &[
+    Param {
+        name: "port",
+        get: |c| c.port.to_string(),
+        change: AtStart(|c, v| {
+            c.port = integer(
+                v,
+                0,
+                65535,
+                "argument must be between 0 and 65535 inclusive",
+            )? as u16;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory",
+        get: |c| c.maxmemory.to_string(),
+        change: AtRunTime(|c, v| {
+            c.maxmemory = parse_memory(v).ok_or(MEMORY)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "proto-max-bulk-len",
+        get: |c| c.proto_max_bulk_len.to_string(),
+        change: AtRunTime(|c, v| {
+            let len = parse_memory(v).ok_or(MEMORY)?;
+            if !(1 << 20..=i64::MAX as u64).contains(&len) {
+                return Err("argument must be between 1048576 and 9223372036854775807 inclusive");
+            }
+            c.proto_max_bulk_len = len;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "appendonly",
+        get: |c| String::from(if c.appendonly { "yes" } else { "no" }),
+        change: AtStart(|c, v| {
+            c.appendonly = match v.to_ascii_lowercase().as_slice() {
+                b"yes" => true,
+                b"no" => false,
+                _ => return Err("argument must be 'yes' or 'no'"),
+            };
+            Ok(())
+        }),
+    },
+    Param {
+        name: "appendfsync",
+        get: |c| c.appendfsync.as_str().to_string(),
+        change: AtRunTime(|c, v| {
+            c.appendfsync = AppendFsync::parse(v)
+                .ok_or("argument(s) must be one of the following: everysec, always, no")?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "auto-aof-rewrite-percentage",
+        get: |c| c.aof_rewrite.percentage.to_string(),
+        change: AtRunTime(|c, v| {
+            c.aof_rewrite.percentage = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "auto-aof-rewrite-min-size",
+        get: |c| c.aof_rewrite.min_size.to_string(),
+        change: AtRunTime(|c, v| {
+            c.aof_rewrite.min_size = parse_memory(v).ok_or(MEMORY)?;
+            Ok(())
+        }),
+    },
+    // No RDB snapshots: "" (none) is the only schedule there is, and
+    // setting it (as test suites do) is fine.
+    Param {
+        name: "save",
+        get: |_| String::new(),
+        change: AtRunTime(|_, v| {
+            match v.iter().all(u8::is_ascii_whitespace) {
+            true => Ok(()),
+            false => Err("kvstore takes no RDB snapshots (its persistence is the append-only log); only \"\" is accepted"),
+        }
+        }),
+    },
+    Param {
+        name: "maxmemory-policy",
+        get: |c| String::from(c.maxmemory_policy.as_str()),
+        change: AtRunTime(|c, v| {
+            c.maxmemory_policy =
+                crate::eviction::Policy::parse(v).ok_or(crate::eviction::POLICY_ERROR)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "databases",
+        get: |c| c.databases.to_string(),
+        change: AtStart(|c, v| {
+            c.databases =
+                integer(v, 1, 1024, "argument must be between 1 and 1024 inclusive")? as usize;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "timeout",
+        get: |c| c.timeout.to_string(),
+        change: AtRunTime(|c, v| {
+            c.timeout = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "bind",
+        get: |_| String::from("* -::*"),
+        change: Fixed,
+    },
+    Param {
+        name: "maxclients",
+        get: |c| c.maxclients.to_string(),
+        change: AtRunTime(|c, v| {
+            c.maxclients = integer(
+                v,
+                1,
+                u32::MAX.into(),
+                "argument must be between 1 and 4294967295 inclusive",
+            )? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "appendfilename",
+        get: |_| String::from("appendonly.aof"),
+        change: Fixed,
+    },
+    Param {
+        name: "dir",
+        get: |_| String::from("/"),
+        change: Fixed,
+    },
+    Param {
+        name: "requirepass",
+        get: |c| String::from_utf8_lossy(c.requirepass.as_deref().unwrap_or_default()).into_owned(),
+        change: AtRunTime(|c, v| {
+            c.requirepass = (!v.is_empty()).then(|| v.to_vec());
+            Ok(())
+        }),
+    },
+    Param {
+        name: "client-query-buffer-limit",
+        get: |c| c.client_query_buffer_limit.to_string(),
+        change: AtRunTime(|c, v| {
+            c.client_query_buffer_limit = parse_memory(v)
+                .filter(|&n| n >= 1024 * 1024)
+                .ok_or("argument must be a memory value of at least 1mb")?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "client-output-buffer-limit",
+        get: |c| {
+            alloc::format!(
+                "normal {} 0 0 replica 268435456 67108864 60 pubsub 33554432 8388608 60",
+                c.client_output_hard_limit
+            )
+        },
+        change: AtRunTime(|c, v| {
+            c.client_output_hard_limit = parse_output_limit(v, c.client_output_hard_limit).ok_or(
+                "argument must be 'class hard soft seconds' with class normal, replica or pubsub",
+            )?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "notify-keyspace-events",
+        get: |c| crate::notify::format(c.notify_keyspace_events),
+        change: AtRunTime(|c, v| {
+            c.notify_keyspace_events = crate::notify::parse(v)
+                .ok_or("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "hash-max-listpack-entries",
+        get: |c| c.hash_compact.entries.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.hash_compact.entries, v)),
+    },
+    Param {
+        name: "hash-max-listpack-value",
+        get: |c| c.hash_compact.value.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.hash_compact.value, v)),
+    },
+    Param {
+        name: "hash-max-ziplist-entries",
+        get: |c| c.hash_compact.entries.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.hash_compact.entries, v)),
+    },
+    Param {
+        name: "hash-max-ziplist-value",
+        get: |c| c.hash_compact.value.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.hash_compact.value, v)),
+    },
+    Param {
+        name: "list-max-listpack-size",
+        get: |c| c.list_max_listpack_size.to_string(),
+        change: AtRunTime(set_list_size),
+    },
+    Param {
+        name: "list-max-ziplist-size",
+        get: |c| c.list_max_listpack_size.to_string(),
+        change: AtRunTime(set_list_size),
+    },
+    Param {
+        name: "list-compress-depth",
+        get: |c| c.list_compress_depth.to_string(),
+        change: AtRunTime(|c, v| {
+            c.list_compress_depth = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "set-max-intset-entries",
+        get: |c| c.set_max_intset_entries.to_string(),
+        change: AtRunTime(|c, v| {
+            c.set_max_intset_entries = integer(v, 0, i64::MAX, UP_TO_I64)? as usize;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "zset-max-listpack-entries",
+        get: |c| c.zset_compact.entries.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.zset_compact.entries, v)),
+    },
+    Param {
+        name: "zset-max-listpack-value",
+        get: |c| c.zset_compact.value.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.zset_compact.value, v)),
+    },
+    Param {
+        name: "zset-max-ziplist-entries",
+        get: |c| c.zset_compact.entries.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.zset_compact.entries, v)),
+    },
+    Param {
+        name: "zset-max-ziplist-value",
+        get: |c| c.zset_compact.value.to_string(),
+        change: AtRunTime(|c, v| set_compact(&mut c.zset_compact.value, v)),
+    },
+    Param {
+        name: "stream-node-max-entries",
+        get: |c| c.stream_node_max_entries.to_string(),
+        change: AtRunTime(|c, v| {
+            c.stream_node_max_entries = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "stream-node-max-bytes",
+        get: |c| c.stream_node_max_bytes.to_string(),
+        change: AtRunTime(|c, v| {
+            c.stream_node_max_bytes = compact_limit(v)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "hll-sparse-max-bytes",
+        get: |c| c.hll_sparse_max_bytes.to_string(),
+        change: AtRunTime(|c, v| {
+            c.hll_sparse_max_bytes = compact_limit(v)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "maxmemory-samples",
+        get: |c| c.maxmemory_samples.to_string(),
+        change: AtRunTime(|c, v| {
+            c.maxmemory_samples =
+                integer(v, 1, 64, "argument must be between 1 and 64 inclusive")? as usize;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "lfu-log-factor",
+        get: |c| c.lfu.log_factor.to_string(),
+        change: AtRunTime(|c, v| {
+            c.lfu.log_factor = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "lfu-decay-time",
+        get: |c| c.lfu.decay_minutes.to_string(),
+        change: AtRunTime(|c, v| {
+            c.lfu.decay_minutes = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
+            Ok(())
+        }),
+    },
 ];
+
+/// The row of parameter `name` (lowercase).
+fn param(name: &str) -> Option<&'static Param> {
+    PARAMS.iter().find(|p| p.name == name)
+}
 
 impl Config {
     /// Parser limits matching these settings (`proto-max-bulk-len`), so a
@@ -210,67 +504,16 @@ impl Config {
 
     /// The current value of parameter `name` (lowercase), as text.
     pub fn get(&self, name: &str) -> Option<String> {
-        let number = |n: u64| alloc::format!("{n}");
-        Some(match name {
-            "port" => number(u64::from(self.port)),
-            "maxmemory" => number(self.maxmemory),
-            "notify-keyspace-events" => crate::notify::format(self.notify_keyspace_events),
-            "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
-                number(self.hash_compact.entries as u64)
-            }
-            "hash-max-listpack-value" | "hash-max-ziplist-value" => {
-                number(self.hash_compact.value as u64)
-            }
-            "proto-max-bulk-len" => number(self.proto_max_bulk_len),
-            "appendonly" => String::from(if self.appendonly { "yes" } else { "no" }),
-            "appendfsync" => self.appendfsync.as_str().to_string(),
-            "auto-aof-rewrite-percentage" => number(self.aof_rewrite.percentage),
-            "auto-aof-rewrite-min-size" => number(self.aof_rewrite.min_size),
-            "save" => String::new(),
-            "maxmemory-policy" => String::from(self.maxmemory_policy.as_str()),
-            "maxmemory-samples" => number(self.maxmemory_samples as u64),
-            "lfu-log-factor" => number(self.lfu.log_factor),
-            "lfu-decay-time" => number(self.lfu.decay_minutes),
-            "databases" => number(self.databases as u64),
-            "timeout" => number(self.timeout),
-            "bind" => String::from("* -::*"),
-            "maxclients" => number(self.maxclients),
-            "appendfilename" => String::from("appendonly.aof"),
-            "dir" => String::from("/"),
-            "client-query-buffer-limit" => number(self.client_query_buffer_limit),
-            "client-output-buffer-limit" => alloc::format!(
-                "normal {} 0 0 replica 268435456 67108864 60 pubsub 33554432 8388608 60",
-                self.client_output_hard_limit
-            ),
-            "list-max-listpack-size" | "list-max-ziplist-size" => {
-                alloc::format!("{}", self.list_max_listpack_size)
-            }
-            "list-compress-depth" => number(self.list_compress_depth),
-            "set-max-intset-entries" => number(self.set_max_intset_entries as u64),
-            "zset-max-listpack-entries" | "zset-max-ziplist-entries" => {
-                number(self.zset_compact.entries as u64)
-            }
-            "zset-max-listpack-value" | "zset-max-ziplist-value" => {
-                number(self.zset_compact.value as u64)
-            }
-            "stream-node-max-entries" => number(self.stream_node_max_entries),
-            "stream-node-max-bytes" => number(self.stream_node_max_bytes),
-            "hll-sparse-max-bytes" => number(self.hll_sparse_max_bytes),
-            "requirepass" => {
-                String::from_utf8_lossy(self.requirepass.as_deref().unwrap_or_default())
-                    .into_owned()
-            }
-            _ => return None,
-        })
+        param(name).map(|p| (p.get)(self))
     }
 
     /// `(name, value)` for every parameter whose name matches the glob
     /// `pattern`, ignoring case: what `CONFIG GET pattern` returns.
     pub fn matching(&self, pattern: &[u8]) -> Vec<(&'static str, String)> {
-        NAMES
+        PARAMS
             .iter()
-            .filter(|name| glob::matches_nocase(pattern, name.as_bytes()))
-            .filter_map(|&name| Some((name, self.get(name)?)))
+            .filter(|p| glob::matches_nocase(pattern, p.name.as_bytes()))
+            .map(|p| (p.name, (p.get)(self)))
             .collect()
     }
 
@@ -278,184 +521,12 @@ impl Config {
     /// file or boot argument would: every [`Config`] field can be set.
     pub fn set(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
         let lower = name.to_ascii_lowercase();
-        let invalid = |why| ConfigError::Invalid(lower.clone(), why);
-        const MEMORY: &str = "argument must be a memory value";
-        match lower.as_str() {
-            "port" => {
-                self.port = integer(
-                    value,
-                    0,
-                    65535,
-                    "argument must be between 0 and 65535 inclusive",
-                )
-                .map_err(invalid)? as u16
-            }
-            "maxmemory" => self.maxmemory = parse_memory(value).ok_or_else(|| invalid(MEMORY))?,
-            "maxmemory-policy" => {
-                self.maxmemory_policy = crate::eviction::Policy::parse(value)
-                    .ok_or_else(|| invalid(crate::eviction::POLICY_ERROR))?
-            }
-            "maxmemory-samples" => {
-                self.maxmemory_samples =
-                    integer(value, 1, 64, "argument must be between 1 and 64 inclusive")
-                        .map_err(invalid)? as usize
-            }
-            "lfu-log-factor" => {
-                self.lfu.log_factor = integer(
-                    value,
-                    0,
-                    i32::MAX.into(),
-                    "argument must be between 0 and 2147483647 inclusive",
-                )
-                .map_err(invalid)? as u64
-            }
-            "lfu-decay-time" => {
-                self.lfu.decay_minutes = integer(
-                    value,
-                    0,
-                    i32::MAX.into(),
-                    "argument must be between 0 and 2147483647 inclusive",
-                )
-                .map_err(invalid)? as u64
-            }
-            "proto-max-bulk-len" => {
-                let len = parse_memory(value).ok_or_else(|| invalid(MEMORY))?;
-                if !(1 << 20..=i64::MAX as u64).contains(&len) {
-                    return Err(invalid(
-                        "argument must be between 1048576 and 9223372036854775807 inclusive",
-                    ));
-                }
-                self.proto_max_bulk_len = len;
-            }
-            "appendonly" => {
-                self.appendonly = match value.to_ascii_lowercase().as_slice() {
-                    b"yes" => true,
-                    b"no" => false,
-                    _ => return Err(invalid("argument must be 'yes' or 'no'")),
-                }
-            }
-            "appendfsync" => {
-                self.appendfsync = AppendFsync::parse(value).ok_or_else(|| {
-                    invalid("argument(s) must be one of the following: everysec, always, no")
-                })?
-            }
-            "auto-aof-rewrite-percentage" => {
-                self.aof_rewrite.percentage = integer(
-                    value,
-                    0,
-                    i32::MAX.into(),
-                    "argument must be between 0 and 2147483647 inclusive",
-                )
-                .map_err(invalid)? as u64
-            }
-            "auto-aof-rewrite-min-size" => {
-                self.aof_rewrite.min_size = parse_memory(value).ok_or_else(|| invalid(MEMORY))?
-            }
-            "maxclients" => {
-                self.maxclients = integer(
-                    value,
-                    1,
-                    u32::MAX.into(),
-                    "argument must be between 1 and 4294967295 inclusive",
-                )
-                .map_err(invalid)? as u64
-            }
-            "databases" => {
-                self.databases =
-                    integer(value, 1, 1024, "argument must be between 1 and 1024 inclusive")
-                        .map_err(invalid)? as usize
-            }
-            "client-output-buffer-limit" => {
-                self.client_output_hard_limit = parse_output_limit(value, self.client_output_hard_limit)
-                    .ok_or_else(|| invalid("argument must be 'class hard soft seconds' with class normal, replica or pubsub"))?
-            }
-            "client-query-buffer-limit" => {
-                self.client_query_buffer_limit =
-                    parse_memory(value)
-                        .filter(|&n| n >= 1024 * 1024)
-                        .ok_or_else(|| invalid("argument must be a memory value of at least 1mb"))?
-            }
-            "requirepass" => self.requirepass = (!value.is_empty()).then(|| value.to_vec()),
-            "timeout" => {
-                self.timeout = integer(
-                    value,
-                    0,
-                    i32::MAX.into(),
-                    "argument must be between 0 and 2147483647 inclusive",
-                )
-                .map_err(invalid)? as u64
-            }
-            "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
-                self.hash_compact.entries = compact_limit(value).map_err(invalid)?
-            }
-            "hash-max-listpack-value" | "hash-max-ziplist-value" => {
-                self.hash_compact.value = compact_limit(value).map_err(invalid)?
-            }
-            "zset-max-listpack-entries" | "zset-max-ziplist-entries" => {
-                self.zset_compact.entries = compact_limit(value).map_err(invalid)?
-            }
-            "zset-max-listpack-value" | "zset-max-ziplist-value" => {
-                self.zset_compact.value = compact_limit(value).map_err(invalid)?
-            }
-            "stream-node-max-entries" => {
-                self.stream_node_max_entries = integer(
-                    value,
-                    0,
-                    i64::MAX,
-                    "argument must be between 0 and 9223372036854775807 inclusive",
-                )
-                .map_err(invalid)? as u64
-            }
-            "stream-node-max-bytes" => {
-                self.stream_node_max_bytes = compact_limit(value).map_err(invalid)? as u64
-            }
-            "hll-sparse-max-bytes" => {
-                self.hll_sparse_max_bytes = compact_limit(value).map_err(invalid)? as u64
-            }
-            // No RDB snapshots: "" (none) is the only schedule there is,
-            // and setting it (as test suites do) is fine.
-            "save" if value.iter().all(u8::is_ascii_whitespace) => {}
-            "save" => {
-                return Err(invalid(
-                    "kvstore takes no RDB snapshots (its persistence is the append-only log); only \"\" is accepted",
-                ))
-            }
-            "list-max-listpack-size" | "list-max-ziplist-size" => {
-                self.list_max_listpack_size = integer(
-                    value,
-                    i32::MIN.into(),
-                    i32::MAX.into(),
-                    "argument must be between -2147483648 and 2147483647 inclusive",
-                )
-                .map_err(invalid)?
-            }
-            "list-compress-depth" => {
-                self.list_compress_depth = integer(
-                    value,
-                    0,
-                    i32::MAX.into(),
-                    "argument must be between 0 and 2147483647 inclusive",
-                )
-                .map_err(invalid)? as u64
-            }
-            "set-max-intset-entries" => {
-                self.set_max_intset_entries = integer(
-                    value,
-                    0,
-                    i64::MAX,
-                    "argument must be between 0 and 9223372036854775807 inclusive",
-                )
-                .map_err(invalid)? as usize
-            }
-            "notify-keyspace-events" => {
-                self.notify_keyspace_events = crate::notify::parse(value).ok_or_else(|| {
-                    invalid("Invalid event class character. Use 'Ag$lshzxeKEtmdn'.")
-                })?
-            }
-            _ if NAMES.contains(&lower.as_str()) => return Err(ConfigError::Immutable(lower)),
-            _ => return Err(ConfigError::Unknown(lower)),
-        }
-        Ok(())
+        let set = match param(&lower).map(|p| p.change) {
+            Some(AtStart(set) | AtRunTime(set)) => set,
+            Some(Fixed) => return Err(ConfigError::Immutable(lower)),
+            None => return Err(ConfigError::Unknown(lower)),
+        };
+        set(self, value).map_err(|why| ConfigError::Invalid(lower, why))
     }
 
     /// Settings from a command line of `name value` pairs, as
@@ -499,46 +570,10 @@ impl Config {
     /// assert_eq!(Config::settable_at_runtime("NoSuch"), Err(ConfigError::Unknown("NoSuch".into())));
     /// ```
     pub fn settable_at_runtime(name: &str) -> Result<(), ConfigError> {
-        const SETTABLE: &[&str] = &[
-            "maxmemory",
-            "proto-max-bulk-len",
-            "appendfsync",
-            "auto-aof-rewrite-percentage",
-            "auto-aof-rewrite-min-size",
-            "maxclients",
-            "requirepass",
-            "client-query-buffer-limit",
-            "client-output-buffer-limit",
-            "notify-keyspace-events",
-            "hash-max-listpack-entries",
-            "hash-max-listpack-value",
-            "hash-max-ziplist-entries",
-            "hash-max-ziplist-value",
-            "list-max-listpack-size",
-            "list-max-ziplist-size",
-            "list-compress-depth",
-            "zset-max-listpack-entries",
-            "zset-max-listpack-value",
-            "zset-max-ziplist-entries",
-            "zset-max-ziplist-value",
-            "stream-node-max-entries",
-            "stream-node-max-bytes",
-            "hll-sparse-max-bytes",
-            "save",
-            "set-max-intset-entries",
-            "maxmemory-policy",
-            "maxmemory-samples",
-            "lfu-log-factor",
-            "lfu-decay-time",
-            "timeout",
-        ];
-        let lower = name.to_ascii_lowercase();
-        if SETTABLE.contains(&lower.as_str()) {
-            Ok(())
-        } else if NAMES.contains(&lower.as_str()) {
-            Err(ConfigError::Immutable(name.into()))
-        } else {
-            Err(ConfigError::Unknown(name.into()))
+        match param(&name.to_ascii_lowercase()).map(|p| p.change) {
+            Some(AtRunTime(_)) => Ok(()),
+            Some(_) => Err(ConfigError::Immutable(name.into())),
+            None => Err(ConfigError::Unknown(name.into())),
         }
     }
 
@@ -548,6 +583,23 @@ impl Config {
         Self::settable_at_runtime(name)?;
         self.set(name, value)
     }
+}
+
+/// Sets a compact-form limit (`hash-max-listpack-entries` and the like).
+fn set_compact(limit: &mut usize, value: &[u8]) -> Result<(), &'static str> {
+    *limit = compact_limit(value)?;
+    Ok(())
+}
+
+/// Sets `list-max-listpack-size` (alias `list-max-ziplist-size`).
+fn set_list_size(config: &mut Config, value: &[u8]) -> Result<(), &'static str> {
+    config.list_max_listpack_size = integer(
+        value,
+        i32::MIN.into(),
+        i32::MAX.into(),
+        "argument must be between -2147483648 and 2147483647 inclusive",
+    )?;
+    Ok(())
 }
 
 /// A compact-form limit (`hash-max-listpack-*`): a count or size from 0
@@ -619,6 +671,28 @@ mod tests {
             ]
         );
         assert!(config.matching(b"no-such-thing").is_empty());
+    }
+
+    #[test]
+    fn every_parameter_reads_back_what_config_get_renders() {
+        let mut config = Config::default();
+        config.set("maxmemory", b"1mb").unwrap();
+        config.set("notify-keyspace-events", b"KEA").unwrap();
+        config.set("requirepass", b"secret").unwrap();
+        for param in PARAMS {
+            let shown = config.get(param.name).unwrap();
+            let mut again = config.clone();
+            match param.change {
+                Fixed => assert_eq!(
+                    again.set(param.name, shown.as_bytes()),
+                    Err(ConfigError::Immutable(param.name.into()))
+                ),
+                _ => {
+                    again.set(param.name, shown.as_bytes()).unwrap();
+                    assert_eq!(again, config, "{} {shown}", param.name);
+                }
+            }
+        }
     }
 
     #[test]
