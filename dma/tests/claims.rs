@@ -363,7 +363,7 @@ const SLOT: usize = 64 * KIB;
 
 /// Runs one case: claims made, transfers failed, sums of the others.
 fn interleaved_case(case: u64) -> (u64, u64, Stats) {
-    let mut rng = Rng(0x2545_f491_4f6c_dd1d ^ (case + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+    let mut rng = Rng::new(0x2545_f491_4f6c_dd1d ^ (case + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
     let mut rig = Rig::new(Config {
         max_retries: 64,
         ..Config::default()
@@ -394,14 +394,14 @@ fn interleaved_case(case: u64) -> (u64, u64, Stats) {
         let len = 1 + rng.below((SLOT - offset) as u64) as usize;
         let va = BASE + slot * SLOT + offset..BASE + slot * SLOT + offset + len;
         let dev = slot * SLOT;
-        let source = fill_source(&mut rig, engine, dir, va.clone(), dev, rng.next());
+        let source = fill_source(&mut rig, engine, dir, va.clone(), dev, rng.next_u64());
         let id = rig.submit(engine, dir, va.clone(), dev as u64, policy);
         jobs.push((id, engine, dir, va, dev, source));
     }
     let fail_per_mille = [0, 0, 5, 30][rng.below(4) as usize];
     let mut run = Interleaving {
         rig,
-        rng: Rng(rng.next() | 1),
+        rng: Rng::new(rng.next_u64()),
         observed: Vec::new(),
         claims: Vec::new(),
         resolutions: Vec::new(),

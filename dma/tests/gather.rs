@@ -40,7 +40,7 @@ fn machine(engine: FakeEngine) -> (Rig, dma::EngineId, Vec<u8>) {
     let e = rig.add_engine(engine, 4);
     let mut expected = Vec::new();
     for (i, p) in pieces().iter().enumerate() {
-        let bytes = Rng(i as u64 + 1).bytes(p.len());
+        let bytes = random_bytes(&mut Rng::new(i as u64 + 1), p.len());
         rig.mem.store(p.start, &bytes);
         expected.extend_from_slice(&bytes);
     }
@@ -123,7 +123,7 @@ fn scatter_reads_land_in_every_piece_through_faults() {
     for policy in Policy::ALL {
         let (mut rig, e, _) = machine(FakeEngine::new(1, 4 * KIB, false, MIB).gather(4, 512));
         let total = len(&pieces());
-        let source = Rng(99).bytes(total);
+        let source = random_bytes(&mut Rng::new(99), total);
         rig.engines[e.0].device[..total].copy_from_slice(&source);
         rig.mem.evict(BASE..BASE + 0x30_0000);
         let id = rig.submit_gather(e, Direction::FromDevice, &pieces(), 0, policy);

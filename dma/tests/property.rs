@@ -11,7 +11,7 @@ use dma::{Config, Direction, Policy, Stats};
 const SLOT: usize = 96 * KIB;
 
 fn one_case(case: u64) -> Stats {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ (case + 1).wrapping_mul(0x1000_0000_01b3));
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ (case + 1).wrapping_mul(0x1000_0000_01b3));
     let mut rig = Rig::new(Config {
         max_retries: 64,
         ..Config::default()
@@ -45,13 +45,13 @@ fn one_case(case: u64) -> Stats {
         let len = 1 + rng.below((SLOT - offset) as u64) as usize;
         let va = BASE + slot * SLOT + offset..BASE + slot * SLOT + offset + len;
         let dev = slot * SLOT + rng.below(64) as usize;
-        let source = fill_source(&mut rig, engine, dir, va.clone(), dev, rng.next());
+        let source = fill_source(&mut rig, engine, dir, va.clone(), dev, rng.next_u64());
         let id = rig.submit(engine, dir, va.clone(), dev as u64, policy);
         jobs.push((id, engine, dir, va, dev, source));
     }
     rig.lose_events_for = rng.below(4) as usize;
     let evictions = rng.below(3);
-    let mut evict_rng = Rng(rng.next() | 1);
+    let mut evict_rng = Rng::new(rng.next_u64());
     rig.after_step = Some(Box::new(move |mem: &mut SimMemory, _| {
         for _ in 0..evictions {
             let p = BASE + evict_rng.below((8 * SLOT / PAGE) as u64) as usize * PAGE;

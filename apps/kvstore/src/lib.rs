@@ -63,8 +63,6 @@ pub mod resp;
 pub mod scripting;
 pub mod session;
 pub mod store;
-#[cfg(test)]
-mod test_rng;
 
 /// One command as it travels through the system: the command name followed
 /// by its arguments, each an arbitrary byte string.

@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn bytes_and_values_come_out_in_order_however_they_are_sent() {
-        let mut rng = crate::test_rng::Rng(11);
+        let mut rng = faultline_rng::Rng::new(11);
         for round in 0..200 {
             let mut out = Output::default();
             let mut expected = Vec::new();

@@ -608,24 +608,15 @@ impl Rig {
     }
 }
 
-/// Deterministic pseudo-random numbers (xorshift64*).
-pub struct Rng(pub u64);
+pub use faultline_rng::Rng;
 
-impl Rng {
-    pub fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    pub fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    pub fn bytes(&mut self, n: usize) -> Vec<u8> {
-        (0..n).map(|_| (self.next() >> 32) as u8 | 1).collect()
-    }
+/// `n` seeded pseudo-random bytes, none of them 0 (so that a byte never
+/// written shows).
+pub fn random_bytes(rng: &mut Rng, n: usize) -> Vec<u8> {
+    let mut bytes = vec![0; n];
+    rng.fill(&mut bytes);
+    bytes.iter_mut().for_each(|b| *b |= 1);
+    bytes
 }
 
 /// Fills the source side of a transfer with a recognizable pattern and
@@ -638,7 +629,7 @@ pub fn fill_source(
     dev: usize,
     seed: u64,
 ) -> Vec<u8> {
-    let bytes = Rng(seed | 1).bytes(va.len());
+    let bytes = random_bytes(&mut Rng::new(seed), va.len());
     match dir {
         Direction::ToDevice => rig.mem.store(va.start, &bytes),
         Direction::FromDevice => {

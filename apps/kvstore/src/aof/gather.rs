@@ -78,7 +78,7 @@ mod tests {
 
     #[test]
     fn every_cut_is_whole_blocks_of_few_pieces_and_keeps_the_bytes_in_order() {
-        let mut rng = crate::test_rng::Rng(3);
+        let mut rng = faultline_rng::Rng::new(3);
         let mut next = |n: usize| rng.below(n as u64) as usize;
         for round in 0..200 {
             // Small staged pieces between values of at least one block.

@@ -221,7 +221,7 @@ mod tests {
 
     #[test]
     fn pieces_concatenated_are_the_record_for_random_commands() {
-        let mut rng = crate::test_rng::Rng(7);
+        let mut rng = faultline_rng::Rng::new(7);
         let mut next = |n: u64| rng.below(n);
         let mut shared_seen = 0;
         for round in 0..300 {

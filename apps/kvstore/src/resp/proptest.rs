@@ -9,8 +9,8 @@
 use alloc::vec::Vec;
 
 use super::{encode_command, Limits, Parser, ProtocolError};
-use crate::test_rng::Rng;
 use crate::Args;
+use faultline_rng::Rng;
 
 /// A byte biased toward the ones RESP gives meaning to.
 fn interesting_byte(rng: &mut Rng) -> u8 {
@@ -66,7 +66,7 @@ fn small_limits() -> Limits {
 
 #[test]
 fn arbitrary_bytes_never_panic_and_ignore_splits() {
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15);
     for _ in 0..20_000 {
         let input: Vec<u8> = (0..rng.index(120))
             .map(|_| interesting_byte(&mut rng))
@@ -125,7 +125,7 @@ fn write_inline(args: &Args, wire: &mut Vec<u8>) {
 
 #[test]
 fn valid_streams_parse_identically_however_split() {
-    let mut rng = Rng(0x0123_4567_89ab_cdef);
+    let mut rng = Rng::new(0x0123_4567_89ab_cdef);
     for _ in 0..10_000 {
         let mut wire = Vec::new();
         let mut expected = Vec::new();

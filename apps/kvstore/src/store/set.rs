@@ -536,7 +536,7 @@ mod tests {
     #[test]
     fn every_position_names_one_member_however_members_come_and_go() {
         let mut set = Set::new();
-        let mut rng = crate::test_rng::Rng(12345);
+        let mut rng = faultline_rng::Rng::new(12345);
         for i in 0..1000 {
             set.insert(format!("m{i}").as_bytes(), 512);
         }

@@ -371,7 +371,7 @@ mod tests {
             value: 0,
         };
         let (mut tree, mut flat) = (Zset::new(), Zset::new());
-        let mut rng = crate::test_rng::Rng(7);
+        let mut rng = faultline_rng::Rng::new(7);
         for _ in 0..3000 {
             let seed = rng.next_u64();
             let member = format!("{}", (seed >> 33) % 200).into_bytes();

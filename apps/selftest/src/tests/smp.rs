@@ -4,6 +4,7 @@ use crate::{check, Outcome};
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use core::time::Duration;
+use faultline_rng::Rng;
 use libos::mm::{self, Region, FRAME_SIZE};
 use libos::smp;
 
@@ -87,26 +88,14 @@ pub fn demand_faults_on_all_cores() -> Outcome {
     Ok(())
 }
 
-/// A small deterministic random generator (xorshift64).
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
-
 pub fn heap_stress() -> Outcome {
     let failures = AtomicUsize::new(0);
     smp::on_each_core(|core| {
-        let mut rng = Rng(0x9e37_79b9_7f4a_7c15 ^ ((core as u64 + 1) * 0x1234_5678));
+        let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ ((core as u64 + 1) * 0x1234_5678));
         let mut live: Vec<(u8, Vec<u8>)> = Vec::new();
         for step in 0..3000 {
-            if live.len() > 64 || (!live.is_empty() && rng.next().is_multiple_of(3)) {
-                let (tag, block) = live.swap_remove(rng.next() as usize % live.len());
+            if live.len() > 64 || (!live.is_empty() && rng.below(3) == 0) {
+                let (tag, block) = live.swap_remove(rng.index(live.len()));
                 if block.iter().any(|&b| b != tag) {
                     failures.fetch_add(1, Ordering::Relaxed);
                 }
@@ -114,9 +103,9 @@ pub fn heap_stress() -> Outcome {
                 let size = if step % 500 == 0 {
                     1 << 20
                 } else {
-                    1 + rng.next() as usize % 16384
+                    1 + rng.index(16384)
                 };
-                let tag = rng.next() as u8;
+                let tag = rng.below(256) as u8;
                 live.push((tag, alloc::vec![tag; size]));
             }
         }

@@ -9,7 +9,7 @@ use super::*;
 use crate::aof::HEADER;
 use crate::eviction::Policy;
 use crate::store::Store;
-use crate::test_rng::Rng;
+use faultline_rng::Rng;
 
 /// A server under `policy` whose limit fits `keys` one-byte keys with
 /// ten-byte values.
@@ -291,7 +291,7 @@ fn dataset(engine: &Engine, now: u64) -> Vec<(usize, Vec<u8>, Vec<u8>)> {
 
 #[test]
 fn replaying_the_log_after_evictions_gives_the_live_dataset() {
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     for policy in [
         "allkeys-lru",
         "allkeys-lfu",

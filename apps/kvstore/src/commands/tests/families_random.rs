@@ -3,7 +3,7 @@
 //! and the log of what they did replays to the same dataset (under a
 //! lower `proto-max-bulk-len`, as a restart may bring).
 use super::*;
-use crate::test_rng::Rng;
+use faultline_rng::Rng;
 
 /// One random command line.
 fn command(rng: &mut Rng) -> String {
@@ -141,7 +141,7 @@ fn command(rng: &mut Rng) -> String {
 #[test]
 fn random_family_commands_never_panic_and_replay_to_the_same_data() {
     for seed in 1..=4u64 {
-        let mut rng = Rng(seed);
+        let mut rng = Rng::new(seed);
         let mut s = Session::new();
         if seed % 2 == 0 {
             s.run("CONFIG SET hll-sparse-max-bytes 200");

@@ -6,7 +6,7 @@ use super::*;
 use crate::aof::{encode_record_into, replay, rewrite, Piece, HEADER};
 use crate::commands::{Effects, SHARE_FROM};
 use crate::store::Data;
-use crate::test_rng::Rng;
+use faultline_rng::Rng;
 
 #[test]
 fn relative_expiry_is_logged_as_absolute() {
@@ -223,7 +223,7 @@ fn random_set_command(rng: &mut Rng, k: &str, k2: &str, v: &str) -> String {
 
 #[test]
 fn replaying_the_log_reproduces_the_dataset() {
-    let mut rng = Rng(42);
+    let mut rng = Rng::new(42);
     for round in 0..20 {
         let mut s = Session::new();
         let mut log = HEADER.to_vec();
@@ -251,7 +251,7 @@ fn replaying_the_log_reproduces_the_dataset() {
 
 #[test]
 fn rewrite_reproduces_the_dataset_with_expiries() {
-    let mut rng = Rng(7);
+    let mut rng = Rng::new(7);
     for _ in 0..20 {
         let mut s = Session::new();
         for _ in 0..100 {
@@ -269,7 +269,7 @@ fn rewrite_reproduces_the_dataset_with_expiries() {
 
 #[test]
 fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     for round in 0..1000 {
         let mut s = Session::new();
         for _ in 0..60 {

@@ -695,7 +695,7 @@ fn set_commands_notify_as_redis_does() {
 #[test]
 fn random_pops_and_moves_keep_every_set_whole() {
     let mut s = Session::new();
-    let mut rng = crate::test_rng::Rng(99);
+    let mut rng = faultline_rng::Rng::new(99);
     for step in 0..3000 {
         let k = rng.pick(&["a", "b", "c"]);
         let k2 = rng.pick(&["a", "b", "c"]);

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use super::*;
 use crate::aof::{rewrite, HEADER};
-use crate::test_rng::Rng;
+use faultline_rng::Rng;
 
 fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
     let args = split_args(line.as_bytes()).unwrap();
@@ -231,7 +231,7 @@ pub(super) fn random_stream_command(rng: &mut Rng) -> String {
 
 #[test]
 fn replay_and_rewrite_reproduce_streams() {
-    let mut rng = Rng(99);
+    let mut rng = Rng::new(99);
     for round in 0..60 {
         let mut s = Session::new();
         let mut log = HEADER.to_vec();

@@ -7,7 +7,7 @@ use alloc::string::String;
 
 use super::*;
 use crate::aof::{rewrite, HEADER};
-use crate::test_rng::Rng;
+use faultline_rng::Rng;
 
 /// The bulk strings (and scores) of an array reply, or of pairs,
 /// space-separated: what RESP2 sends.
@@ -547,7 +547,7 @@ fn random_command(rng: &mut Rng) -> String {
 
 #[test]
 fn replay_and_rewrite_reproduce_sorted_sets() {
-    let mut rng = Rng(11);
+    let mut rng = Rng::new(11);
     for round in 0..20 {
         let mut s = Session::new();
         let mut log = HEADER.to_vec();
