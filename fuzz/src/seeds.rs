@@ -126,17 +126,11 @@ pub fn all() -> Vec<Seed> {
     seeds
 }
 
-/// `len` bytes of xorshift64 output from `seed`: the same every time.
+/// `len` seeded pseudo-random bytes: the same every time.
 fn pseudo_random(len: usize, seed: u64) -> Vec<u8> {
-    let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    (0..len)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 24) as u8
-        })
-        .collect()
+    let mut bytes = vec![0; len];
+    faultline_rng::Rng::new(seed).fill(&mut bytes);
+    bytes
 }
 
 #[cfg(test)]

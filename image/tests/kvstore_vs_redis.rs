@@ -23,6 +23,7 @@ mod families;
 
 use common::kvstore::{fresh_disk, Guest};
 use faultline_image::workspace_root;
+use faultline_rng::Rng;
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -275,30 +276,6 @@ fn full_scan(conn: &mut Conn, args: &[Vec<u8>]) -> BTreeSet<Vec<u8>> {
     panic!("a scan did not end");
 }
 
-/// xorshift64*: a small, seeded generator, the same stream every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn chance(&mut self, percent: usize) -> bool {
-        self.below(100) < percent
-    }
-
-    fn pick<T: Copy>(&mut self, items: &[T]) -> T {
-        items[self.below(items.len())]
-    }
-}
-
 /// Database indexes: some of the 16 both servers have, and not ones.
 const DBS: &[&str] = &["0", "1", "2", "15", "16", "-1", "x", "99999999999"];
 
@@ -339,7 +316,7 @@ struct Stream {
 
 impl Stream {
     fn key(&mut self) -> Vec<u8> {
-        match self.rng.below(20) {
+        match self.rng.index(20) {
             0 => vec![b'L'; 300],
             1 => b"bin\0\r\n\xff".to_vec(),
             _ => self
@@ -352,17 +329,17 @@ impl Stream {
     /// A value: empty, text, a number, binary, or large (16 KiB and more:
     /// kvstore writes those to its log from their own memory).
     fn value(&mut self) -> Vec<u8> {
-        match self.rng.below(12) {
+        match self.rng.index(12) {
             0 => Vec::new(),
-            1..=3 => format!("v{}", self.rng.below(1000)).into_bytes(),
+            1..=3 => format!("v{}", self.rng.index(1000)).into_bytes(),
             4..=6 => self.rng.pick(NUMBERS).into(),
-            7 | 8 => (0..self.rng.below(40))
-                .map(|_| self.rng.next() as u8)
+            7 | 8 => (0..self.rng.index(40))
+                .map(|_| self.rng.next_u64() as u8)
                 .collect(),
             9 => b"\0\r\n\xff\xfe".to_vec(),
             10 => {
                 let len = self.rng.pick(&[16_383, 16_384, 16_385, 65_539, 300_001]);
-                let seed = self.rng.next();
+                let seed = self.rng.next_u64();
                 (0..len)
                     .map(|i| ((i as u64 ^ seed).wrapping_mul(2_654_435_761) >> 13) as u8)
                     .collect()
@@ -436,7 +413,7 @@ impl Stream {
     /// `LT` decide the same on both servers, or past, or malformed.
     fn unix_seconds(&mut self) -> String {
         let s = self.start_s as i64;
-        match self.rng.below(9) {
+        match self.rng.index(9) {
             0 => (s + 5_000).to_string(),
             1 => (s + 40_000).to_string(),
             2 => (s + 500_000).to_string(),
@@ -459,7 +436,7 @@ impl Stream {
             self.seconds()
         };
         let extra = if absolute || s != "0" {
-            self.rng.below(1000) as i64
+            self.rng.index(1000) as i64
         } else {
             0
         };
@@ -598,7 +575,7 @@ impl Stream {
             }
             "SET" => {
                 args.extend([self.key(), self.value()]);
-                for _ in 0..self.rng.below(4) {
+                for _ in 0..self.rng.index(4) {
                     let option = self.rng.pick(&[
                         "NX", "XX", "GET", "KEEPTTL", "EX", "PX", "EXAT", "PXAT", "nx", "get",
                         "BAD",
@@ -625,7 +602,7 @@ impl Stream {
             "GETDEL" => args.push(self.key()),
             "GETEX" => {
                 args.push(self.key());
-                match self.rng.below(5) {
+                match self.rng.index(5) {
                     0 => args.extend([b"EX".to_vec(), self.seconds().into_bytes()]),
                     1 => args.extend([b"PXAT".to_vec(), self.millis(true).into_bytes()]),
                     2 => args.push(b"PERSIST".to_vec()),
@@ -654,7 +631,7 @@ impl Stream {
                     .into(),
             ]),
             "MSETNX" => {
-                for _ in 0..1 + self.rng.below(3) {
+                for _ in 0..1 + self.rng.index(3) {
                     args.extend([self.key(), self.value()]);
                 }
             }
@@ -697,13 +674,13 @@ impl Stream {
                 // No password is set: AUTH <password> is refused, the
                 // default user takes any, other users none.
                 let user = self.rng.pick(&["default", "someone", "DEFAULT"]);
-                match self.rng.below(3) {
+                match self.rng.index(3) {
                     0 => args.push(b"secret".to_vec()),
                     _ => args.extend([user.into(), b"secret".to_vec()]),
                 }
             }
             "TOUCH" => {
-                for _ in 0..1 + self.rng.below(3) {
+                for _ in 0..1 + self.rng.index(3) {
                     args.push(self.key());
                 }
             }
@@ -719,12 +696,12 @@ impl Stream {
             }
             "INCRBY" | "DECRBY" => args.extend([self.key(), self.rng.pick(NUMBERS).into()]),
             "MGET" | "DEL" | "EXISTS" => {
-                for _ in 0..1 + self.rng.below(4) {
+                for _ in 0..1 + self.rng.index(4) {
                     args.push(self.key());
                 }
             }
             "MSET" => {
-                for _ in 0..1 + self.rng.below(3) {
+                for _ in 0..1 + self.rng.index(3) {
                     args.extend([self.key(), self.value()]);
                 }
             }
@@ -741,8 +718,8 @@ impl Stream {
                         .pick(&["0", "0", "0", "abc", "1x", "18446744073709551616"])
                         .into(),
                 );
-                for _ in 0..self.rng.below(3) {
-                    match self.rng.below(4) {
+                for _ in 0..self.rng.index(3) {
+                    match self.rng.index(4) {
                         0 => {
                             args.push(b"MATCH".to_vec());
                             args.push(self.pattern());
@@ -786,12 +763,12 @@ impl Stream {
                 } else {
                     &["NX", "XX", "nx", "EX"]
                 };
-                for _ in 0..self.rng.below(3) {
+                for _ in 0..self.rng.index(3) {
                     args.push(self.rng.pick(conditions).into());
                 }
             }
             "PING" => {
-                for _ in 0..self.rng.below(3) {
+                for _ in 0..self.rng.index(3) {
                     args.push(self.value());
                 }
             }
@@ -802,7 +779,7 @@ impl Stream {
                     .pick(&["0", "1", "15", "-1", "16", "abc", "99999999999", ""])
                     .into(),
             ),
-            "CLIENT" => match self.rng.below(4) {
+            "CLIENT" => match self.rng.index(4) {
                 0 => args.extend(words(&[
                     "SETNAME",
                     self.rng.pick(&["fuzz", "", "has space", "new\nline", "x"]),
@@ -824,7 +801,7 @@ impl Stream {
                 }
                 check = Check::Kind;
             }
-            "CONFIG" => match self.rng.below(4) {
+            "CONFIG" => match self.rng.index(4) {
                 0 => args.extend(words(&[
                     "GET",
                     self.rng.pick(&["maxmemory", "maxmemory-policy", "nosuch"]),
@@ -833,7 +810,7 @@ impl Stream {
                 2 => {
                     // Settings both servers take alike, and bad ones.
                     args.push(b"SET".to_vec());
-                    for _ in 0..1 + self.rng.below(2) {
+                    for _ in 0..1 + self.rng.index(2) {
                         let (name, value) = self.rng.pick(&[
                             ("maxclients", "10000"),
                             ("MaxClients", "10000"),
@@ -865,8 +842,8 @@ impl Stream {
                 // quotes arguments in its error with C's "%s", which
                 // stops at a NUL byte; kvstore shows them whole).
                 args[0] = self.rng.pick(&["NOSUCH", "nosuchcmd", "x"]).into();
-                for _ in 0..self.rng.below(3) {
-                    args.push(format!("a{}", self.rng.below(100)).into_bytes());
+                for _ in 0..self.rng.index(3) {
+                    args.push(format!("a{}", self.rng.index(100)).into_bytes());
                 }
             }
         }
@@ -918,14 +895,14 @@ impl Stream {
     }
 
     fn members(&mut self, args: &mut Vec<Vec<u8>>, at_least: usize) {
-        for _ in 0..at_least + self.rng.below(4) {
+        for _ in 0..at_least + self.rng.index(4) {
             let m = self.member();
             args.push(m);
         }
     }
 
     fn keys(&mut self, args: &mut Vec<Vec<u8>>, numkeys: bool) {
-        let n = 1 + self.rng.below(3);
+        let n = 1 + self.rng.index(3);
         if numkeys {
             let told = if self.rng.chance(5) {
                 self.rng.pick(INDEXES).to_string()
@@ -972,7 +949,7 @@ impl Stream {
         args.push(self.key());
         match name {
             "HSET" | "HMSET" => {
-                for _ in 0..1 + self.rng.below(3) {
+                for _ in 0..1 + self.rng.index(3) {
                     let (f, v) = (self.member(), self.value());
                     args.extend([f, v]);
                 }
@@ -1074,7 +1051,7 @@ impl Stream {
             }
             "LPOS" => {
                 args.push(self.member());
-                for _ in 0..self.rng.below(3) {
+                for _ in 0..self.rng.index(3) {
                     let option = self.rng.pick(&["RANK", "COUNT", "MAXLEN", "BAD"]);
                     args.push(option.into());
                     if option != "BAD" {
@@ -1173,13 +1150,13 @@ impl Stream {
         ]);
         args[0] = name.into();
         let id = |s: &mut Self| -> Vec<u8> {
-            match s.rng.below(4) {
+            match s.rng.index(4) {
                 0 => s
                     .rng
                     .pick(&["-", "+", "0", "0-0", "x", "(3", "1-*", "$", ">"])
                     .into(),
-                1 => format!("{}-*", s.rng.below(60)).into_bytes(),
-                _ => format!("{}-{}", s.rng.below(60), s.rng.below(3)).into_bytes(),
+                1 => format!("{}-*", s.rng.index(60)).into_bytes(),
+                _ => format!("{}-{}", s.rng.index(60), s.rng.index(3)).into_bytes(),
             }
         };
         let group = |s: &mut Self| -> Vec<u8> { s.rng.pick(&["g", "h"]).into() };
@@ -1209,7 +1186,7 @@ impl Stream {
                 }
                 let at = id(self);
                 args.push(at);
-                for _ in 0..1 + self.rng.below(2) {
+                for _ in 0..1 + self.rng.index(2) {
                     let (f, v) = (self.member(), self.value());
                     args.extend([f, v]);
                 }
@@ -1225,7 +1202,7 @@ impl Stream {
             }
             "XDEL" => {
                 args.push(self.key());
-                for _ in 0..1 + self.rng.below(2) {
+                for _ in 0..1 + self.rng.index(2) {
                     let at = id(self);
                     args.push(at);
                 }
@@ -1247,7 +1224,7 @@ impl Stream {
                     args.extend([b"COUNT".to_vec(), n]);
                 }
                 args.push(b"STREAMS".to_vec());
-                let n = 1 + self.rng.below(2);
+                let n = 1 + self.rng.index(2);
                 for _ in 0..n {
                     args.push(self.key());
                 }
@@ -1299,7 +1276,7 @@ impl Stream {
             "XACK" => {
                 let (k, g) = (self.key(), group(self));
                 args.extend([k, g]);
-                for _ in 0..1 + self.rng.below(2) {
+                for _ in 0..1 + self.rng.index(2) {
                     let at = id(self);
                     args.push(at);
                 }
@@ -1364,7 +1341,7 @@ impl Stream {
                 self.keys(args, true);
                 if name != "ZDIFF" && name != "ZDIFFSTORE" && self.rng.chance(40) {
                     args.push(b"WEIGHTS".to_vec());
-                    for _ in 0..1 + self.rng.below(3) {
+                    for _ in 0..1 + self.rng.index(3) {
                         args.push(self.rng.pick(&["1", "2", "-1", "0.5", "inf", "x"]).into());
                     }
                 }
@@ -1404,11 +1381,11 @@ impl Stream {
         args.push(self.key());
         match name {
             "ZADD" => {
-                for _ in 0..self.rng.below(3) {
+                for _ in 0..self.rng.index(3) {
                     let flag = self.rng.pick(&["NX", "XX", "GT", "LT", "CH", "INCR", "nx"]);
                     args.push(flag.into());
                 }
-                for _ in 0..1 + self.rng.below(3) {
+                for _ in 0..1 + self.rng.index(3) {
                     let (score, m) = (self.score(), self.member());
                     args.extend([score, m]);
                 }
@@ -1437,7 +1414,7 @@ impl Stream {
                 args.extend([a, b]);
             }
             "ZRANGE" => {
-                match self.rng.below(3) {
+                match self.rng.index(3) {
                     0 => {
                         let (a, b) = (self.index(), self.index());
                         args.extend([a, b]);
@@ -1591,7 +1568,7 @@ fn differential(test: &str, resp3: bool) {
         .unwrap()
         .as_secs();
     let mut stream = Stream {
-        rng: Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1),
+        rng: Rng::new(seed),
         start_s,
         in_multi: false,
     };
