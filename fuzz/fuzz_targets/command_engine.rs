@@ -23,7 +23,7 @@ use kvstore::commands::{ClientCtx, Effects, Engine};
 use kvstore::config::Config;
 use kvstore::resp::Reply;
 use kvstore_fuzz::commands::{next_op, Op};
-use kvstore_fuzz::input::Input;
+use kvstore_gen::choices::Input;
 use kvstore_fuzz::reply::check_roundtrip;
 use kvstore_fuzz::{dataset, datasets, live, recount};
 use libfuzzer_sys::fuzz_target;

@@ -7,8 +7,8 @@
 
 use kvstore::aof::{encode_record, replay, ReplayReport, HEADER};
 use kvstore::Args;
-use kvstore_fuzz::commands::command;
-use kvstore_fuzz::input::Input;
+use kvstore_gen::any::command;
+use kvstore_gen::choices::Input;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

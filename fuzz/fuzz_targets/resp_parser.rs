@@ -6,7 +6,7 @@
 
 use kvstore::resp::{decode_command, encode_command, Limits, Parser, ProtocolError};
 use kvstore::Args;
-use kvstore_fuzz::input::Input;
+use kvstore_gen::choices::Input;
 use libfuzzer_sys::fuzz_target;
 
 /// The commands a parser returned, then the error that stopped it.

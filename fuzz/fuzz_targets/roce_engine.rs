@@ -15,7 +15,7 @@ use faultline_rdma_engine::roce::packet::{
     encode, Aeth, Bth, Ipv4Path, NakCode, Opcode as Rc, Packet, Reth, Syndrome, ROCE_PORT,
 };
 use hw::rdma::wire::{Opcode, WorkRequest, EXPOSE_REMOTE_READ, EXPOSE_REMOTE_WRITE};
-use kvstore_fuzz::input::Input;
+use kvstore_gen::choices::Input;
 use libfuzzer_sys::fuzz_target;
 use std::net::Ipv4Addr;
 

@@ -11,7 +11,7 @@ use kvstore::aof::check;
 use kvstore::aof::superblock::{
     self, read_slots, Extent, Slots, Superblock, AREAS_START, MAX_GENERATION, SIZE, SLOT_STRIDE,
 };
-use kvstore_fuzz::input::Input;
+use kvstore_gen::choices::Input;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,13 +1,11 @@
-//! Shared pieces of kvstore's fuzz targets (see `README.md`): a reader that
-//! turns the fuzzer's bytes into choices, a strict RESP2 reply decoder to
-//! check what the engine sends, a generator of commands with edge-case
-//! arguments (and of scripts), and the committed seeds.
+//! Shared pieces of kvstore's fuzz targets (see `README.md`): the steps of
+//! an engine session (its commands come from `kvstore-gen`, the generator
+//! the differential test shares), a strict RESP2 reply decoder to check
+//! what the engine sends, and the committed seeds. The reader that turns
+//! the fuzzer's bytes into choices is `kvstore_gen::choices::Input`.
 
 pub mod commands;
-pub mod families;
-pub mod input;
 pub mod reply;
-pub mod scripts;
 pub mod seeds;
 
 use std::collections::BTreeMap;

@@ -4,8 +4,8 @@
 //! (errors, compile errors, past the memory limit). Every loop is bounded:
 //! a script runs to its end.
 
-use crate::commands::{key, value};
-use crate::input::Input;
+use crate::any::{key, value};
+use crate::choices::Choices;
 
 /// Statements a body is made of.
 const STATEMENTS: &[&str] = &[
@@ -51,7 +51,7 @@ const RESULTS: &[&str] = &[
 
 /// The arguments of `EVAL` (or, one time in four, of `EVALSHA` with the
 /// body's SHA-1 or a made-up one): a body, one key and one argument.
-pub fn eval_args(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
+pub fn eval_args(inp: &mut dyn Choices, args: &mut Vec<Vec<u8>>) {
     let mut body = String::new();
     for _ in 0..inp.below(4) {
         body.push_str(inp.pick(STATEMENTS));
@@ -65,7 +65,7 @@ pub fn eval_args(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
 }
 
 /// The arguments of `SCRIPT`: a subcommand and what it takes.
-pub fn script_args(inp: &mut Input<'_>, args: &mut Vec<Vec<u8>>) {
+pub fn script_args(inp: &mut dyn Choices, args: &mut Vec<Vec<u8>>) {
     match inp.below(4) {
         0 => {
             args.push(b"LOAD".to_vec());

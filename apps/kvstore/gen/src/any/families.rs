@@ -1,20 +1,20 @@
 //! Arguments of the command families added after the first generator:
 //! HyperLogLog (`PF*`), the bit commands (`BITOP`, `BITPOS`,
 //! `BITFIELD`, `BITFIELD_RO`) and GEO (`GEOADD`, `GEOSEARCH`, ...). Keys are the shared ones of
-//! [`commands::key`](crate::commands::key), so these commands meet strings
+//! [`commands::key`](crate::any::key), so these commands meet strings
 //! and other types written by the rest; elements are few (so registers
 //! repeat) or any value, now and then a batch large enough to turn a
 //! HyperLogLog dense.
 
-use crate::commands::{key, value};
-use crate::input::Input;
+use crate::any::{key, value};
+use crate::choices::Choices;
 
 /// Names of the HyperLogLog commands (not `PFSELFTEST`: it adds ten
 /// million elements, seconds a call).
 pub const HLL_NAMES: &[&str] = &["PFADD", "PFCOUNT", "PFMERGE", "PFDEBUG"];
 
 /// The arguments of HyperLogLog command `name`.
-pub fn hll_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
+pub fn hll_args(inp: &mut dyn Choices, name: &str, args: &mut Vec<Vec<u8>>) {
     match name {
         "PFADD" => {
             args.push(key(inp));
@@ -46,7 +46,7 @@ pub fn hll_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
 }
 
 /// An element: one of a few, or any value.
-fn element(inp: &mut Input<'_>) -> Vec<u8> {
+fn element(inp: &mut dyn Choices) -> Vec<u8> {
     match inp.below(3) {
         0 => value(inp),
         _ => inp.pick(&["a", "b", "c", "1", ""]).into(),
@@ -59,8 +59,8 @@ pub const BIT_NAMES: &[&str] = &["BITOP", "BITPOS", "BITFIELD", "BITFIELD_RO"];
 /// The arguments of bit command `name`: operations and types among valid
 /// and invalid ones, offsets small, huge (up to `proto-max-bulk-len`) or
 /// malformed.
-pub fn bit_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
-    let number = |inp: &mut Input<'_>| -> Vec<u8> {
+pub fn bit_args(inp: &mut dyn Choices, name: &str, args: &mut Vec<Vec<u8>>) {
+    let number = |inp: &mut dyn Choices| -> Vec<u8> {
         match inp.below(3) {
             0 => inp
                 .pick(&["0", "1", "-1", "7", "-100", "x", "4294967295"])
@@ -127,7 +127,7 @@ pub const GEO_NAMES: &[&str] = &[
 
 /// A longitude, latitude, radius, width or height: in range, at an edge,
 /// out of range, infinite or malformed.
-fn degrees(inp: &mut Input<'_>) -> Vec<u8> {
+fn degrees(inp: &mut dyn Choices) -> Vec<u8> {
     match inp.below(3) {
         0 => inp
             .pick(&[
@@ -149,7 +149,7 @@ fn degrees(inp: &mut Input<'_>) -> Vec<u8> {
 
 /// The arguments of GEO command `name`: words of the syntax in any order
 /// and number, with the values they take drawn from edge cases.
-pub fn geo_args(inp: &mut Input<'_>, name: &str, args: &mut Vec<Vec<u8>>) {
+pub fn geo_args(inp: &mut dyn Choices, name: &str, args: &mut Vec<Vec<u8>>) {
     if name == "GEOSEARCHSTORE" {
         args.push(key(inp));
     }

@@ -24,7 +24,7 @@
 
 use super::{Check, Stream, NUMBERS};
 
-impl Stream {
+impl Stream<'_> {
     /// A key for a HyperLogLog command.
     fn hll_key(&mut self) -> Vec<u8> {
         if self.rng.chance(15) {
@@ -46,19 +46,19 @@ impl Stream {
                 args.push(self.hll_key());
                 if self.rng.chance(10) {
                     // A batch: enough of them turn the value dense.
-                    let base = self.rng.index(100_000);
+                    let base = self.rng.below(100_000);
                     for n in 0..self.rng.pick(&[100, 300, 1000]) {
                         args.push(format!("e{}", base + n).into_bytes());
                     }
                 } else {
-                    for _ in 0..self.rng.index(4) {
+                    for _ in 0..self.rng.below(4) {
                         let element = self.member();
                         args.push(element);
                     }
                 }
             }
             "PFCOUNT" | "PFMERGE" => {
-                for _ in 0..1 + self.rng.index(3) {
+                for _ in 0..1 + self.rng.below(3) {
                     let key = self.hll_key();
                     args.push(key);
                 }
@@ -94,14 +94,14 @@ impl Stream {
             "BITOP" => {
                 let op = self.rng.pick(&["AND", "OR", "XOR", "NOT", "not", "NAND"]);
                 args.extend([op.into(), self.key()]);
-                for _ in 0..1 + self.rng.index(3) {
+                for _ in 0..1 + self.rng.below(3) {
                     let key = self.key();
                     args.push(key);
                 }
             }
             "BITPOS" => {
                 args.extend([self.key(), self.rng.pick(&["0", "1", "1", "2", "x"]).into()]);
-                for _ in 0..self.rng.index(4) {
+                for _ in 0..self.rng.below(4) {
                     let arg = index(self);
                     args.push(arg);
                 }
@@ -112,7 +112,7 @@ impl Stream {
             _ => {
                 args.push(self.key());
                 let writes = name == "BITFIELD" || self.rng.chance(5);
-                for _ in 0..self.rng.index(5) {
+                for _ in 0..self.rng.below(5) {
                     let op = match writes {
                         true => self
                             .rng
@@ -131,9 +131,9 @@ impl Stream {
                     let width = self.rng.pick(&[
                         "i1", "i8", "u8", "i16", "u7", "i63", "i64", "u63", "u64", "i0", "x8",
                     ]);
-                    let offset = match self.rng.index(3) {
-                        0 => format!("#{}", self.rng.index(40)),
-                        1 => self.rng.index(300).to_string(),
+                    let offset = match self.rng.below(3) {
+                        0 => format!("#{}", self.rng.below(40)),
+                        1 => self.rng.below(300).to_string(),
                         _ => self.rng.pick(&["0", "-1", "#-1", "x", "7"]).to_string(),
                     };
                     args.extend([width.into(), offset.into_bytes()]);
@@ -172,7 +172,7 @@ impl Stream {
                 ])
                 .into();
         }
-        let n = centre * 100_000 + self.rng.index(200_000) as u32;
+        let n = centre * 100_000 + self.rng.below(200_000) as u32;
         format!("{}.{:05}", n / 100_000, n % 100_000).into_bytes()
     }
 
@@ -216,10 +216,10 @@ impl Stream {
         args.push(self.geo_key());
         match name {
             "GEOADD" => {
-                for _ in 0..self.rng.index(3) {
+                for _ in 0..self.rng.below(3) {
                     args.push(self.rng.pick(&["NX", "XX", "CH", "ch", "GT"]).into());
                 }
-                for _ in 0..1 + self.rng.index(3) {
+                for _ in 0..1 + self.rng.below(3) {
                     let (lon, lat, member) =
                         (self.coordinate(13), self.coordinate(37), self.member());
                     args.extend([lon, lat, member]);
@@ -232,7 +232,7 @@ impl Stream {
                 }
             }
             "GEOHASH" | "GEOPOS" => {
-                for _ in 0..self.rng.index(4) {
+                for _ in 0..self.rng.below(4) {
                     let member = self.member();
                     args.push(member);
                 }
@@ -249,7 +249,7 @@ impl Stream {
             _ => {
                 // GEOSEARCH and GEOSEARCHSTORE: a centre and an extent
                 // (now and then neither or both), then options.
-                match self.rng.index(10) {
+                match self.rng.below(10) {
                     0 => {}
                     1 => args.extend([
                         b"FROMMEMBER".to_vec(),
@@ -264,7 +264,7 @@ impl Stream {
                         args.extend([b"FROMLONLAT".to_vec(), lon, lat]);
                     }
                 }
-                match self.rng.index(10) {
+                match self.rng.below(10) {
                     0 => {}
                     1..=5 => {
                         args.extend([b"BYRADIUS".to_vec(), self.geo_distance(), self.geo_unit()])
@@ -287,8 +287,8 @@ impl Stream {
 
     /// Options of a GEO search, a few of them in any order.
     fn geo_options(&mut self, args: &mut Vec<Vec<u8>>, may_store: bool) {
-        for _ in 0..self.rng.index(4) {
-            match self.rng.index(if may_store { 9 } else { 7 }) {
+        for _ in 0..self.rng.below(4) {
+            match self.rng.below(if may_store { 9 } else { 7 }) {
                 0 => args.push(b"WITHDIST".to_vec()),
                 1 => args.push(b"WITHCOORD".to_vec()),
                 2 => args.push(b"WITHHASH".to_vec()),
