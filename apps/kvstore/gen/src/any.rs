@@ -1,8 +1,8 @@
-//! Random command sequences for the engine, built from the fuzzer's bytes:
-//! every command of kvstore's command table, with arguments chosen among
-//! edge cases (empty, huge and negative numbers, binary and large values,
-//! expiry times around the clock), sometimes with an argument too few or
-//! too many.
+//! Random commands for the engine, the fuzzer's (from its bytes, through
+//! [`Choices`]): every command of kvstore's command table, with arguments
+//! chosen among edge cases (empty, huge and negative numbers, binary and
+//! large values, expiry times around the clock), sometimes with an
+//! argument too few or too many.
 
 use crate::choices::Choices;
 

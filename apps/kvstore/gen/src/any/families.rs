@@ -1,7 +1,7 @@
 //! Arguments of the command families added after the first generator:
 //! HyperLogLog (`PF*`), the bit commands (`BITOP`, `BITPOS`,
 //! `BITFIELD`, `BITFIELD_RO`) and GEO (`GEOADD`, `GEOSEARCH`, ...). Keys are the shared ones of
-//! [`commands::key`](crate::any::key), so these commands meet strings
+//! [`any::key`](crate::any::key), so these commands meet strings
 //! and other types written by the rest; elements are few (so registers
 //! repeat) or any value, now and then a batch large enough to turn a
 //! HyperLogLog dense.
