@@ -18,6 +18,7 @@
 //! The second priority queue QEMU gives each GEM points at a descriptor
 //! the driver marks as never available, so it neither sends nor receives.
 
+use crate::dma_memory::DmaMemory;
 use crate::mmio::Mmio;
 use crate::phy::{Link, Mdio, MdioError, Speed};
 use core::sync::atomic::{fence, Ordering};
@@ -101,34 +102,10 @@ const TX_WRAP: u32 = 1 << 30;
 /// Transmit descriptor word 1: the last buffer of a frame.
 const TX_LAST: u32 = 1 << 15;
 
-/// Memory the MAC reads and writes by physical address: descriptor words
-/// at a physical address, for the rings (host tests use plain memory).
-pub trait DescriptorMemory {
-    /// Word `i` of the ring.
-    fn read(&self, i: usize) -> u32;
-    /// Sets word `i` of the ring.
-    fn write(&mut self, i: usize, value: u32);
-}
-
-/// A ring in identity-mapped memory the caller owns for good.
-pub struct Words(pub &'static mut [u32]);
-
-impl DescriptorMemory for Words {
-    fn read(&self, i: usize) -> u32 {
-        // SAFETY: `i` indexes the slice (checked); a volatile read because
-        // the MAC writes the ring behind the compiler's back.
-        unsafe { core::ptr::read_volatile(&self.0[i]) }
-    }
-    fn write(&mut self, i: usize, value: u32) {
-        // SAFETY: as above, for a write the MAC must see.
-        unsafe { core::ptr::write_volatile(&mut self.0[i], value) }
-    }
-}
-
 /// The receive ring: [`RING`] buffers of [`BUFFER`] bytes from `buffers`.
-pub struct RxRing<M> {
-    desc: M,
-    buffers: u64,
+pub struct RxRing {
+    desc: DmaMemory,
+    buffers: DmaMemory,
     next: usize,
 }
 
@@ -144,13 +121,15 @@ pub struct Received {
     pub len: usize,
 }
 
-impl<M: DescriptorMemory> RxRing<M> {
-    /// Every buffer handed to the MAC.
-    pub fn new(mut desc: M, buffers: u64) -> Self {
+impl RxRing {
+    /// Every buffer of `buffers` (at least [`RING`] x [`BUFFER`] bytes)
+    /// handed to the MAC.
+    pub fn new(mut desc: DmaMemory, buffers: DmaMemory) -> Self {
+        assert!(buffers.len() >= RING * BUFFER, "too few receive buffers");
         for i in 0..RING {
             let wrap = if i == RING - 1 { RX_WRAP } else { 0 };
-            desc.write(2 * i, (buffers + (i * BUFFER) as u64) as u32 | wrap);
-            desc.write(2 * i + 1, 0);
+            desc.set_u32(2 * i, buffers.addr_of(i * BUFFER) as u32 | wrap);
+            desc.set_u32(2 * i + 1, 0);
         }
         fence(Ordering::SeqCst);
         Self {
@@ -163,48 +142,57 @@ impl<M: DescriptorMemory> RxRing<M> {
     /// The oldest frame the MAC has placed, if any (in ring order).
     pub fn peek(&self) -> Option<Received> {
         let i = self.next;
-        if self.desc.read(2 * i) & RX_OWNED == 0 {
+        if self.desc.u32_at(2 * i) & RX_OWNED == 0 {
             return None;
         }
         fence(Ordering::Acquire);
-        let status = self.desc.read(2 * i + 1);
+        let status = self.desc.u32_at(2 * i + 1);
         let len = (status & RX_LENGTH) as usize;
         let whole = status & (RX_SOF | RX_EOF) == RX_SOF | RX_EOF && len <= BUFFER;
         Some(Received {
             index: i,
-            addr: self.buffers + (i * BUFFER) as u64,
+            addr: self.buffers.addr_of(i * BUFFER),
             len: if whole { len } else { 0 },
         })
+    }
+
+    /// The bytes of `frame` (from [`peek`](Self::peek)), which the MAC does
+    /// not write again before [`release`](Self::release).
+    pub fn frame(&self, frame: &Received) -> &[u8] {
+        let start = frame.index * BUFFER;
+        self.buffers.bytes(start..start + frame.len.min(BUFFER))
     }
 
     /// Gives the oldest frame's buffer back to the MAC.
     pub fn release(&mut self) {
         let i = self.next;
         let wrap = if i == RING - 1 { RX_WRAP } else { 0 };
-        self.desc.write(2 * i + 1, 0);
+        self.desc.set_u32(2 * i + 1, 0);
         fence(Ordering::Release);
         self.desc
-            .write(2 * i, (self.buffers + (i * BUFFER) as u64) as u32 | wrap);
+            .set_u32(2 * i, self.buffers.addr_of(i * BUFFER) as u32 | wrap);
         self.next = (i + 1) % RING;
     }
 }
 
 /// The transmit ring: [`RING`] buffers of [`BUFFER`] bytes from `buffers`.
-pub struct TxRing<M> {
-    desc: M,
-    buffers: u64,
+pub struct TxRing {
+    desc: DmaMemory,
+    buffers: DmaMemory,
     next: usize,
     oldest: usize,
     in_flight: usize,
 }
 
-impl<M: DescriptorMemory> TxRing<M> {
-    /// Every descriptor the driver's (nothing to send).
-    pub fn new(mut desc: M, buffers: u64) -> Self {
+impl TxRing {
+    /// Every descriptor the driver's (nothing to send), over `buffers` (at
+    /// least [`RING`] x [`BUFFER`] bytes).
+    pub fn new(mut desc: DmaMemory, buffers: DmaMemory) -> Self {
+        assert!(buffers.len() >= RING * BUFFER, "too few transmit buffers");
         for i in 0..RING {
             let wrap = if i == RING - 1 { TX_WRAP } else { 0 };
-            desc.write(2 * i, (buffers + (i * BUFFER) as u64) as u32);
-            desc.write(2 * i + 1, TX_USED | wrap);
+            desc.set_u32(2 * i, buffers.addr_of(i * BUFFER) as u32);
+            desc.set_u32(2 * i + 1, TX_USED | wrap);
         }
         fence(Ordering::SeqCst);
         Self {
@@ -218,7 +206,7 @@ impl<M: DescriptorMemory> TxRing<M> {
 
     /// Takes back the buffers the MAC has sent.
     pub fn reclaim(&mut self) {
-        while self.in_flight > 0 && self.desc.read(2 * self.oldest + 1) & TX_USED != 0 {
+        while self.in_flight > 0 && self.desc.u32_at(2 * self.oldest + 1) & TX_USED != 0 {
             self.oldest = (self.oldest + 1) % RING;
             self.in_flight -= 1;
         }
@@ -226,7 +214,14 @@ impl<M: DescriptorMemory> TxRing<M> {
 
     /// The physical address of the next free buffer, if one is free.
     pub fn free_buffer(&self) -> Option<u64> {
-        (self.in_flight < RING).then(|| self.buffers + (self.next * BUFFER) as u64)
+        (self.in_flight < RING).then(|| self.buffers.addr_of(self.next * BUFFER))
+    }
+
+    /// The first `len` bytes (at most [`BUFFER`]) of the next free buffer
+    /// to fill, if one is free; [`post`](Self::post) hands it to the MAC.
+    pub fn buffer_mut(&mut self, len: usize) -> Option<&mut [u8]> {
+        let start = self.next * BUFFER;
+        (self.in_flight < RING).then(|| self.buffers.bytes_mut(start..start + len.min(BUFFER)))
     }
 
     /// Hands the MAC the frame of `len` bytes written into the buffer
@@ -236,7 +231,7 @@ impl<M: DescriptorMemory> TxRing<M> {
         let wrap = if i == RING - 1 { TX_WRAP } else { 0 };
         fence(Ordering::Release);
         self.desc
-            .write(2 * i + 1, (len.min(BUFFER) as u32) | TX_LAST | wrap);
+            .set_u32(2 * i + 1, (len.min(BUFFER) as u32) | TX_LAST | wrap);
         self.next = (i + 1) % RING;
         self.in_flight += 1;
     }
@@ -248,18 +243,11 @@ pub struct Gem {
 }
 
 impl Gem {
-    /// Resets the MAC's state and starts it on the rings at `rx_ring` and
-    /// `tx_ring` (physical), with the second priority queue of each way
-    /// parked on `parked_rx` and `parked_tx` (two words each: never
-    /// available). Frames keep their FCS stripped; interrupts on every
-    /// received and sent frame.
-    pub fn start(
-        regs: Mmio,
-        rx_ring: u64,
-        tx_ring: u64,
-        parked: &mut Words,
-        parked_at: u64,
-    ) -> Self {
+    /// Resets the MAC's state and starts it on the rings `rx` and `tx`,
+    /// with the second priority queue of each way parked on `parked` (four
+    /// words: two for each way, never available). Frames keep their FCS
+    /// stripped; interrupts on every received and sent frame.
+    pub fn start(regs: Mmio, rx: &RxRing, tx: &TxRing, parked: &mut DmaMemory) -> Self {
         regs.write(NWCTRL, 0);
         regs.write(IDR, u32::MAX);
         let _ = regs.read(ISR);
@@ -267,18 +255,18 @@ impl Gem {
         regs.write(RXSTATUS, 0xf);
         // The parked queue-1 descriptors: receive "owned by the driver",
         // transmit "used", both wrapping onto themselves.
-        parked.write(0, RX_OWNED | RX_WRAP);
-        parked.write(1, 0);
-        parked.write(2, 0);
-        parked.write(3, TX_USED | TX_WRAP);
+        parked.set_u32(0, RX_OWNED | RX_WRAP);
+        parked.set_u32(1, 0);
+        parked.set_u32(2, 0);
+        parked.set_u32(3, TX_USED | TX_WRAP);
         fence(Ordering::SeqCst);
         regs.write(NWCFG, NWCFG_MDC_DIV64 | NWCFG_STRIP_FCS | NWCFG_FULL_DUPLEX);
         let dma = regs.read(DMACFG) & !(DMACFG_WIDE | DMACFG_RXBUF_MASK);
         regs.write(DMACFG, dma | ((BUFFER / 64) as u32) << DMACFG_RXBUF_SHIFT);
-        regs.write(RXQBASE, rx_ring as u32);
-        regs.write(TXQBASE, tx_ring as u32);
-        regs.write(RX_Q1_BASE, parked_at as u32);
-        regs.write(TX_Q1_BASE, (parked_at + 8) as u32);
+        regs.write(RXQBASE, rx.desc.addr() as u32);
+        regs.write(TXQBASE, tx.desc.addr() as u32);
+        regs.write(RX_Q1_BASE, parked.addr() as u32);
+        regs.write(TX_Q1_BASE, parked.addr_of(8) as u32);
         // The MAC address QEMU (or firmware) left: written back, which is
         // what makes the address filter use it.
         let (lo, hi) = (regs.read(SPADDR1LO), regs.read(SPADDR1HI));
@@ -382,31 +370,32 @@ impl Gem {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use alloc::vec;
-    use alloc::vec::Vec;
 
-    struct Plain(Vec<u32>);
-    impl DescriptorMemory for Plain {
-        fn read(&self, i: usize) -> u32 {
-            self.0[i]
-        }
-        fn write(&mut self, i: usize, value: u32) {
-            self.0[i] = value;
-        }
+    fn ring_memory() -> DmaMemory {
+        crate::dma_memory::test_memory(2 * RING * 4)
     }
 
-    const RX_BUFFERS: u64 = 0x1000_0000;
+    /// Sets the bits `bits` in descriptor word `i`, as the MAC does.
+    fn mac_sets(desc: &mut DmaMemory, i: usize, bits: u32) {
+        let w = desc.u32_at(i);
+        desc.set_u32(i, w | bits);
+    }
+
+    fn buffers() -> DmaMemory {
+        crate::dma_memory::test_memory(RING * BUFFER)
+    }
 
     /// What the MAC does with a frame: fill the current buffer, mark it.
-    fn mac_receives(ring: &mut RxRing<Plain>, i: usize, len: u32) {
-        ring.desc.0[2 * i + 1] = len | RX_SOF | RX_EOF;
-        ring.desc.0[2 * i] |= RX_OWNED;
+    fn mac_receives(ring: &mut RxRing, i: usize, len: u32) {
+        ring.desc.set_u32(2 * i + 1, len | RX_SOF | RX_EOF);
+        mac_sets(&mut ring.desc, 2 * i, RX_OWNED);
     }
 
     #[test]
     fn frames_come_out_in_ring_order_and_their_buffers_go_back() {
-        let mut rx = RxRing::new(Plain(vec![0; 2 * RING]), RX_BUFFERS);
-        assert_eq!(rx.desc.0[2 * (RING - 1)] & RX_WRAP, RX_WRAP);
+        let mut rx = RxRing::new(ring_memory(), buffers());
+        let rx_buffers = rx.buffers.addr();
+        assert_eq!(rx.desc.u32_at(2 * (RING - 1)) & RX_WRAP, RX_WRAP);
         assert_eq!(rx.peek(), None);
         mac_receives(&mut rx, 0, 60);
         mac_receives(&mut rx, 1, 1514);
@@ -414,50 +403,55 @@ mod tests {
             rx.peek(),
             Some(Received {
                 index: 0,
-                addr: RX_BUFFERS,
+                addr: rx_buffers,
                 len: 60
             })
         );
         rx.release();
-        assert_eq!(rx.desc.0[0], RX_BUFFERS as u32, "free again, address kept");
+        assert_eq!(
+            rx.desc.u32_at(0),
+            rx_buffers as u32,
+            "free again, address kept"
+        );
         let second = rx.peek().unwrap();
         assert_eq!((second.index, second.len), (1, 1514));
-        assert_eq!(second.addr, RX_BUFFERS + BUFFER as u64);
+        assert_eq!(second.addr, rx_buffers + BUFFER as u64);
         rx.release();
         assert_eq!(rx.peek(), None);
     }
 
     #[test]
     fn a_frame_the_driver_cannot_use_is_handed_out_empty() {
-        let mut rx = RxRing::new(Plain(vec![0; 2 * RING]), RX_BUFFERS);
+        let mut rx = RxRing::new(ring_memory(), buffers());
         // Only the start of a frame spread over buffers, and a length the
         // buffer cannot hold: both released unread.
-        rx.desc.0[1] = 100 | RX_SOF;
-        rx.desc.0[0] |= RX_OWNED;
+        rx.desc.set_u32(1, 100 | RX_SOF);
+        mac_sets(&mut rx.desc, 0, RX_OWNED);
         assert_eq!(rx.peek().map(|r| r.len), Some(0));
         rx.release();
-        rx.desc.0[3] = 0x1fff | RX_SOF | RX_EOF;
-        rx.desc.0[2] |= RX_OWNED;
+        rx.desc.set_u32(3, 0x1fff | RX_SOF | RX_EOF);
+        mac_sets(&mut rx.desc, 2, RX_OWNED);
         assert_eq!(rx.peek().map(|r| r.len), Some(0));
     }
 
     #[test]
     fn sending_fills_the_ring_and_sent_buffers_come_back_in_order() {
-        let mut tx = TxRing::new(Plain(vec![0; 2 * RING]), 0x2000_0000);
-        assert!(tx.desc.0.chunks(2).all(|d| d[1] & TX_USED != 0));
+        let mut tx = TxRing::new(ring_memory(), buffers());
+        let tx_buffers = tx.buffers.addr();
+        assert!((0..RING).all(|i| tx.desc.u32_at(2 * i + 1) & TX_USED != 0));
         for n in 0..RING {
             let buffer = tx.free_buffer().expect("room");
-            assert_eq!(buffer, 0x2000_0000 + ((n % RING) * BUFFER) as u64);
+            assert_eq!(buffer, tx_buffers + ((n % RING) * BUFFER) as u64);
             tx.post(100 + n);
         }
         assert_eq!(tx.free_buffer(), None, "every buffer is in flight");
-        let last = tx.desc.0[2 * (RING - 1) + 1];
+        let last = tx.desc.u32_at(2 * (RING - 1) + 1);
         assert_eq!(last, (100 + RING as u32 - 1) | TX_LAST | TX_WRAP);
         // The MAC sends the first two.
-        tx.desc.0[1] |= TX_USED;
-        tx.desc.0[3] |= TX_USED;
+        mac_sets(&mut tx.desc, 1, TX_USED);
+        mac_sets(&mut tx.desc, 3, TX_USED);
         tx.reclaim();
-        assert_eq!(tx.free_buffer(), Some(0x2000_0000));
+        assert_eq!(tx.free_buffer(), Some(tx_buffers));
         assert_eq!(tx.in_flight, RING - 2);
     }
 }

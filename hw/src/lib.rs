@@ -6,15 +6,21 @@
 //! board is chosen with one Cargo feature (`qemu-virt` or `zcu102`) when the
 //! image is built.
 #![cfg_attr(not(test), no_std)]
+// `unsafe` only where the hardware demands it: the register windows
+// (`mmio`) and memory shared with devices (`dma_memory`).
+#![deny(unsafe_code)]
 
 extern crate alloc;
 
 pub mod board;
+#[allow(unsafe_code)]
+pub mod dma_memory;
 pub mod edu;
 pub mod gem;
 pub mod gicv2;
 /// The image's memory layout, shared with the linker-script generator.
 pub mod layout;
+#[allow(unsafe_code)]
 pub mod mmio;
 pub mod nvme;
 pub mod pci;

@@ -17,7 +17,7 @@
 //! the table holds physical addresses: the engine declares itself
 //! physical and the scheduler gives it only pinned transfers.
 
-use crate::gem::DescriptorMemory;
+use crate::dma_memory::DmaMemory;
 use crate::mmio::Mmio;
 use alloc::vec::Vec;
 
@@ -323,7 +323,7 @@ impl SdCard {
 /// descriptors than `capacity`).
 pub fn write_adma2_table(
     runs: &[(u64, usize)],
-    table: &mut impl DescriptorMemory,
+    table: &mut DmaMemory,
     capacity: usize,
 ) -> Option<usize> {
     const VALID: u32 = 1 << 0;
@@ -351,8 +351,8 @@ pub fn write_adma2_table(
         let end = if i == last { END } else { 0 };
         // Attributes in bits 0-5, the length in 16-31 (0 means 64 KiB).
         let length = (len % MAX_LEN) as u32;
-        table.write(2 * i, VALID | TRANSFER | end | length << 16);
-        table.write(2 * i + 1, addr);
+        table.set_u32(2 * i, VALID | TRANSFER | end | length << 16);
+        table.set_u32(2 * i + 1, addr);
     }
     Some(pieces.len())
 }
@@ -376,24 +376,22 @@ const PAGE: usize = 4096;
 /// The card as an engine of the DMA scheduler: a segment is read from or
 /// written to the card at its device address (bytes, whole blocks) by the
 /// controller's ADMA2 engine, one at a time.
-pub struct SdEngine<M> {
+pub struct SdEngine {
     card: SdCard,
-    table: M,
-    table_at: u64,
+    table: DmaMemory,
     translate: fn(usize) -> Option<u64>,
     running: Option<dma::SegmentId>,
 }
 
-impl<M: DescriptorMemory> SdEngine<M> {
-    /// Engine over `card`, with `table` (at physical `table_at`, at least
-    /// [`TABLE_BYTES`]) for the descriptors; `translate` gives the frame
-    /// of a page a device may use (pinned), else `None`.
-    pub fn new(card: SdCard, table: M, table_at: u64, translate: fn(usize) -> Option<u64>) -> Self {
+impl SdEngine {
+    /// Engine over `card`, with `table` (at least [`TABLE_BYTES`]) for the
+    /// descriptors; `translate` gives the frame of a page a device may use
+    /// (pinned), else `None`.
+    pub fn new(card: SdCard, table: DmaMemory, translate: fn(usize) -> Option<u64>) -> Self {
         card.signal_transfer_end();
         Self {
             card,
             table,
-            table_at,
             translate,
             running: None,
         }
@@ -444,7 +442,7 @@ fn frame_runs(
     Some(runs)
 }
 
-impl<M: DescriptorMemory> dma::Engine for SdEngine<M> {
+impl dma::Engine for SdEngine {
     fn caps(&self) -> dma::EngineCaps {
         dma::EngineCaps {
             max_segment: MAX_SEGMENT,
@@ -472,7 +470,7 @@ impl<M: DescriptorMemory> dma::Engine for SdEngine<M> {
         let read = seg.direction == dma::Direction::FromDevice;
         let lba = seg.device_addr / BLOCK as u64;
         self.card
-            .start_transfer(lba, memory.len() / BLOCK, read, self.table_at)
+            .start_transfer(lba, memory.len() / BLOCK, read, self.table.addr())
             .map_err(|e| match e {
                 SdError::Command(_, code) => dma::EngineError::Device(code),
                 _ => dma::EngineError::Device(u32::MAX),
@@ -503,28 +501,21 @@ mod tests {
         w
     }
 
-    /// Plain memory standing in for the identity-mapped table.
-    struct Table(Vec<u32>);
-
-    impl DescriptorMemory for Table {
-        fn read(&self, i: usize) -> u32 {
-            self.0[i]
-        }
-        fn write(&mut self, i: usize, value: u32) {
-            self.0[i] = value;
-        }
+    /// Heap memory standing in for the identity-mapped table.
+    fn table() -> DmaMemory {
+        crate::dma_memory::test_memory(16 * 4)
     }
 
     #[test]
     fn the_adma2_table_describes_each_run_and_ends_on_the_last() {
-        let mut table = Table(alloc::vec![0; 16]);
+        let mut table = table();
         // 96 KiB from one place (two descriptors: 64 KiB is the most one
         // carries), then 512 bytes elsewhere.
         let runs = [(0x4000_0000, 96 << 10), (0x1000, 512)];
         assert_eq!(write_adma2_table(&runs, &mut table, 8), Some(3));
         // Valid, transfer; length 0 stands for 64 KiB.
         assert_eq!(
-            table.0[..6],
+            (0..6).map(|i| table.u32_at(i)).collect::<Vec<_>>(),
             [
                 0x0000_0021,
                 0x4000_0000,
@@ -538,7 +529,7 @@ mod tests {
 
     #[test]
     fn runs_the_table_cannot_describe_are_refused() {
-        let mut table = Table(alloc::vec![0; 16]);
+        let mut table = table();
         assert_eq!(
             write_adma2_table(&[(0x1002, 512)], &mut table, 8),
             None,

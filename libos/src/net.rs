@@ -23,10 +23,12 @@
 extern crate alloc;
 
 use crate::mm;
+use crate::mm::device_memory::{self, DeviceFrames};
 use alloc::vec;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
 use core::sync::atomic::{AtomicUsize, Ordering};
+use hw::dma_memory::DmaAllocator;
 use hw::virtio_tokens::InFlight;
 use smoltcp::iface::{Config, Interface, SocketSet};
 use smoltcp::phy::{self, Device, DeviceCapabilities, Medium};
@@ -66,9 +68,12 @@ fn in_packet_pool(buffer: NonNull<[u8]>) -> bool {
 // which `unshare` copies back and releases.
 unsafe impl Hal for KernelHal {
     fn dma_alloc(pages: usize, _direction: BufferDirection) -> (PhysAddr, NonNull<u8>) {
-        let pa = mm::alloc_contiguous(pages, mm::FRAME_SIZE).expect("frames for virtio queues");
-        // SAFETY: the frames were just allocated and are identity-mapped.
-        unsafe { core::ptr::write_bytes(pa as *mut u8, 0, pages * mm::FRAME_SIZE) };
+        // virtio-drivers keeps its queues by address: the device memory is
+        // handed over as one, and comes back in `dma_dealloc`.
+        let memory = DeviceFrames
+            .alloc(pages * mm::FRAME_SIZE, mm::FRAME_SIZE)
+            .expect("frames for virtio queues");
+        let pa = device_memory::into_raw(memory);
         (
             pa as PhysAddr,
             NonNull::new(pa as *mut u8).expect("frame 0 is never allocated"),
@@ -76,7 +81,7 @@ unsafe impl Hal for KernelHal {
     }
 
     unsafe fn dma_dealloc(paddr: PhysAddr, _vaddr: NonNull<u8>, pages: usize) -> i32 {
-        mm::free_contiguous(paddr as usize, pages);
+        device_memory::free_raw(paddr as usize, pages);
         0
     }
 

@@ -58,7 +58,7 @@ pub trait Iommu {
     fn collect_faults<const N: usize>(&mut self, set: &mut FaultSet<N>) -> Collected;
 }
 
-impl<R: crate::v3::Regs, M: crate::v3::QueueMemory> Iommu for crate::v3::Smmu<R, M> {
+impl<R: crate::v3::Regs, M: crate::v3::DmaAllocator> Iommu for crate::v3::Smmu<R, M> {
     type Error = crate::v3::Error;
 
     fn attach(&mut self, sid: u32, params: &CdParams) -> Result<(), Self::Error> {

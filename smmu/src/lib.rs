@@ -19,11 +19,14 @@
 //!
 //! Everything but the register and memory accesses is pure and tested on the
 //! host; the drivers reach the hardware only through the [`v3::Regs`] and
-//! [`v3::QueueMemory`] traits.
+//! [`v3::DmaAllocator`] traits.
 //!
 //! Feature `hw` implements [`v3::Regs`] for `hw::mmio::Mmio`, the kernel's
 //! register window type.
 #![no_std]
+// `unsafe` only where the hardware demands it: the register window
+// (`mmio_regs`) and the vector scan of the event queue (`v3::records`).
+#![deny(unsafe_code)]
 
 extern crate alloc;
 
@@ -31,6 +34,7 @@ pub mod fault;
 pub mod grants;
 mod iommu;
 #[cfg(feature = "hw")]
+#[allow(unsafe_code)]
 mod mmio_regs;
 pub mod v2;
 pub mod v3;

@@ -15,7 +15,7 @@ use smmu::{Access, Fault, FaultKind};
 
 /// Drains the event queue into `faults` through the driver's fault set,
 /// which starts with what `faults` holds (so those are not added again).
-fn drain_into<R: smmu::v3::Regs, M: smmu::v3::QueueMemory>(
+fn drain_into<R: smmu::v3::Regs, M: smmu::v3::DmaAllocator>(
     smmu: &mut Smmu<R, M>,
     faults: &mut Vec<Fault>,
 ) -> FaultsDrained {

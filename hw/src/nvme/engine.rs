@@ -1,7 +1,9 @@
 //! An NVMe namespace as an engine of the DMA scheduler: one command per
 //! segment, its slot in the I/O queue as the command identifier.
 
-use super::{sgl, Nvme, NvmeError, QueueMemory, IO_QUEUE_ENTRIES, OP_READ, OP_WRITE};
+use super::{page, sgl, Nvme, NvmeError, IO_QUEUE_ENTRIES, OP_READ, OP_WRITE};
+use crate::dma_memory::{DmaAllocator, DmaMemory};
+use alloc::vec::Vec;
 
 /// An NVMe namespace as an engine of the DMA scheduler: a segment is one
 /// read or write command whose PRPs or SGL are the segment's IOVAs, and
@@ -16,7 +18,7 @@ pub struct NvmeEngine {
     /// The controller was stopped ([`NvmeEngine::stop`]): no more commands.
     stopped: bool,
     /// One pinned PRP-list (or SGL) page per slot.
-    prp_lists: [usize; IO_QUEUE_ENTRIES as usize],
+    prp_lists: Vec<DmaMemory>,
 }
 
 /// `EngineError::Device` code for a segment that is not block-aligned.
@@ -25,11 +27,10 @@ pub const ERROR_MISALIGNED: u32 = 0x1_0000;
 impl NvmeEngine {
     /// Engine over `nvme`, whose DMA carries StreamID `stream`; PRP-list
     /// pages come from `memory`.
-    pub fn new(nvme: Nvme, stream: u32, memory: &mut dyn QueueMemory) -> Result<Self, NvmeError> {
-        let mut prp_lists = [0; IO_QUEUE_ENTRIES as usize];
-        for page in prp_lists.iter_mut() {
-            *page = memory.alloc_pages(1).ok_or(NvmeError::NoMemory)?;
-        }
+    pub fn new(nvme: Nvme, stream: u32, memory: &mut dyn DmaAllocator) -> Result<Self, NvmeError> {
+        let prp_lists = (0..IO_QUEUE_ENTRIES)
+            .map(|_| page(memory))
+            .collect::<Result<Vec<_>, _>>()?;
         Ok(Self {
             nvme,
             stream,
@@ -113,10 +114,13 @@ impl dma::Engine for NvmeEngine {
             dma::Direction::FromDevice => OP_READ,
         };
         let lba = seg.device_addr / block;
-        match self
-            .nvme
-            .submit(slot as u16, opcode, lba, &seg.pieces, self.prp_lists[slot])
-        {
+        match self.nvme.submit(
+            slot as u16,
+            opcode,
+            lba,
+            &seg.pieces,
+            &mut self.prp_lists[slot],
+        ) {
             Ok(()) => {
                 self.slots[slot] = Some(seg.id);
                 Ok(())

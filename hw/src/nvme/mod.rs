@@ -7,7 +7,7 @@
 //!
 //! Queues and PRP lists must stay in memory that never faults (a fault on a
 //! queue entry kills the controller, one on a PRP list fails the command), so
-//! the caller provides them from pinned, identity-mapped frames ([`QueueMemory`]).
+//! the caller provides them as pinned [`DmaMemory`] from a [`DmaAllocator`].
 //!
 //! ```text
 //!  submit(cmd) ─► SQ[tail] ─► doorbell ─► controller DMAs data (PRPs = IOVAs)
@@ -19,6 +19,7 @@ pub mod sgl;
 
 pub use engine::{NvmeEngine, ERROR_MISALIGNED};
 
+use crate::dma_memory::{DmaAllocator, DmaMemory};
 use crate::mmio::Mmio;
 use core::ops::Range;
 use core::sync::atomic::{fence, Ordering};
@@ -45,12 +46,6 @@ const ADMIN_IDENTIFY: u8 = 0x06;
 pub const OP_WRITE: u8 = 0x01;
 /// I/O command: read.
 pub const OP_READ: u8 = 0x02;
-
-/// Physically contiguous, zeroed, identity-mapped memory that never faults.
-pub trait QueueMemory {
-    /// `pages` pages aligned to a page; the address is also the bus address.
-    fn alloc_pages(&mut self, pages: usize) -> Option<usize>;
-}
 
 /// What can go wrong talking to the controller.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -114,7 +109,7 @@ pub struct Completion {
 }
 
 struct Queue {
-    base: usize,
+    memory: DmaMemory,
     entries: u16,
     index: u16,
     phase: bool,
@@ -139,6 +134,11 @@ pub struct Nvme {
     in_flight: u16,
 }
 
+/// One page of [`DmaMemory`] from `memory`.
+pub(crate) fn page(memory: &mut dyn DmaAllocator) -> Result<DmaMemory, NvmeError> {
+    memory.alloc(PAGE, PAGE).ok_or(NvmeError::NoMemory)
+}
+
 fn spin_until(mut done: impl FnMut() -> bool, spins: u64) -> bool {
     for _ in 0..spins {
         if done() {
@@ -156,7 +156,7 @@ const ADMIN_ENTRIES: u16 = 16;
 impl Nvme {
     /// Resets and enables the controller, identifies namespace 1, and
     /// creates the I/O queues.
-    pub fn init(regs: Mmio, memory: &mut dyn QueueMemory) -> Result<Nvme, NvmeError> {
+    pub fn init(regs: Mmio, memory: &mut dyn DmaAllocator) -> Result<Nvme, NvmeError> {
         let cap = regs.read(CAP) as u64 | (regs.read(CAP + 4) as u64) << 32;
         let doorbell_stride = 4 << ((cap >> 32) & 0xf);
         let max_entries = ((cap & 0xffff) + 1) as u16;
@@ -166,10 +166,10 @@ impl Nvme {
             return Err(NvmeError::Timeout);
         }
         let mut alloc = |entries: u16, size: usize| -> Result<Queue, NvmeError> {
-            let pages = (entries as usize * size).div_ceil(PAGE);
-            let base = memory.alloc_pages(pages).ok_or(NvmeError::NoMemory)?;
+            let bytes = (entries as usize * size).next_multiple_of(PAGE);
+            let memory = memory.alloc(bytes, PAGE).ok_or(NvmeError::NoMemory)?;
             Ok(Queue {
-                base,
+                memory,
                 entries,
                 index: 0,
                 phase: true,
@@ -180,15 +180,15 @@ impl Nvme {
         let io_entries = IO_QUEUE_ENTRIES.min(max_entries);
         let io_sq = alloc(io_entries, 64)?;
         let io_cq = alloc(io_entries, 16)?;
-        let identify = memory.alloc_pages(1).ok_or(NvmeError::NoMemory)?;
+        let identify = page(memory)?;
         regs.write(
             AQA,
             ((ADMIN_ENTRIES as u32 - 1) << 16) | (ADMIN_ENTRIES as u32 - 1),
         );
-        regs.write(ASQ, admin_sq.base as u32);
-        regs.write(ASQ + 4, (admin_sq.base as u64 >> 32) as u32);
-        regs.write(ACQ, admin_cq.base as u32);
-        regs.write(ACQ + 4, (admin_cq.base as u64 >> 32) as u32);
+        regs.write(ASQ, admin_sq.memory.addr() as u32);
+        regs.write(ASQ + 4, (admin_sq.memory.addr() >> 32) as u32);
+        regs.write(ACQ, admin_cq.memory.addr() as u32);
+        regs.write(ACQ + 4, (admin_cq.memory.addr() >> 32) as u32);
         regs.write(INTMS, u32::MAX);
         // EN, NVM command set, 4 KiB pages, round robin, 64-byte SQEs, 16-byte CQEs.
         regs.write(CC, 1 | (6 << 16) | (4 << 20));
@@ -214,26 +214,15 @@ impl Nvme {
             in_flight: 0,
         };
         // Identify controller: MDTS (byte 77) bounds a command's transfer.
-        nvme.admin(ADMIN_IDENTIFY, 0, identify as u64, [1, 0, 0])?;
-        // SAFETY: the identify page is ours, identity-mapped, and the
-        // controller finished writing it (its completion was seen above).
-        let (mdts, sgls) = unsafe {
-            (
-                core::ptr::read_volatile((identify + 77) as *const u8),
-                core::ptr::read_volatile((identify + 536) as *const u32),
-            )
-        };
+        nvme.admin(ADMIN_IDENTIFY, 0, identify.addr(), [1, 0, 0])?;
+        let (mdts, sgls) = (identify.u8_at(77), identify.u32_at(536 / 4));
         nvme.sgl = sgl::supported(u32::from_le(sgls));
         // Identify namespace 1: size and LBA format.
-        nvme.admin(ADMIN_IDENTIFY, 1, identify as u64, [0, 0, 0])?;
-        // SAFETY: as above.
-        let (nsze, lbaf) = unsafe {
-            let nsze = core::ptr::read_volatile(identify as *const u64);
-            let flbas = core::ptr::read_volatile((identify + 26) as *const u8) & 0xf;
-            let lbaf =
-                core::ptr::read_volatile((identify + 128 + 4 * flbas as usize) as *const u32);
-            (nsze, lbaf)
-        };
+        nvme.admin(ADMIN_IDENTIFY, 1, identify.addr(), [0, 0, 0])?;
+        let nsze = u64::from_le(identify.u64_at(0));
+        let flbas = identify.u8_at(26) & 0xf;
+        // The LBA formats start at byte 128, four bytes each.
+        let lbaf = u32::from_le(identify.u32_at(32 + usize::from(flbas)));
         let (max_transfer, block_size) = geometry(mdts, lbaf, nsze)?;
         nvme.blocks = nsze;
         nvme.max_transfer = max_transfer;
@@ -243,14 +232,14 @@ impl Nvme {
         nvme.admin(
             ADMIN_CREATE_CQ,
             0,
-            nvme.io_cq.base as u64,
+            nvme.io_cq.memory.addr(),
             [1 | (entries - 1) << 16, 0b11, 0],
         )?;
         // Create the I/O submission queue (ID 1, contiguous, completing to CQ 1).
         nvme.admin(
             ADMIN_CREATE_SQ,
             0,
-            nvme.io_sq.base as u64,
+            nvme.io_sq.memory.addr(),
             [1 | (entries - 1) << 16, 1 | 1 << 16, 0],
         )?;
         // Let the I/O queue's completions raise the interrupt (vector 0).
@@ -318,8 +307,8 @@ impl Nvme {
 
     /// Queues a read or write at `lba` whose data is `pieces` (IOVAs,
     /// concatenated; their total a multiple of the block size). `list` is a
-    /// pinned page this command may use for its PRP list or SGL; it must
-    /// stay untouched until the command completes.
+    /// page this command may use for its PRP list or SGL; it must stay
+    /// untouched until the command completes.
     ///
     /// One dword-aligned piece goes as PRPs (any controller); several
     /// pieces, or one at an odd address, as an SGL, if the controller takes
@@ -330,7 +319,7 @@ impl Nvme {
         opcode: u8,
         lba: u64,
         pieces: &[Range<usize>],
-        list: usize,
+        list: &mut DmaMemory,
     ) -> Result<(), NvmeError> {
         let len: usize = pieces.iter().map(|p| p.len()).sum();
         if len == 0 || !len.is_multiple_of(self.block_size) || len > self.max_transfer {
@@ -350,14 +339,9 @@ impl Nvme {
             }
             _ if !self.sgl => return Err(NvmeError::BadRequest),
             _ => {
-                // SAFETY: `list` is a pinned, identity-mapped page reserved
-                // for this command; the controller reads it only after the
-                // doorbell (below, after a fence).
-                let descriptors = unsafe {
-                    core::slice::from_raw_parts_mut(list as *mut [u64; 2], sgl::MAX_PIECES)
-                };
-                let dptr =
-                    sgl::encode(pieces, descriptors, list).map_err(|_| NvmeError::BadRequest)?;
+                // The controller reads the list only after the doorbell
+                // (below, after a fence).
+                let dptr = sgl::encode(pieces, list).map_err(|_| NvmeError::BadRequest)?;
                 // PSDT 01b: SGLs for the data.
                 (1u32 << 14, dptr)
             }
@@ -415,8 +399,8 @@ impl Nvme {
 
 /// PRP1 and PRP2 for `len` bytes at `iova`: PRP2 is the second page when the
 /// data spans exactly two pages, else the address of a PRP list written into
-/// the page at `list` (page addresses of the data after the first page).
-pub fn build_prps(iova: u64, len: usize, list: usize) -> (u64, u64) {
+/// the page `list` (page addresses of the data after the first page).
+pub fn build_prps(iova: u64, len: usize, list: &mut DmaMemory) -> (u64, u64) {
     let first_len = PAGE - (iova as usize % PAGE);
     if len <= first_len {
         return (iova, 0);
@@ -427,32 +411,28 @@ pub fn build_prps(iova: u64, len: usize, list: usize) -> (u64, u64) {
         return (iova, second);
     }
     assert!(
-        rest_pages <= PAGE / 8,
+        rest_pages <= PAGE / 8 && rest_pages * 8 <= list.len(),
         "transfer too long for one PRP list page"
     );
     for i in 0..rest_pages {
-        // SAFETY: `list` is a pinned, identity-mapped page reserved for this
-        // command, and `i` stays within its 512 entries.
-        unsafe { core::ptr::write_volatile((list as *mut u64).add(i), second + (i * PAGE) as u64) };
+        list.set_u64(i, second + (i * PAGE) as u64);
     }
-    (iova, list as u64)
+    (iova, list.addr())
 }
 
 fn write_entry(sq: &mut Queue, entry: &[u32; 16]) {
-    let slot = sq.base + sq.index as usize * 64;
+    // 64-byte entries: 16 words each. The controller reads the entry only
+    // after the doorbell.
+    let slot = sq.index as usize * 16;
     for (i, word) in entry.iter().enumerate() {
-        // SAFETY: the queue's pages belong to this driver and the slot is
-        // inside them; the controller reads it only after the doorbell.
-        unsafe { core::ptr::write_volatile((slot as *mut u32).add(i), *word) };
+        sq.memory.set_u32(slot + i, *word);
     }
     sq.index = (sq.index + 1) % sq.entries;
 }
 
 fn take_completion(cq: &mut Queue) -> Option<Completion> {
-    let slot = cq.base + cq.index as usize * 16;
-    // SAFETY: the completion queue's pages belong to this driver; the
-    // controller writes entries, the driver only reads them.
-    let dw3 = unsafe { core::ptr::read_volatile((slot as *const u32).add(3)) };
+    // 16-byte entries: dword 3 holds the phase, status and identifier.
+    let dw3 = cq.memory.u32_at(cq.index as usize * 4 + 3);
     if (dw3 >> 16) & 1 != cq.phase as u32 {
         return None;
     }
@@ -479,15 +459,20 @@ mod tests {
 
     #[test]
     fn prps_cover_one_two_and_many_pages() {
-        assert_eq!(build_prps(0x10_0000, 512, 0), (0x10_0000, 0));
-        assert_eq!(build_prps(0x10_0f00, 0x200, 0), (0x10_0f00, 0x10_1000));
-        assert_eq!(build_prps(0x10_0000, 2 * PAGE, 0), (0x10_0000, 0x10_1000));
-        let mut list = vec![0u64; 512];
-        let addr = list.as_mut_ptr() as usize;
-        let (p1, p2) = build_prps(0x10_0000, 4 * PAGE, addr);
-        assert_eq!((p1, p2), (0x10_0000, addr as u64));
-        assert_eq!(&list[..3], &[0x10_1000, 0x10_2000, 0x10_3000]);
-        assert_eq!(list[3], 0);
+        let mut list = crate::dma_memory::test_memory(PAGE);
+        assert_eq!(build_prps(0x10_0000, 512, &mut list), (0x10_0000, 0));
+        assert_eq!(
+            build_prps(0x10_0f00, 0x200, &mut list),
+            (0x10_0f00, 0x10_1000)
+        );
+        assert_eq!(
+            build_prps(0x10_0000, 2 * PAGE, &mut list),
+            (0x10_0000, 0x10_1000)
+        );
+        let (p1, p2) = build_prps(0x10_0000, 4 * PAGE, &mut list);
+        assert_eq!((p1, p2), (0x10_0000, list.addr()));
+        let words: alloc::vec::Vec<u64> = (0..4).map(|i| list.u64_at(i)).collect();
+        assert_eq!(words, [0x10_1000, 0x10_2000, 0x10_3000, 0]);
     }
 
     #[test]

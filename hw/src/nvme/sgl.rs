@@ -12,6 +12,7 @@
 //! identifier byte whose high nibble is the type. The list lives in a page
 //! reserved for the command (the one PRP lists use), so it never faults.
 
+use crate::dma_memory::DmaMemory;
 use core::ops::Range;
 
 /// Descriptor type: one piece of data.
@@ -48,12 +49,8 @@ pub enum SglError {
 
 /// The data pointer (DPTR, command dwords 6..10) for `pieces` (IOVAs, in
 /// order). With more than one piece the data block descriptors are written
-/// to `list` (the command's list page, at bus address `list_address`).
-pub fn encode(
-    pieces: &[Range<usize>],
-    list: &mut [[u64; 2]],
-    list_address: usize,
-) -> Result<[u64; 2], SglError> {
+/// to `list` (the command's list page).
+pub fn encode(pieces: &[Range<usize>], list: &mut DmaMemory) -> Result<[u64; 2], SglError> {
     let data = |p: &Range<usize>| -> Result<[u64; 2], SglError> {
         let len = u32::try_from(p.len()).ok().filter(|&n| n > 0);
         Ok(descriptor(
@@ -65,13 +62,17 @@ pub fn encode(
     match pieces {
         [] => Err(SglError::BadPiece),
         [one] => data(one),
-        many if many.len() > list.len() || many.len() > MAX_PIECES => Err(SglError::TooMany),
+        many if many.len() * DESCRIPTOR > list.len() || many.len() > MAX_PIECES => {
+            Err(SglError::TooMany)
+        }
         many => {
-            for (slot, p) in list.iter_mut().zip(many) {
-                *slot = data(p)?;
+            for (slot, p) in many.iter().enumerate() {
+                let [address, length] = data(p)?;
+                list.set_u64(2 * slot, address);
+                list.set_u64(2 * slot + 1, length);
             }
             let bytes = (many.len() * DESCRIPTOR) as u32;
-            Ok(descriptor(list_address as u64, bytes, LAST_SEGMENT))
+            Ok(descriptor(list.addr(), bytes, LAST_SEGMENT))
         }
     }
 }
@@ -79,27 +80,36 @@ pub fn encode(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::dma_memory::test_memory;
+    use alloc::vec::Vec;
+
+    /// The list's descriptors, as the controller would read them.
+    fn descriptors(list: &DmaMemory) -> Vec<[u64; 2]> {
+        (0..list.len() / DESCRIPTOR)
+            .map(|i| [list.u64_at(2 * i), list.u64_at(2 * i + 1)])
+            .collect()
+    }
 
     #[test]
     fn one_piece_is_a_data_block_in_the_command() {
-        let mut list = [[0; 2]; 4];
+        let mut list = test_memory(4 * DESCRIPTOR);
         let dptr = encode(
             core::slice::from_ref(&(0x4000_0003..0x4000_1003)),
             &mut list,
-            0x9000,
         )
         .unwrap();
         assert_eq!(dptr, [0x4000_0003, 0x1000]);
-        assert_eq!(list, [[0; 2]; 4], "no list needed");
+        assert_eq!(descriptors(&list), [[0; 2]; 4], "no list needed");
     }
 
     #[test]
     fn several_pieces_go_to_the_list_behind_a_last_segment_descriptor() {
-        let mut list = [[0; 2]; 4];
+        let mut list = test_memory(4 * DESCRIPTOR);
         let pieces = [0x1000..0x101e, 0x5_0003..0x5_1003, 0x101e..0x1020];
-        let dptr = encode(&pieces, &mut list, 0x9000).unwrap();
+        let dptr = encode(&pieces, &mut list).unwrap();
         // Type 3 in the identifier byte (byte 15), 3 descriptors = 48 bytes.
-        assert_eq!(dptr, [0x9000, 0x3000_0000_0000_0000 | 48]);
+        assert_eq!(dptr, [list.addr(), 0x3000_0000_0000_0000 | 48]);
+        let list = descriptors(&list);
         assert_eq!(list[0], [0x1000, 30]);
         assert_eq!(list[1], [0x5_0003, 4096]);
         assert_eq!(list[2], [0x101e, 2]);
@@ -111,18 +121,18 @@ mod tests {
 
     #[test]
     fn bad_lists_are_refused() {
-        let mut list = [[0; 2]; 2];
-        assert_eq!(encode(&[], &mut list, 0), Err(SglError::BadPiece));
+        let mut list = test_memory(2 * DESCRIPTOR);
+        assert_eq!(encode(&[], &mut list), Err(SglError::BadPiece));
         assert_eq!(
-            encode(core::slice::from_ref(&(5..5)), &mut list, 0),
+            encode(core::slice::from_ref(&(5..5)), &mut list),
             Err(SglError::BadPiece)
         );
         assert_eq!(
-            encode(core::slice::from_ref(&(0..1 << 32)), &mut list, 0),
+            encode(core::slice::from_ref(&(0..1 << 32)), &mut list),
             Err(SglError::BadPiece)
         );
         let three = [0..1, 2..3, 4..5];
-        assert_eq!(encode(&three, &mut list, 0), Err(SglError::TooMany));
+        assert_eq!(encode(&three, &mut list), Err(SglError::TooMany));
     }
 
     #[test]

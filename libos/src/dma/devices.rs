@@ -6,12 +6,14 @@ extern crate alloc;
 
 use super::service::{add_engine, service_from_irq};
 use crate::mm;
+use crate::mm::device_memory::{self, DeviceFrames};
 use alloc::boxed::Box;
 use dma::EngineId;
+use hw::dma_memory::{DmaAllocator, DmaMemory};
 use hw::edu::{Edu, EduEngine};
 use hw::gicv2::Trigger;
 use hw::mmio::Mmio;
-use hw::nvme::{Nvme, NvmeEngine, QueueMemory};
+use hw::nvme::{Nvme, NvmeEngine};
 /// The device error a ZDMA segment ends with when its memory is not
 /// pinned (see [`zdma`]).
 pub use hw::zdma::NOT_DMA_MEMORY as ZDMA_NOT_DMA_MEMORY;
@@ -33,24 +35,23 @@ pub enum DeviceError {
     OutOfMemory,
 }
 
-/// Zeroed contiguous frames for queues and PRP lists (pinned for good),
-/// granted to the device `stream` for good.
-struct Frames {
+/// Device memory for queues and PRP lists (pinned for good), granted to
+/// the device `stream` for good: behind the SMMU the controller reaches
+/// only what it was granted.
+struct GrantedFrames {
     stream: u32,
 }
 
-impl QueueMemory for Frames {
-    fn alloc_pages(&mut self, pages: usize) -> Option<usize> {
-        let start = mm::alloc_contiguous(pages, mm::FRAME_SIZE).ok()?;
-        // SAFETY: freshly allocated frames, identity-mapped read-write.
-        unsafe { core::ptr::write_bytes(start as *mut u8, 0, pages * mm::FRAME_SIZE) };
-        let frames = start..start + pages * mm::FRAME_SIZE;
-        if let Err(e) = crate::iommu::grant_frames(self.stream, frames) {
+impl DmaAllocator for GrantedFrames {
+    fn alloc(&mut self, bytes: usize, align: usize) -> Option<DmaMemory> {
+        let memory = DeviceFrames.alloc(bytes, align)?;
+        let start = memory.addr() as usize;
+        if let Err(e) = crate::iommu::grant_frames(self.stream, start..start + memory.len()) {
             log::error!("queue frames for stream {:#x}: {e:?}", self.stream);
-            mm::free_contiguous(start, pages);
+            device_memory::free(memory);
             return None;
         }
-        Some(start)
+        Some(memory)
     }
 }
 
@@ -163,17 +164,11 @@ fn open_sd() -> Result<(EngineId, NvmeInfo), DeviceError> {
     // window the kernel maps as device memory; nothing else drives it.
     let regs = unsafe { Mmio::new(base, 0x1000) };
     let card = hw::sdhci::SdCard::init(regs).map_err(DeviceError::Sd)?;
-    let pages = hw::sdhci::TABLE_BYTES.div_ceil(mm::FRAME_SIZE);
-    let table_at =
-        mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| DeviceError::OutOfMemory)?;
-    // SAFETY: the frames were just allocated for good to the controller's
-    // descriptor table, identity-mapped read-write, aligned; nothing else
-    // refers to them.
-    let table = hw::gem::Words(unsafe {
-        core::slice::from_raw_parts_mut(table_at as *mut u32, hw::sdhci::TABLE_BYTES / 4)
-    });
+    let table = DeviceFrames
+        .alloc(hw::sdhci::TABLE_BYTES, mm::FRAME_SIZE)
+        .ok_or(DeviceError::OutOfMemory)?;
     let translate: fn(usize) -> Option<u64> = |va| mm::dma_frame(va).map(|pa| pa as u64);
-    let engine = hw::sdhci::SdEngine::new(card, table, table_at as u64, translate);
+    let engine = hw::sdhci::SdEngine::new(card, table, translate);
     let info = NvmeInfo {
         capacity: engine.capacity(),
         block_size: hw::sdhci::BLOCK,
@@ -204,7 +199,7 @@ fn open_nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
     // SAFETY: as for edu: an assigned BAR in the device-mapped PCIe window.
     let regs = unsafe { Mmio::new(bar.address, bar.size) };
     let stream = f.bdf.requester_id() as u32;
-    let nvme = Nvme::init(regs, &mut Frames { stream }).map_err(DeviceError::Init)?;
+    let nvme = Nvme::init(regs, &mut GrantedFrames { stream }).map_err(DeviceError::Init)?;
     let info = NvmeInfo {
         capacity: nvme.blocks() * nvme.block_size() as u64,
         block_size: nvme.block_size(),
@@ -212,7 +207,7 @@ fn open_nvme() -> Result<(EngineId, NvmeInfo), DeviceError> {
         max_pieces: 1,
     };
     let engine =
-        NvmeEngine::new(nvme, stream, &mut Frames { stream }).map_err(DeviceError::Init)?;
+        NvmeEngine::new(nvme, stream, &mut GrantedFrames { stream }).map_err(DeviceError::Init)?;
     let info = NvmeInfo {
         max_pieces: dma::Engine::caps(&engine).max_pieces,
         ..info

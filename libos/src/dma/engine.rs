@@ -75,7 +75,7 @@ impl DeviceEngine for ZdmaEngine {
     }
 }
 
-impl DeviceEngine for hw::sdhci::SdEngine<hw::gem::Words> {
+impl DeviceEngine for hw::sdhci::SdEngine {
     fn poll_completions(&mut self, out: &mut Vec<(dma::SegmentId, dma::Completion)>) {
         hw::sdhci::SdEngine::poll_completions(self, |id, c| out.push((id, c)));
     }

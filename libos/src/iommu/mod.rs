@@ -19,6 +19,7 @@ extern crate alloc;
 
 mod view;
 
+use crate::mm::device_memory::DeviceFrames;
 use crate::sync::IrqSpinLock;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -28,7 +29,7 @@ use hw::gicv2::Trigger;
 use hw::mmio::Mmio;
 use smmu::fault::FaultSet;
 use smmu::grants::GrantId;
-use smmu::v3::{CdParams, Config, Error, QueueMemory, Smmu};
+use smmu::v3::{CdParams, Config, Error, Smmu};
 use view::View;
 
 pub use crate::mm::NotGrantable;
@@ -38,27 +39,9 @@ pub use smmu::{Access as DeviceAccess, Fault};
 /// The kernel's ASID (the page table's), which unconfined devices share.
 const ASID: u16 = 1;
 
-/// Queue and table memory: zeroed contiguous frames, identity-mapped.
-struct FrameMemory;
-
-impl QueueMemory for FrameMemory {
-    fn alloc(&mut self, bytes: usize, align: usize) -> Option<&'static mut [u64]> {
-        let pages = bytes.div_ceil(crate::mm::FRAME_SIZE);
-        let start = crate::mm::alloc_contiguous(pages, align.max(crate::mm::FRAME_SIZE)).ok()?;
-        let len = pages * crate::mm::FRAME_SIZE / 8;
-        // SAFETY: the frames were just allocated to us (never freed: the SMMU
-        // owns them for good), identity-mapped as normal memory, and we zero
-        // them before handing them out.
-        unsafe {
-            core::ptr::write_bytes(start as *mut u8, 0, len * 8);
-            Some(core::slice::from_raw_parts_mut(start as *mut u64, len))
-        }
-    }
-}
-
 /// The driver and the views of the confined devices, under one lock.
 struct Iommu {
-    smmu: Smmu<Mmio, FrameMemory>,
+    smmu: Smmu<Mmio, DeviceFrames>,
     views: Vec<View>,
     /// Streams that share the kernel's table.
     shared: Vec<u32>,
@@ -71,7 +54,7 @@ impl Iommu {
 }
 
 /// Has the SMMU drop its cached translations of `range` in `asid`.
-fn forget(smmu: &mut Smmu<Mmio, FrameMemory>, asid: u16, range: Range<usize>) {
+fn forget(smmu: &mut Smmu<Mmio, DeviceFrames>, asid: u16, range: Range<usize>) {
     if let Err(e) = smmu.invalidate_range(asid, range.start as u64..range.end as u64) {
         log::error!(
             "SMMU invalidation of {:#x}..{:#x} (ASID {asid}) failed: {e:?}",
@@ -116,7 +99,7 @@ fn bring_up(base: usize, eventq_log2: u32, mut views: Vec<View>) -> Result<Iommu
         eventq_log2,
         ..Config::pci_root_bus()
     };
-    let mut smmu = Smmu::new(regs, FrameMemory, config)?;
+    let mut smmu = Smmu::new(regs, DeviceFrames, config)?;
     let mut shared = Vec::new();
     for f in crate::pci::functions() {
         let stream = f.bdf.requester_id() as u32;

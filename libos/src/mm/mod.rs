@@ -20,6 +20,8 @@ pub mod layout;
 pub mod regions;
 
 #[cfg(target_os = "none")]
+pub mod device_memory;
+#[cfg(target_os = "none")]
 mod heap;
 #[cfg(target_os = "none")]
 mod region;

@@ -12,17 +12,19 @@
 
 use super::{NetError, RxToken};
 use crate::mm;
+use crate::mm::device_memory::DeviceFrames;
 use crate::time;
 use core::time::Duration;
-use hw::gem::{Gem, RxRing, TxRing, Words, BUFFER, RING};
+use hw::dma_memory::{DmaAllocator, DmaMemory};
+use hw::gem::{Gem, RxRing, TxRing, BUFFER, RING};
 use hw::phy::{self, Link, Phy};
 use smoltcp::phy as netdev;
 
 /// The GEM, its rings and buffers.
 pub struct GemNic {
     gem: Gem,
-    rx: RxRing<Words>,
-    tx: TxRing<Words>,
+    rx: RxRing,
+    tx: TxRing,
     /// A frame handed to smoltcp whose buffer goes back on the next receive.
     held: bool,
 }
@@ -30,7 +32,7 @@ pub struct GemNic {
 /// Room to send one frame on the GEM.
 pub struct GemTx<'a> {
     gem: &'a Gem,
-    tx: &'a mut TxRing<Words>,
+    tx: &'a mut TxRing,
 }
 
 /// Finds the PHY on the GEM's management port, has it negotiate, and
@@ -50,22 +52,12 @@ fn bring_up_link(gem: &mut Gem) -> Result<(Phy, Link), NetError> {
     }
 }
 
-/// `count` bytes of zeroed, identity-mapped frames the kernel keeps for
-/// good (the MAC owns them as long as the system runs).
-fn frames(bytes: usize) -> Result<usize, NetError> {
-    let pages = bytes.div_ceil(mm::FRAME_SIZE);
-    let start = mm::alloc_contiguous(pages, mm::FRAME_SIZE).map_err(|_| NetError::OutOfMemory)?;
-    // SAFETY: the frames were just allocated to us, are identity-mapped
-    // read-write and nothing else refers to them.
-    unsafe { core::ptr::write_bytes(start as *mut u8, 0, pages * mm::FRAME_SIZE) };
-    Ok(start)
-}
-
-/// The words of a ring at `start` (identity-mapped, ours for good).
-fn words(start: usize, count: usize) -> Words {
-    // SAFETY: `frames` gave these bytes to the caller for good, zeroed and
-    // aligned; each ring is handed out once.
-    Words(unsafe { core::slice::from_raw_parts_mut(start as *mut u32, count) })
+/// `bytes` of device memory the kernel keeps for good (the MAC owns it as
+/// long as the system runs).
+fn frames(bytes: usize) -> Result<DmaMemory, NetError> {
+    DeviceFrames
+        .alloc(bytes, mm::FRAME_SIZE)
+        .ok_or(NetError::OutOfMemory)
 }
 
 /// How long the PHY gets to negotiate a link: clause 28 negotiation takes
@@ -77,22 +69,14 @@ impl GemNic {
     /// station address `mac` (else the one firmware left), and brings up
     /// its PHY: the link it negotiated sets the MAC's speed.
     pub fn open(base: usize, mac: Option<[u8; 6]>) -> Result<(Self, Phy, Link), NetError> {
-        let rings = frames(2 * 2 * RING * 4 + 16)?;
-        let buffers = frames(2 * RING * BUFFER)?;
-        let (rx_ring, tx_ring, parked) = (rings, rings + 2 * RING * 4, rings + 4 * RING * 4);
-        let rx = RxRing::new(words(rx_ring, 2 * RING), buffers as u64);
-        let tx = TxRing::new(words(tx_ring, 2 * RING), (buffers + RING * BUFFER) as u64);
+        // Two words per descriptor; the parked queues take four words.
+        let rx = RxRing::new(frames(2 * RING * 4)?, frames(RING * BUFFER)?);
+        let tx = TxRing::new(frames(2 * RING * 4)?, frames(RING * BUFFER)?);
+        let mut parked = frames(4 * 4)?;
         // SAFETY: the board names the GEM's register block, inside a device
         // window the kernel maps as device memory; nothing else drives it.
         let regs = unsafe { hw::mmio::Mmio::new(base, 0x1000) };
-        let mut parked_words = words(parked, 4);
-        let mut gem = Gem::start(
-            regs,
-            rx_ring as u64,
-            tx_ring as u64,
-            &mut parked_words,
-            parked as u64,
-        );
+        let mut gem = Gem::start(regs, &rx, &tx, &mut parked);
         if let Some(mac) = mac {
             gem.set_mac(mac);
         }
@@ -138,12 +122,10 @@ impl GemNic {
                 continue;
             }
             self.held = true;
-            // SAFETY: the buffer is one of ours (identity-mapped, never
-            // freed); the MAC does not write it again before `release`,
+            // The MAC does not write the buffer again before `release`,
             // which happens only on the next receive, after smoltcp has
             // consumed this token.
-            let bytes =
-                unsafe { core::slice::from_raw_parts(frame.addr as usize as *const u8, frame.len) };
+            let bytes = self.rx.frame(&frame);
             return Some((
                 RxToken(bytes),
                 GemTx {
@@ -167,14 +149,12 @@ impl GemNic {
 
 impl netdev::TxToken for GemTx<'_> {
     fn consume<R, F: FnOnce(&mut [u8]) -> R>(self, len: usize, f: F) -> R {
-        let addr = self
-            .tx
-            .free_buffer()
-            .expect("transmit() checked for a free buffer");
         let len = len.min(BUFFER);
-        // SAFETY: the free buffer is ours and the MAC does not read it
-        // until `post` hands it over below.
-        let buffer = unsafe { core::slice::from_raw_parts_mut(addr as usize as *mut u8, len) };
+        // The MAC does not read the buffer until `post` hands it over below.
+        let buffer = self
+            .tx
+            .buffer_mut(len)
+            .expect("transmit() checked for a free buffer");
         let r = f(buffer);
         self.tx.post(len);
         self.gem.start_tx();

@@ -5,11 +5,10 @@ use super::bits::get;
 use super::cd::{self, CdError, CdParams};
 use super::cmd::Command;
 use super::config::{Config, Unattached};
-use super::dma::DmaBuf;
 use super::error::{Allocation, Error, Wait};
 use super::event::{Event, EVENT_BYTES};
 use super::gerror::{self, CommandFailure, GerrorStatus};
-use super::platform::{alloc, QueueMemory, Regs};
+use super::platform::{alloc, Regs};
 use super::queue::Ring;
 use super::records::RecordKey;
 use super::regs::{self, cr0, cr1, cr2, irq_ctrl, queue_base, Features};
@@ -17,6 +16,8 @@ use super::ste::{self, Ste};
 use super::strtab::{read_entry, write_entry, StreamTable};
 use crate::fault::{FaultSet, PAGE_SIZE};
 use core::ops::Range;
+use hw::dma_memory::DmaAllocator;
+use hw::dma_memory::DmaMemory;
 
 /// What one [`Smmu::drain_events`] call consumed.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -87,22 +88,22 @@ fn poll(limit: u32, wait: Wait, mut done: impl FnMut() -> bool) -> Result<(), Er
 
 /// An SMMUv3 translating streams through stage-1 tables in the CPU's
 /// format (the kernel's own, or a device's view of it).
-pub struct Smmu<R: Regs, M: QueueMemory> {
+pub struct Smmu<R: Regs, M: DmaAllocator> {
     regs: R,
     mem: M,
     features: Features,
     strtab: StreamTable,
-    cmdq: DmaBuf,
+    cmdq: DmaMemory,
     cmdq_ring: Ring,
     /// Our copy of CMDQ_PROD (we are the only producer).
     cmdq_prod: u32,
-    evtq: DmaBuf,
+    evtq: DmaMemory,
     evtq_ring: Ring,
     poll_limit: u32,
     range_invalidate_pages: u64,
 }
 
-impl<R: Regs, M: QueueMemory> Smmu<R, M> {
+impl<R: Regs, M: DmaAllocator> Smmu<R, M> {
     /// Probes the SMMU, refuses it if it lacks what the design needs,
     /// disables it, allocates the stream table and queues, programs them
     /// (cacheable, inner-shareable table and queue accesses), enables the
@@ -274,7 +275,7 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         }
         let cd = cd::encode(params).map_err(Error::BadContext)?;
         let (group, i) = self.strtab.group_mut(sid, &mut self.mem, &self.regs)?;
-        if ste::config(group.stes.read(i * 8)) == Some(ste::CONFIG_S1_TRANSLATE) {
+        if ste::config(group.stes.u64_at(i * 8)) == Some(ste::CONFIG_S1_TRANSLATE) {
             self.set_ste(sid, &ste::abort())?;
             self.submit(&[Command::CfgiSte { sid }])?;
         }
@@ -307,7 +308,7 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
             return Ok(());
         }
         if matches!(ste::config(old[0]), Some(c) if c != ste::CONFIG_ABORT) {
-            group.stes.write(i * 8, ste::abort()[0]);
+            group.stes.set_u64(i * 8, ste::abort()[0]);
             self.regs.dma_fence();
         }
         write_entry(&self.regs, &mut group.stes, i, new);
@@ -380,8 +381,8 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         }
         let [w0, w1] = command.encode();
         let i = ring.index(self.cmdq_prod) * 2;
-        self.cmdq.write(i, w0);
-        self.cmdq.write(i + 1, w1);
+        self.cmdq.set_u64(i, w0);
+        self.cmdq.set_u64(i + 1, w1);
         self.cmdq_prod = ring.advance(self.cmdq_prod, 1);
         Ok(())
     }
@@ -424,10 +425,10 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         let error =
             super::cmd::CommandError::from_cons(cons).unwrap_or(super::cmd::CommandError::Other(0));
         let i = self.cmdq_ring.index(cons) * 2;
-        let opcode = get(self.cmdq.read(i), 0, 8) as u8;
+        let opcode = get(self.cmdq.u64_at(i), 0, 8) as u8;
         let [w0, w1] = Command::Sync.encode();
-        self.cmdq.write(i, w0);
-        self.cmdq.write(i + 1, w1);
+        self.cmdq.set_u64(i, w0);
+        self.cmdq.set_u64(i + 1, w1);
         self.regs.dma_fence();
         CommandFailure { error, opcode }
     }
@@ -457,11 +458,11 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         while !ring.is_empty(prod, cons) {
             let i = ring.index(cons) * 4;
             let (w0, w1, w2) = (
-                self.evtq.read(i),
-                self.evtq.read(i + 1),
-                self.evtq.read(i + 2),
+                self.evtq.u64_at(i),
+                self.evtq.u64_at(i + 1),
+                self.evtq.u64_at(i + 2),
             );
-            f(Event::decode(&[w0, w1, w2, self.evtq.read(i + 3)]));
+            f(Event::decode(&[w0, w1, w2, self.evtq.u64_at(i + 3)]));
             cons = ring.advance(cons, 1);
             drained.records += 1;
             if let Some(key) = repeat_key(w0, w1, w2) {
@@ -489,11 +490,11 @@ impl<R: Regs, M: QueueMemory> Smmu<R, M> {
         let start = ring.index(cons);
         // Up to the end of the queue's memory, then from its start.
         let before_wrap = waiting.min(ring.entries() as usize - start);
-        let first = self.evtq.count_records(start..start + before_wrap, &key);
+        let first = super::records::count_in(&self.evtq, start..start + before_wrap, &key);
         if first < before_wrap {
             return first as u32;
         }
-        (first + self.evtq.count_records(0..waiting - before_wrap, &key)) as u32
+        (first + super::records::count_in(&self.evtq, 0..waiting - before_wrap, &key)) as u32
     }
 
     /// Drains the event queue into `set` as one fault per (stream, 4 KiB

@@ -50,9 +50,9 @@ pub enum Error {
         /// Largest the SMMU supports.
         max: u32,
     },
-    /// [`QueueMemory::alloc`](super::QueueMemory::alloc) returned `None`.
+    /// [`DmaAllocator::alloc`](super::DmaAllocator::alloc) returned `None`.
     OutOfMemory(Allocation),
-    /// [`QueueMemory::alloc`](super::QueueMemory::alloc) returned memory too small or misaligned.
+    /// [`DmaAllocator::alloc`](super::DmaAllocator::alloc) returned memory too small or misaligned.
     BadMemory(Allocation),
     /// The SMMU did not respond within [`Config::poll_limit`](super::Config::poll_limit) polls.
     Timeout(Wait),

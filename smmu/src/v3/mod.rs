@@ -10,7 +10,7 @@
 //!
 //! The encoders ([`ste`], [`cd`], [`cmd`]), the decoders ([`event`],
 //! [`regs::Features`], [`gerror`]) and the queue arithmetic ([`queue`]) are
-//! pure; [`Smmu`] drives them over the [`Regs`] and [`QueueMemory`] traits.
+//! pure; [`Smmu`] drives them over the [`Regs`] and [`DmaAllocator`] traits.
 //!
 //! How the kernel is meant to use it (the tests in `smmu/tests/driver.rs` do
 //! the same against a software SMMU):
@@ -36,13 +36,13 @@ mod bits;
 pub mod cd;
 pub mod cmd;
 mod config;
-mod dma;
 mod driver;
 mod error;
 pub mod event;
 pub mod gerror;
 mod platform;
 pub mod queue;
+#[allow(unsafe_code)]
 pub mod records;
 pub mod regs;
 pub mod ste;
@@ -55,5 +55,6 @@ pub use driver::{Drained, FaultsDrained, Smmu};
 pub use error::{Allocation, Error, Wait};
 pub use event::Event;
 pub use gerror::GerrorStatus;
-pub use platform::{QueueMemory, Regs};
+pub use hw::dma_memory::{DmaAllocator, DmaMemory};
+pub use platform::Regs;
 pub use regs::{Features, ProbeError};

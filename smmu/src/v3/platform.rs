@@ -1,9 +1,9 @@
 //! What the driver needs from the platform: register access and memory the
 //! SMMU can reach by DMA.
 
-use super::dma::DmaBuf;
 use super::error::{Allocation, Error};
 use core::sync::atomic::{fence, Ordering};
+use hw::dma_memory::{DmaAllocator, DmaMemory};
 
 /// Access to the SMMU's register window (offsets from its base, see
 /// [`regs`](super::regs)). The kernel implements it on its MMIO window; tests
@@ -48,25 +48,17 @@ impl<T: Regs + ?Sized> Regs for &T {
     }
 }
 
-/// Memory for the stream table, context descriptors and queues.
-pub trait QueueMemory {
-    /// Returns `bytes` of zeroed, physically contiguous memory aligned to
-    /// `align` (a power of two), identity-mapped as normal write-back
-    /// cacheable memory (so its address is also its physical address), and
-    /// never freed; `None` if there is none.
-    fn alloc(&mut self, bytes: usize, align: usize) -> Option<&'static mut [u64]>;
-}
-
-/// Allocates a DMA buffer of at least `bytes`, aligned to `align`.
-pub(crate) fn alloc<M: QueueMemory>(
+/// Allocates memory for the stream table, context descriptors or a queue:
+/// at least `bytes`, aligned to `align`, mapped as normal write-back
+/// cacheable memory.
+pub(crate) fn alloc<M: DmaAllocator>(
     mem: &mut M,
     bytes: usize,
     align: usize,
     what: Allocation,
-) -> Result<DmaBuf, Error> {
-    let words = mem.alloc(bytes, align).ok_or(Error::OutOfMemory(what))?;
-    let buf = DmaBuf::new(words);
-    if buf.len() * 8 < bytes || !buf.addr().is_multiple_of(align as u64) {
+) -> Result<DmaMemory, Error> {
+    let buf = mem.alloc(bytes, align).ok_or(Error::OutOfMemory(what))?;
+    if buf.len() < bytes || !buf.addr().is_multiple_of(align as u64) {
         return Err(Error::BadMemory(what));
     }
     Ok(buf)

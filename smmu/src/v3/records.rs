@@ -53,6 +53,19 @@ pub fn count_matching(words: &[u64], key: &RecordKey) -> usize {
     whole + count_matching_plain(&words[whole * RECORD_WORDS..], key)
 }
 
+/// How many records from record `records.start` on (before
+/// `records.end`) of the event queue `queue` are the fault `key`.
+pub(crate) fn count_in(
+    queue: &hw::dma_memory::DmaMemory,
+    records: core::ops::Range<usize>,
+    key: &RecordKey,
+) -> usize {
+    count_matching(
+        &queue.words()[records.start * RECORD_WORDS..records.end * RECORD_WORDS],
+        key,
+    )
+}
+
 /// [`count_matching`] one record at a time: the reference the vector loop
 /// is checked against (also in the guest's `selftest`).
 pub fn count_matching_plain(words: &[u64], key: &RecordKey) -> usize {

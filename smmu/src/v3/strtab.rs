@@ -9,12 +9,13 @@
 //! SMMU (C_BAD_STREAMID) whatever `Unattached` says.
 
 use super::cd::CD_BYTES;
-use super::dma::DmaBuf;
 use super::error::{Allocation, Error};
-use super::platform::{alloc, QueueMemory, Regs};
+use super::platform::{alloc, Regs};
 use super::regs::strtab as cfg;
 use super::ste::{self, Ste, STE_BYTES};
 use alloc::vec::Vec;
+use hw::dma_memory::DmaAllocator;
+use hw::dma_memory::DmaMemory;
 
 /// StreamID bits resolved by a level-2 table (one PCI bus).
 pub(crate) const SPLIT: u32 = 8;
@@ -24,12 +25,12 @@ const ENTRY_WORDS: usize = 8;
 
 /// A run of consecutive StreamIDs: their STEs and, in parallel, their CDs.
 pub(crate) struct Group {
-    pub(crate) stes: DmaBuf,
-    pub(crate) cds: DmaBuf,
+    pub(crate) stes: DmaMemory,
+    pub(crate) cds: DmaMemory,
 }
 
 impl Group {
-    fn new<M: QueueMemory>(mem: &mut M, bits: u32, default: &Ste) -> Result<Self, Error> {
+    fn new<M: DmaAllocator>(mem: &mut M, bits: u32, default: &Ste) -> Result<Self, Error> {
         let bytes = STE_BYTES << bits;
         let mut stes = alloc(mem, bytes, bytes, Allocation::StreamTable)?;
         let cds = alloc(
@@ -40,7 +41,7 @@ impl Group {
         )?;
         for entry in 0..1usize << bits {
             for (w, &word) in default.iter().enumerate() {
-                stes.write(entry * ENTRY_WORDS + w, word);
+                stes.set_u64(entry * ENTRY_WORDS + w, word);
             }
         }
         Ok(Self { stes, cds })
@@ -55,25 +56,25 @@ impl Group {
 /// Writes the 8-word entry `i` of `buf` so that the SMMU, whenever it reads
 /// it, sees either the old word 0 or the complete new entry: words 1-7
 /// first, a barrier, then word 0 (which holds V and Config).
-pub(crate) fn write_entry<R: Regs>(regs: &R, buf: &mut DmaBuf, i: usize, words: &[u64; 8]) {
+pub(crate) fn write_entry<R: Regs>(regs: &R, buf: &mut DmaMemory, i: usize, words: &[u64; 8]) {
     let base = i * ENTRY_WORDS;
     for (w, &word) in words.iter().enumerate().skip(1) {
-        buf.write(base + w, word);
+        buf.set_u64(base + w, word);
     }
     regs.dma_fence();
-    buf.write(base, words[0]);
+    buf.set_u64(base, words[0]);
 }
 
 /// Reads the 8-word entry `i` of `buf`.
-pub(crate) fn read_entry(buf: &DmaBuf, i: usize) -> [u64; 8] {
-    core::array::from_fn(|w| buf.read(i * ENTRY_WORDS + w))
+pub(crate) fn read_entry(buf: &DmaMemory, i: usize) -> [u64; 8] {
+    core::array::from_fn(|w| buf.u64_at(i * ENTRY_WORDS + w))
 }
 
 /// A linear or two-level stream table.
 pub(crate) struct StreamTable {
     sid_bits: u32,
     /// Level-1 descriptors (two-level tables only).
-    l1: Option<DmaBuf>,
+    l1: Option<DmaMemory>,
     /// StreamID bits each group covers.
     group_bits: u32,
     groups: Vec<Option<Group>>,
@@ -82,7 +83,7 @@ pub(crate) struct StreamTable {
 
 impl StreamTable {
     /// A table for `sid_bits`-bit StreamIDs whose entries start as `default`.
-    pub(crate) fn new<M: QueueMemory>(
+    pub(crate) fn new<M: DmaAllocator>(
         mem: &mut M,
         sid_bits: u32,
         two_level_supported: bool,
@@ -145,7 +146,7 @@ impl StreamTable {
 
     /// The group holding `sid` and its index there, allocating and installing
     /// the group first if the table is two-level and it has none yet.
-    pub(crate) fn group_mut<M: QueueMemory, R: Regs>(
+    pub(crate) fn group_mut<M: DmaAllocator, R: Regs>(
         &mut self,
         sid: u32,
         mem: &mut M,
@@ -161,7 +162,7 @@ impl StreamTable {
             // The level-2 STEs must be visible before the descriptor that
             // points at them.
             regs.dma_fence();
-            l1.write(g, ste::l1_descriptor(group.stes.addr(), self.group_bits));
+            l1.set_u64(g, ste::l1_descriptor(group.stes.addr(), self.group_bits));
             self.groups[g] = Some(group);
         }
         Ok((self.groups[g].as_mut().expect("allocated above"), i))

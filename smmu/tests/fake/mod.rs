@@ -11,7 +11,7 @@
 //! "page table" it walks is a set of mapped pages per TTB0.
 #![allow(dead_code)]
 
-use smmu::v3::{QueueMemory, Regs};
+use smmu::v3::{DmaAllocator, DmaMemory, Regs};
 use std::cell::{Ref, RefCell, RefMut};
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
@@ -63,8 +63,8 @@ impl Memory {
     }
 }
 
-impl QueueMemory for Memory {
-    fn alloc(&mut self, bytes: usize, align: usize) -> Option<&'static mut [u64]> {
+impl DmaAllocator for Memory {
+    fn alloc(&mut self, bytes: usize, align: usize) -> Option<DmaMemory> {
         if let Some(left) = self.limit.borrow_mut().as_mut() {
             *left = left.checked_sub(bytes)?;
         }
@@ -77,7 +77,7 @@ impl QueueMemory for Memory {
             ptr: slice.as_mut_ptr(),
             words,
         });
-        Some(slice)
+        Some(DmaMemory::new(slice))
     }
 }
 
