@@ -184,8 +184,11 @@ impl Fabric {
         self.nodes[node].0.counters
     }
 
-    fn page_ready(&mut self, node: usize, va: u64, failed: bool) {
-        let flags = if failed { PAGE_READY_FAILED } else { 0 };
+    fn page_ready(&mut self, node: usize, va: u64, readiness: PageReadiness) {
+        let flags = match readiness {
+            PageReadiness::Resolved => 0,
+            PageReadiness::Failed => PAGE_READY_FAILED,
+        };
         self.post(
             node,
             WorkRequest {
@@ -282,7 +285,7 @@ fn a_copy_waits_at_a_fault_and_goes_on_after_page_ready() {
     assert!(f.finished(0, 5).is_none(), "parked on the fault");
     assert_eq!(f.mem(0).faults, vec![dst + PAGE]);
     f.mem(0).make_present(dst + PAGE);
-    f.page_ready(0, dst + PAGE + 12, false);
+    f.page_ready(0, dst + PAGE + 12, PageReadiness::Resolved);
     let c = f.finished(0, 5).unwrap();
     assert_eq!(
         (status(&c), c.local_faults, c.len),
@@ -363,7 +366,7 @@ fn a_cold_buffer_faults_once_per_page_without_exhausting_the_retries() {
     );
     for p in 0..pages {
         f.mem(0).make_present(BASE + p * PAGE);
-        f.page_ready(0, BASE + p * PAGE, false);
+        f.page_ready(0, BASE + p * PAGE, PageReadiness::Resolved);
     }
     let c = f.finished(0, 10).unwrap();
     assert_eq!(
@@ -478,7 +481,7 @@ fn a_remote_fault_is_answered_rnr_nak_and_sent_again_from_there() {
     assert!(f.finished(0, 12).is_none(), "waits for the target's libOS");
     assert_eq!(f.mem(1).faults[0], hole);
     f.mem(1).make_present(hole);
-    f.page_ready(1, hole, false);
+    f.page_ready(1, hole, PageReadiness::Resolved);
     let c = f.wait_for(0, 12, 50);
     assert_eq!(status(&c), Status::Success);
     assert!(c.remote_faults >= 1 && c.local_faults == 0, "{c:?}");
@@ -504,7 +507,7 @@ fn the_page_ready_ack_sends_again_before_the_rnr_timer() {
     f.post(0, wr(Opcode::Write, 13, 1, BASE, dst, 8192));
     f.run(2, |_| false);
     f.mem(1).make_present(dst);
-    f.page_ready(1, dst, false);
+    f.page_ready(1, dst, PageReadiness::Resolved);
     let c = f.wait_for(0, 13, 5);
     assert_eq!(status(&c), Status::Success, "long before 491 ms");
 }
@@ -520,7 +523,7 @@ fn a_remote_page_that_cannot_be_resolved_fails_the_write_and_the_next_one_succee
     f.post(0, wr(Opcode::Write, 13, 1, BASE, dst, data.len() as u64));
     f.post(0, wr(Opcode::Write, 14, 1, BASE, dst + 0x8_0000, 4096));
     f.run(2, |_| false);
-    f.page_ready(1, hole, true);
+    f.page_ready(1, hole, PageReadiness::Failed);
     let c = f.wait_for(0, 13, 50);
     assert_eq!((status(&c), c.fault_va), (Status::RemoteAccessError, hole));
     assert!(
@@ -545,10 +548,10 @@ fn a_read_takes_remote_and_local_faults() {
     f.run(5, |_| false);
     assert!(f.finished(0, 20).is_none());
     f.mem(1).make_present(src + 10 * PAGE);
-    f.page_ready(1, src + 10 * PAGE, false);
+    f.page_ready(1, src + 10 * PAGE, PageReadiness::Resolved);
     f.run(5, |_| false);
     f.mem(0).make_present(dst + 30 * PAGE);
-    f.page_ready(0, dst + 30 * PAGE, false);
+    f.page_ready(0, dst + 30 * PAGE, PageReadiness::Resolved);
     let c = f.wait_for(0, 20, 200);
     assert_eq!(status(&c), Status::Success);
     assert!(c.local_faults >= 1, "{c:?}");
@@ -814,7 +817,7 @@ fn a_write_into_an_exposed_never_touched_range_faults_and_lands() {
         let faults: Vec<u64> = f.mem(1).faults.drain(..).collect();
         for p in faults {
             f.mem(1).make_present(p);
-            f.page_ready(1, p, false);
+            f.page_ready(1, p, PageReadiness::Resolved);
         }
     }
     let c = f.wait_for(0, 80, 100);
@@ -888,9 +891,9 @@ fn while_the_source_faults_the_responder_resolves_the_destination() {
     assert_eq!(f.counters(1).notices_taken, 1);
     // Both sides resolve; the WRITE then lands without a remote fault.
     f.mem(1).make_present(dst);
-    f.page_ready(1, dst, false);
+    f.page_ready(1, dst, PageReadiness::Resolved);
     f.mem(0).make_present(src);
-    f.page_ready(0, src, false);
+    f.page_ready(0, src, PageReadiness::Resolved);
     let c = f.wait_for(0, 95, 100);
     assert_eq!((status(&c), c.remote_faults), (Status::Success, 0));
     // To a standard peer the notice is a READ response far behind: the
