@@ -131,6 +131,63 @@ fn every_file_the_map_names_exists() {
     );
 }
 
+/// The kernel's static locks: `static NAME: ...` lines of `libos/` whose
+/// type is a lock (`IrqSpinLock`, `Mutex`, `RwLock`, `Once`), by name.
+fn static_locks() -> Vec<(String, PathBuf)> {
+    let mut files = Vec::new();
+    sources(&root().join("libos"), &mut files);
+    let mut locks = Vec::new();
+    for file in files {
+        for line in fs::read_to_string(&file).unwrap().lines() {
+            let line = line.trim_start();
+            let line = line.strip_prefix("pub(crate) ").unwrap_or(line);
+            let line = line.strip_prefix("pub ").unwrap_or(line);
+            let Some(rest) = line.strip_prefix("static ") else {
+                continue;
+            };
+            let Some((name, ty)) = rest.split_once(':') else {
+                continue;
+            };
+            let ty = ty.split('=').next().unwrap_or("");
+            if ["IrqSpinLock", "Mutex", "RwLock", "Once"]
+                .iter()
+                .any(|l| ty.contains(l))
+            {
+                locks.push((name.trim().to_string(), file.clone()));
+            }
+        }
+    }
+    locks
+}
+
+#[test]
+fn every_static_lock_of_the_kernel_is_in_the_lock_table() {
+    let map = map();
+    let table = map
+        .split("\n## ")
+        .find(|s| s.starts_with("Locks"))
+        .expect("the map has a Locks section");
+    let locks = static_locks();
+    assert!(locks.len() >= 10, "found only {} static locks", locks.len());
+    let missing: Vec<String> = locks
+        .iter()
+        .filter(|(name, _)| {
+            ![
+                format!("`{name}`"),
+                format!(" {name}`"),
+                format!("::{name}`"),
+            ]
+            .iter()
+            .any(|form| table.contains(form.as_str()))
+        })
+        .map(|(name, file)| format!("{name} ({})", file.display()))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "static locks missing from the map's Locks table: {missing:?}"
+    );
+}
+
 #[test]
 fn citations_are_read_in_both_forms_and_across_lines() {
     let text = joined(

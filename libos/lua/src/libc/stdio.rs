@@ -49,15 +49,22 @@ pub unsafe extern "C" fn faultline_write(f: *const File, p: *const u8, n: usize)
     let Some(line) = LINES.get(usize::from(fd).wrapping_sub(1)) else {
         return 0;
     };
-    let mut line = line.lock();
-    for &b in bytes {
-        if b == b'\n' || line.len() >= LONGEST_LINE {
-            log::info!(target: "lua", "{}", alloc::string::String::from_utf8_lossy(&line));
-            line.clear();
+    // Complete lines are logged once the lock is let go (the console's
+    // lock is never taken under it).
+    let mut complete = alloc::vec::Vec::new();
+    {
+        let mut line = line.lock();
+        for &b in bytes {
+            if b == b'\n' || line.len() >= LONGEST_LINE {
+                complete.push(core::mem::take(&mut *line));
+            }
+            if b != b'\n' {
+                line.push(b);
+            }
         }
-        if b != b'\n' {
-            line.push(b);
-        }
+    }
+    for line in complete {
+        log::info!(target: "lua", "{}", alloc::string::String::from_utf8_lossy(&line));
     }
     n
 }
