@@ -107,14 +107,14 @@ impl Bounds<'_> {
                 let from = match min {
                     LexBound::Lowest => 0,
                     LexBound::Highest => len,
-                    LexBound::Inclusive(m) => zset.count_while(&|_, e| e < *m),
-                    LexBound::Exclusive(m) => zset.count_while(&|_, e| e <= *m),
+                    LexBound::Inclusive(m) => zset.count_while_by_rank(&|e| e < *m),
+                    LexBound::Exclusive(m) => zset.count_while_by_rank(&|e| e <= *m),
                 };
                 let to = match max {
                     LexBound::Lowest => 0,
                     LexBound::Highest => len,
-                    LexBound::Inclusive(m) => zset.count_while(&|_, e| e <= *m),
-                    LexBound::Exclusive(m) => zset.count_while(&|_, e| e < *m),
+                    LexBound::Inclusive(m) => zset.count_while_by_rank(&|e| e <= *m),
+                    LexBound::Exclusive(m) => zset.count_while_by_rank(&|e| e < *m),
                 };
                 (from, to.max(from))
             }

@@ -269,6 +269,25 @@ impl Zset {
         }
     }
 
+    /// [`count_while`](Self::count_while) for a predicate on members that
+    /// may not hold for a prefix only: a lex bound on members of different
+    /// scores (Redis leaves the result unspecified there). It probes the
+    /// same ranks in the same order in both forms, so the answer depends
+    /// on the members and scores alone, never on the form: a log replayed
+    /// into a set of the other form (a restart with other compact limits)
+    /// removes the same members.
+    pub fn count_while_by_rank(&self, below: &dyn Fn(&[u8]) -> bool) -> usize {
+        let (mut low, mut high) = (0, self.len());
+        while low < high {
+            let mid = low + (high - low) / 2;
+            match self.get(mid) {
+                Some((member, _)) if below(member) => low = mid + 1,
+                _ => high = mid,
+            }
+        }
+        low
+    }
+
     /// The members from rank `from` to rank `to` inclusive, lowest first.
     pub fn range(&self, from: usize, to: usize) -> impl DoubleEndedIterator<Item = (&[u8], f64)> {
         (from..to.saturating_add(1).min(self.len())).filter_map(move |rank| self.get(rank))
@@ -340,6 +359,38 @@ mod tests {
             assert!(z.remove(b"a") && !z.remove(b"a"));
             assert_eq!(z.rank(b"c"), Some(1));
             assert_eq!(z.len(), 4);
+        }
+    }
+
+    #[test]
+    fn lex_bounds_on_mixed_scores_give_the_same_ranks_in_both_forms() {
+        // Members out of lex order, as different scores put them.
+        let entries = [
+            ("y", 1.0),
+            ("b", 2.0),
+            ("x", 3.0),
+            ("c", 4.0),
+            ("w", 5.0),
+            ("a", 6.0),
+        ];
+        let mut compact = Zset::new();
+        let mut tree = Zset::new();
+        for (m, s) in entries {
+            compact
+                .insert(m.into(), s, CompactLimits::default())
+                .unwrap();
+            tree.insert(m.into(), s, SMALL).unwrap();
+        }
+        assert_eq!(
+            (compact.encoding(), tree.encoding()),
+            ("listpack", "skiplist")
+        );
+        for bound in [&b"a"[..], b"c", b"w", b"x", b"z"] {
+            assert_eq!(
+                compact.count_while_by_rank(&|m| m < bound),
+                tree.count_while_by_rank(&|m| m < bound),
+                "bound {bound:?}"
+            );
         }
     }
 
