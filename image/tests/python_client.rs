@@ -2,12 +2,13 @@
 //! client (redis-py 5 or later, from PyPI into `target/pyenv`, see
 //! `image/host-tools.sh` `need_python_redis`), which opens with `HELLO 3`
 //! in its default protocol. `image/tests/python/redis_client.py` runs
-//! strings, typed replies (maps, sets, doubles), a pipeline, a transaction
-//! and pub/sub in the default protocol, with `protocol=3` and with
-//! `protocol=2`, and fails at the first difference.
+//! strings, typed replies (maps, sets, doubles), a pipeline, a transaction,
+//! pub/sub, a stream consumer group and the client's `Lock` (Lua scripts
+//! by EVALSHA, four clients contending) in the default protocol, with
+//! `protocol=3` and with `protocol=2`, and fails at the first difference.
 //!
-//! Left out: streams and client-side caching (`CLIENT TRACKING`), which
-//! kvstore does not have yet.
+//! Left out: client-side caching (`CLIENT TRACKING`), which kvstore does
+//! not have yet.
 
 mod common;
 

@@ -8,12 +8,14 @@ For each way of connecting -- the client's default protocol (RESP3 since
 redis-py 8; the script fails if the default it gets is not the one it
 asserts), protocol=3 asked for explicitly, and protocol=2 -- it checks
 strings, hashes, sets and sorted sets (typed replies: maps, sets, doubles),
-a pipeline, a transaction (MULTI/EXEC, and WATCH failing it), and pub/sub
-with a message received. Prints one line per part and exits non-zero at
+a pipeline, a transaction (MULTI/EXEC, and WATCH failing it), pub/sub
+with a message received, a stream consumer group, and redis-py's Lock
+(Lua scripts run with EVALSHA) under contention from four clients. Prints one line per part and exits non-zero at
 the first failure (an AssertionError's traceback says which).
 """
 
 import sys
+import threading
 import time
 
 import redis
@@ -96,6 +98,71 @@ def pubsub(r, other):
     p.close()
 
 
+def stream_group(r):
+    """A stream with a consumer group: entries delivered once to a
+    consumer, one acknowledged, the other still pending."""
+    r.delete("jobs")
+    ids = [r.xadd("jobs", {"n": str(i)}) for i in range(3)]
+    expect(r.xgroup_create("jobs", "workers", id="0"), True, "XGROUP CREATE")
+    got = r.xreadgroup("workers", "w1", {"jobs": ">"}, count=2)
+    # RESP3 gives a map of stream to entries, RESP2 a list of pairs.
+    batches = list(got.values()) if isinstance(got, dict) else [v for _, v in got]
+    entries = batches[0][0] if isinstance(got, dict) else batches[0]
+    expect([e[0] for e in entries], ids[:2], "XREADGROUP: the first two entries")
+    expect(entries[0][1], {b"n": b"0"}, "XREADGROUP: the first entry's fields")
+    expect(r.xack("jobs", "workers", ids[0]), 1, "XACK")
+    expect(r.xpending("jobs", "workers")["pending"], 1, "XPENDING: one left")
+    again = r.xreadgroup("workers", "w2", {"jobs": ">"})
+    batches = list(again.values()) if isinstance(again, dict) else [v for _, v in again]
+    entries = batches[0][0] if isinstance(again, dict) else batches[0]
+    expect([e[0] for e in entries], ids[2:], "XREADGROUP: only the undelivered entry")
+
+
+def lock(port, options):
+    """redis-py's Lock (its acquire, extend and release are Lua scripts run
+    with EVALSHA): four clients increment a counter under it, and each
+    increment lands; a lock held by one client cannot be taken or released
+    by another."""
+    clients = [
+        redis.Redis(host="127.0.0.1", port=port, socket_timeout=30, **options)
+        for _ in range(4)
+    ]
+    clients[0].set("locked-counter", 0)
+
+    def worker(c):
+        for _ in range(10):
+            with c.lock("resource", timeout=10, blocking_timeout=60, sleep=0.01):
+                value = int(c.get("locked-counter"))
+                time.sleep(0.002)
+                c.set("locked-counter", value + 1)
+
+    threads = [threading.Thread(target=worker, args=(c,)) for c in clients]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    expect(int(clients[0].get("locked-counter")), 40, "increments made under the lock")
+    mine = clients[0].lock("held", timeout=5)
+    expect(mine.acquire(blocking=False), True, "Lock.acquire")
+    expect(mine.extend(10), True, "Lock.extend")
+    ttl = clients[0].pttl("held")
+    assert 5000 < ttl <= 15000, f"Lock.extend: PTTL {ttl}"
+    theirs = clients[1].lock("held", timeout=5)
+    expect(theirs.acquire(blocking=False), False, "another client's Lock.acquire")
+    try:
+        theirs.release()
+        raise AssertionError("another client released a lock it does not hold")
+    except redis.exceptions.LockError:
+        pass
+    expect(mine.owned(), True, "Lock.owned")
+    mine.release()
+    expect(clients[0].exists("held"), 0, "Lock.release deletes the key")
+    expect(theirs.acquire(blocking=False), True, "Lock.acquire once released")
+    theirs.release()
+    for c in clients:
+        c.close()
+
+
 def wait_message(p, what):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -120,7 +187,12 @@ def main():
             part(r)
         transaction(r, other)
         pubsub(r, other)
-        print(f"{label} (RESP{want}): strings, typed replies, pipeline, transaction, pub/sub: ok")
+        stream_group(r)
+        lock(port, options)
+        print(
+            f"{label} (RESP{want}): strings, typed replies, pipeline, transaction, "
+            "pub/sub, stream consumer group, Lock: ok"
+        )
         r.close()
         other.close()
 
