@@ -122,6 +122,20 @@ impl Region {
         unsafe { core::slice::from_raw_parts_mut(self.info.start as *mut u8, self.info.len) }
     }
 
+    /// Writes `value` at `offset` with a volatile store, so that the page
+    /// is really touched (a demand fault if it is not mapped yet): for
+    /// measuring the fault path, which an optimised plain store may skip.
+    ///
+    /// # Panics
+    ///
+    /// If `offset` is not inside the region.
+    pub fn touch(&mut self, offset: usize, value: u8) {
+        let byte: *mut u8 = &mut self.as_mut_slice()[offset];
+        // SAFETY: `byte` comes from an exclusive reference to a byte of the
+        // region, valid for this write.
+        unsafe { byte.write_volatile(value) };
+    }
+
     /// The region as 64-bit atomics, for sharing between cores.
     pub fn as_atomic_u64s(&self) -> &[AtomicU64] {
         // SAFETY: the start is page-aligned, zeroed memory is a valid
