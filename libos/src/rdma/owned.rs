@@ -12,6 +12,9 @@
 //!  let (source, wc) = w.wait()?;                                     // the buffer comes back
 //!  let r = qp.read_owned(dest, 0..len, remote, policy)?;             // dest moves in
 //!  let (dest, wc) = r.wait()?;                                       // filled
+//!
+//!  let arena = rdma.register(region)?;   // granted once, for its life (a registration)
+//!  let w = qp.write_owned(arena, off..off + len, remote, policy)?;  // no grant per transfer
 //! ```
 //!
 //! While the engine may write a buffer, nothing else holds a reference to
@@ -23,7 +26,7 @@ extern crate alloc;
 use super::verbs::{Access, Exposure, QueuePair, Rdma, RdmaError, RemoteAddr, RemoteRegion};
 use super::{WorkCompletion, WorkId};
 use crate::dma::{Grant, Policy, Rights};
-use crate::mm::Region;
+use crate::mm::{MmError, Region};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
@@ -105,6 +108,35 @@ impl ExposedRegion {
         range.map(|i| self.byte(i)).collect()
     }
 
+    /// Maps the pages touching `offsets` now ([`Region::populate`]): peers
+    /// then reach them without a fault. No byte is read or written here.
+    pub fn populate(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
+        self.region.populate(offsets)
+    }
+
+    /// Pins the pages touching `offsets` ([`Region::pin`]), as an RDMA
+    /// registration does.
+    pub fn pin(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
+        self.region.pin(offsets)
+    }
+
+    /// Releases one pin of the pages touching `offsets` ([`Region::unpin`]).
+    pub fn unpin(&mut self, offsets: Range<usize>) -> Result<(), MmError> {
+        self.region.unpin(offsets)
+    }
+
+    /// Evicts the pages touching `offsets` ([`Region::evict`]); a peer's
+    /// next access brings them back. Pages evicted.
+    pub fn evict(&mut self, offsets: Range<usize>) -> Result<usize, MmError> {
+        self.region.evict(offsets)
+    }
+
+    /// Frees the pages touching `offsets` ([`Region::discard`]); they read
+    /// as zeros again. Pages freed.
+    pub fn discard(&mut self, offsets: Range<usize>) -> Result<usize, MmError> {
+        self.region.discard(offsets)
+    }
+
     /// Revokes the key (no peer request passes with it from now on, and
     /// none is still placing bytes) and gives the region back.
     pub fn revoke(self) -> Region {
@@ -120,6 +152,11 @@ impl ExposedRegion {
 pub trait WriteSource {
     /// The region.
     fn region(&self) -> &Region;
+    /// Whether the engine was granted the region for its whole life (see
+    /// [`Registered`]), so that a transfer needs no grant of its own.
+    fn registered(&self) -> bool {
+        false
+    }
 }
 
 impl WriteSource for Region {
@@ -131,6 +168,84 @@ impl WriteSource for Region {
 impl WriteSource for Arc<Region> {
     fn region(&self) -> &Region {
         self
+    }
+}
+
+impl WriteSource for Registered {
+    fn region(&self) -> &Region {
+        &self.region
+    }
+    fn registered(&self) -> bool {
+        true
+    }
+}
+
+/// Memory a READ may fill while it is in flight: a region owned by the
+/// transfer, which nothing else reads or writes meanwhile.
+pub trait ReadDest {
+    /// The region.
+    fn region(&self) -> &Region;
+    /// As [`WriteSource::registered`].
+    fn registered(&self) -> bool {
+        false
+    }
+}
+
+impl ReadDest for Region {
+    fn region(&self) -> &Region {
+        self
+    }
+}
+
+impl ReadDest for Registered {
+    fn region(&self) -> &Region {
+        &self.region
+    }
+    fn registered(&self) -> bool {
+        true
+    }
+}
+
+/// A region the engine may move for as long as this lives (granted
+/// read-write once, as an RDMA memory registration is): the owning
+/// transfers on it grant nothing of their own, so that each one costs no
+/// more than the raw verbs'.
+pub struct Registered {
+    // Declared first: dropped (the engine cut off) before the memory goes.
+    grant: Grant,
+    region: Region,
+}
+
+impl Rdma {
+    /// Grants the engine all of `region`, read-write, until the returned
+    /// [`Registered`] is given back by [`Registered::into_region`] or
+    /// dropped; on failure the region comes back with the error.
+    pub fn register(&self, region: Region) -> Result<Registered, (RdmaError, Region)> {
+        match self.grant(region.range(), Rights::ReadWrite) {
+            Ok(grant) => Ok(Registered { grant, region }),
+            Err(e) => Err((e, region)),
+        }
+    }
+}
+
+impl Registered {
+    /// The region (its bytes, its pages).
+    pub fn region(&self) -> &Region {
+        &self.region
+    }
+
+    /// The region, to write or to manage its pages. Putting another region
+    /// in its place leaves that one ungranted: transfers on it then fail
+    /// as isolation faults.
+    pub fn region_mut(&mut self) -> &mut Region {
+        &mut self.region
+    }
+
+    /// Ends the grant and gives the region back.
+    pub fn into_region(self) -> Region {
+        let Registered { grant, region } = self;
+        drop(grant);
+        region
     }
 }
 
@@ -196,9 +311,13 @@ impl QueuePair {
         let Some(local) = inside(source.region(), &range) else {
             return Err((RdmaError::BadLength(range.end), source));
         };
-        let grant = match rdma.grant(source.region().range(), Rights::Read) {
-            Ok(g) => g,
-            Err(e) => return Err((e, source)),
+        let grant = if source.registered() {
+            None
+        } else {
+            match rdma.grant(source.region().range(), Rights::Read) {
+                Ok(g) => Some(g),
+                Err(e) => return Err((e, source)),
+            }
         };
         // SAFETY: the source region is owned by (or shared read-only
         // with) the Pending, which keeps it, unwritten, until the
@@ -207,7 +326,7 @@ impl QueuePair {
             Ok(id) => Ok(Pending {
                 rdma,
                 id: Some(id),
-                grant: Some(grant),
+                grant,
                 buffer: Some(source),
             }),
             Err(e) => Err((e, source)),
@@ -216,29 +335,34 @@ impl QueuePair {
 
     /// RDMA READ of `remote` into `dest[range]`, the destination held until
     /// [`Pending::wait`] gives it back, filled.
-    pub fn read_owned(
+    pub fn read_owned<D: ReadDest>(
         &self,
-        dest: Region,
+        dest: D,
         range: Range<usize>,
         remote: RemoteAddr,
         policy: Policy,
-    ) -> Result<Pending<Region>, (RdmaError, Region)> {
+    ) -> Result<Pending<D>, (RdmaError, D)> {
         let rdma = self.rdma();
-        let Some(local) = inside(&dest, &range) else {
+        let Some(local) = inside(dest.region(), &range) else {
             return Err((RdmaError::BadLength(range.end), dest));
         };
-        let grant = match rdma.grant(dest.range(), Rights::ReadWrite) {
-            Ok(g) => g,
-            Err(e) => return Err((e, dest)),
+        let grant = if dest.registered() {
+            None
+        } else {
+            match rdma.grant(dest.region().range(), Rights::ReadWrite) {
+                Ok(g) => Some(g),
+                Err(e) => return Err((e, dest)),
+            }
         };
         // SAFETY: `dest` is owned by the Pending, which holds it, with no
-        // reference to its bytes anywhere else, until the completion is
+        // reference to its bytes anywhere else (a `ReadDest` is a region
+        // owned alone), until the completion is
         // taken or the engine is cut off (wait, or Drop).
         match unsafe { self.read(local, remote, policy) } {
             Ok(id) => Ok(Pending {
                 rdma,
                 id: Some(id),
-                grant: Some(grant),
+                grant,
                 buffer: Some(dest),
             }),
             Err(e) => Err((e, dest)),
