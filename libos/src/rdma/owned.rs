@@ -30,6 +30,7 @@ use crate::mm::{MmError, Region};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ops::Range;
+use core::sync::atomic::AtomicU64;
 
 /// A region exposed to peers, owned until [`ExposedRegion::revoke`] gives
 /// it back.
@@ -146,16 +147,27 @@ impl ExposedRegion {
     }
 }
 
+mod sealed {
+    /// Only libos's buffer kinds are transfer buffers: what the engine may
+    /// touch while a transfer holds one is decided here.
+    pub trait Sealed {}
+    impl Sealed for crate::mm::Region {}
+    impl Sealed for super::Arc<crate::mm::Region> {}
+    impl Sealed for super::Registered {}
+    impl Sealed for super::Ungranted {}
+}
+
 /// Memory a WRITE may read from while it is in flight: it cannot move or
 /// be written meanwhile (a region owned by the transfer, or shared
 /// read-only).
-pub trait WriteSource {
+pub trait WriteSource: sealed::Sealed {
     /// The region.
     fn region(&self) -> &Region;
-    /// Whether the engine was granted the region for its whole life (see
-    /// [`Registered`]), so that a transfer needs no grant of its own.
-    fn registered(&self) -> bool {
-        false
+    /// Whether the transfer grants the engine the region for its time
+    /// (not a [`Registered`] region, granted already, nor an
+    /// [`Ungranted`] one, never granted on purpose).
+    fn grant_with_transfer(&self) -> bool {
+        true
     }
 }
 
@@ -175,19 +187,28 @@ impl WriteSource for Registered {
     fn region(&self) -> &Region {
         &self.region
     }
-    fn registered(&self) -> bool {
-        true
+    fn grant_with_transfer(&self) -> bool {
+        false
+    }
+}
+
+impl WriteSource for Ungranted {
+    fn region(&self) -> &Region {
+        &self.0
+    }
+    fn grant_with_transfer(&self) -> bool {
+        false
     }
 }
 
 /// Memory a READ may fill while it is in flight: a region owned by the
-/// transfer, which nothing else reads or writes meanwhile.
-pub trait ReadDest {
+/// transfer alone, which nothing else reads or writes meanwhile.
+pub trait ReadDest: sealed::Sealed {
     /// The region.
     fn region(&self) -> &Region;
-    /// As [`WriteSource::registered`].
-    fn registered(&self) -> bool {
-        false
+    /// As [`WriteSource::grant_with_transfer`].
+    fn grant_with_transfer(&self) -> bool {
+        true
     }
 }
 
@@ -201,10 +222,24 @@ impl ReadDest for Registered {
     fn region(&self) -> &Region {
         &self.region
     }
-    fn registered(&self) -> bool {
-        true
+    fn grant_with_transfer(&self) -> bool {
+        false
     }
 }
+
+impl ReadDest for Ungranted {
+    fn region(&self) -> &Region {
+        &self.0
+    }
+    fn grant_with_transfer(&self) -> bool {
+        false
+    }
+}
+
+/// A region a transfer holds without granting it to the engine: a
+/// confined engine's access to it is an isolation fault, and the transfer
+/// ends with `LocalAccessError` (what the isolation tests check).
+pub struct Ungranted(pub Region);
 
 /// A region the engine may move for as long as this lives (granted
 /// read-write once, as an RDMA memory registration is): the owning
@@ -307,11 +342,36 @@ impl QueuePair {
         remote: RemoteAddr,
         policy: Policy,
     ) -> Result<Pending<S>, (RdmaError, S)> {
+        self.post_write_owned(source, range, remote, None, policy)
+    }
+
+    /// As [`QueuePair::write_owned`], then `imm` is delivered to a RECV
+    /// posted on the remote node once the data is placed
+    /// ([`QueuePair::write_with_imm`]).
+    pub fn write_with_imm_owned<S: WriteSource>(
+        &self,
+        source: S,
+        range: Range<usize>,
+        remote: RemoteAddr,
+        imm: u32,
+        policy: Policy,
+    ) -> Result<Pending<S>, (RdmaError, S)> {
+        self.post_write_owned(source, range, remote, Some(imm), policy)
+    }
+
+    fn post_write_owned<S: WriteSource>(
+        &self,
+        source: S,
+        range: Range<usize>,
+        remote: RemoteAddr,
+        imm: Option<u32>,
+        policy: Policy,
+    ) -> Result<Pending<S>, (RdmaError, S)> {
         let rdma = self.rdma();
         let Some(local) = inside(source.region(), &range) else {
             return Err((RdmaError::BadLength(range.end), source));
         };
-        let grant = if source.registered() {
+        let grant = if !source.grant_with_transfer() {
             None
         } else {
             match rdma.grant(source.region().range(), Rights::Read) {
@@ -319,10 +379,15 @@ impl QueuePair {
                 Err(e) => return Err((e, source)),
             }
         };
-        // SAFETY: the source region is owned by (or shared read-only
-        // with) the Pending, which keeps it, unwritten, until the
-        // completion is taken or the engine is cut off (wait, or Drop).
-        match unsafe { self.write(local, remote, policy) } {
+        let posted = match imm {
+            // SAFETY: the source region is owned by (or shared read-only
+            // with) the Pending, which keeps it, unwritten, until the
+            // completion is taken or the engine is cut off (wait, or Drop).
+            Some(imm) => unsafe { self.write_with_imm(local, remote, imm, policy) },
+            // SAFETY: as above.
+            None => unsafe { self.write(local, remote, policy) },
+        };
+        match posted {
             Ok(id) => Ok(Pending {
                 rdma,
                 id: Some(id),
@@ -346,7 +411,7 @@ impl QueuePair {
         let Some(local) = inside(dest.region(), &range) else {
             return Err((RdmaError::BadLength(range.end), dest));
         };
-        let grant = if dest.registered() {
+        let grant = if !dest.grant_with_transfer() {
             None
         } else {
             match rdma.grant(dest.region().range(), Rights::ReadWrite) {
@@ -367,5 +432,46 @@ impl QueuePair {
             }),
             Err(e) => Err((e, dest)),
         }
+    }
+}
+
+impl QueuePair {
+    /// RDMA READ of `remote` into `words`, which live for good and which
+    /// Rust code only reads and writes atomically: whatever the engine
+    /// does there, every value stays valid. The protection tests aim a
+    /// confined engine at a static this way, which it was never granted:
+    /// the READ must end with `LocalAccessError`, the words unchanged.
+    pub fn read_into_static(
+        &self,
+        words: &'static [AtomicU64],
+        remote: RemoteAddr,
+        policy: Policy,
+    ) -> Result<WorkId, RdmaError> {
+        let start = words.as_ptr() as usize;
+        let local = start..start + core::mem::size_of_val(words);
+        // SAFETY: `words` are never freed, and every bit pattern written
+        // there by the engine is a valid AtomicU64, which no Rust code
+        // reads but atomically.
+        unsafe { self.read(local, remote, policy) }
+    }
+}
+
+impl Rdma {
+    /// Exposes `memory` where nothing is or can ever be (outside every
+    /// window regions are handed out from, and mapped nowhere now): peers
+    /// that reach it with the key get `RemoteAccessError` (a fault that
+    /// cannot be resolved), not a protection error. `BadAddress` if
+    /// something may be there.
+    pub fn expose_unbacked(
+        &self,
+        memory: Range<usize>,
+        access: Access,
+    ) -> Result<Exposure, RdmaError> {
+        if !crate::mm::backs_nothing(memory.clone()) {
+            return Err(RdmaError::BadAddress(memory.start));
+        }
+        // SAFETY: no Rust value is or will be at `memory` (checked above),
+        // so what peers do there reaches nothing Rust code uses.
+        unsafe { self.expose(memory, access) }
     }
 }
