@@ -1,5 +1,6 @@
 //! The guest side: arguments, grids in demand-zero regions, one slab of
-//! rows (planes in 3D) per core, one job on every core per iteration.
+//! rows (planes in 3D) per core, one job on every core per iteration,
+//! ending at a barrier.
 
 extern crate alloc;
 
@@ -64,8 +65,11 @@ fn run(d: &Dims, iterations: usize, workers: usize, a: &mut Region, b: &mut Regi
     let mut grids = [&mut a.as_mut_f64s()[..cells], &mut b.as_mut_f64s()[..cells]];
     let busy: Vec<AtomicU64> = (0..smp::cores()).map(|_| AtomicU64::new(0)).collect();
     let chunks = Chunks::new(d.work_units(), workers, iterations);
+    // Passed at the end of every job, as its phases end: it sizes each
+    // vCPU's TLB (see `libos::smp::Barrier`).
+    let barrier = smp::Barrier::new(workers);
     let start = time::now();
-    first_touch(d, &mut grids, workers);
+    first_touch(d, &mut grids, workers, &barrier);
     let begin = time::now();
     let mut ends = Vec::with_capacity(iterations);
     for it in 0..iterations {
@@ -81,6 +85,7 @@ fn run(d: &Dims, iterations: usize, workers: usize, a: &mut Region, b: &mut Regi
                 sweep_into(d, old, out, units);
             }
             busy[core].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+            barrier.wait();
         });
         ends.push(begin.elapsed().as_nanos() as u64);
     }
@@ -183,7 +188,7 @@ type Part<'g> = (Range<usize>, &'g mut [f64]);
 /// Writes the boundary values into both grids, each core the units it
 /// owns ([`owned_units`]): the grids' demand faults are taken by all cores
 /// at once rather than one after the other on core 0.
-fn first_touch(d: &Dims, grids: &mut [&mut [f64]; 2], workers: usize) {
+fn first_touch(d: &Dims, grids: &mut [&mut [f64]; 2], workers: usize, barrier: &smp::Barrier) {
     let unit = unit_cells(d);
     // Each core's units, of both grids, in a slot it empties.
     let mut parts: Vec<Vec<Part>> = (0..workers).map(|_| Vec::new()).collect();
@@ -206,6 +211,7 @@ fn first_touch(d: &Dims, grids: &mut [&mut [f64]; 2], workers: usize) {
                 set_unit_boundary(d, u, cells);
             }
         }
+        barrier.wait();
     });
 }
 

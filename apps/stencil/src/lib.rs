@@ -4,6 +4,7 @@
 //! operation order wherever and on however many cores it runs, and the
 //! checksum is folded in one fixed order, so results are bit-for-bit equal.
 #![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
 
 use core::ops::Range;
 
