@@ -176,7 +176,8 @@ pub unsafe fn grant_memory(
 }
 
 /// Grants the pages of the pieces for one transfer of the safe forms, as
-/// few grants as possible (pieces on the same or adjacent pages share one).
+/// few grants as possible: pieces that share a page share a grant (only
+/// those: a page lies in one region, but neighbouring pages may not).
 ///
 /// The borrow covers the pieces' bytes; the rest of their first and last
 /// pages is reachable too while the transfer runs (an SMMU maps whole
@@ -190,7 +191,7 @@ fn grant_pieces(engine: EngineId, pieces: &[Range<usize>], rights: Rights) -> Ve
         .collect()
 }
 
-/// The pages the pieces touch, as few ranges as possible.
+/// The pages the pieces touch, spans that share a page merged.
 fn page_spans(pieces: &[Range<usize>]) -> Vec<Range<usize>> {
     let page = mm::FRAME_SIZE;
     let mut spans: Vec<Range<usize>> = pieces
@@ -201,7 +202,7 @@ fn page_spans(pieces: &[Range<usize>]) -> Vec<Range<usize>> {
     let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
     for span in spans {
         match merged.last_mut() {
-            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
+            Some(last) if span.start < last.end => last.end = last.end.max(span.end),
             _ => merged.push(span),
         }
     }
