@@ -160,6 +160,9 @@ pub enum SubmitError {
     /// `Policy::Pin` keeps every page of the buffer in place for the whole
     /// transfer; this policy needs an SMMU.
     NeedsSmmu(Policy),
+    /// A piece lies outside the memory the transfer holds (libos's forms
+    /// that own or borrow a buffer check this before anything is queued).
+    NotInBuffer,
 }
 
 impl fmt::Display for SubmitError {
@@ -179,6 +182,7 @@ impl fmt::Display for SubmitError {
             SubmitError::AddressOverflow => "device range overflows",
             SubmitError::ZeroMaxSegment => "engine takes segments of 0 bytes",
             SubmitError::PiecesTooFine => "pieces too fine for the engine's blocks",
+            SubmitError::NotInBuffer => "a piece lies outside the transfer's buffer",
         })
     }
 }

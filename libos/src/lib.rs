@@ -28,6 +28,7 @@ use faultline_mem as _;
 
 pub mod arch;
 pub mod args;
+pub mod checksum;
 pub mod dtb;
 pub mod mm;
 pub mod sync;

@@ -128,8 +128,7 @@ impl Bench {
             device_key: 0,
             policy: Policy::Prefault,
         };
-        // SAFETY: the bench's own regions, untouched until `run` returns.
-        let r = unsafe { dma::run(engine, t) }.map_err(err("writing the pattern area"))?;
+        let r = dma::run_on(engine, &mut buf, t).map_err(err("writing the pattern area"))?;
         log::info!("pattern written: {:?}", r.stats);
         Ok(Bench {
             engine,
@@ -235,8 +234,7 @@ impl Bench {
                 device_key: 0,
                 policy,
             };
-            // SAFETY: the bench's own regions, untouched until `run` returns.
-            let report = unsafe { dma::run(self.engine, transfer) }.map_err(err("transfer"))?;
+            let report = dma::run_on(self.engine, region, transfer).map_err(err("transfer"))?;
             let latency = start.elapsed();
             if spec.policy == Policy::Pin && !register_once {
                 mm::unpin(region.range()).map_err(err("unpin"))?;
@@ -296,8 +294,7 @@ impl Bench {
                     device_key: 0,
                     policy: Policy::Prefault,
                 };
-                // SAFETY: the bench's own regions, untouched until `run` returns.
-                unsafe { dma::run(self.engine, t) }.map_err(err("read back"))?;
+                dma::run_on(self.engine, &mut back, t).map_err(err("read back"))?;
                 let bad = count_bad(&back.as_mut_slice()[..spec.size], expected_at);
                 drop(back);
                 bad
@@ -335,8 +332,8 @@ impl Bench {
                         device_key: 0,
                         policy,
                     };
-                    // SAFETY: the bench's own regions, untouched until `run` returns.
-                    let report = unsafe { dma::run(self.engine, t) }.map_err(err("transfer"))?;
+                    let report =
+                        dma::run_on(self.engine, &mut region, t).map_err(err("transfer"))?;
                     if policy == Policy::Pin {
                         mm::unpin(region.range()).map_err(err("unpin"))?;
                     }

@@ -43,7 +43,7 @@ fn err<E: core::fmt::Debug>(what: &'static str) -> impl Fn(E) -> alloc::string::
 fn one_record_faults(count: usize) -> Result<(Duration, u64, u64), alloc::string::String> {
     let engine = dma::edu().map_err(err("edu"))?;
     // Below the edu's 28-bit DMA limit.
-    let pages = Region::demand_zero_low(count * FRAME_SIZE).map_err(err("pages"))?;
+    let mut pages = Region::demand_zero_low(count * FRAME_SIZE).map_err(err("pages"))?;
     let _grant = dma::grant(engine, pages.range(), dma::Rights::ReadWrite).map_err(err("grant"))?;
     let before = dma::fault_counters();
     for i in 0..count {
@@ -54,8 +54,7 @@ fn one_record_faults(count: usize) -> Result<(Duration, u64, u64), alloc::string
             dma::EDU_BUFFER,
             Policy::FaultAware,
         );
-        // SAFETY: the pages are ours and untouched until `run` returns.
-        unsafe { dma::run(engine, transfer) }.map_err(err("edu write"))?;
+        dma::run_on(engine, &mut pages, transfer).map_err(err("edu write"))?;
     }
     let after = dma::fault_counters();
     let faults = after.faults_serviced - before.faults_serviced;
@@ -72,13 +71,10 @@ fn one_record_faults(count: usize) -> Result<(Duration, u64, u64), alloc::string
 /// Writes one byte at the start of each `stride` of `region`, `count`
 /// times over; the guest time it took.
 fn touch(region: &mut Region, stride: usize, count: usize) -> Duration {
-    let base = region.as_mut_slice().as_mut_ptr();
     let start = time::now();
     for i in 0..count {
-        // SAFETY: `i * stride` is inside the region (count * stride is
-        // its length), which is ours; a volatile write so that every page
-        // is really touched.
-        unsafe { core::ptr::write_volatile(base.add(i * stride), 1) };
+        // `i * stride` is inside the region (count * stride is its length).
+        region.touch(i * stride, 1);
     }
     start.elapsed()
 }
@@ -96,20 +92,14 @@ fn demand_fault(mut region: Region, stride: usize, count: usize) -> Duration {
 /// made the level-3 table, and used up pool frames).
 fn small_faults(skip: usize, count: usize) -> Result<Duration, alloc::string::String> {
     let mut region = Region::demand_zero((skip + count) * FRAME_SIZE).map_err(err("pages"))?;
-    let base = region.as_mut_slice().as_mut_ptr();
     for i in 0..skip {
-        // SAFETY: page `i` is inside the region, which is ours.
-        unsafe { core::ptr::write_volatile(base.add(i * FRAME_SIZE), 1) };
+        region.touch(i * FRAME_SIZE, 1);
     }
-    let page = |i: usize| {
-        // SAFETY: `skip + i` is below the region's page count.
-        unsafe { base.add((skip + i) * FRAME_SIZE) }
-    };
-    let timed = |v: u8| {
+    let mut timed = |v: u8| {
         let start = time::now();
         for i in 0..count {
-            // SAFETY: as above; a volatile write so every page is touched.
-            unsafe { core::ptr::write_volatile(page(i), v) };
+            // `skip + i` is below the region's page count.
+            region.touch((skip + i) * FRAME_SIZE, v);
         }
         start.elapsed()
     };
@@ -205,10 +195,12 @@ pub fn run(engine: EngineId) -> Result<(), alloc::string::String> {
         let transfer =
             Transfer::contiguous(Direction::FromDevice, warm.range(), 0, Policy::FaultAware);
         let start = time::now();
-        // SAFETY: `warm` is ours and untouched until `wait` below returns.
-        let id = unsafe { dma::submit(engine, transfer) }.map_err(err("submit"))?;
+        let pending =
+            dma::submit_owned(engine, warm, transfer).map_err(|(e, _)| err("submit")(e))?;
         total += start.elapsed();
-        dma::wait(id).map_err(err("warm read"))?;
+        let (back, result) = pending.wait();
+        result.map_err(err("warm read"))?;
+        warm = back;
     }
     line(
         "submitting one DMA segment",

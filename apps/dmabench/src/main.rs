@@ -16,6 +16,7 @@
 //! `quick` and the default are 4 KiB, 64 KiB and 1 MiB.
 #![no_std]
 #![no_main]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 

@@ -75,7 +75,7 @@ fn err<E: core::fmt::Debug>(what: &'static str) -> impl Fn(E) -> alloc::string::
 /// One warm transfer of `region` (already resident or pinned); its time.
 fn once(
     engine: EngineId,
-    region: &Region,
+    region: &mut Region,
     size: usize,
     direction: Direction,
     disk: u64,
@@ -87,8 +87,7 @@ fn once(
         Policy::FaultAware,
     );
     let start = time::now();
-    // SAFETY: the bench's own region, untouched until `run` returns.
-    unsafe { dma::run(engine, transfer) }.map_err(err("transfer"))?;
+    dma::run_on(engine, region, transfer).map_err(err("transfer"))?;
     Ok(start.elapsed())
 }
 
@@ -115,8 +114,8 @@ pub fn warm(
     for round in 0..ROUNDS {
         ratios.push(back_to_back(
             round,
-            || once(engine, &pinned, size, direction, disk),
-            || once(engine, &resident, size, direction, disk),
+            || once(engine, &mut pinned, size, direction, disk),
+            || once(engine, &mut resident, size, direction, disk),
         )?);
     }
     mm::unpin(pinned.range()).map_err(err("unpin"))?;
@@ -155,8 +154,7 @@ fn fresh_once(f: &Fresh, policy: Policy) -> Result<Duration, alloc::string::Stri
         disk,
         policy,
     );
-    // SAFETY: the bench's own region, untouched until `run` returns.
-    unsafe { dma::run(engine, transfer) }.map_err(err("transfer"))?;
+    dma::run_on(engine, &mut region, transfer).map_err(err("transfer"))?;
     let elapsed = start.elapsed();
     if policy == Policy::Pin {
         mm::unpin(region.range()).map_err(err("unpin"))?;

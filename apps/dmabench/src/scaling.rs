@@ -16,6 +16,7 @@ extern crate alloc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 use libos::mm::{Region, FRAME_SIZE};
+use libos::sync::IrqSpinLock;
 use libos::{println, smp, time};
 
 /// Pages each core faults per measurement (16 MiB).
@@ -26,27 +27,29 @@ const ROUNDS: usize = 7;
 /// Faults every page of a fresh region on each of the first `cores` cores
 /// at once; the longest core's time in nanoseconds.
 fn fault_on(cores: usize) -> Result<u64, alloc::string::String> {
+    // Each core takes its own region out for the run, and puts it back.
     let mut regions = Vec::new();
     for _ in 0..cores {
-        regions.push(
-            Region::demand_zero(PAGES * FRAME_SIZE).map_err(|e| alloc::format!("region: {e:?}"))?,
-        );
+        let region =
+            Region::demand_zero(PAGES * FRAME_SIZE).map_err(|e| alloc::format!("region: {e:?}"))?;
+        regions.push(IrqSpinLock::new(Some(region)));
     }
-    let starts: Vec<usize> = regions.iter().map(|r| r.start()).collect();
     let slowest = AtomicU64::new(0);
     let ready = smp::Barrier::new(smp::cores());
     smp::on_each_core(|core| {
         ready.wait();
-        let Some(&start) = starts.get(core) else {
+        let Some(slot) = regions.get(core) else {
+            return;
+        };
+        let Some(mut region) = slot.lock().take() else {
             return;
         };
         let t = time::now();
         for i in 0..PAGES {
-            // SAFETY: page `i` of this core's own region, which lives until
-            // `fault_on` returns; nothing else touches it meanwhile.
-            unsafe { core::ptr::write_volatile((start + i * FRAME_SIZE) as *mut u8, 1) };
+            region.touch(i * FRAME_SIZE, 1);
         }
         slowest.fetch_max(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
+        *slot.lock() = Some(region);
     });
     drop(regions);
     Ok(slowest.load(Ordering::Relaxed))

@@ -25,6 +25,14 @@ use crate::cell::{disk_pattern, READ_AREA};
 /// Bytes each core reads.
 const SIZE: usize = 4 << 20;
 
+/// One core's region: before its transfer, while the core holds it, and
+/// after, with the faults the transfer took.
+enum Slot {
+    Region(Region),
+    Taken,
+    Done(Region, Result<u64, dma::TransferError>),
+}
+
 /// Runs the two reads at once and prints what each core resolved. Err if a
 /// transfer failed or a byte differs.
 pub fn run(engine: EngineId) -> Result<(), String> {
@@ -32,7 +40,9 @@ pub fn run(engine: EngineId) -> Result<(), String> {
         println!("dmabench: two cores waiting on DMA: needs two cores, skipped");
         return Ok(());
     }
-    let mut regions = Vec::new();
+    // Each core takes its own region out for its transfer, and puts it
+    // back with the outcome.
+    let mut slots = Vec::new();
     let mut grants = Vec::new();
     for _ in 0..2 {
         let r = Region::demand_zero(SIZE).map_err(|e| alloc::format!("region: {e:?}"))?;
@@ -40,41 +50,39 @@ pub fn run(engine: EngineId) -> Result<(), String> {
             dma::grant(engine, r.range(), dma::Rights::ReadWrite)
                 .map_err(|e| alloc::format!("grant: {e:?}"))?,
         );
-        regions.push(r);
+        slots.push(libos::sync::IrqSpinLock::new(Slot::Region(r)));
     }
-    let ranges: Vec<_> = regions.iter().map(|r| r.range()).collect();
-    let results: Vec<libos::sync::IrqSpinLock<Option<Result<u64, dma::TransferError>>>> = (0..2)
-        .map(|_| libos::sync::IrqSpinLock::new(None))
-        .collect();
     let before = dma::fault_counters().resolved_by_core;
     let ready = smp::Barrier::new(smp::cores());
     smp::on_each_core(|core| {
         ready.wait();
-        let Some(range) = ranges.get(core) else {
+        let Some(slot) = slots.get(core) else {
+            return;
+        };
+        let Slot::Region(mut region) = core::mem::replace(&mut *slot.lock(), Slot::Taken) else {
             return;
         };
         let transfer = Transfer::contiguous(
             Direction::FromDevice,
-            range.clone(),
+            region.range(),
             READ_AREA,
             Policy::FaultAware,
         );
-        // SAFETY: this core's own region, which lives (granted) until
-        // `run` returns and is not touched by anything else meanwhile.
-        let result = unsafe { dma::run(engine, transfer) }.map(|r| r.stats.faults);
-        *results[core].lock() = Some(result);
+        let result = dma::run_on(engine, &mut region, transfer).map(|r| r.stats.faults);
+        *slot.lock() = Slot::Done(region, result);
     });
     let after = dma::fault_counters().resolved_by_core;
     drop(grants);
     let mut faults = Vec::new();
-    for (core, slot) in results.iter().enumerate() {
-        match slot.lock().take() {
-            Some(Ok(n)) => faults.push(n),
-            Some(Err(e)) => return Err(alloc::format!("core {core}: {e}")),
-            None => return Err(alloc::format!("core {core} did not run")),
-        }
-    }
-    for (core, region) in regions.iter().enumerate() {
+    for (core, slot) in slots.iter().enumerate() {
+        let region = match core::mem::replace(&mut *slot.lock(), Slot::Taken) {
+            Slot::Done(region, Ok(n)) => {
+                faults.push(n);
+                region
+            }
+            Slot::Done(_, Err(e)) => return Err(alloc::format!("core {core}: {e}")),
+            _ => return Err(alloc::format!("core {core} did not run")),
+        };
         let bad = (region.as_slice().iter().enumerate())
             .filter(|&(i, &b)| b != disk_pattern(READ_AREA as usize + i))
             .count();

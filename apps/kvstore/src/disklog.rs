@@ -44,7 +44,7 @@ use kvstore::aof::{self, check, encode_record_pieces, AppendFsync, Piece, Record
 use kvstore::commands::{Effects, SHARE_FROM};
 use kvstore::store::Value;
 use kvstore::Args;
-use libos::dma::{self, Direction, EngineId, NvmeInfo, Policy, Transfer};
+use libos::dma::{self, Direction, EngineId, NvmeInfo, Policy};
 use libos::mm::Region;
 use libos::time::{self, Instant};
 
@@ -297,12 +297,33 @@ impl Pieces {
         let memory = self.gather_list(block);
         let lists = aof::cut_gather(&memory, block, max_pieces)
             .ok_or("log write: gather list too fine for the disk's commands")?;
+        let sources = self.sources();
         for list in lists {
-            let len: usize = list.iter().map(|r| r.len()).sum();
-            gather(engine, Direction::ToDevice, list, disk)?;
+            let pieces: Vec<&[u8]> = list
+                .iter()
+                .map(|r| bytes_at(&sources, r))
+                .collect::<Option<_>>()
+                .ok_or("log write: a piece outside the log's memory")?;
+            let len: usize = pieces.iter().map(|p| p.len()).sum();
+            dma::write_gather(engine, &pieces, disk, policy(engine))
+                .map_err(|e| io("disk transfer", e))?;
             disk += len as u64;
         }
         Ok(())
+    }
+
+    /// The memory the gather lists name, by address: the staging buffer
+    /// and each value held by reference.
+    fn sources(&self) -> Vec<&[u8]> {
+        let values = self.list.iter().filter_map(|piece| match piece {
+            Pending::Value(v) => Some(v.as_slice()),
+            Pending::Staged(_) => None,
+        });
+        let mut sources: Vec<&[u8]> = core::iter::once(self.staging.as_slice())
+            .chain(values)
+            .collect();
+        sources.sort_by_key(|s| s.as_ptr() as usize);
+        sources
     }
 
     /// The memory of the pieces padded with zeros to a multiple of
@@ -319,10 +340,14 @@ impl Pieces {
                 at..at + v.len()
             }
         });
+        // Merged only inside the staging buffer: a gather piece lies in
+        // one buffer (see `bytes_at`).
+        let staging = self.staging.range();
+        let staged = |r: &Range<usize>| r.start >= staging.start && r.end <= staging.end;
         let mut memory: Vec<Range<usize>> = Vec::with_capacity(self.list.len() + 1);
         for r in ranges.chain(padding) {
             match memory.last_mut() {
-                Some(last) if last.end == r.start => last.end = r.end,
+                Some(last) if last.end == r.start && staged(last) && staged(&r) => last.end = r.end,
                 _ => memory.push(r),
             }
         }
@@ -363,80 +388,50 @@ fn io(what: &str, e: impl core::fmt::Debug) -> String {
     format!("{what}: {e:?}")
 }
 
+/// The bytes of `sources` (sorted by address) at the addresses `range`, if
+/// one of them holds all of it.
+fn bytes_at<'a>(sources: &[&'a [u8]], range: &Range<usize>) -> Option<&'a [u8]> {
+    let after = sources.partition_point(|s| s.as_ptr() as usize <= range.start);
+    let source = sources.get(after.checked_sub(1)?)?;
+    let from = range.start - source.as_ptr() as usize;
+    source.get(from..from + range.len())
+}
+
+/// How the disk moves the log's buffers: fault-aware with prefetch (the
+/// pages are made resident first, which QEMU 7.2 needs for commands of
+/// several pieces), pinned instead on a controller that moves physical
+/// addresses (the SD card on the ZynqMP, with no SMMU in front of it),
+/// which takes only pinned buffers.
+fn policy(engine: EngineId) -> Policy {
+    if dma::caps(engine).is_some_and(|c| c.physical) {
+        Policy::Pin
+    } else {
+        Policy::FaultAwarePrefetch
+    }
+}
+
+/// Moves the first `len` bytes of `region` to or from the disk at `disk`.
 fn transfer(
     engine: EngineId,
     direction: Direction,
-    region: &Region,
+    region: &mut Region,
     len: usize,
     disk: u64,
 ) -> Result<(), String> {
-    let memory = alloc::vec![region.start()..region.start() + len];
-    gather(engine, direction, memory, disk)
-}
-
-/// Moves `memory` (address ranges, in order) to or from the disk at
-/// `disk`, fault-aware with prefetch: the pages are made resident first,
-/// which QEMU 7.2 needs for commands of several pieces (pinned instead on
-/// a controller with no SMMU in front of it).
-fn gather(
-    engine: EngineId,
-    direction: Direction,
-    memory: Vec<Range<usize>>,
-    disk: u64,
-) -> Result<(), String> {
-    // A controller that moves physical addresses (the SD card on the
-    // ZynqMP, with no SMMU) takes only pinned buffers.
-    let physical = dma::caps(engine).is_some_and(|c| c.physical);
-    let t = Transfer {
-        direction,
-        pieces: memory,
-        device_addr: disk,
-        device_key: 0,
-        policy: if physical {
-            Policy::Pin
-        } else {
-            Policy::FaultAwarePrefetch
-        },
-    };
-    let rights = match direction {
-        Direction::ToDevice => dma::Rights::Read,
-        Direction::FromDevice => dma::Rights::ReadWrite,
-    };
-    let mut grants = Vec::with_capacity(t.pieces.len());
-    for piece in page_spans(&t.pieces) {
-        // SAFETY: the pieces are the log's own buffers or values it holds
-        // (see below), on pages of the heap or of its regions that hold
-        // nothing a device could harm more than the log it writes; the
-        // grants end with this function, after the transfer.
-        let g = unsafe { dma::grant_memory(engine, piece, rights) };
-        grants.push(g.map_err(|e| io("granting the disk its buffers", e))?);
-    }
-    // SAFETY: every caller names the log's own buffers (staging, read,
-    // superblock) or values it holds by reference count, which the store
-    // copies before changing (see `kvstore::store::Value`); all outlive
-    // `run`, which returns when the transfer is over.
-    unsafe { dma::run(engine, t) }
-        .map(|_| ())
-        .map_err(|e| io("disk transfer", e))
-}
-
-/// The pages the pieces touch, as few ranges as possible (pieces on the
-/// same or adjacent pages share one grant).
-fn page_spans(pieces: &[Range<usize>]) -> Vec<Range<usize>> {
-    let page = libos::mm::FRAME_SIZE;
-    let mut spans: Vec<Range<usize>> = pieces
-        .iter()
-        .map(|p| p.start / page * page..p.end.next_multiple_of(page))
-        .collect();
-    spans.sort_by_key(|r| r.start);
-    let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
-    for span in spans {
-        match merged.last_mut() {
-            Some(last) if span.start <= last.end => last.end = last.end.max(span.end),
-            _ => merged.push(span),
+    let policy = policy(engine);
+    let outside = || String::from("disk transfer: longer than its buffer");
+    match direction {
+        Direction::FromDevice => {
+            let bytes = region.as_mut_slice().get_mut(..len).ok_or_else(outside)?;
+            dma::read(engine, bytes, disk, policy)
+        }
+        Direction::ToDevice => {
+            let bytes = region.as_slice().get(..len).ok_or_else(outside)?;
+            dma::write(engine, bytes, disk, policy)
         }
     }
-    merged
+    .map(|_| ())
+    .map_err(|e| io("disk transfer", e))
 }
 
 /// An extent as this server uses it: no longer than it can read back at
@@ -464,9 +459,10 @@ impl DiskLog {
         mut apply: impl FnMut(Args),
     ) -> Result<(DiskLog, Opened), String> {
         let block = info.block_size;
-        let slots = Region::eager(2 * superblock::SLOT_STRIDE as usize)
+        let mut slots = Region::eager(2 * superblock::SLOT_STRIDE as usize)
             .map_err(|e| io("superblock buffer", e))?;
-        transfer(engine, Direction::FromDevice, &slots, slots.len(), 0)?;
+        let len = slots.len();
+        transfer(engine, Direction::FromDevice, &mut slots, len, 0)?;
         let bytes = slots.as_slice();
         let stride = superblock::SLOT_STRIDE as usize;
         let found = check::find(&bytes[..stride], &bytes[stride..], info.capacity)
@@ -513,12 +509,12 @@ impl DiskLog {
         }
         // Read the whole log and replay it; then keep only its last
         // partial block, in a fresh buffer (the pages of the read go).
-        let read = staging()?;
+        let mut read = staging()?;
         let rounded = (length as usize).next_multiple_of(block);
         transfer(
             engine,
             Direction::FromDevice,
-            &read,
+            &mut read,
             rounded,
             log.current.extent.start,
         )?;
@@ -725,7 +721,7 @@ impl DiskLog {
         transfer(
             self.engine,
             Direction::ToDevice,
-            &sb,
+            &mut sb,
             self.block,
             self.current.slot_offset(),
         )

@@ -40,7 +40,7 @@
 //! assert_eq!(out, b"+OK\r\n$1\r\nv\r\n");
 //! ```
 #![cfg_attr(not(test), no_std)]
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 extern crate alloc;

@@ -9,6 +9,7 @@
 //! `kvstore::config::Config::from_args`).
 #![cfg_attr(target_os = "none", no_std)]
 #![cfg_attr(target_os = "none", no_main)]
+#![forbid(unsafe_code)]
 
 #[cfg(target_os = "none")]
 mod disklog;

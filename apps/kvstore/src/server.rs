@@ -741,7 +741,7 @@ pub fn main(args: libos::Args) -> i32 {
         config.maxmemory = default_maxmemory();
     }
     // The log's checksum runs on the CPU's CRC32C instructions in the guest
-    // (see `kvstore::aof::crc32c`), which host tests cannot reach: check a
+    // (see `libos::checksum`), which host tests cannot reach: check a
     // known answer before trusting it with the log, and that its word-wise
     // path (aligned words in the middle) agrees with its byte-wise one.
     let pattern: Vec<u8> = (0..=255u8).collect();

@@ -11,7 +11,7 @@ use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::{Region, FRAME_SIZE};
 use libos::println;
-use libos::rdma::{QueuePair, Rdma, RemoteRegion, Status};
+use libos::rdma::{QueuePair, Rdma, Registered, RemoteRegion, Status};
 
 const POLICIES: [Policy; 4] = [
     Policy::Pin,
@@ -71,13 +71,23 @@ impl Row {
 pub(crate) struct Bench<'a> {
     rdma: &'a Rdma,
     qp: QueuePair,
-    local: Region,
+    /// Our arena, granted to the engine once; out of here only while a
+    /// transfer holds it.
+    local: Option<Registered>,
     /// The target's arena, exposed to us read-write.
     remote: RemoteRegion,
     next: usize,
 }
 
 impl Bench<'_> {
+    /// Our arena (always back by the time a transfer returns).
+    fn local(&mut self) -> &mut Region {
+        self.local
+            .as_mut()
+            .expect("the arena is back after every transfer")
+            .region_mut()
+    }
+
     /// Fresh (never touched) offsets for `len` bytes on both sides.
     pub(crate) fn fresh(&mut self, len: usize) -> usize {
         let off = self.next;
@@ -103,7 +113,7 @@ impl Bench<'_> {
     /// `pin`, registered once (the pinned steady state of reused buffers).
     pub(crate) fn warm(&mut self, len: usize, policy: Policy) -> usize {
         let off = self.fresh(len);
-        let _ = self.local.populate(off..off + len);
+        let _ = self.local().populate(off..off + len);
         self.remote_ns(TOUCH, off, len);
         if policy == Policy::Pin {
             self.register(off, len);
@@ -118,7 +128,7 @@ impl Bench<'_> {
     /// these same, now backed, frames again (as in a long-running service).
     pub(crate) fn prime(&mut self, len: usize) {
         let off = self.fresh(len);
-        let _ = self.local.populate(off..off + len);
+        let _ = self.local().populate(off..off + len);
         self.remote_ns(TOUCH, off, len);
         self.free(off, len);
         self.next = 0;
@@ -128,19 +138,19 @@ impl Bench<'_> {
     /// returns the time it took (ours, plus what the target reports).
     pub(crate) fn register(&mut self, off: usize, len: usize) -> Duration {
         let t = libos::time::now();
-        let _ = self.local.pin(off..off + len);
+        let _ = self.local().pin(off..off + len);
         t.elapsed() + self.remote_ns(PIN, off, len)
     }
 
     pub(crate) fn free(&mut self, off: usize, len: usize) {
-        let _ = self.local.unpin(off..off + len);
-        let _ = self.local.discard(off..off + len);
+        let _ = self.local().unpin(off..off + len);
+        let _ = self.local().discard(off..off + len);
         self.remote_ns(FREE, off, len);
     }
 
     /// One transfer of `len` bytes at `off` on both sides.
     pub(crate) fn transfer(
-        &self,
+        &mut self,
         op: &str,
         off: usize,
         len: usize,
@@ -154,19 +164,22 @@ impl Bench<'_> {
         } else {
             policy
         };
-        let local = self.local.start() + off..self.local.start() + off + len;
         let remote = self.remote.at(off);
-        // SAFETY: `self.local` is the bench's arena, alive for the whole
-        // run; nothing else touches it while one transfer runs, and the
-        // wait below takes this one's completion.
-        let id = unsafe {
-            match op {
-                "write" => self.qp.write(local, remote, policy),
-                _ => self.qp.read(local, remote, policy),
-            }
-        }
-        .map_err(|e| format!("{e:?}"))?;
-        let wc = self.rdma.wait(id).map_err(|e| format!("{e:?}"))?;
+        let arena = self.local.take().ok_or("the arena is in flight")?;
+        let range = off..off + len;
+        let posted = match op {
+            "write" => self.qp.write_owned(arena, range, remote, policy),
+            _ => self.qp.read_owned(arena, range, remote, policy),
+        };
+        let (arena, result) = match posted {
+            Ok(pending) => match pending.wait() {
+                Ok((arena, wc)) => (arena, Ok(wc)),
+                Err((e, arena)) => (arena, Err(e)),
+            },
+            Err((e, arena)) => (arena, Err(e)),
+        };
+        self.local = Some(arena);
+        let wc = result.map_err(|e| format!("{e:?}"))?;
         if wc.status != Status::Success {
             return Err(format!("{:?}", wc.status));
         }
@@ -289,22 +302,25 @@ fn small_write_latency(
     } else {
         policy
     };
-    let local = b.local.start() + off..b.local.start() + off + 64;
     let remote = b.remote.at(off);
     let count = libos::arch::instructions_retired;
     let (mut post, mut total) = (0u32, 0u32);
     let start = libos::time::now();
     for _ in 0..n {
+        let Some(arena) = b.local.take() else {
+            break;
+        };
         let before = count();
-        // SAFETY: the bench's arena, alive for the run; nothing else
-        // touches it while the WRITE runs, and its completion is taken.
-        let id = unsafe { b.qp.write(local.clone(), remote, policy_used) };
-        let posted = count();
-        if let Ok(id) = id {
-            let _ = b.rdma.wait(id);
-        }
+        let posted = b.qp.write_owned(arena, off..off + 64, remote, policy_used);
+        let after_post = count();
+        b.local = Some(match posted {
+            Ok(pending) => match pending.wait() {
+                Ok((arena, _)) | Err((_, arena)) => arena,
+            },
+            Err((_, arena)) => arena,
+        });
         let done = count();
-        if let (Some(a), Some(p), Some(z)) = (before, posted, done) {
+        if let (Some(a), Some(p), Some(z)) = (before, after_post, done) {
             post = post.wrapping_add(p.wrapping_sub(a));
             total = total.wrapping_add(z.wrapping_sub(a));
         }
@@ -323,7 +339,7 @@ fn small_write_latency(
 fn remote_fault_cost(b: &mut Bench) -> (Duration, Duration) {
     let n = 16;
     let off = b.fresh(2 * n * FRAME_SIZE);
-    let _ = b.local.populate(off..off + 2 * n * FRAME_SIZE);
+    let _ = b.local().populate(off..off + 2 * n * FRAME_SIZE);
     b.remote_ns(TOUCH, off + n * FRAME_SIZE, n * FRAME_SIZE);
     let mut cold = Duration::ZERO;
     let mut warm = Duration::ZERO;
@@ -373,9 +389,9 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
         return 1;
     };
     // The engine may move the arena, once granted (nothing pinned).
-    let _grant = match rdma.grant(local.range(), libos::dma::Rights::ReadWrite) {
-        Ok(g) => g,
-        Err(e) => {
+    let local = match rdma.register(local) {
+        Ok(r) => r,
+        Err((e, _)) => {
             println!("rdmabench: granting the arena: {e:?}");
             return 1;
         }
@@ -383,7 +399,7 @@ pub fn initiator(rdma: &Rdma, sizes: &[usize]) -> i32 {
     let mut b = Bench {
         rdma,
         qp,
-        local,
+        local: Some(local),
         remote,
         next: 0,
     };

@@ -28,6 +28,7 @@
 //! SMMU then translates a 2 MiB block per IOTLB miss, for every policy.
 #![no_std]
 #![no_main]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 

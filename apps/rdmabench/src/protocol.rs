@@ -68,7 +68,7 @@ pub fn send(rdma: &Rdma, qp: &QueuePair, words: &[u64]) -> bool {
 
 /// Node 1: serves commands until QUIT.
 pub fn serve(rdma: &Rdma) -> i32 {
-    let Ok(mut arena) = Region::demand_zero_huge(ARENA) else {
+    let Ok(arena) = Region::demand_zero_huge(ARENA) else {
         println!("rdmabench: no room for the arena");
         return 1;
     };
@@ -76,12 +76,11 @@ pub fn serve(rdma: &Rdma) -> i32 {
         return 1;
     };
     let rw = Access::REMOTE_READ | Access::REMOTE_WRITE;
-    // SAFETY: the arena outlives the exposure (declared after it, dropped
-    // before it), and this node never reads or writes the arena's bytes:
-    // it only pins, populates, evicts and discards pages of it.
-    let exposure = match unsafe { rdma.expose(arena.range(), rw) } {
+    // The arena moves into its exposure: this node never reads or writes
+    // its bytes, it only pins, populates, evicts and discards its pages.
+    let mut arena = match rdma.expose_region(arena, rw) {
         Ok(x) => x,
-        Err(e) => {
+        Err((e, _)) => {
             println!("rdmabench: cannot expose the arena: {e:?}");
             return 1;
         }
@@ -92,7 +91,7 @@ pub fn serve(rdma: &Rdma) -> i32 {
     send(
         rdma,
         &qp,
-        &[HELLO, arena.start() as u64, exposure.remote().key],
+        &[HELLO, arena.start() as u64, arena.remote().key],
     );
     loop {
         let Some(cmd) = recv(rdma, 0) else {

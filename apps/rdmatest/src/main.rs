@@ -24,6 +24,7 @@
 //! checks that a WRITE to it ends with a clear error instead of hanging.
 #![no_std]
 #![no_main]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 
@@ -36,7 +37,8 @@ use libos::dma::Policy;
 use libos::mm::Region;
 use libos::println;
 use libos::rdma::{
-    self, Access, Exposure, Op, QueuePair, Rdma, RemoteRegion, Status, WorkCompletion,
+    self, Access, ExposedRegion, Op, Pending, QueuePair, Rdma, RemoteRegion, Status, Ungranted,
+    WorkCompletion,
 };
 
 libos::main!(main);
@@ -89,6 +91,16 @@ fn completed(rdma: &Rdma, id: rdma::WorkId) -> Result<WorkCompletion, String> {
     rdma.wait(id).map_err(|e| format!("{e:?}"))
 }
 
+/// The completion of an owned transfer, and its buffer back.
+fn finished<B>(
+    posted: Result<Pending<B>, (rdma::RdmaError, B)>,
+) -> (B, Result<WorkCompletion, String>) {
+    match posted.map(Pending::wait) {
+        Ok(Ok((buffer, wc))) => (buffer, Ok(wc)),
+        Ok(Err((e, buffer))) | Err((e, buffer)) => (buffer, Err(format!("{e:?}"))),
+    }
+}
+
 fn success(wc: &WorkCompletion) -> Result<(), String> {
     if wc.status == Status::Success {
         Ok(())
@@ -125,14 +137,17 @@ fn granted(rdma: &Rdma, region: &Region) -> Result<libos::dma::Grant, String> {
 /// A WRITE whose local source was never granted to this node's engine:
 /// the engine's read of it is an isolation fault (`LocalAccessError`), and
 /// the target stays untouched.
-fn ungranted_source(rdma: &Rdma, qp: &QueuePair, landing: RemoteRegion) -> Result<String, String> {
+fn ungranted_source(qp: &QueuePair, landing: RemoteRegion) -> Result<String, String> {
     let mut ungranted = Region::demand_zero(SMALL).map_err(|e| format!("{e:?}"))?;
     fill(ungranted.as_mut_slice(), 42);
     let before = libos::iommu::isolation_faults();
-    // SAFETY: `ungranted` outlives the wait and is not written meanwhile.
-    let id = unsafe { qp.write(ungranted.range(), landing.at(0), Policy::FaultAware) }
-        .map_err(|e| format!("{e:?}"))?;
-    let wc = completed(rdma, id)?;
+    let posted = qp.write_owned(
+        Ungranted(ungranted),
+        0..SMALL,
+        landing.at(0),
+        Policy::FaultAware,
+    );
+    let wc = finished(posted).1?;
     if wc.status != Status::LocalAccessError {
         return Err(format!("expected LocalAccessError, got {:?}", wc.status));
     }
@@ -153,9 +168,14 @@ fn read_into_kernel_data(
 ) -> Result<String, String> {
     let word = &LOCAL_CANARY as *const AtomicU64 as usize;
     let before = LOCAL_CANARY.load(Ordering::Relaxed);
-    // SAFETY: on purpose, memory Rust code owns: the SMMU must stop the
-    // engine before it writes a byte (what this check checks).
-    let id = unsafe { qp.read(word..word + 8, source.at(0), Policy::FaultAware) }
+    // On purpose, memory Rust code owns: the SMMU must stop the engine
+    // before it writes a byte (what this check checks).
+    let id = qp
+        .read_into_static(
+            core::slice::from_ref(&LOCAL_CANARY),
+            source.at(0),
+            Policy::FaultAware,
+        )
         .map_err(|e| format!("{e:?}"))?;
     let wc = completed(rdma, id)?;
     if wc.status != Status::LocalAccessError {
@@ -174,14 +194,12 @@ static LOCAL_CANARY: AtomicU64 = AtomicU64::new(0x5afe_5afe_5afe_5afe);
 fn local_copy(rdma: &Rdma) -> Result<String, String> {
     let mut src = Region::demand_zero(LANDING).map_err(|e| format!("{e:?}"))?;
     fill(src.as_mut_slice(), 7);
-    let dst = Region::demand_zero(LANDING).map_err(|e| format!("{e:?}"))?;
+    let mut dst = Region::demand_zero(LANDING).map_err(|e| format!("{e:?}"))?;
     let _grants = [granted(rdma, &src)?, granted(rdma, &dst)?];
     let before = rdma.pages_ready();
-    // SAFETY: both regions outlive the wait below and nothing touches
-    // them until it returns.
-    let id = unsafe { rdma.copy(src.range(), dst.start(), Policy::FaultAware) }
+    let wc = rdma
+        .copy_between(src.as_slice(), dst.as_mut_slice(), Policy::FaultAware)
         .map_err(|e| format!("{e:?}"))?;
-    let wc = completed(rdma, id)?;
     success(&wc)?;
     if let Some(at) = mismatch(dst.as_slice(), 7) {
         return Err(format!("destination differs at byte {at}"));
@@ -202,21 +220,18 @@ fn local_copy(rdma: &Rdma) -> Result<String, String> {
 /// into it: its writes take an SMMU permission fault, the buffer gets a
 /// block of its own, and the data lands there.
 fn over_zero_block(rdma: &Rdma, source: RemoteRegion) -> Result<String, String> {
-    let buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e:?}"))?;
+    let mut buf = Region::demand_zero_huge(libos::mm::BLOCK_SIZE).map_err(|e| format!("{e:?}"))?;
     let mut copy = Region::demand_zero(SOURCE).map_err(|e| format!("{e:?}"))?;
     fill(copy.as_mut_slice(), 9);
     let _grants = [granted(rdma, &buf)?, granted(rdma, &copy)?];
-    // SAFETY: both regions outlive the wait below and nothing touches
-    // them until it returns.
-    let id = unsafe {
-        rdma.copy(
-            buf.start()..buf.start() + SOURCE,
-            copy.start(),
+    let copied = rdma
+        .copy_between(
+            &buf.as_slice()[..SOURCE],
+            copy.as_mut_slice(),
             Policy::FaultAware,
         )
-    }
-    .map_err(|e| format!("{e:?}"))?;
-    success(&completed(rdma, id)?)?;
+        .map_err(|e| format!("{e:?}"))?;
+    success(&copied)?;
     if copy.as_slice().iter().any(|&b| b != 0) || buf.resident_pages() != 0 {
         return Err(format!(
             "copying never-written memory: zeros {}, {} pages taken",
@@ -225,17 +240,13 @@ fn over_zero_block(rdma: &Rdma, source: RemoteRegion) -> Result<String, String> 
         ));
     }
     let qp = rdma.queue_pair(1).map_err(|e| format!("{e:?}"))?;
-    // SAFETY: `buf` outlives the wait below and nothing touches it until
-    // it returns.
-    let id = unsafe {
-        qp.read(
-            buf.start()..buf.start() + SOURCE,
+    let wc = qp
+        .read_into(
+            &mut buf.as_mut_slice()[..SOURCE],
             source.at(0),
             Policy::FaultAware,
         )
-    }
-    .map_err(|e| format!("{e:?}"))?;
-    let wc = completed(rdma, id)?;
+        .map_err(|e| format!("{e:?}"))?;
     success(&wc)?;
     if let Some(at) = mismatch(&buf.as_slice()[..SOURCE], 3) {
         return Err(format!("read data differs at byte {at}"));
@@ -300,11 +311,19 @@ static CANARY: AtomicU64 = AtomicU64::new(0xc0ff_ee00_c0ff_ee00);
 /// Bytes of the small exposed regions.
 const SMALL: usize = 64 << 10;
 
-fn exposed_region(rdma: &Rdma, region: &Region, access: Access) -> Exposure {
-    // SAFETY: every region exposed here lives until `target` returns, after
-    // its exposure is dropped, and this node reads the exposed bytes only
-    // once node 0 has said (SEND) that its WRITEs there are over.
-    unsafe { rdma.expose(region.range(), access) }.expect("expose")
+/// Exposes `region`, which moves in: this node then sees its bytes only
+/// as copies (`snapshot`), taken once node 0 has said (SEND) that its
+/// WRITEs there are over.
+fn exposed_region(rdma: &Rdma, region: Region, access: Access) -> ExposedRegion {
+    match rdma.expose_region(region, access) {
+        Ok(x) => x,
+        Err((e, _)) => panic!("expose: {e:?}"),
+    }
+}
+
+/// The bytes of `x` as they are now.
+fn snapshot(x: &ExposedRegion) -> Vec<u8> {
+    x.snapshot(0..x.len()).unwrap_or_default()
 }
 
 fn target(rdma: &Rdma, checks: &mut Checks) {
@@ -320,19 +339,17 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
         landing.start(),
         source.start()
     );
-    let x_landing = exposed_region(rdma, &landing, Access::REMOTE_WRITE);
-    let x_source = exposed_region(rdma, &source, Access::REMOTE_READ);
-    let x_read_only = exposed_region(rdma, &read_only, Access::REMOTE_READ);
-    let x_revocable = exposed_region(rdma, &revocable, Access::REMOTE_READ | Access::REMOTE_WRITE);
-    // SAFETY: no Rust code ever reads or writes at UNMAPPED_VA; no region
-    // covers it.
-    let x_unmapped = unsafe {
-        rdma.expose(
+    let x_landing = exposed_region(rdma, landing, Access::REMOTE_WRITE);
+    let x_source = exposed_region(rdma, source, Access::REMOTE_READ);
+    let x_read_only = exposed_region(rdma, read_only, Access::REMOTE_READ);
+    let x_revocable = exposed_region(rdma, revocable, Access::REMOTE_READ | Access::REMOTE_WRITE);
+    // No region covers UNMAPPED_VA, nor ever will (libos checks).
+    let x_unmapped = rdma
+        .expose_unbacked(
             UNMAPPED_VA..UNMAPPED_VA + SMALL,
             Access::REMOTE_READ | Access::REMOTE_WRITE,
         )
-    }
-    .expect("expose");
+        .expect("expose");
     let msg = Exposed {
         landing: x_landing.remote(),
         source: x_source.remote(),
@@ -353,7 +370,7 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
         if wc.imm != Some(IMM_WRITTEN) {
             return Err(format!("immediate {:?}", wc.imm));
         }
-        match mismatch(landing.as_slice(), 5) {
+        match mismatch(&snapshot(&x_landing), 5) {
             Some(at) => Err(format!("landing differs at byte {at}")),
             None => Ok(format!(
                 "{} KiB placed, {} pages resolved here for the engine",
@@ -365,11 +382,13 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
     checks.check("remote-write-landed", written);
 
     // Node 0 wrote the revocable region once; it asks for the revocation.
+    let mut x_revocable = Some(x_revocable);
+    let mut revocable = None;
     let revoked = receive(rdma, 0).and_then(|wc| {
         if wc.data != b"revoke" {
             return Err(format!("expected \"revoke\", got {:?}", wc.data));
         }
-        drop(x_revocable);
+        revocable = x_revocable.take().map(ExposedRegion::revoke);
         qp.send(b"revoked")
             .map_err(|e| format!("{e:?}"))
             .and_then(|id| completed(rdma, id))
@@ -379,15 +398,20 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
     checks.check("revoke", revoked);
 
     let untouched = receive(rdma, 0).and_then(|_| {
-        if let Some(at) = mismatch(landing.as_slice(), 5) {
+        if let Some(at) = mismatch(&snapshot(&x_landing), 5) {
             return Err(format!(
                 "landing changed at byte {at} after the refused WRITEs"
             ));
         }
-        if let Some(at) = mismatch(read_only.as_slice(), 13) {
+        if let Some(at) = mismatch(&snapshot(&x_read_only), 13) {
             return Err(format!("read-only region changed at byte {at}"));
         }
-        if let Some(at) = mismatch(revocable.as_slice(), 5) {
+        let revocable = match (&revocable, &x_revocable) {
+            (Some(region), _) => region.as_slice().to_vec(),
+            (None, Some(x)) => snapshot(x),
+            (None, None) => Vec::new(),
+        };
+        if let Some(at) = mismatch(&revocable, 5) {
             return Err(format!(
                 "revocable region differs from the WRITE before revocation at byte {at}"
             ));
@@ -402,7 +426,7 @@ fn target(rdma: &Rdma, checks: &mut Checks) {
         ))
     });
     checks.check("nothing-corrupted", untouched);
-    drop((x_landing, x_source, x_read_only, x_unmapped));
+    drop((x_landing, x_source, x_read_only, x_unmapped, x_revocable));
     // Node 0's "done" completes only once this node's engine acknowledges
     // it, and that acknowledgement may be lost (the loss tests drop
     // datagrams): stay up while node 0 may still resend it (its timeouts
@@ -447,20 +471,14 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
 
     let mut local = Region::demand_zero(LANDING).expect("write source");
     fill(local.as_mut_slice(), 5);
-    let _local_grant = granted(rdma, &local).expect("grant");
-    // SAFETY: `local` lives to the end of the run and is not written after
-    // its fill.
-    let write = unsafe {
-        qp.write_with_imm(
-            local.range(),
-            x.landing.at(0),
-            IMM_WRITTEN,
-            Policy::FaultAware,
-        )
-    }
-    .map_err(|e| format!("{e:?}"))
-    .and_then(|id| completed(rdma, id))
-    .and_then(|wc| {
+    let (local, write) = finished(qp.write_with_imm_owned(
+        local,
+        0..LANDING,
+        x.landing.at(0),
+        IMM_WRITTEN,
+        Policy::FaultAware,
+    ));
+    let write = write.and_then(|wc| {
         success(&wc)?;
         if wc.engine.remote_faults == 0 {
             return Err("WRITE into never-touched pages took no remote fault".into());
@@ -473,24 +491,19 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
     checks.check("remote-write-faults", write);
 
     let dst = Region::demand_zero(SOURCE).expect("read destination");
-    let _dst_grant = granted(rdma, &dst).expect("grant");
-    // SAFETY: `dst` lives to the end of the run and is read only after the
-    // completion.
-    let read = unsafe { qp.read(dst.range(), x.source.at(0), Policy::FaultAware) }
-        .map_err(|e| format!("{e:?}"))
-        .and_then(|id| completed(rdma, id))
-        .and_then(|wc| {
-            success(&wc)?;
-            if let Some(at) = mismatch(dst.as_slice(), 3) {
-                return Err(format!("read data differs at byte {at}"));
-            }
-            Ok(format!(
-                "{} KiB, {} remote faults (evicted pages), {} local",
-                SOURCE >> 10,
-                wc.engine.remote_faults,
-                wc.engine.local_faults + wc.report.map_or(0, |r| r.stats.faults)
-            ))
-        });
+    let (dst, read) = finished(qp.read_owned(dst, 0..SOURCE, x.source.at(0), Policy::FaultAware));
+    let read = read.and_then(|wc| {
+        success(&wc)?;
+        if let Some(at) = mismatch(dst.as_slice(), 3) {
+            return Err(format!("read data differs at byte {at}"));
+        }
+        Ok(format!(
+            "{} KiB, {} remote faults (evicted pages), {} local",
+            SOURCE >> 10,
+            wc.engine.remote_faults,
+            wc.engine.local_faults + wc.report.map_or(0, |r| r.stats.faults)
+        ))
+    });
     checks.check("remote-read-evicted", read);
     checks.check(
         "engine-writes-over-zero-block",
@@ -498,7 +511,7 @@ fn initiator(rdma: &Rdma, checks: &mut Checks) {
     );
     checks.check(
         "local-write-from-ungranted-memory-is-isolated",
-        ungranted_source(rdma, &qp, x.landing),
+        ungranted_source(&qp, x.landing),
     );
     checks.check(
         "local-read-into-kernel-data-is-isolated",
@@ -666,7 +679,6 @@ fn peer_dies(rdma: &Rdma, checks: &mut Checks) {
     // Give the test time to kill node 1's engine.
     libos::time::sleep(Duration::from_secs(8));
     let local = Region::demand_zero(64 << 10).expect("buffer");
-    let _grant = granted(rdma, &local).expect("grant");
     let qp = rdma.queue_pair(1).expect("node 1");
     let start = libos::time::now();
     // No key: node 1's engine is dead and answers nothing at all.
@@ -674,16 +686,11 @@ fn peer_dies(rdma: &Rdma, checks: &mut Checks) {
         key: 0,
         va: 0x4000_0000,
     };
-    // SAFETY: `local` lives to the end of the function and is never written.
-    let result = unsafe { qp.write(local.range(), nowhere, Policy::Prefault) }
-        .map_err(|e| format!("{e:?}"))
-        .and_then(|id| completed(rdma, id))
-        .and_then(|wc| match wc.status {
-            Status::PeerUnreachable => {
-                Ok(format!("reported after {} ms", start.elapsed().as_millis()))
-            }
-            other => Err(format!("expected PeerUnreachable, got {other:?}")),
-        });
+    let (_, result) = finished(qp.write_owned(local, 0..64 << 10, nowhere, Policy::Prefault));
+    let result = result.and_then(|wc| match wc.status {
+        Status::PeerUnreachable => Ok(format!("reported after {} ms", start.elapsed().as_millis())),
+        other => Err(format!("expected PeerUnreachable, got {other:?}")),
+    });
     checks.check("peer-unreachable", result);
 }
 

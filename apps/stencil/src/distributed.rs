@@ -1,6 +1,7 @@
 //! Across nodes: each node owns a slab of work units (rows in 2D, planes in
-//! 3D) and, every iteration, RDMA-WRITEs its two edge units straight into
-//! its neighbours' ghost units, which start as never-touched pages.
+//! 3D) and, every iteration, RDMA-WRITEs its two edge units (copied into
+//! send buffers the WRITEs hold) into its neighbours' ghost units, which
+//! start as never-touched pages.
 //!
 //! ```text
 //!  node r-1 ...[ own units ][ghost bottom x3]      (ghost: untouched demand pages)
@@ -9,11 +10,18 @@
 //!                                   │ WRITE+imm unit hi-1
 //!  node r+1                         ▼ [ghost top x3][ own units ]...
 //!
-//!  iteration it:  core 0: units lo and hi-1 → post WRITEs to ghost[(it+1) % 3]
+//!  iteration it:  copies of the ghost units for it (their imm came in it-1)
+//!                 one job on every core, each holding its units of the new buffer:
+//!                 core 0: units lo and hi-1 → send buffers → post WRITEs to ghost[(it+1) % 3]
 //!                 all cores: interior units (overlaps the WRITEs)
-//!                 core 0: wait for own WRITEs + both neighbours' imm for it
+//!                 core 0: wait for own WRITEs (buffers back) + both neighbours' imm for it
 //!                 barrier
 //! ```
+//!
+//! No `unsafe`: the ghost sets move into their exposures
+//! (`ExposedRegion`), read only as copies once the neighbour's immediate
+//! said the unit is there; the send buffers are `Registered` (granted once)
+//! and move into each WRITE until its completion.
 //!
 //! Three ghost buffers per side: a neighbour is at most one iteration ahead
 //! (it needs our edge units to finish an iteration), so it writes the
@@ -42,7 +50,8 @@ use core::time::Duration;
 use libos::dma::Policy;
 use libos::mm::{Region, FRAME_SIZE};
 use libos::rdma::{
-    Access, Exposure, Op, QueuePair, Rdma, RemoteRegion, Status, WorkCompletion, WorkId,
+    Access, ExposedRegion, Op, Pending, QueuePair, Rdma, Registered, RemoteRegion, Status,
+    WorkCompletion,
 };
 use libos::{println, smp, time};
 use stencil::{set_unit_boundary, slab, sweep_unit, unit_cells, Checksum, Dims};
@@ -112,27 +121,31 @@ struct Slab {
     lo: usize,
     /// One past the last owned unit.
     hi: usize,
-    /// Owned units, two buffers (old/new alternate).
-    own: [Region; 2],
-    /// Ghost sets (see [`Halo::set`]), each [top 0..3][bottom 0..3],
-    /// units `pitch` bytes apart.
-    ghosts: Vec<Region>,
     halo: Halo,
     /// Fixed boundary units for the grid's first and last unit.
     edges: Region,
     pitch: usize,
 }
 
-#[allow(clippy::mut_from_ref)]
-fn cells_at(base: usize, n: usize) -> &'static mut [f64] {
-    // SAFETY: callers pass addresses inside a live region of the slab, and
-    // each unit is written by one core per iteration while no core reads it
-    // (the barrier separates iterations), as `Slab` lays out.
-    unsafe { core::slice::from_raw_parts_mut(base as *mut f64, n) }
+/// What `Slab::new` prepares: the slab, its owned units' two buffers and
+/// its ghost sets.
+type Prepared = (Slab, [Region; 2], Vec<Region>);
+
+/// The units one iteration reads besides the old buffer's: the ghost
+/// units (copies, taken once the neighbours said they are there) and the
+/// fixed edges.
+struct Around<'a> {
+    top: Option<Vec<f64>>,
+    bottom: Option<Vec<f64>>,
+    edges: [&'a [f64]; 2],
 }
 
 impl Slab {
-    fn new(d: Dims, rank: usize, nodes: usize, halo: Halo) -> Result<Self, String> {
+    /// The slab, its owned units (two buffers: old and new alternate) and
+    /// its ghost sets (see [`Halo::set`]), each [top 0..3][bottom 0..3],
+    /// units `pitch` bytes apart, buffer 0 holding the neighbours' initial
+    /// edge units.
+    fn new(d: Dims, rank: usize, nodes: usize, halo: Halo) -> Result<Prepared, String> {
         let units = d.work_units();
         let mine = slab(units.clone(), rank, nodes);
         if mine.is_empty() {
@@ -141,9 +154,9 @@ impl Slab {
         let u = unit_cells(&d) * 8;
         let pitch = u.next_multiple_of(FRAME_SIZE);
         let region = |len| Region::demand_zero(len).map_err(|e| format!("{e:?}"));
-        let own = [region(mine.len() * u)?, region(mine.len() * u)?];
+        let mut own = [region(mine.len() * u)?, region(mine.len() * u)?];
         let sets = if halo == Halo::Interleaved { 2 } else { 1 };
-        let ghosts = (0..sets)
+        let mut ghosts: Vec<Region> = (0..sets)
             .map(|_| region(2 * GHOST_BUFFERS * pitch))
             .collect::<Result<_, _>>()?;
         let edges = region(2 * pitch)?;
@@ -151,27 +164,36 @@ impl Slab {
             d,
             lo: mine.start,
             hi: mine.end,
-            own,
-            ghosts,
             halo,
             edges,
             pitch,
         };
-        for k in s.lo..s.hi {
-            for b in 0..2 {
-                set_unit_boundary(&d, k, s.own_unit(b, k));
+        let cells = unit_cells(&d);
+        for buffer in &mut own {
+            for (k, unit) in (s.lo..s.hi).zip(buffer.as_mut_f64s().chunks_mut(cells)) {
+                set_unit_boundary(&d, k, unit);
             }
         }
         let last = units.end;
-        set_unit_boundary(&d, 0, s.edge(0));
-        set_unit_boundary(&d, last, s.edge(1));
+        let at = |side: usize, cells_of: &mut [f64]| -> core::ops::Range<usize> {
+            let start = side * pitch / 8;
+            start..(start + cells).min(cells_of.len())
+        };
+        let edges = s.edges.as_mut_f64s();
+        let r = at(0, edges);
+        set_unit_boundary(&d, 0, &mut edges[r]);
+        let r = at(1, edges);
+        set_unit_boundary(&d, last, &mut edges[r]);
         // Ghost buffer 0 holds the neighbours' initial edge units; 1 and 2
         // stay untouched until the first WRITEs.
+        let ghost = ghosts[0].as_mut_f64s();
         if s.lo > 1 {
-            set_unit_boundary(&d, s.lo - 1, s.ghost_unit(0, 0));
+            let start = ghost_offset(0, 0, pitch) / 8;
+            set_unit_boundary(&d, s.lo - 1, &mut ghost[start..start + cells]);
         }
         if s.hi < last {
-            set_unit_boundary(&d, s.hi, s.ghost_unit(1, 0));
+            let start = ghost_offset(1, 0, pitch) / 8;
+            set_unit_boundary(&d, s.hi, &mut ghost[start..start + cells]);
         }
         // The registered-memory baseline: the set for odd iterations when
         // interleaved, the only one when pinned.
@@ -181,89 +203,67 @@ impl Slab {
             Halo::Interleaved => Some(1),
         };
         if let Some(set) = pinned {
-            let ghost = &mut s.ghosts[set];
+            let ghost = &mut ghosts[set];
             let len = ghost.len();
             ghost
                 .pin(0..len)
                 .map_err(|e| format!("pinning ghosts: {e:?}"))?;
         }
-        Ok(s)
+        Ok((s, own, ghosts))
     }
 
     fn unit_len(&self) -> usize {
         unit_cells(&self.d)
     }
 
-    fn own_unit(&self, buffer: usize, k: usize) -> &'static mut [f64] {
+    /// Unit `k` of `buffer` (the cells of an owned buffer).
+    fn unit<'b>(&self, buffer: &'b [f64], k: usize) -> &'b [f64] {
         let u = self.unit_len();
-        cells_at(self.own[buffer].start() + (k - self.lo) * u * 8, u)
+        &buffer[(k - self.lo) * u..(k - self.lo + 1) * u]
     }
 
-    /// Ghost unit of `side` (0 top, 1 bottom) that iteration `j` reads.
-    fn ghost_unit(&self, side: usize, j: usize) -> &'static mut [f64] {
-        let base = self.ghosts[self.halo.set(j)].start();
-        cells_at(base + ghost_offset(side, j, self.pitch), self.unit_len())
+    fn edge(&self, side: usize) -> &[f64] {
+        let start = side * self.pitch / 8;
+        &self.edges.as_f64s()[start..start + self.unit_len()]
     }
 
-    /// Where each ghost set starts, for the neighbours.
-    /// Exposes each ghost set to the neighbours for WRITEs (nothing else
-    /// of this node is reachable by them), one exposure per set.
-    fn expose_ghosts(&self, rdma: &Rdma) -> Result<Vec<Exposure>, String> {
-        self.ghosts
-            .iter()
-            .map(|g| {
-                // SAFETY: the ghost regions live as long as the slab, which
-                // outlives the exposures (`run` drops them first); this
-                // node reads a ghost unit only after the neighbour's WRITE
-                // of it has been announced by its immediate, and the
-                // neighbour does not write that unit again before our next
-                // iteration has consumed it (the two-set / iteration
-                // protocol of `Exchange`).
-                unsafe { rdma.expose(g.range(), Access::REMOTE_WRITE) }
-                    .map_err(|e| format!("exposing ghosts: {e:?}"))
-            })
-            .collect()
-    }
-
-    /// Grants this node's engine its own units (the source of every halo
-    /// WRITE), read-only, for the whole run.
-    fn grant_own(&self, rdma: &Rdma) -> Result<Vec<libos::dma::Grant>, String> {
-        self.own
-            .iter()
-            .map(|r| {
-                rdma.grant(r.range(), libos::dma::Rights::Read)
-                    .map_err(|e| format!("granting the engine our units: {e:?}"))
-            })
-            .collect()
-    }
-
-    fn edge(&self, side: usize) -> &'static mut [f64] {
-        cells_at(self.edges.start() + side * self.pitch, self.unit_len())
-    }
-
-    /// The unit above `k` as iteration `it` reads it.
-    fn prev(&self, it: usize, k: usize) -> &'static [f64] {
-        match k {
-            1 => self.edge(0),
-            k if k == self.lo => self.ghost_unit(0, it),
-            k => self.own_unit(it % 2, k - 1),
-        }
-    }
-
-    /// The unit below `k` as iteration `it` reads it.
-    fn next(&self, it: usize, k: usize) -> &'static [f64] {
+    /// What iteration `it` reads besides the old buffer: copies of the
+    /// ghost units the neighbours wrote for it (only once `finish` of the
+    /// iteration before has seen their immediates) and the edges.
+    fn around(&self, ghosts: &[ExposedRegion], it: usize) -> Result<Around<'_>, String> {
         let last = self.d.work_units().end;
-        match k + 1 {
-            n if n == last => self.edge(1),
-            n if n == self.hi => self.ghost_unit(1, it),
-            n => self.own_unit(it % 2, n),
-        }
+        let ghost = |side: usize| -> Result<Vec<f64>, String> {
+            let x = &ghosts[self.halo.set(it).min(ghosts.len() - 1)];
+            let start = ghost_offset(side, it, self.pitch);
+            let bytes = x
+                .snapshot(start..start + self.unit_len() * 8)
+                .ok_or("a ghost unit outside its set")?;
+            Ok(bytes
+                .chunks_exact(8)
+                .map(|c| f64::from_ne_bytes(c.try_into().unwrap_or([0; 8])))
+                .collect())
+        };
+        Ok(Around {
+            top: (self.lo != 1).then(|| ghost(0)).transpose()?,
+            bottom: (self.hi != last).then(|| ghost(1)).transpose()?,
+            edges: [self.edge(0), self.edge(1)],
+        })
     }
 
-    fn sweep(&self, it: usize, k: usize) {
-        let cur = self.own_unit(it % 2, k);
-        let out = self.own_unit((it + 1) % 2, k);
-        sweep_unit(&self.d, self.prev(it, k), cur, self.next(it, k), out);
+    /// Computes unit `k` into `out` from `old` (the old buffer's cells).
+    fn sweep(&self, around: &Around, old: &[f64], k: usize, out: &mut [f64]) {
+        let last = self.d.work_units().end;
+        let prev = match k {
+            1 => around.edges[0],
+            k if k == self.lo => around.top.as_deref().unwrap_or(around.edges[0]),
+            k => self.unit(old, k - 1),
+        };
+        let next = match k + 1 {
+            n if n == last => around.edges[1],
+            n if n == self.hi => around.bottom.as_deref().unwrap_or(around.edges[1]),
+            n => self.unit(old, n),
+        };
+        sweep_unit(&self.d, prev, self.unit(old, k), next, out);
     }
 }
 
@@ -364,45 +364,75 @@ impl Exchange<'_> {
         }
     }
 
-    fn post(&mut self, s: &Slab, n: &Neighbours, it: usize) -> Result<Vec<WorkId>, String> {
+    /// Posts the WRITEs of the edge units just computed for iteration
+    /// `it` (`units`: our first and our last), each copied into its send
+    /// buffer, which the WRITE holds until `finish`.
+    fn post(
+        &mut self,
+        s: &Slab,
+        n: &Neighbours,
+        it: usize,
+        sends: &mut Sends,
+        units: [&[f64]; 2],
+    ) -> Result<Vec<(usize, Pending<Registered>)>, String> {
         // The units computed now are what the neighbours read next.
         let j = it + 1;
         let (policy, set) = (self.halo.policy(j), self.halo.set(j));
-        let mut ids = Vec::new();
+        let mut posted = Vec::new();
         let bytes = s.unit_len() * 8;
-        if let Some((qp, ghost)) = &n.above {
-            // Our first unit is the bottom ghost of the node above.
-            let src = s.own_unit((it + 1) % 2, s.lo).as_ptr() as usize;
-            let dst = ghost[set].at(ghost_offset(1, j, s.pitch));
-            let imm = it as u32 | FROM_BELOW;
-            // SAFETY: the unit stays allocated (the slab outlives the run)
-            // and is not written before `finish(it)` has taken this
-            // WRITE's completion: iteration it + 1 only reads buffer
-            // (it + 1) % 2, and `finish` runs before that iteration ends.
-            ids.push(unsafe { qp.write_with_imm(src..src + bytes, dst, imm, policy) });
+        // Our first unit is the bottom ghost of the node above, our last
+        // the top ghost of the node below.
+        let targets = [
+            (&n.above, 1, it as u32 | FROM_BELOW),
+            (&n.below, 0, it as u32),
+        ];
+        for (side, (neighbour, ghost_side, imm)) in targets.into_iter().enumerate() {
+            let Some((qp, ghost)) = neighbour else {
+                continue;
+            };
+            let mut buffer = sends[side].take().ok_or("a send buffer still in flight")?;
+            buffer.region_mut().as_mut_f64s()[..units[side].len()].copy_from_slice(units[side]);
+            let dst = ghost[set].at(ghost_offset(ghost_side, j, s.pitch));
+            match qp.write_with_imm_owned(buffer, 0..bytes, dst, imm, policy) {
+                Ok(pending) => posted.push((side, pending)),
+                Err((e, buffer)) => {
+                    sends[side] = Some(buffer);
+                    return Err(format!("posting a halo WRITE: {e:?}"));
+                }
+            }
         }
-        if let Some((qp, ghost)) = &n.below {
-            let src = s.own_unit((it + 1) % 2, s.hi - 1).as_ptr() as usize;
-            let dst = ghost[set].at(ghost_offset(0, j, s.pitch));
-            // SAFETY: as for the WRITE above.
-            ids.push(unsafe { qp.write_with_imm(src..src + bytes, dst, it as u32, policy) });
-        }
-        ids.into_iter()
-            .map(|r| r.map_err(|e| format!("posting a halo WRITE: {e:?}")))
-            .collect()
+        Ok(posted)
     }
 
-    /// Waits for our WRITEs of iteration `it` and the neighbours' units for
-    /// it; returns the remote faults our WRITEs took.
-    fn finish(&mut self, n: &Neighbours, it: usize, ids: &[WorkId]) -> Result<u64, String> {
+    /// Waits for our WRITEs of iteration `it` (their send buffers back in
+    /// `sends`) and the neighbours' units for it; returns the remote
+    /// faults our WRITEs took.
+    fn finish(
+        &mut self,
+        n: &Neighbours,
+        it: usize,
+        posted: Vec<(usize, Pending<Registered>)>,
+        sends: &mut Sends,
+    ) -> Result<u64, String> {
         let mut remote_faults = 0;
-        for &id in ids {
-            let wc = self
-                .rdma
-                .wait(id)
-                .map_err(|e| format!("halo WRITE: {e:?}"))?;
-            expect_ok(&wc, "halo WRITE")?;
-            remote_faults += wc.engine.remote_faults;
+        let mut failed = None;
+        for (side, pending) in posted {
+            match pending.wait() {
+                Ok((buffer, wc)) => {
+                    sends[side] = Some(buffer);
+                    remote_faults += wc.engine.remote_faults;
+                    if let Err(e) = expect_ok(&wc, "halo WRITE") {
+                        failed.get_or_insert(e);
+                    }
+                }
+                Err((e, buffer)) => {
+                    sends[side] = Some(buffer);
+                    failed.get_or_insert(format!("halo WRITE: {e:?}"));
+                }
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
         }
         let want: Vec<(u32, bool)> = [(n.above.is_some(), false), (n.below.is_some(), true)]
             .into_iter()
@@ -418,12 +448,23 @@ impl Exchange<'_> {
     }
 }
 
+/// The send buffers of the edge units (to the node above, to the node
+/// below), granted to the engine once; out while their WRITE runs.
+type Sends = [Option<Registered>; 2];
+
+/// Units of the new buffer (global index, cells) one core computes.
+type Units<'g> = Vec<(usize, &'g mut [f64])>;
+
+/// One iteration's measurements: compute, halo wait, remote faults of our
+/// WRITEs, faults resolved here for incoming ones.
+type Measured = (Duration, Duration, u64, u64);
+
 /// Runs `iterations` on this node's slab with every core, exchanging halos
 /// with the neighbours, and folds the checksum along the nodes.
 pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcome, String> {
     let (rank, nodes) = (rdma.rank() as usize, rdma.nodes() as usize);
     let prepared = time::now();
-    let s = Slab::new(d, rank, nodes, halo)?;
+    let (s, mut own, ghost_regions) = Slab::new(d, rank, nodes, halo)?;
     let setup = prepared.elapsed();
     for _ in 0..2 * RECVS {
         rdma.post_recv(64).map_err(|e| format!("{e:?}"))?;
@@ -434,12 +475,26 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
         parked: Vec::new(),
         arrived: Vec::new(),
     };
-    // Expose our ghost buffers and tell each neighbour where they are and
-    // their keys. Dropped (revoked) before the slab when `run` returns.
-    let exposures = s.expose_ghosts(rdma)?;
-    let _grants = s.grant_own(rdma)?;
+    // Expose our ghost buffers (each set moves into its exposure: nothing
+    // else of this node is reachable by the neighbours) and tell each
+    // neighbour where they are and their keys. This node sees a ghost unit
+    // only as a copy, taken once the neighbour's immediate said it is there.
+    let ghosts: Vec<ExposedRegion> = ghost_regions
+        .into_iter()
+        .map(|g| {
+            rdma.expose_region(g, Access::REMOTE_WRITE)
+                .map_err(|(e, _)| format!("exposing ghosts: {e:?}"))
+        })
+        .collect::<Result<_, _>>()?;
+    let send_buffer = || -> Result<Registered, String> {
+        let region = Region::demand_zero((s.unit_len() * 8).next_multiple_of(FRAME_SIZE))
+            .map_err(|e| format!("{e:?}"))?;
+        rdma.register(region)
+            .map_err(|(e, _)| format!("granting the engine our send buffers: {e:?}"))
+    };
+    let sends = spin::Mutex::new([Some(send_buffer()?), Some(send_buffer()?)]);
     let ghost_sets: Vec<RemoteRegion> = (0..2)
-        .map(|set| exposures[set.min(exposures.len() - 1)].remote())
+        .map(|set| ghosts[set.min(ghosts.len() - 1)].remote())
         .collect();
     let qp = |node: usize| rdma.queue_pair(node as u16).map_err(|e| format!("{e:?}"));
     let mut neighbours = Neighbours {
@@ -472,61 +527,81 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
     }
 
     let workers = smp::cores();
-    let barrier = libos::smp::Barrier::new(workers);
-    let compute: Vec<AtomicU64> = (0..iterations).map(|_| AtomicU64::new(0)).collect();
     let mut per_iteration = vec![(Duration::ZERO, Duration::ZERO, 0u64, 0u64); iterations];
-    let mut failure: Option<String> = None;
     let exchange = spin::Mutex::new(exchange);
-    let results = spin::Mutex::new((&mut per_iteration, &mut failure));
     let interior = s.lo + 1..s.hi.saturating_sub(1).max(s.lo + 1);
+    let u = s.unit_len();
+    // Passed at the end of every iteration's job: it sizes each vCPU's TLB
+    // (see `libos::smp::Barrier`).
+    let barrier = smp::Barrier::new(workers);
     let start = time::now();
-    smp::on_each_core(|core| {
-        for (it, compute_time) in compute.iter().enumerate() {
+    for (it, measured) in per_iteration.iter_mut().enumerate() {
+        let around = s.around(&ghosts, it)?;
+        let [a, b] = &mut own;
+        let (old, new) = if it % 2 == 0 { (&*a, b) } else { (&*b, a) };
+        let old = old.as_f64s();
+        // The units of the new buffer each core computes: core 0 the two
+        // edge units first (their WRITEs then overlap the interior), then
+        // every core its slab of the interior.
+        let mut edges = Vec::new();
+        let mut parts: Vec<Units> = (0..workers).map(|_| Vec::new()).collect();
+        for (k, cells) in (s.lo..s.hi).zip(new.as_mut_f64s().chunks_mut(u)) {
+            if k == s.lo || k == s.hi - 1 {
+                edges.push((k, cells));
+            } else if let Some(part) = (0..workers)
+                .position(|c| slab(interior.clone(), c, workers).contains(&k))
+                .and_then(|c| parts.get_mut(c))
+            {
+                part.push((k, cells));
+            }
+        }
+        let edges = spin::Mutex::new(edges);
+        let parts: Vec<spin::Mutex<Units>> = parts.into_iter().map(spin::Mutex::new).collect();
+        let compute = AtomicU64::new(0);
+        let result: spin::Mutex<Option<Result<Measured, String>>> = spin::Mutex::new(None);
+        smp::on_each_core(|core| {
             let t = time::now();
-            let mut posted = Vec::new();
+            let mut posted = Ok(Vec::new());
             if core == 0 {
-                s.sweep(it, s.lo);
-                if s.hi - 1 != s.lo {
-                    s.sweep(it, s.hi - 1);
+                let mut edges = core::mem::take(&mut *edges.lock());
+                for (k, out) in edges.iter_mut() {
+                    s.sweep(&around, old, *k, out);
                 }
-                match exchange.lock().post(&s, &neighbours, it) {
-                    Ok(ids) => posted = ids,
-                    Err(e) => {
-                        results.lock().1.get_or_insert(e);
-                    }
+                if let (Some(first), Some(last)) = (edges.first(), edges.last()) {
+                    let units = [&*first.1, &*last.1];
+                    posted = exchange
+                        .lock()
+                        .post(&s, &neighbours, it, &mut sends.lock(), units);
                 }
             }
-            for k in slab(interior.clone(), core, workers) {
-                s.sweep(it, k);
+            if let Some(part) = parts.get(core) {
+                for (k, out) in core::mem::take(&mut *part.lock()) {
+                    s.sweep(&around, old, k, out);
+                }
             }
             let spent = t.elapsed();
-            compute_time.fetch_max(spent.as_nanos() as u64, Ordering::Relaxed);
+            compute.fetch_max(spent.as_nanos() as u64, Ordering::Relaxed);
             if core == 0 {
                 let before = rdma.pages_ready();
                 let w = time::now();
-                let faults = exchange.lock().finish(&neighbours, it, &posted);
+                let faults = posted.and_then(|p| {
+                    exchange
+                        .lock()
+                        .finish(&neighbours, it, p, &mut sends.lock())
+                });
                 let waited = w.elapsed();
-                let mut r = results.lock();
-                match faults {
-                    Ok(f) => r.0[it] = (spent, waited, f, rdma.pages_ready() - before),
-                    Err(e) => {
-                        r.1.get_or_insert(e);
-                    }
-                }
+                *result.lock() =
+                    Some(faults.map(|f| (spent, waited, f, rdma.pages_ready() - before)));
             }
             barrier.wait();
-        }
-    });
+        });
+        *measured = result
+            .into_inner()
+            .unwrap_or_else(|| Err("core 0 did not run".into()))?;
+        measured.0 = Duration::from_nanos(compute.load(Ordering::Relaxed));
+    }
     let wall = start.elapsed();
-    // The lock held the borrows of `per_iteration` and `failure`.
-    let _ = results.into_inner();
-    if let Some(e) = failure {
-        return Err(e);
-    }
-    for (it, c) in compute.iter().enumerate() {
-        per_iteration[it].0 = Duration::from_nanos(c.load(Ordering::Relaxed));
-    }
-    let checksum = fold_checksum(&s, iterations, &mut exchange.into_inner())?;
+    let checksum = fold_checksum(&s, &own, iterations, &mut exchange.into_inner())?;
     Ok(Outcome {
         checksum,
         iterations: per_iteration,
@@ -539,6 +614,7 @@ pub fn run(d: Dims, iterations: usize, rdma: &Rdma, halo: Halo) -> Result<Outcom
 /// result back to node 0.
 fn fold_checksum(
     s: &Slab,
+    own: &[Region; 2],
     iterations: usize,
     exchange: &mut Exchange,
 ) -> Result<Option<Checksum>, String> {
@@ -556,9 +632,9 @@ fn fold_checksum(
             _ => return Err("bad checksum message".into()),
         }
     };
-    let final_buffer = iterations % 2;
+    let final_buffer = own[iterations % 2].as_f64s();
     for k in s.lo..s.hi {
-        c = c.fold(s.own_unit(final_buffer, k));
+        c = c.fold(s.unit(final_buffer, k));
     }
     let qp = |n: u16| rdma.queue_pair(n).map_err(|e| format!("{e:?}"));
     if rank + 1 < nodes {

@@ -1,5 +1,6 @@
 //! The guest side: arguments, grids in demand-zero regions, one slab of
-//! rows (planes in 3D) per core, a barrier per iteration.
+//! rows (planes in 3D) per core, one job on every core per iteration,
+//! ending at a barrier.
 
 extern crate alloc;
 
@@ -9,7 +10,7 @@ use core::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use core::time::Duration;
 use libos::mm::Region;
 use libos::{println, smp, time};
-use stencil::{checksum, set_unit_boundary, slab, sweep, unit_cells, Dims};
+use stencil::{checksum, set_unit_boundary, slab, sweep_into, unit_cells, Dims};
 
 libos::main!(main);
 
@@ -56,39 +57,39 @@ impl Timing {
     }
 }
 
-/// Runs `iterations` sweeps with `workers` cores (the others idle).
+/// Runs `iterations` sweeps with `workers` cores (the others idle): one
+/// job a core per iteration, each core writing the chunks of the new grid
+/// it takes (see [`Chunks`]) while all read the old one.
 fn run(d: &Dims, iterations: usize, workers: usize, a: &mut Region, b: &mut Region) -> Timing {
     let cells = d.cells();
-    let (a, b) = (as_f64(a, cells), as_f64(b, cells));
-    let grids = [SharedGrid(a.as_mut_ptr()), SharedGrid(b.as_mut_ptr())];
-    let barrier = smp::Barrier::new(workers);
+    let mut grids = [&mut a.as_mut_f64s()[..cells], &mut b.as_mut_f64s()[..cells]];
     let busy: Vec<AtomicU64> = (0..smp::cores()).map(|_| AtomicU64::new(0)).collect();
-    let ends: Vec<AtomicU64> = (0..iterations).map(|_| AtomicU64::new(0)).collect();
     let chunks = Chunks::new(d.work_units(), workers, iterations);
+    // Passed at the end of every job, as its phases end: it sizes each
+    // vCPU's TLB (see `libos::smp::Barrier`).
+    let barrier = smp::Barrier::new(workers);
     let start = time::now();
-    smp::on_each_core(|core| {
-        if core >= workers {
-            return;
-        }
-        let units = slab(d.work_units(), core, workers);
-        first_touch(d, &grids, owned_units(d, units.clone(), core, workers));
-        barrier.wait();
-        let begin = time::now();
-        for (it, end) in ends.iter().enumerate() {
+    first_touch(d, &mut grids, workers, &barrier);
+    let begin = time::now();
+    let mut ends = Vec::with_capacity(iterations);
+    for it in 0..iterations {
+        let [a, b] = &mut grids;
+        let (old, new): (&[f64], &mut [f64]) = if it % 2 == 0 { (a, b) } else { (b, a) };
+        let taken = chunks.split(d, new);
+        smp::on_each_core(|core| {
+            if core >= workers {
+                return;
+            }
             let t = time::now();
-            let (old, new) = (grids[it % 2].get(cells), grids[(it + 1) % 2].get(cells));
-            while let Some(units) = chunks.next(it) {
-                sweep(d, old, new, units);
+            while let Some((units, out)) = chunks.next(it, &taken) {
+                sweep_into(d, old, out, units);
             }
             busy[core].fetch_add(t.elapsed().as_nanos() as u64, Ordering::Relaxed);
             barrier.wait();
-            if core == 0 {
-                end.store(begin.elapsed().as_nanos() as u64, Ordering::Relaxed);
-            }
-        }
-    });
+        });
+        ends.push(begin.elapsed().as_nanos() as u64);
+    }
     let wall = start.elapsed();
-    let ends: Vec<u64> = ends.iter().map(|e| e.load(Ordering::Relaxed)).collect();
     Timing {
         wall,
         busy: busy
@@ -124,6 +125,9 @@ struct Chunks {
     next: Vec<AtomicUsize>,
 }
 
+/// The cells of one chunk, until a core takes them.
+type Slot<'g> = spin::Mutex<Option<&'g mut [f64]>>;
+
 /// Chunks per core and iteration: enough to even out a slower core, few
 /// enough that a core keeps long runs of neighbouring units.
 const CHUNKS_PER_CORE: usize = 8;
@@ -138,11 +142,30 @@ impl Chunks {
         }
     }
 
-    /// The next chunk of iteration `it` nobody has taken, if any is left.
-    fn next(&self, it: usize) -> Option<Range<usize>> {
-        let k = self.next[it].fetch_add(1, Ordering::Relaxed);
-        let start = self.units.start + k.checked_mul(self.size)?;
-        (start < self.units.end).then(|| start..(start + self.size).min(self.units.end))
+    /// The cells of `new` each chunk writes, one slot a chunk.
+    fn split<'g>(&self, d: &Dims, new: &'g mut [f64]) -> Vec<Slot<'g>> {
+        let unit = unit_cells(d);
+        let cells = &mut new[self.units.start * unit..self.units.end * unit];
+        cells
+            .chunks_mut(self.size * unit)
+            .map(|c| spin::Mutex::new(Some(c)))
+            .collect()
+    }
+
+    /// The next chunk of iteration `it` nobody has taken, if any is left:
+    /// its units and its cells, out of `slots` (from [`Chunks::split`]).
+    fn next<'g>(&self, it: usize, slots: &[Slot<'g>]) -> Option<(Range<usize>, &'g mut [f64])> {
+        loop {
+            let k = self.next[it].fetch_add(1, Ordering::Relaxed);
+            let start = self.units.start + k.checked_mul(self.size)?;
+            if start >= self.units.end {
+                return None;
+            }
+            // Each k is handed out once, so its slot is full.
+            if let Some(cells) = slots.get(k)?.lock().take() {
+                return Some((start..(start + self.size).min(self.units.end), cells));
+            }
+        }
     }
 }
 
@@ -159,46 +182,37 @@ fn owned_units(d: &Dims, slab: Range<usize>, core: usize, workers: usize) -> Ran
     start..end
 }
 
-/// Writes the boundary values of `units` into both grids, each core its
-/// share: the grids' demand faults are taken by all cores at once rather
-/// than one after the other on core 0.
-fn first_touch(d: &Dims, grids: &[SharedGrid; 2], units: Range<usize>) {
-    let (cells, unit) = (d.cells(), unit_cells(d));
-    for grid in grids {
-        let grid = grid.get(cells);
-        for u in units.clone() {
-            set_unit_boundary(d, u, &mut grid[u * unit..(u + 1) * unit]);
+/// Units of a grid and their cells, for the core that owns them.
+type Part<'g> = (Range<usize>, &'g mut [f64]);
+
+/// Writes the boundary values into both grids, each core the units it
+/// owns ([`owned_units`]): the grids' demand faults are taken by all cores
+/// at once rather than one after the other on core 0.
+fn first_touch(d: &Dims, grids: &mut [&mut [f64]; 2], workers: usize, barrier: &smp::Barrier) {
+    let unit = unit_cells(d);
+    // Each core's units, of both grids, in a slot it empties.
+    let mut parts: Vec<Vec<Part>> = (0..workers).map(|_| Vec::new()).collect();
+    for grid in grids.iter_mut() {
+        let mut rest: &mut [f64] = grid;
+        for (core, part) in parts.iter_mut().enumerate() {
+            let units = owned_units(d, slab(d.work_units(), core, workers), core, workers);
+            let (mine, after) = core::mem::take(&mut rest).split_at_mut(units.len() * unit);
+            part.push((units, mine));
+            rest = after;
         }
     }
-}
-
-/// Base pointer of a grid shared by the cores of one job.
-#[derive(Clone, Copy)]
-struct SharedGrid(*mut f64);
-
-// SAFETY: the grids outlive the job (`run` joins before returning), and the
-// cores write disjoint slabs of the new grid while only reading the old one,
-// with a barrier between iterations; see `get`.
-unsafe impl Sync for SharedGrid {}
-
-impl SharedGrid {
-    /// The grid as a slice. Each core writes only its own slab of the grid it
-    /// treats as new, no core writes the grid others read in the same
-    /// iteration, and the barrier orders one iteration's writes before the
-    /// next one's reads.
-    #[allow(clippy::mut_from_ref)]
-    fn get(&self, cells: usize) -> &mut [f64] {
-        // SAFETY: see the type's SAFETY comment; the pointer covers `cells`
-        // f64 of a live region.
-        unsafe { core::slice::from_raw_parts_mut(self.0, cells) }
-    }
-}
-
-fn as_f64(region: &mut Region, cells: usize) -> &mut [f64] {
-    let bytes = &mut region.as_mut_slice()[..cells * 8];
-    // SAFETY: regions are page-aligned, zeroed memory is a valid f64 (0.0),
-    // and the slice borrows the region exclusively.
-    unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut f64, cells) }
+    let parts: Vec<spin::Mutex<Vec<Part>>> = parts.into_iter().map(spin::Mutex::new).collect();
+    smp::on_each_core(|core| {
+        let Some(part) = parts.get(core) else {
+            return;
+        };
+        for (units, cells) in core::mem::take(&mut *part.lock()) {
+            for (u, cells) in units.zip(cells.chunks_mut(unit)) {
+                set_unit_boundary(d, u, cells);
+            }
+        }
+        barrier.wait();
+    });
 }
 
 fn main(args: libos::Args) -> i32 {
@@ -243,7 +257,7 @@ fn main(args: libos::Args) -> i32 {
             };
             let timing = run(&d, iterations, workers, &mut a, &mut b);
             let final_grid = if iterations % 2 == 0 { &a } else { &b };
-            let c = checksum(as_f64_ref(final_grid, d.cells()));
+            let c = checksum(&final_grid.as_f64s()[..d.cells()]);
             report(&d, iterations, workers, &timing);
             let steady = timing.steady().as_secs_f64().max(1e-9);
             let base = *base.get_or_insert(steady);
@@ -302,12 +316,6 @@ fn report(d: &Dims, iterations: usize, workers: usize, t: &Timing) {
             busy.as_secs_f64() * 1e3
         );
     }
-}
-
-fn as_f64_ref(region: &Region, cells: usize) -> &[f64] {
-    let bytes = &region.as_slice()[..cells * 8];
-    // SAFETY: as in `as_f64`, read-only.
-    unsafe { core::slice::from_raw_parts(bytes.as_ptr() as *const f64, cells) }
 }
 
 /// The multi-node run (see `distributed`): fault-aware halos, and with

@@ -4,6 +4,7 @@
 //! operation order wherever and on however many cores it runs, and the
 //! checksum is folded in one fixed order, so results are bit-for-bit equal.
 #![cfg_attr(not(test), no_std)]
+#![forbid(unsafe_code)]
 
 use core::ops::Range;
 
@@ -104,7 +105,20 @@ pub fn set_boundary(d: &Dims, grid: &mut [f64]) {
 /// Updates the work units `units` (rows in 2D, planes in 3D) of `new` from
 /// `old`. Interior cells only; boundaries are never written.
 pub fn sweep(d: &Dims, old: &[f64], new: &mut [f64], units: Range<usize>) {
+    let unit = unit_cells(d);
+    sweep_into(
+        d,
+        old,
+        &mut new[units.start * unit..units.end * unit],
+        units,
+    );
+}
+
+/// [`sweep`] into `out`, the cells of `units` alone (so that cores can
+/// each hold their part of the new grid).
+pub fn sweep_into(d: &Dims, old: &[f64], out: &mut [f64], units: Range<usize>) {
     let (nx, ny) = (d.nx, d.ny);
+    let base = units.start * unit_cells(d);
     if d.is_3d() {
         let plane = nx * ny;
         for z in units {
@@ -113,7 +127,7 @@ pub fn sweep(d: &Dims, old: &[f64], new: &mut [f64], units: Range<usize>) {
                     let i = z * plane + y * nx + x;
                     let s = ((old[i - 1] + old[i + 1]) + (old[i - nx] + old[i + nx]))
                         + (old[i - plane] + old[i + plane]);
-                    new[i] = s * (1.0 / 6.0);
+                    out[i - base] = s * (1.0 / 6.0);
                 }
             }
         }
@@ -121,7 +135,7 @@ pub fn sweep(d: &Dims, old: &[f64], new: &mut [f64], units: Range<usize>) {
         for y in units {
             for x in 1..nx - 1 {
                 let i = y * nx + x;
-                new[i] = ((old[i - nx] + old[i + nx]) + (old[i - 1] + old[i + 1])) * 0.25;
+                out[i - base] = ((old[i - nx] + old[i + nx]) + (old[i - 1] + old[i + 1])) * 0.25;
             }
         }
     }

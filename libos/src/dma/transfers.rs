@@ -175,18 +175,38 @@ pub unsafe fn grant_memory(
     }
 }
 
-/// Grants the pages of each piece for one transfer of the safe forms.
+/// Grants the pages of the pieces for one transfer of the safe forms, as
+/// few grants as possible: pieces that share a page share a grant (only
+/// those: a page lies in one region, but neighbouring pages may not).
 ///
 /// The borrow covers the pieces' bytes; the rest of their first and last
 /// pages is reachable too while the transfer runs (an SMMU maps whole
 /// pages). The device is told only the pieces.
 fn grant_pieces(engine: EngineId, pieces: &[Range<usize>], rights: Rights) -> Vec<Grant> {
-    pieces
-        .iter()
-        // SAFETY: each piece is borrowed by the caller for the transfer,
-        // which ends before the grants are dropped.
-        .filter_map(|p| unsafe { grant_memory(engine, p.clone(), rights) }.ok())
+    page_spans(pieces)
+        .into_iter()
+        // SAFETY: each span holds pieces borrowed by the caller for the
+        // transfer, which ends before the grants are dropped.
+        .filter_map(|span| unsafe { grant_memory(engine, span, rights) }.ok())
         .collect()
+}
+
+/// The pages the pieces touch, spans that share a page merged.
+fn page_spans(pieces: &[Range<usize>]) -> Vec<Range<usize>> {
+    let page = mm::FRAME_SIZE;
+    let mut spans: Vec<Range<usize>> = pieces
+        .iter()
+        .map(|p| p.start / page * page..p.end.next_multiple_of(page))
+        .collect();
+    spans.sort_by_key(|r| r.start);
+    let mut merged: Vec<Range<usize>> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if span.start < last.end => last.end = last.end.max(span.end),
+            _ => merged.push(span),
+        }
+    }
+    merged
 }
 
 /// The addresses of `bytes`.

@@ -404,6 +404,24 @@ mod kernel {
         KERNEL_ROOT.load(Ordering::Acquire)
     }
 
+    /// Whether no memory is or can ever be at `range`: it lies outside the
+    /// windows regions are handed out from, and no page of it is mapped
+    /// now (RAM, the image and device windows are mapped at boot). What a
+    /// device does there reaches nothing: its faults cannot be resolved.
+    pub fn backs_nothing(range: Range<usize>) -> bool {
+        let outside = |w: &Range<usize>| range.end <= w.start || range.start >= w.end;
+        let low = hw::board::CURRENT.low_dma_window.clone().unwrap_or(0..0);
+        if range.is_empty() || !outside(&layout::REGION_WINDOW) || !outside(&low) {
+            return false;
+        }
+        let first = range.start / FRAME_SIZE * FRAME_SIZE;
+        with_space(|s| {
+            (first..range.end)
+                .step_by(FRAME_SIZE)
+                .all(|page| s.translate(page).is_none())
+        })
+    }
+
     /// The physical address `va` maps to, if it is mapped.
     pub fn translate(va: usize) -> Option<usize> {
         with_space(|s| s.translate(va))

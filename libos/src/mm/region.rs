@@ -122,6 +122,38 @@ impl Region {
         unsafe { core::slice::from_raw_parts_mut(self.info.start as *mut u8, self.info.len) }
     }
 
+    /// The region as `f64`s (a grid of numbers, say): zeroed memory reads
+    /// as 0.0.
+    pub fn as_f64s(&self) -> &[f64] {
+        let bytes = self.as_slice();
+        // SAFETY: the start is page-aligned (so aligned for f64), every bit
+        // pattern is a valid f64, and the slice borrows the region shared,
+        // as `bytes` did.
+        unsafe { core::slice::from_raw_parts(bytes.as_ptr() as *const f64, bytes.len() / 8) }
+    }
+
+    /// The region as `f64`s, writable.
+    pub fn as_mut_f64s(&mut self) -> &mut [f64] {
+        let bytes = self.as_mut_slice();
+        // SAFETY: as in `as_f64s`, and the slice borrows the region
+        // exclusively, as `bytes` did.
+        unsafe { core::slice::from_raw_parts_mut(bytes.as_mut_ptr() as *mut f64, bytes.len() / 8) }
+    }
+
+    /// Writes `value` at `offset` with a volatile store, so that the page
+    /// is really touched (a demand fault if it is not mapped yet): for
+    /// measuring the fault path, which an optimised plain store may skip.
+    ///
+    /// # Panics
+    ///
+    /// If `offset` is not inside the region.
+    pub fn touch(&mut self, offset: usize, value: u8) {
+        let byte: *mut u8 = &mut self.as_mut_slice()[offset];
+        // SAFETY: `byte` comes from an exclusive reference to a byte of the
+        // region, valid for this write.
+        unsafe { byte.write_volatile(value) };
+    }
+
     /// The region as 64-bit atomics, for sharing between cores.
     pub fn as_atomic_u64s(&self) -> &[AtomicU64] {
         // SAFETY: the start is page-aligned, zeroed memory is a valid

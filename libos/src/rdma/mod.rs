@@ -25,7 +25,7 @@ mod verbs;
 pub use device::DeviceError;
 pub use engine::EngineCounters;
 pub use hw::rdma::wire::Status;
-pub use owned::{ExposedRegion, Pending, WriteSource};
+pub use owned::{ExposedRegion, Pending, ReadDest, Registered, Ungranted, WriteSource};
 pub use peer::{PeerAddress, PeerQp};
 pub use verbs::{
     open, Access, Exposure, Op, QueuePair, Rdma, RdmaError, RemoteAddr, RemoteRegion,

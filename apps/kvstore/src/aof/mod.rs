@@ -7,7 +7,6 @@
 //! time [`rewrite`]s it to just the live data.
 
 pub mod check;
-mod crc32c;
 mod fsync;
 mod gather;
 mod pace;
@@ -17,9 +16,9 @@ mod record;
 mod rewrite;
 pub mod superblock;
 
-pub use crc32c::{crc32c, crc32c_extend};
 pub use fsync::AppendFsync;
 pub use gather::cut_gather;
+pub use libos::checksum::{crc32c, crc32c_extend};
 pub use pace::{RewritePace, IDLE_AFTER};
 pub use pieces::{encode_record_pieces, most_bytes, Piece, RecordBuf};
 pub use policy::{should_rewrite, RewritePolicy};

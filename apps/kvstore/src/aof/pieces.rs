@@ -12,9 +12,9 @@
 
 use alloc::vec::Vec;
 
-use super::crc32c::crc32c_extend;
 use crate::num::digits_into;
 use crate::store::Value;
+use libos::checksum::crc32c_extend;
 
 /// One piece of a sequence of log records, in order; also one argument
 /// of a command to log (see [`encode_record_pieces`]).

@@ -38,6 +38,8 @@ fn edu() -> Result<dma::EngineId, String> {
 /// Grants the device the transfer's memory for the transfer (the
 /// tests' own buffers), then runs it.
 ///
+/// The raw forms, tested on purpose (apps use `dma::run_on`).
+///
 /// # Safety
 ///
 /// As for `libos::dma::run`, and the pages touching the pieces are the
@@ -52,6 +54,7 @@ unsafe fn run_granted(
     };
     let mut grants = alloc::vec::Vec::new();
     for piece in &transfer.pieces {
+        // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
         // SAFETY: the caller's pages, for as long as the transfer runs.
         match unsafe { dma::grant_memory(engine, piece.clone(), rights) } {
             Ok(g) => grants.push(g),
@@ -63,6 +66,7 @@ unsafe fn run_granted(
             }
         }
     }
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the caller's contract.
     unsafe { dma::run(engine, transfer) }
 }
@@ -79,6 +83,7 @@ fn edu_transfer(
         device_key: 0,
         policy: Policy::FaultAware,
     };
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own memory, untouched until `run` returns.
     unsafe {
         run_granted(
@@ -188,6 +193,7 @@ pub fn dma_outside_every_region() -> Outcome {
         device_key: 0,
         policy: Policy::FaultAware,
     };
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the address is in no region on purpose: no Rust value can
     // be written; the SMMU stops the device, which was granted nothing.
     match unsafe { dma::run(edu()?, transfer) } {
@@ -355,9 +361,11 @@ pub fn nvme_round_trips_on_every_core_at_once() -> Outcome {
             device_key: 0,
             policy: Policy::FaultAware,
         };
+        // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
         // SAFETY: this core's own regions, which outlive `on_each_core`;
         // nothing else touches them until it returns.
         let result = unsafe { run_granted(engine, leg(Direction::ToDevice, src)) }
+            // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
             .and_then(|_| unsafe { run_granted(engine, leg(Direction::FromDevice, dst)) });
         if let Err(e) = result {
             failures.lock().push(format!("core {core}: {e:?}"));
@@ -433,6 +441,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         device_key: 0,
         policy: Policy::FaultAware,
     };
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own memory, untouched until `run` returns.
     let w = unsafe { run_granted(engine, write) }.map_err(|e| format!("gather write: {e:?}"))?;
     check!(
@@ -454,6 +463,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         disk,
         Policy::FaultAwarePrefetch,
     );
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own memory, untouched until `run` returns.
     unsafe { run_granted(engine, read) }.map_err(|e| format!("read back: {e:?}"))?;
     let bad = (back.as_slice()[..total].iter())
@@ -476,6 +486,7 @@ pub fn nvme_gathers_odd_pieces_through_a_fault() -> Outcome {
         device_key: 0,
         policy: Policy::FaultAwarePrefetch,
     };
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own memory, untouched until `run` returns.
     unsafe { run_granted(engine, read) }.map_err(|e| format!("scatter read: {e:?}"))?;
     let mut landed = alloc::vec::Vec::with_capacity(total);
@@ -511,6 +522,7 @@ pub fn device_write_after_read_of_the_zero_block() -> Outcome {
             device_key: 0,
             policy: Policy::FaultAware,
         };
+        // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
         // SAFETY: the test's own memory, untouched until `run` returns.
         unsafe { run_granted(engine, transfer) }
             .map_err(|e| format!("{direction:?} at {disk:#x}: {e:?}"))
@@ -640,6 +652,7 @@ fn stalling_gather_write(
         device_key: 0,
         policy: Policy::FaultAware,
     };
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own memory; `run` returns only once the device
     // can no longer touch it (done, or stopped by the watchdog), and the
     // regions outlive it.

@@ -30,6 +30,7 @@ fn prepare_block(engine: EngineId) -> Outcome {
     let _grant =
         dma::grant(engine, src.range(), dma::Rights::Read).map_err(|e| format!("grant: {e:?}"))?;
     let write = Transfer::contiguous(Direction::ToDevice, src.range(), DISK, Policy::FaultAware);
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own region, untouched until `run` returns.
     unsafe { dma::run(engine, write) }.map_err(|e| format!("preparing the block: {e:?}"))?;
     Ok(())
@@ -47,6 +48,7 @@ fn aim_at(target: usize) -> Outcome {
         DISK,
         Policy::FaultAware,
     );
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: on purpose, memory Rust code owns: the SMMU must stop the
     // device before it writes a byte (what this test checks).
     let outcome = unsafe { dma::run(engine, read) };
@@ -129,6 +131,7 @@ pub fn a_dropped_grant_is_revoked() -> Outcome {
     };
     let grant = dma::grant(engine, region.range(), dma::Rights::ReadWrite)
         .map_err(|e| format!("grant: {e:?}"))?;
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own region, not touched until `run` returns.
     unsafe { dma::run(engine, read()) }.map_err(|e| format!("granted read: {e:?}"))?;
     check!(
@@ -136,6 +139,7 @@ pub fn a_dropped_grant_is_revoked() -> Outcome {
         "the granted read did not land"
     );
     drop(grant);
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: as above.
     match unsafe { dma::run(engine, read()) } {
         Err(TransferError::Unresolvable {

@@ -30,6 +30,7 @@ fn copy(
 ) -> Result<dma::TransferReport, TransferError> {
     let engine = engine().map_err(|_| TransferError::Engine(::dma::EngineError::Device(0)))?;
     let transfer = Transfer::contiguous(direction, memory..memory + len, other as u64, Policy::Pin);
+    // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
     // SAFETY: the test's own regions, alive and untouched until `run`
     // returns.
     unsafe { dma::run(engine, transfer) }
@@ -124,6 +125,7 @@ pub fn policies_other_than_pin_need_an_smmu() -> Outcome {
             dst.start() as u64,
             policy,
         );
+        // Tests the raw form on purpose (apps use `dma::run_on`, `dma::submit_owned`).
         // SAFETY: the test's own regions, alive until `run` returns.
         let result = unsafe { dma::run(engine, transfer) };
         check!(
