@@ -410,6 +410,24 @@ impl<H> State<H> {
         })
     }
 
+    /// [`State::call`] with arguments: strings, or arrays of strings
+    /// (see [`Arg`]), pushed in order. Arguments that do not fit the stack
+    /// make the call end [`Outcome::Raised`] without running the function.
+    pub fn call_with<R>(
+        &mut self,
+        key: &[u8],
+        handler: Option<&[u8]>,
+        args: &[Arg<'_>],
+        host: &mut H,
+        read: impl FnOnce(&mut Stack<'_>, Outcome, &mut H) -> R,
+    ) -> R {
+        let host: *mut H = host;
+        self.invoke_with(key, handler, args, host.cast(), |s, outcome| {
+            // SAFETY: as in State::call.
+            read(s, outcome, unsafe { &mut *host })
+        })
+    }
+
     /// Calls the function kept under `key` with no host (a callback it calls
     /// raises an error), e.g. to set the state up. The error is Lua's
     /// message.
@@ -429,6 +447,17 @@ impl<H> State<H> {
         &mut self,
         key: &[u8],
         handler: Option<&[u8]>,
+        host: *mut c_void,
+        read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
+    ) -> R {
+        self.invoke_with(key, handler, &[], host, read)
+    }
+
+    fn invoke_with<R>(
+        &mut self,
+        key: &[u8],
+        handler: Option<&[u8]>,
+        args: &[Arg<'_>],
         host: *mut c_void,
         read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
     ) -> R {
@@ -456,15 +485,23 @@ impl<H> State<H> {
             return r;
         }
         s.remove(-2);
+        if args.iter().try_for_each(|arg| arg.push(&mut s)).is_err() {
+            s.clear();
+            let _ = s.push_bytes(b"no room for the arguments");
+            let r = read(&mut s, Outcome::Raised);
+            s.clear();
+            return r;
+        }
+        let nargs = args.len() as c_int;
         self.shared.host = host;
         self.shared.strict = true;
         let l = self.raw();
         let status = self.script_stack.run(|| {
-            // SAFETY: the state is live, the function on top with no
-            // arguments, the handler (if any) at index 1; the call is
+            // SAFETY: the state is live, the function with its nargs
+            // arguments on top, the handler (if any) at index 1; the call is
             // protected. host is null or the caller's &mut H, unused by it
             // until the call returns.
-            unsafe { lua_pcall(l, 0, 1, handler_index) }
+            unsafe { lua_pcall(l, nargs, 1, handler_index) }
         });
         self.shared.strict = false;
         self.shared.host = core::ptr::null_mut();
@@ -484,6 +521,31 @@ impl<H> Drop for State<H> {
     fn drop(&mut self) {
         // SAFETY: the state is live and closed once; Shared is dropped after.
         unsafe { lua_close(self.raw()) };
+    }
+}
+
+/// An argument [`State::call_with`] passes to a Lua function.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'a> {
+    /// A string.
+    Bytes(&'a [u8]),
+    /// An array of strings (a table indexed from 1).
+    Strings(&'a [Vec<u8>]),
+}
+
+impl Arg<'_> {
+    fn push(&self, s: &mut Stack<'_>) -> Result<(), StackError> {
+        match self {
+            Arg::Bytes(b) => s.push_bytes(b),
+            Arg::Strings(items) => {
+                s.push_table(items.len(), 0)?;
+                for (i, item) in items.iter().enumerate() {
+                    s.push_bytes(item)?;
+                    s.set_index(-2, i + 1)?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 

@@ -1,6 +1,9 @@
 //! The engine's side of scripts (see `kvstore::scripting`): `EVAL`,
 //! `EVALSHA`, `EVAL_RO`, `EVALSHA_RO` and `SCRIPT LOAD|EXISTS|FLUSH|KILL`,
-//! and the commands a script runs with `redis.call`.
+//! and the commands a script (or a function, see `commands::functions`)
+//! runs with `redis.call`. A script's shebang flags
+//! (`#!lua flags=no-writes,allow-oom`) are checked as Redis 7.0 checks
+//! them ([`Engine::run_script`]).
 //!
 //! A script's commands run as a client of their own that starts in the
 //! caller's database (a `SELECT` in the script stays in the script). What
@@ -12,6 +15,7 @@ use alloc::vec::Vec;
 use super::transaction::check;
 use super::{table, ClientCtx, Effects, Engine, Outcome};
 use crate::resp::Reply;
+use crate::scripting::flags::Flags;
 use crate::scripting::Host;
 
 /// The script being run: the client its commands run as, and what they
@@ -28,6 +32,10 @@ pub(super) struct ScriptRun {
     resp3: bool,
 }
 
+/// The message of a write refused to a script for a log that cannot be
+/// written.
+const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: ";
+
 /// Commands a script may not run (besides blocking ones and those refused
 /// inside `MULTI`), by their top-level name.
 const NOT_IN_SCRIPTS: &[&str] = &[
@@ -39,6 +47,8 @@ const NOT_IN_SCRIPTS: &[&str] = &[
     "evalsha",
     "evalsha_ro",
     "exec",
+    "fcall",
+    "fcall_ro",
     "function",
     "hello",
     "multi",
@@ -99,7 +109,7 @@ impl Engine {
             }),
             // Scripts run to their end before another command is read.
             "script|kill" => reply(Reply::error("NOTBUSY No scripts in execution right now.")),
-            _ => return None,
+            _ => return self.function_command(spec, args, client, now),
         })
     }
 
@@ -136,32 +146,92 @@ impl Engine {
                 Err(refused) => return refuse(refused.reply()),
             },
         };
-        let limit = match self.config.maxmemory {
-            0 => crate::scripting::DEFAULT_MEMORY_LIMIT,
-            max => (max.saturating_sub(self.data_memory() as u64) as usize)
-                .clamp(LEAST_LUA_MEMORY, crate::scripting::DEFAULT_MEMORY_LIMIT),
+        self.scripts.set_memory_limit(self.lua_memory_limit());
+        let flags = match self.scripts.flags(&sha) {
+            Some(flags) => flags,
+            None => return refuse(crate::scripting::Refused::NoScript.reply()),
         };
-        self.scripts.set_memory_limit(limit);
+        if let Some(refusal) = self.script_refusal(flags, read_only) {
+            return refuse(refusal);
+        }
         let mut prepared = match self.scripts.prepare(&sha, keys, argv) {
             Ok(prepared) => prepared,
             Err(refused) => return refuse(refused.reply()),
         };
+        let outcome = self.run_script(client, now, flags, read_only, |engine| prepared.run(engine));
+        self.scripts.restore(prepared);
+        outcome
+    }
+
+    /// The bytes Lua may hold now: what `maxmemory` leaves, within bounds.
+    pub(super) fn lua_memory_limit(&self) -> usize {
+        match self.config.maxmemory {
+            0 => crate::scripting::DEFAULT_MEMORY_LIMIT,
+            max => (max.saturating_sub(self.data_memory() as u64) as usize)
+                .clamp(LEAST_LUA_MEMORY, crate::scripting::DEFAULT_MEMORY_LIMIT),
+        }
+    }
+
+    /// Why a script with `flags` may not start (as `FCALL_RO`/`EVAL_RO` if
+    /// `read_only`), as Redis 7.0 checks before running one; a script
+    /// without a shebang is not checked.
+    pub(super) fn script_refusal(&self, flags: Flags, read_only: bool) -> Option<Reply> {
+        if flags.has(Flags::COMPAT) {
+            return None;
+        }
+        if flags.writes() {
+            if let Some(reason) = &self.stats.aof_write_error {
+                return Some(Reply::Error(alloc::format!("{MISCONF_SCRIPT}{reason}")));
+            }
+            if read_only {
+                return Some(Reply::error(
+                    "ERR Can not execute a script with write flag using *_ro command.",
+                ));
+            }
+        }
+        let max = self.config.maxmemory;
+        let may_oom = flags.has(Flags::ALLOW_OOM) || flags.has(Flags::NO_WRITES);
+        if max > 0 && self.used_memory() as u64 > max && !may_oom {
+            return Some(Reply::error(
+                "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+            ));
+        }
+        None
+    }
+
+    /// Runs a script or function (`run`, with the engine as its host) for
+    /// `client`: its commands run as a client of their own, none blocks,
+    /// writes are refused if `read_only` or its `flags` say `no-writes`,
+    /// and `allow-oom` lets them past `maxmemory`.
+    pub(super) fn run_script(
+        &mut self,
+        client: &ClientCtx,
+        now: u64,
+        flags: Flags,
+        read_only: bool,
+        run: impl FnOnce(&mut Engine) -> Reply,
+    ) -> Outcome {
         let mut script_client = ClientCtx::new(client.id());
         script_client.db = client.db;
         script_client.authenticated = true;
         script_client.in_script = true;
+        let declared = !flags.has(Flags::COMPAT);
         self.script_run = Some(ScriptRun {
             client: script_client,
             now,
-            read_only,
+            read_only: read_only || !flags.writes(),
             effects: Effects::default(),
             resp3: false,
         });
+        let allow_oom = core::mem::replace(
+            &mut self.script_allows_oom,
+            declared && flags.has(Flags::ALLOW_OOM),
+        );
         // Nothing a script runs may block (as inside EXEC).
         let in_exec = core::mem::replace(&mut self.in_exec, true);
-        let reply = prepared.run(self);
+        let reply = run(self);
         self.in_exec = in_exec;
-        self.scripts.restore(prepared);
+        self.script_allows_oom = allow_oom;
         let effects = self
             .script_run
             .take()

@@ -190,3 +190,19 @@ fn pairs_visits_every_field_and_keeps_its_key_out_of_reach() {
     assert_eq!((count, s.top()), (1, 1));
     assert_eq!(s.pairs(2, |_| true), Err(StackError::BadIndex));
 }
+
+#[test]
+fn call_with_passes_strings_and_arrays() {
+    let mut state = State::new(1 << 20).unwrap();
+    let mut host = Host::default();
+    state.load(b"f", b"@test", b"local a, t = ... return a .. #t .. t[2]").unwrap();
+    let items = [b"x".to_vec(), b"y".to_vec(), b"z".to_vec()];
+    let text = state.call_with(
+        b"f",
+        None,
+        &[Arg::Bytes(b"n="), Arg::Strings(&items)],
+        &mut host,
+        |s, outcome, _| (outcome, s.bytes(-1)),
+    );
+    assert_eq!(text, (Outcome::Returned, Some(b"n=3y".to_vec())));
+}
