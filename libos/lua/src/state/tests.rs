@@ -195,7 +195,9 @@ fn pairs_visits_every_field_and_keeps_its_key_out_of_reach() {
 fn call_with_passes_strings_and_arrays() {
     let mut state = State::new(1 << 20).unwrap();
     let mut host = Host::default();
-    state.load(b"f", b"@test", b"local a, t = ... return a .. #t .. t[2]").unwrap();
+    state
+        .load(b"f", b"@test", b"local a, t = ... return a .. #t .. t[2]")
+        .unwrap();
     let items = [b"x".to_vec(), b"y".to_vec(), b"z".to_vec()];
     let text = state.call_with(
         b"f",
