@@ -1,6 +1,8 @@
 //! Lua scripts in the guest's kvstore (`EVAL`): Lua 5.1 on the guest's own
 //! C library pieces (printf, strtod, setjmp/longjmp, the allocator), its
-//! memory limit, and scripts' effects surviving a restart.
+//! memory limit, and scripts' effects surviving a restart; function
+//! libraries (`FUNCTION LOAD`, `FCALL`) surviving one, through the log and
+//! its rewrite.
 
 mod common;
 
@@ -140,6 +142,25 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
         ],
     );
     assert_eq!(ask(&mut s, &["EVALSHA", &sha, "1", "l", "x"]), ":1");
+    // Function libraries: loaded, called, and logged (a rewrite of the log
+    // starts with them); one is deleted, one loaded after the rewrite.
+    let lib = "#!lua name=counters\nredis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)\nredis.register_function{function_name='peek', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", lib]), "counters");
+    let gone = "#!lua name=gone\nredis.register_function('gone', function() return 1 end)";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", gone]), "gone");
+    assert_eq!(ask(&mut s, &["FCALL", "bump", "1", "c", "5"]), ":5");
+    assert_eq!(ask(&mut s, &["FCALL_RO", "peek", "1", "c"]), "5");
+    assert!(ask(&mut s, &["FCALL_RO", "bump", "1", "c", "1"]).starts_with("-ERR Can not execute"));
+    assert_eq!(
+        ask(&mut s, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started"
+    );
+    while !ask(&mut s, &["INFO", "persistence"]).contains("aof_rewrites:1") {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(ask(&mut s, &["FUNCTION", "DELETE", "gone"]), "+OK");
+    let late = "#!lua name=late\nredis.register_function('late', function() return 'late' end)";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", late]), "late");
     guest.kill();
 
     let guest = Guest::start_with(test, &args);
@@ -147,6 +168,12 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     assert_eq!(ask(&mut s, &["GET", "k"]), "v");
     assert_eq!(ask(&mut s, &["LLEN", "l"]), ":1");
+    assert_eq!(ask(&mut s, &["FCALL", "bump", "1", "c", "2"]), ":7");
+    assert_eq!(ask(&mut s, &["FCALL", "late", "0"]), "late");
+    assert_eq!(
+        ask(&mut s, &["FCALL", "gone", "0"]),
+        "-ERR Function not found"
+    );
     assert_eq!(ask(&mut s, &["EXISTS", "n"]), ":0");
     assert_eq!(ask(&mut s, &["SELECT", "3"]), "+OK");
     assert_eq!(ask(&mut s, &["GET", "n"]), "42");
