@@ -93,6 +93,10 @@ pub struct Config {
     /// connection (`timeout`, settable at run time); 0: never. Subscribers
     /// and clients blocked on keys are never closed for it, as in Redis.
     pub timeout: u64,
+    /// Milliseconds a script runs before the server answers other clients
+    /// `-BUSY` and lets them kill it (`busy-reply-threshold`, alias
+    /// `lua-time-limit`, 5000; 0: at once).
+    pub busy_reply_threshold: u64,
 }
 
 impl Default for Config {
@@ -122,6 +126,7 @@ impl Default for Config {
             stream_node_max_bytes: 4096,
             hll_sparse_max_bytes: 3000,
             timeout: 0,
+            busy_reply_threshold: 5000,
         }
     }
 }
@@ -195,6 +200,8 @@ const NAMES: &[&str] = &[
     "maxmemory-samples",
     "lfu-log-factor",
     "lfu-decay-time",
+    "busy-reply-threshold",
+    "lua-time-limit",
 ];
 
 impl Config {
@@ -233,6 +240,7 @@ impl Config {
             "lfu-decay-time" => number(self.lfu.decay_minutes),
             "databases" => number(self.databases as u64),
             "timeout" => number(self.timeout),
+            "busy-reply-threshold" | "lua-time-limit" => number(self.busy_reply_threshold),
             "bind" => String::from("* -::*"),
             "maxclients" => number(self.maxclients),
             "appendfilename" => String::from("appendonly.aof"),
@@ -385,6 +393,15 @@ impl Config {
                 )
                 .map_err(invalid)? as u64
             }
+            "busy-reply-threshold" | "lua-time-limit" => {
+                self.busy_reply_threshold = integer(
+                    value,
+                    0,
+                    i64::MAX,
+                    "argument must be between 0 and 9223372036854775807 inclusive",
+                )
+                .map_err(invalid)? as u64
+            }
             "hash-max-listpack-entries" | "hash-max-ziplist-entries" => {
                 self.hash_compact.entries = compact_limit(value).map_err(invalid)?
             }
@@ -531,6 +548,8 @@ impl Config {
             "lfu-log-factor",
             "lfu-decay-time",
             "timeout",
+            "busy-reply-threshold",
+            "lua-time-limit",
         ];
         let lower = name.to_ascii_lowercase();
         if SETTABLE.contains(&lower.as_str()) {
@@ -807,6 +826,10 @@ mod tests {
             config.set_at_runtime("databases", b"16").unwrap_err(),
             ConfigError::Immutable(String::from("databases"))
         );
+        assert_eq!(config.get("lua-time-limit").as_deref(), Some("5000"));
+        assert_eq!(config.set_at_runtime("busy-reply-threshold", b"10"), Ok(()));
+        assert_eq!(config.get("lua-time-limit").as_deref(), Some("10"));
+        assert!(config.set_at_runtime("lua-time-limit", b"-1").is_err());
         assert_eq!(config.set_at_runtime("timeout", b"30"), Ok(()));
         assert_eq!(config.get("timeout").as_deref(), Some("30"));
         assert!(config.set_at_runtime("timeout", b"-1").is_err());

@@ -231,6 +231,26 @@ impl Session {
         ran
     }
 
+    /// While another client's script is busy (see `kvstore::busy`):
+    /// answers each complete request with what `answer` says for it,
+    /// running none of them. A reply held for the log keeps the ones
+    /// behind it (these too) until the script ends and the log is flushed.
+    pub fn run_busy(&mut self, mut answer: impl FnMut(&[Vec<u8>]) -> Reply) {
+        while self.wants_input() {
+            match self.parser.next_command() {
+                Ok(Some(args)) => {
+                    let reply = answer(&args);
+                    self.push_reply(&reply);
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    self.output.push_with(|out| e.to_reply().encode(out));
+                    self.closing = true;
+                }
+            }
+        }
+    }
+
     /// Queues `reply`: a stored value of [`output::SHARE_FROM`] bytes or
     /// more stays where it is, and the socket takes it from there.
     fn push_reply(&mut self, reply: &Reply) {

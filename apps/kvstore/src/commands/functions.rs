@@ -27,6 +27,7 @@ impl Engine {
         args: &[Vec<u8>],
         client: &ClientCtx,
         now: u64,
+        loading: bool,
     ) -> Option<Outcome> {
         let reply = |reply| Outcome {
             reply,
@@ -35,7 +36,7 @@ impl Engine {
         Some(match spec.name {
             "fcall" => self.fcall(args, client, now, false),
             "fcall_ro" => self.fcall(args, client, now, true),
-            "function|load" => self.function_load(args),
+            "function|load" => self.function_load(args, loading),
             "function|delete" => self.function_delete(&args[2]),
             "function|flush" => match args.get(2) {
                 _ if args.len() > 3 => reply(subcommand_syntax("flush")),
@@ -96,7 +97,9 @@ impl Engine {
     }
 
     /// `FUNCTION LOAD [REPLACE] code`.
-    fn function_load(&mut self, args: &[Vec<u8>]) -> Outcome {
+    /// The library's code may run [`crate::busy::LOAD_TIMEOUT_MS`] at
+    /// most, unless the log is `loading`.
+    fn function_load(&mut self, args: &[Vec<u8>], loading: bool) -> Outcome {
         let mut replace = false;
         let (code, options) = args[2..].split_last().expect("arity is checked");
         for option in options {
@@ -108,9 +111,13 @@ impl Engine {
             }
             replace = true;
         }
+        if !loading {
+            self.library_load_started = Some((self.clock_us)());
+        }
         let loaded = self.with_functions(|functions, state, engine| {
             functions.load(state, engine, code, replace)
         });
+        self.library_load_started = None;
         match loaded {
             None => refused(super::errors::oom()),
             Some(Err(reply)) => refused(reply),
@@ -339,7 +346,8 @@ impl Engine {
             return refused(refusal);
         }
         let ran = self.with_functions(|_, state, engine| {
-            engine.run_script(client, now, flags, read_only, |engine| {
+            let who = (Some(name.clone()), args);
+            engine.run_script(client, now, flags, read_only, who, |engine| {
                 Functions::call(state, engine, &library, &name, keys, argv)
             })
         });

@@ -163,6 +163,22 @@ pub struct Engine {
     /// The running script declared `allow-oom`: its writes are not
     /// refused for `maxmemory`.
     script_allows_oom: bool,
+    /// What serves the other clients while a script is busy (see
+    /// `kvstore::busy`), if the server installed it.
+    busy_poll: BusyPollSlot,
+    /// When the library code `FUNCTION LOAD` runs started (microseconds),
+    /// for its timeout; `None` when none runs, or while replaying the log.
+    library_load_started: Option<u64>,
+}
+
+/// The engine's [`BusyPoll`](crate::busy::BusyPoll), if any.
+#[derive(Default)]
+struct BusyPollSlot(Option<alloc::boxed::Box<dyn crate::busy::BusyPoll>>);
+
+impl core::fmt::Debug for BusyPollSlot {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() { "BusyPoll" } else { "None" })
+    }
 }
 
 impl Engine {
@@ -189,6 +205,8 @@ impl Engine {
             script_run: None,
             functions: Default::default(),
             script_allows_oom: false,
+            busy_poll: BusyPollSlot::default(),
+            library_load_started: None,
         }
     }
 
@@ -681,7 +699,7 @@ impl Engine {
             outcome.effects = evicted;
             return outcome;
         }
-        if let Some(mut outcome) = self.script_command(spec, args, client, now) {
+        if let Some(mut outcome) = self.script_command(spec, args, client, now, loading) {
             self.stats.used_memory_lua = self.scripts.lua_memory() as u64;
             self.stats.cached_scripts = self.scripts.len() as u64;
             evicted.append(outcome.effects);
@@ -783,6 +801,12 @@ impl Engine {
             .entry(spec.name)
             .or_default()
             .rejected_calls += 1;
+    }
+
+    /// Installs what serves the other clients while a script runs past
+    /// `busy-reply-threshold` (see `kvstore::busy`).
+    pub fn set_busy_poll(&mut self, poll: alloc::boxed::Box<dyn crate::busy::BusyPoll>) {
+        self.busy_poll.0 = Some(poll);
     }
 
     /// Sets the microsecond clock `INFO commandstats` times commands with

@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 
 use super::transaction::check;
 use super::{table, ClientCtx, Effects, Engine, Outcome};
+use crate::busy::{BusyScript, LOAD_TIMEOUT_MS};
 use crate::resp::Reply;
 use crate::scripting::flags::Flags;
 use crate::scripting::Host;
@@ -30,6 +31,16 @@ pub(super) struct ScriptRun {
     effects: Effects,
     /// Replies reach the script in RESP3 (`redis.setresp(3)`).
     resp3: bool,
+    /// When it started, on the engine's microsecond clock.
+    started_us: u64,
+    /// The function's name; `None` for an `EVAL` script.
+    function: Option<alloc::string::String>,
+    /// The command that runs it.
+    command: Vec<Vec<u8>>,
+    /// It ran past `busy-reply-threshold` (and was reported).
+    busy: bool,
+    /// `SCRIPT KILL`/`FUNCTION KILL`/`SHUTDOWN NOSAVE` stopped it.
+    killed: bool,
 }
 
 /// The message of a write refused to a script for a log that cannot be
@@ -75,6 +86,7 @@ impl Engine {
         args: &[Vec<u8>],
         client: &mut ClientCtx,
         now: u64,
+        loading: bool,
     ) -> Option<Outcome> {
         let reply = |reply| Outcome {
             reply,
@@ -109,7 +121,7 @@ impl Engine {
             }),
             // Scripts run to their end before another command is read.
             "script|kill" => reply(Reply::error("NOTBUSY No scripts in execution right now.")),
-            _ => return self.function_command(spec, args, client, now),
+            _ => return self.function_command(spec, args, client, now, loading),
         })
     }
 
@@ -158,7 +170,9 @@ impl Engine {
             Ok(prepared) => prepared,
             Err(refused) => return refuse(refused.reply()),
         };
-        let outcome = self.run_script(client, now, flags, read_only, |engine| prepared.run(engine));
+        let outcome = self.run_script(client, now, flags, read_only, (None, args), |engine| {
+            prepared.run(engine)
+        });
         self.scripts.restore(prepared);
         outcome
     }
@@ -209,6 +223,7 @@ impl Engine {
         now: u64,
         flags: Flags,
         read_only: bool,
+        (function, command): (Option<alloc::string::String>, &[Vec<u8>]),
         run: impl FnOnce(&mut Engine) -> Reply,
     ) -> Outcome {
         let mut script_client = ClientCtx::new(client.id());
@@ -222,6 +237,11 @@ impl Engine {
             read_only: read_only || !flags.writes(),
             effects: Effects::default(),
             resp3: false,
+            started_us: (self.clock_us)(),
+            function,
+            command: command.to_vec(),
+            busy: false,
+            killed: false,
         });
         let allow_oom = core::mem::replace(
             &mut self.script_allows_oom,
@@ -286,6 +306,54 @@ impl Host for Engine {
         if let Some(run) = &mut self.script_run {
             run.resp3 = on;
         }
+    }
+
+    /// A library's code past [`LOAD_TIMEOUT_MS`] is stopped; a script past
+    /// `busy-reply-threshold` lets the server answer the others (see
+    /// `kvstore::busy`), and is stopped if they kill it.
+    fn tick(&mut self) -> Option<Vec<u8>> {
+        let now = (self.clock_us)();
+        if let Some(started) = self.library_load_started {
+            let late = now.saturating_sub(started) > LOAD_TIMEOUT_MS * 1000;
+            return late.then(|| b"FUNCTION LOAD timeout".to_vec());
+        }
+        let threshold = self.config.busy_reply_threshold;
+        let run = self.script_run.as_mut()?;
+        let elapsed_ms = now.saturating_sub(run.started_us) / 1000;
+        if !run.killed && elapsed_ms >= threshold {
+            if !run.busy {
+                run.busy = true;
+                log::warn!(
+                    "Slow script detected: still in execution after {elapsed_ms} milliseconds. You can try killing the script using the {} KILL command.",
+                    if run.function.is_some() { "FUNCTION" } else { "SCRIPT" }
+                );
+            }
+            let mut script = BusyScript {
+                function: run.function.clone(),
+                command: run.command.clone(),
+                elapsed_ms,
+                wrote: !run.effects.is_empty(),
+                kill: false,
+                shutdown: false,
+            };
+            if let Some(mut poll) = self.busy_poll.0.take() {
+                poll.poll(&mut script);
+                self.busy_poll.0 = Some(poll);
+            }
+            let run = self.script_run.as_mut()?;
+            run.killed = script.kill || script.shutdown;
+            if script.shutdown {
+                // Stopped half way: what it did is not logged, and the
+                // server goes down (see `kvstore::busy`).
+                run.effects = Effects::default();
+                self.stats.shutdown_asked = Some(true);
+            }
+        }
+        let run = self.script_run.as_ref()?;
+        run.killed.then(|| match run.function {
+            Some(_) => b"Script killed by user with FUNCTION KILL...".to_vec(),
+            None => b"Script killed by user with SCRIPT KILL...".to_vec(),
+        })
     }
 }
 

@@ -440,3 +440,107 @@ fn the_log_replays_to_the_same_libraries() {
     assert_eq!(n, 2);
     assert_eq!(list(&mut rewritten), list(&mut e));
 }
+
+/// A clock that moves 100 ms each time it is read.
+fn fast_clock() -> u64 {
+    use core::sync::atomic::{AtomicU64, Ordering};
+    static NOW: AtomicU64 = AtomicU64::new(0);
+    NOW.fetch_add(100_000, Ordering::Relaxed)
+}
+
+/// A server stand-in: each poll, one client sends the next request.
+struct Requests {
+    requests: Vec<&'static str>,
+    replies: alloc::rc::Rc<core::cell::RefCell<Vec<Reply>>>,
+}
+
+impl crate::busy::BusyPoll for Requests {
+    fn poll(&mut self, script: &mut crate::busy::BusyScript) {
+        if !self.requests.is_empty() {
+            let request = self.requests.remove(0);
+            let args: Vec<Vec<u8>> = request.split(' ').map(|w| w.as_bytes().to_vec()).collect();
+            let reply = crate::busy::answer(script, &args);
+            self.replies.borrow_mut().push(reply);
+        }
+    }
+}
+
+fn busy_engine(
+    requests: Vec<&'static str>,
+) -> (Engine, alloc::rc::Rc<core::cell::RefCell<Vec<Reply>>>) {
+    let mut e = Engine::new(Config::default(), 0);
+    e.set_clock_us(fast_clock);
+    let replies = alloc::rc::Rc::default();
+    e.set_busy_poll(alloc::boxed::Box::new(Requests {
+        requests,
+        replies: alloc::rc::Rc::clone(&replies),
+    }));
+    (e, replies)
+}
+
+#[test]
+fn a_busy_script_lets_others_in_and_is_killed() {
+    let (mut e, replies) = busy_engine(alloc::vec!["PING", "FUNCTION KILL", "SCRIPT KILL"]);
+    words(&mut e, "CONFIG SET busy-reply-threshold 10");
+    let out = run(
+        &mut e,
+        &[b"EVAL", b"local a = 1 while true do a = a + 1 end", b"0"],
+    );
+    assert!(error_of(out.reply).starts_with("ERR Script killed by user with SCRIPT KILL..."));
+    let replies = replies.borrow();
+    assert!(error_of(replies[0].clone())
+        .starts_with("BUSY Redis is busy running a script. You can only call SCRIPT KILL"));
+    assert!(error_of(replies[1].clone()).starts_with("BUSY"));
+    assert_eq!(replies[2], Reply::ok());
+    assert_eq!(words(&mut e, "PING"), Reply::Simple("PONG".into()));
+}
+
+#[test]
+fn a_busy_function_is_killed_with_function_kill() {
+    let (mut e, replies) = busy_engine(alloc::vec![
+        "SCRIPT KILL",
+        "FUNCTION STATS",
+        "FUNCTION KILL"
+    ]);
+    load(&mut e, "#!lua name=spin\nredis.register_function('spin', function() local a = 1 while true do a = a + 1 end end)");
+    let out = run(&mut e, &[b"FCALL", b"spin", b"0"]);
+    assert!(error_of(out.reply).contains("Script killed by user with FUNCTION KILL"));
+    let replies = replies.borrow();
+    assert!(error_of(replies[0].clone()).contains("You can only call FUNCTION KILL"));
+    assert!(matches!(&replies[1], Reply::Map(m) if m[1] != Reply::nil()));
+    assert_eq!(replies[2], Reply::ok());
+}
+
+#[test]
+fn a_script_that_wrote_is_unkillable_until_shutdown_nosave() {
+    let (mut e, replies) = busy_engine(alloc::vec!["SCRIPT KILL", "SHUTDOWN NOSAVE"]);
+    words(&mut e, "CONFIG SET lua-time-limit 0");
+    let out = run(
+        &mut e,
+        &[
+            b"EVAL",
+            b"redis.call('set', 'x', 1) while true do end",
+            b"0",
+        ],
+    );
+    assert!(out.reply.is_error());
+    assert!(out.effects.is_empty(), "stopped half way: nothing logged");
+    assert!(error_of(replies.borrow()[0].clone()).starts_with("UNKILLABLE"));
+    assert_eq!(e.take_shutdown(), Some(true));
+}
+
+#[test]
+fn library_code_that_runs_too_long_is_stopped() {
+    let mut e = Engine::new(Config::default(), 0);
+    e.set_clock_us(fast_clock);
+    let reply = load(
+        &mut e,
+        "#!lua name=slow\nlocal a = 1 while true do a = a + 1 end",
+    );
+    assert!(error_of(reply).contains("FUNCTION LOAD timeout"));
+    assert_eq!(
+        load(&mut e, HELLO),
+        Reply::bulk(&b"mylib"[..]),
+        "the next load runs"
+    );
+}

@@ -40,6 +40,11 @@ pub trait Host {
 
     /// `redis.setresp`: the protocol replies reach the script in.
     fn set_resp3(&mut self, on: bool);
+
+    /// Called every [`crate::busy::TICK_EVERY`] Lua instructions while a
+    /// script (or a library's code) runs: `Some(message)` stops it with
+    /// that error (killed, timed out).
+    fn tick(&mut self) -> Option<Vec<u8>>;
 }
 
 /// The bytes Lua may hold when nothing else says: beyond this a script gets

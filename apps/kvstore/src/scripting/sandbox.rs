@@ -68,6 +68,7 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
             state.remove_global(name);
         }
     }
+    state.set_tick(crate::busy::TICK_EVERY, Some(H::tick));
     for code in [SETUP, LOCKDOWN] {
         state.load(b"setup", b"=sandbox", code.as_bytes()).ok()?;
         let done = state.call_without_host(b"setup");
