@@ -2,7 +2,8 @@
 //! C library pieces (printf, strtod, setjmp/longjmp, the allocator), its
 //! memory limit, and scripts' effects surviving a restart; function
 //! libraries (`FUNCTION LOAD`, `FCALL`) surviving one, through the log and
-//! its rewrite.
+//! its rewrite; busy scripts (`-BUSY` to the others, `SCRIPT KILL`,
+//! `FUNCTION KILL`, `-UNKILLABLE`).
 
 mod common;
 
@@ -179,4 +180,41 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
     assert_eq!(ask(&mut s, &["GET", "n"]), "42");
     // The script cache is not kept across restarts, as in Redis.
     assert!(ask(&mut s, &["EVALSHA", &sha, "1", "l", "x"]).starts_with("-NOSCRIPT"));
+
+    // A script past busy-reply-threshold: the others are answered -BUSY
+    // meanwhile, and may kill it.
+    assert_eq!(
+        ask(&mut s, &["CONFIG", "SET", "busy-reply-threshold", "50"]),
+        "+OK"
+    );
+    let mut runner = guest.connect();
+    runner
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let spin = "local a = 1 while true do a = a + 1 end";
+    runner.write_all(&command(&["EVAL", spin, "0"])).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ask(&mut s, &["PING"]).starts_with("-BUSY Redis is busy running a script"));
+    assert!(ask(&mut s, &["FUNCTION", "KILL"]).starts_with("-BUSY"));
+    assert_eq!(ask(&mut s, &["SCRIPT", "KILL"]), "+OK");
+    let killed = read_line(&mut runner);
+    assert!(
+        killed.starts_with("-ERR Script killed by user with SCRIPT KILL"),
+        "{killed}"
+    );
+    assert_eq!(ask(&mut s, &["PING"]), "+PONG");
+    // A function, killed with FUNCTION KILL; one that wrote cannot be.
+    let lib = "#!lua name=spin\nredis.register_function('spin', function() local a = 1 while true do a = a + 1 end end)";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", lib]), "spin");
+    runner.write_all(&command(&["FCALL", "spin", "0"])).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ask(&mut s, &["SCRIPT", "KILL"]).starts_with("-BUSY"));
+    assert_eq!(ask(&mut s, &["FUNCTION", "KILL"]), "+OK");
+    assert!(read_line(&mut runner).contains("Script killed by user with FUNCTION KILL"));
+    let writer = "redis.call('SET', 'w', 1) local a = 1 for i = 1, 3e7 do a = a + 1 end return a";
+    runner.write_all(&command(&["EVAL", writer, "0"])).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ask(&mut s, &["SCRIPT", "KILL"]).starts_with("-UNKILLABLE"));
+    assert_eq!(read_line(&mut runner), ":30000001");
+    assert_eq!(ask(&mut runner, &["GET", "w"]), "1");
 }
