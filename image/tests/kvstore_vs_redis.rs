@@ -412,6 +412,21 @@ impl Stream {
         }
     }
 
+    /// A function library loaded (again), or one of its functions called
+    /// (before the first load too: `Function not found` on both).
+    fn function_call(&mut self) -> Vec<Vec<u8>> {
+        const LIBRARY: &str = "#!lua name=fuzz\nredis.register_function('fz_set', function(keys, args) return redis.call('SET', keys[1], args[1]) end)\nredis.register_function{function_name='fz_get', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
+        let (key, value) = (self.key(), self.value());
+        let words = |list: &[&[u8]]| list.iter().map(|w| w.to_vec()).collect();
+        match self.rng.below(5) {
+            0 => words(&[b"FUNCTION", b"LOAD", b"REPLACE", LIBRARY.as_bytes()]),
+            1 => words(&[b"FCALL", b"fz_set", b"1", &key, &value]),
+            2 => words(&[b"FCALL_RO", b"fz_get", b"1", &key]),
+            3 => words(&[b"FCALL_RO", b"fz_set", b"1", &key, &value]),
+            _ => words(&[b"FCALL", b"nosuch", b"0"]),
+        }
+    }
+
     /// A relative expiry in seconds: long enough never to be reached while
     /// the test runs, already past, or malformed.
     fn seconds(&mut self) -> String {
@@ -561,6 +576,7 @@ impl Stream {
             "NOSUCH",
             "EVAL",
             "EVAL",
+            "FCALL",
             "HASH",
             "HASH",
             "LIST",
@@ -797,6 +813,7 @@ impl Stream {
             }
             "ECHO" => args.push(self.value()),
             "EVAL" => check = self.script(&mut args),
+            "FCALL" => args = self.function_call(),
             "SELECT" => args.push(
                 self.rng
                     .pick(&["0", "1", "15", "-1", "16", "abc", "99999999999", ""])

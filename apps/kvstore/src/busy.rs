@@ -30,6 +30,8 @@
 use alloc::string::String;
 use alloc::vec::Vec;
 
+use crate::commands::ClientCtx;
+use crate::commands::Multi;
 use crate::resp::Reply;
 
 /// Lua instructions between two calls back into the engine (Redis's
@@ -71,6 +73,65 @@ const BUSY_EVAL: &str =
 /// `-BUSY` for a function.
 const BUSY_FUNCTION: &str =
     "BUSY Redis is busy running a script. You can only call FUNCTION KILL or SHUTDOWN NOSAVE.";
+
+/// The reply to request `args` from `client`, another client than the
+/// script's, while `script` is busy. As in Redis 7.0, `MULTI`, `DISCARD`
+/// and `QUIT` work on the client's own state; a refused command marks its
+/// transaction failed and an `EXEC` is refused with the transaction
+/// (`EXECABORT`); inside a transaction the commands allowed while busy are
+/// queued. The rest is [`answer`]'s. (`WATCH`, `UNWATCH`, `RESET`, `AUTH`
+/// and `HELLO`, which Redis also runs while busy, need the engine, which
+/// the script holds: they are answered `-BUSY`.)
+pub fn answer_client(script: &mut BusyScript, client: &mut ClientCtx, args: &[Vec<u8>]) -> Reply {
+    let name = args
+        .first()
+        .map(|a| String::from_utf8_lossy(a).to_ascii_lowercase())
+        .unwrap_or_default();
+    match (name.as_str(), args.len()) {
+        ("multi", 1) if client.multi.is_some() => Reply::error("ERR MULTI calls can not be nested"),
+        ("multi", 1) => {
+            client.multi = Some(Multi::default());
+            Reply::ok()
+        }
+        ("discard", 1) => match client.multi.take() {
+            Some(_) => {
+                client.watched.clear();
+                Reply::ok()
+            }
+            None => Reply::error("ERR DISCARD without MULTI"),
+        },
+        ("quit", _) => {
+            client.multi = None;
+            client.quit = true;
+            Reply::ok()
+        }
+        ("exec", 1) if client.multi.is_some() => {
+            client.multi = None;
+            client.watched.clear();
+            let Reply::Error(why) = answer(script, args) else {
+                return Reply::error("ERR EXEC while busy");
+            };
+            Reply::Error(alloc::format!(
+                "EXECABORT Transaction discarded because of: {why}"
+            ))
+        }
+        _ => {
+            let allowed = matches!(
+                (name.as_str(), args.len()),
+                ("script" | "function" | "shutdown", 2)
+            );
+            if let (Some(multi), true) = (client.multi.as_mut(), allowed) {
+                multi.queued.push(args.to_vec());
+                return Reply::Simple("QUEUED".into());
+            }
+            let reply = answer(script, args);
+            if let (Some(multi), true) = (client.multi.as_mut(), reply.is_error()) {
+                multi.failed = true;
+            }
+            reply
+        }
+    }
+}
 
 /// The reply to a request `args` from another client while `script` is
 /// busy; `SCRIPT KILL`, `FUNCTION KILL` and `SHUTDOWN NOSAVE` set what
@@ -179,6 +240,42 @@ mod tests {
         );
         assert_eq!(answer(&mut function, &words("FUNCTION KILL")), Reply::ok());
         assert!(function.kill);
+    }
+
+    #[test]
+    fn a_transaction_meeting_a_busy_script_is_aborted() {
+        let mut script = BusyScript::default();
+        let mut client = ClientCtx::new(7);
+        assert_eq!(
+            answer_client(&mut script, &mut client, &words("MULTI")),
+            Reply::ok()
+        );
+        assert!(
+            error_of(answer_client(&mut script, &mut client, &words("INCR x"))).starts_with("BUSY")
+        );
+        assert_eq!(
+            answer_client(&mut script, &mut client, &words("SCRIPT KILL")),
+            Reply::Simple("QUEUED".into())
+        );
+        assert!(!script.kill, "queued, not run");
+        assert_eq!(
+            error_of(answer_client(&mut script, &mut client, &words("EXEC"))),
+            alloc::format!("EXECABORT Transaction discarded because of: {BUSY_EVAL}")
+        );
+        assert!(client.multi.is_none());
+        // A transaction begun while busy fails at its EXEC after the script.
+        answer_client(&mut script, &mut client, &words("MULTI"));
+        answer_client(&mut script, &mut client, &words("GET x"));
+        assert!(client.multi.as_ref().is_some_and(|m| m.failed));
+        assert_eq!(
+            answer_client(&mut script, &mut client, &words("DISCARD")),
+            Reply::ok()
+        );
+        assert_eq!(
+            answer_client(&mut script, &mut client, &words("QUIT")),
+            Reply::ok()
+        );
+        assert!(client.should_close());
     }
 
     #[test]

@@ -131,7 +131,7 @@ impl kvstore::busy::BusyPoll for BusyServer {
                     (data.len(), ())
                 });
                 conn.session
-                    .run_busy(|args| kvstore::busy::answer(script, args));
+                    .run_busy(|client, args| kvstore::busy::answer_client(script, client, args));
             }
             if socket.can_send() {
                 let mut sent = 0;

@@ -232,15 +232,19 @@ impl Session {
     }
 
     /// While another client's script is busy (see `kvstore::busy`):
-    /// answers each complete request with what `answer` says for it,
-    /// running none of them. A reply held for the log keeps the ones
-    /// behind it (these too) until the script ends and the log is flushed.
-    pub fn run_busy(&mut self, mut answer: impl FnMut(&[Vec<u8>]) -> Reply) {
+    /// answers each complete request with what `answer` says for it (given
+    /// this client's context), running none of them. A reply held for the
+    /// log keeps the ones behind it (these too) until the script ends and
+    /// the log is flushed.
+    pub fn run_busy(&mut self, mut answer: impl FnMut(&mut ClientCtx, &[Vec<u8>]) -> Reply) {
         while self.wants_input() {
             match self.parser.next_command() {
                 Ok(Some(args)) => {
-                    let reply = answer(&args);
+                    let reply = answer(&mut self.client, &args);
                     self.push_reply(&reply);
+                    if self.client.should_close() {
+                        self.closing = true;
+                    }
                 }
                 Ok(None) => break,
                 Err(e) => {

@@ -83,6 +83,7 @@ mod tests;
 use alloc::vec::Vec;
 
 pub use client::ClientCtx;
+pub(crate) use client::Multi;
 pub use effects::{Effects, SHARE_FROM};
 pub use errors::misconf;
 pub use stats::Stats;
