@@ -685,6 +685,26 @@ mod tests {
     }
 
     #[test]
+    fn while_a_script_is_busy_requests_are_answered_without_running() {
+        let mut engine = Engine::new(Config::default(), 0);
+        let mut session = Session::new(1, &Config::default(), 1 << 20);
+        let mut script = crate::busy::BusyScript::default();
+        session.feed(b"SET k v\r\nMULTI\r\nSCRIPT KILL\r\nEXEC\r\nSCRIPT KILL\r\nQUIT\r\nPING\r\n");
+        session.run_busy(|client, args| crate::busy::answer_client(&mut script, client, args));
+        let out = String::from_utf8(session.output()).unwrap();
+        let lines: Vec<&str> = out.split("\r\n").collect();
+        assert!(lines[0].starts_with("-BUSY"), "{out}");
+        assert_eq!(&lines[1..3], ["+OK", "+QUEUED"]);
+        assert!(lines[3].starts_with("-EXECABORT Transaction discarded because of: BUSY"));
+        assert_eq!(&lines[4..6], ["+OK", "+OK"]);
+        assert!(script.kill);
+        assert!(session.is_closing(), "QUIT closes; PING is never answered");
+        // Nothing ran.
+        session.run(&mut engine, 0, |_| Logged::Answer);
+        assert_eq!(engine.key_count(), 0);
+    }
+
+    #[test]
     fn a_client_past_the_output_hard_limit_is_closed() {
         let mut engine = engine();
         engine
