@@ -32,6 +32,7 @@ ALL_UNITS=(
     unit/auth unit/info-command
     unit/sort
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
+    unit/functions
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -42,6 +43,7 @@ CI_UNITS=(
     unit/type/zset
     unit/sort
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
+    unit/functions
 )
 
 mode=all port="" units=()

@@ -1,6 +1,9 @@
 //! Lua scripts in the guest's kvstore (`EVAL`): Lua 5.1 on the guest's own
 //! C library pieces (printf, strtod, setjmp/longjmp, the allocator), its
-//! memory limit, and scripts' effects surviving a restart.
+//! memory limit, and scripts' effects surviving a restart; function
+//! libraries (`FUNCTION LOAD`, `FCALL`) surviving one, through the log and
+//! its rewrite; busy scripts (`-BUSY` to the others, `SCRIPT KILL`,
+//! `FUNCTION KILL`, `-UNKILLABLE`).
 
 mod common;
 
@@ -140,6 +143,25 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
         ],
     );
     assert_eq!(ask(&mut s, &["EVALSHA", &sha, "1", "l", "x"]), ":1");
+    // Function libraries: loaded, called, and logged (a rewrite of the log
+    // starts with them); one is deleted, one loaded after the rewrite.
+    let lib = "#!lua name=counters\nredis.register_function('bump', function(keys, args) return redis.call('INCRBY', keys[1], args[1]) end)\nredis.register_function{function_name='peek', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", lib]), "counters");
+    let gone = "#!lua name=gone\nredis.register_function('gone', function() return 1 end)";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", gone]), "gone");
+    assert_eq!(ask(&mut s, &["FCALL", "bump", "1", "c", "5"]), ":5");
+    assert_eq!(ask(&mut s, &["FCALL_RO", "peek", "1", "c"]), "5");
+    assert!(ask(&mut s, &["FCALL_RO", "bump", "1", "c", "1"]).starts_with("-ERR Can not execute"));
+    assert_eq!(
+        ask(&mut s, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started"
+    );
+    while !ask(&mut s, &["INFO", "persistence"]).contains("aof_rewrites:1") {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert_eq!(ask(&mut s, &["FUNCTION", "DELETE", "gone"]), "+OK");
+    let late = "#!lua name=late\nredis.register_function('late', function() return 'late' end)";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", late]), "late");
     guest.kill();
 
     let guest = Guest::start_with(test, &args);
@@ -147,9 +169,52 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
     s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
     assert_eq!(ask(&mut s, &["GET", "k"]), "v");
     assert_eq!(ask(&mut s, &["LLEN", "l"]), ":1");
+    assert_eq!(ask(&mut s, &["FCALL", "bump", "1", "c", "2"]), ":7");
+    assert_eq!(ask(&mut s, &["FCALL", "late", "0"]), "late");
+    assert_eq!(
+        ask(&mut s, &["FCALL", "gone", "0"]),
+        "-ERR Function not found"
+    );
     assert_eq!(ask(&mut s, &["EXISTS", "n"]), ":0");
     assert_eq!(ask(&mut s, &["SELECT", "3"]), "+OK");
     assert_eq!(ask(&mut s, &["GET", "n"]), "42");
     // The script cache is not kept across restarts, as in Redis.
     assert!(ask(&mut s, &["EVALSHA", &sha, "1", "l", "x"]).starts_with("-NOSCRIPT"));
+
+    // A script past busy-reply-threshold: the others are answered -BUSY
+    // meanwhile, and may kill it.
+    assert_eq!(
+        ask(&mut s, &["CONFIG", "SET", "busy-reply-threshold", "50"]),
+        "+OK"
+    );
+    let mut runner = guest.connect();
+    runner
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let spin = "local a = 1 while true do a = a + 1 end";
+    runner.write_all(&command(&["EVAL", spin, "0"])).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ask(&mut s, &["PING"]).starts_with("-BUSY Redis is busy running a script"));
+    assert!(ask(&mut s, &["FUNCTION", "KILL"]).starts_with("-BUSY"));
+    assert_eq!(ask(&mut s, &["SCRIPT", "KILL"]), "+OK");
+    let killed = read_line(&mut runner);
+    assert!(
+        killed.starts_with("-ERR Script killed by user with SCRIPT KILL"),
+        "{killed}"
+    );
+    assert_eq!(ask(&mut s, &["PING"]), "+PONG");
+    // A function, killed with FUNCTION KILL; one that wrote cannot be.
+    let lib = "#!lua name=spin\nredis.register_function('spin', function() local a = 1 while true do a = a + 1 end end)";
+    assert_eq!(ask(&mut s, &["FUNCTION", "LOAD", lib]), "spin");
+    runner.write_all(&command(&["FCALL", "spin", "0"])).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ask(&mut s, &["SCRIPT", "KILL"]).starts_with("-BUSY"));
+    assert_eq!(ask(&mut s, &["FUNCTION", "KILL"]), "+OK");
+    assert!(read_line(&mut runner).contains("Script killed by user with FUNCTION KILL"));
+    let writer = "redis.call('SET', 'w', 1) local a = 1 for i = 1, 3e7 do a = a + 1 end return a";
+    runner.write_all(&command(&["EVAL", writer, "0"])).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(ask(&mut s, &["SCRIPT", "KILL"]).starts_with("-UNKILLABLE"));
+    assert_eq!(read_line(&mut runner), ":30000001");
+    assert_eq!(ask(&mut runner, &["GET", "w"]), "1");
 }

@@ -93,6 +93,10 @@ pub struct Config {
     /// connection (`timeout`, settable at run time); 0: never. Subscribers
     /// and clients blocked on keys are never closed for it, as in Redis.
     pub timeout: u64,
+    /// Milliseconds a script runs before the server answers other clients
+    /// `-BUSY` and lets them kill it (`busy-reply-threshold`, alias
+    /// `lua-time-limit`, 5000; 0: at once).
+    pub busy_reply_threshold: u64,
 }
 
 impl Default for Config {
@@ -122,6 +126,7 @@ impl Default for Config {
             stream_node_max_bytes: 4096,
             hll_sparse_max_bytes: 3000,
             timeout: 0,
+            busy_reply_threshold: 5000,
         }
     }
 }
@@ -180,6 +185,12 @@ struct Param {
 }
 
 use Change::{AtRunTime, AtStart, Fixed};
+
+/// `busy-reply-threshold` and its alias `lua-time-limit`.
+fn set_busy_reply_threshold(c: &mut Config, v: &[u8]) -> Result<(), &'static str> {
+    c.busy_reply_threshold = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+    Ok(())
+}
 
 /// Redis's words for an integer parameter from 0 to 2^31 - 1.
 const UP_TO_I32: &str = "argument must be between 0 and 2147483647 inclusive";
@@ -298,6 +309,16 @@ const PARAMS: &[Param] = &[
             c.timeout = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
             Ok(())
         }),
+    },
+    Param {
+        name: "busy-reply-threshold",
+        get: |c| c.busy_reply_threshold.to_string(),
+        change: AtRunTime(set_busy_reply_threshold),
+    },
+    Param {
+        name: "lua-time-limit",
+        get: |c| c.busy_reply_threshold.to_string(),
+        change: AtRunTime(set_busy_reply_threshold),
     },
     Param {
         name: "bind",
@@ -881,6 +902,10 @@ mod tests {
             config.set_at_runtime("databases", b"16").unwrap_err(),
             ConfigError::Immutable(String::from("databases"))
         );
+        assert_eq!(config.get("lua-time-limit").as_deref(), Some("5000"));
+        assert_eq!(config.set_at_runtime("busy-reply-threshold", b"10"), Ok(()));
+        assert_eq!(config.get("lua-time-limit").as_deref(), Some("10"));
+        assert!(config.set_at_runtime("lua-time-limit", b"-1").is_err());
         assert_eq!(config.set_at_runtime("timeout", b"30"), Ok(()));
         assert_eq!(config.get("timeout").as_deref(), Some("30"));
         assert!(config.set_at_runtime("timeout", b"-1").is_err());

@@ -47,6 +47,7 @@ extern crate alloc;
 
 pub mod aof;
 pub mod blocking;
+pub mod busy;
 pub mod clients;
 pub mod commands;
 pub mod config;

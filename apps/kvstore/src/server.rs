@@ -22,11 +22,21 @@
 //!
 //! Connections live in slots; a closed connection's socket leaves the
 //! socket set (its buffers are freed) and its slot is reused.
+//!
+//! A script that runs past `busy-reply-threshold` calls back into the
+//! server ([`BusyServer`], see `kvstore::busy`): the network and the
+//! connection table are shared with it ([`Io`]), and the connection whose
+//! command runs the script is out of the table while its commands run, so
+//! the callback reads and answers only the others (`-BUSY`, `SCRIPT
+//! KILL`, ...).
 
 extern crate alloc;
 
+use alloc::boxed::Box;
+use alloc::rc::Rc;
 use alloc::string::ToString;
 use alloc::vec::Vec;
+use core::cell::RefCell;
 use core::time::Duration;
 use kvstore::aof;
 use kvstore::commands::Engine;
@@ -87,13 +97,68 @@ struct Conn {
     fin_sent: bool,
 }
 
+/// The network and the connections, shared with the [`BusyServer`] the
+/// engine calls while a script is busy.
+struct Io {
+    net: Net,
+    conns: Vec<Option<Conn>>,
+}
+
+/// What answers the other clients while a script is busy (see
+/// `kvstore::busy`): reads what they sent, answers each request without
+/// running it, and sends the replies. New connections wait for the
+/// script's end.
+struct BusyServer {
+    io: Rc<RefCell<Io>>,
+}
+
+impl kvstore::busy::BusyPoll for BusyServer {
+    fn poll(&mut self, script: &mut kvstore::busy::BusyScript) {
+        let Ok(mut io) = self.io.try_borrow_mut() else {
+            return;
+        };
+        let io = &mut *io;
+        io.net.receive(|_| {});
+        for conn in io.conns.iter_mut().flatten() {
+            if !conn.client || conn.fin_sent {
+                continue;
+            }
+            let socket = io.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+            while conn.session.wants_input() && socket.can_recv() {
+                let session = &mut conn.session;
+                let _ = socket.recv(|data| {
+                    session.feed(data);
+                    (data.len(), ())
+                });
+                conn.session
+                    .run_busy(|client, args| kvstore::busy::answer_client(script, client, args));
+            }
+            if socket.can_send() {
+                let mut sent = 0;
+                for piece in conn.session.output_pieces() {
+                    let n = socket.send_slice(piece).unwrap_or(0);
+                    sent += n;
+                    if n < piece.len() {
+                        break;
+                    }
+                }
+                conn.session.consume(sent);
+            }
+            if conn.session.has_output() {
+                socket.register_send_waker(&conn.wakers.send);
+            }
+            socket.register_recv_waker(&conn.wakers.receive);
+        }
+        io.net.transmit();
+    }
+}
+
 /// Everything the loop works on.
 pub struct Server {
-    net: Net,
+    io: Rc<RefCell<Io>>,
     engine: Engine,
     log: Option<DiskLog>,
     listeners: Listeners,
-    conns: Vec<Option<Conn>>,
     free: Vec<usize>,
     ready: Ready,
     /// Slots with replies to send once the log is flushed.
@@ -116,15 +181,19 @@ pub struct Server {
 impl Server {
     /// A server listening on `config.port`, with the dataset already
     /// loaded into `engine` from `log`.
-    pub fn new(mut net: Net, engine: Engine, log: Option<DiskLog>) -> Server {
+    pub fn new(mut net: Net, mut engine: Engine, log: Option<DiskLog>) -> Server {
         let port = engine.config().port;
         let listeners = Listeners::new(&mut net.sockets, port);
-        Server {
+        let io = Rc::new(RefCell::new(Io {
             net,
+            conns: Vec::new(),
+        }));
+        engine.set_busy_poll(Box::new(BusyServer { io: Rc::clone(&io) }));
+        Server {
+            io,
             engine,
             log,
             listeners,
-            conns: Vec::new(),
             free: Vec::new(),
             ready: Ready::default(),
             replied: Vec::new(),
@@ -144,14 +213,19 @@ impl Server {
         loop {
             let pass = time::now();
             let listeners = &mut self.listeners;
-            self.net.receive(|sockets| listeners.refill(sockets));
+            self.io
+                .borrow_mut()
+                .net
+                .receive(|sockets| listeners.refill(sockets));
             self.engine.stats_mut().used_cpu_us = time::busy_time().as_micros() as u64;
             self.accept();
-            let conns = &self.conns;
-            self.ready.take(&mut visiting, |slot| {
-                let conn = conns.get(slot)?.as_ref()?;
-                Some(conn.session.client().id())
-            });
+            {
+                let io = self.io.borrow();
+                self.ready.take(&mut visiting, |slot| {
+                    let conn = io.conns.get(slot)?.as_ref()?;
+                    Some(conn.session.client().id())
+                });
+            }
             for &slot in &visiting {
                 self.visit(slot);
             }
@@ -168,7 +242,7 @@ impl Server {
                 self.send(slot);
             }
             // Replies leave with the acknowledgement of their requests.
-            self.net.transmit();
+            self.io.borrow_mut().net.transmit();
             // After the replies left: the clients work meanwhile.
             let urgent = self.log.as_ref().is_some_and(DiskLog::nearly_full);
             let now = time::now().since_boot();
@@ -220,7 +294,8 @@ impl Server {
     /// Sleeps in WFI until the NIC interrupts or the earliest deadline.
     fn sleep(&mut self) {
         let now = time::now();
-        let mut limit = self.net.poll_delay().unwrap_or(IDLE_SLEEP).min(IDLE_SLEEP);
+        let delay = self.io.borrow_mut().net.poll_delay();
+        let mut limit = delay.unwrap_or(IDLE_SLEEP).min(IDLE_SLEEP);
         let expire_at = self.last_expire.after(EXPIRE_EVERY);
         limit = limit.min(expire_at.duration_since(now));
         if let Some(at) = self.log.as_ref().and_then(|l| l.flush_deadline()) {
@@ -236,7 +311,7 @@ impl Server {
             limit = limit.min(Duration::from_millis(at.saturating_sub(now_ms())));
         }
         if !limit.is_zero() {
-            self.net.wait(limit);
+            self.io.borrow().net.wait(limit);
         }
     }
 
@@ -245,7 +320,13 @@ impl Server {
         let mut i = 0;
         while i < self.listeners.handshakes.len() {
             let handle = self.listeners.handshakes[i];
-            let state = self.net.sockets.get::<tcp::Socket>(handle).state();
+            let state = self
+                .io
+                .borrow()
+                .net
+                .sockets
+                .get::<tcp::Socket>(handle)
+                .state();
             match state {
                 tcp::State::SynReceived => i += 1,
                 tcp::State::Established | tcp::State::CloseWait => {
@@ -256,17 +337,19 @@ impl Server {
                 // LISTEN), timed out, or anything else unexpected.
                 _ => {
                     self.listeners.handshakes.swap_remove(i);
-                    self.net.sockets.remove(handle);
+                    self.io.borrow_mut().net.sockets.remove(handle);
                 }
             }
         }
-        self.listeners.refill(&mut self.net.sockets);
+        self.listeners.refill(&mut self.io.borrow_mut().net.sockets);
     }
 
     fn open(&mut self, handle: SocketHandle) {
+        let mut io = self.io.borrow_mut();
+        let io = &mut *io;
         let slot = self.free.pop().unwrap_or_else(|| {
-            self.conns.push(None);
-            self.conns.len() - 1
+            io.conns.push(None);
+            io.conns.len() - 1
         });
         let stats = self.engine.stats_mut();
         let client = stats.connected_clients < self.engine.config().maxclients;
@@ -275,7 +358,7 @@ impl Server {
             stats.connected_clients += 1;
             stats.total_connections_received += 1;
             self.next_id += 1;
-            let addr = self
+            let addr = io
                 .net
                 .sockets
                 .get::<tcp::Socket>(handle)
@@ -289,11 +372,11 @@ impl Server {
             self.engine.stats_mut().rejected_connections += 1;
             Session::refuse(&Reply::error("ERR max number of clients reached"))
         };
-        let socket = self.net.sockets.get_mut::<tcp::Socket>(handle);
+        let socket = io.net.sockets.get_mut::<tcp::Socket>(handle);
         socket.set_timeout(None);
         session.touch(now_ms());
         let id = session.client().id();
-        self.conns[slot] = Some(Conn {
+        io.conns[slot] = Some(Conn {
             handle,
             session,
             wakers: self.ready.wakers(slot, id),
@@ -307,7 +390,7 @@ impl Server {
     /// Closes the connections `CLIENT KILL` named (see [`hang_up`](Self::hang_up)).
     fn kill_clients(&mut self) {
         for id in self.engine.take_kills() {
-            let slot = self.conns.iter().position(|c| {
+            let slot = self.io.borrow().conns.iter().position(|c| {
                 c.as_ref()
                     .is_some_and(|c| c.client && c.session.client().id() == id)
             });
@@ -325,8 +408,9 @@ impl Server {
             return;
         }
         let now = now_ms();
-        for slot in 0..self.conns.len() {
-            let idle = self.conns[slot]
+        let slots = self.io.borrow().conns.len();
+        for slot in 0..slots {
+            let idle = self.io.borrow().conns[slot]
                 .as_ref()
                 .is_some_and(|c| c.client && c.session.idle_past(timeout, now));
             if idle {
@@ -343,13 +427,15 @@ impl Server {
     /// still has to send. For the engine the client is gone now (not
     /// listed, no more messages).
     fn hang_up(&mut self, slot: usize) {
-        let Some(conn) = self.conns[slot].as_mut().filter(|c| c.client) else {
+        let mut io = self.io.borrow_mut();
+        let io = &mut *io;
+        let Some(conn) = io.conns[slot].as_mut().filter(|c| c.client) else {
             return;
         };
         let id = conn.session.client().id();
         conn.session.discard_output();
         conn.session.input_ended();
-        let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+        let socket = io.net.sockets.get_mut::<tcp::Socket>(conn.handle);
         socket.close();
         socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
         socket.register_recv_waker(&conn.wakers.receive);
@@ -362,13 +448,14 @@ impl Server {
     /// Appends what `PUBLISH` left for each subscriber to its output.
     fn deliver_messages(&mut self) {
         let messages = self.engine.take_messages();
+        let mut io = self.io.borrow_mut();
         for (client, message) in messages {
-            let slot = self.conns.iter().position(|c| {
+            let slot = io.conns.iter().position(|c| {
                 c.as_ref()
                     .is_some_and(|c| c.client && c.session.client().id() == client)
             });
             let Some(slot) = slot else { continue };
-            if let Some(conn) = self.conns[slot].as_mut() {
+            if let Some(conn) = io.conns[slot].as_mut() {
                 conn.session.push_message(&message);
                 self.replied.push(slot);
             }
@@ -389,13 +476,14 @@ impl Server {
             (Some(log), aof::AppendFsync::Always) => Some(log.end()),
             _ => None,
         };
+        let mut io = self.io.borrow_mut();
         for (client, reply) in unblocked {
-            let slot = self.conns.iter().position(|c| {
+            let slot = io.conns.iter().position(|c| {
                 c.as_ref()
                     .is_some_and(|c| c.client && c.session.client().id() == client)
             });
             let Some(slot) = slot else { continue };
-            if let Some(conn) = self.conns[slot].as_mut() {
+            if let Some(conn) = io.conns[slot].as_mut() {
                 conn.session.unblock(&reply, hold);
                 // It is answered now: its idle time starts here, not when
                 // it blocked (or `timeout` would close it before the
@@ -411,9 +499,10 @@ impl Server {
     }
 
     fn close(&mut self, slot: usize) {
-        if let Some(conn) = self.conns[slot].take() {
+        let mut io = self.io.borrow_mut();
+        if let Some(conn) = io.conns[slot].take() {
             self.engine.client_gone(conn.session.client().id());
-            self.net.sockets.remove(conn.handle);
+            io.net.sockets.remove(conn.handle);
             if conn.client {
                 self.engine.stats_mut().connected_clients -= 1;
             }
@@ -421,51 +510,74 @@ impl Server {
         }
     }
 
-    /// Reads and executes what a woken connection sent.
+    /// Reads and executes what a woken connection sent. The connection is
+    /// out of the table while its commands run (see [`BusyServer`]).
     fn visit(&mut self, slot: usize) {
-        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
-            return; // woken after it closed
+        let conn = {
+            let mut io = self.io.borrow_mut();
+            let io = &mut *io;
+            let Some(conn) = io.conns.get_mut(slot).and_then(Option::as_mut) else {
+                return; // woken after it closed
+            };
+            let socket = io.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+            if socket.is_open() && conn.fin_sent {
+                socket.register_recv_waker(&conn.wakers.receive);
+                return;
+            }
+            if socket.is_open() {
+                io.conns[slot].take()
+            } else {
+                None
+            }
         };
-        let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
-        if !socket.is_open() {
+        let Some(mut conn) = conn else {
             self.close(slot);
             return;
-        }
-        if !conn.fin_sent {
-            let now = now_ms();
-            let (engine, log) = (&mut self.engine, &mut self.log);
-            let hold = engine.config().appendfsync == aof::AppendFsync::Always;
-            let mut full = None;
-            loop {
-                conn.session.run(engine, now, |effects| {
-                    let Some(log) = log.as_mut() else {
-                        return Logged::Answer;
-                    };
-                    match log.append(effects) {
-                        Ok(end) if hold => Logged::HoldUntil(end),
-                        Ok(_) => Logged::Answer,
-                        Err(e) => {
-                            let reply = kvstore::commands::misconf(&e.to_string());
-                            full = Some(e);
-                            Logged::Refuse(reply)
-                        }
+        };
+        let now = now_ms();
+        let (engine, log) = (&mut self.engine, &mut self.log);
+        let hold = engine.config().appendfsync == aof::AppendFsync::Always;
+        let mut full = None;
+        loop {
+            conn.session.run(engine, now, |effects| {
+                let Some(log) = log.as_mut() else {
+                    return Logged::Answer;
+                };
+                match log.append(effects) {
+                    Ok(end) if hold => Logged::HoldUntil(end),
+                    Ok(_) => Logged::Answer,
+                    Err(e) => {
+                        let reply = kvstore::commands::misconf(&e.to_string());
+                        full = Some(e);
+                        Logged::Refuse(reply)
                     }
-                });
-                if !conn.session.wants_input() || !socket.can_recv() {
-                    break;
                 }
-                let session = &mut conn.session;
-                let read = socket
-                    .recv(|data| {
-                        session.feed(data);
-                        (data.len(), data.len())
-                    })
-                    .unwrap_or(0);
-                engine.stats_mut().total_net_input_bytes += read as u64;
-                if read > 0 {
-                    conn.session.touch(now_ms());
-                }
+            });
+            if !conn.session.wants_input() {
+                break;
             }
+            let mut io = self.io.borrow_mut();
+            let socket = io.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+            if !socket.can_recv() {
+                break;
+            }
+            let session = &mut conn.session;
+            let read = socket
+                .recv(|data| {
+                    session.feed(data);
+                    (data.len(), data.len())
+                })
+                .unwrap_or(0);
+            drop(io);
+            engine.stats_mut().total_net_input_bytes += read as u64;
+            if read > 0 {
+                conn.session.touch(now_ms());
+            }
+        }
+        {
+            let mut io = self.io.borrow_mut();
+            let io = &mut *io;
+            let socket = io.net.sockets.get_mut::<tcp::Socket>(conn.handle);
             if !socket.may_recv() && !socket.can_recv() {
                 conn.session.input_ended();
             }
@@ -476,12 +588,11 @@ impl Server {
                 self.holding.push(slot);
             }
             socket.register_recv_waker(&conn.wakers.receive);
-            if let Some(e) = full {
-                self.log_full(&e);
-            }
-            return;
+            io.conns[slot] = Some(conn);
         }
-        socket.register_recv_waker(&conn.wakers.receive);
+        if let Some(e) = full {
+            self.log_full(&e);
+        }
     }
 
     /// Records did not fit the log: refuse writes, and rewrite the log to
@@ -510,9 +621,9 @@ impl Server {
     fn release_held(&mut self, durable: u64, failed: bool) {
         let error = self.engine.log_error_reply();
         self.replied.extend_from_slice(&self.holding);
-        let conns = &mut self.conns;
+        let mut io = self.io.borrow_mut();
         self.holding.retain(|&slot| {
-            let Some(conn) = conns.get_mut(slot).and_then(Option::as_mut) else {
+            let Some(conn) = io.conns.get_mut(slot).and_then(Option::as_mut) else {
                 return false;
             };
             match failed {
@@ -526,10 +637,12 @@ impl Server {
     /// Queues what fits of a connection's replies in its socket; closes
     /// it once it is done.
     fn send(&mut self, slot: usize) {
-        let Some(conn) = self.conns.get_mut(slot).and_then(Option::as_mut) else {
+        let mut io = self.io.borrow_mut();
+        let io = &mut *io;
+        let Some(conn) = io.conns.get_mut(slot).and_then(Option::as_mut) else {
             return;
         };
-        let socket = self.net.sockets.get_mut::<tcp::Socket>(conn.handle);
+        let socket = io.net.sockets.get_mut::<tcp::Socket>(conn.handle);
         let paused = !conn.session.wants_input();
         if socket.can_send() {
             // The replies as they lie: encoded bytes, and large values

@@ -231,6 +231,30 @@ impl Session {
         ran
     }
 
+    /// While another client's script is busy (see `kvstore::busy`):
+    /// answers each complete request with what `answer` says for it (given
+    /// this client's context), running none of them. A reply held for the
+    /// log keeps the ones behind it (these too) until the script ends and
+    /// the log is flushed.
+    pub fn run_busy(&mut self, mut answer: impl FnMut(&mut ClientCtx, &[Vec<u8>]) -> Reply) {
+        while self.wants_input() {
+            match self.parser.next_command() {
+                Ok(Some(args)) => {
+                    let reply = answer(&mut self.client, &args);
+                    self.push_reply(&reply);
+                    if self.client.should_close() {
+                        self.closing = true;
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    self.output.push_with(|out| e.to_reply().encode(out));
+                    self.closing = true;
+                }
+            }
+        }
+    }
+
     /// Queues `reply`: a stored value of [`output::SHARE_FROM`] bytes or
     /// more stays where it is, and the socket takes it from there.
     fn push_reply(&mut self, reply: &Reply) {
@@ -658,6 +682,26 @@ mod tests {
         s.consume(10);
         s.not_durable(1, &Reply::error("ERR lost"));
         assert_eq!(s.output(), b"-ERR lost\r\n");
+    }
+
+    #[test]
+    fn while_a_script_is_busy_requests_are_answered_without_running() {
+        let mut engine = Engine::new(Config::default(), 0);
+        let mut session = Session::new(1, &Config::default(), 1 << 20);
+        let mut script = crate::busy::BusyScript::default();
+        session.feed(b"SET k v\r\nMULTI\r\nSCRIPT KILL\r\nEXEC\r\nSCRIPT KILL\r\nQUIT\r\nPING\r\n");
+        session.run_busy(|client, args| crate::busy::answer_client(&mut script, client, args));
+        let out = String::from_utf8(session.output()).unwrap();
+        let lines: Vec<&str> = out.split("\r\n").collect();
+        assert!(lines[0].starts_with("-BUSY"), "{out}");
+        assert_eq!(&lines[1..3], ["+OK", "+QUEUED"]);
+        assert!(lines[3].starts_with("-EXECABORT Transaction discarded because of: BUSY"));
+        assert_eq!(&lines[4..6], ["+OK", "+OK"]);
+        assert!(script.kill);
+        assert!(session.is_closing(), "QUIT closes; PING is never answered");
+        // Nothing ran.
+        session.run(&mut engine, 0, |_| Logged::Answer);
+        assert_eq!(engine.key_count(), 0);
     }
 
     #[test]

@@ -30,6 +30,11 @@ use crate::ffi::*;
 /// [`State::call`] was given.
 pub type Callback<H> = fn(&mut Stack<'_>, &mut H) -> Result<usize, Raise>;
 
+/// A function Lua calls every so many instructions while code runs (see
+/// [`State::set_tick`]), with the host of the running call: `Some(message)`
+/// stops the code with that error, `None` lets it go on.
+pub type Tick<H> = fn(&mut H) -> Option<Vec<u8>>;
+
 /// A callback's request to raise the value on top of the stack as a Lua
 /// error; made by [`Stack::raise`] and [`Stack::raise_message`].
 #[derive(Debug)]
@@ -88,6 +93,8 @@ struct Shared {
     strict: bool,
     /// The `H` of the running [`State::call`], or null.
     host: *mut c_void,
+    /// The [`Tick<H>`] set, as a pointer, or null.
+    tick: *const c_void,
 }
 
 /// Alignment of every block Lua gets (its largest type is a double).
@@ -194,6 +201,49 @@ unsafe fn run_callback<H>(l: *mut lua_State) -> Option<c_int> {
     }
 }
 
+/// The count hook [`State::set_tick`] installs: runs the tick and raises
+/// its error (with `lua_error`) only after `run_tick`, and every Rust value
+/// it made, is gone.
+unsafe extern "C" fn hook<H>(l: *mut lua_State, _ar: *mut c_void) {
+    // SAFETY: Lua calls the hook with a live state of a State<H>.
+    if unsafe { run_tick::<H>(l) } {
+        // SAFETY: the error message is on top; nothing here needs
+        // dropping. Lua 5.1 lets a count hook raise.
+        unsafe { lua_error(l) };
+    }
+}
+
+/// Runs the state's tick with the limit lifted; whether it pushed an error
+/// to raise.
+///
+/// # Safety
+/// As [`hook`].
+unsafe fn run_tick<H>(l: *mut lua_State) -> bool {
+    // SAFETY: l belongs to a State (the caller's promise).
+    let shared = unsafe { shared_of(l) };
+    if shared.host.is_null() || shared.tick.is_null() {
+        return false;
+    }
+    // SAFETY: tick was made from a Tick<H> by State::set_tick.
+    let tick: Tick<H> = unsafe { core::mem::transmute(shared.tick) };
+    let was_strict = core::mem::replace(&mut shared.strict, false);
+    // SAFETY: host is the &mut H State::call was given, which it does not
+    // touch while Lua runs; no other reference to it exists now (a hook
+    // does not run inside a callback).
+    let host = unsafe { &mut *shared.host.cast::<H>() };
+    let stop = tick(host);
+    // SAFETY: as above; the tick's borrows have ended.
+    unsafe { shared_of(l) }.strict = was_strict;
+    match stop {
+        Some(message) => {
+            let mut stack = Stack::new(l);
+            let _ = stack.raise_message(&message);
+            true
+        }
+        None => false,
+    }
+}
+
 /// A Lua state whose callbacks get an `&mut H` from [`State::call`].
 pub struct State<H> {
     l: NonNull<lua_State>,
@@ -213,6 +263,7 @@ impl<H> State<H> {
             limit,
             strict: false,
             host: core::ptr::null_mut(),
+            tick: core::ptr::null(),
         });
         let ud: *mut Shared = &mut *shared;
         // SAFETY: allocate is a lua_Alloc; ud stays valid as long as the
@@ -260,6 +311,19 @@ impl<H> State<H> {
     /// Sets the bytes Lua code may hold.
     pub fn set_limit(&mut self, limit: usize) {
         self.shared.limit = limit;
+    }
+
+    /// Has Lua call `tick` with the running call's host every `every`
+    /// instructions while code runs (a script's time limit, a server that
+    /// must answer others meanwhile); `None` stops the calls.
+    pub fn set_tick(&mut self, every: u32, tick: Option<Tick<H>>) {
+        let every = c_int::try_from(every.max(1)).unwrap_or(c_int::MAX);
+        self.shared.tick = tick.map_or(core::ptr::null(), |t| t as *const c_void);
+        let f: Option<lua_Hook> = tick.map(|_| hook::<H> as lua_Hook);
+        let mask = if tick.is_some() { LUA_MASKCOUNT } else { 0 };
+        // SAFETY: the state is live; the hook reads only Shared, which
+        // outlives it.
+        unsafe { lua_sethook(self.raw(), f, mask, every) };
     }
 
     /// Runs a full garbage collection.
@@ -410,6 +474,24 @@ impl<H> State<H> {
         })
     }
 
+    /// [`State::call`] with arguments: strings, or arrays of strings
+    /// (see [`Arg`]), pushed in order. Arguments that do not fit the stack
+    /// make the call end [`Outcome::Raised`] without running the function.
+    pub fn call_with<R>(
+        &mut self,
+        key: &[u8],
+        handler: Option<&[u8]>,
+        args: &[Arg<'_>],
+        host: &mut H,
+        read: impl FnOnce(&mut Stack<'_>, Outcome, &mut H) -> R,
+    ) -> R {
+        let host: *mut H = host;
+        self.invoke_with(key, handler, args, host.cast(), |s, outcome| {
+            // SAFETY: as in State::call.
+            read(s, outcome, unsafe { &mut *host })
+        })
+    }
+
     /// Calls the function kept under `key` with no host (a callback it calls
     /// raises an error), e.g. to set the state up. The error is Lua's
     /// message.
@@ -429,6 +511,17 @@ impl<H> State<H> {
         &mut self,
         key: &[u8],
         handler: Option<&[u8]>,
+        host: *mut c_void,
+        read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
+    ) -> R {
+        self.invoke_with(key, handler, &[], host, read)
+    }
+
+    fn invoke_with<R>(
+        &mut self,
+        key: &[u8],
+        handler: Option<&[u8]>,
+        args: &[Arg<'_>],
         host: *mut c_void,
         read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
     ) -> R {
@@ -456,15 +549,23 @@ impl<H> State<H> {
             return r;
         }
         s.remove(-2);
+        if args.iter().try_for_each(|arg| arg.push(&mut s)).is_err() {
+            s.clear();
+            let _ = s.push_bytes(b"no room for the arguments");
+            let r = read(&mut s, Outcome::Raised);
+            s.clear();
+            return r;
+        }
+        let nargs = args.len() as c_int;
         self.shared.host = host;
         self.shared.strict = true;
         let l = self.raw();
         let status = self.script_stack.run(|| {
-            // SAFETY: the state is live, the function on top with no
-            // arguments, the handler (if any) at index 1; the call is
+            // SAFETY: the state is live, the function with its nargs
+            // arguments on top, the handler (if any) at index 1; the call is
             // protected. host is null or the caller's &mut H, unused by it
             // until the call returns.
-            unsafe { lua_pcall(l, 0, 1, handler_index) }
+            unsafe { lua_pcall(l, nargs, 1, handler_index) }
         });
         self.shared.strict = false;
         self.shared.host = core::ptr::null_mut();
@@ -484,6 +585,31 @@ impl<H> Drop for State<H> {
     fn drop(&mut self) {
         // SAFETY: the state is live and closed once; Shared is dropped after.
         unsafe { lua_close(self.raw()) };
+    }
+}
+
+/// An argument [`State::call_with`] passes to a Lua function.
+#[derive(Clone, Copy, Debug)]
+pub enum Arg<'a> {
+    /// A string.
+    Bytes(&'a [u8]),
+    /// An array of strings (a table indexed from 1).
+    Strings(&'a [Vec<u8>]),
+}
+
+impl Arg<'_> {
+    fn push(&self, s: &mut Stack<'_>) -> Result<(), StackError> {
+        match self {
+            Arg::Bytes(b) => s.push_bytes(b),
+            Arg::Strings(items) => {
+                s.push_table(items.len(), 0)?;
+                for (i, item) in items.iter().enumerate() {
+                    s.push_bytes(item)?;
+                    s.set_index(-2, i + 1)?;
+                }
+                Ok(())
+            }
+        }
     }
 }
 

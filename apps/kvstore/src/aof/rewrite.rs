@@ -84,6 +84,9 @@ pub struct RewriteScan {
     /// Entries at this version or later changed after the rewrite began
     /// (see [`crate::store::next_version_mark`]).
     since: u64,
+    /// Records that go right after the header, before any key (the
+    /// function libraries, which keys' records never refer to).
+    prelude: Vec<Vec<Vec<u8>>>,
 }
 
 impl RewriteScan {
@@ -94,6 +97,19 @@ impl RewriteScan {
             cursor: None,
             db: 0,
             since: crate::store::next_version_mark(),
+            prelude: Vec::new(),
+        }
+    }
+
+    /// Whether the first step (the header) is still to come.
+    pub fn at_start(&self) -> bool {
+        self.cursor.is_none()
+    }
+
+    /// The records the first step writes after the header.
+    pub fn set_prelude(&mut self, records: Vec<Vec<Vec<u8>>>) {
+        if self.at_start() {
+            self.prelude = records;
         }
     }
 
@@ -131,6 +147,10 @@ impl RewriteScan {
         let (cursor, mut in_db) = match self.cursor {
             None => {
                 out.put(&HEADER);
+                for record in core::mem::take(&mut self.prelude) {
+                    let pieces: Vec<Piece<'_>> = record.iter().map(|a| Piece::Bytes(a)).collect();
+                    out.record(&pieces);
+                }
                 // A log starts in database 0.
                 (0, 0)
             }

@@ -44,6 +44,8 @@ fn counted_keys(name: &str) -> Option<(usize, bool)> {
         }
         // After the timeout.
         "blmpop" | "bzmpop" => Some((2, false)),
+        // After the function's name.
+        "fcall" | "fcall_ro" => Some((2, false)),
         _ => None,
     }
 }

@@ -24,6 +24,7 @@
 //! | `PFADD`, `PFCOUNT`, `PFMERGE`        | see `commands::hyperloglog`        |
 //! | `GEOADD`; `GEO*STORE` results        | `ZADD`; `DEL` and the whole result |
 //! | `BITOP`; `BITFIELD` (if it changed)  | `SET` (or `DEL`) of the result; itself |
+//! | `FUNCTION LOAD`/`DELETE`/`FLUSH`/`RESTORE` | see `commands::functions`   |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
 //! never expires keys while loading: the logged `DEL`s say exactly when
@@ -42,6 +43,7 @@ mod evict;
 mod exec;
 mod expire;
 mod expiry_arg;
+mod functions;
 mod geo;
 mod geo_search;
 mod hashes;
@@ -81,6 +83,7 @@ mod tests;
 use alloc::vec::Vec;
 
 pub use client::ClientCtx;
+pub(crate) use client::Multi;
 pub use effects::{Effects, SHARE_FROM};
 pub use errors::misconf;
 pub use stats::Stats;
@@ -156,6 +159,27 @@ pub struct Engine {
     scripts: crate::scripting::Scripts<Engine>,
     /// The script running now, if one is.
     script_run: Option<scripting::ScriptRun>,
+    /// The function libraries (`FUNCTION LOAD`) and their Lua state.
+    functions: crate::scripting::functions::Functions<Engine>,
+    /// The running script declared `allow-oom`: its writes are not
+    /// refused for `maxmemory`.
+    script_allows_oom: bool,
+    /// What serves the other clients while a script is busy (see
+    /// `kvstore::busy`), if the server installed it.
+    busy_poll: BusyPollSlot,
+    /// When the library code `FUNCTION LOAD` runs started (microseconds),
+    /// for its timeout; `None` when none runs, or while replaying the log.
+    library_load_started: Option<u64>,
+}
+
+/// The engine's [`BusyPoll`](crate::busy::BusyPoll), if any.
+#[derive(Default)]
+struct BusyPollSlot(Option<alloc::boxed::Box<dyn crate::busy::BusyPoll>>);
+
+impl core::fmt::Debug for BusyPollSlot {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() { "BusyPoll" } else { "None" })
+    }
 }
 
 impl Engine {
@@ -180,6 +204,10 @@ impl Engine {
             rewrite: None,
             scripts: crate::scripting::Scripts::default(),
             script_run: None,
+            functions: Default::default(),
+            script_allows_oom: false,
+            busy_poll: BusyPollSlot::default(),
+            library_load_started: None,
         }
     }
 
@@ -323,9 +351,9 @@ impl Engine {
     }
 
     /// The memory estimate of every database, and what Lua holds for
-    /// scripts (which counts toward `maxmemory`, as in Redis).
+    /// scripts and functions (which counts toward `maxmemory`, as in Redis).
     pub fn used_memory(&self) -> usize {
-        self.data_memory() + self.scripts.lua_memory()
+        self.data_memory() + self.scripts.lua_memory() + self.functions.lua_memory()
     }
 
     /// The memory estimate of every database.
@@ -425,8 +453,16 @@ impl Engine {
     /// [`RewriteScan::step_records`]). Returns whether the scan is
     /// complete, as it is when no rewrite runs.
     pub fn aof_rewrite_step(&mut self, keys: usize, out: &mut dyn crate::aof::RecordBuf) -> bool {
+        let libraries = match &self.rewrite {
+            // The new log starts with the function libraries.
+            Some(scan) if scan.at_start() => self.function_records(),
+            _ => Vec::new(),
+        };
         match self.rewrite.as_mut() {
-            Some(scan) => scan.step_records(&self.dbs, keys, self.logged_db, out),
+            Some(scan) => {
+                scan.set_prelude(libraries);
+                scan.step_records(&self.dbs, keys, self.logged_db, out)
+            }
             None => true,
         }
     }
@@ -598,7 +634,7 @@ impl Engine {
             return Some(errors::misconf(reason));
         }
         let limit = self.config.maxmemory;
-        if let (Some(growth), true) = (spec.growth, limit > 0) {
+        if let (Some(growth), true) = (spec.growth, limit > 0 && !self.script_allows_oom) {
             // Over the limit already, any write that may add data is
             // refused (as Redis does); under it, one that would cross it.
             let grows = growth(&self.dbs[db], &self.config, args);
@@ -664,7 +700,7 @@ impl Engine {
             outcome.effects = evicted;
             return outcome;
         }
-        if let Some(mut outcome) = self.script_command(spec, args, client, now) {
+        if let Some(mut outcome) = self.script_command(spec, args, client, now, loading) {
             self.stats.used_memory_lua = self.scripts.lua_memory() as u64;
             self.stats.cached_scripts = self.scripts.len() as u64;
             evicted.append(outcome.effects);
@@ -766,6 +802,12 @@ impl Engine {
             .entry(spec.name)
             .or_default()
             .rejected_calls += 1;
+    }
+
+    /// Installs what serves the other clients while a script runs past
+    /// `busy-reply-threshold` (see `kvstore::busy`).
+    pub fn set_busy_poll(&mut self, poll: alloc::boxed::Box<dyn crate::busy::BusyPoll>) {
+        self.busy_poll.0 = Some(poll);
     }
 
     /// Sets the microsecond clock `INFO commandstats` times commands with

@@ -1,10 +1,5 @@
-//! `OBJECT` (how a key's value is kept), `MEMORY USAGE` (what it costs)
-//! and `FUNCTION FLUSH|LIST`.
-//!
-//! kvstore runs no scripts: its function library is always empty, so
-//! `FUNCTION LIST` lists nothing and `FUNCTION FLUSH` has nothing to
-//! remove (Redis's test suite flushes it before every test file); loading
-//! a library is an unknown subcommand.
+//! `OBJECT` (how a key's value is kept) and `MEMORY USAGE` (what it
+//! costs).
 
 use alloc::vec::Vec;
 
@@ -135,23 +130,4 @@ fn help(lines: &[&str]) -> Reply {
             .map(|line| Reply::Simple((*line).into()))
             .collect(),
     )
-}
-
-/// `FUNCTION FLUSH [ASYNC|SYNC]`: empties the (always empty) library.
-pub(crate) fn function_flush(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    match args.get(2) {
-        None => Reply::ok(),
-        Some(mode) if mode.eq_ignore_ascii_case(b"ASYNC") || mode.eq_ignore_ascii_case(b"SYNC") => {
-            if args.len() > 3 {
-                return errors::syntax();
-            }
-            Reply::ok()
-        }
-        Some(_) => Reply::error("ERR FUNCTION FLUSH only supports SYNC|ASYNC option"),
-    }
-}
-
-/// `FUNCTION LIST [LIBRARYNAME pattern] [WITHCODE]`: no libraries.
-pub(crate) fn function_list(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    Reply::array(Vec::new())
 }

@@ -1,6 +1,9 @@
 //! The engine's side of scripts (see `kvstore::scripting`): `EVAL`,
 //! `EVALSHA`, `EVAL_RO`, `EVALSHA_RO` and `SCRIPT LOAD|EXISTS|FLUSH|KILL`,
-//! and the commands a script runs with `redis.call`.
+//! and the commands a script (or a function, see `commands::functions`)
+//! runs with `redis.call`. A script's shebang flags
+//! (`#!lua flags=no-writes,allow-oom`) are checked as Redis 7.0 checks
+//! them ([`Engine::run_script`]).
 //!
 //! A script's commands run as a client of their own that starts in the
 //! caller's database (a `SELECT` in the script stays in the script). What
@@ -11,7 +14,9 @@ use alloc::vec::Vec;
 
 use super::transaction::check;
 use super::{table, ClientCtx, Effects, Engine, Outcome};
+use crate::busy::{BusyScript, LOAD_TIMEOUT_MS};
 use crate::resp::Reply;
+use crate::scripting::flags::Flags;
 use crate::scripting::Host;
 
 /// The script being run: the client its commands run as, and what they
@@ -26,7 +31,21 @@ pub(super) struct ScriptRun {
     effects: Effects,
     /// Replies reach the script in RESP3 (`redis.setresp(3)`).
     resp3: bool,
+    /// When it started, on the engine's microsecond clock.
+    started_us: u64,
+    /// The function's name; `None` for an `EVAL` script.
+    function: Option<alloc::string::String>,
+    /// The command that runs it.
+    command: Vec<Vec<u8>>,
+    /// It ran past `busy-reply-threshold` (and was reported).
+    busy: bool,
+    /// `SCRIPT KILL`/`FUNCTION KILL`/`SHUTDOWN NOSAVE` stopped it.
+    killed: bool,
 }
+
+/// The message of a write refused to a script for a log that cannot be
+/// written.
+const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: ";
 
 /// Commands a script may not run (besides blocking ones and those refused
 /// inside `MULTI`), by their top-level name.
@@ -39,6 +58,8 @@ const NOT_IN_SCRIPTS: &[&str] = &[
     "evalsha",
     "evalsha_ro",
     "exec",
+    "fcall",
+    "fcall_ro",
     "function",
     "hello",
     "multi",
@@ -65,6 +86,7 @@ impl Engine {
         args: &[Vec<u8>],
         client: &mut ClientCtx,
         now: u64,
+        loading: bool,
     ) -> Option<Outcome> {
         let reply = |reply| Outcome {
             reply,
@@ -99,7 +121,7 @@ impl Engine {
             }),
             // Scripts run to their end before another command is read.
             "script|kill" => reply(Reply::error("NOTBUSY No scripts in execution right now.")),
-            _ => return None,
+            _ => return self.function_command(spec, args, client, now, loading),
         })
     }
 
@@ -136,32 +158,100 @@ impl Engine {
                 Err(refused) => return refuse(refused.reply()),
             },
         };
-        let limit = match self.config.maxmemory {
-            0 => crate::scripting::DEFAULT_MEMORY_LIMIT,
-            max => (max.saturating_sub(self.data_memory() as u64) as usize)
-                .clamp(LEAST_LUA_MEMORY, crate::scripting::DEFAULT_MEMORY_LIMIT),
+        self.scripts.set_memory_limit(self.lua_memory_limit());
+        let flags = match self.scripts.flags(&sha) {
+            Some(flags) => flags,
+            None => return refuse(crate::scripting::Refused::NoScript.reply()),
         };
-        self.scripts.set_memory_limit(limit);
+        if let Some(refusal) = self.script_refusal(flags, read_only) {
+            return refuse(refusal);
+        }
         let mut prepared = match self.scripts.prepare(&sha, keys, argv) {
             Ok(prepared) => prepared,
             Err(refused) => return refuse(refused.reply()),
         };
+        let outcome = self.run_script(client, now, flags, read_only, (None, args), |engine| {
+            prepared.run(engine)
+        });
+        self.scripts.restore(prepared);
+        outcome
+    }
+
+    /// The bytes Lua may hold now: what `maxmemory` leaves, within bounds.
+    pub(super) fn lua_memory_limit(&self) -> usize {
+        match self.config.maxmemory {
+            0 => crate::scripting::DEFAULT_MEMORY_LIMIT,
+            max => (max.saturating_sub(self.data_memory() as u64) as usize)
+                .clamp(LEAST_LUA_MEMORY, crate::scripting::DEFAULT_MEMORY_LIMIT),
+        }
+    }
+
+    /// Why a script with `flags` may not start (as `FCALL_RO`/`EVAL_RO` if
+    /// `read_only`), as Redis 7.0 checks before running one; a script
+    /// without a shebang is not checked.
+    pub(super) fn script_refusal(&self, flags: Flags, read_only: bool) -> Option<Reply> {
+        if flags.has(Flags::COMPAT) {
+            return None;
+        }
+        if flags.writes() {
+            if let Some(reason) = &self.stats.aof_write_error {
+                return Some(Reply::Error(alloc::format!("{MISCONF_SCRIPT}{reason}")));
+            }
+            if read_only {
+                return Some(Reply::error(
+                    "ERR Can not execute a script with write flag using *_ro command.",
+                ));
+            }
+        }
+        let max = self.config.maxmemory;
+        let may_oom = flags.has(Flags::ALLOW_OOM) || flags.has(Flags::NO_WRITES);
+        if max > 0 && self.used_memory() as u64 > max && !may_oom {
+            return Some(Reply::error(
+                "OOM allow-oom flag is not set on the script, can not run it when used memory > 'maxmemory'",
+            ));
+        }
+        None
+    }
+
+    /// Runs a script or function (`run`, with the engine as its host) for
+    /// `client`: its commands run as a client of their own, none blocks,
+    /// writes are refused if `read_only` or its `flags` say `no-writes`,
+    /// and `allow-oom` lets them past `maxmemory`.
+    pub(super) fn run_script(
+        &mut self,
+        client: &ClientCtx,
+        now: u64,
+        flags: Flags,
+        read_only: bool,
+        (function, command): (Option<alloc::string::String>, &[Vec<u8>]),
+        run: impl FnOnce(&mut Engine) -> Reply,
+    ) -> Outcome {
         let mut script_client = ClientCtx::new(client.id());
         script_client.db = client.db;
         script_client.authenticated = true;
         script_client.in_script = true;
+        let declared = !flags.has(Flags::COMPAT);
         self.script_run = Some(ScriptRun {
             client: script_client,
             now,
-            read_only,
+            read_only: read_only || !flags.writes(),
             effects: Effects::default(),
             resp3: false,
+            started_us: (self.clock_us)(),
+            function,
+            command: command.to_vec(),
+            busy: false,
+            killed: false,
         });
+        let allow_oom = core::mem::replace(
+            &mut self.script_allows_oom,
+            declared && flags.has(Flags::ALLOW_OOM),
+        );
         // Nothing a script runs may block (as inside EXEC).
         let in_exec = core::mem::replace(&mut self.in_exec, true);
-        let reply = prepared.run(self);
+        let reply = run(self);
         self.in_exec = in_exec;
-        self.scripts.restore(prepared);
+        self.script_allows_oom = allow_oom;
         let effects = self
             .script_run
             .take()
@@ -216,6 +306,54 @@ impl Host for Engine {
         if let Some(run) = &mut self.script_run {
             run.resp3 = on;
         }
+    }
+
+    /// A library's code past [`LOAD_TIMEOUT_MS`] is stopped; a script past
+    /// `busy-reply-threshold` lets the server answer the others (see
+    /// `kvstore::busy`), and is stopped if they kill it.
+    fn tick(&mut self) -> Option<Vec<u8>> {
+        let now = (self.clock_us)();
+        if let Some(started) = self.library_load_started {
+            let late = now.saturating_sub(started) > LOAD_TIMEOUT_MS * 1000;
+            return late.then(|| b"FUNCTION LOAD timeout".to_vec());
+        }
+        let threshold = self.config.busy_reply_threshold;
+        let run = self.script_run.as_mut()?;
+        let elapsed_ms = now.saturating_sub(run.started_us) / 1000;
+        if !run.killed && elapsed_ms >= threshold {
+            if !run.busy {
+                run.busy = true;
+                log::warn!(
+                    "Slow script detected: still in execution after {elapsed_ms} milliseconds. You can try killing the script using the {} KILL command.",
+                    if run.function.is_some() { "FUNCTION" } else { "SCRIPT" }
+                );
+            }
+            let mut script = BusyScript {
+                function: run.function.clone(),
+                command: run.command.clone(),
+                elapsed_ms,
+                wrote: !run.effects.is_empty(),
+                kill: false,
+                shutdown: false,
+            };
+            if let Some(mut poll) = self.busy_poll.0.take() {
+                poll.poll(&mut script);
+                self.busy_poll.0 = Some(poll);
+            }
+            let run = self.script_run.as_mut()?;
+            run.killed = script.kill || script.shutdown;
+            if script.shutdown {
+                // Stopped half way: what it did is not logged, and the
+                // server goes down (see `kvstore::busy`).
+                run.effects = Effects::default();
+                self.stats.shutdown_asked = Some(true);
+            }
+        }
+        let run = self.script_run.as_ref()?;
+        run.killed.then(|| match run.function {
+            Some(_) => b"Script killed by user with FUNCTION KILL...".to_vec(),
+            None => b"Script killed by user with SCRIPT KILL...".to_vec(),
+        })
     }
 }
 

@@ -227,6 +227,13 @@ const NO_KEYS: (i32, i32, i32) = (0, 0, 0);
 const ONE_KEY: (i32, i32, i32) = (1, 1, 1);
 const ALL_KEYS: (i32, i32, i32) = (1, -1, 1);
 
+/// Growth of `FUNCTION LOAD ... code` and `FUNCTION RESTORE payload`:
+/// the code kept (Lua's share is counted once it is loaded).
+fn code_growth(_store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
+    args.get(2..)
+        .map_or(0, |rest| rest.iter().map(alloc::vec::Vec::len).sum())
+}
+
 /// Growth of setting `args[1]` to `args[2]`.
 fn set_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     store.growth_if_set(&args[1], args[2].len())
@@ -777,17 +784,23 @@ const TABLE: &[Spec] = &[
             cmd("script|kill", 2, STALE, NO_KEYS, in_engine),
         ],
     ),
+    cmd("fcall", -3, STALE, NO_KEYS, in_engine),
+    cmd("fcall_ro", -3, READONLY | STALE, NO_KEYS, in_engine),
     container(
         "function",
         &[
-            cmd("function|flush", -2, W, NO_KEYS, object::function_flush),
-            cmd(
-                "function|list",
-                -2,
-                NO_FLAGS,
-                NO_KEYS,
-                object::function_list,
+            grows(cmd("function|load", -3, W, NO_KEYS, in_engine), code_growth),
+            cmd("function|delete", 3, W, NO_KEYS, in_engine),
+            cmd("function|flush", -2, W, NO_KEYS, in_engine),
+            cmd("function|list", -2, NO_FLAGS, NO_KEYS, in_engine),
+            cmd("function|dump", 2, NO_FLAGS, NO_KEYS, in_engine),
+            grows(
+                cmd("function|restore", -3, W, NO_KEYS, in_engine),
+                code_growth,
             ),
+            cmd("function|stats", 2, STALE, NO_KEYS, in_engine),
+            cmd("function|kill", 2, STALE, NO_KEYS, in_engine),
+            cmd("function|help", 2, CONN, NO_KEYS, in_engine),
         ],
     ),
     cmd("info", -1, LOADING | STALE, NO_KEYS, info::info),

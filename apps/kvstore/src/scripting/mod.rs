@@ -1,5 +1,7 @@
 //! Scripts: Lua 5.1 (the faultline-lua crate) run as Redis 7.0 runs them
-//! for `EVAL`, `EVALSHA` and `SCRIPT`.
+//! for `EVAL`, `EVALSHA` and `SCRIPT`, and function libraries for
+//! `FUNCTION` and `FCALL` ([`functions`]). A script may declare
+//! [`flags`] in a shebang line (`#!lua flags=no-writes`).
 //!
 //! One Lua state serves every script, as in Redis. It is made on first use
 //! and set up by `sandbox.lua`: only Redis's globals stay, new globals are
@@ -12,6 +14,9 @@
 mod api;
 mod bit;
 pub mod convert;
+pub mod flags;
+pub mod functions;
+pub mod payload;
 mod sandbox;
 pub mod sha1;
 
@@ -35,6 +40,11 @@ pub trait Host {
 
     /// `redis.setresp`: the protocol replies reach the script in.
     fn set_resp3(&mut self, on: bool);
+
+    /// Called every [`crate::busy::TICK_EVERY`] Lua instructions while a
+    /// script (or a library's code) runs: `Some(message)` stops it with
+    /// that error (killed, timed out).
+    fn tick(&mut self) -> Option<Vec<u8>>;
 }
 
 /// The bytes Lua may hold when nothing else says: beyond this a script gets
@@ -81,6 +91,8 @@ pub enum Refused {
     Compile(String),
     /// No memory for a Lua state.
     NoMemory,
+    /// The shebang line is wrong: Redis's message.
+    Shebang(String),
 }
 
 impl Refused {
@@ -94,6 +106,7 @@ impl Refused {
             Refused::NoMemory => {
                 Reply::error("OOM command not allowed when used memory > 'maxmemory'.")
             }
+            Refused::Shebang(msg) => Reply::Error(alloc::format!("ERR {msg}")),
         }
     }
 }
@@ -139,11 +152,12 @@ impl<H: Host> Scripts<H> {
     /// returns its SHA-1.
     pub fn load(&mut self, body: &[u8]) -> Result<String, Refused> {
         let sha = sha1::sha1_hex(body);
+        let (_, shebang) = flags::eval_shebang(body).map_err(Refused::Shebang)?;
         let state = self.state()?;
         let key = function_key(&sha);
         if !state.has(&key) {
             state
-                .load(&key, b"@user_script", body)
+                .load(&key, b"@user_script", &body[shebang..])
                 .map_err(|msg| Refused::Compile(String::from_utf8_lossy(&msg).into_owned()))?;
         }
         self.bodies
@@ -155,7 +169,8 @@ impl<H: Host> Scripts<H> {
     /// The Lua state, made and set up on first use.
     fn state(&mut self) -> Result<&mut State<H>, Refused> {
         if self.state.is_none() {
-            self.state = Some(sandbox::new_state(self.memory_limit).ok_or(Refused::NoMemory)?);
+            self.state =
+                Some(sandbox::new_state(self.memory_limit, false).ok_or(Refused::NoMemory)?);
         }
         self.state.as_mut().ok_or(Refused::NoMemory)
     }
@@ -174,11 +189,12 @@ impl<H: Host> Scripts<H> {
             return Err(Refused::NoScript);
         };
         let key = function_key(&sha);
+        let (flags, shebang) = flags::eval_shebang(&body).map_err(Refused::Shebang)?;
         let state = self.state()?;
         if !state.has(&key) {
             // Known but not compiled in this state (made anew since).
             state
-                .load(&key, b"@user_script", &body)
+                .load(&key, b"@user_script", &body[shebang..])
                 .map_err(|msg| Refused::Compile(String::from_utf8_lossy(&msg).into_owned()))?;
         }
         state
@@ -188,7 +204,18 @@ impl<H: Host> Scripts<H> {
             .set_global_strings(b"ARGV", argv)
             .map_err(|_| Refused::NoMemory)?;
         let state = self.state.take().ok_or(Refused::NoMemory)?;
-        Ok(Prepared { state, sha, key })
+        Ok(Prepared {
+            state,
+            sha,
+            key,
+            flags,
+        })
+    }
+
+    /// The flags the script named `sha` declares in its shebang.
+    pub fn flags(&self, sha: &[u8]) -> Option<flags::Flags> {
+        let body = self.bodies.get(&lower(sha))?;
+        flags::eval_shebang(body).ok().map(|(flags, _)| flags)
     }
 
     /// Gives back the state [`Scripts::prepare`] took out.
@@ -204,6 +231,8 @@ pub struct Prepared<H> {
     state: State<H>,
     sha: String,
     key: Vec<u8>,
+    /// The flags its shebang declares.
+    pub flags: flags::Flags,
 }
 
 impl<H: Host> Prepared<H> {
@@ -233,7 +262,7 @@ impl<H: Host> Prepared<H> {
 
 /// The reply for the error on top of the stack, as the error handler made
 /// it: `{err = text, source = ..., line = ...}`.
-fn error_reply(s: &mut faultline_lua::state::Stack<'_>, sha: &str) -> Reply {
+pub(crate) fn error_reply(s: &mut faultline_lua::state::Stack<'_>, sha: &str) -> Reply {
     use faultline_lua::state::Kind;
     let field = |s: &mut faultline_lua::state::Stack<'_>, name: &[u8]| {
         let kind = s.get_field(-1, name).ok();
@@ -273,5 +302,7 @@ fn lower(sha: &[u8]) -> String {
     String::from_utf8_lossy(sha).to_ascii_lowercase()
 }
 
+#[cfg(test)]
+mod function_tests;
 #[cfg(test)]
 mod tests;

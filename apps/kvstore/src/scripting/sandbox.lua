@@ -25,6 +25,10 @@ function __redis__err__handler(failure)
     return failure
 end
 
+-- The version kvstore claims (commands::REDIS_VERSION, 7.0.15), as text
+-- and as 0x00MMmmpp.
+redis.REDIS_VERSION, redis.REDIS_VERSION_NUM = '7.0.15', 0x07000f
+
 redis.LOG_DEBUG, redis.LOG_VERBOSE, redis.LOG_NOTICE, redis.LOG_WARNING = 0, 1, 2, 3
 redis.REPL_NONE, redis.REPL_AOF, redis.REPL_SLAVE, redis.REPL_REPLICA, redis.REPL_ALL = 0, 1, 2, 2, 3
 

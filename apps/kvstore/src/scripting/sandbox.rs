@@ -10,9 +10,21 @@ use super::{api, bit, Host, ERROR_HANDLER};
 const SETUP: &str = include_str!("sandbox.lua");
 const LOCKDOWN: &str = include_str!("lockdown.lua");
 
-/// A new state for scripts, in which Lua may hold `limit` bytes; `None`
-/// when there is no memory for it.
-pub fn new_state<H: Host>(limit: usize) -> Option<State<H>> {
+/// The chunk that gives a state function libraries (see `functions`).
+const LIBRARY: &str = include_str!("library.lua");
+/// The globals [`LIBRARY`] defines for Rust to call, each kept in the
+/// registry under its own name and taken out of the globals.
+pub const LIBRARY_ENTRIES: [&[u8]; 4] = [
+    b"__redis__load",
+    b"__redis__commit",
+    b"__redis__drop",
+    b"__redis__fcall",
+];
+
+/// A new state for scripts, in which Lua may hold `limit` bytes, with the
+/// function library machinery if `libraries`; `None` when there is no
+/// memory for it.
+pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
     let mut state = State::new(limit)?;
     let functions: [(&[u8], faultline_lua::state::Callback<H>); 7] = [
         (b"call", api::call::<H>),
@@ -43,6 +55,20 @@ pub fn new_state<H: Host>(limit: usize) -> Option<State<H>> {
     for (name, f) in bits {
         state.set_function(b"bit", name, f).ok()?;
     }
+    if libraries {
+        // Before SETUP: it needs setfenv, which SETUP removes.
+        state.load(b"setup", b"=sandbox", LIBRARY.as_bytes()).ok()?;
+        let done = state.call_without_host(b"setup");
+        state.unload(b"setup");
+        done.ok()?;
+        for name in LIBRARY_ENTRIES {
+            if !state.keep_global(name, name) {
+                return None;
+            }
+            state.remove_global(name);
+        }
+    }
+    state.set_tick(crate::busy::TICK_EVERY, Some(H::tick));
     for code in [SETUP, LOCKDOWN] {
         state.load(b"setup", b"=sandbox", code.as_bytes()).ok()?;
         let done = state.call_without_host(b"setup");

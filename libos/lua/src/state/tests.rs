@@ -190,3 +190,53 @@ fn pairs_visits_every_field_and_keeps_its_key_out_of_reach() {
     assert_eq!((count, s.top()), (1, 1));
     assert_eq!(s.pairs(2, |_| true), Err(StackError::BadIndex));
 }
+
+#[test]
+fn call_with_passes_strings_and_arrays() {
+    let mut state = State::new(1 << 20).unwrap();
+    let mut host = Host::default();
+    state
+        .load(b"f", b"@test", b"local a, t = ... return a .. #t .. t[2]")
+        .unwrap();
+    let items = [b"x".to_vec(), b"y".to_vec(), b"z".to_vec()];
+    let text = state.call_with(
+        b"f",
+        None,
+        &[Arg::Bytes(b"n="), Arg::Strings(&items)],
+        &mut host,
+        |s, outcome, _| (outcome, s.bytes(-1)),
+    );
+    assert_eq!(text, (Outcome::Returned, Some(b"n=3y".to_vec())));
+}
+
+fn stop_after_three(host: &mut Host) -> Option<Vec<u8>> {
+    host.calls.push(b"tick".to_vec());
+    (host.calls.len() >= 3).then(|| b"time is up".to_vec())
+}
+
+#[test]
+fn a_tick_runs_while_code_runs_and_may_stop_it() {
+    let mut state = State::new(1 << 20).unwrap();
+    let mut host = Host::default();
+    state.set_tick(100, Some(stop_after_three));
+    let stopped = run(
+        &mut state,
+        "local a = 0 while true do a = a + 1 end",
+        &mut host,
+    );
+    assert_eq!(stopped, Err("time is up".into()));
+    assert_eq!(host.calls.len(), 3);
+    // Caught by pcall, it is raised again at the next tick.
+    let mut host = Host::default();
+    let code = "for i = 1, 10 do pcall(function() while true do end end) end return 'out'";
+    assert_eq!(run(&mut state, code, &mut host), Ok("out".into()));
+    state.set_tick(100, None);
+    assert_eq!(
+        run(
+            &mut state,
+            "local a = 0 for i = 1, 1e5 do a = a + 1 end return a",
+            &mut Host::default()
+        ),
+        Ok("100000".into())
+    );
+}

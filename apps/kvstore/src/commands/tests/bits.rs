@@ -138,21 +138,6 @@ fn object_tells_how_a_value_is_kept_without_touching_it() {
 }
 
 #[test]
-fn the_function_library_is_empty() {
-    let mut s = Session::new();
-    assert_eq!(s.run("FUNCTION FLUSH"), ok());
-    assert_eq!(s.run("FUNCTION FLUSH ASYNC"), ok());
-    assert_eq!(
-        s.run("FUNCTION FLUSH LATER"),
-        err("ERR FUNCTION FLUSH only supports SYNC|ASYNC option")
-    );
-    assert_eq!(s.run("FUNCTION LIST"), array(&[]));
-    assert!(
-        matches!(s.run("FUNCTION LOAD x"), Reply::Error(e) if e.contains("unknown subcommand"))
-    );
-}
-
-#[test]
 fn time_is_the_server_clock() {
     let mut s = Session::new();
     s.now = 1_700_000_123_456;
