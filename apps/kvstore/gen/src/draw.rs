@@ -86,35 +86,10 @@ const KEYS: [&[&[u8]]; 2] = [
     ],
 ];
 
-/// Integers and near-integers that Redis's strict parser sorts out.
-pub(crate) const NUMBERS: [&[&str]; 2] = [
-    &[
-        "0",
-        "1",
-        "-1",
-        "2",
-        "10",
-        "100",
-        "1000",
-        "86400",
-        "-100",
-        "9223372036854775807",
-        "-9223372036854775808",
-        "9223372036854775808",
-        "-9223372036854775809",
-        "9223372036854775",
-        "9223372036854776",
-        "18446744073709551615",
-        "01",
-        "-0",
-        "+1",
-        " 1",
-        "1 ",
-        "1.5",
-        "abc",
-        "",
-    ],
-    &[
+/// Integers and near-integers that Redis's strict parser sorts out: the
+/// differential test's, then the fuzzer's own.
+const NUMBERS: Values = Values {
+    all: &[
         "0",
         "1",
         "-1",
@@ -134,59 +109,75 @@ pub(crate) const NUMBERS: [&[&str]; 2] = [
         "1e3",
         "abc",
         "",
+        "2",
+        "10",
+        "1000",
+        "86400",
+        "9223372036854776",
+        "18446744073709551615",
+        "1 ",
     ],
-];
+    comparable: 19,
+};
 
 /// Lengths of the fuzzer's large values: around the log's sharing
 /// threshold (16 KiB) and around 1 MiB, the smallest `proto-max-bulk-len`.
 const BIG: &[usize] = &[16_383, 16_384, 16_385, 65_543, 1 << 20, (1 << 20) + 1];
 
 /// Glob patterns for `KEYS`, `SCAN MATCH` and `CONFIG GET`.
-const PATTERNS: [&[&str]; 2] = [
-    &[
+const PATTERNS: Values = Values {
+    all: &[
         "*",
         "k*",
         "?",
         "[a-k]*",
-        "\\*",
+        "\\{*",
         "*[",
         "k[^2]",
         "",
+        "bin*",
+        "L*L",
+        "\\*",
         "*max*",
         "[",
         "\\",
         "a*b*c*d*e*f*g*h*i*j*",
     ],
-    &[
-        "*", "k*", "?", "[a-k]*", "\\{*", "*[", "k[^2]", "", "bin*", "L*L",
-    ],
-];
+    comparable: 10,
+};
 
 /// Members, fields and elements: a few short ones (so that commands meet
 /// each other's), integers (so that sets are intsets), and now and then
 /// any value.
-const MEMBERS: [&[&str]; 2] = [
-    &["a", "b", "c", "", "1", "2", "-3", "f", "f\r\nx"],
-    &["a", "b", "c", "", "1", "2", "-3", "10", "x y"],
-];
+const MEMBERS: Values = Values {
+    all: &[
+        "a", "b", "c", "", "1", "2", "-3", "10", "x y", "f", "f\r\nx",
+    ],
+    comparable: 9,
+};
 
 /// Scores and score bounds, with the edge cases Redis sorts out.
-const SCORES: [&[&str]; 2] = [
-    &[
-        "0", "1", "-1", "2.5", "1e300", "inf", "-inf", "+inf", "nan", "x", "", "0.1", "(1",
-        "(-inf", "-", "+", "[a", "(b", "[", "c",
-    ],
-    &[
+const SCORES: Values = Values {
+    all: &[
         "0", "1", "2", "-1", "2.5", "1e3", "-0", "inf", "-inf", "+inf", "nan", "x", "", "(1",
-        "(inf", "1e400",
+        "(inf", "1e400", "1e300", "0.1", "(-inf", "-", "+", "[a", "(b", "[", "c",
     ],
-];
+    comparable: 16,
+};
 
 /// Indexes and counts for ranges.
-const INDEXES: [&[&str]; 2] = [
-    &["0", "1", "-1", "2", "-3", "100", "5", "-100"],
-    &["0", "1", "-1", "2", "-2", "5", "-100", "100", "x", ""],
-];
+const INDEXES: Values = Values {
+    all: &["0", "1", "-1", "2", "-2", "5", "-100", "100", "x", "", "-3"],
+    comparable: 10,
+};
+
+/// A shape's values: the first `comparable` are the differential test's,
+/// all of them the fuzzer's.
+#[derive(Clone, Copy)]
+struct Values {
+    all: &'static [&'static str],
+    comparable: usize,
+}
 
 impl<'c> Gen<'c> {
     /// A generator drawing from `c` for `profile`.
@@ -203,9 +194,13 @@ impl<'c> Gen<'c> {
         matches!(self.profile, Profile::Hostile { .. })
     }
 
-    /// Which of a shape's two lists (hostile, comparable) to draw from.
-    fn of<T: Copy>(&self, lists: [T; 2]) -> T {
-        lists[usize::from(!self.hostile())]
+    /// One of a shape's values, as the profile allows.
+    fn pick_value(&mut self, values: Values) -> Vec<u8> {
+        let n = match self.hostile() {
+            true => values.all.len(),
+            false => values.comparable,
+        };
+        self.pick_str(&values.all[..n])
     }
 
     /// One of `items`.
@@ -289,7 +284,7 @@ impl<'c> Gen<'c> {
             return match self.c.below(8) {
                 0 => Vec::new(),
                 1..=3 => self.c.bytes(16),
-                4 | 5 => self.pick_str(NUMBERS[0]),
+                4 | 5 => self.pick_value(NUMBERS),
                 6 => {
                     let byte = self.c.byte();
                     vec![byte; self.c.pick(BIG)]
@@ -300,7 +295,7 @@ impl<'c> Gen<'c> {
         match self.c.below(12) {
             0 => Vec::new(),
             1..=3 => format!("v{}", self.c.below(1000)).into_bytes(),
-            4..=6 => self.pick_str(NUMBERS[1]),
+            4..=6 => self.pick_value(NUMBERS),
             7 | 8 => (0..self.c.below(40)).map(|_| self.c.u64() as u8).collect(),
             9 => b"\0\r\n\xff\xfe".to_vec(),
             10 => {
@@ -319,12 +314,12 @@ impl<'c> Gen<'c> {
     pub(crate) fn number(&mut self) -> Vec<u8> {
         match self.profile {
             Profile::Hostile { now } => match self.c.below(6) {
-                0..=2 => self.pick_str(NUMBERS[0]),
+                0..=2 => self.pick_value(NUMBERS),
                 3 => (i64::from(self.c.byte()) - 128).to_string().into_bytes(),
                 4 => (self.c.u64() as i64).to_string().into_bytes(),
                 _ => (now / 1000).to_string().into_bytes(),
             },
-            Profile::Comparable { .. } => self.pick_str(NUMBERS[1]),
+            Profile::Comparable { .. } => self.pick_value(NUMBERS),
         }
     }
 
@@ -337,8 +332,7 @@ impl<'c> Gen<'c> {
         if any {
             self.value()
         } else {
-            let members = self.of(MEMBERS);
-            self.pick_str(members)
+            self.pick_value(MEMBERS)
         }
     }
 
@@ -355,20 +349,17 @@ impl<'c> Gen<'c> {
         if self.hostile() && self.c.below(3) == 0 {
             return self.number();
         }
-        let indexes = self.of(INDEXES);
-        self.pick_str(indexes)
+        self.pick_value(INDEXES)
     }
 
     /// A score or score bound.
     pub(crate) fn score(&mut self) -> Vec<u8> {
-        let scores = self.of(SCORES);
-        self.pick_str(scores)
+        self.pick_value(SCORES)
     }
 
     /// A glob pattern.
     pub(crate) fn pattern(&mut self) -> Vec<u8> {
-        let patterns = self.of(PATTERNS);
-        self.pick_str(patterns)
+        self.pick_value(PATTERNS)
     }
 
     /// 1 to 3 keys, after their count (`numkeys`) if asked: now and then
@@ -432,5 +423,43 @@ impl<'c> Gen<'c> {
                 _ => args.push(self.word("BOGUS")),
             }
         }
+    }
+
+    /// A key of a family's own (`own`), so that its values grow, or now
+    /// and then a shared one (another type: the errors).
+    pub(crate) fn own_key(&mut self, own: &[&str]) -> Vec<u8> {
+        if self.c.chance(15) {
+            self.key()
+        } else {
+            self.pick_str(own)
+        }
+    }
+
+    /// A random pick's count, now and then (`HRANDFIELD`, `SRANDMEMBER`,
+    /// `ZRANDMEMBER`), and for the fuzzer now and then `with`
+    /// (`WITHVALUES`, `WITHSCORES`): compared by kind.
+    pub(crate) fn random_count(&mut self, args: &mut Vec<Vec<u8>>, with: Option<&str>) -> Check {
+        if self.c.chance(50) {
+            args.push(self.index());
+            if let Some(with) = with.filter(|_| self.hostile() && self.c.chance(50)) {
+                args.push(self.word(with));
+            }
+        }
+        Check::Kind
+    }
+
+    /// A member scan's cursor and options (`HSCAN`, `SSCAN`, `ZSCAN`).
+    pub(crate) fn member_scan(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        args.push(self.pick_str(&["0", "1", "7", "x"]));
+        self.scan_options(args);
+        Check::Scan
+    }
+
+    /// A blocking pop's keys and timeout (`BLPOP`, `BZPOPMIN`, ...: the
+    /// fuzzer's).
+    pub(crate) fn blocking_pop(&mut self, args: &mut Vec<Vec<u8>>) -> Check {
+        self.some_keys(args, 3);
+        args.push(self.timeout());
+        Check::Exact
     }
 }

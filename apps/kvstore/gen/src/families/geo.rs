@@ -26,11 +26,7 @@ pub(crate) const NAMES: &[(&str, u8)] = &[
 
 /// A key for a GEO command.
 fn geo_key(g: &mut Gen) -> Vec<u8> {
-    if g.chance(15) {
-        g.key()
-    } else {
-        g.pick_str(&["geo", "geo2"])
-    }
+    g.own_key(&["geo", "geo2"])
 }
 
 /// A longitude or latitude around `centre`, or now and then an edge or a

@@ -50,20 +50,8 @@ pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Check {
             args.extend([f, by]);
         }
         "HKEYS" | "HVALS" | "HGETALL" => return Check::AnyOrder,
-        "HRANDFIELD" => {
-            if g.chance(50) {
-                args.push(g.index());
-                if g.hostile() && g.chance(50) {
-                    args.push(g.word("WITHVALUES"));
-                }
-            }
-            return Check::Kind;
-        }
-        "HSCAN" => {
-            args.push(g.pick_str(&["0", "1", "7", "x"]));
-            g.scan_options(args);
-            return Check::Scan;
-        }
+        "HRANDFIELD" => return g.random_count(args, Some("WITHVALUES")),
+        "HSCAN" => return g.member_scan(args),
         _ => {}
     }
     Check::Exact

@@ -22,11 +22,7 @@ pub(crate) const NAMES: &[(&str, u8)] = &[
 
 /// A key for a HyperLogLog command.
 fn hll_key(g: &mut Gen) -> Vec<u8> {
-    if g.chance(15) {
-        g.key()
-    } else {
-        g.pick_str(&["hll", "hll2", "hll3"])
-    }
+    g.own_key(&["hll", "hll2", "hll3"])
 }
 
 /// The arguments of HyperLogLog command `name`.

@@ -58,11 +58,7 @@ pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Check {
             }
             return Check::Exact;
         }
-        "BLPOP" | "BRPOP" => {
-            g.some_keys(args, 3);
-            args.push(g.timeout());
-            return Check::Exact;
-        }
+        "BLPOP" | "BRPOP" => return g.blocking_pop(args),
         _ => {}
     }
     args.push(g.key());

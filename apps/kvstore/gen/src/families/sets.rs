@@ -58,17 +58,8 @@ pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Check {
         "SADD" | "SREM" | "SMISMEMBER" => g.members(args, 1),
         "SISMEMBER" => args.push(g.member()),
         "SMEMBERS" => return Check::AnyOrder,
-        "SRANDMEMBER" | "SPOP" => {
-            if g.chance(50) {
-                args.push(g.index());
-            }
-            return Check::Kind;
-        }
-        "SSCAN" => {
-            args.push(g.pick_str(&["0", "1", "7", "x"]));
-            g.scan_options(args);
-            return Check::Scan;
-        }
+        "SRANDMEMBER" | "SPOP" => return g.random_count(args, None),
+        "SSCAN" => return g.member_scan(args),
         _ => {}
     }
     Check::Exact

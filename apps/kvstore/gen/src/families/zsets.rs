@@ -115,11 +115,7 @@ pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Check {
             }
             return Check::Exact;
         }
-        "BZPOPMIN" | "BZPOPMAX" => {
-            g.some_keys(args, 3);
-            args.push(g.timeout());
-            return Check::Exact;
-        }
+        "BZPOPMIN" | "BZPOPMAX" => return g.blocking_pop(args),
         _ => {}
     }
     args.push(g.key());
@@ -178,20 +174,8 @@ pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Check {
             }
         }
         "ZPOPMIN" | "ZPOPMAX" if g.chance(50) => args.push(g.index()),
-        "ZRANDMEMBER" => {
-            if g.chance(50) {
-                args.push(g.index());
-                if g.hostile() && g.chance(50) {
-                    args.push(g.word("WITHSCORES"));
-                }
-            }
-            return Check::Kind;
-        }
-        "ZSCAN" => {
-            args.push(g.pick_str(&["0", "1", "7", "x"]));
-            g.scan_options(args);
-            return Check::Scan;
-        }
+        "ZRANDMEMBER" => return g.random_count(args, Some("WITHSCORES")),
+        "ZSCAN" => return g.member_scan(args),
         _ => {}
     }
     Check::Exact
