@@ -23,9 +23,9 @@ use kvstore::commands::{ClientCtx, Effects, Engine};
 use kvstore::config::Config;
 use kvstore::resp::Reply;
 use kvstore_fuzz::commands::{next_op, Op};
-use kvstore_gen::choices::Input;
 use kvstore_fuzz::reply::check_roundtrip;
 use kvstore_fuzz::{dataset, datasets, live, recount};
+use kvstore_gen::choices::Input;
 use libfuzzer_sys::fuzz_target;
 
 /// Unix time in milliseconds when every session starts (November 2023).

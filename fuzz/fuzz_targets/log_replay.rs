@@ -7,8 +7,8 @@
 
 use kvstore::aof::{encode_record, replay, ReplayReport, HEADER};
 use kvstore::Args;
-use kvstore_gen::any::command;
 use kvstore_gen::choices::Input;
+use kvstore_gen::hostile_command as command;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -1,10 +1,10 @@
 //! The steps of a fuzzed engine session, built from the fuzzer's bytes:
-//! commands from kvstore-gen's generator of every command
-//! (`kvstore_gen::any`), and what the server does between them (the clock,
-//! background expiry, log rewrites, whole scans).
+//! commands from kvstore-gen's generator in its hostile profile (every
+//! command, `kvstore_gen::hostile_command`), and what the server does
+//! between them (the clock, background expiry, log rewrites, whole scans).
 
-use kvstore_gen::any::command;
 use kvstore_gen::choices::Input;
+use kvstore_gen::hostile_command as command;
 
 /// One step of a fuzzed session.
 #[derive(Debug)]

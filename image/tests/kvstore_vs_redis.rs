@@ -1,7 +1,8 @@
 //! kvstore against the real thing: one seeded random stream of commands
 //! goes to kvstore under QEMU and to Debian's `redis-server`, and every
-//! reply must agree. The stream is `kvstore_gen::comparable`'s (the
-//! generator the fuzzer shares): every command kvstore supports, with
+//! reply must agree. The stream is kvstore-gen's in its comparable profile
+//! (`kvstore_gen::Profile::Comparable`; the fuzzer draws the same table in
+//! the hostile one): the commands Redis must match, with
 //! edge-case arguments; the first reply that differs fails the test, with
 //! the command.
 //! It runs twice: in RESP2, and on connections that sent `HELLO 3`, where
@@ -20,7 +21,7 @@ mod common;
 use common::kvstore::{fresh_disk, Guest};
 use faultline_image::workspace_root;
 use faultline_rng::Rng;
-use kvstore_gen::comparable::{Check, Stream};
+use kvstore_gen::{Check, Gen, Profile};
 use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -360,7 +361,7 @@ fn differential(test: &str, resp3: bool) {
         .unwrap()
         .as_secs();
     let mut rng = Rng::new(seed);
-    let mut stream = Stream::new(&mut rng, start_s);
+    let mut stream = Gen::new(&mut rng, Profile::Comparable { start_s });
     let mut history: Vec<String> = Vec::new();
     let started = Instant::now();
     let mut checks = [0usize; 5];

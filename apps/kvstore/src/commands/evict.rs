@@ -9,7 +9,6 @@
 //! on the key are not woken: a key that went has nothing to serve. Which
 //! key goes is chosen by `crate::eviction`.
 
-use super::exec::random_step;
 use super::{table, Effects, Engine};
 use crate::eviction::{Policy, Pool, Rank};
 use crate::store::{Candidates, Entry};
@@ -72,11 +71,11 @@ impl Engine {
     /// (starting at a random database, so that none is emptied first).
     fn random_victim(&mut self, candidates: Candidates) -> Option<(usize, alloc::vec::Vec<u8>)> {
         let count = self.dbs.len();
-        let start = (random_step(&mut self.random) % count as u64) as usize;
+        let start = (self.random.next_u64() % count as u64) as usize;
         let db = (0..count)
             .map(|i| (start + i) % count)
             .find(|&db| self.dbs[db].candidate_count(candidates) > 0)?;
-        let (key, _) = self.dbs[db].random_key(candidates, random_step(&mut self.random))?;
+        let (key, _) = self.dbs[db].random_key(candidates, self.random.next_u64())?;
         copy_key(key).map(|key| (db, key))
     }
 
@@ -94,7 +93,7 @@ impl Engine {
         let tuning = self.config.lfu;
         let random = &mut self.random;
         for (db, store) in self.dbs.iter().enumerate() {
-            for (key, entry) in store.sample(candidates, samples, || random_step(random)) {
+            for (key, entry) in store.sample(candidates, samples, || random.next_u64()) {
                 pool.offer(score(rank, entry, now, tuning), db, key);
             }
         }

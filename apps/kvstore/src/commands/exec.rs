@@ -31,7 +31,7 @@ pub(crate) struct Exec<'a> {
     /// Canonical commands describing the changes made, in order.
     pub effects: Effects,
     /// The engine's pseudo-random state (`RANDOMKEY`).
-    pub random: &'a mut u64,
+    pub random: &'a mut faultline_rng::XorShift64Star,
     /// Channel and pattern subscriptions, and messages to deliver.
     pub pubsub: &'a mut crate::pubsub::PubSub,
     /// Every connection, for `CLIENT LIST/INFO/KILL`.
@@ -290,10 +290,10 @@ impl Exec<'_> {
             .enumerate()
     }
 
-    /// The next pseudo-random number (xorshift64*: fast, and enough to
-    /// pick keys; nothing secret depends on it).
+    /// The next pseudo-random number (faultline-rng's xorshift64*: fast,
+    /// and enough to pick keys; nothing secret depends on it).
     pub fn next_random(&mut self) -> u64 {
-        random_step(self.random)
+        self.random.next_u64()
     }
 
     /// Whether `key` exists and is live.
@@ -321,16 +321,4 @@ impl Exec<'_> {
             self.effects.record(args);
         }
     }
-}
-
-/// The next pseudo-random number from generator state `state` (what
-/// [`Exec::next_random`] draws; for a command that holds a borrow of the
-/// store while it draws, such as `HRANDFIELD`).
-pub(crate) fn random_step(state: &mut u64) -> u64 {
-    let mut s = *state;
-    s ^= s >> 12;
-    s ^= s << 25;
-    s ^= s >> 27;
-    *state = s;
-    s.wrapping_mul(0x2545_f491_4f6c_dd1d)
 }

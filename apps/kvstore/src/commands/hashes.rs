@@ -17,7 +17,7 @@
 use alloc::vec::Vec;
 
 use super::errors;
-use super::exec::{random_step, reply_fits, Exec};
+use super::exec::{reply_fits, Exec};
 use super::keys::ScanOptions;
 use super::string_ops::{float_sum, parse_float};
 use super::strings::copy_for_reply;
@@ -314,7 +314,7 @@ pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::array(Vec::new());
     }
     let Some(n) = count else {
-        let pick = random_step(random) as usize % len;
+        let pick = random.next_u64() as usize % len;
         return match hash
             .iter()
             .nth(pick)
@@ -334,7 +334,7 @@ pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         // Distinct fields: the first `n` of a partial shuffle.
         let n = usize::try_from(n).unwrap_or(usize::MAX).min(len);
         for i in 0..n {
-            let j = i + random_step(random) as usize % (len - i);
+            let j = i + random.next_u64() as usize % (len - i);
             fields.swap(i, j);
         }
         &fields[..n]
@@ -350,7 +350,7 @@ pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             return Reply::error("OOM not enough memory for the reply");
         }
         for _ in 0..n {
-            let pick = fields[random_step(random) as usize % len];
+            let pick = fields[random.next_u64() as usize % len];
             fields.push(pick);
         }
         &fields[len..]

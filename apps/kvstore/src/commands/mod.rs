@@ -139,7 +139,7 @@ pub struct Engine {
     stats: Stats,
     started_ms: u64,
     /// State of the generator `RANDOMKEY` draws from.
-    random: u64,
+    random: faultline_rng::XorShift64Star,
     /// Publish/subscribe state (never logged: messages are not data).
     pubsub: crate::pubsub::PubSub,
     /// The connections, for `CLIENT LIST`, `INFO` and `KILL`.
@@ -194,7 +194,7 @@ impl Engine {
             config,
             stats: Stats::default(),
             started_ms: now_ms,
-            random: now_ms | 1,
+            random: faultline_rng::XorShift64Star::new(now_ms | 1),
             pubsub: crate::pubsub::PubSub::default(),
             clients: crate::clients::Clients::default(),
             clock_us: || 0,

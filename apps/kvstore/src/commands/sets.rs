@@ -22,7 +22,7 @@
 use alloc::vec::Vec;
 
 use super::errors;
-use super::exec::{random_step, reply_fits, Exec};
+use super::exec::{reply_fits, Exec};
 use super::keys::ScanOptions;
 use super::strings::copy_for_reply;
 use crate::aof::{push_entry, SET_MEMBERS_PER_RECORD};
@@ -32,6 +32,7 @@ use crate::notify;
 use crate::num::{parse_i64, parse_u64};
 use crate::resp::Reply;
 use crate::store::{Member, Set, Store};
+use faultline_rng::XorShift64Star;
 
 /// The live set at `key` (expired keys go first, see [`Exec::live`]):
 /// `Ok(None)` if the key is missing, `WRONGTYPE` if it holds another type.
@@ -212,8 +213,8 @@ pub(crate) fn srandmember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// One member of `set`, drawn with `random`, as a bulk reply.
-fn one_at_random(set: &Set, random: &mut u64) -> Reply {
-    let pick = random_step(random) as usize % set.len().max(1);
+fn one_at_random(set: &Set, random: &mut XorShift64Star) -> Reply {
+    let pick = random.next_u64() as usize % set.len().max(1);
     match set.nth(pick).map(|m| copy_for_reply(&m)) {
         Some(Ok(member)) => Reply::Bulk(Some(member)),
         Some(Err(reply)) => reply,
@@ -228,7 +229,7 @@ fn one_at_random(set: &Set, random: &mut u64) -> Reply {
 fn distinct_at_random<'s>(
     set: &'s Set,
     n: usize,
-    random: &mut u64,
+    random: &mut XorShift64Star,
 ) -> Result<Vec<Member<'s>>, Reply> {
     let len = set.len();
     let mut members = Vec::new();
@@ -237,7 +238,7 @@ fn distinct_at_random<'s>(
         let mut drawn = alloc::collections::BTreeSet::new();
         members.try_reserve_exact(n).map_err(|_| oom())?;
         while members.len() < n {
-            let at = random_step(random) as usize % len;
+            let at = random.next_u64() as usize % len;
             if drawn.insert(at) {
                 members.extend(set.nth(at));
             }
@@ -250,7 +251,7 @@ fn distinct_at_random<'s>(
         return Ok(members);
     }
     for i in 0..n {
-        let j = i + random_step(random) as usize % (len - i);
+        let j = i + random.next_u64() as usize % (len - i);
         members.swap(i, j);
     }
     members.truncate(n);
@@ -260,7 +261,7 @@ fn distinct_at_random<'s>(
 /// `n` members of `set`, each drawn anew with `random`, as an array reply;
 /// refused if the reply would be bigger than `config` lets one reply be
 /// (see [`reply_fits`]).
-fn repeats_at_random(set: &Set, n: u64, config: &Config, random: &mut u64) -> Reply {
+fn repeats_at_random(set: &Set, n: u64, config: &Config, random: &mut XorShift64Star) -> Reply {
     // Each item of the reply takes at least its `Reply`.
     let least = n.saturating_mul(core::mem::size_of::<Reply>() as u64);
     if let Err(reply) = reply_fits(config, least) {
@@ -274,7 +275,7 @@ fn repeats_at_random(set: &Set, n: u64, config: &Config, random: &mut u64) -> Re
     }
     for _ in 0..n {
         // Each draw is a lookup (see `Set::nth`).
-        picks.extend(set.nth(random_step(random) as usize % len));
+        picks.extend(set.nth(random.next_u64() as usize % len));
     }
     let bytes: u64 = picks.iter().map(|m| m.len() as u64).sum();
     if let Err(reply) = reply_fits(config, bytes) {
@@ -325,7 +326,7 @@ pub(crate) fn spop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let random = &mut *x.random;
     let picked = match count {
         None => set
-            .nth(random_step(random) as usize % len)
+            .nth(random.next_u64() as usize % len)
             .into_iter()
             .collect(),
         Some(n) => match distinct_at_random(set, n, random) {

@@ -21,7 +21,7 @@
 use alloc::vec::Vec;
 
 use super::errors;
-use super::exec::{random_step, reply_fits, Exec};
+use super::exec::{reply_fits, Exec};
 use super::keys::ScanOptions;
 use super::strings::copy_for_reply;
 use crate::aof::{Piece, RecordBuf};
@@ -605,7 +605,7 @@ pub(crate) fn zrandmember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let random = &mut *x.random;
     let len = zset.len();
     let Some(n) = count else {
-        let pick = random_step(random) as usize % len;
+        let pick = random.next_u64() as usize % len;
         return match zset.get(pick).map(|(m, _)| copy_for_reply(m)) {
             Some(Ok(member)) => Reply::Bulk(Some(member)),
             Some(Err(reply)) => reply,
@@ -623,7 +623,7 @@ pub(crate) fn zrandmember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             }
             let mut seen = alloc::collections::BTreeSet::new();
             while ranks.len() < n {
-                let rank = random_step(random) as usize % len;
+                let rank = random.next_u64() as usize % len;
                 if seen.insert(rank) {
                     ranks.push(rank);
                 }
@@ -635,7 +635,7 @@ pub(crate) fn zrandmember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             }
             ranks.extend(0..len);
             for i in 0..n {
-                let j = i + random_step(random) as usize % (len - i);
+                let j = i + random.next_u64() as usize % (len - i);
                 ranks.swap(i, j);
             }
             ranks.truncate(n);
@@ -653,7 +653,7 @@ pub(crate) fn zrandmember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             return oom();
         }
         for _ in 0..n {
-            let rank = random_step(random) as usize % len;
+            let rank = random.next_u64() as usize % len;
             picked.extend(zset.get(rank));
         }
         picked

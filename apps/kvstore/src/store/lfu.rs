@@ -8,6 +8,8 @@
 //! factor; and every `lfu-decay-time` minutes without access take one off
 //! (0: never), so a key that stops being read loses its place.
 
+use faultline_rng::XorShift64Star;
+
 /// The counter a new key starts with, so that it is not the first to go
 /// before it had a chance to be read.
 pub const INITIAL: u8 = 5;
@@ -104,27 +106,23 @@ impl Frequency {
     }
 }
 
-/// Pseudo-random draws for [`Frequency::touch`] (xorshift64*: cheap, and
-/// nothing depends on them but how fast counters grow).
+/// Pseudo-random draws for [`Frequency::touch`] (faultline-rng's
+/// xorshift64*: cheap, and nothing depends on them but how fast counters
+/// grow).
 #[derive(Clone, Debug)]
-pub struct Draws(u64);
+pub struct Draws(XorShift64Star);
 
 /// Any nonzero seed will do; the same one every run.
 impl Default for Draws {
     fn default() -> Self {
-        Draws(0x9e37_79b9_7f4a_7c15)
+        Draws(XorShift64Star::new(0x9e37_79b9_7f4a_7c15))
     }
 }
 
 impl Draws {
     /// The next draw.
     pub fn draw(&mut self) -> u64 {
-        let mut s = self.0;
-        s ^= s >> 12;
-        s ^= s << 25;
-        s ^= s >> 27;
-        self.0 = s;
-        s.wrapping_mul(0x2545_f491_4f6c_dd1d)
+        self.0.next_u64()
     }
 }
 

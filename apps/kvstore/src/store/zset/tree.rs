@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 
 use super::before;
 use crate::store::key::{self, KeyView, Probe, StoredKey};
+use faultline_rng::XorShift64Star;
 
 /// No node: the empty subtree.
 const NIL: u32 = u32::MAX;
@@ -36,8 +37,9 @@ pub struct Tree {
     nodes: Vec<Node>,
     free: Vec<u32>,
     root: u32,
-    /// Priority generator state (xorshift): balance, not secrecy.
-    seed: u64,
+    /// Where priorities come from (faultline-rng's xorshift64*):
+    /// balance, not secrecy.
+    priorities: XorShift64Star,
     scores: BTreeMap<StoredKey, f64>,
 }
 
@@ -47,7 +49,7 @@ impl Default for Tree {
             nodes: Vec::new(),
             free: Vec::new(),
             root: NIL,
-            seed: 0x9e37_79b9_7f4a_7c15,
+            priorities: XorShift64Star::new(0x9e37_79b9_7f4a_7c15),
             scores: BTreeMap::new(),
         }
     }
@@ -207,12 +209,7 @@ impl Tree {
     }
 
     fn next_priority(&mut self) -> u32 {
-        let mut s = self.seed;
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        self.seed = s;
-        (s >> 32) as u32
+        (self.priorities.next_u64() >> 32) as u32
     }
 
     /// Puts the lone node `new`, holding (`score`, `member`), into the

@@ -1,0 +1,239 @@
+//! Commands on keys of any type: deleting, finding, expiring, renaming,
+//! copying and moving them, scanning, sorting, flushing. For the
+//! differential test relative expiries are long (100 s and more) or
+//! already past, so nothing expires while it runs, and `TTL`/`PTTL`
+//! compare with a tolerance; absolute ones lie far from every relative
+//! one. The fuzzer's lie around its session's clock.
+
+use crate::draw::{Check, Gen, Profile};
+
+/// The key commands, each with how often the differential test sends it
+/// (0: never). `FLUSHALL`, `FLUSHDB` and `SWAPDB` it sends rarely too
+/// (see [`args`]).
+pub(crate) const NAMES: &[(&str, u8)] = &[
+    ("DEL", 1),
+    ("EXISTS", 1),
+    ("TYPE", 1),
+    ("KEYS", 1),
+    ("SCAN", 1),
+    ("DBSIZE", 1),
+    ("FLUSHALL", 1),
+    ("FLUSHDB", 0),
+    ("EXPIRE", 1),
+    ("PEXPIRE", 1),
+    ("EXPIREAT", 1),
+    ("PEXPIREAT", 1),
+    ("TTL", 1),
+    ("PTTL", 1),
+    ("PERSIST", 1),
+    ("RENAME", 1),
+    ("RENAMENX", 0),
+    ("COPY", 1),
+    ("MOVE", 1),
+    ("TOUCH", 1),
+    ("SWAPDB", 1),
+    ("UNLINK", 0),
+    ("RANDOMKEY", 0),
+    ("EXPIRETIME", 0),
+    ("PEXPIRETIME", 0),
+    ("SORT", 0),
+    ("SORT_RO", 0),
+];
+
+/// Database indexes: some of the 16 both servers have, and not ones.
+pub(crate) const DBS: &[&str] = &["0", "1", "2", "15", "16", "-1", "x", "99999999999"];
+
+/// The arguments of key command `name`; `None` to draw another command
+/// (the differential test sends flushes and `SWAPDB` rarely, so that
+/// keys pile up).
+pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Option<Check> {
+    match name {
+        "DEL" | "EXISTS" | "UNLINK" | "TOUCH" => g.some_keys(args, 4),
+        "TYPE" | "PERSIST" | "EXPIRETIME" | "PEXPIRETIME" => args.push(g.key()),
+        "TTL" => {
+            args.push(g.key());
+            return Some(Check::Ttl(5));
+        }
+        "PTTL" => {
+            args.push(g.key());
+            return Some(Check::Ttl(5_000));
+        }
+        "KEYS" => {
+            args.push(g.pattern());
+            return Some(Check::AnyOrder);
+        }
+        "SCAN" => {
+            // Not "" or "-1" for the differential test: Redis 7.0 reads
+            // cursors with C's strtoul, which takes those as 0 and
+            // 2^64 - 1; kvstore wants plain digits.
+            let cursor = match g.hostile() {
+                true if g.chance(50) => g.number(),
+                true => g.c.u64().to_string().into_bytes(),
+                false => g.pick_str(&["0", "0", "0", "abc", "1x", "18446744073709551616"]),
+            };
+            args.push(cursor);
+            g.scan_options(args);
+            return Some(Check::Scan);
+        }
+        "FLUSHALL" | "FLUSHDB" | "SWAPDB" => {
+            if !g.hostile() && !g.chance(if name == "SWAPDB" { 20 } else { 10 }) {
+                return None;
+            }
+            if name == "SWAPDB" {
+                args.extend([g.pick_str(DBS), g.pick_str(DBS)]);
+            } else {
+                if !g.hostile() {
+                    args[0] = g.pick_str(&["FLUSHALL", "FLUSHDB"]);
+                }
+                if g.chance(50) {
+                    args.push(g.pick_word(&["ASYNC", "SYNC", "LATER"]));
+                }
+            }
+        }
+        "EXPIRE" | "PEXPIRE" | "EXPIREAT" | "PEXPIREAT" => {
+            args.extend([g.key(), expiry(g, name)]);
+            // GT and LT compare with the key's current expiry: with
+            // relative times that is a race between two clocks.
+            let conditions: &[&str] = match (g.hostile(), name.ends_with("AT")) {
+                (true, _) => &["NX", "XX", "GT", "LT", "EX"],
+                (false, true) => &["NX", "XX", "GT", "LT", "gt", "EX"],
+                (false, false) => &["NX", "XX", "nx", "EX"],
+            };
+            for _ in 0..g.below(3) {
+                args.push(g.pick_word(conditions));
+            }
+        }
+        "RENAME" | "RENAMENX" => {
+            if !g.hostile() {
+                args[0] = g.pick_str(&["RENAME", "RENAMENX"]);
+            }
+            args.extend([g.key(), g.key()]);
+        }
+        "COPY" => {
+            args.extend([g.key(), g.key()]);
+            if g.chance(if g.hostile() { 30 } else { 3 }) {
+                args.push(g.word("REPLACE"));
+            }
+            if g.chance(30) {
+                args.extend([g.word("DB"), g.pick_str(DBS)]);
+            }
+        }
+        "MOVE" => args.extend([g.key(), g.pick_str(DBS)]),
+        "SORT" | "SORT_RO" => sort(g, args),
+        _ => {} // DBSIZE, RANDOMKEY
+    }
+    Some(Check::Exact)
+}
+
+/// The arguments of `SORT` and `SORT_RO` (the fuzzer's only): a shared
+/// key, then options in any order (some repeated, some unknown or
+/// missing their arguments): `BY` and `GET` patterns whose `*` turns
+/// elements into the shared keys (`k*` with element `2` is `k2`) or hash
+/// fields, `LIMIT` edge cases, `ASC`/`DESC`, `ALPHA` and `STORE` (which
+/// `SORT_RO` refuses).
+fn sort(g: &mut Gen, args: &mut Vec<Vec<u8>>) {
+    const PATTERNS: &[&str] = &["*", "k*", "#", "nosort", "*->f", "k*->g", "*->", "n*"];
+    args.push(g.key());
+    for _ in 0..g.below(5) {
+        let option = g.pick(&[
+            "BY", "GET", "LIMIT", "ASC", "DESC", "ALPHA", "STORE", "BOGUS",
+        ]);
+        args.push(g.word(option));
+        match option {
+            "BY" | "GET" => args.push(g.pick_str(PATTERNS)),
+            "LIMIT" => {
+                for _ in 0..2 {
+                    args.push(g.index());
+                }
+            }
+            "STORE" => args.push(g.key()),
+            _ => {}
+        }
+    }
+}
+
+/// An expiry argument for `option` (`EX`, `PXAT`, `EXPIREAT`, `SETEX`,
+/// ...: a `P` first is milliseconds, `AT` last is absolute).
+pub(crate) fn expiry(g: &mut Gen, option: &str) -> Vec<u8> {
+    let millis = option.starts_with('P');
+    let absolute = option.ends_with("AT");
+    match g.profile {
+        Profile::Hostile { now } => {
+            // Mostly close to the clock in the option's unit, else any
+            // number.
+            if g.below(3) == 0 {
+                return g.number();
+            }
+            let offset = i64::from(g.c.byte()) - 64;
+            let n = match (absolute, millis) {
+                (true, true) => now as i64 + offset * 100,
+                (true, false) => (now / 1000) as i64 + offset,
+                (false, true) => offset * 100,
+                (false, false) => offset,
+            };
+            n.to_string().into_bytes()
+        }
+        Profile::Comparable { start_s } => {
+            let s = if absolute {
+                unix_seconds(g, start_s)
+            } else {
+                seconds(g)
+            };
+            if !millis {
+                return s.into_bytes();
+            }
+            // In milliseconds, plus a few (but a relative 0 stays 0: a
+            // few milliseconds from now would race); as they are if that
+            // overflows.
+            let extra = if absolute || s != "0" {
+                g.below(1000) as i64
+            } else {
+                0
+            };
+            match s
+                .parse::<i64>()
+                .ok()
+                .and_then(|n| n.checked_mul(1000)?.checked_add(extra))
+            {
+                Some(ms) => ms.to_string().into_bytes(),
+                None => s.into_bytes(),
+            }
+        }
+    }
+}
+
+/// A relative expiry in seconds: long enough never to be reached while
+/// the test runs, already past, or malformed.
+fn seconds(g: &mut Gen) -> String {
+    g.pick(&[
+        "100",
+        "1000",
+        "86400",
+        "0",
+        "-1",
+        "-100",
+        "9223372036854775807",
+        "9223372036854775",
+        "abc",
+        "1.5",
+    ])
+    .into()
+}
+
+/// An absolute expiry in Unix seconds: far enough from every relative one
+/// (start + 100..700 s, + 1000..1600 s, + 86400.. s) that `GT` and `LT`
+/// decide the same on both servers, or past, or malformed.
+fn unix_seconds(g: &mut Gen, start_s: u64) -> String {
+    let s = start_s as i64;
+    match g.below(9) {
+        0 => (s + 5_000).to_string(),
+        1 => (s + 40_000).to_string(),
+        2 => (s + 500_000).to_string(),
+        3 => (s - 3_600).to_string(),
+        4 => "1".into(),
+        5 => "-1".into(),
+        6 => "0".into(),
+        7 => "9223372036854775807".into(),
+        _ => "x".into(),
+    }
+}
