@@ -5,14 +5,26 @@
 //! bodies put statements before the result (writes, `SELECT`,
 //! replication modes, logging, large strings, loops: every loop is
 //! bounded, so a script runs to its end), and it also sends `EVAL_RO`,
-//! `EVALSHA` and `SCRIPT`.
+//! `EVALSHA` and `SCRIPT`. Both send `FUNCTION LOAD` of one library and
+//! `FCALL`/`FCALL_RO` of its functions.
 
 use crate::draw::{Check, Gen};
 
 /// The scripting commands, each with how often the differential test
 /// sends it (0: never).
-pub(crate) const NAMES: &[(&str, u8)] =
-    &[("EVAL", 1), ("EVAL_RO", 0), ("EVALSHA", 0), ("SCRIPT", 0)];
+pub(crate) const NAMES: &[(&str, u8)] = &[
+    ("EVAL", 2),
+    ("EVAL_RO", 0),
+    ("EVALSHA", 0),
+    ("SCRIPT", 0),
+    ("FCALL", 1),
+];
+
+/// The library functions are called from: one that writes, one flagged
+/// `no-writes`.
+const LIBRARY: &str = "#!lua name=fuzz
+redis.register_function('fz_set', function(keys, args) return redis.call('SET', keys[1], args[1]) end)
+redis.register_function{function_name='fz_get', callback=function(keys) return redis.call('GET', keys[1]) end, flags={'no-writes'}}";
 
 /// Whole bodies whose replies Redis must match (a TTL read through a
 /// script compares as `TTL` does: the servers answer at different
@@ -107,6 +119,20 @@ pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Check {
             return Check::Exact;
         }
         "EVALSHA" => args.push(SHA.into()),
+        "FCALL" => {
+            // The library loaded (again), or one of its functions called
+            // (before the first load too: `Function not found` on both).
+            let (key, value) = (g.key(), g.value());
+            let words: &[&[u8]] = match g.below(5) {
+                0 => &[b"FUNCTION", b"LOAD", b"REPLACE", LIBRARY.as_bytes()],
+                1 => &[b"FCALL", b"fz_set", b"1", &key, &value],
+                2 => &[b"FCALL_RO", b"fz_get", b"1", &key],
+                3 => &[b"FCALL_RO", b"fz_set", b"1", &key, &value],
+                _ => &[b"FCALL", b"nosuch", b"0"],
+            };
+            *args = words.iter().map(|w| w.to_vec()).collect();
+            return Check::Exact;
+        }
         _ => {
             let b = body(g);
             args.push(b.into_bytes());
