@@ -3,8 +3,10 @@
 //! from record to resolution, invalidation, and the error paths.
 
 mod fake;
+mod kernel;
 
 use fake::{Context, DmaResult, FakeSmmu, Memory, Overflow, StreamConfig};
+use kernel::{kernel, ASID, ROOT};
 use smmu::fault::FaultSet;
 use smmu::v3::gerror::CommandFailure;
 use smmu::v3::regs::{self, ProbeError};
@@ -28,22 +30,18 @@ fn drain_into<R: smmu::v3::Regs, M: smmu::v3::DmaAllocator>(
     drained
 }
 
-/// The kernel's page-table root (any 4 KiB-aligned 40-bit address).
-const ROOT: u64 = 0x4_0123_4000;
-/// The kernel's ASID.
-const ASID: u16 = 1;
 /// A device on the PCIe root bus: 00:01.0.
 const NIC: u32 = 0x08;
 
-/// The kernel's stage-1 regime, as libos configures TCR/MAIR.
-fn kernel() -> CdParams {
-    CdParams {
-        ttb0: ROOT,
-        t0sz: 25,
-        asid: ASID,
-        mair: 0xff04,
-        ips_bits: 40,
-    }
+/// An SMMU with an eight-record event queue and the NIC attached to the
+/// kernel's tables: where the event-queue tests start.
+fn small_queue() -> (Smmu<FakeSmmu, Memory>, FakeSmmu) {
+    let (mut smmu, fake) = bring_up(Config {
+        eventq_log2: 3,
+        ..Config::pci_root_bus()
+    });
+    smmu.attach(NIC, &kernel()).unwrap();
+    (smmu, fake)
 }
 
 fn bring_up(config: Config) -> (Smmu<FakeSmmu, Memory>, FakeSmmu) {
@@ -376,11 +374,7 @@ fn running_out_of_memory_is_an_error() {
 #[test]
 fn a_full_event_queue_is_reported_as_lost_faults() {
     // Eight records fit; a faulting 4 KiB DMA logs 1024.
-    let (mut smmu, fake) = bring_up(Config {
-        eventq_log2: 3,
-        ..Config::pci_root_bus()
-    });
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = small_queue();
     fake.dma(NIC, 0x9000, 4096, true);
     assert_eq!(fake.state().gerror_irqs, 1);
 
@@ -430,11 +424,7 @@ fn an_overflow_flag_is_acknowledged_and_reported() {
 
 #[test]
 fn the_event_queue_wraps() {
-    let (mut smmu, fake) = bring_up(Config {
-        eventq_log2: 3,
-        ..Config::pci_root_bus()
-    });
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = small_queue();
     // Three records per round, eight slots: the indices wrap every few
     // rounds and the wrap flag flips.
     for round in 0..20u64 {
@@ -451,11 +441,7 @@ fn the_event_queue_wraps() {
 
 #[test]
 fn a_drain_reads_what_was_queued_when_it_began() {
-    let (mut smmu, fake) = bring_up(Config {
-        eventq_log2: 3,
-        ..Config::pci_root_bus()
-    });
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = small_queue();
     fake.dma(NIC, 0x1000, 16, true);
     // The fault handed on makes the device fault again meanwhile (on a new
     // page). The drain stops at the four records it found, one fault and
