@@ -26,6 +26,11 @@ pub struct PubSub {
     outbox: Vec<(u64, Vec<u8>)>,
 }
 
+/// Adds `client` to the listeners of `name` in `map`; whether it was new.
+fn add(map: &mut BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8], client: u64) -> bool {
+    map.entry(name.to_vec()).or_default().insert(client)
+}
+
 /// A set of client ids under a name; the name's entry goes when empty.
 fn remove(map: &mut BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8], client: u64) -> bool {
     let Some(set) = map.get_mut(name) else {
@@ -41,10 +46,7 @@ fn remove(map: &mut BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8], client: u64) 
 impl PubSub {
     /// `client` listens to `channel`; whether it was new.
     pub fn subscribe(&mut self, client: u64, channel: &[u8]) -> bool {
-        self.channels
-            .entry(channel.to_vec())
-            .or_default()
-            .insert(client)
+        add(&mut self.channels, channel, client)
     }
 
     /// `client` stops listening to `channel`; whether it did.
@@ -54,10 +56,7 @@ impl PubSub {
 
     /// `client` listens to channels matching `pattern`; whether it was new.
     pub fn psubscribe(&mut self, client: u64, pattern: &[u8]) -> bool {
-        self.patterns
-            .entry(pattern.to_vec())
-            .or_default()
-            .insert(client)
+        add(&mut self.patterns, pattern, client)
     }
 
     /// `client` stops listening to `pattern`; whether it did.
