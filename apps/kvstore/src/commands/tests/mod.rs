@@ -148,6 +148,16 @@ impl Session {
         assert_eq!(loaded.used_memory(), self.engine.used_memory());
     }
 
+    /// Asserts that `log`, loaded at `at` (now or later), gives the live
+    /// dataset this server has at `at`; `context` names the case.
+    pub fn assert_log_gives(&self, log: &[u8], at: u64, context: &str) {
+        assert_eq!(
+            live(&load(log, at), at),
+            live(&self.engine, at),
+            "{context}"
+        );
+    }
+
     /// Moves the clock forward.
     pub fn advance(&mut self, ms: u64) {
         self.now += ms;
