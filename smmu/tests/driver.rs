@@ -36,10 +36,16 @@ const NIC: u32 = 0x08;
 /// An SMMU with an eight-record event queue and the NIC attached to the
 /// kernel's tables: where the event-queue tests start.
 fn small_queue() -> (Smmu<FakeSmmu, Memory>, FakeSmmu) {
-    let (mut smmu, fake) = bring_up(Config {
+    with_nic(Config {
         eventq_log2: 3,
         ..Config::pci_root_bus()
-    });
+    })
+}
+
+/// An SMMU brought up with `config` and the NIC attached to the kernel's
+/// tables.
+fn with_nic(config: Config) -> (Smmu<FakeSmmu, Memory>, FakeSmmu) {
+    let (mut smmu, fake) = bring_up(config);
     smmu.attach(NIC, &kernel()).unwrap();
     (smmu, fake)
 }
@@ -98,8 +104,7 @@ fn brings_the_smmu_up_the_way_qemu_expects() {
 
 #[test]
 fn an_attached_device_walks_the_kernels_page_table() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (_smmu, fake) = with_nic(Config::pci_root_bus());
 
     // The SMMU drops its cached STE and CD, then syncs.
     assert_eq!(
@@ -135,8 +140,7 @@ fn an_attached_device_walks_the_kernels_page_table() {
 
 #[test]
 fn a_dma_page_fault_from_record_to_resolution() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
 
     // The device writes a 4 KiB buffer the kernel has not faulted in. QEMU
     // aborts it and logs one record per 4 bytes.
@@ -174,8 +178,7 @@ fn a_dma_page_fault_from_record_to_resolution() {
 
 #[test]
 fn reads_and_writes_of_one_page_are_separate_faults() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     fake.dma(NIC, 0x1000, 8, false);
     fake.dma(NIC, 0x1008, 8, true);
     fake.dma(NIC, 0x2000, 4, false);
@@ -194,8 +197,7 @@ fn reads_and_writes_of_one_page_are_separate_faults() {
 
 #[test]
 fn stale_translations_last_until_invalidated() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     let va = 0x40_0000;
     fake.map(ROOT, va);
     assert_eq!(fake.dma(NIC, va, 4, false).failed, 0);
@@ -460,8 +462,7 @@ fn a_drain_reads_what_was_queued_when_it_began() {
 
 #[test]
 fn records_repeating_one_fault_are_counted_not_handed_on() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     // QEMU records a faulting access once per word: 64 bytes on one page,
     // then 8 bytes on the next page, then the first page again.
     fake.dma(NIC, 0x5000, 64, true);
@@ -502,8 +503,7 @@ fn two_level_stream_table_for_wide_stream_ids() {
 
 #[test]
 fn detached_streams_abort_and_bypassed_ones_pass() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     fake.take_commands();
     smmu.detach(NIC).unwrap();
     assert_eq!(
@@ -549,8 +549,7 @@ fn unattached_streams_are_rejected_visibly_by_default() {
 
 #[test]
 fn reattaching_goes_through_abort_and_invalidates() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     fake.take_commands();
     let other = CdParams {
         asid: 2,

@@ -494,12 +494,7 @@ impl Rig {
         device_addr: u64,
         policy: Policy,
     ) -> TransferId {
-        self.sched
-            .submit(
-                engine,
-                Transfer::contiguous(direction, va, device_addr, policy),
-            )
-            .expect("submit")
+        self.submit_gather(engine, direction, &[va], device_addr, policy)
     }
 
     /// Like `submit`, for a gather/scatter list.
