@@ -12,7 +12,6 @@
 //! ```
 
 use alloc::collections::{BTreeMap, BTreeSet};
-use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::glob::matches as glob_match;
@@ -68,32 +67,19 @@ impl PubSub {
     /// subscription, as Redis counts); how many receive it.
     pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> usize {
         let mut receivers = 0;
-        if let Some(clients) = self.channels.get(channel) {
-            let bytes = Reply::array(vec![
-                Reply::bulk(&b"message"[..]),
-                Reply::bulk(channel),
-                Reply::bulk(message),
-            ])
-            .to_bytes();
+        let mut deliver = |clients: &BTreeSet<u64>, parts: &[&[u8]]| {
+            let bytes = Reply::array(parts.iter().map(|&p| Reply::bulk(p)).collect()).to_bytes();
             for &c in clients {
                 self.outbox.push((c, bytes.clone()));
                 receivers += 1;
             }
+        };
+        if let Some(clients) = self.channels.get(channel) {
+            deliver(clients, &[b"message", channel, message]);
         }
         for (pattern, clients) in &self.patterns {
-            if !glob_match(pattern, channel) {
-                continue;
-            }
-            let bytes = Reply::array(vec![
-                Reply::bulk(&b"pmessage"[..]),
-                Reply::bulk(pattern.as_slice()),
-                Reply::bulk(channel),
-                Reply::bulk(message),
-            ])
-            .to_bytes();
-            for &c in clients {
-                self.outbox.push((c, bytes.clone()));
-                receivers += 1;
+            if glob_match(pattern, channel) {
+                deliver(clients, &[b"pmessage", pattern, channel, message]);
             }
         }
         receivers
