@@ -10,14 +10,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # What run-qemu.sh needs, and python3 for the summary: installed when missing.
-. image/host-tools.sh
-need_rust_toolchain
-need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev python3:python3
-out=target/bench
-mkdir -p "$out"
+. bench/lib.sh
+bench_setup cc:gcc+libc6-dev python3:python3
 status=0
 ./run-qemu.sh dmabench --timeout 3000 -- "$@" | tee "$out/dmabench.log" || status=$?
-sed -n '/^---- csv ----/,/^---- end csv ----/p' "$out/dmabench.log" | sed '1d;$d' | tr -d '\r' > "$out/dmabench.csv"
-python3 bench/plot.py "$out/dmabench.csv" "$out/dmabench.svg"
+csv_and_plot "$out/dmabench.log" "$out/dmabench.csv" "$out/dmabench.svg"
 echo "dmabench: $out/dmabench.csv, $out/dmabench.svg"
 exit "$status"

@@ -10,14 +10,6 @@
 # Output: the three runs' `costs:` lines, and target/bench/faultcost.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-. image/host-tools.sh
-need_rust_toolchain
-need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev
-out=target/bench
-mkdir -p "$out"
-: > "$out/faultcost.log"
-for run in 1 2 3; do
-    echo "== run $run" | tee -a "$out/faultcost.log"
-    ./run-qemu.sh dmabench --smp 1 --timeout 600 --qemu-arg -icount --qemu-arg shift=0 -- costs 2>&1 |
-        tr -d '\r' | tee -a "$out/faultcost.log" | grep '^costs:'
-done
+. bench/lib.sh
+bench_setup cc:gcc+libc6-dev
+icount_runs faultcost '^costs:' -- dmabench --smp 1 --timeout 600 -- costs

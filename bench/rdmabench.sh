@@ -15,18 +15,14 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # What run-qemu.sh needs, and python3 for the summary: installed when missing.
-. image/host-tools.sh
-need_rust_toolchain
-need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev python3:python3
-out=target/bench
-mkdir -p "$out"
+. bench/lib.sh
+bench_setup cc:gcc+libc6-dev python3:python3
 cargo build -q --release -p faultline-rdma-engine
 echo "== engine WRITE vs raw UDP vs memcpy on loopback (faultline-rdma-engine --self-bench)" | tee "$out/rdmabench.log"
 target/release/faultline-rdma-engine --self-bench 2>&1 | tee -a "$out/rdmabench.log"
 status=0
 ./run-qemu.sh rdmabench --nodes 2 --link-bench --smp 2 --timeout 3000 -- "$@" | tee -a "$out/rdmabench.log" || status=$?
-sed -n '/---- csv ----/,/---- end csv ----/p' "$out/rdmabench.log" | sed '1d;$d' | sed 's/^\[n0\] //' | tr -d '\r' > "$out/rdmabench.csv"
-python3 bench/plot.py "$out/rdmabench.csv" "$out/rdmabench.svg" rdmabench
+csv_and_plot "$out/rdmabench.log" "$out/rdmabench.csv" "$out/rdmabench.svg" rdmabench
 # The wire targets: the engine against what the link gave in the same run.
 python3 - "$out/rdmabench.log" <<'PY' | tee -a "$out/rdmabench.log"
 import re, sys

@@ -11,15 +11,6 @@
 # Output: the three runs' small-WRITE lines, and target/bench/rdmacost.log.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-. image/host-tools.sh
-need_rust_toolchain
-need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev
-out=target/bench
-mkdir -p "$out"
-: > "$out/rdmacost.log"
-for run in 1 2 3; do
-    echo "== run $run" | tee -a "$out/rdmacost.log"
-    ./run-qemu.sh rdmabench --nodes 2 --smp 1 --timeout 3000 \
-        --qemu-arg -icount --qemu-arg shift=0 -- targets 2>&1 |
-        tr -d '\r' | tee -a "$out/rdmacost.log" | grep -A4 'small WRITE latency'
-done
+. bench/lib.sh
+bench_setup cc:gcc+libc6-dev
+icount_runs rdmacost -A4 'small WRITE latency' -- rdmabench --nodes 2 --smp 1 --timeout 3000 -- targets

@@ -383,20 +383,8 @@ fn interleaved_case(case: u64) -> (u64, u64, Stats) {
     }
     let mut jobs = Vec::new();
     for slot in 0..1 + rng.below(5) as usize {
-        let engine = engines[rng.below(2) as usize];
-        let dir = if rng.below(2) == 0 {
-            Direction::ToDevice
-        } else {
-            Direction::FromDevice
-        };
-        let policy = Policy::ALL[rng.below(4) as usize];
-        let offset = rng.below(2 * PAGE as u64) as usize;
-        let len = 1 + rng.below((SLOT - offset) as u64) as usize;
-        let va = BASE + slot * SLOT + offset..BASE + slot * SLOT + offset + len;
-        let dev = slot * SLOT;
-        let source = fill_source(&mut rig, engine, dir, va.clone(), dev, rng.next_u64());
-        let id = rig.submit(engine, dir, va.clone(), dev as u64, policy);
-        jobs.push((id, engine, dir, va, dev, source));
+        let job = submit_random(&mut rig, &mut rng, &engines, (slot, SLOT), 2 * PAGE, 0);
+        jobs.push(job);
     }
     let fail_per_mille = [0, 0, 5, 30][rng.below(4) as usize];
     let mut run = Interleaving {

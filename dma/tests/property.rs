@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use dma::{Config, Direction, Policy, Stats};
+use dma::{Config, Policy, Stats};
 
 const SLOT: usize = 96 * KIB;
 
@@ -34,20 +34,8 @@ fn one_case(case: u64) -> Stats {
     }
     let mut jobs = Vec::new();
     for slot in 0..1 + rng.below(6) as usize {
-        let engine = engines[rng.below(2) as usize];
-        let dir = if rng.below(2) == 0 {
-            Direction::ToDevice
-        } else {
-            Direction::FromDevice
-        };
-        let policy = Policy::ALL[rng.below(4) as usize];
-        let offset = rng.below(3 * PAGE as u64) as usize;
-        let len = 1 + rng.below((SLOT - offset) as u64) as usize;
-        let va = BASE + slot * SLOT + offset..BASE + slot * SLOT + offset + len;
-        let dev = slot * SLOT + rng.below(64) as usize;
-        let source = fill_source(&mut rig, engine, dir, va.clone(), dev, rng.next_u64());
-        let id = rig.submit(engine, dir, va.clone(), dev as u64, policy);
-        jobs.push((id, engine, dir, va, dev, source));
+        let job = submit_random(&mut rig, &mut rng, &engines, (slot, SLOT), 3 * PAGE, 64);
+        jobs.push(job);
     }
     rig.lose_events_for = rng.below(4) as usize;
     let evictions = rng.below(3);

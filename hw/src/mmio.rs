@@ -25,33 +25,28 @@ impl Mmio {
         self.base
     }
 
-    fn reg(&self, offset: usize) -> *mut u32 {
+    /// The register of type `T` (`u32` or `u64`) at `offset`, which must
+    /// be aligned to its size and lie inside the block.
+    fn reg<T>(&self, offset: usize) -> *mut T {
+        let size = core::mem::size_of::<T>();
         assert!(
-            offset.is_multiple_of(4) && offset + 4 <= self.len,
+            offset.is_multiple_of(size) && offset + size <= self.len,
             "register {offset:#x} out of range"
         );
-        (self.base + offset) as *mut u32
+        (self.base + offset) as *mut T
     }
 
     /// Reads the 32-bit register at `offset`.
     pub fn read(&self, offset: usize) -> u32 {
         // SAFETY: `new`'s contract makes the block valid device memory; the
         // offset is checked to lie inside it and to be aligned.
-        unsafe { self.reg(offset).read_volatile() }
+        unsafe { self.reg::<u32>(offset).read_volatile() }
     }
 
     /// Writes the 32-bit register at `offset`.
     pub fn write(&self, offset: usize, value: u32) {
         // SAFETY: as in `read`.
-        unsafe { self.reg(offset).write_volatile(value) }
-    }
-
-    fn reg64(&self, offset: usize) -> *mut u64 {
-        assert!(
-            offset.is_multiple_of(8) && offset + 8 <= self.len,
-            "register {offset:#x} out of range"
-        );
-        (self.base + offset) as *mut u64
+        unsafe { self.reg::<u32>(offset).write_volatile(value) }
     }
 
     /// Reads the 64-bit register at `offset` with one 64-bit access (devices
@@ -59,12 +54,12 @@ impl Mmio {
     pub fn read64(&self, offset: usize) -> u64 {
         // SAFETY: `new`'s contract makes the block valid device memory; the
         // offset is checked to lie inside it and to be 8-byte aligned.
-        unsafe { self.reg64(offset).read_volatile() }
+        unsafe { self.reg::<u64>(offset).read_volatile() }
     }
 
     /// Writes the 64-bit register at `offset` with one 64-bit access.
     pub fn write64(&self, offset: usize, value: u64) {
         // SAFETY: as in `read64`.
-        unsafe { self.reg64(offset).write_volatile(value) }
+        unsafe { self.reg::<u64>(offset).write_volatile(value) }
     }
 }

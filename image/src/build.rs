@@ -37,6 +37,21 @@ pub struct Built {
 }
 
 impl Built {
+    /// A `hello` build under /img, loaded and entered at `addr`: what the
+    /// command-line tests of every loader start from.
+    #[cfg(test)]
+    pub(crate) fn hello(board: Board, uimage: Option<PathBuf>, addr: u64) -> Built {
+        Built {
+            app: "hello".into(),
+            board,
+            elf: PathBuf::from("/img/hello.elf"),
+            bin: PathBuf::from("/img/hello.bin"),
+            uimage,
+            load_addr: addr,
+            entry: addr,
+        }
+    }
+
     /// The produced files, each with a short kind label ("elf", "bin", "uimg").
     pub fn files(&self) -> Vec<(&'static str, &Path)> {
         let mut files = vec![("elf", self.elf.as_path()), ("bin", self.bin.as_path())];

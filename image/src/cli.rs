@@ -132,6 +132,20 @@ fn usage(msg: impl Into<String>) -> UsageError {
     UsageError(msg.into())
 }
 
+/// `v` read as the `T` that `ok` accepts, or the usage error "`name` wants
+/// `what`": one shape for every numeric option.
+fn parsed<T: std::str::FromStr>(
+    name: &str,
+    v: &str,
+    what: &str,
+    ok: impl Fn(&T) -> bool,
+) -> Result<T, UsageError> {
+    v.parse::<T>()
+        .ok()
+        .filter(ok)
+        .ok_or_else(|| usage(format!("{name} wants {what}, got `{v}`")))
+}
+
 /// Parses the arguments after the program name.
 pub fn parse(argv: &[String]) -> Result<Cli, UsageError> {
     let Some((command, rest)) = argv.split_first() else {
@@ -210,15 +224,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                 let v = value(name)?;
                 board = Board::parse(&v).map_err(|e| usage(e.to_string()))?;
             }
-            "--smp" if run => {
-                let v = value(name)?;
-                let n = v
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|&n| n > 0)
-                    .ok_or_else(|| usage(format!("--smp wants a CPU count, got `{v}`")))?;
-                smp = Some(n);
-            }
+            "--smp" if run => smp = Some(parsed(name, &value(name)?, "a CPU count", |&n| n > 0)?),
             "--el2" if run && inline.is_none() => el2 = true,
             "--uboot" if run && inline.is_none() => uboot = true,
             "--timeout" if run => {
@@ -236,34 +242,13 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                 timeout = Some(secs);
             }
             "--qemu-arg" if run => qemu_args.push(value(name)?),
-            "--port" if run => {
-                let v = value(name)?;
-                port = Some(
-                    v.parse::<u16>()
-                        .ok()
-                        .filter(|&p| p > 0)
-                        .ok_or_else(|| usage(format!("--port wants a TCP port, got `{v}`")))?,
-                );
-            }
+            "--port" if run => port = Some(parsed(name, &value(name)?, "a TCP port", |&p| p > 0)?),
             "--nodes" if run => {
-                let v = value(name)?;
-                nodes = Some(
-                    v.parse::<u16>()
-                        .ok()
-                        .filter(|&n| n > 0)
-                        .ok_or_else(|| usage(format!("--nodes wants a node count, got `{v}`")))?,
-                );
+                nodes = Some(parsed(name, &value(name)?, "a node count", |&n| n > 0)?);
             }
             "--loss" if run => {
-                let v = value(name)?;
-                loss = Some(
-                    v.parse::<f64>()
-                        .ok()
-                        .filter(|f| (0.0..=0.5).contains(f))
-                        .ok_or_else(|| {
-                            usage(format!("--loss wants a fraction 0..0.5, got `{v}`"))
-                        })?,
-                );
+                let fraction = |f: &f64| (0.0..=0.5).contains(f);
+                loss = Some(parsed(name, &value(name)?, "a fraction 0..0.5", fraction)?);
             }
             "--link-bench" if run => link_bench = true,
             "--linux-peer" if run => linux_peers.push(value(name)?),

@@ -94,11 +94,7 @@ impl<'a> Elf<'a> {
                 filesz: ph.p_filesz(LE),
                 memsz: ph.p_memsz(LE),
             };
-            let in_file = seg
-                .offset
-                .checked_add(seg.filesz)
-                .is_some_and(|end| end <= self.bytes.len() as u64);
-            if !in_file {
+            if !self.in_file(seg.offset, seg.filesz) {
                 return Err(Error::elf(
                     "",
                     format!(
@@ -110,6 +106,13 @@ impl<'a> Elf<'a> {
             segments.push(seg);
         }
         Ok(segments)
+    }
+
+    /// Whether `len` bytes from file offset `offset` lie inside the file.
+    fn in_file(&self, offset: u64, len: u64) -> bool {
+        offset
+            .checked_add(len)
+            .is_some_and(|end| end <= self.bytes.len() as u64)
     }
 
     /// The file-backed section called `name`, if there is one.
@@ -134,11 +137,7 @@ impl<'a> Elf<'a> {
             offset: sh.sh_offset(LE),
             size: sh.sh_size(LE),
         };
-        let in_file = info
-            .offset
-            .checked_add(info.size)
-            .is_some_and(|end| end <= self.bytes.len() as u64);
-        if !in_file {
+        if !self.in_file(info.offset, info.size) {
             return Err(Error::elf(
                 "",
                 format!("section {name} extends beyond the file's end"),

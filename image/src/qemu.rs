@@ -285,15 +285,7 @@ mod tests {
     use std::path::PathBuf;
 
     fn built(board: Board) -> Built {
-        Built {
-            app: "hello".into(),
-            board,
-            elf: PathBuf::from("/img/hello.elf"),
-            bin: PathBuf::from("/img/hello.bin"),
-            uimage: None,
-            load_addr: 0x4008_0000,
-            entry: 0x4008_0000,
-        }
+        Built::hello(board, None, 0x4008_0000)
     }
 
     fn argv(cmd: &Command) -> String {

@@ -243,15 +243,7 @@ mod tests {
     use super::*;
 
     fn built(board: Board) -> Built {
-        Built {
-            app: "hello".into(),
-            board,
-            elf: PathBuf::from("/img/hello.elf"),
-            bin: PathBuf::from("/img/hello.bin"),
-            uimage: Some(PathBuf::from("/img/hello.uimg")),
-            load_addr: 0x4020_0000,
-            entry: 0x4020_0000,
-        }
+        Built::hello(board, Some(PathBuf::from("/img/hello.uimg")), 0x4020_0000)
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::kvstore::{fresh_disk, Guest};
+use common::kvstore::{build, free_port, fresh_disk, Guest};
 use faultline_image::{workspace_root, Board, RunOptions};
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -1213,21 +1213,8 @@ fn a_stop_request_from_the_host_flushes_the_log_first() {
     // to stop on its console and gives it a grace period.
     let test = "kvstore-stop";
     fresh_disk(test);
-    let root = workspace_root();
-    let out = root.join("target/test-images").join(test);
-    let built = faultline_image::build_to(
-        &root,
-        "kvstore",
-        faultline_image::Board::QemuVirt,
-        &[],
-        &out,
-    )
-    .expect("image builds");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let (built, _) = build(test, Board::QemuVirt, &[]);
+    let port = free_port();
     let options = RunOptions {
         port: Some(port),
         ..RunOptions::default()

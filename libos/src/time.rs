@@ -76,6 +76,16 @@ mod guest {
         IDLE_TICKS[arch::core_id()].fetch_add(waited, Ordering::Relaxed);
     }
 
+    /// One wait, IRQs masked by the caller: the timer armed for
+    /// `deadline`, a WFI until it or another interrupt, the interrupt let
+    /// in to be taken, and IRQs masked again.
+    fn wait_once(deadline: Instant) {
+        arch::timer_arm(deadline.0);
+        idle_wait();
+        arch::irq_enable();
+        arch::irq_save_disable();
+    }
+
     /// Time the calling core has spent running since boot (not waiting
     /// for an interrupt): the CPU time of what runs on it, kernel and
     /// application alike, which are one program here.
@@ -244,10 +254,7 @@ mod guest {
         calibrate_while_idle(deadline, &ready);
         let irqs_were_enabled = arch::irq_save_disable();
         if !ready() {
-            arch::timer_arm(deadline.0);
-            idle_wait();
-            arch::irq_enable();
-            arch::irq_save_disable();
+            wait_once(deadline);
             arch::timer_disarm();
         }
         arch::irq_restore(irqs_were_enabled);
@@ -261,10 +268,7 @@ mod guest {
         // taken as soon as IRQs are let in again.
         let irqs_were_enabled = arch::irq_save_disable();
         while now() < deadline {
-            arch::timer_arm(deadline.0);
-            idle_wait();
-            arch::irq_enable();
-            arch::irq_save_disable();
+            wait_once(deadline);
         }
         arch::timer_disarm();
         arch::irq_restore(irqs_were_enabled);

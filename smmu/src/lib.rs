@@ -41,3 +41,15 @@ pub mod v3;
 
 pub use fault::{Access, Fault, FaultKind};
 pub use iommu::{Collected, Iommu};
+
+/// Polls `done` up to `limit` times (at least once): both drivers' wait for
+/// a register acknowledgement; `Err(timeout)` if it never comes.
+fn poll<E>(limit: u32, timeout: E, mut done: impl FnMut() -> bool) -> Result<(), E> {
+    for _ in 0..limit.max(1) {
+        if done() {
+            return Ok(());
+        }
+        core::hint::spin_loop();
+    }
+    Err(timeout)
+}

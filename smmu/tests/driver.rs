@@ -3,8 +3,10 @@
 //! from record to resolution, invalidation, and the error paths.
 
 mod fake;
+mod kernel;
 
 use fake::{Context, DmaResult, FakeSmmu, Memory, Overflow, StreamConfig};
+use kernel::{kernel, ASID, ROOT};
 use smmu::fault::FaultSet;
 use smmu::v3::gerror::CommandFailure;
 use smmu::v3::regs::{self, ProbeError};
@@ -28,22 +30,24 @@ fn drain_into<R: smmu::v3::Regs, M: smmu::v3::DmaAllocator>(
     drained
 }
 
-/// The kernel's page-table root (any 4 KiB-aligned 40-bit address).
-const ROOT: u64 = 0x4_0123_4000;
-/// The kernel's ASID.
-const ASID: u16 = 1;
 /// A device on the PCIe root bus: 00:01.0.
 const NIC: u32 = 0x08;
 
-/// The kernel's stage-1 regime, as libos configures TCR/MAIR.
-fn kernel() -> CdParams {
-    CdParams {
-        ttb0: ROOT,
-        t0sz: 25,
-        asid: ASID,
-        mair: 0xff04,
-        ips_bits: 40,
-    }
+/// An SMMU with an eight-record event queue and the NIC attached to the
+/// kernel's tables: where the event-queue tests start.
+fn small_queue() -> (Smmu<FakeSmmu, Memory>, FakeSmmu) {
+    with_nic(Config {
+        eventq_log2: 3,
+        ..Config::pci_root_bus()
+    })
+}
+
+/// An SMMU brought up with `config` and the NIC attached to the kernel's
+/// tables.
+fn with_nic(config: Config) -> (Smmu<FakeSmmu, Memory>, FakeSmmu) {
+    let (mut smmu, fake) = bring_up(config);
+    smmu.attach(NIC, &kernel()).unwrap();
+    (smmu, fake)
 }
 
 fn bring_up(config: Config) -> (Smmu<FakeSmmu, Memory>, FakeSmmu) {
@@ -100,8 +104,7 @@ fn brings_the_smmu_up_the_way_qemu_expects() {
 
 #[test]
 fn an_attached_device_walks_the_kernels_page_table() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (_smmu, fake) = with_nic(Config::pci_root_bus());
 
     // The SMMU drops its cached STE and CD, then syncs.
     assert_eq!(
@@ -137,8 +140,7 @@ fn an_attached_device_walks_the_kernels_page_table() {
 
 #[test]
 fn a_dma_page_fault_from_record_to_resolution() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
 
     // The device writes a 4 KiB buffer the kernel has not faulted in. QEMU
     // aborts it and logs one record per 4 bytes.
@@ -176,8 +178,7 @@ fn a_dma_page_fault_from_record_to_resolution() {
 
 #[test]
 fn reads_and_writes_of_one_page_are_separate_faults() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     fake.dma(NIC, 0x1000, 8, false);
     fake.dma(NIC, 0x1008, 8, true);
     fake.dma(NIC, 0x2000, 4, false);
@@ -196,8 +197,7 @@ fn reads_and_writes_of_one_page_are_separate_faults() {
 
 #[test]
 fn stale_translations_last_until_invalidated() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     let va = 0x40_0000;
     fake.map(ROOT, va);
     assert_eq!(fake.dma(NIC, va, 4, false).failed, 0);
@@ -376,11 +376,7 @@ fn running_out_of_memory_is_an_error() {
 #[test]
 fn a_full_event_queue_is_reported_as_lost_faults() {
     // Eight records fit; a faulting 4 KiB DMA logs 1024.
-    let (mut smmu, fake) = bring_up(Config {
-        eventq_log2: 3,
-        ..Config::pci_root_bus()
-    });
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = small_queue();
     fake.dma(NIC, 0x9000, 4096, true);
     assert_eq!(fake.state().gerror_irqs, 1);
 
@@ -430,11 +426,7 @@ fn an_overflow_flag_is_acknowledged_and_reported() {
 
 #[test]
 fn the_event_queue_wraps() {
-    let (mut smmu, fake) = bring_up(Config {
-        eventq_log2: 3,
-        ..Config::pci_root_bus()
-    });
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = small_queue();
     // Three records per round, eight slots: the indices wrap every few
     // rounds and the wrap flag flips.
     for round in 0..20u64 {
@@ -451,11 +443,7 @@ fn the_event_queue_wraps() {
 
 #[test]
 fn a_drain_reads_what_was_queued_when_it_began() {
-    let (mut smmu, fake) = bring_up(Config {
-        eventq_log2: 3,
-        ..Config::pci_root_bus()
-    });
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = small_queue();
     fake.dma(NIC, 0x1000, 16, true);
     // The fault handed on makes the device fault again meanwhile (on a new
     // page). The drain stops at the four records it found, one fault and
@@ -474,8 +462,7 @@ fn a_drain_reads_what_was_queued_when_it_began() {
 
 #[test]
 fn records_repeating_one_fault_are_counted_not_handed_on() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     // QEMU records a faulting access once per word: 64 bytes on one page,
     // then 8 bytes on the next page, then the first page again.
     fake.dma(NIC, 0x5000, 64, true);
@@ -516,8 +503,7 @@ fn two_level_stream_table_for_wide_stream_ids() {
 
 #[test]
 fn detached_streams_abort_and_bypassed_ones_pass() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     fake.take_commands();
     smmu.detach(NIC).unwrap();
     assert_eq!(
@@ -563,8 +549,7 @@ fn unattached_streams_are_rejected_visibly_by_default() {
 
 #[test]
 fn reattaching_goes_through_abort_and_invalidates() {
-    let (mut smmu, fake) = bring_up(Config::pci_root_bus());
-    smmu.attach(NIC, &kernel()).unwrap();
+    let (mut smmu, fake) = with_nic(Config::pci_root_bus());
     fake.take_commands();
     let other = CdParams {
         asid: 2,

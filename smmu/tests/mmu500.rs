@@ -4,8 +4,10 @@
 //! hardware, TLB sync timeouts, and a DMA scheduler driving a stalled
 //! device to completion without retransmission.
 
+mod kernel;
 mod mmu500_model;
 
+use kernel::{kernel, ASID, ROOT};
 use mmu500_model::{cb_offset, cbar_offset, Abort, Model, Outcome};
 use smmu::fault::FaultSet;
 use smmu::v2::regs::{cb, fsr, gr0, sctlr};
@@ -14,26 +16,12 @@ use smmu::v2::{
 };
 use smmu::{Access, Fault, FaultKind, Iommu};
 
-/// The kernel's page-table root.
-const ROOT: u64 = 0x4_0123_4000;
-/// The kernel's ASID.
-const ASID: u16 = 1;
 /// A device on the ZynqMP: GDMA's StreamID (TBU 2, master 0x68).
 const GDMA: u32 = 0x14e8;
 /// Another device: SD0 (TBU 2, master 0x70).
 const SD0: u32 = 0x0870;
 /// A buffer of the application, not resident yet.
 const BUF: u64 = 0x40_0000;
-
-fn kernel() -> CdParams {
-    CdParams {
-        ttb0: ROOT,
-        t0sz: 25,
-        asid: ASID,
-        mair: 0xff04,
-        ips_bits: 40,
-    }
-}
 
 /// A device's view: its own table and ASID.
 fn view(asid: u16, root: u64) -> CdParams {

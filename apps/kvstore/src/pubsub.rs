@@ -12,7 +12,6 @@
 //! ```
 
 use alloc::collections::{BTreeMap, BTreeSet};
-use alloc::vec;
 use alloc::vec::Vec;
 
 use crate::glob::matches as glob_match;
@@ -24,6 +23,11 @@ pub struct PubSub {
     channels: BTreeMap<Vec<u8>, BTreeSet<u64>>,
     patterns: BTreeMap<Vec<u8>, BTreeSet<u64>>,
     outbox: Vec<(u64, Vec<u8>)>,
+}
+
+/// Adds `client` to the listeners of `name` in `map`; whether it was new.
+fn add(map: &mut BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8], client: u64) -> bool {
+    map.entry(name.to_vec()).or_default().insert(client)
 }
 
 /// A set of client ids under a name; the name's entry goes when empty.
@@ -41,10 +45,7 @@ fn remove(map: &mut BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8], client: u64) 
 impl PubSub {
     /// `client` listens to `channel`; whether it was new.
     pub fn subscribe(&mut self, client: u64, channel: &[u8]) -> bool {
-        self.channels
-            .entry(channel.to_vec())
-            .or_default()
-            .insert(client)
+        add(&mut self.channels, channel, client)
     }
 
     /// `client` stops listening to `channel`; whether it did.
@@ -54,10 +55,7 @@ impl PubSub {
 
     /// `client` listens to channels matching `pattern`; whether it was new.
     pub fn psubscribe(&mut self, client: u64, pattern: &[u8]) -> bool {
-        self.patterns
-            .entry(pattern.to_vec())
-            .or_default()
-            .insert(client)
+        add(&mut self.patterns, pattern, client)
     }
 
     /// `client` stops listening to `pattern`; whether it did.
@@ -69,32 +67,19 @@ impl PubSub {
     /// subscription, as Redis counts); how many receive it.
     pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> usize {
         let mut receivers = 0;
-        if let Some(clients) = self.channels.get(channel) {
-            let bytes = Reply::array(vec![
-                Reply::bulk(&b"message"[..]),
-                Reply::bulk(channel),
-                Reply::bulk(message),
-            ])
-            .to_bytes();
+        let mut deliver = |clients: &BTreeSet<u64>, parts: &[&[u8]]| {
+            let bytes = Reply::array(parts.iter().map(|&p| Reply::bulk(p)).collect()).to_bytes();
             for &c in clients {
                 self.outbox.push((c, bytes.clone()));
                 receivers += 1;
             }
+        };
+        if let Some(clients) = self.channels.get(channel) {
+            deliver(clients, &[b"message", channel, message]);
         }
         for (pattern, clients) in &self.patterns {
-            if !glob_match(pattern, channel) {
-                continue;
-            }
-            let bytes = Reply::array(vec![
-                Reply::bulk(&b"pmessage"[..]),
-                Reply::bulk(pattern.as_slice()),
-                Reply::bulk(channel),
-                Reply::bulk(message),
-            ])
-            .to_bytes();
-            for &c in clients {
-                self.outbox.push((c, bytes.clone()));
-                receivers += 1;
+            if glob_match(pattern, channel) {
+                deliver(clients, &[b"pmessage", pattern, channel, message]);
             }
         }
         receivers

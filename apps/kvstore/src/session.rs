@@ -424,15 +424,26 @@ mod tests {
         Engine::new(Config::default(), 0)
     }
 
+    /// Client `id` with the default config and 1 MiB for replies.
+    fn client(id: u64) -> Session {
+        Session::new(id, &Config::default(), 1 << 20)
+    }
+
+    /// Runs what `s` was fed at `now`, with no log to wait for: every
+    /// reply is answered at once. How many commands ran.
+    fn answer(s: &mut Session, engine: &mut Engine, now: u64) -> usize {
+        s.run(engine, now, |_| Logged::Answer)
+    }
+
     #[test]
     fn a_command_split_anywhere_runs_once_complete() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         let request = b"*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$5\r\nhello\r\n";
         for byte in request.chunks(1) {
             assert_eq!(s.output(), b"");
             s.feed(byte);
-            s.run(&mut engine, 0, |_| Logged::Answer);
+            answer(&mut s, &mut engine, 0);
         }
         assert_eq!(s.output(), b"+OK\r\n");
         assert_eq!(s.buffered_input(), 0);
@@ -443,22 +454,18 @@ mod tests {
         let mut engine = engine();
         let mut s = Session::new(1, &Config::default(), 64);
         s.feed(&b"PING\r\n".repeat(100));
-        let first = s.run(&mut engine, 0, |_| Logged::Answer);
+        let first = answer(&mut s, &mut engine, 0);
         // 7 bytes per +PONG: it stops at the first reply past 64 bytes.
         assert_eq!(first, 10);
         assert!(!s.wants_input());
-        assert_eq!(
-            s.run(&mut engine, 0, |_| Logged::Answer),
-            0,
-            "paused while full"
-        );
+        assert_eq!(answer(&mut s, &mut engine, 0), 0, "paused while full");
         s.consume(s.output().len());
         assert!(s.wants_input());
-        assert_eq!(s.run(&mut engine, 0, |_| Logged::Answer), 10);
+        assert_eq!(answer(&mut s, &mut engine, 0), 10);
         let mut total = 20;
         while total < 100 {
             s.consume(s.output().len());
-            total += s.run(&mut engine, 0, |_| Logged::Answer);
+            total += answer(&mut s, &mut engine, 0);
         }
         assert_eq!(total, 100);
     }
@@ -466,17 +473,17 @@ mod tests {
     #[test]
     fn client_reply_off_and_skip_drop_replies_not_commands() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         s.feed(b"CLIENT REPLY OFF\r\nSET a 1\r\nCLIENT REPLY ON\r\nGET a\r\n");
         s.feed(b"CLIENT REPLY SKIP\r\nINCR a\r\nINCR a\r\n");
-        s.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut s, &mut engine, 0);
         assert_eq!(s.output(), b"+OK\r\n$1\r\n1\r\n:3\r\n");
     }
 
     #[test]
     fn idle_past_the_timeout_unless_subscribed_or_blocked() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         s.touch(10_000);
         assert!(!s.idle_past(0, u64::MAX), "0: never");
         assert!(!s.idle_past(2, 12_000));
@@ -484,12 +491,12 @@ mod tests {
         s.touch(12_001);
         assert!(!s.idle_past(2, 14_000));
         s.feed(b"SUBSCRIBE c\r\n");
-        s.run(&mut engine, 12_001, |_| Logged::Answer);
+        answer(&mut s, &mut engine, 12_001);
         assert!(!s.idle_past(2, 100_000), "a subscriber only listens");
-        let mut blocked = Session::new(2, &Config::default(), 1 << 20);
+        let mut blocked = client(2);
         blocked.touch(10_000);
         blocked.feed(b"BLPOP list 0\r\n");
-        blocked.run(&mut engine, 10_000, |_| Logged::Answer);
+        answer(&mut blocked, &mut engine, 10_000);
         assert!(blocked.is_blocked());
         assert!(!blocked.idle_past(2, 100_000), "a blocked client waits");
     }
@@ -497,12 +504,12 @@ mod tests {
     #[test]
     fn a_resp3_subscriber_gets_messages_as_pushes() {
         let mut engine = engine();
-        let mut resp2 = Session::new(1, &Config::default(), 1 << 20);
-        let mut resp3 = Session::new(2, &Config::default(), 1 << 20);
+        let mut resp2 = client(1);
+        let mut resp3 = client(2);
         resp2.feed(b"SUBSCRIBE c\r\n");
         resp3.feed(b"HELLO 3\r\nSUBSCRIBE c\r\n");
         for s in [&mut resp2, &mut resp3] {
-            s.run(&mut engine, 0, |_| Logged::Answer);
+            answer(s, &mut engine, 0);
             s.consume(s.output().len());
         }
         let messages = engine.take_messages();
@@ -527,9 +534,9 @@ mod tests {
     #[test]
     fn subscribing_is_confirmed_while_replies_are_off() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         s.feed(b"CLIENT REPLY OFF\r\nPSUBSCRIBE *\r\n");
-        s.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut s, &mut engine, 0);
         assert_eq!(
             s.output(),
             b"*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n",
@@ -540,7 +547,7 @@ mod tests {
     #[test]
     fn writes_are_logged_in_order() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         s.feed(b"SET a 1\r\nGET a\r\nINCR a\r\n");
         let mut logged = Vec::new();
         s.run(&mut engine, 0, |effects| {
@@ -553,9 +560,9 @@ mod tests {
     #[test]
     fn protocol_error_is_answered_then_closes() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         s.feed(b"PING\r\n*1\r\nx\r\nPING\r\n");
-        s.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut s, &mut engine, 0);
         assert_eq!(
             s.output(),
             b"+PONG\r\n-ERR Protocol error: expected '$', got 'x'\r\n"
@@ -579,13 +586,13 @@ mod tests {
     #[test]
     fn long_output_is_consumed_piecewise() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         let value = vec![b'x'; 300_000];
         let mut set = Vec::new();
         crate::resp::encode_command(&[&b"SET"[..], b"big", &value], &mut set);
         s.feed(&set);
         s.feed(b"GET big\r\n");
-        s.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut s, &mut engine, 0);
         let mut got = Vec::new();
         while !s.output().is_empty() {
             let n = s.output().len().min(16 * 1024);
@@ -609,7 +616,7 @@ mod tests {
     #[test]
     fn replies_to_writes_wait_for_the_log_and_keep_their_order() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         let mut writes = 0;
         s.feed(b"PING\r\nSET a 1\r\nGET a\r\nSET b 2\r\n");
         s.run(&mut engine, 0, holding(&mut writes));
@@ -626,7 +633,7 @@ mod tests {
     #[test]
     fn a_write_that_never_became_durable_is_answered_with_the_error() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         let mut writes = 0;
         s.feed(b"SET a 1\r\nSET b 2\r\nGET b\r\nSET c 3\r\n");
         s.run(&mut engine, 0, holding(&mut writes));
@@ -640,7 +647,7 @@ mod tests {
     #[test]
     fn a_refused_record_is_answered_with_the_logs_error() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         s.feed(b"SET a 1\r\nGET nothing\r\n");
         s.run(&mut engine, 0, |_| {
             Logged::Refuse(Reply::error("MISCONF full"))
@@ -651,7 +658,7 @@ mod tests {
     #[test]
     fn a_closing_session_is_done_only_once_held_replies_are_out() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         let mut writes = 0;
         s.feed(b"SET a 1\r\n");
         s.run(&mut engine, 0, holding(&mut writes));
@@ -667,7 +674,7 @@ mod tests {
     #[test]
     fn held_replies_keep_their_place_while_a_large_reply_is_sent_in_pieces() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         let mut writes = 0;
         let value = vec![b'x'; 128 * 1024];
         let mut set = Vec::new();
@@ -711,13 +718,13 @@ mod tests {
             .config_mut()
             .set("client-output-buffer-limit", b"normal 100000 0 0")
             .unwrap();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         let value = vec![b'x'; 200_000];
         let mut set = Vec::new();
         crate::resp::encode_command(&[&b"SET"[..], b"big", &value], &mut set);
         s.feed(&set);
         s.feed(b"GET big\r\nPING\r\n");
-        s.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut s, &mut engine, 0);
         assert!(s.is_closing());
         assert!(s.done(), "its replies are dropped, not sent");
     }
@@ -725,10 +732,10 @@ mod tests {
     #[test]
     fn a_blocked_client_waits_then_runs_what_it_pipelined() {
         let mut engine = engine();
-        let mut waiting = Session::new(1, &Config::default(), 1 << 20);
-        let mut pusher = Session::new(2, &Config::default(), 1 << 20);
+        let mut waiting = client(1);
+        let mut pusher = client(2);
         waiting.feed(b"BLPOP jobs 0\r\nPING\r\n");
-        assert_eq!(waiting.run(&mut engine, 0, |_| Logged::Answer), 1);
+        assert_eq!(answer(&mut waiting, &mut engine, 0), 1);
         assert!(waiting.is_blocked() && !waiting.wants_input());
         assert_eq!(waiting.output(), b"", "no reply while blocked");
         pusher.feed(b"RPUSH jobs j1\r\n");
@@ -744,7 +751,7 @@ mod tests {
             waiting.unblock(&reply, None);
         }
         assert!(waiting.wants_input());
-        waiting.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut waiting, &mut engine, 0);
         assert_eq!(
             waiting.output(),
             b"*2\r\n$4\r\njobs\r\n$2\r\nj1\r\n+PONG\r\n"
@@ -754,9 +761,9 @@ mod tests {
     #[test]
     fn a_served_reply_can_wait_for_the_log() {
         let mut engine = engine();
-        let mut waiting = Session::new(1, &Config::default(), 1 << 20);
+        let mut waiting = client(1);
         waiting.feed(b"BRPOP q 0\r\n");
-        waiting.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut waiting, &mut engine, 0);
         engine.execute(
             &[b"RPUSH".to_vec(), b"q".to_vec(), b"x".to_vec()],
             &mut ClientCtx::new(2),
@@ -772,13 +779,13 @@ mod tests {
     #[test]
     fn config_set_limits_apply_to_open_connections() {
         let mut engine = engine();
-        let mut s = Session::new(1, &Config::default(), 1 << 20);
+        let mut s = client(1);
         engine
             .config_mut()
             .set("client-query-buffer-limit", b"1mb")
             .unwrap();
         s.feed(b"*2\r\n$4\r\nECHO\r\n$2000000\r\n");
-        s.run(&mut engine, 0, |_| Logged::Answer);
+        answer(&mut s, &mut engine, 0);
         assert!(s.is_closing());
         assert!(String::from_utf8_lossy(&s.output()).contains("client-query-buffer-limit"));
     }

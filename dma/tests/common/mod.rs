@@ -494,12 +494,7 @@ impl Rig {
         device_addr: u64,
         policy: Policy,
     ) -> TransferId {
-        self.sched
-            .submit(
-                engine,
-                Transfer::contiguous(direction, va, device_addr, policy),
-            )
-            .expect("submit")
+        self.submit_gather(engine, direction, &[va], device_addr, policy)
     }
 
     /// Like `submit`, for a gather/scatter list.
@@ -637,6 +632,49 @@ pub fn fill_source(
         }
     }
     bytes
+}
+
+/// A transfer the random tests submitted: its id, engine, direction,
+/// memory, device address and the bytes it must deliver.
+pub type RandomJob = (
+    TransferId,
+    EngineId,
+    Direction,
+    Range<usize>,
+    usize,
+    Vec<u8>,
+);
+
+/// Submits a random transfer in slot `slot` (`slot_size` bytes each from
+/// `BASE`): on one of `engines`, either way, under any policy, starting up
+/// to `max_offset` bytes into the slot, its device address the slot's plus
+/// up to `dev_jitter` bytes (none drawn when 0); its source filled.
+pub fn submit_random(
+    rig: &mut Rig,
+    rng: &mut Rng,
+    engines: &[EngineId],
+    (slot, slot_size): (usize, usize),
+    max_offset: usize,
+    dev_jitter: u64,
+) -> RandomJob {
+    let engine = engines[rng.below(engines.len() as u64) as usize];
+    let dir = if rng.below(2) == 0 {
+        Direction::ToDevice
+    } else {
+        Direction::FromDevice
+    };
+    let policy = Policy::ALL[rng.below(Policy::ALL.len() as u64) as usize];
+    let offset = rng.below(max_offset as u64) as usize;
+    let len = 1 + rng.below((slot_size - offset) as u64) as usize;
+    let start = BASE + slot * slot_size + offset;
+    let va = start..start + len;
+    let mut dev = slot * slot_size;
+    if dev_jitter > 0 {
+        dev += rng.below(dev_jitter) as usize;
+    }
+    let source = fill_source(rig, engine, dir, va.clone(), dev, rng.next_u64());
+    let id = rig.submit(engine, dir, va.clone(), dev as u64, policy);
+    (id, engine, dir, va, dev, source)
 }
 
 /// The destination side of a transfer, to compare with the source.

@@ -166,20 +166,29 @@ compile_error!("select a board: build with feature `qemu-virt` or `zcu102` (see 
 mod tests {
     use super::*;
 
+    /// Asserts what `board`'s boot map holds in each slot of `slots`.
+    fn assert_slots(board: &Board, slots: &[(usize, BootSlot)]) {
+        for &(slot, want) in slots {
+            assert_eq!(board.boot_slot(slot), want, "slot {slot}");
+        }
+    }
+
     #[test]
     fn virt_boot_map_has_devices_below_ram_and_pcie_ecam() {
-        assert_eq!(QEMU_VIRT.boot_slot(0), BootSlot::Device);
-        assert_eq!(QEMU_VIRT.boot_slot(1), BootSlot::Normal);
-        assert_eq!(QEMU_VIRT.boot_slot(256), BootSlot::Device);
-        assert_eq!(QEMU_VIRT.boot_slot(100), BootSlot::Invalid);
+        use BootSlot::*;
+        assert_slots(
+            &QEMU_VIRT,
+            &[(0, Device), (1, Normal), (256, Device), (100, Invalid)],
+        );
     }
 
     #[test]
     fn zcu102_boot_map_has_ddr_low_and_devices_at_the_top_of_4g() {
-        assert_eq!(ZCU102.boot_slot(0), BootSlot::Normal);
-        assert_eq!(ZCU102.boot_slot(1), BootSlot::Normal);
-        assert_eq!(ZCU102.boot_slot(3), BootSlot::Device);
-        assert_eq!(ZCU102.boot_slot(2), BootSlot::Invalid);
+        use BootSlot::*;
+        assert_slots(
+            &ZCU102,
+            &[(0, Normal), (1, Normal), (3, Device), (2, Invalid)],
+        );
     }
 
     #[test]

@@ -3,8 +3,9 @@
 //! uses part of it.
 #![allow(dead_code)]
 
-use faultline_image::{build_to, qemu_command, workspace_root, Board, RunOptions};
+use faultline_image::{build_to, qemu_command, workspace_root, Board, Built, RunOptions};
 use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,6 +23,25 @@ impl Drop for Guest {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A free local port, for a forward to the guest.
+pub fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// kvstore built with `args` for `board` into the test's own folder under
+/// target/test-images: the image and that folder.
+pub fn build(test: &str, board: Board, args: &[&str]) -> (Built, PathBuf) {
+    let root = workspace_root();
+    let out = root.join("target/test-images").join(test);
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
+    let built = build_to(&root, "kvstore", board, &args, &out).expect("image builds");
+    (built, out)
 }
 
 impl Guest {
@@ -52,57 +72,39 @@ impl Guest {
     /// Boots kvstore with `args` and `options` (the network is added here).
     pub fn start_opts(test: &str, args: &[&str], options: RunOptions) -> Guest {
         super::require_qemu();
-        let root = workspace_root();
-        let out = root.join("target/test-images").join(test);
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let built = build_to(&root, "kvstore", Board::QemuVirt, &args, &out).expect("image builds");
+        let (built, out) = build(test, Board::QemuVirt, args);
         faultline_image::qemu::ensure_disk(&built, options.disk_size).unwrap();
-        // A free local port for the forward.
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let net = format!("user,id=n0,hostfwd=tcp:127.0.0.1:{port}-:6379");
         let extra = ["-netdev", &net, "-device", "virtio-net-pci,netdev=n0"]
             .map(String::from)
             .to_vec();
         let options = RunOptions { extra, ..options };
-        let log = out.join("serial.log");
-        let mut cmd = qemu_command(&built, &options).unwrap();
-        cmd.stdin(Stdio::null())
-            .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::inherit());
-        Guest {
-            child: cmd.spawn().expect("QEMU starts"),
-            port,
-            log,
-        }
+        Self::spawn(&built, &options, &out, port, Stdio::inherit())
     }
 
     /// Boots kvstore on `board` with the runner's own port forward (the
     /// board's NIC: virtio-net, or the ZynqMP's GEM0 on zcu102).
     pub fn start_on_board(test: &str, board: Board, args: &[&str]) -> Guest {
         super::require_qemu();
-        let root = workspace_root();
-        let out = root.join("target/test-images").join(test);
-        let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
-        let built = build_to(&root, "kvstore", board, &args, &out).expect("image builds");
+        let (built, out) = build(test, board, args);
         faultline_image::qemu::ensure_disk(&built, None).unwrap();
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let options = RunOptions {
             port: Some(port),
             ..RunOptions::default()
         };
+        Self::spawn(&built, &options, &out, port, Stdio::null())
+    }
+
+    /// QEMU running `built` with `options`, the serial console written to
+    /// `out/serial.log`, its own errors to `stderr`; `port` reaches 6379.
+    fn spawn(built: &Built, options: &RunOptions, out: &Path, port: u16, stderr: Stdio) -> Guest {
         let log = out.join("serial.log");
-        let mut cmd = qemu_command(&built, &options).unwrap();
+        let mut cmd = qemu_command(built, options).unwrap();
         cmd.stdin(Stdio::null())
             .stdout(std::fs::File::create(&log).unwrap())
-            .stderr(Stdio::null());
+            .stderr(stderr);
         Guest {
             child: cmd.spawn().expect("QEMU starts"),
             port,

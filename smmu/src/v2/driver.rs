@@ -12,6 +12,7 @@ use super::regs::{
 use super::syndrome::{Bank, ContextFault, GlobalFault, RawSyndrome};
 use crate::fault::{FaultSet, PAGE_SIZE};
 use crate::iommu::Collected;
+use crate::poll;
 use crate::v3::{CdError, CdParams, Regs};
 use alloc::vec;
 use alloc::vec::Vec;
@@ -59,17 +60,6 @@ struct BankEntry {
     sctlr: u32,
     /// A stalled fault was handed out and not resumed yet (CFIE masked).
     stalled: bool,
-}
-
-/// Polls `done` up to `limit` times.
-fn poll(limit: u32, wait: Wait, mut done: impl FnMut() -> bool) -> Result<(), Error> {
-    for _ in 0..limit.max(1) {
-        if done() {
-            return Ok(());
-        }
-        core::hint::spin_loop();
-    }
-    Err(Error::Timeout(wait))
 }
 
 /// An Arm MMU-500 (SMMUv2) translating streams through stage-1 context
@@ -160,16 +150,18 @@ impl<R: Regs> Mmu500<R> {
 
     fn global_sync(&self) -> Result<(), Error> {
         self.regs.write32(gr0::STLBGSYNC, 0);
-        poll(self.config.poll_limit, Wait::GlobalTlbSync, || {
-            self.regs.read32(gr0::STLBGSTATUS) & SYNC_ACTIVE == 0
-        })
+        poll(
+            self.config.poll_limit,
+            Error::Timeout(Wait::GlobalTlbSync),
+            || self.regs.read32(gr0::STLBGSTATUS) & SYNC_ACTIVE == 0,
+        )
     }
 
     fn bank_sync(&self, bank: usize) -> Result<(), Error> {
         self.regs.write32(self.cb_reg(bank, cb::TLBSYNC), 0);
         poll(
             self.config.poll_limit,
-            Wait::ContextTlbSync(Bank(bank as u8)),
+            Error::Timeout(Wait::ContextTlbSync(Bank(bank as u8))),
             || self.regs.read32(self.cb_reg(bank, cb::TLBSTATUS)) & SYNC_ACTIVE == 0,
         )
     }

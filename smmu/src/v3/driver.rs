@@ -15,6 +15,7 @@ use super::regs::{self, cr0, cr1, cr2, irq_ctrl, queue_base, Features};
 use super::ste::{self, Ste};
 use super::strtab::{read_entry, write_entry, StreamTable};
 use crate::fault::{FaultSet, PAGE_SIZE};
+use crate::poll;
 use core::ops::Range;
 use hw::dma_memory::DmaAllocator;
 use hw::dma_memory::DmaMemory;
@@ -75,17 +76,6 @@ pub struct FaultsDrained {
     pub more_pending: bool,
 }
 
-/// Polls `done` up to `limit` times.
-fn poll(limit: u32, wait: Wait, mut done: impl FnMut() -> bool) -> Result<(), Error> {
-    for _ in 0..limit.max(1) {
-        if done() {
-            return Ok(());
-        }
-        core::hint::spin_loop();
-    }
-    Err(Error::Timeout(wait))
-}
-
 /// An SMMUv3 translating streams through stage-1 tables in the CPU's
 /// format (the kernel's own, or a device's view of it).
 pub struct Smmu<R: Regs, M: DmaAllocator> {
@@ -137,7 +127,7 @@ impl<R: Regs, M: DmaAllocator> Smmu<R, M> {
 
         // Quiesce: bases and CR1 may only change while everything is off.
         regs.write32(regs::CR0, 0);
-        poll(config.poll_limit, Wait::Cr0Ack, || {
+        poll(config.poll_limit, Error::Timeout(Wait::Cr0Ack), || {
             regs.read32(regs::CR0ACK) == 0
         })?;
 
@@ -227,7 +217,7 @@ impl<R: Regs, M: DmaAllocator> Smmu<R, M> {
 
         let irqs = irq_ctrl::GERROR_IRQEN | irq_ctrl::EVENTQ_IRQEN;
         regs.write32(regs::IRQ_CTRL, irqs);
-        poll(self.poll_limit, Wait::IrqCtrlAck, || {
+        poll(self.poll_limit, Error::Timeout(Wait::IrqCtrlAck), || {
             regs.read32(regs::IRQ_CTRL_ACK) == irqs
         })?;
 
@@ -242,7 +232,7 @@ impl<R: Regs, M: DmaAllocator> Smmu<R, M> {
     fn enable(&mut self, bits: u32) -> Result<(), Error> {
         let regs = &self.regs;
         regs.write32(regs::CR0, bits);
-        poll(self.poll_limit, Wait::Cr0Ack, || {
+        poll(self.poll_limit, Error::Timeout(Wait::Cr0Ack), || {
             regs.read32(regs::CR0ACK) == bits
         })
     }

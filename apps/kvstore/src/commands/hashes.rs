@@ -265,38 +265,45 @@ pub(crate) fn hincrbyfloat(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::bulk(text.into_bytes())
 }
 
+/// The count and option of `HRANDFIELD key [count [WITHVALUES]]` and
+/// `ZRANDMEMBER key [count [WITHSCORES]]` (`option` names the option):
+/// `(None, false)` without a count. As Redis checks them: the count, then
+/// the syntax; each pick with its value must not overflow a 64-bit count.
+pub(super) fn random_count(args: &[Vec<u8>], option: &[u8]) -> Result<(Option<i64>, bool), Reply> {
+    let Some(arg) = args.get(2) else {
+        return Ok((None, false));
+    };
+    let n = match parse_i64(arg) {
+        Some(i64::MIN) => {
+            return Err(Reply::error(
+                "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
+            ))
+        }
+        Some(n) => n,
+        None => return Err(errors::not_integer()),
+    };
+    match &args[3..] {
+        [] => Ok((Some(n), false)),
+        [word] if word.eq_ignore_ascii_case(option) => {
+            if n.unsigned_abs() > (i64::MAX / 2) as u64 {
+                return Err(Reply::error("ERR value is out of range"));
+            }
+            Ok((Some(n), true))
+        }
+        _ => Err(errors::syntax()),
+    }
+}
+
 /// `HRANDFIELD key [count [WITHVALUES]]`: without a count, one field
 /// picked at random (nil if the key is missing); with a positive count, up
 /// to that many distinct fields; with a negative one, exactly that many,
 /// each picked anew (so possibly repeated). `WITHVALUES` follows each field
 /// with its value.
 pub(crate) fn hrandfield(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let mut count = None;
-    let mut with_values = false;
-    if let Some(arg) = args.get(2) {
-        // As Redis: the count, then the syntax, then the key.
-        let n = match parse_i64(arg) {
-            Some(i64::MIN) => {
-                return Reply::error(
-                    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-                )
-            }
-            Some(n) => n,
-            None => return errors::not_integer(),
-        };
-        match &args[3..] {
-            [] => {}
-            [option] if option.eq_ignore_ascii_case(b"WITHVALUES") => {
-                // Fields and values must not overflow a 64-bit count.
-                if n.unsigned_abs() > (i64::MAX / 2) as u64 {
-                    return Reply::error("ERR value is out of range");
-                }
-                with_values = true;
-            }
-            _ => return errors::syntax(),
-        }
-        count = Some(n);
-    }
+    let (count, with_values) = match random_count(args, b"WITHVALUES") {
+        Ok(parsed) => parsed,
+        Err(reply) => return reply,
+    };
     let key = &args[1];
     match x.read_hash(key) {
         Ok(Some(_)) => {}

@@ -5,6 +5,7 @@
 //! `RESET`, as in Redis's RESP2; a RESP3 client, whose messages arrive as
 //! pushes apart from replies, may run anything, as in Redis.
 
+use alloc::collections::BTreeSet;
 use alloc::format;
 use alloc::vec;
 use alloc::vec::Vec;
@@ -12,6 +13,7 @@ use alloc::vec::Vec;
 use super::errors;
 use super::exec::Exec;
 use super::ClientCtx;
+use crate::pubsub::PubSub;
 use crate::resp::{Protocol, Reply};
 
 /// The confirmation Redis sends per channel: `[kind, name, count]`, a
@@ -27,74 +29,96 @@ fn confirm(kind: &str, name: Option<&[u8]>, count: usize) -> Reply {
     ])
 }
 
-/// `SUBSCRIBE channel [channel ...]`.
-pub(crate) fn subscribe(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+/// One of the two kinds of subscription: its commands' names, the
+/// client's own list of them and the server's side of joining and leaving.
+struct Kind {
+    subscribe: &'static str,
+    unsubscribe: &'static str,
+    mine: fn(&mut ClientCtx) -> &mut BTreeSet<Vec<u8>>,
+    join: fn(&mut PubSub, u64, &[u8]) -> bool,
+    leave: fn(&mut PubSub, u64, &[u8]) -> bool,
+}
+
+fn my_channels(client: &mut ClientCtx) -> &mut BTreeSet<Vec<u8>> {
+    &mut client.channels
+}
+
+fn my_patterns(client: &mut ClientCtx) -> &mut BTreeSet<Vec<u8>> {
+    &mut client.patterns
+}
+
+/// Channels, named exactly.
+const CHANNELS: Kind = Kind {
+    subscribe: "subscribe",
+    unsubscribe: "unsubscribe",
+    mine: my_channels,
+    join: PubSub::subscribe,
+    leave: PubSub::unsubscribe,
+};
+
+/// Glob patterns over channel names.
+const PATTERNS: Kind = Kind {
+    subscribe: "psubscribe",
+    unsubscribe: "punsubscribe",
+    mine: my_patterns,
+    join: PubSub::psubscribe,
+    leave: PubSub::punsubscribe,
+};
+
+/// Subscribes to each name of `args` of `kind`, confirming each.
+fn join(x: &mut Exec<'_>, args: &[Vec<u8>], kind: &Kind) -> Reply {
     let id = x.client.id();
     let replies = args[1..]
         .iter()
-        .map(|channel| {
-            x.pubsub.subscribe(id, channel);
-            x.client.channels.insert(channel.clone());
-            confirm("subscribe", Some(channel), x.client.subscriptions())
+        .map(|name| {
+            (kind.join)(x.pubsub, id, name);
+            (kind.mine)(x.client).insert(name.clone());
+            confirm(kind.subscribe, Some(name), x.client.subscriptions())
         })
         .collect();
     Reply::Sequence(replies)
+}
+
+/// Unsubscribes from each name of `args` of `kind`, or from all of that
+/// kind without names, confirming each (once, with no name, if none).
+fn leave(x: &mut Exec<'_>, args: &[Vec<u8>], kind: &Kind) -> Reply {
+    let id = x.client.id();
+    let names: Vec<Vec<u8>> = match args.len() {
+        1 => (kind.mine)(x.client).iter().cloned().collect(),
+        _ => args[1..].to_vec(),
+    };
+    if names.is_empty() {
+        return confirm(kind.unsubscribe, None, x.client.subscriptions());
+    }
+    let replies = names
+        .iter()
+        .map(|name| {
+            (kind.leave)(x.pubsub, id, name);
+            (kind.mine)(x.client).remove(name);
+            confirm(kind.unsubscribe, Some(name), x.client.subscriptions())
+        })
+        .collect();
+    Reply::Sequence(replies)
+}
+
+/// `SUBSCRIBE channel [channel ...]`.
+pub(crate) fn subscribe(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    join(x, args, &CHANNELS)
 }
 
 /// `PSUBSCRIBE pattern [pattern ...]`.
 pub(crate) fn psubscribe(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let id = x.client.id();
-    let replies = args[1..]
-        .iter()
-        .map(|pattern| {
-            x.pubsub.psubscribe(id, pattern);
-            x.client.patterns.insert(pattern.clone());
-            confirm("psubscribe", Some(pattern), x.client.subscriptions())
-        })
-        .collect();
-    Reply::Sequence(replies)
+    join(x, args, &PATTERNS)
 }
 
 /// `UNSUBSCRIBE [channel ...]`: the named channels, or all.
 pub(crate) fn unsubscribe(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let id = x.client.id();
-    let names: Vec<Vec<u8>> = match args.len() {
-        1 => x.client.channels.iter().cloned().collect(),
-        _ => args[1..].to_vec(),
-    };
-    if names.is_empty() {
-        return confirm("unsubscribe", None, x.client.subscriptions());
-    }
-    let replies = names
-        .iter()
-        .map(|channel| {
-            x.pubsub.unsubscribe(id, channel);
-            x.client.channels.remove(channel);
-            confirm("unsubscribe", Some(channel), x.client.subscriptions())
-        })
-        .collect();
-    Reply::Sequence(replies)
+    leave(x, args, &CHANNELS)
 }
 
 /// `PUNSUBSCRIBE [pattern ...]`: the named patterns, or all.
 pub(crate) fn punsubscribe(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let id = x.client.id();
-    let names: Vec<Vec<u8>> = match args.len() {
-        1 => x.client.patterns.iter().cloned().collect(),
-        _ => args[1..].to_vec(),
-    };
-    if names.is_empty() {
-        return confirm("punsubscribe", None, x.client.subscriptions());
-    }
-    let replies = names
-        .iter()
-        .map(|pattern| {
-            x.pubsub.punsubscribe(id, pattern);
-            x.client.patterns.remove(pattern);
-            confirm("punsubscribe", Some(pattern), x.client.subscriptions())
-        })
-        .collect();
-    Reply::Sequence(replies)
+    leave(x, args, &PATTERNS)
 }
 
 /// `PUBLISH channel message`: how many subscriptions received it.

@@ -59,6 +59,19 @@ fn group_of<'a>(x: &'a mut Exec<'_>, key: &[u8], name: &[u8]) -> Result<Option<&
     Ok(x.live_stream(key)?.and_then(|s| s.groups.get(name)))
 }
 
+/// Checks, for an `XGROUP` consumer subcommand, that the stream at `key`
+/// has group `name`: the error Redis gives when the key or the group is
+/// missing, `WRONGTYPE` for another type.
+fn existing_group(x: &mut Exec<'_>, key: &[u8], name: &[u8]) -> Result<(), Reply> {
+    if group_of(x, key, name)?.is_some() {
+        Ok(())
+    } else if x.store.get(key).is_some() {
+        Err(no_group_for(key, name))
+    } else {
+        Err(key_needed())
+    }
+}
+
 /// An entries-read counter as logged: the number, or -1 when unknown.
 fn read_text(read: Option<u64>) -> Vec<u8> {
     format_i64(read.map_or(-1, |n| n as i64))
@@ -259,12 +272,8 @@ pub(crate) fn xgroup_destroy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// `XGROUP CREATECONSUMER key group consumer`: 1 if it was created.
 pub(crate) fn xgroup_createconsumer(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let (key, name, consumer) = (args[2].clone(), args[3].clone(), args[4].clone());
-    let found = group_of(x, &key, &name).map(|g| g.is_some());
-    match found {
-        Ok(true) => {}
-        Ok(false) if x.store.get(&key).is_some() => return no_group_for(&key, &name),
-        Ok(false) => return key_needed(),
-        Err(reply) => return reply,
+    if let Err(reply) = existing_group(x, &key, &name) {
+        return reply;
     }
     let now = x.now;
     let created = with_group(x, &key, &name, |s, name| {
@@ -294,12 +303,8 @@ pub(crate) fn xgroup_createconsumer(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> R
 /// pending for it (they are pending no more).
 pub(crate) fn xgroup_delconsumer(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let (key, name, consumer) = (args[2].clone(), args[3].clone(), args[4].clone());
-    let found = group_of(x, &key, &name).map(|g| g.is_some());
-    match found {
-        Ok(true) => {}
-        Ok(false) if x.store.get(&key).is_some() => return no_group_for(&key, &name),
-        Ok(false) => return key_needed(),
-        Err(reply) => return reply,
+    if let Err(reply) = existing_group(x, &key, &name) {
+        return reply;
     }
     let removed = with_group(x, &key, &name, |s, name| {
         let group = s.groups.get_mut(name)?;

@@ -567,31 +567,10 @@ pub(super) fn pop_members(
 /// is missing); with a positive count up to that many distinct members,
 /// with a negative one exactly that many, repeats allowed.
 pub(crate) fn zrandmember(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let mut count = None;
-    let mut with_scores = false;
-    if let Some(arg) = args.get(2) {
-        let n = match parse_i64(arg) {
-            Some(i64::MIN) => {
-                return Reply::error(
-                    "ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807",
-                )
-            }
-            Some(n) => n,
-            None => return errors::not_integer(),
-        };
-        match &args[3..] {
-            [] => {}
-            [option] if option.eq_ignore_ascii_case(b"WITHSCORES") => {
-                // Members and scores must not overflow a 64-bit count.
-                if n.unsigned_abs() > (i64::MAX / 2) as u64 {
-                    return Reply::error("ERR value is out of range");
-                }
-                with_scores = true;
-            }
-            _ => return errors::syntax(),
-        }
-        count = Some(n);
-    }
+    let (count, with_scores) = match super::hashes::random_count(args, b"WITHSCORES") {
+        Ok(parsed) => parsed,
+        Err(reply) => return reply,
+    };
     let key = &args[1];
     match x.read_zset(key) {
         Ok(Some(_)) => {}

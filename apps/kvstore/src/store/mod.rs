@@ -153,6 +153,54 @@ impl From<Stream> for Data {
     }
 }
 
+/// A collection a key can hold, as [`Store`]'s `update_*` methods see it.
+trait Collection: Into<Data> {
+    /// The collection in `data`, if it holds this type.
+    fn of(data: &mut Data) -> Option<&mut Self>;
+    /// Its memory estimate.
+    fn cost(&self) -> usize;
+    /// Whether the key goes with it now (an emptied collection does,
+    /// as in Redis, except a stream).
+    fn takes_the_key(&self) -> bool;
+}
+
+/// [`Collection`] for the types whose key goes when they are emptied.
+macro_rules! emptied_takes_the_key {
+    ($($type:ident),*) => {$(
+        impl Collection for $type {
+            fn of(data: &mut Data) -> Option<&mut Self> {
+                match data {
+                    Data::$type(value) => Some(value),
+                    _ => None,
+                }
+            }
+            fn cost(&self) -> usize {
+                self.size()
+            }
+            fn takes_the_key(&self) -> bool {
+                self.is_empty()
+            }
+        }
+    )*};
+}
+
+emptied_takes_the_key!(Hash, List, Set, Zset);
+
+impl Collection for Stream {
+    fn of(data: &mut Data) -> Option<&mut Self> {
+        match data {
+            Data::Stream(stream) => Some(stream),
+            _ => None,
+        }
+    }
+    fn cost(&self) -> usize {
+        self.size()
+    }
+    fn takes_the_key(&self) -> bool {
+        false
+    }
+}
+
 /// A stored value and when it expires.
 #[derive(Clone, Debug)]
 pub struct Entry {
@@ -477,27 +525,7 @@ impl Store {
     /// assert_eq!(store.used_memory(), 0);
     /// ```
     pub fn update_hash<R>(&mut self, key: &[u8], change: impl FnOnce(&mut Hash) -> R) -> Option<R> {
-        // One lookup when the key exists (the usual case for a write).
-        let probe = Probe::new(key);
-        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
-            Some(entry) => entry,
-            None => {
-                self.set(key, Hash::new(), None);
-                self.map.get_mut(&probe as &dyn KeyView)?
-            }
-        };
-        let Data::Hash(hash) = &mut entry.data else {
-            return None;
-        };
-        let before = hash.size();
-        let result = change(hash);
-        let (after, empty) = (hash.size(), hash.is_empty());
-        entry.version = next_version();
-        self.used = self.used - before + after;
-        if empty {
-            self.remove(key);
-        }
-        Some(result)
+        self.update_collection(key, Some(Hash::new), change)
     }
 
     /// Changes the list at `key` with `change`, as
@@ -519,27 +547,7 @@ impl Store {
     /// assert_eq!(store.used_memory(), 0);
     /// ```
     pub fn update_list<R>(&mut self, key: &[u8], change: impl FnOnce(&mut List) -> R) -> Option<R> {
-        // One lookup when the key exists (the usual case for a write).
-        let probe = Probe::new(key);
-        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
-            Some(entry) => entry,
-            None => {
-                self.set(key, List::new(), None);
-                self.map.get_mut(&probe as &dyn KeyView)?
-            }
-        };
-        let Data::List(list) = &mut entry.data else {
-            return None;
-        };
-        let before = list.size();
-        let result = change(list);
-        let (after, empty) = (list.size(), list.is_empty());
-        entry.version = next_version();
-        self.used = self.used - before + after;
-        if empty {
-            self.remove(key);
-        }
-        Some(result)
+        self.update_collection(key, Some(List::new), change)
     }
 
     /// Changes the set at `key` with `change`, as
@@ -560,27 +568,7 @@ impl Store {
     /// assert_eq!(store.used_memory(), 0);
     /// ```
     pub fn update_set<R>(&mut self, key: &[u8], change: impl FnOnce(&mut Set) -> R) -> Option<R> {
-        // One lookup when the key exists (the usual case for a write).
-        let probe = Probe::new(key);
-        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
-            Some(entry) => entry,
-            None => {
-                self.set(key, Set::new(), None);
-                self.map.get_mut(&probe as &dyn KeyView)?
-            }
-        };
-        let Data::Set(set) = &mut entry.data else {
-            return None;
-        };
-        let before = set.size();
-        let result = change(set);
-        let (after, empty) = (set.size(), set.is_empty());
-        entry.version = next_version();
-        self.used = self.used - before + after;
-        if empty {
-            self.remove(key);
-        }
-        Some(result)
+        self.update_collection(key, Some(Set::new), change)
     }
 
     /// Changes the sorted set at `key` with `change`, as
@@ -608,27 +596,7 @@ impl Store {
         fresh: impl FnOnce() -> Zset,
         change: impl FnOnce(&mut Zset) -> R,
     ) -> Option<R> {
-        // One lookup when the key exists (the usual case for a write).
-        let probe = Probe::new(key);
-        let entry = match self.map.get_mut(&probe as &dyn KeyView) {
-            Some(entry) => entry,
-            None => {
-                self.set(key, fresh(), None);
-                self.map.get_mut(&probe as &dyn KeyView)?
-            }
-        };
-        let Data::Zset(zset) = &mut entry.data else {
-            return None;
-        };
-        let before = zset.size();
-        let result = change(zset);
-        let (after, empty) = (zset.size(), zset.is_empty());
-        entry.version = next_version();
-        self.used = self.used - before + after;
-        if empty {
-            self.remove(key);
-        }
-        Some(result)
+        self.update_collection(key, Some(fresh), change)
     }
 
     /// Changes the stream at `key` with `change`, keeping the memory
@@ -655,23 +623,39 @@ impl Store {
         create: bool,
         change: impl FnOnce(&mut Stream) -> R,
     ) -> Option<R> {
+        self.update_collection(key, create.then_some(Stream::new), change)
+    }
+
+    /// What every `update_*` method does: finds the collection at `key`
+    /// (making it with `fresh`, when given, if the key is missing), runs
+    /// `change` on it, keeps the memory estimate and the entry's version up
+    /// to date, and removes the key if the collection ended up empty and
+    /// such a collection does not stay. `None` if the key holds another
+    /// type, or is missing with no `fresh`.
+    fn update_collection<T: Collection, R>(
+        &mut self,
+        key: &[u8],
+        fresh: Option<impl FnOnce() -> T>,
+        change: impl FnOnce(&mut T) -> R,
+    ) -> Option<R> {
+        // One lookup when the key exists (the usual case for a write).
         let probe = Probe::new(key);
         let entry = match self.map.get_mut(&probe as &dyn KeyView) {
             Some(entry) => entry,
-            None if create => {
-                self.set(key, Stream::new(), None);
+            None => {
+                self.set(key, fresh?(), None);
                 self.map.get_mut(&probe as &dyn KeyView)?
             }
-            None => return None,
         };
-        let Data::Stream(stream) = &mut entry.data else {
-            return None;
-        };
-        let before = stream.size();
-        let result = change(stream);
-        let after = stream.size();
+        let value = T::of(&mut entry.data)?;
+        let before = value.cost();
+        let result = change(value);
+        let (after, gone) = (value.cost(), value.takes_the_key());
         entry.version = next_version();
         self.used = self.used - before + after;
+        if gone {
+            self.remove(key);
+        }
         Some(result)
     }
 

@@ -177,10 +177,7 @@ fn bitfield_errors() {
 #[test]
 fn a_logged_bitfield_replays_under_a_lower_proto_max_bulk_len() {
     let mut s = Session::new();
-    let mut log = crate::aof::HEADER.to_vec();
-    for line in ["BITFIELD b SET u8 16777216 7", "SETBIT s 16777216 1"] {
-        log.extend(s.exec(line).effects.to_bytes());
-    }
+    let log = s.log_lines(&["BITFIELD b SET u8 16777216 7", "SETBIT s 16777216 1"]);
     let config = Config {
         proto_max_bulk_len: 1 << 20,
         ..Config::default()

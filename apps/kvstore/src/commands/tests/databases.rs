@@ -2,7 +2,7 @@
 //! how the log says which database a record belongs to.
 
 use super::*;
-use crate::aof::{rewrite, HEADER};
+use crate::aof::rewrite;
 use crate::commands::Effects;
 
 /// The log of `lines` run in one session, decoded to text.
@@ -116,8 +116,7 @@ fn swapdb_waits_for_a_rewrite() {
 #[test]
 fn the_log_and_a_rewrite_replay_every_database() {
     let mut s = Session::new();
-    let mut log = HEADER.to_vec();
-    for line in [
+    let log = s.log_lines(&[
         "SET a 0",
         "SELECT 4",
         "SET a 4",
@@ -130,9 +129,7 @@ fn the_log_and_a_rewrite_replay_every_database() {
         "APPEND a x",
         "SELECT 0",
         "SET z 0",
-    ] {
-        log.extend(s.exec(line).effects.to_bytes());
-    }
+    ]);
     let now = s.now;
     assert_eq!(keys_of(&load(&log, now)), keys_of(&s.engine));
     // A compact log of every database replays to the same keys.

@@ -4,7 +4,7 @@
 use alloc::format;
 
 use super::*;
-use crate::aof::{encode_record_pieces, replay, rewrite, Piece, RecordBuf, HEADER};
+use crate::aof::{encode_record_pieces, replay, rewrite, Piece, RecordBuf};
 use crate::store::{CompactLimits, Hash, Store};
 
 /// The field/value pairs of a flat `HGETALL`-style reply, sorted by field.
@@ -412,23 +412,10 @@ fn while_a_rewrite_runs_hash_changes_are_logged_as_they_are() {
     assert_eq!(s.logged("HDEL h a"), ["HDEL h a"], "no rewrite, no DEL");
 }
 
-/// Every live key of database 0 with its entry, for comparing datasets.
-fn dataset(engine: &Engine, now: u64) -> Vec<(Vec<u8>, crate::store::Entry)> {
-    let mut keys: Vec<_> = engine
-        .store()
-        .iter()
-        .filter(|(_, e)| !e.is_expired(now))
-        .map(|(k, e)| (k.to_vec(), e.clone()))
-        .collect();
-    keys.sort_by(|a, b| a.0.cmp(&b.0));
-    keys
-}
-
 #[test]
 fn the_log_and_a_rewrite_reproduce_hashes() {
     let mut s = Session::new();
-    let mut log = HEADER.to_vec();
-    for line in [
+    let log = s.log_lines(&[
         "HSET user name ada lang rust",
         "HMSET user year 1815",
         "HSETNX user name nobody",
@@ -442,13 +429,9 @@ fn the_log_and_a_rewrite_reproduce_hashes() {
         "EXPIRE volatile 100",
         "SET plain string",
         "RENAME user person",
-    ] {
-        log.extend(s.exec(line).effects.to_bytes());
-    }
+    ]);
     let now = s.now;
-    let loaded = load(&log, now);
-    assert_eq!(dataset(&loaded, now), dataset(&s.engine, now));
-    assert_eq!(loaded.used_memory(), s.engine.used_memory());
+    s.assert_reloads(&log);
     // The rewrite: one record per string or hash, plus the hash's expiry.
     let compact = rewrite(s.engine.store(), now);
     let mut records = Vec::new();
@@ -465,9 +448,7 @@ fn the_log_and_a_rewrite_reproduce_hashes() {
         ]
         .map(|r| canonical(&s, &r))
     );
-    let reloaded = load(&compact, now);
-    assert_eq!(dataset(&reloaded, now), dataset(&s.engine, now));
-    assert_eq!(reloaded.used_memory(), s.engine.used_memory());
+    s.assert_reloads(&compact);
 }
 
 /// `record` with an `HSET`'s pairs in the store's field order (the order
@@ -576,19 +557,8 @@ fn hscan_walks_every_field_with_its_value() {
     for i in 0..100 {
         s.run(&format!("HSET big f{i} v{i}"));
     }
-    let (mut cursor, mut seen) = (String::from("0"), Vec::new());
-    loop {
-        let Reply::Array(Some(mut parts)) = s.run(&format!("HSCAN big {cursor} COUNT 7")) else {
-            panic!("HSCAN answers an array");
-        };
-        let batch = words(parts.remove(1));
-        seen.extend(pairs(Reply::array(batch.iter().map(|w| bulk(w)).collect())));
-        cursor = words(Reply::array(parts)).remove(0);
-        if cursor == "0" {
-            break;
-        }
-    }
-    seen.sort();
+    let words = full_scan(&mut s, "HSCAN big", "COUNT 7", |_, _| {});
+    let mut seen = pairs(Reply::array(words.iter().map(|w| bulk(w)).collect()));
     seen.dedup();
     assert_eq!(seen.len(), 100);
     assert!(seen.iter().all(|(f, v)| f[1..] == v[1..]));
@@ -625,8 +595,7 @@ fn hscan_errors() {
 #[test]
 fn hashes_copied_and_moved_between_databases_replay_there() {
     let mut s = Session::new();
-    let mut log = HEADER.to_vec();
-    for line in [
+    let log = s.log_lines(&[
         "HSET h a 1 b 2",
         "PEXPIRE h 50000",
         "SELECT 3",
@@ -636,9 +605,7 @@ fn hashes_copied_and_moved_between_databases_replay_there() {
         "MOVE h 5",
         "SELECT 5",
         "HDEL h a",
-    ] {
-        log.extend(s.exec(line).effects.to_bytes());
-    }
+    ]);
     let now = s.now;
     let every_db = |engine: &Engine| -> Vec<Vec<(Vec<u8>, crate::store::Entry)>> {
         engine
@@ -794,7 +761,7 @@ fn a_rewrite_hands_a_large_key_over_a_record_at_a_time() {
         .iter()
         .all(|&size| size < new_log.bytes.len() / 2));
     assert_eq!(
-        dataset(&load(&new_log.bytes, s.now), s.now),
-        dataset(&s.engine, s.now)
+        live(&load(&new_log.bytes, s.now), s.now),
+        live(&s.engine, s.now)
     );
 }

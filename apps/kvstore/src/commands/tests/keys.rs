@@ -57,41 +57,13 @@ fn keys_skips_expired_keys() {
     assert_eq!(sorted(s.run("KEYS *")), ["long"]);
 }
 
-/// Runs a full SCAN, calling `between` before every call after the first.
-fn full_scan(
-    s: &mut Session,
-    options: &str,
-    mut between: impl FnMut(&mut Session, usize),
-) -> Vec<String> {
-    let mut cursor = String::from("0");
-    let mut seen = Vec::new();
-    for call in 0.. {
-        if call > 0 {
-            between(s, call);
-        }
-        let Reply::Array(Some(reply)) = s.run(&format!("SCAN {cursor} {options}")) else {
-            panic!("SCAN must reply with an array");
-        };
-        let [Reply::Bulk(Some(next)), keys] = &reply[..] else {
-            panic!("bad SCAN reply {reply:?}");
-        };
-        seen.extend(sorted(keys.clone()));
-        cursor = String::from_utf8(next.clone()).unwrap();
-        if cursor == "0" {
-            return seen;
-        }
-        assert!(call < 10_000, "SCAN must terminate");
-    }
-    unreachable!()
-}
-
 #[test]
 fn scan_returns_every_key() {
     let mut s = Session::new();
     for i in 0..300 {
         s.run(&format!("SET key:{i:06} v"));
     }
-    let seen = full_scan(&mut s, "COUNT 7", |_, _| {});
+    let seen = full_scan(&mut s, "SCAN", "COUNT 7", |_, _| {});
     assert_eq!(seen.len(), 300, "no duplicates without mutation");
     assert_eq!(seen.iter().collect::<BTreeSet<_>>().len(), 300);
 }
@@ -106,7 +78,7 @@ fn scan_is_complete_under_mutation() {
         s.run(&format!("SET churn:{i} v"));
     }
     let mut next_new = 0;
-    let seen = full_scan(&mut s, "COUNT 5", |s, call| {
+    let seen = full_scan(&mut s, "SCAN", "COUNT 5", |s, call| {
         // Between calls: delete some churn keys, add new ones.
         s.run(&format!("DEL churn:{} churn:{}", call * 2, call * 2 + 1));
         for _ in 0..3 {
@@ -130,14 +102,14 @@ fn scan_match_count_and_type() {
         s.run(&format!("SET user:{i} v"));
         s.run(&format!("SET item:{i} v"));
     }
-    let users = full_scan(&mut s, "MATCH user:* COUNT 3", |_, _| {});
+    let users = full_scan(&mut s, "SCAN", "MATCH user:* COUNT 3", |_, _| {});
     assert_eq!(users.len(), 50);
     assert!(users.iter().all(|k| k.starts_with("user:")));
     assert_eq!(
-        full_scan(&mut s, "TYPE string COUNT 1000", |_, _| {}).len(),
+        full_scan(&mut s, "SCAN", "TYPE string COUNT 1000", |_, _| {}).len(),
         100
     );
-    assert!(full_scan(&mut s, "TYPE list", |_, _| {}).is_empty());
+    assert!(full_scan(&mut s, "SCAN", "TYPE list", |_, _| {}).is_empty());
     let Reply::Array(Some(one_call)) = s.run("SCAN 0 COUNT 1000") else {
         panic!()
     };

@@ -4,7 +4,7 @@
 use alloc::format;
 
 use super::*;
-use crate::aof::{replay, rewrite, HEADER};
+use crate::aof::{replay, rewrite};
 use crate::store::{List, Store};
 
 /// The list at `key`, as `LRANGE key 0 -1` answers it, space-separated.
@@ -393,10 +393,7 @@ fn a_rewrite_replays_a_list_pushed_to_while_it_runs() {
         effects
     });
     assert!(pushes >= 10);
-    assert_eq!(
-        dataset(&load(&new_log, s.now), s.now),
-        dataset(&s.engine, s.now)
-    );
+    assert_eq!(live(&load(&new_log, s.now), s.now), live(&s.engine, s.now));
     let mut records = 0;
     replay(&new_log, |_| records += 1);
     // 41 keys' records (the big list in 8 of them), 2 per step between,
@@ -404,27 +401,14 @@ fn a_rewrite_replays_a_list_pushed_to_while_it_runs() {
     assert!(records <= 40 + 8 + 2 * pushes + 1, "{records} records");
 }
 
-/// Every live key of database 0 with its entry, for comparing datasets.
-fn dataset(engine: &Engine, now: u64) -> Vec<(Vec<u8>, crate::store::Entry)> {
-    let mut keys: Vec<_> = engine
-        .store()
-        .iter()
-        .filter(|(_, e)| !e.is_expired(now))
-        .map(|(k, e)| (k.to_vec(), e.clone()))
-        .collect();
-    keys.sort_by(|a, b| a.0.cmp(&b.0));
-    keys
-}
-
 #[test]
 fn the_log_and_a_rewrite_reproduce_lists() {
     let mut s = Session::new();
-    let mut log = HEADER.to_vec();
     let mut long = String::from("RPUSH long");
     for i in 0..300 {
         long.push_str(&format!(" e{i}"));
     }
-    for line in [
+    let log = s.log_lines(&[
         "RPUSH q a b c d",
         "LPUSH q z",
         "LPOP q",
@@ -440,21 +424,15 @@ fn the_log_and_a_rewrite_reproduce_lists() {
         "RPUSH v only",
         "EXPIRE v 100",
         long.as_str(),
-    ] {
-        log.extend(s.exec(line).effects.to_bytes());
-    }
+    ]);
     let now = s.now;
-    let loaded = load(&log, now);
-    assert_eq!(dataset(&loaded, now), dataset(&s.engine, now));
-    assert_eq!(loaded.used_memory(), s.engine.used_memory());
+    s.assert_reloads(&log);
     let compact = rewrite(s.engine.store(), now);
     let mut records = Vec::new();
     replay(&compact, |args| records.push(args.len()));
     // q, v and its expiry, and the long list in chunks of 128.
     assert_eq!(records.len(), 1 + 2 + 3);
-    let reloaded = load(&compact, now);
-    assert_eq!(dataset(&reloaded, now), dataset(&s.engine, now));
-    assert_eq!(reloaded.used_memory(), s.engine.used_memory());
+    s.assert_reloads(&compact);
 }
 
 #[test]

@@ -27,11 +27,12 @@ mod transactions;
 mod zsets;
 
 use alloc::collections::BTreeMap;
+use alloc::format;
 use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::{ClientCtx, Effects, Engine, Outcome};
-use crate::aof::replay;
+use crate::aof::{replay, HEADER};
 use crate::config::Config;
 use crate::resp::{split_args, Reply};
 use crate::store::{Data, Entry};
@@ -130,6 +131,33 @@ impl Session {
             .collect()
     }
 
+    /// Runs each of `lines` and returns the log they write, header first.
+    pub fn log_lines(&mut self, lines: &[&str]) -> Vec<u8> {
+        let mut log = HEADER.to_vec();
+        for line in lines {
+            log.extend(self.exec(line).effects.to_bytes());
+        }
+        log
+    }
+
+    /// Asserts that `log`, loaded now into a fresh server, gives this
+    /// session's current database, entry for entry, and its memory use.
+    pub fn assert_reloads(&self, log: &[u8]) {
+        let loaded = load(log, self.now);
+        assert_eq!(entries(&loaded), entries(&self.engine));
+        assert_eq!(loaded.used_memory(), self.engine.used_memory());
+    }
+
+    /// Asserts that `log`, loaded at `at` (now or later), gives the live
+    /// dataset this server has at `at`; `context` names the case.
+    pub fn assert_log_gives(&self, log: &[u8], at: u64, context: &str) {
+        assert_eq!(
+            live(&load(log, at), at),
+            live(&self.engine, at),
+            "{context}"
+        );
+    }
+
     /// Moves the clock forward.
     pub fn advance(&mut self, ms: u64) {
         self.now += ms;
@@ -226,4 +254,35 @@ pub(super) fn ints(reply: Reply) -> Vec<i64> {
             other => panic!("not an integer: {other:?}"),
         })
         .collect()
+}
+
+/// Every word a whole `SCAN`-family iteration returns: `command` (`SCAN`,
+/// `HSCAN key`, ...) runs with each cursor and `options` until the cursor
+/// comes back to 0, and `between` runs before every call after the first.
+pub(super) fn full_scan(
+    s: &mut Session,
+    command: &str,
+    options: &str,
+    mut between: impl FnMut(&mut Session, usize),
+) -> Vec<String> {
+    let mut cursor = String::from("0");
+    let mut seen = Vec::new();
+    for call in 0.. {
+        if call > 0 {
+            between(s, call);
+        }
+        let Reply::Array(Some(reply)) = s.run(&format!("{command} {cursor} {options}")) else {
+            panic!("{command} must reply with an array");
+        };
+        let [Reply::Bulk(Some(next)), batch] = &reply[..] else {
+            panic!("bad {command} reply {reply:?}");
+        };
+        seen.extend(words(batch.clone()));
+        cursor = String::from_utf8(next.clone()).unwrap();
+        if cursor == "0" {
+            return seen;
+        }
+        assert!(call < 10_000, "{command} must terminate");
+    }
+    unreachable!()
 }

@@ -9,7 +9,7 @@ use crate::commands::ClientCtx;
 use crate::resp::split_args;
 
 /// A session with a subscriber to every channel and the given setting.
-fn listening(setting: &str) -> Session {
+pub(super) fn listening(setting: &str) -> Session {
     let mut s = Session::new();
     let mut sub = ClientCtx::new(99);
     let args = split_args(b"PSUBSCRIBE *").unwrap();
@@ -25,7 +25,7 @@ fn listening(setting: &str) -> Session {
 }
 
 /// The channel and message of every message delivered since the last call.
-fn heard(s: &mut Session) -> Vec<String> {
+pub(super) fn heard(s: &mut Session) -> Vec<String> {
     s.engine
         .take_messages()
         .into_iter()

@@ -221,6 +221,15 @@ fn random_set_command(rng: &mut Rng, k: &str, k2: &str, v: &str) -> String {
     }
 }
 
+/// Runs `n` random commands, each up to 9 ms after the one before.
+fn run_random(s: &mut Session, rng: &mut Rng, n: usize) {
+    for _ in 0..n {
+        s.advance(rng.below(10));
+        let line = random_command(rng, s.now);
+        s.run(&line);
+    }
+}
+
 #[test]
 fn replaying_the_log_reproduces_the_dataset() {
     let mut rng = Rng::new(42);
@@ -237,12 +246,8 @@ fn replaying_the_log_reproduces_the_dataset() {
             if step % 25 == 24 {
                 // Reloading now, or later, gives what the server has now.
                 for later in [0, 7, 40] {
-                    let at = s.now + later;
-                    assert_eq!(
-                        live(&load(&log, at), at),
-                        live(&s.engine, at),
-                        "round {round} step {step} (+{later} ms) after {line}"
-                    );
+                    let context = format!("round {round} step {step} (+{later} ms) after {line}");
+                    s.assert_log_gives(&log, s.now + later, &context);
                 }
             }
         }
@@ -254,11 +259,7 @@ fn rewrite_reproduces_the_dataset_with_expiries() {
     let mut rng = Rng::new(7);
     for _ in 0..20 {
         let mut s = Session::new();
-        for _ in 0..100 {
-            s.advance(rng.below(10));
-            let line = random_command(&mut rng, s.now);
-            s.run(&line);
-        }
+        run_random(&mut s, &mut rng, 100);
         let compact = rewrite(s.engine.store(), s.now);
         for later in [0, 5, 30, 100] {
             let at = s.now + later;
@@ -272,11 +273,7 @@ fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
     let mut rng = Rng::new(11);
     for round in 0..1000 {
         let mut s = Session::new();
-        for _ in 0..60 {
-            s.advance(rng.below(10));
-            let line = random_command(&mut rng, s.now);
-            s.run(&line);
-        }
+        run_random(&mut s, &mut rng, 60);
         // The server's loop: a step of the scan, then clients, whose
         // records follow it in the new log, until the scan is complete.
         let keys = 1 + rng.below(3) as usize;
@@ -291,12 +288,7 @@ fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
             records
         });
         for later in [0, 7, 40] {
-            let at = s.now + later;
-            assert_eq!(
-                live(&load(&log, at), at),
-                live(&s.engine, at),
-                "round {round} (+{later} ms)"
-            );
+            s.assert_log_gives(&log, s.now + later, &format!("round {round} (+{later} ms)"));
         }
     }
 }

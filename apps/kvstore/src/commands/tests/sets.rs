@@ -4,7 +4,7 @@
 use alloc::format;
 
 use super::*;
-use crate::aof::{replay, rewrite, HEADER};
+use crate::aof::{replay, rewrite};
 use crate::store::{Set, Store, INT_MEMBER_SIZE};
 
 #[test]
@@ -435,17 +435,7 @@ fn sscan_walks_every_member() {
     for i in 0..100 {
         s.run(&format!("SADD big m{i}"));
     }
-    let (mut cursor, mut seen) = (String::from("0"), Vec::new());
-    loop {
-        let Reply::Array(Some(mut parts)) = s.run(&format!("SSCAN big {cursor} COUNT 7")) else {
-            panic!("SSCAN answers an array");
-        };
-        seen.extend(words(parts.remove(1)));
-        cursor = words(Reply::array(parts)).remove(0);
-        if cursor == "0" {
-            break;
-        }
-    }
+    let mut seen = full_scan(&mut s, "SSCAN big", "COUNT 7", |_, _| {});
     seen.sort();
     seen.dedup();
     assert_eq!(seen.len(), 100);
@@ -583,16 +573,13 @@ fn a_rewrite_writes_a_large_set_in_records_of_128() {
         .map(|r| r.len() - 2)
         .collect();
     assert_eq!(sizes, [128, 128, 44]);
-    let engine = load(&compact, s.now);
-    assert_eq!(entries(&engine), entries(&s.engine));
-    assert_eq!(engine.used_memory(), s.engine.used_memory());
+    s.assert_reloads(&compact);
 }
 
 #[test]
 fn the_log_reproduces_sets() {
     let mut s = Session::new();
-    let mut log = HEADER.to_vec();
-    for line in [
+    let log = s.log_lines(&[
         "SADD s a b c d e f",
         "SADD n 1 2 3 4 5",
         "SPOP s",
@@ -604,38 +591,18 @@ fn the_log_reproduces_sets() {
         "SUNIONSTORE u s n fresh",
         "SDIFFSTORE d u s",
         "SPOP fresh 10",
-    ] {
-        log.extend(s.exec(line).effects.to_bytes());
-    }
-    let loaded = load(&log, s.now);
-    assert_eq!(entries(&loaded), entries(&s.engine));
-    assert_eq!(loaded.used_memory(), s.engine.used_memory());
+    ]);
+    s.assert_reloads(&log);
 }
 
 /// What a `PSUBSCRIBE *` client hears (`channel message`) while `lines`
 /// run with `notify-keyspace-events` set to `setting`.
 fn heard(setting: &str, lines: &[&str]) -> Vec<String> {
-    let mut s = Session::new();
-    let mut sub = crate::commands::ClientCtx::new(99);
-    let psubscribe = crate::resp::split_args(b"PSUBSCRIBE *").unwrap();
-    s.engine.execute(&psubscribe, &mut sub, s.now);
-    assert_eq!(
-        s.run(&format!("CONFIG SET notify-keyspace-events {setting}")),
-        ok()
-    );
-    s.engine.take_messages();
+    let mut s = super::notify::listening(setting);
     for line in lines {
         s.run(line);
     }
-    s.engine
-        .take_messages()
-        .into_iter()
-        .map(|(_, bytes)| {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let parts: Vec<&str> = text.split("\r\n").collect();
-            format!("{} {}", parts[6], parts[8])
-        })
-        .collect()
+    super::notify::heard(&mut s)
 }
 
 #[test]

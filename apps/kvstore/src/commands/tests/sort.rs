@@ -4,7 +4,6 @@
 use alloc::format;
 
 use super::*;
-use crate::aof::HEADER;
 use crate::store::{List, Store};
 
 /// `SORT` (or any command) run in `s`, its reply as text.
@@ -277,8 +276,7 @@ fn store_is_logged_as_its_result_and_replays() {
     // Replaying the log gives the same dataset, whatever the sources hold
     // by then.
     let mut s = Session::new();
-    let mut log = HEADER.to_vec();
-    for line in [
+    let log = s.log_lines(&[
         "RPUSH src 3 1 2",
         "SADD set x y z",
         "ZADD z 1 p 2 q",
@@ -289,12 +287,8 @@ fn store_is_logged_as_its_result_and_replays() {
         "SORT set BY k_* LIMIT 0 1 STORE d",
         "DEL src",
         "SORT src STORE a",
-    ] {
-        log.extend(s.exec(line).effects.to_bytes());
-    }
-    let loaded = load(&log, s.now);
-    assert_eq!(entries(&loaded), entries(&s.engine));
-    assert_eq!(loaded.used_memory(), s.engine.used_memory());
+    ]);
+    s.assert_reloads(&log);
     assert_eq!(s.run("EXISTS a"), int(0));
     assert_eq!(sorted_by(&mut s, "LRANGE b 0 -1"), ["z", "y", "x"]);
 }
@@ -337,28 +331,16 @@ fn pattern_keys_are_read_through_expiry() {
     assert_eq!(s.run("EXISTS w_1"), int(0));
 }
 
-/// What a `PSUBSCRIBE *` client hears (`channel message`) while `lines`
-/// run with every keyspace event enabled.
+/// What a `PSUBSCRIBE *` client hears (`channel message`) on the keyevent
+/// channels while `lines` run with every keyspace event enabled.
 fn heard(lines: &[&str]) -> Vec<String> {
-    let mut s = Session::new();
-    let mut sub = crate::commands::ClientCtx::new(99);
-    let psubscribe = crate::resp::split_args(b"PSUBSCRIBE *").unwrap();
-    s.engine.execute(&psubscribe, &mut sub, s.now);
-    assert_eq!(s.run("CONFIG SET notify-keyspace-events KEAn"), ok());
-    s.engine.take_messages();
+    let mut s = super::notify::listening("KEAn");
     for line in lines {
         s.run(line);
     }
-    s.engine
-        .take_messages()
-        .into_iter()
-        .map(|(_, bytes)| {
-            let text = String::from_utf8_lossy(&bytes).into_owned();
-            let parts: Vec<&str> = text.split("\r\n").collect();
-            format!("{} {}", parts[6], parts[8])
-        })
-        .filter(|line| line.starts_with("__keyevent"))
-        .collect()
+    let mut heard = super::notify::heard(&mut s);
+    heard.retain(|line| line.starts_with("__keyevent"));
+    heard
 }
 
 #[test]
