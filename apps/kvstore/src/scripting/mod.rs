@@ -11,7 +11,10 @@
 
 mod api;
 mod bit;
+mod cjson;
+mod cmsgpack;
 pub mod convert;
+mod lua_struct;
 mod sandbox;
 pub mod sha1;
 
@@ -273,5 +276,7 @@ fn lower(sha: &[u8]) -> String {
     String::from_utf8_lossy(sha).to_ascii_lowercase()
 }
 
+#[cfg(test)]
+mod library_tests;
 #[cfg(test)]
 mod tests;
