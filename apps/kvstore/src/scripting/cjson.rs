@@ -2,6 +2,9 @@
 //! `cjson.decode`, answering as Redis 7.0's lua-cjson 2.1.0 does with its
 //! default settings (written from its documented and observed behaviour).
 //!
+//! One difference: tables nest at most 128 deep when encoding (see
+//! [`MAX_ENCODE_DEPTH`]), where lua-cjson allows 1000.
+//!
 //! `cjson.null` is the light userdata holding a null pointer, as in Redis
 //! (`type(cjson.null)` is `userdata`); decoding JSON `null` gives it and
 //! encoding it gives `null`. Callbacks run without Lua's memory limit (see
@@ -15,9 +18,14 @@ use faultline_lua::state::{Kind, Raise, Stack};
 
 use super::Host;
 
-/// The deepest nesting of tables encoded and of arrays and objects decoded
-/// (lua-cjson's default `encode_max_depth` and `decode_max_depth`).
+/// The deepest nesting of arrays and objects decoded (lua-cjson's default
+/// `decode_max_depth`; decoding keeps what is open on the heap).
 const MAX_DEPTH: usize = 1000;
+
+/// The deepest nesting of tables encoded. lua-cjson's default is 1000, but
+/// encoding recurses on the server's stack (256 KiB on the guest, some
+/// 400 bytes a level), so kvstore stops at 128 with lua-cjson's message.
+const MAX_ENCODE_DEPTH: usize = 128;
 
 /// The longest text `cjson.encode` makes: a table that holds itself many
 /// times over would otherwise grow the text without bound.
@@ -127,7 +135,7 @@ fn string(text: &[u8], out: &mut Vec<u8>) {
 /// its largest key past 10 and past twice the number of items); as an
 /// object otherwise.
 fn table(s: &mut Stack<'_>, idx: i32, depth: usize, out: &mut Vec<u8>) -> Result<(), Vec<u8>> {
-    if depth > MAX_DEPTH {
+    if depth > MAX_ENCODE_DEPTH {
         return Err(alloc::format!("Cannot serialise, excessive nesting ({depth})").into_bytes());
     }
     // lua-cjson keeps the largest key in a C int: a key past its range

@@ -22,7 +22,7 @@ const MAX_PACK_DEPTH: usize = 16;
 
 /// The deepest nesting of arrays and maps unpacked (lua-cmsgpack has none;
 /// deeper input is refused rather than exhausting the stack).
-const MAX_UNPACK_DEPTH: usize = 256;
+const MAX_UNPACK_DEPTH: usize = 128;
 
 /// `cmsgpack.pack(...)`: the MessagePack of each argument, one after another.
 pub fn pack<H: Host>(s: &mut Stack<'_>, _: &mut H) -> Result<usize, Raise> {
@@ -153,7 +153,9 @@ fn table(
     s.pairs(idx, |v| {
         count += 1;
         match v.number(1) {
-            Some(k) if k >= 1.0 && k < 9.0e15 && (k as u64) as f64 == k => largest = largest.max(k),
+            Some(k) if (1.0..9.0e15).contains(&k) && (k as u64) as f64 == k => {
+                largest = largest.max(k)
+            }
             _ => array = false,
         }
         true
