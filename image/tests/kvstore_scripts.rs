@@ -112,6 +112,22 @@ fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {
     assert_eq!(read_line(&mut s), ":1");
     let parse = format!("return {}1{}", "(".repeat(190), ")".repeat(190));
     assert_eq!(ask(&mut s, &["EVAL", &parse, "0"]), ":1");
+    // The libraries at their deepest nesting fit the guest's stack: a
+    // table that holds itself stops at cjson's encoding limit, JSON at
+    // its decoding limit, MessagePack at its unpacking limit.
+    let own = "local t = {} t[1] = t t.x = t return cjson.encode(t)";
+    let answer = ask(&mut s, &["EVAL", own, "0"]);
+    assert!(answer.contains("excessive nesting (129)"), "{answer}");
+    let deep = "local u = {} for i = 1, 127 do u = {a = u} end \
+        local back = cjson.decode(cjson.encode(u)) return #cjson.encode(back)";
+    assert_eq!(ask(&mut s, &["EVAL", deep, "0"]), ":764");
+    let json = "return #cjson.decode(string.rep('[', 1000) .. string.rep(']', 1000))";
+    assert_eq!(ask(&mut s, &["EVAL", json, "0"]), ":1");
+    let msgpack = "return cmsgpack.unpack(string.rep('\\145', 100000))";
+    let answer = ask(&mut s, &["EVAL", msgpack, "0"]);
+    assert!(answer.contains("Too deeply nested"), "{answer}");
+    let packed = "local t = {} t[1] = t return #cmsgpack.pack(t, struct.pack('>i', 7))";
+    assert_eq!(ask(&mut s, &["EVAL", packed, "0"]), ":22");
     // A script that allocates without bound gets an error, and the server
     // and the next scripts go on.
     // (Lua gets what maxmemory leaves, at least 1 MiB: a small limit keeps

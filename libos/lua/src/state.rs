@@ -418,6 +418,26 @@ impl<H> State<H> {
         r.map_err(|_| b"no room to keep the script".to_vec())
     }
 
+    /// Sets `table.name` (a global table, made if needed) to the light
+    /// userdata holding a null pointer: a value scripts can compare and pass
+    /// around but not make, as lua-cjson's `cjson.null` is.
+    pub fn set_null_pointer(&mut self, table: &[u8], name: &[u8]) -> Result<(), StackError> {
+        let mut s = self.stack();
+        let r = (|| {
+            s.push_globals()?;
+            if s.get_field(-1, table)? != Kind::Table {
+                s.pop(1);
+                s.push_table(0, 0)?;
+                s.push_value(-1)?;
+                s.set_field(-3, table)?;
+            }
+            s.push_null_pointer()?;
+            s.set_field(-2, name)
+        })();
+        s.clear();
+        r
+    }
+
     /// Keeps the global `name`'s value in the registry under `key` too
     /// (where scripts cannot change it); whether there was one.
     pub fn keep_global(&mut self, name: &[u8], key: &[u8]) -> bool {
@@ -854,6 +874,32 @@ impl Stack<'_> {
         // SAFETY: there is room; b is valid for its length (Lua copies it).
         unsafe { lua_pushlstring(self.l, b.as_ptr().cast::<c_char>(), b.len()) };
         Ok(())
+    }
+
+    /// Pushes the light userdata holding a null pointer (see
+    /// [`State::set_null_pointer`]).
+    pub fn push_null_pointer(&mut self) -> Result<(), StackError> {
+        self.room(1)?;
+        // SAFETY: there is room; Lua never dereferences a light userdata.
+        unsafe { lua_pushlightuserdata(self.l, core::ptr::null_mut()) };
+        Ok(())
+    }
+
+    /// Whether the value at `idx` is the light userdata holding a null
+    /// pointer.
+    pub fn is_null_pointer(&self, idx: i32) -> bool {
+        // SAFETY: i names a value; reading its type and pointer changes
+        // nothing.
+        self.slot(idx).is_ok_and(|i| unsafe {
+            lua_type(self.l, i) == LUA_TLIGHTUSERDATA && lua_touserdata(self.l, i).is_null()
+        })
+    }
+
+    /// Whether the value at `idx` is a coroutine (of [`Kind::Other`]).
+    pub fn is_thread(&self, idx: i32) -> bool {
+        // SAFETY: i names a value.
+        self.slot(idx)
+            .is_ok_and(|i| unsafe { lua_type(self.l, i) } == LUA_TTHREAD)
     }
 
     /// Pushes a new table with room for `narr` array and `nrec` other items.

@@ -13,9 +13,12 @@
 
 mod api;
 mod bit;
+mod cjson;
+mod cmsgpack;
 pub mod convert;
 pub mod flags;
 pub mod functions;
+mod lua_struct;
 pub mod payload;
 mod sandbox;
 pub mod sha1;
@@ -304,5 +307,7 @@ fn lower(sha: &[u8]) -> String {
 
 #[cfg(test)]
 mod function_tests;
+#[cfg(test)]
+mod library_tests;
 #[cfg(test)]
 mod tests;

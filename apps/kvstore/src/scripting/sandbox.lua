@@ -54,11 +54,15 @@ redis.status_reply = function(text)
     return { ok = text }
 end
 
+cjson._NAME, cjson._VERSION = 'cjson', '2.1.0'
+cmsgpack._NAME, cmsgpack._VERSION = 'cmsgpack', 'lua-cmsgpack 0.4.0'
+
 local keep = {}
 for name in string.gmatch([[
     assert collectgarbage error gcinfo getmetatable ipairs load loadstring
     next pairs pcall rawequal rawget rawset select setmetatable tonumber
     tostring type unpack xpcall _G _VERSION coroutine string table math bit
+    cjson cmsgpack struct
     redis __redis__err__handler KEYS ARGV
 ]], '%S+') do
     keep[name] = true

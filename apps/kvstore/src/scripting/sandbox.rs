@@ -3,7 +3,7 @@
 
 use faultline_lua::State;
 
-use super::{api, bit, Host, ERROR_HANDLER};
+use super::{api, bit, cjson, cmsgpack, lua_struct, Host, ERROR_HANDLER};
 
 /// The setup chunks, run once in each new state: the environment, then
 /// the locks on it.
@@ -55,6 +55,21 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
     for (name, f) in bits {
         state.set_function(b"bit", name, f).ok()?;
     }
+    let natives: [(&[u8], &[u8], faultline_lua::state::Callback<H>); 9] = [
+        (b"cjson", b"encode", cjson::encode::<H>),
+        (b"cjson", b"decode", cjson::decode::<H>),
+        (b"cmsgpack", b"pack", cmsgpack::pack::<H>),
+        (b"cmsgpack", b"unpack", cmsgpack::unpack::<H>),
+        (b"cmsgpack", b"unpack_one", cmsgpack::unpack_one::<H>),
+        (b"cmsgpack", b"unpack_limit", cmsgpack::unpack_limit::<H>),
+        (b"struct", b"pack", lua_struct::pack::<H>),
+        (b"struct", b"unpack", lua_struct::unpack::<H>),
+        (b"struct", b"size", lua_struct::size::<H>),
+    ];
+    for (table, name, f) in natives {
+        state.set_function(table, name, f).ok()?;
+    }
+    state.set_null_pointer(b"cjson", b"null").ok()?;
     if libraries {
         // Before SETUP: it needs setfenv, which SETUP removes.
         state.load(b"setup", b"=sandbox", LIBRARY.as_bytes()).ok()?;

@@ -240,3 +240,30 @@ fn a_tick_runs_while_code_runs_and_may_stop_it() {
         Ok("100000".into())
     );
 }
+
+/// Says what its argument is: the null pointer, a coroutine, or other.
+fn what(s: &mut Stack<'_>, _: &mut Host) -> Result<usize, Raise> {
+    let name: &[u8] = match (s.is_null_pointer(1), s.is_thread(1)) {
+        (true, _) => b"null",
+        (_, true) => b"thread",
+        _ => b"other",
+    };
+    s.push_bytes(name).map_err(|_| s.raise())?;
+    s.push_null_pointer().map_err(|_| s.raise())?;
+    Ok(2)
+}
+
+#[test]
+fn the_null_pointer_is_one_value_scripts_can_pass_but_not_make() {
+    let mut state = State::<Host>::new(1 << 20).unwrap();
+    state.set_null_pointer(b"lib", b"null").unwrap();
+    state.set_function(b"lib", b"what", what).unwrap();
+    let mut host = Host::default();
+    let code =
+        "local a, n = lib.what(lib.null) local b = lib.what(coroutine.create(function() end)) \
+        local c = lib.what({}) return a .. b .. c .. type(lib.null) .. tostring(n == lib.null)";
+    assert_eq!(
+        run(&mut state, code, &mut host),
+        Ok("nullthreadotheruserdatatrue".into())
+    );
+}
