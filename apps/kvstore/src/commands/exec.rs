@@ -314,6 +314,18 @@ impl Exec<'_> {
         }
     }
 
+    /// Logs `args`, a change to the stream `key` made just now whose
+    /// record fails on a missing key (`XSETID`, the consumer-group
+    /// commands); while a log rewrite lags the key, the whole stream
+    /// instead (as `LSET` does, see [`rewrite_lags`](Exec::rewrite_lags)).
+    pub fn log_stream_change<A: AsRef<[u8]>>(&mut self, key: &[u8], args: impl AsRef<[A]>) {
+        if self.rewrite_lags(key) {
+            self.log_whole(key);
+        } else {
+            self.log(args);
+        }
+    }
+
     /// Records one canonical command whose arguments include stored
     /// values, which the log may write from their own memory.
     pub fn log_args(&mut self, args: &[Piece<'_>]) {

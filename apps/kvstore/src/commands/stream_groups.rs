@@ -104,20 +104,23 @@ fn log_claim(x: &mut Exec<'_>, key: &[u8], group: &[u8], consumer: &[u8], id: St
     let id = id.format();
     let time = format_i64(time as i64);
     let count = format_i64(count as i64);
-    x.log([
-        &b"XCLAIM"[..],
+    x.log_stream_change(
         key,
-        group,
-        consumer,
-        b"0",
-        &id,
-        b"TIME",
-        &time,
-        b"RETRYCOUNT",
-        &count,
-        b"FORCE",
-        b"JUSTID",
-    ]);
+        [
+            &b"XCLAIM"[..],
+            key,
+            group,
+            consumer,
+            b"0",
+            &id,
+            b"TIME",
+            &time,
+            b"RETRYCOUNT",
+            &count,
+            b"FORCE",
+            b"JUSTID",
+        ],
+    );
 }
 
 /// Logs where group `name` stands: `XGROUP SETID` with its counter.
@@ -132,15 +135,18 @@ fn log_setid(x: &mut Exec<'_>, key: &[u8], name: &[u8]) {
     };
     let id = group.last_id.format();
     let read = read_text(group.entries_read);
-    x.log([
-        &b"XGROUP"[..],
-        b"SETID",
+    x.log_stream_change(
         key,
-        name,
-        &id,
-        b"ENTRIESREAD",
-        &read,
-    ]);
+        [
+            &b"XGROUP"[..],
+            b"SETID",
+            key,
+            name,
+            &id,
+            b"ENTRIESREAD",
+            &read,
+        ],
+    );
 }
 
 /// The ID argument of `XGROUP CREATE|SETID`: `$` or an ID.
@@ -215,7 +221,7 @@ pub(crate) fn xgroup_create(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         record.push(b"MKSTREAM");
     }
     record.extend([&b"ENTRIESREAD"[..], &read_text]);
-    x.log(&record);
+    x.log_stream_change(&key, &record);
     x.notify(notify::STREAM, "xgroup-create", &key);
     Reply::ok()
 }
@@ -262,7 +268,7 @@ pub(crate) fn xgroup_destroy(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .update_stream(&key, false, |s| s.groups.remove(&name).is_some())
         .unwrap_or(false);
     if removed {
-        x.log(&*args);
+        x.log_stream_change(&key, &*args);
         x.notify(notify::STREAM, "xgroup-destroy", &key);
         x.key_ready(&key);
     }
@@ -293,7 +299,7 @@ pub(crate) fn xgroup_createconsumer(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> R
     .flatten()
     .unwrap_or(false);
     if created {
-        x.log(&*args);
+        x.log_stream_change(&key, &*args);
         x.notify(notify::STREAM, "xgroup-createconsumer", &key);
     }
     Reply::Integer(i64::from(created))
@@ -316,7 +322,7 @@ pub(crate) fn xgroup_delconsumer(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Repl
     })
     .flatten();
     if let Some(n) = removed {
-        x.log(&*args);
+        x.log_stream_change(&key, &*args);
         x.notify(notify::STREAM, "xgroup-delconsumer", &key);
         return Reply::Integer(n as i64);
     }
@@ -369,7 +375,10 @@ fn touch_consumer(x: &mut Exec<'_>, key: &[u8], name: &[u8], consumer: &[u8]) {
     .flatten()
     .unwrap_or(false);
     if created {
-        x.log([&b"XGROUP"[..], b"CREATECONSUMER", key, name, consumer]);
+        x.log_stream_change(
+            key,
+            [&b"XGROUP"[..], b"CREATECONSUMER", key, name, consumer],
+        );
         x.notify(notify::STREAM, "xgroup-createconsumer", key);
     }
 }

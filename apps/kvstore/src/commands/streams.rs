@@ -631,7 +631,7 @@ pub(crate) fn xsetid(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             s.max_deleted = max;
         }
     });
-    x.log(&*args);
+    x.log_stream_change(&key, &*args);
     x.notify(notify::STREAM, "xsetid", &key);
     Reply::ok()
 }

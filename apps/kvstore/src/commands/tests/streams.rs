@@ -531,3 +531,32 @@ fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
         err("ERR unknown subcommand or wrong number of arguments for 'setid'. Try XGROUP HELP.")
     );
 }
+
+/// Found by fuzzing (`command_engine`): an `XSETID` logged while a log
+/// rewrite had not reached its stream replayed in the new log onto a
+/// missing key ("ERR no such key"). Such changes log the whole stream.
+#[test]
+fn while_a_rewrite_lags_a_stream_its_id_and_group_changes_log_it_whole() {
+    let mut s = Session::new();
+    s.run("XADD x 5-1 f v");
+    s.engine.aof_rewrite_started(s.now);
+    let logged = s.logged("XSETID x 9-0");
+    assert_eq!(
+        logged.first().map(String::as_str),
+        Some("DEL x"),
+        "{logged:?}"
+    );
+    assert!(
+        logged.iter().any(|l| l.starts_with("XADD x 5-1")),
+        "{logged:?}"
+    );
+    let logged = s.logged("XGROUP CREATE x g 0");
+    assert_eq!(
+        logged.first().map(String::as_str),
+        Some("DEL x"),
+        "{logged:?}"
+    );
+    // Once the scan is past the key, each change is logged as it is.
+    while !s.engine.aof_rewrite_step(100, &mut Vec::new()) {}
+    assert_eq!(s.logged("XSETID x 10-0"), ["XSETID x 10-0"]);
+}
