@@ -366,6 +366,26 @@ impl<H> State<H> {
         name: &[u8],
         f: Callback<H>,
     ) -> Result<(), StackError> {
+        self.set_in_global_table(table, name, |s| {
+            s.room(1)?;
+            // SAFETY: the room was checked; the upvalue is the callback's
+            // function pointer, which trampoline::<H> turns back into it.
+            unsafe {
+                lua_pushlightuserdata(s.l, f as *mut c_void);
+                lua_pushcclosure(s.l, trampoline::<H>, 1);
+            }
+            Ok(())
+        })
+    }
+
+    /// Sets `table.name` (the global table `table`, made if needed) to the
+    /// value `push` leaves on top of the stack.
+    fn set_in_global_table(
+        &mut self,
+        table: &[u8],
+        name: &[u8],
+        push: impl FnOnce(&mut Stack<'_>) -> Result<(), StackError>,
+    ) -> Result<(), StackError> {
         let mut s = self.stack();
         let r = (|| {
             s.push_globals()?;
@@ -375,13 +395,7 @@ impl<H> State<H> {
                 s.push_value(-1)?;
                 s.set_field(-3, table)?;
             }
-            s.room(1)?;
-            // SAFETY: the room was checked; the upvalue is the callback's
-            // function pointer, which trampoline::<H> turns back into it.
-            unsafe {
-                lua_pushlightuserdata(s.l, f as *mut c_void);
-                lua_pushcclosure(s.l, trampoline::<H>, 1);
-            }
+            push(&mut s)?;
             s.set_field(-2, name)
         })();
         s.clear();
@@ -422,20 +436,7 @@ impl<H> State<H> {
     /// userdata holding a null pointer: a value scripts can compare and pass
     /// around but not make, as lua-cjson's `cjson.null` is.
     pub fn set_null_pointer(&mut self, table: &[u8], name: &[u8]) -> Result<(), StackError> {
-        let mut s = self.stack();
-        let r = (|| {
-            s.push_globals()?;
-            if s.get_field(-1, table)? != Kind::Table {
-                s.pop(1);
-                s.push_table(0, 0)?;
-                s.push_value(-1)?;
-                s.set_field(-3, table)?;
-            }
-            s.push_null_pointer()?;
-            s.set_field(-2, name)
-        })();
-        s.clear();
-        r
+        self.set_in_global_table(table, name, |s| s.push_null_pointer())
     }
 
     /// Keeps the global `name`'s value in the registry under `key` too
