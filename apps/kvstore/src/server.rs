@@ -134,15 +134,7 @@ impl kvstore::busy::BusyPoll for BusyServer {
                     .run_busy(|client, args| kvstore::busy::answer_client(script, client, args));
             }
             if socket.can_send() {
-                let mut sent = 0;
-                for piece in conn.session.output_pieces() {
-                    let n = socket.send_slice(piece).unwrap_or(0);
-                    sent += n;
-                    if n < piece.len() {
-                        break;
-                    }
-                }
-                conn.session.consume(sent);
+                send_output(socket, &mut conn.session);
             }
             if conn.session.has_output() {
                 socket.register_send_waker(&conn.wakers.send);
@@ -645,17 +637,7 @@ impl Server {
         let socket = io.net.sockets.get_mut::<tcp::Socket>(conn.handle);
         let paused = !conn.session.wants_input();
         if socket.can_send() {
-            // The replies as they lie: encoded bytes, and large values
-            // from the store's memory.
-            let mut sent = 0;
-            for piece in conn.session.output_pieces() {
-                let n = socket.send_slice(piece).unwrap_or(0);
-                sent += n;
-                if n < piece.len() {
-                    break;
-                }
-            }
-            conn.session.consume(sent);
+            let sent = send_output(socket, &mut conn.session);
             self.engine.stats_mut().total_net_output_bytes += sent as u64;
             if sent > 0 {
                 conn.session.touch(now_ms());
@@ -941,4 +923,20 @@ pub fn main(args: libos::Args) -> i32 {
         libos::time::uptime().as_millis()
     );
     server.run()
+}
+
+/// Sends what of `session`'s output `socket` takes now, the replies as they
+/// lie (encoded bytes, and large values from the store's memory); the bytes
+/// sent, which leave the output.
+fn send_output(socket: &mut tcp::Socket<'_>, session: &mut Session) -> usize {
+    let mut sent = 0;
+    for piece in session.output_pieces() {
+        let n = socket.send_slice(piece).unwrap_or(0);
+        sent += n;
+        if n < piece.len() {
+            break;
+        }
+    }
+    session.consume(sent);
+    sent
 }
