@@ -159,6 +159,8 @@ pub struct Engine {
     scripts: crate::scripting::Scripts<Engine>,
     /// The script running now, if one is.
     script_run: Option<scripting::ScriptRun>,
+    /// What scripts' `math.random` draws from, shared by all of them.
+    lua_random: crate::scripting::random::Rand48,
     /// The function libraries (`FUNCTION LOAD`) and their Lua state.
     functions: crate::scripting::functions::Functions<Engine>,
     /// The running script declared `allow-oom`: its writes are not
@@ -204,6 +206,7 @@ impl Engine {
             rewrite: None,
             scripts: crate::scripting::Scripts::default(),
             script_run: None,
+            lua_random: Default::default(),
             functions: Default::default(),
             script_allows_oom: false,
             busy_poll: BusyPollSlot::default(),

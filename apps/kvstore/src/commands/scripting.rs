@@ -289,6 +289,10 @@ impl Engine {
 }
 
 impl Host for Engine {
+    fn lua_random(&mut self) -> &mut crate::scripting::random::Rand48 {
+        &mut self.lua_random
+    }
+
     fn command(&mut self, mut args: Vec<Vec<u8>>) -> Reply {
         let Some(mut run) = self.script_run.take() else {
             return Reply::error("ERR no script is running");

@@ -591,3 +591,52 @@ fn libraries_are_read_only() {
         "2.1.0 lua-cmsgpack 0.4.0"
     );
 }
+
+#[test]
+fn math_random_draws_from_one_server_generator_as_in_redis() {
+    let (mut e, mut c) = (Engine::new(Config::default(), 0), ClientCtx::new(1));
+    let mut eval = |script: &str| {
+        let args = [b"EVAL".to_vec(), script.as_bytes().to_vec(), b"0".to_vec()];
+        e.execute(&args, &mut c, 1_000).reply
+    };
+    let bulk = |t: &str| Reply::Bulk(Some(t.as_bytes().to_vec()));
+    // redis-server 7.0.15, just started, gave these for the same scripts.
+    let draw = "return tostring(math.random())";
+    assert_eq!(eval(draw), bulk("0.39646477363839"));
+    assert_eq!(eval(draw), bulk("0.84048536971234"));
+    assert_eq!(
+        eval("return {math.random(10), math.random(5,8)}"),
+        Reply::Array(Some(vec![Reply::Integer(4), Reply::Integer(6)]))
+    );
+    let seeded = "math.randomseed(10); return tostring(math.random())";
+    assert_eq!(eval(seeded), bulk("0.87885112309775"));
+    assert_eq!(eval(seeded), bulk("0.87885112309775"));
+    assert_eq!(
+        eval("math.randomseed(3.9); return tostring(math.random())"),
+        bulk("0.78323496216127")
+    );
+    assert_eq!(eval("return tostring(math.random(-3, -1))"), bulk("-1"));
+}
+
+#[test]
+fn math_random_refuses_what_redis_refuses() {
+    let cases = [
+        (
+            "math.random(0)",
+            "bad argument #1 to 'random' (interval is empty)",
+        ),
+        (
+            "math.random(5, 2)",
+            "bad argument #2 to 'random' (interval is empty)",
+        ),
+        ("math.random(1, 2, 3)", "wrong number of arguments"),
+        (
+            "math.randomseed('x')",
+            "bad argument #1 to 'randomseed' (number expected, got string)",
+        ),
+    ];
+    for (lua, msg) in cases {
+        let got = error(&alloc::format!("return {lua}"), &[]);
+        assert_eq!(got, alloc::format!("ERR user_script:1: {msg}"), "{lua}");
+    }
+}

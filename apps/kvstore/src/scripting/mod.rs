@@ -20,6 +20,7 @@ pub mod flags;
 pub mod functions;
 mod lua_struct;
 pub mod payload;
+pub mod random;
 mod sandbox;
 pub mod sha1;
 
@@ -48,6 +49,9 @@ pub trait Host {
     /// script (or a library's code) runs: `Some(message)` stops it with
     /// that error (killed, timed out).
     fn tick(&mut self) -> Option<Vec<u8>>;
+
+    /// The server's generator for `math.random` (see [`random`]).
+    fn lua_random(&mut self) -> &mut random::Rand48;
 }
 
 /// The bytes Lua may hold when nothing else says: beyond this a script gets

@@ -3,7 +3,7 @@
 
 use faultline_lua::State;
 
-use super::{api, bit, cjson, cmsgpack, lua_struct, Host, ERROR_HANDLER};
+use super::{api, bit, cjson, cmsgpack, lua_struct, random, Host, ERROR_HANDLER};
 
 /// The setup chunks, run once in each new state: the environment, then
 /// the locks on it.
@@ -55,7 +55,7 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
     for (name, f) in bits {
         state.set_function(b"bit", name, f).ok()?;
     }
-    let natives: [(&[u8], &[u8], faultline_lua::state::Callback<H>); 9] = [
+    let natives: [(&[u8], &[u8], faultline_lua::state::Callback<H>); 11] = [
         (b"cjson", b"encode", cjson::encode::<H>),
         (b"cjson", b"decode", cjson::decode::<H>),
         (b"cmsgpack", b"pack", cmsgpack::pack::<H>),
@@ -65,6 +65,8 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
         (b"struct", b"pack", lua_struct::pack::<H>),
         (b"struct", b"unpack", lua_struct::unpack::<H>),
         (b"struct", b"size", lua_struct::size::<H>),
+        (b"math", b"random", random::random::<H>),
+        (b"math", b"randomseed", random::randomseed::<H>),
     ];
     for (table, name, f) in natives {
         state.set_function(table, name, f).ok()?;
