@@ -60,10 +60,10 @@ impl Rand48 {
 }
 
 /// Argument `i` as Lua's `luaL_checkint` takes it: a number (or a string
-/// that reads as one) truncated toward zero.
+/// that reads as one) truncated toward zero to a C `int`.
 fn int_arg(s: &mut Stack<'_>, i: i32, name: &str) -> Result<i64, Raise> {
     match s.to_number(i) {
-        Some(n) => Ok(n as i64),
+        Some(n) => Ok(i64::from((n as i64) as i32)),
         None => {
             let got = s.type_name(i);
             let msg = alloc::format!("bad argument #{i} to '{name}' (number expected, got {got})");
@@ -91,7 +91,8 @@ pub fn random<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> 
                 let msg = alloc::format!("bad argument #{at} to 'random' (interval is empty)");
                 return Err(fail(s, msg.as_bytes()));
             }
-            (r * (high - low + 1) as f64).floor() + low as f64
+            // The product is at least 0: truncating is flooring.
+            ((r * (high - low + 1) as f64) as i64 + low) as f64
         }
         _ => r,
     };
@@ -102,7 +103,7 @@ pub fn random<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> 
 /// `math.randomseed(n)`.
 pub fn randomseed<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
     let seed = int_arg(s, 1, "randomseed")?;
-    host.lua_random().seed(seed as i32);
+    host.lua_random().seed(seed as i32); // int_arg made it fit
     Ok(0)
 }
 
