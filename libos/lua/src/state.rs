@@ -24,6 +24,9 @@ use core::ptr::NonNull;
 
 use crate::ffi::*;
 
+/// The first byte of a precompiled Lua chunk (`LUA_SIGNATURE`).
+const BINARY_CHUNK_MARK: u8 = 0x1B;
+
 /// A Rust function callable from Lua: it reads its arguments from the
 /// stack (1 to [`Stack::top`]), pushes its results and returns how many
 /// there are, or raises the value it pushed last. `H` is what the running
@@ -402,10 +405,21 @@ impl<H> State<H> {
         r
     }
 
-    /// Compiles `code`, naming its chunk `chunkname` in messages (`@name`
+    /// Compiles `code` (Lua text: a precompiled chunk is refused, since
+    /// Lua 5.1 trusts its bytes), naming its chunk `chunkname` in messages (`@name`
     /// reads `name:LINE:`), and keeps the function in the registry under
     /// `key`. The error is Lua's message.
     pub fn load(&mut self, key: &[u8], chunkname: &[u8], code: &[u8]) -> Result<(), Vec<u8>> {
+        if code.first() == Some(&BINARY_CHUNK_MARK) {
+            // Lua would run a precompiled chunk without verifying it: text
+            // only, and the parser's own message for the first byte.
+            let shown = chunkname
+                .strip_prefix(b"@")
+                .or(chunkname.strip_prefix(b"="));
+            let mut msg = Vec::from(shown.unwrap_or(chunkname));
+            msg.extend_from_slice(b":1: unexpected symbol near '<\\27>'");
+            return Err(msg);
+        }
         let mut name = Vec::from(chunkname);
         name.push(0);
         self.stack().clear();
@@ -756,21 +770,35 @@ impl Stack<'_> {
 
     /// The string at `idx`, or the number there as Lua writes it (`%.14g`).
     pub fn bytes(&mut self, idx: i32) -> Option<Vec<u8>> {
-        if !matches!(self.kind(idx), Kind::String | Kind::Number) {
-            return None;
+        match self.kind(idx) {
+            // Read in place: a full stack (a C function called with
+            // LUAI_MAXCSTACK arguments) has no room for a copy.
+            Kind::String => {
+                let i = self.slot(idx).ok()?;
+                self.string_at(i)
+            }
+            // A copy is converted, so a number stays a number (and a key in
+            // a traversal stays valid).
+            Kind::Number => {
+                self.push_value(idx).ok()?;
+                let out = self.string_at(-1);
+                self.pop(1);
+                out
+            }
+            _ => None,
         }
-        // A copy is converted, so a number stays a number (and a key in a
-        // traversal stays valid).
-        self.push_value(idx).ok()?;
+    }
+
+    /// The bytes of the string at stack index `i` (a string or a number,
+    /// which Lua converts there).
+    fn string_at(&mut self, i: c_int) -> Option<Vec<u8>> {
         let mut len = 0;
-        // SAFETY: the top is a string or number; the pointer is valid for
-        // len bytes while the copy is on the stack.
-        let out = unsafe {
-            let p = lua_tolstring(self.l, -1, &mut len);
+        // SAFETY: i names a string or number; the pointer is valid for len
+        // bytes while that value is on the stack, and it is copied at once.
+        unsafe {
+            let p = lua_tolstring(self.l, i, &mut len);
             (!p.is_null()).then(|| core::slice::from_raw_parts(p.cast::<u8>(), len).to_vec())
-        };
-        self.pop(1);
-        out
+        }
     }
 
     /// The number at `idx` (only a number: no conversion from strings).

@@ -57,6 +57,50 @@ end
 cjson._NAME, cjson._VERSION = 'cjson', '2.1.0'
 cmsgpack._NAME, cmsgpack._VERSION = 'cmsgpack', 'lua-cmsgpack 0.4.0'
 
+-- Scripts load Lua text only: Lua 5.1 runs a precompiled chunk without
+-- checking its bytes, so one starting with the binary mark (ESC) gets the
+-- error a text parser gives it, as in Redis, whose Lua reads every chunk
+-- as text.
+local BINARY_MARK = string.char(27)
+local function refused(name)
+    local shown = '[string "?"]'
+    if type(name) == 'string' then
+        shown = string.gsub(name, '^[=@]', '')
+    end
+    return nil, shown .. ":1: unexpected symbol near '<\\27>'"
+end
+local load_text, load_pieces = loadstring, load
+loadstring = function(code, name)
+    if type(code) == 'string' and string.sub(code, 1, 1) == BINARY_MARK then
+        return refused(name)
+    end
+    return load_text(code, name)
+end
+load = function(reader, name)
+    local first, binary = true, false
+    local function checked()
+        if binary then
+            return nil
+        end
+        local piece = reader()
+        if first and type(piece) == 'string' and piece ~= '' then
+            first = false
+            -- Ends the chunk here (not an error: the handler of the
+            -- running script would see that); refused below.
+            binary = string.sub(piece, 1, 1) == BINARY_MARK
+            if binary then
+                return nil
+            end
+        end
+        return piece
+    end
+    local f, msg = load_pieces(checked, name)
+    if binary then
+        return refused(name or '=(load)')
+    end
+    return f, msg
+end
+
 local keep = {}
 for name in string.gmatch([[
     assert collectgarbage error gcinfo getmetatable ipairs load loadstring

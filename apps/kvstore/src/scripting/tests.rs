@@ -799,3 +799,39 @@ fn sort_by_nosort_keeps_a_sorted_sets_order_for_scripts() {
     ]);
     assert_eq!(eval(&mut e, &mut c, script, &["zset"], &[]), expected);
 }
+
+#[test]
+fn a_command_may_take_as_many_arguments_as_lua_s_stack_holds() {
+    let (mut e, mut c) = engine();
+    let script =
+        "local a = {} for i=1,7999 do a[i] = 1 end return redis.call('lpush', 'l', unpack(a))";
+    assert_eq!(eval(&mut e, &mut c, script, &[], &[]), Reply::Integer(7999));
+}
+
+#[test]
+fn precompiled_lua_is_refused_wherever_code_is_loaded() {
+    let (mut e, mut c) = engine();
+    let dumped = "return loadstring(string.dump(function() return 1 end))()";
+    assert!(
+        error_of(eval(&mut e, &mut c, dumped, &[], &[])).contains("attempt to call a nil value")
+    );
+    let by_reader = "local s = string.dump(function() return 1 end) \
+        local done = false \
+        local f, msg = load(function() if done then return nil end done = true return s end) \
+        return {tostring(f), msg}";
+    assert_eq!(
+        eval(&mut e, &mut c, by_reader, &[], &[]),
+        Reply::Array(Some(alloc::vec![
+            bulk("nil"),
+            bulk("(load):1: unexpected symbol near '<\\27>'")
+        ]))
+    );
+    let body = "\x1bLuaQ";
+    assert!(error_of(eval(&mut e, &mut c, body, &[], &[])).starts_with(
+        "ERR Error compiling script (new function): user_script:1: unexpected symbol near '<\\27>'"
+    ));
+    assert_eq!(
+        eval(&mut e, &mut c, "return loadstring('return 7')()", &[], &[]),
+        Reply::Integer(7)
+    );
+}
