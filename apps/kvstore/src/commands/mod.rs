@@ -36,6 +36,7 @@ mod bitfield_math;
 mod bitop;
 mod bits;
 mod client;
+mod cluster;
 mod connection;
 mod effects;
 mod errors;
@@ -161,6 +162,8 @@ pub struct Engine {
     script_run: Option<scripting::ScriptRun>,
     /// What scripts' `math.random` draws from, shared by all of them.
     lua_random: crate::scripting::random::Rand48,
+    /// How scripts' `cjson` encodes and decodes, shared by all of them.
+    cjson_settings: crate::scripting::cjson_settings::CjsonSettings,
     /// The function libraries (`FUNCTION LOAD`) and their Lua state.
     functions: crate::scripting::functions::Functions<Engine>,
     /// The running script declared `allow-oom`: its writes are not
@@ -207,6 +210,7 @@ impl Engine {
             scripts: crate::scripting::Scripts::default(),
             script_run: None,
             lua_random: Default::default(),
+            cjson_settings: Default::default(),
             functions: Default::default(),
             script_allows_oom: false,
             busy_poll: BusyPollSlot::default(),

@@ -48,10 +48,11 @@ pub(super) struct ScriptRun {
 const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: ";
 
 /// Commands a script may not run (besides blocking ones and those refused
-/// inside `MULTI`), by their top-level name.
+/// inside `MULTI`), by their top-level name or as `command|subcommand`.
 const NOT_IN_SCRIPTS: &[&str] = &[
     "auth",
     "client",
+    "cluster|reset",
     "discard",
     "eval",
     "eval_ro",
@@ -276,7 +277,11 @@ impl Engine {
             ));
         }
         let blocking = spec.flags & table::BLOCKING != 0 && !streams;
-        if blocking || spec.flags & table::NO_MULTI != 0 || NOT_IN_SCRIPTS.contains(&top) {
+        if blocking
+            || spec.flags & table::NO_MULTI != 0
+            || NOT_IN_SCRIPTS.contains(&top)
+            || NOT_IN_SCRIPTS.contains(&spec.name)
+        {
             return Reply::error("ERR This Redis command is not allowed from script");
         }
         if run.read_only && spec.flags & table::WRITE != 0 {
@@ -291,6 +296,10 @@ impl Engine {
 impl Host for Engine {
     fn lua_random(&mut self) -> &mut crate::scripting::random::Rand48 {
         &mut self.lua_random
+    }
+
+    fn cjson_settings(&mut self) -> &mut crate::scripting::cjson_settings::CjsonSettings {
+        &mut self.cjson_settings
     }
 
     fn command(&mut self, mut args: Vec<Vec<u8>>) -> Reply {

@@ -1,6 +1,7 @@
 //! The `cjson` library scripts have in Redis: `cjson.encode` and
-//! `cjson.decode`, answering as Redis 7.0's lua-cjson 2.1.0 does with its
-//! default settings (written from its documented and observed behaviour).
+//! `cjson.decode`, answering as Redis 7.0's lua-cjson 2.1.0 does (written
+//! from its documented and observed behaviour), with the settings of
+//! [`CjsonSettings`].
 //!
 //! One difference: tables nest at most 128 deep when encoding (see
 //! [`MAX_ENCODE_DEPTH`]), where lua-cjson allows 1000.
@@ -16,16 +17,13 @@ use alloc::vec::Vec;
 
 use faultline_lua::state::{Kind, Raise, Stack};
 
+use super::cjson_settings::{CjsonSettings, InvalidNumbers};
 use super::Host;
 
-/// The deepest nesting of arrays and objects decoded (lua-cjson's default
-/// `decode_max_depth`; decoding keeps what is open on the heap).
-const MAX_DEPTH: usize = 1000;
-
-/// The deepest nesting of tables encoded. lua-cjson's default is 1000, but
+/// The deepest nesting of tables encoded whatever `encode_max_depth` says:
 /// encoding recurses on the server's stack (256 KiB on the guest, some
 /// 400 bytes a level), so kvstore stops at 128 with lua-cjson's message.
-const MAX_ENCODE_DEPTH: usize = 128;
+pub const MAX_ENCODE_DEPTH: usize = 128;
 
 /// The longest text `cjson.encode` makes: a table that holds itself many
 /// times over would otherwise grow the text without bound.
@@ -49,10 +47,11 @@ fn one_argument(s: &mut Stack<'_>, name: &str) -> Result<(), Raise> {
 }
 
 /// `cjson.encode(value)`: the JSON text of `value`.
-pub fn encode<H: Host>(s: &mut Stack<'_>, _: &mut H) -> Result<usize, Raise> {
+pub fn encode<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
     one_argument(s, "encode")?;
+    let settings = *host.cjson_settings();
     let mut out = Vec::new();
-    if let Err(msg) = encode_value(s, 1, 0, &mut out) {
+    if let Err(msg) = encode_value(s, 1, 0, &settings, &mut out) {
         return Err(fail(s, &msg));
     }
     s.push_bytes(&out).map_err(|_| s.raise())?;
@@ -65,6 +64,7 @@ fn encode_value(
     s: &mut Stack<'_>,
     idx: i32,
     depth: usize,
+    settings: &CjsonSettings,
     out: &mut Vec<u8>,
 ) -> Result<(), Vec<u8>> {
     if out.len() > MAX_TEXT {
@@ -76,9 +76,9 @@ fn encode_value(
             true => out.extend_from_slice(b"true"),
             false => out.extend_from_slice(b"false"),
         },
-        Kind::Number => number(s, idx, out)?,
+        Kind::Number => number(s, idx, settings, out)?,
         Kind::String => string(&s.bytes(idx).unwrap_or_default(), out),
-        Kind::Table => table(s, idx, depth + 1, out)?,
+        Kind::Table => table(s, idx, depth + 1, settings, out)?,
         Kind::Other if s.is_null_pointer(idx) => out.extend_from_slice(b"null"),
         kind => {
             let name = match kind {
@@ -92,16 +92,40 @@ fn encode_value(
     Ok(())
 }
 
-/// A number as Lua writes it (`%.14g`, as lua-cjson's default precision);
-/// NaN and infinities are refused.
-fn number(s: &mut Stack<'_>, idx: i32, out: &mut Vec<u8>) -> Result<(), Vec<u8>> {
-    match s.number(idx) {
-        Some(n) if n.is_finite() => {
-            out.extend_from_slice(&s.bytes(idx).unwrap_or_default());
-            Ok(())
+/// A number as C's `%.{precision}g` writes it (the default 14 is how Lua
+/// writes numbers); NaN and the infinities as the settings say.
+fn number(
+    s: &mut Stack<'_>,
+    idx: i32,
+    settings: &CjsonSettings,
+    out: &mut Vec<u8>,
+) -> Result<(), Vec<u8>> {
+    let n = s.number(idx).unwrap_or(f64::NAN);
+    if !n.is_finite() {
+        match settings.invalid_numbers {
+            InvalidNumbers::Refuse => {
+                return Err(b"Cannot serialise number: must not be NaN or Inf".to_vec())
+            }
+            InvalidNumbers::AsNull => {
+                out.extend_from_slice(b"null");
+                return Ok(());
+            }
+            // NaN has no sign in the text, whatever its bits.
+            InvalidNumbers::Write if n.is_nan() => {
+                out.extend_from_slice(b"nan");
+                return Ok(());
+            }
+            InvalidNumbers::Write => {}
         }
-        _ => Err(b"Cannot serialise number: must not be NaN or Inf".to_vec()),
     }
+    let mut text = alloc::string::String::new();
+    if n.is_sign_negative() {
+        text.push('-');
+    }
+    let digits = usize::from(settings.precision);
+    faultline_lua::libc::float::format_double(&mut text, n, b'g', digits, false);
+    out.extend_from_slice(text.as_bytes());
+    Ok(())
 }
 
 /// A JSON string: control characters, DEL, `"`, `\` and `/` escaped as
@@ -134,8 +158,14 @@ fn string(text: &[u8], out: &mut Vec<u8>) {
 /// integer, `null` filling holes (unless the array is excessively sparse:
 /// its largest key past 10 and past twice the number of items); as an
 /// object otherwise.
-fn table(s: &mut Stack<'_>, idx: i32, depth: usize, out: &mut Vec<u8>) -> Result<(), Vec<u8>> {
-    if depth > MAX_ENCODE_DEPTH {
+fn table(
+    s: &mut Stack<'_>,
+    idx: i32,
+    depth: usize,
+    settings: &CjsonSettings,
+    out: &mut Vec<u8>,
+) -> Result<(), Vec<u8>> {
+    if depth > MAX_ENCODE_DEPTH.min(settings.encode_max_depth as usize) {
         return Err(alloc::format!("Cannot serialise, excessive nesting ({depth})").into_bytes());
     }
     // lua-cjson keeps the largest key in a C int: a key past its range
@@ -162,8 +192,11 @@ fn table(s: &mut Stack<'_>, idx: i32, depth: usize, out: &mut Vec<u8>) -> Result
         }
     })
     .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
-    if array && largest > 10 && largest > items.saturating_mul(2) {
-        return Err(b"Cannot serialise table: excessively sparse array".to_vec());
+    if array && settings.is_sparse(largest, items) {
+        if !settings.sparse_convert {
+            return Err(b"Cannot serialise table: excessively sparse array".to_vec());
+        }
+        array = false;
     }
     if array && largest > 0 {
         out.push(b'[');
@@ -173,7 +206,7 @@ fn table(s: &mut Stack<'_>, idx: i32, depth: usize, out: &mut Vec<u8>) -> Result
             }
             s.get_index(idx, i)
                 .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
-            let done = encode_value(s, -1, depth, out);
+            let done = encode_value(s, -1, depth, settings, out);
             s.pop(1);
             done?;
         }
@@ -184,7 +217,7 @@ fn table(s: &mut Stack<'_>, idx: i32, depth: usize, out: &mut Vec<u8>) -> Result
     let mut first = true;
     let mut failure = None;
     s.pairs(idx, |v| {
-        let done = member(v, depth, first, out);
+        let done = member(v, depth, first, settings, out);
         first = false;
         match done {
             Ok(()) => true,
@@ -203,7 +236,13 @@ fn table(s: &mut Stack<'_>, idx: i32, depth: usize, out: &mut Vec<u8>) -> Result
 }
 
 /// One `"key":value` of an object, the key at 1 and the value at 2 of `v`.
-fn member(v: &mut Stack<'_>, depth: usize, first: bool, out: &mut Vec<u8>) -> Result<(), Vec<u8>> {
+fn member(
+    v: &mut Stack<'_>,
+    depth: usize,
+    first: bool,
+    settings: &CjsonSettings,
+    out: &mut Vec<u8>,
+) -> Result<(), Vec<u8>> {
     if !first {
         out.push(b',');
     }
@@ -211,7 +250,7 @@ fn member(v: &mut Stack<'_>, depth: usize, first: bool, out: &mut Vec<u8>) -> Re
         Kind::String => string(&v.bytes(1).unwrap_or_default(), out),
         Kind::Number => {
             out.push(b'"');
-            number(v, 1, out)?;
+            number(v, 1, settings, out)?;
             out.push(b'"');
         }
         _ => {
@@ -224,7 +263,7 @@ fn member(v: &mut Stack<'_>, depth: usize, first: bool, out: &mut Vec<u8>) -> Re
         }
     }
     out.push(b':');
-    encode_value(v, 2, depth, out)
+    encode_value(v, 2, depth, settings, out)
 }
 
 /// `floor` for the finite numbers keys are (core has none without std).
@@ -238,6 +277,15 @@ fn libm_floor(x: f64) -> f64 {
     } else {
         t
     }
+}
+
+/// Whether a number's text (from its first byte) is one JSON has no
+/// place for: hexadecimal, an infinity or NaN, after an optional `-`.
+fn is_invalid_number(text: &[u8]) -> bool {
+    let digits = text.strip_prefix(b"-").unwrap_or(text);
+    let starts =
+        |word: &[u8]| digits.len() >= word.len() && digits[..word.len()].eq_ignore_ascii_case(word);
+    starts(b"0x") || starts(b"inf") || starts(b"nan")
 }
 
 /// A token of JSON text, as lua-cjson names them in its messages.
@@ -284,6 +332,8 @@ struct Lexer<'a> {
     at: usize,
     /// The bytes of the last string token.
     string: Vec<u8>,
+    /// Whether `nan`, `inf` and hexadecimal numbers are read.
+    invalid_numbers: bool,
 }
 
 impl Lexer<'_> {
@@ -332,7 +382,10 @@ impl Lexer<'_> {
         }
         let special = rest.len() >= 3
             && (rest[..3].eq_ignore_ascii_case(b"inf") || rest[..3].eq_ignore_ascii_case(b"nan"));
-        if numeric || special {
+        if numeric && !self.invalid_numbers && is_invalid_number(rest) {
+            return (Token::Error("invalid number"), start);
+        }
+        if numeric || (special && self.invalid_numbers) {
             return match strtod(rest) {
                 Some((n, len)) => {
                     self.at += len;
@@ -551,8 +604,9 @@ enum Open {
 }
 
 /// `cjson.decode(text)`: the Lua value of a JSON text.
-pub fn decode<H: Host>(s: &mut Stack<'_>, _: &mut H) -> Result<usize, Raise> {
+pub fn decode<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
     one_argument(s, "decode")?;
+    let settings = *host.cjson_settings();
     let text = match s.kind(1) {
         Kind::String | Kind::Number => s.bytes(1).unwrap_or_default(),
         _ => {
@@ -565,8 +619,9 @@ pub fn decode<H: Host>(s: &mut Stack<'_>, _: &mut H) -> Result<usize, Raise> {
         text: &text,
         at: 0,
         string: Vec::new(),
+        invalid_numbers: settings.decode_invalid_numbers,
     };
-    match parse(s, &mut lexer) {
+    match parse(s, &mut lexer, settings.decode_max_depth as usize) {
         Ok(()) => Ok(1),
         Err(msg) => Err(fail(s, msg.as_bytes())),
     }
@@ -583,7 +638,11 @@ fn expected(what: &str, (token, at): (Token, usize)) -> alloc::string::String {
 
 /// Pushes the value of the whole text (without recursion: the open arrays
 /// and objects are on the Lua stack and in `open`).
-fn parse(s: &mut Stack<'_>, lexer: &mut Lexer<'_>) -> Result<(), alloc::string::String> {
+fn parse(
+    s: &mut Stack<'_>,
+    lexer: &mut Lexer<'_>,
+    max_depth: usize,
+) -> Result<(), alloc::string::String> {
     let full = |_| alloc::string::String::from("Cannot decode: out of stack space");
     let mut open: Vec<Open> = Vec::new();
     let mut token = lexer.next();
@@ -593,7 +652,7 @@ fn parse(s: &mut Stack<'_>, lexer: &mut Lexer<'_>) -> Result<(), alloc::string::
         match token.0 {
             Token::ObjBegin | Token::ArrBegin => {
                 let depth = open.len() + 1;
-                if depth > MAX_DEPTH {
+                if depth > max_depth {
                     return Err(alloc::format!(
                         "Found too many nested data structures ({depth}) at character {}",
                         token.1 + 1

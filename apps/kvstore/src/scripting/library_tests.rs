@@ -640,3 +640,104 @@ fn math_random_refuses_what_redis_refuses() {
         assert_eq!(got, alloc::format!("ERR user_script:1: {msg}"), "{lua}");
     }
 }
+
+#[test]
+fn cjson_settings_change_encoding_and_decoding_as_in_redis() {
+    let (mut e, mut c) = (Engine::new(Config::default(), 0), ClientCtx::new(1));
+    let mut eval = |script: &str| {
+        let args = [b"EVAL".to_vec(), script.as_bytes().to_vec(), b"0".to_vec()];
+        match e.execute(&args, &mut c, 1_000).reply {
+            Reply::Bulk(Some(b)) => String::from_utf8_lossy(&b).into_owned(),
+            Reply::Error(e) => e.split(" script: ").next().unwrap_or("").into(),
+            other => alloc::format!("{other:?}"),
+        }
+    };
+    // Each expected text is what redis-server 7.0.15 answered.
+    let cases = [
+        (
+            "return cjson.encode({cjson.encode_keep_buffer(), cjson.encode_max_depth(), \
+             cjson.decode_max_depth(), cjson.encode_number_precision(), \
+             cjson.encode_invalid_numbers(), cjson.decode_invalid_numbers(), \
+             cjson.encode_sparse_array()})",
+            "[true,1000,1000,14,false,true,false,2,10]",
+        ),
+        (
+            "cjson.encode_invalid_numbers('null') local a = cjson.encode({0/0, 1/0, -1/0}) \
+             cjson.encode_invalid_numbers(true) local b = cjson.encode({0/0, -(0/0), 1/0, -1/0}) \
+             cjson.encode_invalid_numbers(false) return a .. ' ' .. b",
+            "[null,null,null] [nan,nan,inf,-inf]",
+        ),
+        (
+            "cjson.encode_number_precision(3) local a = cjson.encode({3.14159, 12345, 0.1}) \
+             cjson.encode_number_precision(14) return a",
+            "[3.14,1.23e+04,0.1]",
+        ),
+        (
+            "cjson.encode_max_depth(1) local ok, e = pcall(cjson.encode, {{1}}) \
+             cjson.encode_max_depth(1000) return e",
+            "Cannot serialise, excessive nesting (2)",
+        ),
+        (
+            "cjson.decode_max_depth(1) local ok, e = pcall(cjson.decode, '[[1]]') \
+             cjson.decode_max_depth(1000) return e",
+            "Found too many nested data structures (2) at character 2",
+        ),
+        (
+            "cjson.decode_invalid_numbers(false) local _, a = pcall(cjson.decode, '[nan]') \
+             local _, b = pcall(cjson.decode, '[0x10]') cjson.decode_invalid_numbers(true) \
+             return a .. ' / ' .. b",
+            "Expected value but found invalid token at character 2 / \
+             Expected value but found invalid number at character 2",
+        ),
+        (
+            "local n = {cjson.encode_sparse_array(true, 3, 4)} \
+             local a = cjson.encode({[1]=1,[20]=2}) cjson.encode_sparse_array(false, 2, 10) \
+             return a .. ' ' .. table.concat(n, ',', 2)",
+            "{\"1\":1,\"20\":2} 3,4",
+        ),
+        (
+            "cjson.encode_sparse_array(false, 0) local a = cjson.encode({[1]=1,[200]=2}) \
+             cjson.encode_sparse_array(false, 2, 10) return #a",
+            "Integer(995)",
+        ),
+        ("return cjson.encode_invalid_numbers('null')", "null"),
+        ("return tostring(cjson.encode_invalid_numbers('off'))", "false"),
+        ("return cjson.encode_max_depth(2.7) .. ''", "2"),
+        ("return cjson.encode_max_depth(1000) .. ''", "1000"),
+        (
+            "return cjson.encode_max_depth(0)",
+            "ERR user_script:1: bad argument #1 to 'encode_max_depth' (expected integer between 1 and 2147483647)",
+        ),
+        (
+            "return cjson.encode_max_depth(1, 2)",
+            "ERR user_script:1: bad argument #2 to 'encode_max_depth' (found too many arguments)",
+        ),
+        (
+            "return cjson.encode_max_depth('x')",
+            "ERR user_script:1: bad argument #1 to 'encode_max_depth' (number expected, got string)",
+        ),
+        (
+            "return cjson.encode_number_precision(15)",
+            "ERR user_script:1: bad argument #1 to 'encode_number_precision' (expected integer between 1 and 14)",
+        ),
+        (
+            "return cjson.encode_keep_buffer(1)",
+            "ERR user_script:1: bad argument #1 to 'encode_keep_buffer' (invalid option '1')",
+        ),
+        (
+            "return cjson.encode_keep_buffer({})",
+            "ERR user_script:1: bad argument #1 to 'encode_keep_buffer' (string expected, got table)",
+        ),
+        (
+            "return {cjson.encode_sparse_array(false, -1)}",
+            "ERR user_script:1: bad argument #1 to 'encode_sparse_array' (expected integer between 0 and 2147483647)",
+        ),
+        (
+            "return cjson.decode_invalid_numbers('null')",
+            "ERR user_script:1: bad argument #1 to 'decode_invalid_numbers' (invalid option 'null')",
+        ),
+    ];
+    for (script, expected) in cases {
+        assert_eq!(eval(script), expected, "{script}");
+    }
+}

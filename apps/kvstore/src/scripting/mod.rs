@@ -14,6 +14,7 @@
 mod api;
 mod bit;
 mod cjson;
+pub mod cjson_settings;
 mod cmsgpack;
 pub mod convert;
 pub mod flags;
@@ -52,6 +53,9 @@ pub trait Host {
 
     /// The server's generator for `math.random` (see [`random`]).
     fn lua_random(&mut self) -> &mut random::Rand48;
+
+    /// The settings of scripts' `cjson` library.
+    fn cjson_settings(&mut self) -> &mut cjson_settings::CjsonSettings;
 }
 
 /// The bytes Lua may hold when nothing else says: beyond this a script gets

@@ -3,7 +3,7 @@
 
 use faultline_lua::State;
 
-use super::{api, bit, cjson, cmsgpack, lua_struct, random, Host, ERROR_HANDLER};
+use super::{api, bit, cjson, cjson_settings, cmsgpack, lua_struct, random, Host, ERROR_HANDLER};
 
 /// The setup chunks, run once in each new state: the environment, then
 /// the locks on it.
@@ -55,9 +55,44 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
     for (name, f) in bits {
         state.set_function(b"bit", name, f).ok()?;
     }
-    let natives: [(&[u8], &[u8], faultline_lua::state::Callback<H>); 11] = [
+    let natives: [(&[u8], &[u8], faultline_lua::state::Callback<H>); 18] = [
         (b"cjson", b"encode", cjson::encode::<H>),
         (b"cjson", b"decode", cjson::decode::<H>),
+        (
+            b"cjson",
+            b"encode_max_depth",
+            cjson_settings::encode_max_depth::<H>,
+        ),
+        (
+            b"cjson",
+            b"decode_max_depth",
+            cjson_settings::decode_max_depth::<H>,
+        ),
+        (
+            b"cjson",
+            b"encode_number_precision",
+            cjson_settings::encode_number_precision::<H>,
+        ),
+        (
+            b"cjson",
+            b"encode_keep_buffer",
+            cjson_settings::encode_keep_buffer::<H>,
+        ),
+        (
+            b"cjson",
+            b"encode_invalid_numbers",
+            cjson_settings::encode_invalid_numbers::<H>,
+        ),
+        (
+            b"cjson",
+            b"decode_invalid_numbers",
+            cjson_settings::decode_invalid_numbers::<H>,
+        ),
+        (
+            b"cjson",
+            b"encode_sparse_array",
+            cjson_settings::encode_sparse_array::<H>,
+        ),
         (b"cmsgpack", b"pack", cmsgpack::pack::<H>),
         (b"cmsgpack", b"unpack", cmsgpack::unpack::<H>),
         (b"cmsgpack", b"unpack_one", cmsgpack::unpack_one::<H>),

@@ -835,3 +835,18 @@ fn precompiled_lua_is_refused_wherever_code_is_loaded() {
         Reply::Integer(7)
     );
 }
+
+#[test]
+fn cluster_answers_that_it_is_off_and_cluster_reset_is_refused_to_scripts() {
+    let (mut e, mut c) = engine();
+    let info = exec(&mut e, &mut c, &[b"CLUSTER", b"INFO"]).reply;
+    assert_eq!(
+        error_of(info),
+        "ERR This instance has cluster support disabled"
+    );
+    let keyslot = "return redis.call('cluster', 'keyslot', 'k')";
+    assert!(error_of(eval(&mut e, &mut c, keyslot, &[], &[])).contains("cluster support disabled"));
+    let reset = "return redis.pcall('cluster', 'reset', 'hard')";
+    assert!(error_of(eval(&mut e, &mut c, reset, &[], &[]))
+        .contains("This Redis command is not allowed from script"));
+}
