@@ -1,6 +1,6 @@
 //! The functions of the `redis` table that need Rust: `call`, `pcall`,
 //! `sha1hex`, `log`, `setresp`, `set_repl` and `replicate_commands` (the rest are
-//! Lua, in `sandbox.lua`).
+//! Lua, in `sandbox.lua`), and `stopped`, which the sandbox's `pcall` asks.
 
 use alloc::vec::Vec;
 
@@ -130,4 +130,15 @@ pub fn setresp<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise>
         }
         _ => Err(s.raise_message(b"RESP version must be 2 or 3.")),
     }
+}
+
+/// `__faultline.stopped()` (for the sandbox's `pcall`, not scripts): the
+/// error that stops the running script if it was stopped, else nil.
+pub fn stopped<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
+    match host.tick() {
+        Some(why) => s.push_bytes(&why),
+        None => s.push_nil(),
+    }
+    .map_err(|_| s.raise())?;
+    Ok(1)
 }

@@ -496,6 +496,21 @@ fn a_busy_script_lets_others_in_and_is_killed() {
 }
 
 #[test]
+fn a_killed_script_cannot_catch_its_kill_with_pcall() {
+    let (mut e, replies) = busy_engine(alloc::vec!["SCRIPT KILL"]);
+    words(&mut e, "CONFIG SET busy-reply-threshold 10");
+    let catching = b"local f = function() while 1 do redis.call('ping') end end \
+        while 1 do pcall(f) xpcall(f, function(e) return e end) end";
+    let out = run(&mut e, &[b"EVAL", catching, b"0"]);
+    assert!(error_of(out.reply).starts_with("ERR Script killed by user with SCRIPT KILL..."));
+    assert_eq!(replies.borrow()[0], Reply::ok());
+    // pcall still catches the errors of a script that was not stopped.
+    let caught = b"return {pcall(error, 'no')}";
+    let expected = Reply::array(alloc::vec![Reply::nil(), Reply::Bulk(Some(b"no".to_vec()))]);
+    assert_eq!(run(&mut e, &[b"EVAL", caught, b"0"]).reply, expected);
+}
+
+#[test]
 fn a_busy_function_is_killed_with_function_kill() {
     let (mut e, replies) = busy_engine(alloc::vec![
         "SCRIPT KILL",

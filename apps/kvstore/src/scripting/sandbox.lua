@@ -101,6 +101,27 @@ load = function(reader, name)
     return f, msg
 end
 
+-- A script that was stopped (killed, or past a time limit) must not go
+-- on by catching the error that stops it: after pcall or xpcall catches
+-- an error, the stop (if any) is raised again past them.
+local stopped = __faultline.stopped
+local function pass(ok, ...)
+    if not ok then
+        local why = stopped()
+        if why ~= nil then
+            error(why, 0)
+        end
+    end
+    return ok, ...
+end
+local catch, catch_with = pcall, xpcall
+pcall = function(...)
+    return pass(catch(...))
+end
+xpcall = function(...)
+    return pass(catch_with(...))
+end
+
 local keep = {}
 for name in string.gmatch([[
     assert collectgarbage error gcinfo getmetatable ipairs load loadstring

@@ -55,7 +55,7 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
     for (name, f) in bits {
         state.set_function(b"bit", name, f).ok()?;
     }
-    let natives: [(&[u8], &[u8], faultline_lua::state::Callback<H>); 18] = [
+    let natives: [(&[u8], &[u8], faultline_lua::state::Callback<H>); 19] = [
         (b"cjson", b"encode", cjson::encode::<H>),
         (b"cjson", b"decode", cjson::decode::<H>),
         (
@@ -100,6 +100,7 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
         (b"struct", b"pack", lua_struct::pack::<H>),
         (b"struct", b"unpack", lua_struct::unpack::<H>),
         (b"struct", b"size", lua_struct::size::<H>),
+        (b"__faultline", b"stopped", api::stopped::<H>),
         (b"math", b"random", random::random::<H>),
         (b"math", b"randomseed", random::randomseed::<H>),
     ];
