@@ -50,6 +50,7 @@ pub const LUA_TTHREAD: c_int = 8;
 
 pub const LUA_GCCOLLECT: c_int = 2;
 pub const LUA_GCCOUNT: c_int = 3;
+pub const LUA_GCSTEP: c_int = 5;
 
 pub const LUA_MASKCOUNT: c_int = 1 << 3;
 

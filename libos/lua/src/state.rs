@@ -336,6 +336,14 @@ impl<H> State<H> {
         unsafe { lua_gc(self.raw(), LUA_GCCOLLECT, 0) };
     }
 
+    /// Runs the incremental collector for about `kilobytes` of allocation's
+    /// worth of work: what a state that runs many short calls needs to
+    /// keep its garbage small between full collections.
+    pub fn collect_step(&mut self, kilobytes: u16) {
+        // SAFETY: as in collect.
+        unsafe { lua_gc(self.raw(), LUA_GCSTEP, c_int::from(kilobytes)) };
+    }
+
     /// Removes the global `name`.
     pub fn remove_global(&mut self, name: &[u8]) {
         let mut s = self.stack();

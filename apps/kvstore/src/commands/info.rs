@@ -23,6 +23,7 @@ const SECTIONS: &[(&str, Section, bool)] = &[
     ("replication", replication, true),
     ("cpu", cpu, true),
     ("commandstats", commandstats, false),
+    ("errorstats", errorstats, true),
     ("cluster", cluster, true),
     ("keyspace", keyspace, true),
 ];
@@ -214,6 +215,14 @@ fn commandstats(x: &Exec<'_>, out: &mut String) {
             c.rejected_calls,
             c.failed_calls
         );
+    }
+}
+
+/// One line per error code answered since start (or `CONFIG RESETSTAT`).
+fn errorstats(x: &Exec<'_>, out: &mut String) {
+    out.push_str("# Errorstats\r\n");
+    for (code, count) in &x.stats.error_codes {
+        let _ = write!(out, "errorstat_{code}:count={count}\r\n");
     }
 }
 

@@ -162,6 +162,9 @@ pub struct Engine {
     script_run: Option<scripting::ScriptRun>,
     /// What scripts' `math.random` draws from, shared by all of them.
     lua_random: crate::scripting::random::Rand48,
+    /// The error the script just finished answers was counted when a
+    /// command it ran answered it (see `Host::error_counted`).
+    reply_error_counted: bool,
     /// How scripts' `cjson` encodes and decodes, shared by all of them.
     cjson_settings: crate::scripting::cjson_settings::CjsonSettings,
     /// The function libraries (`FUNCTION LOAD`) and their Lua state.
@@ -211,6 +214,7 @@ impl Engine {
             script_run: None,
             lua_random: Default::default(),
             cjson_settings: Default::default(),
+            reply_error_counted: false,
             functions: Default::default(),
             script_allows_oom: false,
             busy_poll: BusyPollSlot::default(),
@@ -277,8 +281,9 @@ impl Engine {
             // What the command changed (database, name, subscriptions).
             self.clients.seen(client, name, now_ms);
         }
-        if outcome.reply.is_error() {
-            self.stats.total_error_replies += 1;
+        let counted = core::mem::take(&mut self.reply_error_counted);
+        if let (Reply::Error(text), false) = (&outcome.reply, counted) {
+            self.stats.count_error(text);
         }
         if outcome.modified() {
             self.stats.dirty += 1;

@@ -282,9 +282,11 @@ impl Engine {
             || NOT_IN_SCRIPTS.contains(&top)
             || NOT_IN_SCRIPTS.contains(&spec.name)
         {
+            self.count_rejected(args);
             return Reply::error("ERR This Redis command is not allowed from script");
         }
         if run.read_only && spec.flags & table::WRITE != 0 {
+            self.count_rejected(args);
             return Reply::error("ERR Write commands are not allowed from read-only scripts.");
         }
         let outcome = self.run(args, &mut run.client, run.now, false);
@@ -302,12 +304,19 @@ impl Host for Engine {
         &mut self.cjson_settings
     }
 
+    fn error_counted(&mut self) {
+        self.reply_error_counted = true;
+    }
+
     fn command(&mut self, mut args: Vec<Vec<u8>>) -> Reply {
         let Some(mut run) = self.script_run.take() else {
             return Reply::error("ERR no script is running");
         };
         let reply = self.script_call(&mut args, &mut run);
         self.script_run = Some(run);
+        if let Reply::Error(text) = &reply {
+            self.stats.count_error(text);
+        }
         reply
     }
 

@@ -65,7 +65,15 @@ pub struct Stats {
     pub cached_scripts: u64,
     /// Per-command counters for `INFO commandstats` (engine).
     pub commands: CommandStats,
+    /// Error replies by their code (`ERR`, `WRONGTYPE`, ...) for `INFO
+    /// errorstats`, at most [`MAX_ERROR_CODES`] codes (engine).
+    pub error_codes: alloc::collections::BTreeMap<alloc::string::String, u64>,
 }
+
+/// The most error codes `INFO errorstats` tracks: the codes come from
+/// clients (scripts' `redis.error_reply`), so past this many a new code is
+/// only counted in `total_error_replies`, as in Redis.
+pub const MAX_ERROR_CODES: usize = 128;
 
 /// What `INFO commandstats` reports for one command: how often it ran,
 /// for how long, and how often it was turned away or failed.
@@ -117,11 +125,24 @@ impl Default for Stats {
             cached_scripts: 0,
             evicted_keys: 0,
             commands: CommandStats::new(),
+            error_codes: alloc::collections::BTreeMap::new(),
         }
     }
 }
 
 impl Stats {
+    /// Counts an error reply (its text without the leading `-`) in
+    /// `total_error_replies` and under its code.
+    pub fn count_error(&mut self, text: &str) {
+        self.total_error_replies += 1;
+        let code = text.split(' ').next().unwrap_or(text);
+        if let Some(n) = self.error_codes.get_mut(code) {
+            *n += 1;
+        } else if self.error_codes.len() < MAX_ERROR_CODES {
+            self.error_codes.insert(code.into(), 1);
+        }
+    }
+
     /// `CONFIG RESETSTAT`: zero the cumulative counters, keeping the ones
     /// that describe current state (clients connected, log sizes).
     pub fn reset(&mut self) {

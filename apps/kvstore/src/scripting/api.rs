@@ -30,6 +30,16 @@ fn command<H: Host>(s: &mut Stack<'_>, host: &mut H, raise: bool) -> Result<usiz
     if push_reply(s, &reply, host.resp3()).is_err() {
         return Err(s.raise_message(b"ERR reached lua stack limit"));
     }
+    if reply.is_error() {
+        // Counted by the engine now: the script's reply, if it is this
+        // error, is not counted again.
+        let marked = s
+            .push_bool(true)
+            .and_then(|()| s.set_field(-2, super::COUNTED));
+        if marked.is_err() {
+            return Err(s.raise_message(b"ERR reached lua stack limit"));
+        }
+    }
     match (raise, reply.is_error()) {
         (true, true) => Err(s.raise()),
         _ => Ok(1),

@@ -235,16 +235,7 @@ impl<H: Host> Functions<H> {
             Some(ERROR_HANDLER),
             &call_args,
             host,
-            |s, outcome, host| {
-                let reply = match outcome {
-                    Outcome::Returned => super::convert::to_reply(s, -1, host.resp3()),
-                    Outcome::Raised => super::error_reply(s, name),
-                    Outcome::OutOfMemory => Reply::error(alloc::format!(
-                        "ERR Error running script {name}, not enough memory for Lua"
-                    )),
-                };
-                (reply, outcome)
-            },
+            |s, outcome, host| (super::finished_reply(s, outcome, host, name), outcome),
         );
         if outcome == Outcome::OutOfMemory {
             state.collect();

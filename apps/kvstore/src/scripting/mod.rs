@@ -56,11 +56,19 @@ pub trait Host {
 
     /// The settings of scripts' `cjson` library.
     fn cjson_settings(&mut self) -> &mut cjson_settings::CjsonSettings;
+
+    /// The error the finished script answers is one a command it ran
+    /// answered, which `INFO errorstats` counted then: not to be counted
+    /// again.
+    fn error_counted(&mut self);
 }
 
 /// The bytes Lua may hold when nothing else says: beyond this a script gets
 /// an out-of-memory error.
 pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
+
+/// How many scripts run between two steps of Lua's collector.
+const RUNS_PER_STEP: u32 = 50;
 
 /// The registry key of scripts' error handler (`__redis__err__handler`).
 const ERROR_HANDLER: &[u8] = b"faultline.error_handler";
@@ -72,6 +80,9 @@ pub struct Scripts<H> {
     /// Each script's body, by its SHA-1 in lowercase hexadecimal.
     bodies: BTreeMap<String, Vec<u8>>,
     memory_limit: usize,
+    /// Scripts run since the collector last stepped (see
+    /// [`Scripts::restore`]).
+    runs_since_step: u32,
 }
 
 impl<H> core::fmt::Debug for Scripts<H> {
@@ -89,6 +100,7 @@ impl<H> Default for Scripts<H> {
             state: None,
             bodies: BTreeMap::new(),
             memory_limit: DEFAULT_MEMORY_LIMIT,
+            runs_since_step: 0,
         }
     }
 }
@@ -229,8 +241,15 @@ impl<H: Host> Scripts<H> {
         flags::eval_shebang(body).ok().map(|(flags, _)| flags)
     }
 
-    /// Gives back the state [`Scripts::prepare`] took out.
-    pub fn restore(&mut self, prepared: Prepared<H>) {
+    /// Gives back the state [`Scripts::prepare`] took out. Every
+    /// [`RUNS_PER_STEP`] scripts the collector takes a step, so the garbage
+    /// of many small scripts stays small (`used_memory_lua` reports it).
+    pub fn restore(&mut self, mut prepared: Prepared<H>) {
+        self.runs_since_step += 1;
+        if self.runs_since_step >= RUNS_PER_STEP {
+            self.runs_since_step = 0;
+            prepared.state.collect_step(RUNS_PER_STEP as u16);
+        }
         if self.state.is_none() {
             self.state = Some(prepared.state);
         }
@@ -253,14 +272,7 @@ impl<H: Host> Prepared<H> {
         let (reply, outcome) =
             self.state
                 .call(&self.key, Some(ERROR_HANDLER), host, |s, outcome, host| {
-                    let reply = match outcome {
-                        Outcome::Returned => convert::to_reply(s, -1, host.resp3()),
-                        Outcome::Raised => error_reply(s, sha),
-                        Outcome::OutOfMemory => Reply::error(alloc::format!(
-                            "ERR Error running script {sha}, not enough memory for Lua"
-                        )),
-                    };
-                    (reply, outcome)
+                    (finished_reply(s, outcome, host, sha), outcome)
                 });
         if outcome == Outcome::OutOfMemory {
             // Lua 5.1 collects no garbage when an allocation fails: what
@@ -269,6 +281,39 @@ impl<H: Host> Prepared<H> {
         }
         reply
     }
+}
+
+/// The field of an error table that says a command's error reply, counted
+/// when the command answered it, is in it.
+const COUNTED: &[u8] = b"ignore_error_stats_update";
+
+/// The reply of a finished script or function (`name`), from what its call
+/// left on top of the stack: its value, or its error.
+pub(crate) fn finished_reply<H: Host>(
+    s: &mut faultline_lua::state::Stack<'_>,
+    outcome: Outcome,
+    host: &mut H,
+    name: &str,
+) -> Reply {
+    let counted = outcome != Outcome::OutOfMemory
+        && s.kind(-1) == faultline_lua::state::Kind::Table
+        && s.get_field(-1, COUNTED).is_ok()
+        && {
+            let marked = s.truthy(-1);
+            s.pop(1);
+            marked
+        };
+    let reply = match outcome {
+        Outcome::Returned => convert::to_reply(s, -1, host.resp3()),
+        Outcome::Raised => error_reply(s, name),
+        Outcome::OutOfMemory => Reply::error(alloc::format!(
+            "ERR Error running script {name}, not enough memory for Lua"
+        )),
+    };
+    if counted && reply.is_error() {
+        host.error_counted();
+    }
+    reply
 }
 
 /// The reply for the error on top of the stack, as the error handler made

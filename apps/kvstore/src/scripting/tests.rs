@@ -850,3 +850,72 @@ fn cluster_answers_that_it_is_off_and_cluster_reset_is_refused_to_scripts() {
     assert!(error_of(eval(&mut e, &mut c, reset, &[], &[]))
         .contains("This Redis command is not allowed from script"));
 }
+
+/// `INFO errorstats`'s line for `code`, if any.
+fn errorstat(e: &mut Engine, c: &mut ClientCtx, code: &str) -> Option<alloc::string::String> {
+    let Reply::Verbatim(info) = exec(e, c, &[b"INFO", b"errorstats"]).reply else {
+        panic!("INFO is not text");
+    };
+    let text = alloc::string::String::from_utf8_lossy(info.as_ref()).into_owned();
+    let prefix = alloc::format!("errorstat_{code}:");
+    text.lines()
+        .find_map(|l| l.strip_prefix(prefix.as_str()).map(Into::into))
+}
+
+#[test]
+fn an_error_a_script_met_is_counted_once_whether_caught_raised_or_returned() {
+    let (mut e, mut c) = engine();
+    let scripts = [
+        "return redis.call('select', 99)",
+        "local t = redis.pcall('select', 99) return 1",
+        "return redis.pcall('select', 99)",
+    ];
+    for script in scripts {
+        exec(&mut e, &mut c, &[b"CONFIG", b"RESETSTAT"]);
+        eval(&mut e, &mut c, script, &[], &[]);
+        assert_eq!(
+            errorstat(&mut e, &mut c, "ERR").as_deref(),
+            Some("count=1"),
+            "{script}"
+        );
+    }
+    exec(&mut e, &mut c, &[b"CONFIG", b"RESETSTAT"]);
+    let custom = eval(
+        &mut e,
+        &mut c,
+        "return redis.error_reply('MY_ERR_CODE custom msg')",
+        &[],
+        &[],
+    );
+    assert_eq!(error_of(custom), "MY_ERR_CODE custom msg");
+    assert_eq!(
+        errorstat(&mut e, &mut c, "MY_ERR_CODE").as_deref(),
+        Some("count=1")
+    );
+    assert_eq!(errorstat(&mut e, &mut c, "ERR"), None);
+}
+
+#[test]
+fn many_small_scripts_leave_little_garbage_in_lua() {
+    let (mut e, mut c) = engine();
+    exec(&mut e, &mut c, &[b"SCRIPT", b"FLUSH"]);
+    for _ in 0..10_000 {
+        exec(
+            &mut e,
+            &mut c,
+            &[b"EVAL", b"return redis.call('incr',KEYS[1])", b"1", b"x"],
+        );
+    }
+    let Reply::Verbatim(info) = exec(&mut e, &mut c, &[b"INFO", b"memory"]).reply else {
+        panic!("INFO is not text");
+    };
+    let text = alloc::string::String::from_utf8_lossy(&info).into_owned();
+    let lua: usize = text
+        .lines()
+        .find_map(|l| l.strip_prefix("used_memory_lua:"))
+        .and_then(|n| n.parse().ok())
+        .expect("used_memory_lua");
+    // Redis's own suite asks for less than 100 KiB after the same run.
+    assert!(lua < 100 * 1024, "{lua} bytes");
+    assert_eq!(exec(&mut e, &mut c, &[b"GET", b"x"]).reply, bulk("10000"));
+}

@@ -383,6 +383,7 @@ fn info_sections_default_all_and_named() {
             "# Stats",
             "# Replication",
             "# CPU",
+            "# Errorstats",
             "# Cluster",
             "# Keyspace"
         ]
