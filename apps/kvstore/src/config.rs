@@ -97,6 +97,23 @@ pub struct Config {
     /// `-BUSY` and lets them kill it (`busy-reply-threshold`, alias
     /// `lua-time-limit`, 5000; 0: at once).
     pub busy_reply_threshold: u64,
+    /// Writes need this many replicas in sync (`min-replicas-to-write`,
+    /// alias `min-slaves-to-write`, 0: none). kvstore never has replicas,
+    /// so any other value refuses writes (`-NOREPLICAS`), as a Redis
+    /// primary without replicas does.
+    pub min_replicas_to_write: u64,
+    /// Seconds of lag that still make a replica in sync
+    /// (`min-replicas-max-lag`, alias `min-slaves-max-lag`, 10; 0: the
+    /// check above is off).
+    pub min_replicas_max_lag: u64,
+}
+
+impl Config {
+    /// Whether writes are refused for want of replicas (see
+    /// [`Config::min_replicas_to_write`]).
+    pub fn lacks_replicas(&self) -> bool {
+        self.min_replicas_to_write > 0 && self.min_replicas_max_lag > 0
+    }
 }
 
 impl Default for Config {
@@ -127,6 +144,8 @@ impl Default for Config {
             hll_sparse_max_bytes: 3000,
             timeout: 0,
             busy_reply_threshold: 5000,
+            min_replicas_to_write: 0,
+            min_replicas_max_lag: 10,
         }
     }
 }
@@ -189,6 +208,18 @@ use Change::{AtRunTime, AtStart, Fixed};
 /// `busy-reply-threshold` and its alias `lua-time-limit`.
 fn set_busy_reply_threshold(c: &mut Config, v: &[u8]) -> Result<(), &'static str> {
     c.busy_reply_threshold = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+    Ok(())
+}
+
+/// `min-replicas-to-write` and its alias `min-slaves-to-write`.
+fn set_min_replicas_to_write(c: &mut Config, v: &[u8]) -> Result<(), &'static str> {
+    c.min_replicas_to_write = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
+    Ok(())
+}
+
+/// `min-replicas-max-lag` and its alias `min-slaves-max-lag`.
+fn set_min_replicas_max_lag(c: &mut Config, v: &[u8]) -> Result<(), &'static str> {
+    c.min_replicas_max_lag = integer(v, 0, i32::MAX.into(), UP_TO_I32)? as u64;
     Ok(())
 }
 
@@ -319,6 +350,26 @@ const PARAMS: &[Param] = &[
         name: "lua-time-limit",
         get: |c| c.busy_reply_threshold.to_string(),
         change: AtRunTime(set_busy_reply_threshold),
+    },
+    Param {
+        name: "min-replicas-to-write",
+        get: |c| c.min_replicas_to_write.to_string(),
+        change: AtRunTime(set_min_replicas_to_write),
+    },
+    Param {
+        name: "min-slaves-to-write",
+        get: |c| c.min_replicas_to_write.to_string(),
+        change: AtRunTime(set_min_replicas_to_write),
+    },
+    Param {
+        name: "min-replicas-max-lag",
+        get: |c| c.min_replicas_max_lag.to_string(),
+        change: AtRunTime(set_min_replicas_max_lag),
+    },
+    Param {
+        name: "min-slaves-max-lag",
+        get: |c| c.min_replicas_max_lag.to_string(),
+        change: AtRunTime(set_min_replicas_max_lag),
     },
     Param {
         name: "bind",

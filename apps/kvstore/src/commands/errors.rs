@@ -67,6 +67,12 @@ pub fn misconf(reason: &str) -> Reply {
     ))
 }
 
+/// A write refused because `min-replicas-to-write` asks for replicas
+/// kvstore does not have.
+pub fn noreplicas() -> Reply {
+    Reply::error("NOREPLICAS Not enough good replicas to write.")
+}
+
 /// `-ERR string exceeds maximum allowed size (proto-max-bulk-len)`.
 pub fn too_long() -> Reply {
     Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)")

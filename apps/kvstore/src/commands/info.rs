@@ -182,6 +182,9 @@ fn replication(x: &Exec<'_>, out: &mut String) {
     out.push_str("# Replication\r\n");
     field(out, "role", "master");
     field(out, "connected_slaves", 0);
+    if x.config.lacks_replicas() {
+        field(out, "min_slaves_good_slaves", 0);
+    }
     field(out, "master_failover_state", "no-failover");
     // A replication ID of this run, as Redis makes one per start.
     let id = x.started_ms.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;

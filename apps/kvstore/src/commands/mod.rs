@@ -635,15 +635,19 @@ impl Engine {
     }
 
     /// Why a client's command cannot run now, whatever its arguments
-    /// say: a write while the log cannot be written (`-MISCONF`), or a
+    /// say: a write while the log cannot be written (`-MISCONF`) or while
+    /// `min-replicas-to-write` asks for replicas (`-NOREPLICAS`), or a
     /// write that may add data while memory is past `maxmemory`, or that
     /// would push it past (`-OOM`; an eviction policy has made what room
     /// it could before, see `commands::evict`). Checked
     /// before running, and before queueing inside `MULTI`, as Redis does.
     pub(super) fn refusal(&self, spec: &table::Spec, args: &[Vec<u8>], db: usize) -> Option<Reply> {
-        if let (Some(reason), true) = (&self.stats.aof_write_error, spec.flags & table::WRITE != 0)
-        {
+        let writes = spec.flags & table::WRITE != 0;
+        if let (Some(reason), true) = (&self.stats.aof_write_error, writes) {
             return Some(errors::misconf(reason));
+        }
+        if writes && self.config.lacks_replicas() {
+            return Some(errors::noreplicas());
         }
         let limit = self.config.maxmemory;
         if let (Some(growth), true) = (spec.growth, limit > 0 && !self.script_allows_oom) {

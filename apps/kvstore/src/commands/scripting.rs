@@ -203,6 +203,9 @@ impl Engine {
                     "ERR Can not execute a script with write flag using *_ro command.",
                 ));
             }
+            if self.config.lacks_replicas() {
+                return Some(super::errors::noreplicas());
+            }
         }
         let max = self.config.maxmemory;
         let may_oom = flags.has(Flags::ALLOW_OOM) || flags.has(Flags::NO_WRITES);

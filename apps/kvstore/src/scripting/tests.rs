@@ -919,3 +919,42 @@ fn many_small_scripts_leave_little_garbage_in_lua() {
     assert!(lua < 100 * 1024, "{lua} bytes");
     assert_eq!(exec(&mut e, &mut c, &[b"GET", b"x"]).reply, bulk("10000"));
 }
+
+#[test]
+fn writes_wait_for_replicas_kvstore_never_has_when_min_replicas_is_set() {
+    let (mut e, mut c) = engine();
+    exec(&mut e, &mut c, &[b"SET", b"x", b"some value"]);
+    exec(
+        &mut e,
+        &mut c,
+        &[b"CONFIG", b"SET", b"min-replicas-to-write", b"1"],
+    );
+    let noreplicas = "NOREPLICAS Not enough good replicas to write.";
+    assert_eq!(
+        error_of(exec(&mut e, &mut c, &[b"SET", b"x", b"1"]).reply),
+        noreplicas
+    );
+    let read = "#!lua flags=no-writes\nreturn redis.call('get','x')";
+    assert_eq!(eval(&mut e, &mut c, read, &["x"], &[]), bulk("some value"));
+    let unflagged = "return redis.call('get','x')";
+    assert_eq!(
+        eval(&mut e, &mut c, unflagged, &["x"], &[]),
+        bulk("some value")
+    );
+    let may_write = "#!lua\nreturn redis.call('get','x')";
+    assert_eq!(
+        error_of(eval(&mut e, &mut c, may_write, &["x"], &[])),
+        noreplicas
+    );
+    let writes = "return redis.call('set','x', 1)";
+    assert!(error_of(eval(&mut e, &mut c, writes, &["x"], &[])).starts_with(noreplicas));
+    exec(
+        &mut e,
+        &mut c,
+        &[b"CONFIG", b"SET", b"min-slaves-max-lag", b"0"],
+    );
+    assert_eq!(
+        exec(&mut e, &mut c, &[b"SET", b"x", b"1"]).reply,
+        Reply::ok()
+    );
+}
