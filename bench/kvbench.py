@@ -13,6 +13,7 @@ initramfs, the command line, the disk file and the forwarded host port swapped.
 import argparse
 import csv
 import gzip
+import hashlib
 import io
 import os
 import re
@@ -257,6 +258,18 @@ class Control:
         line, self.buf = self.buf.split(b"\r\n", 1)
         return line
 
+    def command(self, *args):
+        """Sends one command and returns its reply's first line (a bulk
+        string's body is read and dropped)."""
+        req = b"*%d\r\n" % len(args) + b"".join(b"$%d\r\n%s\r\n" % (len(a), a) for a in args)
+        self.sock.sendall(req)
+        head = self._line()
+        if head.startswith(b"$") and int(head[1:]) >= 0:
+            self._line()
+        if head.startswith(b"-"):
+            raise OSError(f"{args[0].decode()}: {head.decode(errors='replace')}")
+        return head
+
     def info_field(self, name):
         """An integer field of INFO stats, or None when the server has none."""
         self.sock.sendall(b"*2\r\n$4\r\nINFO\r\n$5\r\nstats\r\n")
@@ -335,10 +348,25 @@ class Guest:
 # sets 10 keys, LRANGE_100 answers 100 elements (400 KB at 4 KiB values).
 REQUEST_DIVISOR = {"mset": 4, "lrange_100": 20, "xrange": 4}
 
+# A script doing one GET and one INCR, which the EVALSHA cell calls by its
+# SHA-1 (each guest loads it just before the cell: a restart empties its
+# script cache).
+EVALSHA_SCRIPT = b"redis.call('GET', KEYS[1]) return redis.call('INCR', KEYS[1])"
+
 # Cells redis-benchmark has no test of its own for: the command it sends
-# instead. XRANGE reads the stream the XADD cell before it filled (its
-# built-in XADD test appends to "mystream").
-CUSTOM = {"xrange": ["XRANGE", "mystream", "-", "+", "COUNT", "10"]}
+# instead (the part after its options). XRANGE reads the stream the XADD cell
+# before it filled; GET_RESP3 is its GET test on connections that said
+# HELLO 3.
+CUSTOM = {
+    "xadd": ["XADD", "mystream", "*", "field", "__rand_int__"],
+    "xrange": ["XRANGE", "mystream", "-", "+", "COUNT", "10"],
+    "evalsha": ["EVALSHA", hashlib.sha1(EVALSHA_SCRIPT).hexdigest(), "1", "counter:__rand_int__"],
+    "pfadd": ["PFADD", "visitors", "visitor:__rand_int__"],
+    "geoadd": ["GEOADD", "places", "13.361389", "38.115556", "place:__rand_int__"],
+    "get_resp3": ["-3", "-t", "get"],
+}
+# The name redis-benchmark's CSV gives a cell whose name is not its command.
+CSV_NAME = {"get_resp3": "GET"}
 
 CSV_FIELDS = ("test", "rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms",
               "p95_latency_ms", "p99_latency_ms", "max_latency_ms")
@@ -347,6 +375,8 @@ CSV_FIELDS = ("test", "rps", "avg_latency_ms", "min_latency_ms", "p50_latency_ms
 def bench_once(guest, test, p, d, clients, n, keyspace, logf):
     """One redis-benchmark run of one test: (row or None, errors, why)."""
     n //= REQUEST_DIVISOR.get(test, 1)
+    if test == "evalsha":
+        guest.control.command(b"SCRIPT", b"LOAD", EVALSHA_SCRIPT)
     argv = ["redis-benchmark", "-h", "127.0.0.1", "-p", str(guest.port), "-c", str(clients),
             "-n", str(n), "-P", str(p), "-d", str(d), "-r", str(keyspace), "--csv"]
     argv += CUSTOM.get(test, ["-t", test])
@@ -373,7 +403,7 @@ def bench_once(guest, test, p, d, clients, n, keyspace, logf):
     server = after - before if before is not None and after is not None else 0
     row = None
     for rec in csv.reader(l for l in out.splitlines() if l.startswith('"')):
-        if rec[0] != "test" and rec[0].split()[0] == test.upper():
+        if rec[0] != "test" and rec[0].split()[0] == CSV_NAME.get(test, test).upper():
             row = dict(zip(CSV_FIELDS, rec))
     errors = len(noise) + server + (1 if rc != 0 else 0) + (1 if row is None else 0)
     why = "; ".join(noise[:2]) or (f"exit {rc}" if rc else "")
@@ -473,7 +503,7 @@ def run(args):
     requests = {1: 3000, 16: 12000} if quick else {1: 20000, 16: 80000}
     # LPOP pops what the LPUSH cell before it pushed; XRANGE reads what XADD added.
     tests = ["set", "get", "incr", "mset", "lpush", "lpop", "sadd", "hset", "zadd", "lrange_100",
-             "xadd", "xrange"]
+             "xadd", "xrange", "pfadd", "geoadd", "get_resp3", "evalsha"]
     pipelines, sizes, clients, keyspace = [1, 16], [100, 4096], 50, 10000
 
     kport, lport = free_port(), free_port()

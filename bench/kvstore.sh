@@ -9,7 +9,8 @@
 # initramfs made here (cached in target/bench/linux/). Both guests boot from
 # the QEMU command line the image tool uses for kvstore; redis-benchmark
 # (SET, GET, INCR, MSET, LPUSH, LPOP, SADD, HSET, ZADD, LRANGE_100, XADD,
-# XRANGE; 50 clients; pipeline 1 and 16; 100 B and 4 KiB values) runs against each,
+# XRANGE, PFADD, GEOADD, GET over RESP3, and EVALSHA of a script doing one GET
+# and one INCR; 50 clients; pipeline 1 and 16; 100 B and 4 KiB values) runs against each,
 # cell by cell alternately.
 #
 # Output: a table with ratios and the targets of issue 4 met or not;
