@@ -114,6 +114,23 @@ impl Session {
         self.exec(line).reply
     }
 
+    /// Runs each command of `transcript` in order and checks the reply it
+    /// gets: a session written as the exchange `redis-cli` would show. A
+    /// wrong reply stops the test naming the step, its command, and the
+    /// reply expected and got.
+    #[track_caller]
+    pub fn expect(&mut self, transcript: &[(&str, Reply)]) {
+        for (step, (line, expected)) in transcript.iter().enumerate() {
+            let actual = self.run(line);
+            if actual != *expected {
+                panic!(
+                    "step {step} `{line}`: wrong reply\n  \
+                     expected: {expected:?}\n  actual:   {actual:?}"
+                );
+            }
+        }
+    }
+
     /// Runs `line` and returns the reply as it goes on the wire, in the
     /// protocol the client speaks (`HELLO 3` switches it).
     pub fn wire(&mut self, line: &str) -> String {
