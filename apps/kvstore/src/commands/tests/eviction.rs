@@ -48,8 +48,6 @@ fn evicted_keys(s: &mut Session) -> String {
     String::from(line)
 }
 
-const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
-
 #[test]
 fn allkeys_lru_evicts_the_least_recently_used_key_first() {
     let mut s = evicting("allkeys-lru", 3);

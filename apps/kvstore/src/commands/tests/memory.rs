@@ -12,8 +12,6 @@ fn limited(keys: usize, value_len: usize) -> Session {
     })
 }
 
-const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
-
 #[test]
 fn writes_past_maxmemory_are_refused() {
     let mut s = limited(3, 10);

@@ -400,9 +400,8 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
         ..Config::default()
     });
     assert_eq!(s.run("RPUSH src aaaaaaaaaa bbbbbbbbbb"), int(2));
-    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
     s.expect(&[
-        ("SORT src ALPHA STORE dst", err(oom)),
+        ("SORT src ALPHA STORE dst", err(OOM)),
         ("SORT src ALPHA LIMIT 0 1 STORE dst", int(1)),
         ("EXISTS dst", int(1)),
     ]);
@@ -417,7 +416,7 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
     s.run(&format!("SET v_1 {}", "x".repeat(1500)));
     s.expect(&[
         ("SORT ids GET v_* STORE dst", int(2)),
-        ("SORT ids GET v_* GET v_* STORE dst", err(oom)),
+        ("SORT ids GET v_* GET v_* STORE dst", err(OOM)),
         ("SORT ids GET # GET v_* LIMIT 1 1 STORE dst", int(2)),
     ]);
     // A reply larger than proto-max-bulk-len is refused.
