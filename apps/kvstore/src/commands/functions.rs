@@ -167,18 +167,18 @@ impl Engine {
                     .functions
                     .iter()
                     .map(|f| {
-                        Reply::Map(alloc::vec![
-                            bulk("name"),
-                            bulk(&f.name),
-                            bulk("description"),
-                            Reply::Bulk(f.description.clone()),
-                            bulk("flags"),
-                            Reply::Set(
-                                f.flags
-                                    .names()
-                                    .into_iter()
-                                    .map(|n| Reply::Simple(n.into()))
-                                    .collect()
+                        Reply::fields([
+                            ("name", bulk(&f.name)),
+                            ("description", Reply::Bulk(f.description.clone())),
+                            (
+                                "flags",
+                                Reply::Set(
+                                    f.flags
+                                        .names()
+                                        .into_iter()
+                                        .map(|n| Reply::Simple(n.into()))
+                                        .collect(),
+                                ),
                             ),
                         ])
                     })
@@ -300,17 +300,19 @@ impl Engine {
     /// read; the one engine, Lua, and what it holds.
     fn function_stats(&self) -> Reply {
         let bulk = |s: &str| Reply::bulk(s.as_bytes());
-        let lua = Reply::Map(alloc::vec![
-            bulk("libraries_count"),
-            Reply::Integer(self.functions.libraries().count() as i64),
-            bulk("functions_count"),
-            Reply::Integer(self.functions.function_count() as i64),
+        let lua = Reply::fields([
+            (
+                "libraries_count",
+                Reply::Integer(self.functions.libraries().count() as i64),
+            ),
+            (
+                "functions_count",
+                Reply::Integer(self.functions.function_count() as i64),
+            ),
         ]);
-        Reply::Map(alloc::vec![
-            bulk("running_script"),
-            Reply::nil(),
-            bulk("engines"),
-            Reply::Map(alloc::vec![bulk("LUA"), lua]),
+        Reply::fields([
+            ("running_script", Reply::nil()),
+            ("engines", Reply::Map(alloc::vec![bulk("LUA"), lua])),
         ])
     }
 

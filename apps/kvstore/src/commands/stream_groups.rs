@@ -1040,33 +1040,22 @@ pub(crate) fn xinfo_stream(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                         ])
                     })
                     .collect();
-                Reply::Map(alloc::vec![
-                    Reply::bulk("name"),
-                    Reply::bulk(cname.clone()),
-                    Reply::bulk("seen-time"),
-                    Reply::Integer(c.seen_ms as i64),
-                    Reply::bulk("pel-count"),
-                    Reply::Integer(c.pending.len() as i64),
-                    Reply::bulk("pending"),
-                    Reply::array(pending),
+                Reply::fields([
+                    ("name", Reply::bulk(cname.clone())),
+                    ("seen-time", Reply::Integer(c.seen_ms as i64)),
+                    ("pel-count", Reply::Integer(c.pending.len() as i64)),
+                    ("pending", Reply::array(pending)),
                 ])
             })
             .collect();
-        groups.push(Reply::Map(alloc::vec![
-            Reply::bulk("name"),
-            Reply::bulk(name.clone()),
-            Reply::bulk("last-delivered-id"),
-            id_reply(group.last_id),
-            Reply::bulk("entries-read"),
-            maybe(group.entries_read),
-            Reply::bulk("lag"),
-            maybe(stream.lag(group)),
-            Reply::bulk("pel-count"),
-            Reply::Integer(group.pending.len() as i64),
-            Reply::bulk("pending"),
-            Reply::array(pending),
-            Reply::bulk("consumers"),
-            Reply::array(consumers),
+        groups.push(Reply::fields([
+            ("name", Reply::bulk(name.clone())),
+            ("last-delivered-id", id_reply(group.last_id)),
+            ("entries-read", maybe(group.entries_read)),
+            ("lag", maybe(stream.lag(group))),
+            ("pel-count", Reply::Integer(group.pending.len() as i64)),
+            ("pending", Reply::array(pending)),
+            ("consumers", Reply::array(consumers)),
         ]));
     }
     map.extend([
@@ -1090,19 +1079,13 @@ pub(crate) fn xinfo_groups(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .groups
         .iter()
         .map(|(name, group)| {
-            Reply::Map(alloc::vec![
-                Reply::bulk("name"),
-                Reply::bulk(name.clone()),
-                Reply::bulk("consumers"),
-                Reply::Integer(group.consumers.len() as i64),
-                Reply::bulk("pending"),
-                Reply::Integer(group.pending.len() as i64),
-                Reply::bulk("last-delivered-id"),
-                id_reply(group.last_id),
-                Reply::bulk("entries-read"),
-                maybe(group.entries_read),
-                Reply::bulk("lag"),
-                maybe(stream.lag(group)),
+            Reply::fields([
+                ("name", Reply::bulk(name.clone())),
+                ("consumers", Reply::Integer(group.consumers.len() as i64)),
+                ("pending", Reply::Integer(group.pending.len() as i64)),
+                ("last-delivered-id", id_reply(group.last_id)),
+                ("entries-read", maybe(group.entries_read)),
+                ("lag", maybe(stream.lag(group))),
             ])
         })
         .collect();
@@ -1125,13 +1108,10 @@ pub(crate) fn xinfo_consumers(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .consumers
         .iter()
         .map(|(cname, c)| {
-            Reply::Map(alloc::vec![
-                Reply::bulk("name"),
-                Reply::bulk(cname.clone()),
-                Reply::bulk("pending"),
-                Reply::Integer(c.pending.len() as i64),
-                Reply::bulk("idle"),
-                Reply::Integer(now.saturating_sub(c.seen_ms) as i64),
+            Reply::fields([
+                ("name", Reply::bulk(cname.clone())),
+                ("pending", Reply::Integer(c.pending.len() as i64)),
+                ("idle", Reply::Integer(now.saturating_sub(c.seen_ms) as i64)),
             ])
         })
         .collect();
