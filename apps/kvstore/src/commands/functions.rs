@@ -371,7 +371,7 @@ fn subcommand_syntax(sub: &str) -> Reply {
 
 /// `FUNCTION HELP`.
 fn help() -> Reply {
-    let lines = [
+    Reply::help(&[
         "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "LOAD [REPLACE] <FUNCTION CODE>",
         "    Create a new library with the given library name and code.",
@@ -391,6 +391,5 @@ fn help() -> Reply {
         "    Restore the libraries represented by the given payload (default APPEND).",
         "HELP",
         "    Print this help.",
-    ];
-    Reply::array(lines.iter().map(|l| Reply::Simple((*l).into())).collect())
+    ])
 }

@@ -331,7 +331,7 @@ pub(crate) fn xgroup_delconsumer(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Repl
 
 /// `XGROUP HELP`.
 pub(crate) fn xgroup_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    let lines = [
+    Reply::help(&[
         "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CREATE <key> <groupname> <id|$> [option]",
         "    Create a new consumer group. Options are:",
@@ -349,13 +349,7 @@ pub(crate) fn xgroup_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
         "    Set the current group ID and entries_read counter.",
         "HELP",
         "    Prints this help.",
-    ];
-    Reply::array(
-        lines
-            .iter()
-            .map(|l| Reply::Simple(String::from(*l)))
-            .collect(),
-    )
+    ])
 }
 
 /// Makes sure `consumer` exists in the group (logging its creation) and
@@ -1120,7 +1114,7 @@ pub(crate) fn xinfo_consumers(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// `XINFO HELP`.
 pub(crate) fn xinfo_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    let lines = [
+    Reply::help(&[
         "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CONSUMERS <key> <groupname>",
         "    Show consumers of <groupname>.",
@@ -1130,11 +1124,5 @@ pub(crate) fn xinfo_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
         "    Show information about the stream.",
         "HELP",
         "    Prints this help.",
-    ];
-    Reply::array(
-        lines
-            .iter()
-            .map(|l| Reply::Simple(String::from(*l)))
-            .collect(),
-    )
+    ])
 }

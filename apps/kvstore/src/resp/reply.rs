@@ -177,6 +177,16 @@ impl Reply {
         )
     }
 
+    /// What a `HELP` subcommand answers: its text, a simple string a line.
+    pub fn help(lines: &[&str]) -> Self {
+        Reply::array(
+            lines
+                .iter()
+                .map(|&line| Reply::Simple(line.into()))
+                .collect(),
+        )
+    }
+
     /// An array of replies.
     pub fn array(items: Vec<Reply>) -> Self {
         Reply::Array(Some(items))
