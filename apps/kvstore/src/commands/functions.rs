@@ -29,10 +29,7 @@ impl Engine {
         now: u64,
         loading: bool,
     ) -> Option<Outcome> {
-        let reply = |reply| Outcome {
-            reply,
-            effects: Effects::default(),
-        };
+        let reply = Outcome::unchanged;
         Some(match spec.name {
             "fcall" => self.fcall(args, client, now, false),
             "fcall_ro" => self.fcall(args, client, now, true),
@@ -104,7 +101,7 @@ impl Engine {
         let (code, options) = args[2..].split_last().expect("arity is checked");
         for option in options {
             if !option.eq_ignore_ascii_case(b"replace") {
-                return refused(Reply::Error(alloc::format!(
+                return Outcome::unchanged(Reply::Error(alloc::format!(
                     "ERR Unknown option given: {}",
                     crate::scripting::convert::one_line(option)
                 )));
@@ -119,8 +116,8 @@ impl Engine {
         });
         self.library_load_started = None;
         match loaded {
-            None => refused(super::errors::oom()),
-            Some(Err(reply)) => refused(reply),
+            None => Outcome::unchanged(super::errors::oom()),
+            Some(Err(reply)) => Outcome::unchanged(reply),
             Some(Ok(name)) => Outcome {
                 reply: Reply::Bulk(Some(name)),
                 effects: logged(&[b"FUNCTION", b"LOAD", b"REPLACE", code]),
@@ -136,8 +133,8 @@ impl Engine {
                 reply: Reply::ok(),
                 effects: logged(&[b"FUNCTION", b"DELETE", name]),
             },
-            Some(false) => refused(Reply::error("ERR Library not found")),
-            None => refused(super::errors::oom()),
+            Some(false) => Outcome::unchanged(Reply::error("ERR Library not found")),
+            None => Outcome::unchanged(super::errors::oom()),
         }
     }
 
@@ -170,18 +167,18 @@ impl Engine {
                     .functions
                     .iter()
                     .map(|f| {
-                        Reply::Map(alloc::vec![
-                            bulk("name"),
-                            bulk(&f.name),
-                            bulk("description"),
-                            Reply::Bulk(f.description.clone()),
-                            bulk("flags"),
-                            Reply::Set(
-                                f.flags
-                                    .names()
-                                    .into_iter()
-                                    .map(|n| Reply::Simple(n.into()))
-                                    .collect()
+                        Reply::fields([
+                            ("name", bulk(&f.name)),
+                            ("description", Reply::Bulk(f.description.clone())),
+                            (
+                                "flags",
+                                Reply::Set(
+                                    f.flags
+                                        .names()
+                                        .into_iter()
+                                        .map(|n| Reply::Simple(n.into()))
+                                        .collect(),
+                                ),
                             ),
                         ])
                     })
@@ -216,30 +213,30 @@ impl Engine {
             Replace,
         }
         if args.len() > 4 {
-            return refused(subcommand_syntax("restore"));
+            return Outcome::unchanged(subcommand_syntax("restore"));
         }
         let policy = match args.get(3) {
             None => Policy::Append,
             Some(p) if p.eq_ignore_ascii_case(b"append") => Policy::Append,
             Some(p) if p.eq_ignore_ascii_case(b"replace") => Policy::Replace,
             Some(p) if p.eq_ignore_ascii_case(b"flush") => Policy::Flush,
-            Some(_) => return refused(Reply::error(
+            Some(_) => return Outcome::unchanged(Reply::error(
                 "ERR Wrong restore policy given, value should be either FLUSH, APPEND or REPLACE.",
             )),
         };
         let codes = match payload::restore(&args[2]) {
             Ok(codes) => codes,
-            Err(why) => return refused(Reply::Error(alloc::format!("ERR {why}"))),
+            Err(why) => return Outcome::unchanged(Reply::Error(alloc::format!("ERR {why}"))),
         };
         // Loaded aside: errors in the payload itself.
         let mut aside = Functions::<Engine>::default();
         aside.set_memory_limit(self.lua_memory_limit());
         let Some(mut state) = aside.take_state() else {
-            return refused(super::errors::oom());
+            return Outcome::unchanged(super::errors::oom());
         };
         for code in &codes {
             if let Err(reply) = aside.load(&mut state, self, code, false) {
-                return refused(reply);
+                return Outcome::unchanged(reply);
             }
         }
         let mut effects = Effects::default();
@@ -254,7 +251,7 @@ impl Engine {
             for lib in aside.libraries() {
                 if self.functions.library(&lib.name).is_some() {
                     if policy == Policy::Append {
-                        return refused(Reply::Error(alloc::format!(
+                        return Outcome::unchanged(Reply::Error(alloc::format!(
                             "ERR Library {} already exists",
                             alloc::string::String::from_utf8_lossy(&lib.name)
                         )));
@@ -265,7 +262,7 @@ impl Engine {
             for f in aside.libraries().flat_map(|lib| &lib.functions) {
                 if let Some((owner, _)) = self.functions.function(f.name.as_bytes()) {
                     if !replaced.contains(&owner.name) {
-                        return refused(Reply::Error(alloc::format!(
+                        return Outcome::unchanged(Reply::Error(alloc::format!(
                             "ERR Function {} already exists",
                             f.name
                         )));
@@ -282,8 +279,8 @@ impl Engine {
                 Ok(())
             });
             match done {
-                None => return refused(super::errors::oom()),
-                Some(Err(reply)) => return refused(reply),
+                None => return Outcome::unchanged(super::errors::oom()),
+                Some(Err(reply)) => return Outcome::unchanged(reply),
                 Some(Ok(())) => {}
             }
             for name in &replaced {
@@ -303,17 +300,19 @@ impl Engine {
     /// read; the one engine, Lua, and what it holds.
     fn function_stats(&self) -> Reply {
         let bulk = |s: &str| Reply::bulk(s.as_bytes());
-        let lua = Reply::Map(alloc::vec![
-            bulk("libraries_count"),
-            Reply::Integer(self.functions.libraries().count() as i64),
-            bulk("functions_count"),
-            Reply::Integer(self.functions.function_count() as i64),
+        let lua = Reply::fields([
+            (
+                "libraries_count",
+                Reply::Integer(self.functions.libraries().count() as i64),
+            ),
+            (
+                "functions_count",
+                Reply::Integer(self.functions.function_count() as i64),
+            ),
         ]);
-        Reply::Map(alloc::vec![
-            bulk("running_script"),
-            Reply::nil(),
-            bulk("engines"),
-            Reply::Map(alloc::vec![bulk("LUA"), lua]),
+        Reply::fields([
+            ("running_script", Reply::nil()),
+            ("engines", Reply::Map(alloc::vec![bulk("LUA"), lua])),
         ])
     }
 
@@ -326,24 +325,24 @@ impl Engine {
         read_only: bool,
     ) -> Outcome {
         let Some((library, function)) = self.functions.function(&args[1]) else {
-            return refused(Reply::error("ERR Function not found"));
+            return Outcome::unchanged(Reply::error("ERR Function not found"));
         };
         let (library, name, flags) = (library.name.clone(), function.name.clone(), function.flags);
         let Some(numkeys) = crate::num::parse_i64(&args[2]) else {
-            return refused(Reply::error("ERR Bad number of keys provided"));
+            return Outcome::unchanged(Reply::error("ERR Bad number of keys provided"));
         };
         let rest = &args[3..];
         if numkeys > rest.len() as i64 {
-            return refused(Reply::error(
+            return Outcome::unchanged(Reply::error(
                 "ERR Number of keys can't be greater than number of args",
             ));
         }
         let Ok(numkeys) = usize::try_from(numkeys) else {
-            return refused(Reply::error("ERR Number of keys can't be negative"));
+            return Outcome::unchanged(Reply::error("ERR Number of keys can't be negative"));
         };
         let (keys, argv) = rest.split_at(numkeys);
         if let Some(refusal) = self.script_refusal(flags, read_only) {
-            return refused(refusal);
+            return Outcome::unchanged(refusal);
         }
         let ran = self.with_functions(|_, state, engine| {
             let who = (Some(name.clone()), args);
@@ -351,7 +350,7 @@ impl Engine {
                 Functions::call(state, engine, &library, &name, keys, argv)
             })
         });
-        ran.unwrap_or_else(|| refused(super::errors::oom()))
+        ran.unwrap_or_else(|| Outcome::unchanged(super::errors::oom()))
     }
 }
 
@@ -363,13 +362,6 @@ fn logged(record: &[&[u8]]) -> Effects {
     effects
 }
 
-fn refused(reply: Reply) -> Outcome {
-    Outcome {
-        reply,
-        effects: Effects::default(),
-    }
-}
-
 /// Redis's answer to a `FUNCTION` subcommand with the wrong arguments.
 fn subcommand_syntax(sub: &str) -> Reply {
     Reply::Error(alloc::format!(
@@ -379,7 +371,7 @@ fn subcommand_syntax(sub: &str) -> Reply {
 
 /// `FUNCTION HELP`.
 fn help() -> Reply {
-    let lines = [
+    Reply::help(&[
         "FUNCTION <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "LOAD [REPLACE] <FUNCTION CODE>",
         "    Create a new library with the given library name and code.",
@@ -399,6 +391,5 @@ fn help() -> Reply {
         "    Restore the libraries represented by the given payload (default APPEND).",
         "HELP",
         "    Print this help.",
-    ];
-    Reply::array(lines.iter().map(|l| Reply::Simple((*l).into())).collect())
+    ])
 }

@@ -213,10 +213,8 @@ pub(crate) fn lcs(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         })
         .collect();
     // A map in RESP3.
-    Reply::Map(alloc::vec![
-        Reply::bulk(&b"matches"[..]),
-        Reply::array(matches),
-        Reply::bulk(&b"len"[..]),
-        Reply::Integer(i64::from(total)),
+    Reply::fields([
+        ("matches", Reply::array(matches)),
+        ("len", Reply::Integer(i64::from(total))),
     ])
 }

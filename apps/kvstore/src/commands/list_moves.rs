@@ -153,6 +153,29 @@ pub(crate) fn brpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 fn blocking_pop(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End) -> Reply {
+    pop_first_or_wait(x, args, "list", |x, key| {
+        if x.live_list(key)?.is_none() {
+            return Ok(None);
+        }
+        let mut popped = pop_elements(x, key, end, 1, false)?;
+        Ok(Some(Reply::array(alloc::vec![
+            Reply::bulk(key.to_vec()),
+            Reply::Bulk(popped.pop()),
+        ])))
+    })
+}
+
+/// The walk every single-key blocking pop (`BLPOP`, `BZPOPMIN`, ...)
+/// shares: `args` are the command, its keys and the timeout; `pop` answers
+/// for the first key that holds a `kind` value (`None` when it holds
+/// none), and with no such key the client waits for one until the timeout
+/// (a nil array).
+pub(super) fn pop_first_or_wait(
+    x: &mut Exec<'_>,
+    args: &[Vec<u8>],
+    kind: &'static str,
+    mut pop: impl FnMut(&mut Exec<'_>, &[u8]) -> Result<Option<Reply>, Reply>,
+) -> Reply {
     let last = args.len() - 1;
     let deadline = match parse_timeout(&args[last], x.now) {
         Ok(deadline) => deadline,
@@ -160,21 +183,13 @@ fn blocking_pop(x: &mut Exec<'_>, args: &mut [Vec<u8>], end: End) -> Reply {
     };
     let keys = &args[1..last];
     for key in keys {
-        match x.live_list(key) {
-            Ok(Some(_)) => {
-                return match pop_elements(x, key, end, 1, false) {
-                    Ok(mut popped) => Reply::array(alloc::vec![
-                        Reply::bulk(key.clone()),
-                        Reply::Bulk(popped.pop()),
-                    ]),
-                    Err(reply) => reply,
-                };
-            }
+        match pop(x, key) {
+            Ok(Some(reply)) => return reply,
             Ok(None) => {}
             Err(reply) => return reply,
         }
     }
-    wait_or_nil(x, keys, deadline, "list", Reply::Array(None))
+    wait_or_nil(x, keys, deadline, kind, Reply::Array(None))
 }
 
 /// `BRPOPLPUSH source destination timeout`: `BLMOVE source destination

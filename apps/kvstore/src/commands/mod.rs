@@ -116,6 +116,15 @@ pub struct Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a command that changed nothing: `reply` alone, with
+    /// nothing to log.
+    pub fn unchanged(reply: Reply) -> Self {
+        Outcome {
+            reply,
+            effects: Effects::default(),
+        }
+    }
+
     /// Whether the command changed the dataset.
     pub fn modified(&self) -> bool {
         !self.effects.is_empty()
@@ -260,10 +269,7 @@ impl Engine {
             return self.reset(client);
         }
         let mut outcome = match pubsub::subscribed_gate(&args, client) {
-            Some(reply) => Outcome {
-                reply,
-                effects: Effects::default(),
-            },
+            Some(reply) => Outcome::unchanged(reply),
             None => match self.transaction(&mut args, client, now_ms) {
                 Some(outcome) => outcome,
                 None => self.run(&mut args, client, now_ms, false),
@@ -299,10 +305,7 @@ impl Engine {
     fn reset(&mut self, client: &mut ClientCtx) -> Outcome {
         self.pubsub.forget(client.id());
         *client = ClientCtx::new(client.id());
-        Outcome {
-            reply: Reply::Simple("RESET".into()),
-            effects: Effects::default(),
-        }
+        Outcome::unchanged(Reply::Simple("RESET".into()))
     }
 
     /// Applies one command read back from the log. Keys do not expire while
@@ -597,10 +600,7 @@ impl Engine {
     /// client. Refused while the log is rewritten: the rewrite's scan would
     /// have captured the keys under the old indices.
     fn swapdb(&mut self, args: &[Vec<u8>], loading: bool) -> Outcome {
-        let reply = |reply| Outcome {
-            reply,
-            effects: Effects::default(),
-        };
+        let reply = Outcome::unchanged;
         // Each index a 32-bit integer, with its own error, as in Redis.
         let index = |arg: &[u8]| crate::num::parse_i64(arg).filter(|n| i32::try_from(*n).is_ok());
         let Some(a) = index(&args[1]) else {
@@ -669,10 +669,7 @@ impl Engine {
         now: u64,
         loading: bool,
     ) -> Outcome {
-        let reply = |reply| Outcome {
-            reply,
-            effects: Effects::default(),
-        };
+        let reply = Outcome::unchanged;
         let spec = match transaction::check(args) {
             Ok(spec) => spec,
             Err(refused) => {

@@ -93,7 +93,7 @@ pub(crate) fn memory_usage(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// `MEMORY HELP`.
 pub(crate) fn memory_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    help(&[
+    Reply::help(&[
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "USAGE <key> [SAMPLES <count>]",
         "    Return memory in bytes used by <key> and its value, as counted against",
@@ -105,7 +105,7 @@ pub(crate) fn memory_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 
 /// `OBJECT HELP`.
 pub(crate) fn object_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    help(&[
+    Reply::help(&[
         "OBJECT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "ENCODING <key>",
         "    Return the kind of internal representation used in order to store the value",
@@ -121,13 +121,4 @@ pub(crate) fn object_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
         "HELP",
         "    Print this help.",
     ])
-}
-
-fn help(lines: &[&str]) -> Reply {
-    Reply::array(
-        lines
-            .iter()
-            .map(|line| Reply::Simple((*line).into()))
-            .collect(),
-    )
 }

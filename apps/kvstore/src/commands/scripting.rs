@@ -89,10 +89,7 @@ impl Engine {
         now: u64,
         loading: bool,
     ) -> Option<Outcome> {
-        let reply = |reply| Outcome {
-            reply,
-            effects: Effects::default(),
-        };
+        let reply = Outcome::unchanged;
         Some(match spec.name {
             "eval" => self.eval(args, client, now, false, false),
             "evalsha" => self.eval(args, client, now, true, false),
@@ -135,10 +132,7 @@ impl Engine {
         by_sha: bool,
         read_only: bool,
     ) -> Outcome {
-        let refuse = |reply| Outcome {
-            reply,
-            effects: Effects::default(),
-        };
+        let refuse = Outcome::unchanged;
         let Some(numkeys) = crate::num::parse_i64(&args[2]) else {
             return refuse(Reply::error("ERR value is not an integer or out of range"));
         };

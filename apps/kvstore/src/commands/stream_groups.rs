@@ -331,7 +331,7 @@ pub(crate) fn xgroup_delconsumer(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Repl
 
 /// `XGROUP HELP`.
 pub(crate) fn xgroup_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    let lines = [
+    Reply::help(&[
         "XGROUP <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CREATE <key> <groupname> <id|$> [option]",
         "    Create a new consumer group. Options are:",
@@ -349,13 +349,7 @@ pub(crate) fn xgroup_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
         "    Set the current group ID and entries_read counter.",
         "HELP",
         "    Prints this help.",
-    ];
-    Reply::array(
-        lines
-            .iter()
-            .map(|l| Reply::Simple(String::from(*l)))
-            .collect(),
-    )
+    ])
 }
 
 /// Makes sure `consumer` exists in the group (logging its creation) and
@@ -1040,33 +1034,22 @@ pub(crate) fn xinfo_stream(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                         ])
                     })
                     .collect();
-                Reply::Map(alloc::vec![
-                    Reply::bulk("name"),
-                    Reply::bulk(cname.clone()),
-                    Reply::bulk("seen-time"),
-                    Reply::Integer(c.seen_ms as i64),
-                    Reply::bulk("pel-count"),
-                    Reply::Integer(c.pending.len() as i64),
-                    Reply::bulk("pending"),
-                    Reply::array(pending),
+                Reply::fields([
+                    ("name", Reply::bulk(cname.clone())),
+                    ("seen-time", Reply::Integer(c.seen_ms as i64)),
+                    ("pel-count", Reply::Integer(c.pending.len() as i64)),
+                    ("pending", Reply::array(pending)),
                 ])
             })
             .collect();
-        groups.push(Reply::Map(alloc::vec![
-            Reply::bulk("name"),
-            Reply::bulk(name.clone()),
-            Reply::bulk("last-delivered-id"),
-            id_reply(group.last_id),
-            Reply::bulk("entries-read"),
-            maybe(group.entries_read),
-            Reply::bulk("lag"),
-            maybe(stream.lag(group)),
-            Reply::bulk("pel-count"),
-            Reply::Integer(group.pending.len() as i64),
-            Reply::bulk("pending"),
-            Reply::array(pending),
-            Reply::bulk("consumers"),
-            Reply::array(consumers),
+        groups.push(Reply::fields([
+            ("name", Reply::bulk(name.clone())),
+            ("last-delivered-id", id_reply(group.last_id)),
+            ("entries-read", maybe(group.entries_read)),
+            ("lag", maybe(stream.lag(group))),
+            ("pel-count", Reply::Integer(group.pending.len() as i64)),
+            ("pending", Reply::array(pending)),
+            ("consumers", Reply::array(consumers)),
         ]));
     }
     map.extend([
@@ -1090,19 +1073,13 @@ pub(crate) fn xinfo_groups(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .groups
         .iter()
         .map(|(name, group)| {
-            Reply::Map(alloc::vec![
-                Reply::bulk("name"),
-                Reply::bulk(name.clone()),
-                Reply::bulk("consumers"),
-                Reply::Integer(group.consumers.len() as i64),
-                Reply::bulk("pending"),
-                Reply::Integer(group.pending.len() as i64),
-                Reply::bulk("last-delivered-id"),
-                id_reply(group.last_id),
-                Reply::bulk("entries-read"),
-                maybe(group.entries_read),
-                Reply::bulk("lag"),
-                maybe(stream.lag(group)),
+            Reply::fields([
+                ("name", Reply::bulk(name.clone())),
+                ("consumers", Reply::Integer(group.consumers.len() as i64)),
+                ("pending", Reply::Integer(group.pending.len() as i64)),
+                ("last-delivered-id", id_reply(group.last_id)),
+                ("entries-read", maybe(group.entries_read)),
+                ("lag", maybe(stream.lag(group))),
             ])
         })
         .collect();
@@ -1125,13 +1102,10 @@ pub(crate) fn xinfo_consumers(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .consumers
         .iter()
         .map(|(cname, c)| {
-            Reply::Map(alloc::vec![
-                Reply::bulk("name"),
-                Reply::bulk(cname.clone()),
-                Reply::bulk("pending"),
-                Reply::Integer(c.pending.len() as i64),
-                Reply::bulk("idle"),
-                Reply::Integer(now.saturating_sub(c.seen_ms) as i64),
+            Reply::fields([
+                ("name", Reply::bulk(cname.clone())),
+                ("pending", Reply::Integer(c.pending.len() as i64)),
+                ("idle", Reply::Integer(now.saturating_sub(c.seen_ms) as i64)),
             ])
         })
         .collect();
@@ -1140,7 +1114,7 @@ pub(crate) fn xinfo_consumers(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// `XINFO HELP`.
 pub(crate) fn xinfo_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
-    let lines = [
+    Reply::help(&[
         "XINFO <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
         "CONSUMERS <key> <groupname>",
         "    Show consumers of <groupname>.",
@@ -1150,11 +1124,5 @@ pub(crate) fn xinfo_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
         "    Show information about the stream.",
         "HELP",
         "    Prints this help.",
-    ];
-    Reply::array(
-        lines
-            .iter()
-            .map(|l| Reply::Simple(String::from(*l)))
-            .collect(),
-    )
+    ])
 }

@@ -25,13 +25,6 @@ use crate::Args;
 /// (`UNWATCH` is queued inside `MULTI`, as in Redis, and runs at `EXEC`).
 const CONTROL: &[&str] = &["multi", "exec", "discard", "watch", "unwatch", "quit"];
 
-fn answer(reply: Reply) -> Outcome {
-    Outcome {
-        reply,
-        effects: Effects::default(),
-    }
-}
-
 impl Engine {
     /// Handles `args` if it belongs to a transaction (a control command, or
     /// any command while `MULTI` is open); `None` for a plain command.
@@ -74,49 +67,51 @@ impl Engine {
                 client.multi = None;
                 client.watched.clear();
                 let Reply::Error(text) = reply else {
-                    return Some(answer(reply));
+                    return Some(Outcome::unchanged(reply));
                 };
                 let why = text.strip_prefix("ERR ").unwrap_or(&text);
-                return Some(answer(Reply::Error(alloc::format!(
+                return Some(Outcome::unchanged(Reply::Error(alloc::format!(
                     "EXECABORT Transaction discarded because of: {why}"
                 ))));
             }
             if let Some(multi) = client.multi.as_mut() {
                 multi.failed = true;
             }
-            return Some(answer(reply));
+            return Some(Outcome::unchanged(reply));
         }
         if self.config().requirepass.is_some() && !client.authenticated && name != "quit" {
-            return Some(answer(Reply::error("NOAUTH Authentication required.")));
+            return Some(Outcome::unchanged(Reply::error(
+                "NOAUTH Authentication required.",
+            )));
         }
         Some(match name {
             "multi" if client.multi.is_some() => {
-                answer(Reply::error("ERR MULTI calls can not be nested"))
+                Outcome::unchanged(Reply::error("ERR MULTI calls can not be nested"))
             }
             "multi" => {
                 client.multi = Some(Multi::default());
-                answer(Reply::ok())
+                Outcome::unchanged(Reply::ok())
             }
             "discard" => match client.multi.take() {
                 Some(_) => {
                     client.watched.clear();
-                    answer(Reply::ok())
+                    Outcome::unchanged(Reply::ok())
                 }
-                None => answer(Reply::error("ERR DISCARD without MULTI")),
+                None => Outcome::unchanged(Reply::error("ERR DISCARD without MULTI")),
             },
             "watch" if client.multi.is_some() => {
-                answer(Reply::error("ERR WATCH inside MULTI is not allowed"))
+                Outcome::unchanged(Reply::error("ERR WATCH inside MULTI is not allowed"))
             }
             "watch" => {
                 for key in &args[1..] {
                     let version = self.version_of(client.db, key, now);
                     client.watched.push((client.db, key.clone(), version));
                 }
-                answer(Reply::ok())
+                Outcome::unchanged(Reply::ok())
             }
             "unwatch" => {
                 client.watched.clear();
-                answer(Reply::ok())
+                Outcome::unchanged(Reply::ok())
             }
             "exec" => self.exec(client, now),
             // QUIT inside MULTI ends the connection, as a plain QUIT does.
@@ -131,11 +126,11 @@ impl Engine {
     /// watched key changed.
     fn exec(&mut self, client: &mut ClientCtx, now: u64) -> Outcome {
         let Some(multi) = client.multi.take() else {
-            return answer(Reply::error("ERR EXEC without MULTI"));
+            return Outcome::unchanged(Reply::error("ERR EXEC without MULTI"));
         };
         let watched = core::mem::take(&mut client.watched);
         if multi.failed {
-            return answer(Reply::error(
+            return Outcome::unchanged(Reply::error(
                 "EXECABORT Transaction discarded because of previous errors.",
             ));
         }
@@ -143,7 +138,7 @@ impl Engine {
             .iter()
             .any(|(db, key, version)| self.version_of(*db, key, now) != *version);
         if changed {
-            return answer(Reply::Array(None));
+            return Outcome::unchanged(Reply::Array(None));
         }
         // The server may have run out of memory, or lost its log, since a
         // command was queued: then nothing runs, as in Redis.

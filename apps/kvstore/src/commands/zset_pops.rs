@@ -6,7 +6,7 @@
 use alloc::vec::Vec;
 
 use super::exec::Exec;
-use super::list_moves::{parse_timeout, wait_or_nil};
+use super::list_moves::pop_first_or_wait;
 use super::multi_pop::{self, MultiPop};
 use super::zsets::{oom, pop_members, score_reply};
 use crate::resp::Reply;
@@ -78,30 +78,17 @@ pub(crate) fn bzpopmax(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 fn blocking_pop(x: &mut Exec<'_>, args: &[Vec<u8>], max: bool) -> Reply {
-    let last = args.len() - 1;
-    let deadline = match parse_timeout(&args[last], x.now) {
-        Ok(deadline) => deadline,
-        Err(reply) => return reply,
-    };
-    let keys = &args[1..last];
-    for key in keys {
-        match x.live_zset(key) {
-            Ok(Some(_)) => {
-                return match pop_members(x, key, max, 1) {
-                    Ok(mut popped) => match popped.pop() {
-                        Some((member, score)) => Reply::array(alloc::vec![
-                            Reply::bulk(key.clone()),
-                            Reply::Bulk(Some(member)),
-                            score_reply(score),
-                        ]),
-                        None => Reply::Array(None),
-                    },
-                    Err(reply) => reply,
-                };
-            }
-            Ok(None) => {}
-            Err(reply) => return reply,
+    pop_first_or_wait(x, args, "zset", |x, key| {
+        if x.live_zset(key)?.is_none() {
+            return Ok(None);
         }
-    }
-    wait_or_nil(x, keys, deadline, "zset", Reply::Array(None))
+        Ok(Some(match pop_members(x, key, max, 1)?.pop() {
+            Some((member, score)) => Reply::array(alloc::vec![
+                Reply::bulk(key.to_vec()),
+                Reply::Bulk(Some(member)),
+                score_reply(score),
+            ]),
+            None => Reply::Array(None),
+        }))
+    })
 }

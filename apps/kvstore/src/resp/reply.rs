@@ -166,6 +166,27 @@ impl Reply {
         Reply::Bulk(Some(bytes.into()))
     }
 
+    /// A map from the names in `fields` (bulk strings) to their values, in
+    /// order: the reports `XINFO`, `FUNCTION` and `LCS IDX` give.
+    pub fn fields<const N: usize>(fields: [(&str, Reply); N]) -> Self {
+        Reply::Map(
+            fields
+                .into_iter()
+                .flat_map(|(name, value)| [Reply::bulk(name), value])
+                .collect(),
+        )
+    }
+
+    /// What a `HELP` subcommand answers: its text, a simple string a line.
+    pub fn help(lines: &[&str]) -> Self {
+        Reply::array(
+            lines
+                .iter()
+                .map(|&line| Reply::Simple(line.into()))
+                .collect(),
+        )
+    }
+
     /// An array of replies.
     pub fn array(items: Vec<Reply>) -> Self {
         Reply::Array(Some(items))

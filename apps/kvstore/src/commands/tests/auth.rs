@@ -45,8 +45,7 @@ fn with_a_password_only_auth_hello_and_quit_come_before_it() {
         "one user: default"
     );
     assert!(err(s.run("HELLO 2")).starts_with("NOAUTH HELLO must be called"));
-    assert_eq!(s.run("AUTH s3cret"), Reply::ok());
-    assert_eq!(s.run("SET k v"), Reply::ok());
+    s.expect(&[("AUTH s3cret", Reply::ok()), ("SET k v", Reply::ok())]);
     // Another connection starts unauthenticated.
     let mut other = ClientCtx::new(8);
     let args = |s: &str| {
@@ -91,13 +90,15 @@ fn hello_authenticates_names_and_describes_the_server() {
 #[test]
 fn config_set_requirepass_takes_effect_for_new_connections() {
     let mut s = Session::new();
-    assert_eq!(s.run("CONFIG SET requirepass letmein"), Reply::ok());
-    assert_eq!(
-        s.run("CONFIG GET requirepass"),
-        Reply::array(vec![Reply::bulk("requirepass"), Reply::bulk("letmein")])
-    );
-    // This connection was made before: it stays allowed, as in Redis.
-    assert_eq!(s.run("GET k"), Reply::Bulk(None));
+    s.expect(&[
+        ("CONFIG SET requirepass letmein", Reply::ok()),
+        (
+            "CONFIG GET requirepass",
+            Reply::array(vec![Reply::bulk("requirepass"), Reply::bulk("letmein")]),
+        ),
+        // This connection was made before: it stays allowed, as in Redis.
+        ("GET k", Reply::Bulk(None)),
+    ]);
     let mut later = ClientCtx::new(9);
     let get = [b"GET".to_vec(), b"k".to_vec()];
     let reply = s.engine.execute(&get, &mut later, s.now).reply;

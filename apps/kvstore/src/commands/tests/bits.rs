@@ -4,16 +4,18 @@ use super::*;
 #[test]
 fn setbit_grows_the_string_and_returns_the_old_bit() {
     let mut s = Session::new();
-    assert_eq!(s.run("SETBIT k 1 1"), int(0));
-    assert_eq!(s.run("GET k"), bulk("@"), "bit 1 of byte 0 is 0x40");
-    assert_eq!(s.run("SETBIT k 1 1"), int(1));
-    assert_eq!(s.run("SETBIT k 15 1"), int(0));
-    assert_eq!(s.run("STRLEN k"), int(2), "grown with zero bytes");
-    assert_eq!(s.run("SETBIT k 1 0"), int(1));
-    assert_eq!(s.run("GETBIT k 1"), int(0));
-    assert_eq!(s.run("GETBIT k 15"), int(1));
-    assert_eq!(s.run("GETBIT k 9999"), int(0), "past the end reads 0");
-    assert_eq!(s.run("GETBIT missing 0"), int(0));
+    s.expect(&[
+        ("SETBIT k 1 1", int(0)),
+        ("GET k", bulk("@")), // bit 1 of byte 0 is 0x40
+        ("SETBIT k 1 1", int(1)),
+        ("SETBIT k 15 1", int(0)),
+        ("STRLEN k", int(2)), // grown with zero bytes
+        ("SETBIT k 1 0", int(1)),
+        ("GETBIT k 1", int(0)),
+        ("GETBIT k 15", int(1)),
+        ("GETBIT k 9999", int(0)), // past the end reads 0
+        ("GETBIT missing 0", int(0)),
+    ]);
 }
 
 #[test]
@@ -21,21 +23,24 @@ fn setbit_keeps_the_expiry_and_is_logged_as_itself() {
     let mut s = Session::new();
     s.run("SET k a EX 100");
     assert_eq!(s.logged("SETBIT k 7 0"), ["SETBIT k 7 0"]);
-    assert_eq!(s.run("GET k"), bulk("`"));
-    assert_eq!(s.run("TTL k"), int(100));
+    s.expect(&[("GET k", bulk("`")), ("TTL k", int(100))]);
 }
 
 #[test]
 fn bit_arguments_are_checked() {
     let mut s = Session::new();
     let offset = "ERR bit offset is not an integer or out of range";
-    assert_eq!(s.run("SETBIT k -1 1"), err(offset));
-    assert_eq!(s.run("SETBIT k 4294967296 1"), err(offset), "past 512 MiB");
-    assert_eq!(s.run("SETBIT k x 1"), err(offset));
+    s.expect(&[
+        ("SETBIT k -1 1", err(offset)),
+        ("SETBIT k 4294967296 1", err(offset)), // past 512 MiB
+        ("SETBIT k x 1", err(offset)),
+    ]);
     let bit = "ERR bit is not an integer or out of range";
-    assert_eq!(s.run("SETBIT k 0 2"), err(bit));
-    assert_eq!(s.run("SETBIT k 0 -1"), err(bit));
-    assert_eq!(s.run("EXISTS k"), int(0), "nothing was created");
+    s.expect(&[
+        ("SETBIT k 0 2", err(bit)),
+        ("SETBIT k 0 -1", err(bit)),
+        ("EXISTS k", int(0)), // nothing was created
+    ]);
     s.run("HSET h f v");
     assert!(matches!(s.run("SETBIT h 0 1"), Reply::Error(e) if e.starts_with("WRONGTYPE")));
     assert!(matches!(s.run("GETBIT h 0"), Reply::Error(e) if e.starts_with("WRONGTYPE")));
@@ -45,54 +50,56 @@ fn bit_arguments_are_checked() {
 fn bitcount_over_bytes_and_bits() {
     let mut s = Session::new();
     s.run("SET k foobar");
-    assert_eq!(s.run("BITCOUNT k"), int(26));
-    assert_eq!(s.run("BITCOUNT k 0 0"), int(4));
-    assert_eq!(s.run("BITCOUNT k 1 1"), int(6));
-    assert_eq!(s.run("BITCOUNT k 1 1 BYTE"), int(6));
-    assert_eq!(s.run("BITCOUNT k 5 30 BIT"), int(17));
-    assert_eq!(s.run("BITCOUNT k -2 -1"), int(7));
-    assert_eq!(s.run("BITCOUNT k 3 1"), int(0));
-    assert_eq!(s.run("BITCOUNT missing"), int(0));
-    assert_eq!(s.run("BITCOUNT k 0"), err("ERR syntax error"));
-    assert_eq!(s.run("BITCOUNT k 0 1 WORD"), err("ERR syntax error"));
+    s.expect(&[
+        ("BITCOUNT k", int(26)),
+        ("BITCOUNT k 0 0", int(4)),
+        ("BITCOUNT k 1 1", int(6)),
+        ("BITCOUNT k 1 1 BYTE", int(6)),
+        ("BITCOUNT k 5 30 BIT", int(17)),
+        ("BITCOUNT k -2 -1", int(7)),
+        ("BITCOUNT k 3 1", int(0)),
+        ("BITCOUNT missing", int(0)),
+        ("BITCOUNT k 0", err("ERR syntax error")),
+        ("BITCOUNT k 0 1 WORD", err("ERR syntax error")),
+    ]);
 }
 
 #[test]
 fn lcs_finds_the_subsequence_its_length_and_its_runs() {
     let mut s = Session::new();
     s.run("MSET a ohmytext b mynewtext");
-    assert_eq!(s.run("LCS a b"), bulk("mytext"));
-    assert_eq!(s.run("LCS a b LEN"), int(6));
+    s.expect(&[("LCS a b", bulk("mytext")), ("LCS a b LEN", int(6))]);
     let run = |a: (i64, i64), b: (i64, i64), len: Option<i64>| {
         let mut items = vec![array(&[int(a.0), int(a.1)]), array(&[int(b.0), int(b.1)])];
         items.extend(len.map(int));
         array(&items)
     };
-    assert_eq!(
-        s.run("LCS a b IDX"),
-        array(&[
-            bulk("matches"),
-            array(&[run((4, 7), (5, 8), None), run((2, 3), (0, 1), None)]),
-            bulk("len"),
-            int(6),
-        ]),
-        "runs from last to first"
-    );
-    assert_eq!(
-        s.run("LCS a b IDX MINMATCHLEN 4 WITHMATCHLEN"),
-        array(&[
-            bulk("matches"),
-            array(&[run((4, 7), (5, 8), Some(4))]),
-            bulk("len"),
-            int(6),
-        ])
-    );
-    assert_eq!(s.run("LCS a missing"), bulk(""));
-    assert_eq!(
-        s.run("LCS a b LEN IDX"),
-        err("ERR If you want both the length and indexes, please just use IDX.")
-    );
-    assert_eq!(s.run("LCS a b FOO"), err("ERR syntax error"));
+    s.expect(&[
+        (
+            "LCS a b IDX",
+            array(&[
+                bulk("matches"),
+                array(&[run((4, 7), (5, 8), None), run((2, 3), (0, 1), None)]),
+                bulk("len"),
+                int(6),
+            ]),
+        ), // runs from last to first
+        (
+            "LCS a b IDX MINMATCHLEN 4 WITHMATCHLEN",
+            array(&[
+                bulk("matches"),
+                array(&[run((4, 7), (5, 8), Some(4))]),
+                bulk("len"),
+                int(6),
+            ]),
+        ),
+        ("LCS a missing", bulk("")),
+        (
+            "LCS a b LEN IDX",
+            err("ERR If you want both the length and indexes, please just use IDX."),
+        ),
+        ("LCS a b FOO", err("ERR syntax error")),
+    ]);
     s.run("HSET h f v");
     assert_eq!(
         s.run("LCS a h"),
@@ -117,16 +124,22 @@ fn object_tells_how_a_value_is_kept_without_touching_it() {
     let mut s = Session::new();
     s.run("SET k v");
     s.run("HSET h f v");
-    assert_eq!(s.run("OBJECT ENCODING k"), bulk("raw"));
-    assert_eq!(s.run("OBJECT ENCODING h"), bulk("listpack"));
+    s.expect(&[
+        ("OBJECT ENCODING k", bulk("raw")),
+        ("OBJECT ENCODING h", bulk("listpack")),
+    ]);
     s.run("CONFIG SET hash-max-listpack-entries 1");
     s.run("HSET h g v");
-    assert_eq!(s.run("OBJECT ENCODING h"), bulk("hashtable"));
-    assert_eq!(s.run("OBJECT ENCODING missing"), nil());
-    assert_eq!(s.run("OBJECT REFCOUNT h"), int(1));
+    s.expect(&[
+        ("OBJECT ENCODING h", bulk("hashtable")),
+        ("OBJECT ENCODING missing", nil()),
+        ("OBJECT REFCOUNT h", int(1)),
+    ]);
     s.advance(5_000);
-    assert_eq!(s.run("OBJECT IDLETIME k"), int(5));
-    assert_eq!(s.run("OBJECT IDLETIME k"), int(5), "OBJECT is no access");
+    s.expect(&[
+        ("OBJECT IDLETIME k", int(5)),
+        ("OBJECT IDLETIME k", int(5)), // OBJECT is no access
+    ]);
     s.run("GET k");
     assert_eq!(s.run("OBJECT IDLETIME k"), int(0), "GET is");
     s.advance(2_000);
@@ -194,19 +207,13 @@ fn shutdown_is_refused_inside_a_transaction() {
 fn bitcount_reads_the_key_then_its_range_as_redis_7_0_does() {
     let mut s = Session::new();
     s.run("SET str xxxx");
-    assert_eq!(
-        s.run("BITCOUNT str -6 -7"),
-        int(0),
-        "negative, start past end"
-    );
-    assert_eq!(s.run("BITCOUNT str -6 -15 BIT"), int(0));
-    assert_eq!(
-        s.run("BITCOUNT missing 0 1 WORD"),
-        int(0),
-        "a missing key first"
-    );
-    assert_eq!(s.run("BITCOUNT missing 0"), int(0));
-    assert_eq!(s.run("BITCOUNT str -7 -6 WORD"), err("ERR syntax error"));
+    s.expect(&[
+        ("BITCOUNT str -6 -7", int(0)), // negative, start past end
+        ("BITCOUNT str -6 -15 BIT", int(0)),
+        ("BITCOUNT missing 0 1 WORD", int(0)), // a missing key first
+        ("BITCOUNT missing 0", int(0)),
+        ("BITCOUNT str -7 -6 WORD", err("ERR syntax error")),
+    ]);
 }
 
 #[test]

@@ -59,41 +59,34 @@ fn records_say_their_database_only_when_it_changes() {
 fn move_swapdb_and_flushes() {
     let mut s = Session::new();
     s.run("SET k v");
-    assert_eq!(s.run("MOVE k 1"), Reply::Integer(1));
-    assert_eq!(s.run("EXISTS k"), Reply::Integer(0));
-    assert_eq!(s.run("MOVE k 1"), Reply::Integer(0), "gone from here");
-    assert_eq!(
-        s.run("MOVE k 0"),
-        Reply::error("ERR source and destination objects are the same")
-    );
-    assert_eq!(
-        s.run("MOVE k 99"),
-        Reply::error("ERR DB index is out of range")
-    );
+    s.expect(&[
+        ("MOVE k 1", Reply::Integer(1)),
+        ("EXISTS k", Reply::Integer(0)),
+        ("MOVE k 1", Reply::Integer(0)), // gone from here
+        (
+            "MOVE k 0",
+            Reply::error("ERR source and destination objects are the same"),
+        ),
+        ("MOVE k 99", Reply::error("ERR DB index is out of range")),
+    ]);
     s.run("SET here x");
-    assert_eq!(s.run("SWAPDB 0 1"), Reply::ok());
-    assert_eq!(
-        s.run("GET k"),
-        Reply::bulk("v"),
-        "db 1's keys are db 0's now"
-    );
-    assert_eq!(
-        s.run("SWAPDB 0 16"),
-        Reply::error("ERR DB index is out of range")
-    );
-    // Found by the differential test: each index has its own error.
-    assert_eq!(
-        s.run("SWAPDB 2 abc"),
-        Reply::error("ERR invalid second DB index")
-    );
-    assert_eq!(
-        s.run("SWAPDB 99999999999 0"),
-        Reply::error("ERR invalid first DB index")
-    );
+    s.expect(&[
+        ("SWAPDB 0 1", Reply::ok()),
+        ("GET k", Reply::bulk("v")), // db 1's keys are db 0's now
+        ("SWAPDB 0 16", Reply::error("ERR DB index is out of range")),
+        // Found by the differential test: each index has its own error.
+        ("SWAPDB 2 abc", Reply::error("ERR invalid second DB index")),
+        (
+            "SWAPDB 99999999999 0",
+            Reply::error("ERR invalid first DB index"),
+        ),
+    ]);
     s.run("SELECT 1");
-    assert_eq!(s.run("GET here"), Reply::bulk("x"));
-    assert_eq!(s.run("FLUSHDB"), Reply::ok());
-    assert_eq!(s.run("DBSIZE"), Reply::Integer(0));
+    s.expect(&[
+        ("GET here", Reply::bulk("x")),
+        ("FLUSHDB", Reply::ok()),
+        ("DBSIZE", Reply::Integer(0)),
+    ]);
     s.run("SELECT 0");
     assert_eq!(
         s.run("DBSIZE"),

@@ -48,8 +48,6 @@ fn evicted_keys(s: &mut Session) -> String {
     String::from(line)
 }
 
-const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
-
 #[test]
 fn allkeys_lru_evicts_the_least_recently_used_key_first() {
     let mut s = evicting("allkeys-lru", 3);
@@ -135,8 +133,7 @@ fn allkeys_lfu_evicts_the_least_used_key_and_object_freq_tells() {
         s.run("GET c");
     }
     s.run("GET b");
-    assert_eq!(s.run("OBJECT FREQ a"), int(10));
-    assert_eq!(s.run("OBJECT FREQ b"), int(6));
+    s.expect(&[("OBJECT FREQ a", int(10)), ("OBJECT FREQ b", int(6))]);
     assert_eq!(s.logged("SET d 0123456789"), ["DEL b", "SET d 0123456789"]);
     assert_eq!(
         s.logged("SET e 0123456789"),
@@ -184,12 +181,14 @@ fn allkeys_random_evicts_some_key_until_the_write_fits() {
 fn noeviction_refuses_and_a_policy_set_at_run_time_evicts_at_once() {
     let mut s = evicting("noeviction", 3);
     fill(&mut s, "abc");
-    assert_eq!(s.run("SET d 0123456789"), err(OOM));
-    assert_eq!(s.run("CONFIG SET maxmemory-policy allkeys-lru"), ok());
-    assert_eq!(
-        s.run("CONFIG GET maxmemory-policy"),
-        bulks(&["maxmemory-policy", "allkeys-lru"])
-    );
+    s.expect(&[
+        ("SET d 0123456789", err(OOM)),
+        ("CONFIG SET maxmemory-policy allkeys-lru", ok()),
+        (
+            "CONFIG GET maxmemory-policy",
+            bulks(&["maxmemory-policy", "allkeys-lru"]),
+        ),
+    ]);
     assert_eq!(s.logged("SET d 0123456789"), ["DEL a", "SET d 0123456789"]);
     let lower = format!("CONFIG SET maxmemory {}", Store::cost(1, 10));
     assert_eq!(

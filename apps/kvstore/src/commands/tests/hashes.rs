@@ -35,40 +35,43 @@ fn expect(list: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn hset_counts_new_fields_and_hget_reads_them() {
     let mut s = Session::new();
-    assert_eq!(s.run("HSET user name ada lang rust"), int(2));
-    assert_eq!(s.run("HSET user name grace year 1906"), int(1), "one new");
-    assert_eq!(s.run("HGET user name"), bulk("grace"));
-    assert_eq!(s.run("HGET user missing"), nil());
-    assert_eq!(s.run("HGET nokey name"), nil());
-    assert_eq!(s.run("HSET user empty \"\""), int(1));
-    assert_eq!(s.run("HGET user empty"), bulk(""));
-    assert_eq!(s.run("TYPE user"), Reply::Simple("hash".into()));
-    assert_eq!(
-        s.run("HSET user name"),
-        err("ERR wrong number of arguments for 'hset' command")
-    );
-    assert_eq!(
-        s.run("HSET user a 1 b"),
-        err("ERR wrong number of arguments for 'hset' command"),
-        "pairs only"
-    );
-    assert_eq!(
-        s.run("HGET user"),
-        err("ERR wrong number of arguments for 'hget' command")
-    );
+    s.expect(&[
+        ("HSET user name ada lang rust", int(2)),
+        ("HSET user name grace year 1906", int(1)), // one new
+        ("HGET user name", bulk("grace")),
+        ("HGET user missing", nil()),
+        ("HGET nokey name", nil()),
+        ("HSET user empty \"\"", int(1)),
+        ("HGET user empty", bulk("")),
+        ("TYPE user", Reply::Simple("hash".into())),
+        (
+            "HSET user name",
+            err("ERR wrong number of arguments for 'hset' command"),
+        ),
+        (
+            "HSET user a 1 b",
+            err("ERR wrong number of arguments for 'hset' command"),
+        ), // pairs only
+        (
+            "HGET user",
+            err("ERR wrong number of arguments for 'hget' command"),
+        ),
+    ]);
 }
 
 #[test]
 fn hmset_answers_ok_and_hsetnx_sets_only_new_fields() {
     let mut s = Session::new();
-    assert_eq!(s.run("HMSET h a 1 b 2"), ok());
-    assert_eq!(
-        s.run("HMSET h a"),
-        err("ERR wrong number of arguments for 'hmset' command")
-    );
-    assert_eq!(s.run("HSETNX h a 100"), int(0), "a exists");
-    assert_eq!(s.run("HSETNX h c 3"), int(1));
-    assert_eq!(s.run("HSETNX fresh f v"), int(1), "creates the key");
+    s.expect(&[
+        ("HMSET h a 1 b 2", ok()),
+        (
+            "HMSET h a",
+            err("ERR wrong number of arguments for 'hmset' command"),
+        ),
+        ("HSETNX h a 100", int(0)), // a exists
+        ("HSETNX h c 3", int(1)),
+        ("HSETNX fresh f v", int(1)), // creates the key
+    ]);
     assert_eq!(
         pairs(s.run("HGETALL h")),
         expect(&[("a", "1"), ("b", "2"), ("c", "3")])
@@ -83,29 +86,30 @@ fn hmset_answers_ok_and_hsetnx_sets_only_new_fields() {
 fn hmget_answers_nil_for_what_is_missing() {
     let mut s = Session::new();
     s.run("HSET h a 1 b 2");
-    assert_eq!(
-        s.run("HMGET h a nope b"),
-        array(&[bulk("1"), nil(), bulk("2")])
-    );
-    assert_eq!(s.run("HMGET nokey a b"), array(&[nil(), nil()]));
-    assert_eq!(
-        s.run("HMGET h"),
-        err("ERR wrong number of arguments for 'hmget' command")
-    );
+    s.expect(&[
+        ("HMGET h a nope b", array(&[bulk("1"), nil(), bulk("2")])),
+        ("HMGET nokey a b", array(&[nil(), nil()])),
+        (
+            "HMGET h",
+            err("ERR wrong number of arguments for 'hmget' command"),
+        ),
+    ]);
 }
 
 #[test]
 fn hdel_removes_fields_and_the_last_one_takes_the_key() {
     let mut s = Session::new();
     s.run("HSET h a 1 b 2 c 3");
-    assert_eq!(s.run("HDEL h a nope a"), int(1), "a counted once");
-    assert_eq!(s.run("HDEL h nope"), int(0));
-    assert_eq!(s.run("HDEL nokey a"), int(0));
-    assert_eq!(s.run("HLEN h"), int(2));
-    assert_eq!(s.run("HDEL h b c"), int(2));
-    assert_eq!(s.run("EXISTS h"), int(0), "an empty hash is no key");
-    assert_eq!(s.run("TYPE h"), Reply::Simple("none".into()));
-    assert_eq!(s.run("DBSIZE"), int(0));
+    s.expect(&[
+        ("HDEL h a nope a", int(1)), // a counted once
+        ("HDEL h nope", int(0)),
+        ("HDEL nokey a", int(0)),
+        ("HLEN h", int(2)),
+        ("HDEL h b c", int(2)),
+        ("EXISTS h", int(0)), // an empty hash is no key
+        ("TYPE h", Reply::Simple("none".into())),
+        ("DBSIZE", int(0)),
+    ]);
     assert_eq!(s.engine.store().used_memory(), 0);
 }
 
@@ -113,15 +117,17 @@ fn hdel_removes_fields_and_the_last_one_takes_the_key() {
 fn hexists_hlen_and_hstrlen() {
     let mut s = Session::new();
     s.run("HSET h name grace empty \"\"");
-    assert_eq!(s.run("HEXISTS h name"), int(1));
-    assert_eq!(s.run("HEXISTS h nope"), int(0));
-    assert_eq!(s.run("HEXISTS nokey name"), int(0));
-    assert_eq!(s.run("HLEN h"), int(2));
-    assert_eq!(s.run("HLEN nokey"), int(0));
-    assert_eq!(s.run("HSTRLEN h name"), int(5));
-    assert_eq!(s.run("HSTRLEN h empty"), int(0));
-    assert_eq!(s.run("HSTRLEN h nope"), int(0));
-    assert_eq!(s.run("HSTRLEN nokey name"), int(0));
+    s.expect(&[
+        ("HEXISTS h name", int(1)),
+        ("HEXISTS h nope", int(0)),
+        ("HEXISTS nokey name", int(0)),
+        ("HLEN h", int(2)),
+        ("HLEN nokey", int(0)),
+        ("HSTRLEN h name", int(5)),
+        ("HSTRLEN h empty", int(0)),
+        ("HSTRLEN h nope", int(0)),
+        ("HSTRLEN nokey name", int(0)),
+    ]);
 }
 
 #[test]
@@ -158,63 +164,65 @@ fn hkeys_hvals_and_hgetall_list_the_whole_hash() {
 #[test]
 fn hincrby_adds_to_integers() {
     let mut s = Session::new();
-    assert_eq!(s.run("HINCRBY h n 5"), int(5), "a missing field is 0");
-    assert_eq!(s.run("HINCRBY h n -7"), int(-2));
-    assert_eq!(s.run("HGET h n"), bulk("-2"));
+    s.expect(&[
+        ("HINCRBY h n 5", int(5)), // a missing field is 0
+        ("HINCRBY h n -7", int(-2)),
+        ("HGET h n", bulk("-2")),
+    ]);
     s.run("HSET h text abc big 9223372036854775807 spaced \" 1\"");
-    assert_eq!(
-        s.run("HINCRBY h text 1"),
-        err("ERR hash value is not an integer")
-    );
-    assert_eq!(
-        s.run("HINCRBY h spaced 1"),
-        err("ERR hash value is not an integer")
-    );
-    assert_eq!(
-        s.run("HINCRBY h big 1"),
-        err("ERR increment or decrement would overflow")
-    );
-    assert_eq!(
-        s.run("HINCRBY h n x"),
-        err("ERR value is not an integer or out of range")
-    );
-    assert_eq!(
-        s.run("HINCRBY h n 1.5"),
-        err("ERR value is not an integer or out of range")
-    );
-    assert_eq!(s.run("HGET h n"), bulk("-2"), "errors change nothing");
-    assert_eq!(
-        s.run("HINCRBY h n"),
-        err("ERR wrong number of arguments for 'hincrby' command")
-    );
+    s.expect(&[
+        ("HINCRBY h text 1", err("ERR hash value is not an integer")),
+        (
+            "HINCRBY h spaced 1",
+            err("ERR hash value is not an integer"),
+        ),
+        (
+            "HINCRBY h big 1",
+            err("ERR increment or decrement would overflow"),
+        ),
+        (
+            "HINCRBY h n x",
+            err("ERR value is not an integer or out of range"),
+        ),
+        (
+            "HINCRBY h n 1.5",
+            err("ERR value is not an integer or out of range"),
+        ),
+        ("HGET h n", bulk("-2")), // errors change nothing
+        (
+            "HINCRBY h n",
+            err("ERR wrong number of arguments for 'hincrby' command"),
+        ),
+    ]);
 }
 
 #[test]
 fn hincrbyfloat_adds_like_incrbyfloat() {
     let mut s = Session::new();
-    assert_eq!(s.run("HINCRBYFLOAT h x 10.5"), bulk("10.5"));
-    assert_eq!(s.run("HINCRBYFLOAT h x 0.1"), bulk("10.6"));
-    assert_eq!(s.run("HINCRBYFLOAT h x -0.6"), bulk("10"));
-    assert_eq!(s.run("HINCRBYFLOAT h x 5.0e3"), bulk("5010"));
-    assert_eq!(s.run("HGET h x"), bulk("5010"));
+    s.expect(&[
+        ("HINCRBYFLOAT h x 10.5", bulk("10.5")),
+        ("HINCRBYFLOAT h x 0.1", bulk("10.6")),
+        ("HINCRBYFLOAT h x -0.6", bulk("10")),
+        ("HINCRBYFLOAT h x 5.0e3", bulk("5010")),
+        ("HGET h x", bulk("5010")),
+    ]);
     s.run("HSET h text abc inf inf");
-    assert_eq!(
-        s.run("HINCRBYFLOAT h text 1"),
-        err("ERR hash value is not a float")
-    );
-    assert_eq!(
-        s.run("HINCRBYFLOAT h x abc"),
-        err("ERR value is not a valid float")
-    );
-    assert_eq!(
-        s.run("HINCRBYFLOAT h x inf"),
-        err("ERR value is NaN or Infinity")
-    );
-    assert_eq!(
-        s.run("HINCRBYFLOAT h inf 1"),
-        err("ERR increment would produce NaN or Infinity")
-    );
-    assert_eq!(s.run("HGET h x"), bulk("5010"), "errors change nothing");
+    s.expect(&[
+        (
+            "HINCRBYFLOAT h text 1",
+            err("ERR hash value is not a float"),
+        ),
+        (
+            "HINCRBYFLOAT h x abc",
+            err("ERR value is not a valid float"),
+        ),
+        ("HINCRBYFLOAT h x inf", err("ERR value is NaN or Infinity")),
+        (
+            "HINCRBYFLOAT h inf 1",
+            err("ERR increment would produce NaN or Infinity"),
+        ),
+        ("HGET h x", bulk("5010")), // errors change nothing
+    ]);
 }
 
 #[test]
@@ -252,13 +260,15 @@ fn wrong_types_are_refused_both_ways() {
     ] {
         assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
     }
-    assert_eq!(s.run("GET s"), bulk("text"), "the string is unchanged");
-    assert_eq!(s.run("HGETALL h"), bulks(&["f", "v"]), "the hash too");
-    assert_eq!(s.run("MGET s h"), array(&[bulk("text"), nil()]));
-    assert_eq!(s.run("SETNX h v"), int(0), "the key exists");
-    // SET and MSET replace whatever the key held.
-    assert_eq!(s.run("SET h now-a-string"), ok());
-    assert_eq!(s.run("TYPE h"), Reply::Simple("string".into()));
+    s.expect(&[
+        ("GET s", bulk("text")),           // the string is unchanged
+        ("HGETALL h", bulks(&["f", "v"])), // the hash too
+        ("MGET s h", array(&[bulk("text"), nil()])),
+        ("SETNX h v", int(0)), // the key exists
+        // SET and MSET replace whatever the key held.
+        ("SET h now-a-string", ok()),
+        ("TYPE h", Reply::Simple("string".into())),
+    ]);
     assert_eq!(
         s.engine.store().used_memory(),
         2 * Store::cost(1, 0) + 4 + 12
@@ -269,24 +279,30 @@ fn wrong_types_are_refused_both_ways() {
 fn hash_keys_expire_and_move_like_any_key() {
     let mut s = Session::new();
     s.run("HSET h f v");
-    assert_eq!(s.run("EXPIRE h 10"), int(1));
-    assert_eq!(s.run("HSET h g w"), int(1));
-    assert_eq!(s.run("TTL h"), int(10), "a change keeps the TTL");
-    assert_eq!(s.run("HDEL h g"), int(1));
-    assert_eq!(s.run("TTL h"), int(10));
+    s.expect(&[
+        ("EXPIRE h 10", int(1)),
+        ("HSET h g w", int(1)),
+        ("TTL h", int(10)), // a change keeps the TTL
+        ("HDEL h g", int(1)),
+        ("TTL h", int(10)),
+    ]);
     s.advance(10_001);
     assert_eq!(s.logged("HGET h f"), ["DEL h"], "expired when touched");
-    assert_eq!(s.run("HSET h f v"), int(1), "a new hash");
-    assert_eq!(s.run("TTL h"), int(-1));
+    s.expect(&[
+        ("HSET h f v", int(1)), // a new hash
+        ("TTL h", int(-1)),
+    ]);
     // RENAME, COPY and MOVE carry the hash, TTL included.
     s.run("PEXPIRE h 5000");
-    assert_eq!(s.run("RENAME h r"), ok());
-    assert_eq!(s.run("HGET r f"), bulk("v"));
-    assert_eq!(s.run("PTTL r"), int(5000));
-    assert_eq!(s.run("COPY r c"), int(1));
-    assert_eq!(s.run("HSET c g w"), int(1));
-    assert_eq!(s.run("HLEN r"), int(1), "a copy is a copy");
-    assert_eq!(s.run("MOVE c 1"), int(1));
+    s.expect(&[
+        ("RENAME h r", ok()),
+        ("HGET r f", bulk("v")),
+        ("PTTL r", int(5000)),
+        ("COPY r c", int(1)),
+        ("HSET c g w", int(1)),
+        ("HLEN r", int(1)), // a copy is a copy
+        ("MOVE c 1", int(1)),
+    ]);
     s.run("SELECT 1");
     assert_eq!(pairs(s.run("HGETALL c")), expect(&[("f", "v"), ("g", "w")]));
     assert_eq!(s.run("PTTL c"), int(5000));
@@ -310,33 +326,37 @@ fn scan_filters_by_type() {
 #[test]
 fn hashes_count_toward_maxmemory() {
     let fields = Hash::field_cost(1, 10);
-    let mut s = Session::with_config(Config {
-        maxmemory: Store::cost(1, 2 * fields) as u64,
-        // Maps from the first field: their costs are the estimates.
-        hash_compact: CompactLimits {
-            entries: 0,
-            value: 0,
+    let mut s = Session::full(
+        Config {
+            // Maps from the first field: their costs are the estimates.
+            hash_compact: CompactLimits {
+                entries: 0,
+                value: 0,
+            },
+            ..Config::default()
         },
-        ..Config::default()
-    });
-    assert_eq!(s.run("HSET h a 0123456789 b 0123456789"), int(2));
-    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * fields));
-    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
-    assert_eq!(s.run("HSET h c 0123456789"), err(oom));
-    assert_eq!(s.run("HSETNX h c 1"), err(oom));
-    assert_eq!(s.run("HINCRBY h c 1"), err(oom));
-    assert_eq!(s.run("HSET h a 9876543210"), int(0), "same size is fine");
-    assert_eq!(s.run("HDEL h b"), int(1));
-    assert_eq!(s.run("HSET h c 0123456789"), int(1), "room again");
+        fields,
+        "HSET h a 0123456789 b 0123456789",
+    );
+    s.expect(&[
+        ("HSET h c 0123456789", err(OOM)),
+        ("HSETNX h c 1", err(OOM)),
+        ("HINCRBY h c 1", err(OOM)),
+        ("HSET h a 9876543210", int(0)), // same size is fine
+        ("HDEL h b", int(1)),
+        ("HSET h c 0123456789", int(1)), // room again
+    ]);
 }
 
 #[test]
 fn transactions_queue_hash_commands() {
     let mut s = Session::new();
-    assert_eq!(s.run("MULTI"), ok());
-    assert_eq!(s.run("HSET h f 1"), Reply::Simple("QUEUED".into()));
-    assert_eq!(s.run("HINCRBY h f 2"), Reply::Simple("QUEUED".into()));
-    assert_eq!(s.run("HGET h f"), Reply::Simple("QUEUED".into()));
+    s.expect(&[
+        ("MULTI", ok()),
+        ("HSET h f 1", Reply::Simple("QUEUED".into())),
+        ("HINCRBY h f 2", Reply::Simple("QUEUED".into())),
+        ("HGET h f", Reply::Simple("QUEUED".into())),
+    ]);
     let out = s.exec("EXEC");
     assert_eq!(out.reply, array(&[int(1), int(3), bulk("3")]));
     let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
@@ -507,8 +527,10 @@ fn hrandfield_picks_fields_at_random() {
         assert_eq!(pair[1], expected);
     }
     assert_eq!(pairs(s.run("HRANDFIELD h 3 WITHVALUES")).len(), 3);
-    assert_eq!(s.run("HRANDFIELD nokey 5"), array(&[]));
-    assert_eq!(s.run("HRANDFIELD nokey -5 WITHVALUES"), array(&[]));
+    s.expect(&[
+        ("HRANDFIELD nokey 5", array(&[])),
+        ("HRANDFIELD nokey -5 WITHVALUES", array(&[])),
+    ]);
 }
 
 #[test]
@@ -516,30 +538,16 @@ fn hrandfield_errors() {
     let mut s = Session::new();
     s.run("HSET h a 1");
     s.run("SET s v");
-    assert_eq!(
-        s.run("HRANDFIELD h x"),
-        err("ERR value is not an integer or out of range")
-    );
-    assert_eq!(s.run("HRANDFIELD h 1 WITHSCORES"), err("ERR syntax error"));
-    assert_eq!(
-        s.run("HRANDFIELD h 1 WITHVALUES extra"),
-        err("ERR syntax error")
-    );
-    assert_eq!(
-        s.run("HRANDFIELD h -9223372036854775808"),
-        err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-    );
-    assert_eq!(
-        s.run("HRANDFIELD h -4611686018427387904 WITHVALUES"),
-        err("ERR value is out of range")
-    );
-    assert_eq!(
-        s.run("HRANDFIELD nokey x"),
-        err("ERR value is not an integer or out of range"),
-        "the count is read before the key"
-    );
-    assert_eq!(s.run("HRANDFIELD s"), err(WRONGTYPE));
-    assert_eq!(s.run("HRANDFIELD s 2"), err(WRONGTYPE));
+    s.expect(&[
+        ("HRANDFIELD h x", err("ERR value is not an integer or out of range")),
+        ("HRANDFIELD h 1 WITHSCORES", err("ERR syntax error")),
+        ("HRANDFIELD h 1 WITHVALUES extra", err("ERR syntax error")),
+        ("HRANDFIELD h -9223372036854775808", err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")),
+        ("HRANDFIELD h -4611686018427387904 WITHVALUES", err("ERR value is out of range")),
+        ("HRANDFIELD nokey x", err("ERR value is not an integer or out of range")), // the count is read before the key
+        ("HRANDFIELD s", err(WRONGTYPE)),
+        ("HRANDFIELD s 2", err(WRONGTYPE)),
+    ]);
     // A count no memory could answer fails the command, not the server.
     assert!(matches!(
         s.run("HRANDFIELD h -9223372036854775807"),
@@ -576,20 +584,22 @@ fn hscan_errors() {
     let mut s = Session::new();
     s.run("HSET h a 1");
     s.run("SET s v");
-    assert_eq!(s.run("HSCAN h x"), err("ERR invalid cursor"));
-    assert_eq!(s.run("HSCAN h -1"), err("ERR invalid cursor"));
-    assert_eq!(s.run("HSCAN s 0"), err(WRONGTYPE));
-    assert_eq!(
-        s.run("HSCAN h 0 COUNT x"),
-        err("ERR value is not an integer or out of range")
-    );
-    assert_eq!(s.run("HSCAN h 0 COUNT 0"), err("ERR syntax error"));
-    assert_eq!(s.run("HSCAN h 0 MATCH"), err("ERR syntax error"));
-    assert_eq!(s.run("HSCAN h 0 TYPE hash"), err("ERR syntax error"));
-    assert_eq!(
-        s.run("HSCAN h"),
-        err("ERR wrong number of arguments for 'hscan' command")
-    );
+    s.expect(&[
+        ("HSCAN h x", err("ERR invalid cursor")),
+        ("HSCAN h -1", err("ERR invalid cursor")),
+        ("HSCAN s 0", err(WRONGTYPE)),
+        (
+            "HSCAN h 0 COUNT x",
+            err("ERR value is not an integer or out of range"),
+        ),
+        ("HSCAN h 0 COUNT 0", err("ERR syntax error")),
+        ("HSCAN h 0 MATCH", err("ERR syntax error")),
+        ("HSCAN h 0 TYPE hash", err("ERR syntax error")),
+        (
+            "HSCAN h",
+            err("ERR wrong number of arguments for 'hscan' command"),
+        ),
+    ]);
 }
 
 #[test]
@@ -664,23 +674,22 @@ fn small_hashes_are_compact_up_to_the_configured_limits() {
         bulks(&["hash-max-ziplist-value", "64"])
     );
     s.run("HSET small a 1 b 2");
-    assert_eq!(s.run("OBJECT ENCODING small"), bulk("listpack"));
-    assert_eq!(s.run("HGETALL small"), bulks(&["a", "1", "b", "2"]));
-    assert_eq!(s.run("CONFIG SET hash-max-ziplist-value 4"), ok());
-    assert_eq!(
-        s.run("CONFIG GET hash-max-listpack-value"),
-        bulks(&["hash-max-listpack-value", "4"]),
-        "one setting under two names"
-    );
-    assert_eq!(
-        s.run("OBJECT ENCODING small"),
-        bulk("listpack"),
-        "until it next grows"
-    );
+    s.expect(&[
+        ("OBJECT ENCODING small", bulk("listpack")),
+        ("HGETALL small", bulks(&["a", "1", "b", "2"])),
+        ("CONFIG SET hash-max-ziplist-value 4", ok()),
+        (
+            "CONFIG GET hash-max-listpack-value",
+            bulks(&["hash-max-listpack-value", "4"]),
+        ), // one setting under two names
+        ("OBJECT ENCODING small", bulk("listpack")), // until it next grows
+    ]);
     s.run("HSET small c 12345");
-    assert_eq!(s.run("OBJECT ENCODING small"), bulk("hashtable"));
-    assert_eq!(s.run("HGET small c"), bulk("12345"));
-    assert_eq!(s.run("CONFIG SET hash-max-listpack-entries 2"), ok());
+    s.expect(&[
+        ("OBJECT ENCODING small", bulk("hashtable")),
+        ("HGET small c", bulk("12345")),
+        ("CONFIG SET hash-max-listpack-entries 2", ok()),
+    ]);
     s.run("HSET other a 1 b 2");
     assert_eq!(s.run("OBJECT ENCODING other"), bulk("listpack"));
     s.run("HINCRBY other c 1");
@@ -701,8 +710,10 @@ fn a_compact_hash_replays_the_same_from_the_log_and_a_rewrite() {
             replayed.engine.load(cmd.clone(), 0).unwrap();
         }
     }
-    assert_eq!(replayed.run("HGETALL h"), bulks(&["a", "3", "n", "5"]));
-    assert_eq!(replayed.run("OBJECT ENCODING h"), bulk("listpack"));
+    replayed.expect(&[
+        ("HGETALL h", bulks(&["a", "3", "n", "5"])),
+        ("OBJECT ENCODING h", bulk("listpack")),
+    ]);
 }
 
 #[test]
@@ -718,8 +729,10 @@ fn memory_usage_is_what_a_key_counts_for() {
     };
     assert_eq!((hash + string) as usize, s.engine.store().used_memory());
     assert_eq!(string as usize, Store::cost(1, 5));
-    assert_eq!(s.run("MEMORY USAGE missing"), nil());
-    assert_eq!(s.run("MEMORY USAGE k SAMPLES"), err("ERR syntax error"));
+    s.expect(&[
+        ("MEMORY USAGE missing", nil()),
+        ("MEMORY USAGE k SAMPLES", err("ERR syntax error")),
+    ]);
 }
 
 #[test]

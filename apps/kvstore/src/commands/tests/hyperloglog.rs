@@ -40,8 +40,10 @@ fn hex(text: &str) -> Vec<u8> {
 #[test]
 fn pfadd_makes_redis_sparse_bytes_and_pfcount_caches_the_count() {
     let mut s = Session::new();
-    assert_eq!(s.run("PFADD h a b c"), int(1));
-    assert_eq!(s.run("PFADD h a"), int(0), "no register changed");
+    s.expect(&[
+        ("PFADD h a b c", int(1)),
+        ("PFADD h a", int(0)), // no register changed
+    ]);
     let stale = hex("48594c4c01000000000000000000008060f38050b1844bfb80425a");
     assert_eq!(value(&mut s, "h"), stale);
     assert_eq!(
@@ -52,10 +54,12 @@ fn pfadd_makes_redis_sparse_bytes_and_pfcount_caches_the_count() {
     let cached = hex("48594c4c01000000030000000000000060f38050b1844bfb80425a");
     assert_eq!(value(&mut s, "h"), cached);
     assert!(s.logged("PFCOUNT h").is_empty(), "the cache answered");
-    assert_eq!(s.run("PFCOUNT h"), int(3));
-    assert_eq!(s.run("PFADD empty"), int(1), "created");
-    assert_eq!(s.run("PFADD empty"), int(0));
-    assert_eq!(s.run("PFCOUNT empty missing"), int(0));
+    s.expect(&[
+        ("PFCOUNT h", int(3)),
+        ("PFADD empty", int(1)), // created
+        ("PFADD empty", int(0)),
+        ("PFCOUNT empty missing", int(0)),
+    ]);
 }
 
 #[test]
@@ -76,9 +80,11 @@ fn counts_and_encodings_are_redis_s() {
         "dense"
     );
     s.run("PFADD h a b c");
-    assert_eq!(s.run("PFCOUNT mid big h"), int(10982));
-    assert_eq!(s.run("PFMERGE dst h mid"), ok());
-    assert_eq!(s.run("PFCOUNT dst"), int(986));
+    s.expect(&[
+        ("PFCOUNT mid big h", int(10982)),
+        ("PFMERGE dst h mid", ok()),
+        ("PFCOUNT dst", int(986)),
+    ]);
     assert_eq!(
         fingerprint(&mut s, "dst"),
         (1878, 0x3155_5cf9_cd2a_9c26),
@@ -95,11 +101,13 @@ fn counts_and_encodings_are_redis_s() {
 #[test]
 fn a_small_sparse_limit_turns_the_value_dense_sooner() {
     let mut s = Session::new();
-    assert_eq!(s.run("CONFIG SET hll-sparse-max-bytes 100"), ok());
-    assert_eq!(
-        s.run("CONFIG GET hll-sparse-max-bytes"),
-        bulks(&["hll-sparse-max-bytes", "100"])
-    );
+    s.expect(&[
+        ("CONFIG SET hll-sparse-max-bytes 100", ok()),
+        (
+            "CONFIG GET hll-sparse-max-bytes",
+            bulks(&["hll-sparse-max-bytes", "100"]),
+        ),
+    ]);
     fill(&mut s, "h", "x", 1);
     assert_eq!(s.run("STRLEN h"), int(12304));
     let count = s.run("PFCOUNT h");
@@ -111,24 +119,30 @@ fn foreign_and_corrupt_values_get_redis_s_errors() {
     let mut s = Session::new();
     let not_hll = err("WRONGTYPE Key is not a valid HyperLogLog string value.");
     s.run("SET str hello");
-    assert_eq!(s.run("PFADD str a"), not_hll);
-    assert_eq!(s.run("PFCOUNT str"), not_hll);
-    assert_eq!(s.run("PFCOUNT missing str"), not_hll);
-    assert_eq!(s.run("PFMERGE dst str"), not_hll);
-    assert_eq!(s.run("EXISTS dst"), int(0));
+    s.expect(&[
+        ("PFADD str a", not_hll.clone()),
+        ("PFCOUNT str", not_hll.clone()),
+        ("PFCOUNT missing str", not_hll.clone()),
+        ("PFMERGE dst str", not_hll.clone()),
+        ("EXISTS dst", int(0)),
+    ]);
     s.run("LPUSH list a");
     assert!(matches!(s.run("PFADD list a"), Reply::Error(e) if e.contains("wrong kind")));
     // Bytes past the last register.
     s.run("PFADD h a b c");
     s.run("APPEND h hello");
     let corrupt = err("INVALIDOBJ Corrupted HLL object detected");
-    assert_eq!(s.run("PFCOUNT h"), corrupt);
-    assert_eq!(s.run("PFCOUNT h h"), corrupt);
-    assert_eq!(s.run("PFMERGE h2 h"), corrupt);
+    s.expect(&[
+        ("PFCOUNT h", corrupt.clone()),
+        ("PFCOUNT h h", corrupt.clone()),
+        ("PFMERGE h2 h", corrupt.clone()),
+    ]);
     // A body that stops short of the registers being set.
     s.run(r#"SET short "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x01""#);
-    assert_eq!(s.run("PFADD short a b c d e f g"), corrupt);
-    assert_eq!(s.run("STRLEN short"), int(17), "left as it was");
+    s.expect(&[
+        ("PFADD short a b c d e f g", corrupt.clone()),
+        ("STRLEN short", int(17)), // left as it was
+    ]);
     // Dense of the wrong length, and a bad encoding byte.
     s.run("PFADD d x");
     s.run("CONFIG SET hll-sparse-max-bytes 0");
@@ -196,38 +210,37 @@ fn pfadd_that_changes_nothing_leaves_a_watch_alone() {
 fn pfdebug_shows_the_encoding_registers_and_opcodes() {
     let mut s = Session::new();
     s.run("PFADD h a b c");
-    assert_eq!(
-        s.run("PFDEBUG DECODE h"),
-        bulk("Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603")
-    );
-    assert_eq!(s.run("PFDEBUG ENCODING h"), Reply::Simple("sparse".into()));
+    s.expect(&[
+        (
+            "PFDEBUG DECODE h",
+            bulk("Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603"),
+        ),
+        ("PFDEBUG ENCODING h", Reply::Simple("sparse".into())),
+    ]);
     let Reply::Array(Some(registers)) = s.run("PFDEBUG GETREG h") else {
         panic!("GETREG answers an array");
     };
     assert_eq!(registers.len(), 16384);
     assert_eq!(registers.iter().filter(|r| **r != int(0)).count(), 3);
-    assert_eq!(
-        s.run("PFDEBUG ENCODING h"),
-        Reply::Simple("dense".into()),
-        "GETREG made it dense"
-    );
-    assert_eq!(s.run("PFDEBUG TODENSE h"), int(0));
-    assert_eq!(s.run("PFCOUNT h"), int(3));
+    s.expect(&[
+        ("PFDEBUG ENCODING h", Reply::Simple("dense".into())), // GETREG made it dense
+        ("PFDEBUG TODENSE h", int(0)),
+        ("PFCOUNT h", int(3)),
+    ]);
     s.run("PFADD h2 x");
     assert!(s.logged("PFDEBUG TODENSE h2")[0].starts_with("SET h2 HYLL"));
-    assert_eq!(s.run("STRLEN h2"), int(12304));
-    assert_eq!(
-        s.run("PFDEBUG DECODE h"),
-        err("ERR HLL encoding is not sparse")
-    );
-    assert_eq!(
-        s.run("PFDEBUG GETREG nokey"),
-        err("ERR The specified key does not exist")
-    );
-    assert_eq!(
-        s.run("PFDEBUG bogus h"),
-        err("ERR Unknown PFDEBUG subcommand 'bogus'")
-    );
+    s.expect(&[
+        ("STRLEN h2", int(12304)),
+        ("PFDEBUG DECODE h", err("ERR HLL encoding is not sparse")),
+        (
+            "PFDEBUG GETREG nokey",
+            err("ERR The specified key does not exist"),
+        ),
+        (
+            "PFDEBUG bogus h",
+            err("ERR Unknown PFDEBUG subcommand 'bogus'"),
+        ),
+    ]);
     s.run("SET str x");
     assert_eq!(
         s.run("PFDEBUG GETREG str"),

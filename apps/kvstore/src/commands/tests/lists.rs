@@ -21,76 +21,78 @@ fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
 #[test]
 fn pushes_and_pops_at_both_ends() {
     let mut s = Session::new();
-    assert_eq!(s.run("RPUSH l a b c"), int(3));
-    assert_eq!(s.run("LPUSH l x y"), int(5));
+    s.expect(&[("RPUSH l a b c", int(3)), ("LPUSH l x y", int(5))]);
     assert_eq!(range(&mut s, "l"), "y x a b c", "the last LPUSHed first");
-    assert_eq!(s.run("LPOP l"), bulk("y"));
-    assert_eq!(s.run("RPOP l"), bulk("c"));
-    assert_eq!(s.run("LPOP l 2"), bulks(&["x", "a"]));
-    assert_eq!(s.run("RPOP l 10"), bulks(&["b"]));
-    assert_eq!(s.run("EXISTS l"), int(0), "the last element took the key");
-    assert_eq!(s.run("LPOP l"), nil());
-    assert_eq!(s.run("LPOP l 1"), Reply::Array(None));
-    assert_eq!(s.run("LPOP l 0"), Reply::Array(None));
+    s.expect(&[
+        ("LPOP l", bulk("y")),
+        ("RPOP l", bulk("c")),
+        ("LPOP l 2", bulks(&["x", "a"])),
+        ("RPOP l 10", bulks(&["b"])),
+        ("EXISTS l", int(0)), // the last element took the key
+        ("LPOP l", nil()),
+        ("LPOP l 1", Reply::Array(None)),
+        ("LPOP l 0", Reply::Array(None)),
+    ]);
     s.run("RPUSH l z");
-    assert_eq!(s.run("LPOP l 0"), array(&[]));
-    assert_eq!(
-        s.run("LPOP l -1"),
-        err("ERR value is out of range, must be positive")
-    );
-    assert_eq!(
-        s.run("LPOP l 1 1"),
-        err("ERR wrong number of arguments for 'lpop' command")
-    );
-    assert_eq!(s.run("LPUSHX nothing a"), int(0));
-    assert_eq!(s.run("EXISTS nothing"), int(0));
-    assert_eq!(s.run("RPUSHX l a b"), int(3));
-    assert_eq!(s.run("LPUSHX l 0"), int(4));
+    s.expect(&[
+        ("LPOP l 0", array(&[])),
+        (
+            "LPOP l -1",
+            err("ERR value is out of range, must be positive"),
+        ),
+        (
+            "LPOP l 1 1",
+            err("ERR wrong number of arguments for 'lpop' command"),
+        ),
+        ("LPUSHX nothing a", int(0)),
+        ("EXISTS nothing", int(0)),
+        ("RPUSHX l a b", int(3)),
+        ("LPUSHX l 0", int(4)),
+    ]);
     assert_eq!(range(&mut s, "l"), "0 z a b");
-    assert_eq!(s.run("LLEN l"), int(4));
-    assert_eq!(s.run("LLEN nothing"), int(0));
+    s.expect(&[("LLEN l", int(4)), ("LLEN nothing", int(0))]);
 }
 
 #[test]
 fn reading_by_index_and_range() {
     let mut s = Session::new();
     s.run("RPUSH l a b c d e");
-    assert_eq!(s.run("LINDEX l 0"), bulk("a"));
-    assert_eq!(s.run("LINDEX l -1"), bulk("e"));
-    assert_eq!(s.run("LINDEX l 5"), nil());
-    assert_eq!(
-        s.run("LINDEX l x"),
-        err("ERR value is not an integer or out of range")
-    );
-    assert_eq!(s.run("LINDEX nothing x"), nil(), "the key first, as Redis");
-    assert_eq!(s.run("LRANGE l 1 -2"), bulks(&["b", "c", "d"]));
-    assert_eq!(
-        s.run("LRANGE l -100 100"),
-        bulks(&["a", "b", "c", "d", "e"])
-    );
-    assert_eq!(s.run("LRANGE l 3 1"), array(&[]));
-    assert_eq!(s.run("LRANGE l 0 -10"), array(&[]));
-    assert_eq!(s.run("LRANGE nothing 0 -1"), array(&[]));
-    assert_eq!(
-        s.run("LRANGE l a 1"),
-        err("ERR value is not an integer or out of range")
-    );
+    s.expect(&[
+        ("LINDEX l 0", bulk("a")),
+        ("LINDEX l -1", bulk("e")),
+        ("LINDEX l 5", nil()),
+        (
+            "LINDEX l x",
+            err("ERR value is not an integer or out of range"),
+        ),
+        ("LINDEX nothing x", nil()), // the key first, as Redis
+        ("LRANGE l 1 -2", bulks(&["b", "c", "d"])),
+        ("LRANGE l -100 100", bulks(&["a", "b", "c", "d", "e"])),
+        ("LRANGE l 3 1", array(&[])),
+        ("LRANGE l 0 -10", array(&[])),
+        ("LRANGE nothing 0 -1", array(&[])),
+        (
+            "LRANGE l a 1",
+            err("ERR value is not an integer or out of range"),
+        ),
+    ]);
 }
 
 #[test]
 fn changing_elements_in_place() {
     let mut s = Session::new();
     s.run("RPUSH l a b c b");
-    assert_eq!(s.run("LSET l 1 B"), ok());
-    assert_eq!(s.run("LSET l -1 end"), ok());
+    s.expect(&[("LSET l 1 B", ok()), ("LSET l -1 end", ok())]);
     assert_eq!(range(&mut s, "l"), "a B c end");
-    assert_eq!(s.run("LSET l 4 x"), err("ERR index out of range"));
-    assert_eq!(s.run("LSET nothing 0 x"), err("ERR no such key"));
-    assert_eq!(s.run("LINSERT l BEFORE c x"), int(5));
-    assert_eq!(s.run("LINSERT l after end last"), int(6));
-    assert_eq!(s.run("LINSERT l AFTER missing x"), int(-1));
-    assert_eq!(s.run("LINSERT nothing AFTER a x"), int(0));
-    assert_eq!(s.run("LINSERT l aft3r a x"), err("ERR syntax error"));
+    s.expect(&[
+        ("LSET l 4 x", err("ERR index out of range")),
+        ("LSET nothing 0 x", err("ERR no such key")),
+        ("LINSERT l BEFORE c x", int(5)),
+        ("LINSERT l after end last", int(6)),
+        ("LINSERT l AFTER missing x", int(-1)),
+        ("LINSERT nothing AFTER a x", int(0)),
+        ("LINSERT l aft3r a x", err("ERR syntax error")),
+    ]);
     assert_eq!(range(&mut s, "l"), "a B x c end last");
     s.run("DEL l");
     s.run("RPUSH l x a x b x c x");
@@ -98,73 +100,73 @@ fn changing_elements_in_place() {
     assert_eq!(range(&mut s, "l"), "a b x c x");
     assert_eq!(s.run("LREM l -1 x"), int(1));
     assert_eq!(range(&mut s, "l"), "a b x c");
-    assert_eq!(s.run("LREM l 0 x"), int(1));
-    assert_eq!(s.run("LREM l 0 nope"), int(0));
-    assert_eq!(s.run("LTRIM l 1 -1"), ok());
+    s.expect(&[
+        ("LREM l 0 x", int(1)),
+        ("LREM l 0 nope", int(0)),
+        ("LTRIM l 1 -1", ok()),
+    ]);
     assert_eq!(range(&mut s, "l"), "b c");
-    assert_eq!(s.run("LTRIM l 5 10"), ok());
-    assert_eq!(s.run("EXISTS l"), int(0), "an empty range takes the key");
-    assert_eq!(s.run("LTRIM nothing 0 1"), ok());
+    s.expect(&[
+        ("LTRIM l 5 10", ok()),
+        ("EXISTS l", int(0)), // an empty range takes the key
+        ("LTRIM nothing 0 1", ok()),
+    ]);
 }
 
 #[test]
 fn lpos_finds_matches_by_rank_count_and_maxlen() {
     let mut s = Session::new();
     s.run("RPUSH l a b c 1 2 3 c c");
-    assert_eq!(s.run("LPOS l c"), int(2));
-    assert_eq!(s.run("LPOS l c RANK 2"), int(6));
-    assert_eq!(s.run("LPOS l c RANK -1"), int(7));
-    assert_eq!(s.run("LPOS l c RANK 4"), nil());
-    assert_eq!(s.run("LPOS l c COUNT 0"), array(&[int(2), int(6), int(7)]));
-    assert_eq!(s.run("LPOS l c COUNT 2 RANK -1"), array(&[int(7), int(6)]));
-    assert_eq!(s.run("LPOS l c COUNT 0 MAXLEN 3"), array(&[int(2)]));
-    assert_eq!(
-        s.run("LPOS l c COUNT 0 MAXLEN 3 RANK -1"),
-        array(&[int(7), int(6)])
-    );
-    assert_eq!(s.run("LPOS l c COUNT 0 MAXLEN 7 RANK 2"), array(&[int(6)]));
-    assert_eq!(s.run("LPOS nothing c COUNT 0"), array(&[]));
-    assert_eq!(s.run("LPOS nothing c"), nil());
+    s.expect(&[
+        ("LPOS l c", int(2)),
+        ("LPOS l c RANK 2", int(6)),
+        ("LPOS l c RANK -1", int(7)),
+        ("LPOS l c RANK 4", nil()),
+        ("LPOS l c COUNT 0", array(&[int(2), int(6), int(7)])),
+        ("LPOS l c COUNT 2 RANK -1", array(&[int(7), int(6)])),
+        ("LPOS l c COUNT 0 MAXLEN 3", array(&[int(2)])),
+        (
+            "LPOS l c COUNT 0 MAXLEN 3 RANK -1",
+            array(&[int(7), int(6)]),
+        ),
+        ("LPOS l c COUNT 0 MAXLEN 7 RANK 2", array(&[int(6)])),
+        ("LPOS nothing c COUNT 0", array(&[])),
+        ("LPOS nothing c", nil()),
+    ]);
     assert!(
         matches!(s.run("LPOS l c RANK 0"), Reply::Error(e) if e.starts_with("ERR RANK can't be zero"))
     );
-    assert_eq!(
-        s.run("LPOS l c COUNT -1"),
-        err("ERR COUNT can't be negative")
-    );
-    assert_eq!(
-        s.run("LPOS l c MAXLEN -1"),
-        err("ERR MAXLEN can't be negative")
-    );
-    assert_eq!(s.run("LPOS l c COUNT"), err("ERR syntax error"));
-    assert_eq!(s.run("LPOS l c FOO 1"), err("ERR syntax error"));
+    s.expect(&[
+        ("LPOS l c COUNT -1", err("ERR COUNT can't be negative")),
+        ("LPOS l c MAXLEN -1", err("ERR MAXLEN can't be negative")),
+        ("LPOS l c COUNT", err("ERR syntax error")),
+        ("LPOS l c FOO 1", err("ERR syntax error")),
+    ]);
 }
 
 #[test]
 fn moves_between_lists() {
     let mut s = Session::new();
     s.run("RPUSH src a b c");
-    assert_eq!(s.run("RPOPLPUSH src dst"), bulk("c"));
-    assert_eq!(s.run("LMOVE src dst LEFT RIGHT"), bulk("a"));
+    s.expect(&[
+        ("RPOPLPUSH src dst", bulk("c")),
+        ("LMOVE src dst LEFT RIGHT", bulk("a")),
+    ]);
     assert_eq!(range(&mut s, "dst"), "c a");
-    assert_eq!(
-        s.run("LMOVE src src right left"),
-        bulk("b"),
-        "one element rotates"
-    );
-    assert_eq!(s.run("LMOVE src dst RIGHT LEFT"), bulk("b"));
-    assert_eq!(s.run("EXISTS src"), int(0));
-    assert_eq!(s.run("LMOVE src dst LEFT LEFT"), nil());
-    assert_eq!(s.run("LMOVE src dst UP LEFT"), err("ERR syntax error"));
+    s.expect(&[
+        ("LMOVE src src right left", bulk("b")), // one element rotates
+        ("LMOVE src dst RIGHT LEFT", bulk("b")),
+        ("EXISTS src", int(0)),
+        ("LMOVE src dst LEFT LEFT", nil()),
+        ("LMOVE src dst UP LEFT", err("ERR syntax error")),
+    ]);
     s.run("SET str x");
     assert_eq!(s.run("LMOVE dst str LEFT LEFT"), err(WRONGTYPE));
     assert_eq!(range(&mut s, "dst"), "b c a", "nothing moved");
-    assert_eq!(s.run("LMOVE str dst LEFT LEFT"), err(WRONGTYPE));
-    assert_eq!(
-        s.run("RPOPLPUSH nothing str"),
-        nil(),
-        "nothing to move: no type check"
-    );
+    s.expect(&[
+        ("LMOVE str dst LEFT LEFT", err(WRONGTYPE)),
+        ("RPOPLPUSH nothing str", nil()), // nothing to move: no type check
+    ]);
     // The rotation keeps a key's expiry.
     s.run("PEXPIRE dst 5000");
     s.run("RPOPLPUSH dst dst");
@@ -175,15 +177,14 @@ fn moves_between_lists() {
 fn lmpop_pops_from_the_first_list() {
     let mut s = Session::new();
     s.run("RPUSH b 1 2 3");
-    assert_eq!(
-        s.run("LMPOP 2 a b LEFT"),
-        array(&[bulk("b"), bulks(&["1"])])
-    );
-    assert_eq!(
-        s.run("LMPOP 2 a b right COUNT 5"),
-        array(&[bulk("b"), bulks(&["3", "2"])])
-    );
-    assert_eq!(s.run("LMPOP 2 a b LEFT"), Reply::Array(None));
+    s.expect(&[
+        ("LMPOP 2 a b LEFT", array(&[bulk("b"), bulks(&["1"])])),
+        (
+            "LMPOP 2 a b right COUNT 5",
+            array(&[bulk("b"), bulks(&["3", "2"])]),
+        ),
+        ("LMPOP 2 a b LEFT", Reply::Array(None)),
+    ]);
     s.run("SET a x");
     assert_eq!(s.run("LMPOP 2 a b LEFT"), err(WRONGTYPE));
     for (line, error) in [
@@ -238,12 +239,11 @@ fn wrong_types_are_refused_both_ways() {
     for line in ["GET l", "APPEND l x", "HSET l f v", "INCR l"] {
         assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
     }
-    assert_eq!(s.run("TYPE l"), Reply::Simple("list".into()));
-    assert_eq!(s.run("OBJECT ENCODING l"), bulk("quicklist"));
-    assert_eq!(
-        s.run("SCAN 0 TYPE list"),
-        array(&[bulk("0"), bulks(&["l"])])
-    );
+    s.expect(&[
+        ("TYPE l", Reply::Simple("list".into())),
+        ("OBJECT ENCODING l", bulk("quicklist")),
+        ("SCAN 0 TYPE list", array(&[bulk("0"), bulks(&["l"])])),
+    ]);
 }
 
 #[test]
@@ -251,10 +251,12 @@ fn list_keys_expire_rename_copy_and_move_like_any_key() {
     let mut s = Session::new();
     s.run("RPUSH l a b");
     s.run("PEXPIRE l 100");
-    assert_eq!(s.run("COPY l c"), int(1));
-    assert_eq!(s.run("RENAME l r"), ok());
-    assert_eq!(s.run("PTTL r"), int(100));
-    assert_eq!(s.run("MOVE c 1"), int(1));
+    s.expect(&[
+        ("COPY l c", int(1)),
+        ("RENAME l r", ok()),
+        ("PTTL r", int(100)),
+        ("MOVE c 1", int(1)),
+    ]);
     s.run("SELECT 1");
     assert_eq!(range(&mut s, "c"), "a b");
     s.run("SELECT 0");
@@ -266,22 +268,14 @@ fn list_keys_expire_rename_copy_and_move_like_any_key() {
 #[test]
 fn lists_count_toward_maxmemory() {
     let element = List::element_cost(10);
-    let mut s = Session::with_config(Config {
-        maxmemory: Store::cost(1, 2 * element) as u64,
-        ..Config::default()
-    });
-    assert_eq!(s.run("RPUSH l 0123456789 0123456789"), int(2));
-    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * element));
-    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
-    assert_eq!(s.run("RPUSH l x"), err(oom));
-    assert_eq!(s.run("LINSERT l BEFORE x y"), err(oom));
-    assert_eq!(
-        s.run("LSET l 0 9876543210"),
-        err(oom),
-        "an estimate: any new bytes"
-    );
-    assert_eq!(s.run("LPOP l"), bulk("0123456789"));
-    assert_eq!(s.run("RPUSH l 0123456789"), int(2), "room again");
+    let mut s = Session::full(Config::default(), element, "RPUSH l 0123456789 0123456789");
+    s.expect(&[
+        ("RPUSH l x", err(OOM)),
+        ("LINSERT l BEFORE x y", err(OOM)),
+        ("LSET l 0 9876543210", err(OOM)), // an estimate: any new bytes
+        ("LPOP l", bulk("0123456789")),
+        ("RPUSH l 0123456789", int(2)), // room again
+    ]);
     s.run("LTRIM l 0 0");
     assert_eq!(s.engine.store().used_memory(), Store::cost(1, element));
 }
@@ -517,12 +511,14 @@ fn a_blocking_command_with_data_answers_at_once() {
     s.run("RPUSH a 1");
     assert_eq!(s.run("BLPOP nothing a 0"), array(&[bulk("a"), bulk("1")]));
     s.run("RPUSH a 1 2");
-    assert_eq!(s.run("BLMOVE a b RIGHT LEFT 0"), bulk("2"));
-    assert_eq!(s.run("BRPOPLPUSH a b 0"), bulk("1"));
-    assert_eq!(
-        s.run("BLMPOP 0 2 nothing b LEFT COUNT 5"),
-        array(&[bulk("b"), bulks(&["1", "2"])])
-    );
+    s.expect(&[
+        ("BLMOVE a b RIGHT LEFT 0", bulk("2")),
+        ("BRPOPLPUSH a b 0", bulk("1")),
+        (
+            "BLMPOP 0 2 nothing b LEFT COUNT 5",
+            array(&[bulk("b"), bulks(&["1", "2"])]),
+        ),
+    ]);
     assert!(!s.client.is_blocked());
 }
 
@@ -676,8 +672,7 @@ fn client_unblock_and_closed_connections() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(5);
     as_client(&mut s, &mut c, "BLPOP l 0");
-    assert_eq!(s.run("CLIENT UNBLOCK 5"), int(1));
-    assert_eq!(s.run("CLIENT UNBLOCK 5"), int(0));
+    s.expect(&[("CLIENT UNBLOCK 5", int(1)), ("CLIENT UNBLOCK 5", int(0))]);
     assert_eq!(s.engine.take_unblocked(), [(5, Reply::Array(None))]);
     c.unblocked();
     as_client(&mut s, &mut c, "BLPOP l 0");
@@ -686,14 +681,16 @@ fn client_unblock_and_closed_connections() {
         s.engine.take_unblocked(),
         [(5, err("UNBLOCKED client unblocked via CLIENT UNBLOCK"))]
     );
-    assert_eq!(
-        s.run("CLIENT UNBLOCK x"),
-        err("ERR value is not an integer or out of range")
-    );
-    assert_eq!(
-        s.run("CLIENT UNBLOCK 5 LATER"),
-        err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR")
-    );
+    s.expect(&[
+        (
+            "CLIENT UNBLOCK x",
+            err("ERR value is not an integer or out of range"),
+        ),
+        (
+            "CLIENT UNBLOCK 5 LATER",
+            err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
+        ),
+    ]);
     c.unblocked();
     as_client(&mut s, &mut c, "BLPOP l 0");
     s.engine.client_gone(5);

@@ -35,12 +35,15 @@ use super::{ClientCtx, Effects, Engine, Outcome};
 use crate::aof::{replay, HEADER};
 use crate::config::Config;
 use crate::resp::{split_args, Reply};
-use crate::store::{Data, Entry};
+use crate::store::{Data, Entry, Store};
 use crate::Args;
 
 /// The error every command gives a key holding another type.
 pub(super) const WRONGTYPE: &str =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
+
+/// The error every write gets that would take memory past `maxmemory`.
+pub(super) const OOM: &str = "OOM command not allowed when used memory > 'maxmemory'.";
 
 /// A fresh engine loaded from `log` at `now`: what a restart sees (the
 /// persistence tests of every type). Every logged command must load, and
@@ -103,6 +106,22 @@ impl Session {
         }
     }
 
+    /// A server (set up by `config`) holding one key of two items, which
+    /// `fill` adds, with `maxmemory` leaving no room for more: where every
+    /// type's out-of-memory test starts. `item` is one item's estimated
+    /// cost.
+    #[track_caller]
+    pub fn full(config: Config, item: usize, fill: &str) -> Self {
+        let full = Store::cost(1, 2 * item);
+        let mut s = Session::with_config(Config {
+            maxmemory: full as u64,
+            ..config
+        });
+        s.expect(&[(fill, int(2))]);
+        assert_eq!(s.engine.store().used_memory(), full);
+        s
+    }
+
     /// Runs `line` (split with `redis-cli` quoting) and returns the outcome.
     pub fn exec(&mut self, line: &str) -> Outcome {
         let args = split_args(line.as_bytes()).expect("balanced quotes");
@@ -112,6 +131,23 @@ impl Session {
     /// Runs `line` and returns just the reply.
     pub fn run(&mut self, line: &str) -> Reply {
         self.exec(line).reply
+    }
+
+    /// Runs each command of `transcript` in order and checks the reply it
+    /// gets: a session written as the exchange `redis-cli` would show. A
+    /// wrong reply stops the test naming the step, its command, and the
+    /// reply expected and got.
+    #[track_caller]
+    pub fn expect(&mut self, transcript: &[(&str, Reply)]) {
+        for (step, (line, expected)) in transcript.iter().enumerate() {
+            let actual = self.run(line);
+            if actual != *expected {
+                panic!(
+                    "step {step} `{line}`: wrong reply\n  \
+                     expected: {expected:?}\n  actual:   {actual:?}"
+                );
+            }
+        }
     }
 
     /// Runs `line` and returns the reply as it goes on the wire, in the

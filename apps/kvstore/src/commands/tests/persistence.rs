@@ -534,14 +534,13 @@ fn shutdown_asks_the_server_and_parses_redis_options() {
     assert_eq!(s.engine.take_shutdown(), None, "taken once");
     s.run("shutdown nosave now force");
     assert_eq!(s.engine.take_shutdown(), Some(true));
-    assert_eq!(
-        s.run("SHUTDOWN SAVE NOSAVE"),
-        Reply::error("ERR syntax error")
-    );
-    assert_eq!(s.run("SHUTDOWN LATER"), Reply::error("ERR syntax error"));
-    assert_eq!(
-        s.run("SHUTDOWN ABORT"),
-        Reply::error("ERR No shutdown in progress.")
-    );
+    s.expect(&[
+        ("SHUTDOWN SAVE NOSAVE", Reply::error("ERR syntax error")),
+        ("SHUTDOWN LATER", Reply::error("ERR syntax error")),
+        (
+            "SHUTDOWN ABORT",
+            Reply::error("ERR No shutdown in progress."),
+        ),
+    ]);
     assert_eq!(s.engine.take_shutdown(), None, "refused ones ask nothing");
 }

@@ -45,21 +45,20 @@ fn a_subscriber_gets_what_is_published_and_nothing_is_logged() {
         messages[0].1,
         b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
     );
-    assert_eq!(s.run("PUBLISH weather rain"), Reply::Integer(0));
-    assert_eq!(
-        s.run("PUBSUB NUMSUB news nobody"),
-        Reply::array(vec![
-            bulk("news"),
-            Reply::Integer(1),
-            bulk("nobody"),
-            Reply::Integer(0)
-        ])
-    );
-    assert_eq!(s.run("PUBSUB NUMPAT"), Reply::Integer(1));
-    assert_eq!(
-        s.run("PUBSUB CHANNELS s*"),
-        Reply::array(vec![bulk("sport")])
-    );
+    s.expect(&[
+        ("PUBLISH weather rain", Reply::Integer(0)),
+        (
+            "PUBSUB NUMSUB news nobody",
+            Reply::array(vec![
+                bulk("news"),
+                Reply::Integer(1),
+                bulk("nobody"),
+                Reply::Integer(0),
+            ]),
+        ),
+        ("PUBSUB NUMPAT", Reply::Integer(1)),
+        ("PUBSUB CHANNELS s*", Reply::array(vec![bulk("sport")])),
+    ]);
 }
 
 #[test]
@@ -162,14 +161,15 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     };
     assert!(me.starts_with(b"id=7 ") && me.windows(8).any(|w| w == b"flags=Ne"));
     // Killing: itself is skipped by default; the old form names an address.
-    assert_eq!(s.run("CLIENT KILL ADDR 10.0.2.2:5000"), Reply::Integer(0));
-    assert_eq!(s.run("CLIENT KILL TYPE pubsub"), Reply::Integer(1));
+    s.expect(&[
+        ("CLIENT KILL ADDR 10.0.2.2:5000", Reply::Integer(0)),
+        ("CLIENT KILL TYPE pubsub", Reply::Integer(1)),
+    ]);
     assert_eq!(s.engine.take_kills(), vec![30]);
-    assert_eq!(
-        s.run("CLIENT KILL 10.0.2.2:9"),
-        Reply::error("ERR No such client")
-    );
-    assert_eq!(s.run("CLIENT KILL 10.0.2.2:5001"), Reply::ok());
+    s.expect(&[
+        ("CLIENT KILL 10.0.2.2:9", Reply::error("ERR No such client")),
+        ("CLIENT KILL 10.0.2.2:5001", Reply::ok()),
+    ]);
     assert_eq!(s.engine.take_kills(), vec![30]);
     s.engine.client_gone(30);
     assert_eq!(s.run("CLIENT KILL ID 30"), Reply::Integer(0));

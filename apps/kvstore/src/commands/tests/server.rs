@@ -10,30 +10,34 @@ fn text(reply: Reply) -> String {
 #[test]
 fn ping_and_echo() {
     let mut s = Session::new();
-    assert_eq!(s.run("PING"), Reply::Simple("PONG".into()));
-    assert_eq!(s.run("ping hi"), bulk("hi"));
-    assert_eq!(
-        s.run("PING a b"),
-        err("ERR wrong number of arguments for 'ping' command")
-    );
-    assert_eq!(s.run("ECHO \"hello world\""), bulk("hello world"));
-    assert_eq!(
-        s.run("ECHO"),
-        err("ERR wrong number of arguments for 'echo' command")
-    );
+    s.expect(&[
+        ("PING", Reply::Simple("PONG".into())),
+        ("ping hi", bulk("hi")),
+        (
+            "PING a b",
+            err("ERR wrong number of arguments for 'ping' command"),
+        ),
+        ("ECHO \"hello world\"", bulk("hello world")),
+        (
+            "ECHO",
+            err("ERR wrong number of arguments for 'echo' command"),
+        ),
+    ]);
 }
 
 #[test]
 fn unknown_commands() {
     let mut s = Session::new();
-    assert_eq!(
-        s.run("foo a b"),
-        err("ERR unknown command 'foo', with args beginning with: 'a' 'b' ")
-    );
-    assert_eq!(
-        s.run("FOO"),
-        err("ERR unknown command 'FOO', with args beginning with: ")
-    );
+    s.expect(&[
+        (
+            "foo a b",
+            err("ERR unknown command 'foo', with args beginning with: 'a' 'b' "),
+        ),
+        (
+            "FOO",
+            err("ERR unknown command 'FOO', with args beginning with: "),
+        ),
+    ]);
     let long = "x".repeat(200);
     let Reply::Error(text) = s.run(&format!("nope {long} more")) else {
         panic!()
@@ -70,20 +74,22 @@ fn wrong_argument_counts_name_the_command() {
 #[test]
 fn select_takes_the_configured_databases() {
     let mut s = Session::new();
-    assert_eq!(s.run("SELECT 0"), ok());
-    assert_eq!(s.run("SELECT 15"), ok());
-    assert_eq!(s.run("SELECT 16"), err("ERR DB index is out of range"));
-    assert_eq!(s.run("SELECT -1"), err("ERR DB index is out of range"));
-    assert_eq!(
-        s.run("SELECT x"),
-        err("ERR value is not an integer or out of range")
-    );
-    // Found by the differential test against redis-server: an integer
-    // beyond 32 bits has an error of its own.
-    assert_eq!(
-        s.run("SELECT 99999999999"),
-        err("ERR value is out of range, value must between -2147483648 and 2147483647")
-    );
+    s.expect(&[
+        ("SELECT 0", ok()),
+        ("SELECT 15", ok()),
+        ("SELECT 16", err("ERR DB index is out of range")),
+        ("SELECT -1", err("ERR DB index is out of range")),
+        (
+            "SELECT x",
+            err("ERR value is not an integer or out of range"),
+        ),
+        // Found by the differential test against redis-server: an integer
+        // beyond 32 bits has an error of its own.
+        (
+            "SELECT 99999999999",
+            err("ERR value is out of range, value must between -2147483648 and 2147483647"),
+        ),
+    ]);
 }
 
 #[test]
@@ -97,23 +103,27 @@ fn quit_asks_the_server_to_close() {
 #[test]
 fn client_names() {
     let mut s = Session::new();
-    assert_eq!(s.run("CLIENT GETNAME"), nil());
-    assert_eq!(s.run("CLIENT SETNAME worker-1"), ok());
-    assert_eq!(s.run("client getname"), bulk("worker-1"));
+    s.expect(&[
+        ("CLIENT GETNAME", nil()),
+        ("CLIENT SETNAME worker-1", ok()),
+        ("client getname", bulk("worker-1")),
+    ]);
     assert_eq!(s.client.name(), Some(&b"worker-1"[..]));
-    assert_eq!(
-        s.run("CLIENT SETNAME \"a b\""),
-        err("ERR Client names cannot contain spaces, newlines or special characters.")
-    );
-    assert_eq!(s.run("CLIENT SETNAME \"\""), ok());
-    assert_eq!(s.run("CLIENT GETNAME"), nil(), "empty name clears it");
-    assert_eq!(s.run("CLIENT ID"), int(7));
-    assert_eq!(s.run("CLIENT SETINFO LIB-NAME redis-py"), ok());
-    assert_eq!(
-        s.run("CLIENT FROBNICATE x"),
-        err("ERR unknown subcommand 'FROBNICATE'. Try CLIENT HELP.")
-    );
-    assert_eq!(s.run("CLIENT KILL 10.0.0.9:1"), err("ERR No such client"));
+    s.expect(&[
+        (
+            "CLIENT SETNAME \"a b\"",
+            err("ERR Client names cannot contain spaces, newlines or special characters."),
+        ),
+        ("CLIENT SETNAME \"\"", ok()),
+        ("CLIENT GETNAME", nil()), // empty name clears it
+        ("CLIENT ID", int(7)),
+        ("CLIENT SETINFO LIB-NAME redis-py", ok()),
+        (
+            "CLIENT FROBNICATE x",
+            err("ERR unknown subcommand 'FROBNICATE'. Try CLIENT HELP."),
+        ),
+        ("CLIENT KILL 10.0.0.9:1", err("ERR No such client")),
+    ]);
 }
 
 #[test]
@@ -154,66 +164,66 @@ fn command_introspection() {
 #[test]
 fn command_getkeys_names_the_keys_a_command_would_touch() {
     let mut s = Session::new();
-    assert_eq!(s.run("COMMAND GETKEYS get key"), bulks(&["key"]));
-    assert_eq!(s.run("COMMAND GETKEYS mset a 1 b 2"), bulks(&["a", "b"]));
-    assert_eq!(
-        s.run("COMMAND GETKEYS lcs key1 key2"),
-        bulks(&["key1", "key2"])
-    );
-    assert_eq!(
-        s.run("COMMAND GETKEYS zunionstore target 2 a b WEIGHTS 1 2"),
-        bulks(&["target", "a", "b"])
-    );
-    assert_eq!(
-        s.run("COMMAND GETKEYS sort abc store invalid store stillbad store def"),
-        bulks(&["abc", "def"])
-    );
-    assert_eq!(s.run("COMMAND GETKEYS object encoding k"), bulks(&["k"]));
-    assert_eq!(
-        s.run("COMMAND GETKEYS nosuch k"),
-        err("ERR Invalid command specified")
-    );
-    assert_eq!(
-        s.run("COMMAND GETKEYS ping"),
-        err("ERR The command has no key arguments")
-    );
-    assert_eq!(
-        s.run("COMMAND GETKEYS get"),
-        err("ERR Invalid number of arguments specified for command")
-    );
-    assert_eq!(
-        s.run("COMMAND GETKEYS zunion 5 a b"),
-        err("ERR Invalid arguments specified for command")
-    );
-    assert_eq!(
-        s.run("COMMAND GETKEYS"),
-        err("ERR wrong number of arguments for 'command|getkeys' command")
-    );
+    s.expect(&[
+        ("COMMAND GETKEYS get key", bulks(&["key"])),
+        ("COMMAND GETKEYS mset a 1 b 2", bulks(&["a", "b"])),
+        ("COMMAND GETKEYS lcs key1 key2", bulks(&["key1", "key2"])),
+        (
+            "COMMAND GETKEYS zunionstore target 2 a b WEIGHTS 1 2",
+            bulks(&["target", "a", "b"]),
+        ),
+        (
+            "COMMAND GETKEYS sort abc store invalid store stillbad store def",
+            bulks(&["abc", "def"]),
+        ),
+        ("COMMAND GETKEYS object encoding k", bulks(&["k"])),
+        (
+            "COMMAND GETKEYS nosuch k",
+            err("ERR Invalid command specified"),
+        ),
+        (
+            "COMMAND GETKEYS ping",
+            err("ERR The command has no key arguments"),
+        ),
+        (
+            "COMMAND GETKEYS get",
+            err("ERR Invalid number of arguments specified for command"),
+        ),
+        (
+            "COMMAND GETKEYS zunion 5 a b",
+            err("ERR Invalid arguments specified for command"),
+        ),
+        (
+            "COMMAND GETKEYS",
+            err("ERR wrong number of arguments for 'command|getkeys' command"),
+        ),
+    ]);
 }
 
 #[test]
 fn config_get_for_benchmarks() {
     let mut s = Session::new();
-    assert_eq!(s.run("CONFIG GET save"), bulks(&["save", ""]));
-    assert_eq!(s.run("CONFIG GET appendonly"), bulks(&["appendonly", "no"]));
-    assert_eq!(s.run("config get MAXMEMORY"), bulks(&["maxmemory", "0"]));
-    assert_eq!(s.run("CONFIG GET nonexistent"), array(&[]));
-    assert_eq!(
-        s.run("CONFIG GET maxmemory maxmemory*"),
-        bulks(&[
-            "maxmemory",
-            "0",
-            "maxmemory-policy",
-            "noeviction",
-            "maxmemory-samples",
-            "5"
-        ]),
-        "several patterns, no duplicates"
-    );
-    assert_eq!(
-        s.run("CONFIG FOO"),
-        err("ERR unknown subcommand 'FOO'. Try CONFIG HELP.")
-    );
+    s.expect(&[
+        ("CONFIG GET save", bulks(&["save", ""])),
+        ("CONFIG GET appendonly", bulks(&["appendonly", "no"])),
+        ("config get MAXMEMORY", bulks(&["maxmemory", "0"])),
+        ("CONFIG GET nonexistent", array(&[])),
+        (
+            "CONFIG GET maxmemory maxmemory*",
+            bulks(&[
+                "maxmemory",
+                "0",
+                "maxmemory-policy",
+                "noeviction",
+                "maxmemory-samples",
+                "5",
+            ]),
+        ), // several patterns, no duplicates
+        (
+            "CONFIG FOO",
+            err("ERR unknown subcommand 'FOO'. Try CONFIG HELP."),
+        ),
+    ]);
 }
 
 #[test]
@@ -226,33 +236,16 @@ fn config_set_is_all_or_nothing() {
         err("ERR CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: everysec, always, no")
     );
     assert_eq!(s.engine.config().maxmemory, 1 << 20, "nothing applied");
-    assert_eq!(
-        s.run("CONFIG SET maxmemory 2mb maxclients"),
-        err("ERR syntax error"),
-        "a name without its value (found by the differential test)"
-    );
-    // Names are checked before values, and named as typed (found by the
-    // differential test).
-    assert_eq!(
-        s.run("CONFIG SET maxclients lots NoSuch 1"),
-        err("ERR Unknown option or number of arguments for CONFIG SET - 'NoSuch'")
-    );
-    assert_eq!(
-        s.run("CONFIG SET maxclients lots databases 3"),
-        err("ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")
-    );
-    assert_eq!(
-        s.run("CONFIG SET maxclients 10 MaxClients 20"),
-        err("ERR CONFIG SET failed (possibly related to argument 'MaxClients') - duplicate parameter")
-    );
-    assert_eq!(
-        s.run("CONFIG SET MAXCLIENTS lots"),
-        err("ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer")
-    );
-    assert_eq!(
-        s.run("CONFIG SET appendonly yes"),
-        err("ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config")
-    );
+    s.expect(&[
+        ("CONFIG SET maxmemory 2mb maxclients", err("ERR syntax error")), // a name without its value (found by the differential test)
+        // Names are checked before values, and named as typed (found by the
+        // differential test).
+        ("CONFIG SET maxclients lots NoSuch 1", err("ERR Unknown option or number of arguments for CONFIG SET - 'NoSuch'")),
+        ("CONFIG SET maxclients lots databases 3", err("ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")),
+        ("CONFIG SET maxclients 10 MaxClients 20", err("ERR CONFIG SET failed (possibly related to argument 'MaxClients') - duplicate parameter")),
+        ("CONFIG SET MAXCLIENTS lots", err("ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer")),
+        ("CONFIG SET appendonly yes", err("ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config")),
+    ]);
 }
 
 /// Clients turn features on by the version: kvstore implements Redis

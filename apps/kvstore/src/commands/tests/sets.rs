@@ -10,22 +10,26 @@ use crate::store::{Set, Store, INT_MEMBER_SIZE};
 #[test]
 fn sadd_scard_sismember_smismember_smembers() {
     let mut s = Session::new();
-    assert_eq!(s.run("SADD myset foo"), int(1));
-    assert_eq!(s.run("SADD myset bar"), int(1));
-    assert_eq!(s.run("SADD myset bar"), int(0));
-    assert_eq!(s.run("SADD myset a b a c"), int(3), "a counted once");
-    assert_eq!(s.run("SCARD myset"), int(5));
-    assert_eq!(s.run("SISMEMBER myset foo"), int(1));
-    assert_eq!(s.run("SISMEMBER myset bla"), int(0));
+    s.expect(&[
+        ("SADD myset foo", int(1)),
+        ("SADD myset bar", int(1)),
+        ("SADD myset bar", int(0)),
+        ("SADD myset a b a c", int(3)), // a counted once
+        ("SCARD myset", int(5)),
+        ("SISMEMBER myset foo", int(1)),
+        ("SISMEMBER myset bla", int(0)),
+    ]);
     assert_eq!(ints(s.run("SMISMEMBER myset foo bla bar")), [1, 0, 1]);
     assert_eq!(
         sorted(s.run("SMEMBERS myset")),
         ["a", "b", "bar", "c", "foo"]
     );
-    assert_eq!(s.run("TYPE myset"), Reply::Simple("set".into()));
-    // A missing key is an empty set.
-    assert_eq!(s.run("SCARD nokey"), int(0));
-    assert_eq!(s.run("SISMEMBER nokey a"), int(0));
+    s.expect(&[
+        ("TYPE myset", Reply::Simple("set".into())),
+        // A missing key is an empty set.
+        ("SCARD nokey", int(0)),
+        ("SISMEMBER nokey a", int(0)),
+    ]);
     assert_eq!(ints(s.run("SMISMEMBER nokey a b")), [0, 0]);
     assert_eq!(s.run("SMEMBERS nokey"), array(&[]));
     for (line, name) in [
@@ -47,15 +51,19 @@ fn sadd_scard_sismember_smismember_smembers() {
 fn srem_removes_members_and_the_last_one_takes_the_key() {
     let mut s = Session::new();
     s.run("SADD myset a b c d");
-    assert_eq!(s.run("SREM myset k k k"), int(0));
-    assert_eq!(s.run("SREM myset b d x y b"), int(2));
+    s.expect(&[
+        ("SREM myset k k k", int(0)),
+        ("SREM myset b d x y b", int(2)),
+    ]);
     assert_eq!(sorted(s.run("SMEMBERS myset")), ["a", "c"]);
     assert_eq!(s.run("SREM nokey a"), int(0));
     s.run("SADD nums 1 2 3");
-    assert_eq!(s.run("SREM nums 1 2 3 4 5 6 7 8"), int(3));
-    assert_eq!(s.run("EXISTS nums"), int(0), "an empty set is no key");
-    assert_eq!(s.run("SREM myset a c"), int(2));
-    assert_eq!(s.run("DBSIZE"), int(0));
+    s.expect(&[
+        ("SREM nums 1 2 3 4 5 6 7 8", int(3)),
+        ("EXISTS nums", int(0)), // an empty set is no key
+        ("SREM myset a c", int(2)),
+        ("DBSIZE", int(0)),
+    ]);
     assert_eq!(s.engine.store().used_memory(), 0);
 }
 
@@ -67,9 +75,11 @@ fn integer_sets_are_intsets_up_to_the_configured_size() {
         bulks(&["set-max-intset-entries", "512"])
     );
     s.run("SADD nums 17 16 -3");
-    assert_eq!(s.run("OBJECT ENCODING nums"), bulk("intset"));
-    assert_eq!(s.run("SMEMBERS nums"), bulks(&["-3", "16", "17"]), "sorted");
-    assert_eq!(s.run("SISMEMBER nums 016"), int(0), "not the integer 16");
+    s.expect(&[
+        ("OBJECT ENCODING nums", bulk("intset")),
+        ("SMEMBERS nums", bulks(&["-3", "16", "17"])), // sorted
+        ("SISMEMBER nums 016", int(0)),                // not the integer 16
+    ]);
     s.run("SADD nums a");
     assert_eq!(s.run("OBJECT ENCODING nums"), bulk("hashtable"));
     s.run("SREM nums a");
@@ -79,23 +89,25 @@ fn integer_sets_are_intsets_up_to_the_configured_size() {
         "no way back"
     );
     s.run("SADD big 213244124402402314402033402");
-    assert_eq!(
-        s.run("OBJECT ENCODING big"),
-        bulk("hashtable"),
-        "past 64 bits"
-    );
-    assert_eq!(s.run("SISMEMBER big 213244124402402314402033402"), int(1));
+    s.expect(&[
+        ("OBJECT ENCODING big", bulk("hashtable")), // past 64 bits
+        ("SISMEMBER big 213244124402402314402033402", int(1)),
+    ]);
     // Small sets of strings are hash tables too (Redis 7.0 has no
     // listpack sets).
     s.run("SADD words foo");
-    assert_eq!(s.run("OBJECT ENCODING words"), bulk("hashtable"));
-    // One integer past the limit converts.
-    assert_eq!(s.run("CONFIG SET set-max-intset-entries 4"), ok());
+    s.expect(&[
+        ("OBJECT ENCODING words", bulk("hashtable")),
+        // One integer past the limit converts.
+        ("CONFIG SET set-max-intset-entries 4", ok()),
+    ]);
     s.run("SADD four 1 2 3 4");
-    assert_eq!(s.run("OBJECT ENCODING four"), bulk("intset"));
-    assert_eq!(s.run("SADD four 5"), int(1));
-    assert_eq!(s.run("OBJECT ENCODING four"), bulk("hashtable"));
-    assert_eq!(s.run("SCARD four"), int(5));
+    s.expect(&[
+        ("OBJECT ENCODING four", bulk("intset")),
+        ("SADD four 5", int(1)),
+        ("OBJECT ENCODING four", bulk("hashtable")),
+        ("SCARD four", int(5)),
+    ]);
     s.run("SADD many 1 2 3 4 5 6");
     assert_eq!(s.run("OBJECT ENCODING many"), bulk("hashtable"), "at once");
     assert!(s.run("CONFIG SET set-max-intset-entries -1").is_error());
@@ -140,10 +152,12 @@ fn wrong_types_are_refused_both_ways() {
     ] {
         assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
     }
-    assert_eq!(s.run("EXISTS dst"), int(0), "a failed store stores nothing");
-    assert_eq!(s.run("MGET str set"), array(&[bulk("text"), nil()]));
-    assert_eq!(s.run("SMEMBERS set"), bulks(&["a"]), "unchanged");
-    assert_eq!(s.run("SMOVE nokey str a"), int(0), "no source: 0 first");
+    s.expect(&[
+        ("EXISTS dst", int(0)), // a failed store stores nothing
+        ("MGET str set", array(&[bulk("text"), nil()])),
+        ("SMEMBERS set", bulks(&["a"])), // unchanged
+        ("SMOVE nokey str a", int(0)),   // no source: 0 first
+    ]);
 }
 
 #[test]
@@ -154,9 +168,11 @@ fn srandmember_picks_members_at_random() {
         panic!("one member");
     };
     assert!([&b"a"[..], b"b", b"c"].contains(&one.as_slice()));
-    assert_eq!(s.run("SRANDMEMBER nokey"), nil());
-    assert_eq!(s.run("SRANDMEMBER nokey 5"), array(&[]));
-    assert_eq!(s.run("SRANDMEMBER myset 0"), array(&[]));
+    s.expect(&[
+        ("SRANDMEMBER nokey", nil()),
+        ("SRANDMEMBER nokey 5", array(&[])),
+        ("SRANDMEMBER myset 0", array(&[])),
+    ]);
     let two = words(s.run("SRANDMEMBER myset 2"));
     assert_eq!(two.len(), 2);
     assert_ne!(two[0], two[1], "distinct");
@@ -189,15 +205,11 @@ fn srandmember_picks_members_at_random() {
 fn srandmember_errors_and_limits() {
     let mut s = Session::new();
     s.run("SADD myset a");
-    assert_eq!(
-        s.run("SRANDMEMBER myset -9223372036854775808"),
-        err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")
-    );
-    assert_eq!(
-        s.run("SRANDMEMBER myset x"),
-        err("ERR value is not an integer or out of range")
-    );
-    assert_eq!(s.run("SRANDMEMBER myset 1 2"), err("ERR syntax error"));
+    s.expect(&[
+        ("SRANDMEMBER myset -9223372036854775808", err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")),
+        ("SRANDMEMBER myset x", err("ERR value is not an integer or out of range")),
+        ("SRANDMEMBER myset 1 2", err("ERR syntax error")),
+    ]);
     assert!(
         matches!(s.run("SRANDMEMBER myset -9223372036854775807"), Reply::Error(e) if e.starts_with("OOM")),
         "a count no memory could answer fails the command, not the server"
@@ -235,32 +247,32 @@ fn spop_removes_what_it_returns_and_logs_it() {
     assert_eq!(taken.len(), 3);
     let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
     assert_eq!(logged, [format!("SREM nums {}", taken.join(" "))]);
-    assert_eq!(s.run("SCARD nums"), int(7));
-    assert_eq!(s.run("SPOP nums 0"), array(&[]));
+    s.expect(&[("SCARD nums", int(7)), ("SPOP nums 0", array(&[]))]);
     // All of it: the key goes, logged as DEL.
     let out = s.exec("SPOP nums 100");
     assert_eq!(words(out.reply).len(), 7);
     let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
     assert_eq!(logged, ["DEL nums"]);
-    assert_eq!(s.run("EXISTS nums"), int(0));
-    assert_eq!(s.run("SPOP nokey"), nil());
-    assert_eq!(s.run("SPOP nokey 100"), array(&[]));
-    assert_eq!(
-        s.run("SPOP myset -1"),
-        err("ERR value is out of range, must be positive")
-    );
-    // Redis 7.0 answers a count that is not a number as one below 0
-    // (found by the differential test against redis-server, on RPOP).
-    assert_eq!(
-        s.run("SPOP myset x"),
-        err("ERR value is out of range, must be positive")
-    );
-    assert_eq!(s.run("SPOP myset 1 2"), err("ERR syntax error"));
+    s.expect(&[
+        ("EXISTS nums", int(0)),
+        ("SPOP nokey", nil()),
+        ("SPOP nokey 100", array(&[])),
+        (
+            "SPOP myset -1",
+            err("ERR value is out of range, must be positive"),
+        ),
+        // Redis 7.0 answers a count that is not a number as one below 0
+        // (found by the differential test against redis-server, on RPOP).
+        (
+            "SPOP myset x",
+            err("ERR value is out of range, must be positive"),
+        ),
+        ("SPOP myset 1 2", err("ERR syntax error")),
+    ]);
     // The last member takes the key.
     s.run("DEL one");
     s.run("SADD one x");
-    assert_eq!(s.run("SPOP one"), bulk("x"));
-    assert_eq!(s.run("EXISTS one"), int(0));
+    s.expect(&[("SPOP one", bulk("x")), ("EXISTS one", int(0))]);
 }
 
 #[test]
@@ -271,15 +283,17 @@ fn smove_moves_a_member_between_sets() {
     assert_eq!(s.logged("SMOVE src dst a"), ["SMOVE src dst a"]);
     assert_eq!(sorted(s.run("SMEMBERS src")), ["1", "b"]);
     assert_eq!(sorted(s.run("SMEMBERS dst")), ["2", "3", "4", "a"]);
-    assert_eq!(s.run("OBJECT ENCODING dst"), bulk("hashtable"));
-    assert_eq!(s.run("SMOVE src dst nope"), int(0));
-    assert_eq!(s.run("SMOVE nokey dst 2"), int(0));
-    assert_eq!(s.run("SMOVE src new 1"), int(1));
-    assert_eq!(s.run("OBJECT ENCODING new"), bulk("intset"));
-    assert_eq!(s.run("SMOVE src src b"), int(1), "same key: a no-op");
-    assert_eq!(s.run("SMOVE src src zz"), int(0));
-    assert_eq!(s.run("SMOVE src dst b"), int(1));
-    assert_eq!(s.run("EXISTS src"), int(0), "the last member took the key");
+    s.expect(&[
+        ("OBJECT ENCODING dst", bulk("hashtable")),
+        ("SMOVE src dst nope", int(0)),
+        ("SMOVE nokey dst 2", int(0)),
+        ("SMOVE src new 1", int(1)),
+        ("OBJECT ENCODING new", bulk("intset")),
+        ("SMOVE src src b", int(1)), // same key: a no-op
+        ("SMOVE src src zz", int(0)),
+        ("SMOVE src dst b", int(1)),
+        ("EXISTS src", int(0)), // the last member took the key
+    ]);
     // A member the destination has already leaves the destination as it
     // was: a WATCH on it sees nothing.
     s.run("SADD from x y");
@@ -288,8 +302,7 @@ fn smove_moves_a_member_between_sets() {
     assert_eq!(s.run("SMOVE from to x"), int(1));
     s.run("MULTI");
     s.run("SCARD to");
-    assert_eq!(s.run("EXEC"), array(&[int(1)]));
-    assert_eq!(s.run("SMEMBERS from"), bulks(&["y"]));
+    s.expect(&[("EXEC", array(&[int(1)])), ("SMEMBERS from", bulks(&["y"]))]);
 }
 
 /// Sets `set1`..`set5` as Redis's test suite builds them: 1, 2 and 4
@@ -319,11 +332,13 @@ fn sinter_sunion_sdiff_and_their_stores() {
             .to_vec();
         expected.sort();
         assert_eq!(sorted(s.run("SINTER set1 set2")), expected);
-        assert_eq!(s.run("SINTERCARD 2 set1 set2"), int(6));
-        assert_eq!(s.run("SINTERCARD 2 set1 set2 LIMIT 0"), int(6));
-        assert_eq!(s.run("SINTERCARD 2 set1 set2 limit 3"), int(3));
-        assert_eq!(s.run("SINTERSTORE res set1 set2"), int(6));
-        assert_eq!(s.run("OBJECT ENCODING res"), bulk(encoding));
+        s.expect(&[
+            ("SINTERCARD 2 set1 set2", int(6)),
+            ("SINTERCARD 2 set1 set2 LIMIT 0", int(6)),
+            ("SINTERCARD 2 set1 set2 limit 3", int(3)),
+            ("SINTERSTORE res set1 set2", int(6)),
+            ("OBJECT ENCODING res", bulk(encoding)),
+        ]);
         assert_eq!(sorted(s.run("SMEMBERS res")), expected);
         let mut three = vec![String::from("195"), String::from("199"), extra.into()];
         three.sort();
@@ -331,17 +346,21 @@ fn sinter_sunion_sdiff_and_their_stores() {
         assert_eq!(s.run("SINTERCARD 3 set1 set2 set3 LIMIT 2"), int(2));
         // 0..=394, and `extra` if it is not one of them.
         let union = if extra == "foo" { 396 } else { 395 };
-        assert_eq!(s.run("SUNIONSTORE res set1 set2"), int(union));
-        assert_eq!(s.run("OBJECT ENCODING res"), bulk(encoding));
+        s.expect(&[
+            ("SUNIONSTORE res set1 set2", int(union)),
+            ("OBJECT ENCODING res", bulk(encoding)),
+        ]);
         assert_eq!(
             sorted(s.run("SUNION nokey1 set1 set2 nokey2")).len(),
             union as usize
         );
         assert_eq!(sorted(s.run("SDIFF set1 set4")), ["0", "1", "2", "3", "4"]);
         assert_eq!(sorted(s.run("SDIFF set1 set4 set5")), ["1", "2", "3", "4"]);
-        assert_eq!(s.run("SDIFFSTORE res set1 set4 set5"), int(4));
-        assert_eq!(s.run("OBJECT ENCODING res"), bulk("intset"));
-        assert_eq!(s.run("SDIFF set1 set1 set1"), array(&[]));
+        s.expect(&[
+            ("SDIFFSTORE res set1 set4 set5", int(4)),
+            ("OBJECT ENCODING res", bulk("intset")),
+            ("SDIFF set1 set1 set1", array(&[])),
+        ]);
         assert_eq!(
             sorted(s.run("SINTER set1 set1 set1")),
             sorted(s.run("SMEMBERS set1"))
@@ -355,10 +374,12 @@ fn a_union_past_the_intset_limit_is_a_hash_table() {
     s.run("CONFIG SET set-max-intset-entries 3");
     s.run("SADD a 1 2");
     s.run("SADD b 3 4");
-    assert_eq!(s.run("SUNIONSTORE u a b"), int(4));
-    assert_eq!(s.run("OBJECT ENCODING u"), bulk("hashtable"));
-    assert_eq!(s.run("SINTERSTORE i a u"), int(2));
-    assert_eq!(s.run("OBJECT ENCODING i"), bulk("intset"));
+    s.expect(&[
+        ("SUNIONSTORE u a b", int(4)),
+        ("OBJECT ENCODING u", bulk("hashtable")),
+        ("SINTERSTORE i a u", int(2)),
+        ("OBJECT ENCODING i", bulk("intset")),
+    ]);
 }
 
 #[test]
@@ -373,13 +394,11 @@ fn stores_replace_or_delete_the_destination() {
     s.run("SADD b y z");
     s.run("SET res string");
     s.run("EXPIRE res 100");
-    assert_eq!(s.run("SDIFFSTORE res a b"), int(1));
-    assert_eq!(
-        s.run("TTL res"),
-        int(-1),
-        "the old key's expiry went with it"
-    );
-    assert_eq!(s.run("SMEMBERS res"), bulks(&["x"]));
+    s.expect(&[
+        ("SDIFFSTORE res a b", int(1)),
+        ("TTL res", int(-1)), // the old key's expiry went with it
+        ("SMEMBERS res", bulks(&["x"])),
+    ]);
     assert_eq!(
         s.logged("SUNIONSTORE res a b"),
         [
@@ -387,12 +406,14 @@ fn stores_replace_or_delete_the_destination() {
             format!("SADD res {}", members(&s, "res"))
         ]
     );
-    assert_eq!(s.run("SCARD res"), int(3));
-    // A source may be the destination.
-    assert_eq!(s.run("SINTERSTORE a a b"), int(1));
-    assert_eq!(s.run("SMEMBERS a"), bulks(&["y"]));
-    assert_eq!(s.run("SDIFFSTORE a a b"), int(0));
-    assert_eq!(s.run("EXISTS a"), int(0));
+    s.expect(&[
+        ("SCARD res", int(3)),
+        // A source may be the destination.
+        ("SINTERSTORE a a b", int(1)),
+        ("SMEMBERS a", bulks(&["y"])),
+        ("SDIFFSTORE a a b", int(0)),
+        ("EXISTS a", int(0)),
+    ]);
 }
 
 /// The members of set `key` as `SADD` lists them, in the store's order.
@@ -446,14 +467,16 @@ fn sscan_walks_every_member() {
     assert_eq!(words(parts[1].clone()).len(), 10);
     // An intset comes whole.
     s.run("SADD nums 3 1 2");
-    assert_eq!(
-        s.run("SSCAN nums 0 COUNT 1"),
-        array(&[bulk("0"), bulks(&["1", "2", "3"])])
-    );
-    assert_eq!(s.run("SSCAN nokey 0"), array(&[bulk("0"), array(&[])]));
-    assert_eq!(s.run("SSCAN big x"), err("ERR invalid cursor"));
-    assert_eq!(s.run("SSCAN big 0 COUNT 0"), err("ERR syntax error"));
-    assert_eq!(s.run("SSCAN big 0 TYPE set"), err("ERR syntax error"));
+    s.expect(&[
+        (
+            "SSCAN nums 0 COUNT 1",
+            array(&[bulk("0"), bulks(&["1", "2", "3"])]),
+        ),
+        ("SSCAN nokey 0", array(&[bulk("0"), array(&[])])),
+        ("SSCAN big x", err("ERR invalid cursor")),
+        ("SSCAN big 0 COUNT 0", err("ERR syntax error")),
+        ("SSCAN big 0 TYPE set", err("ERR syntax error")),
+    ]);
 }
 
 #[test]
@@ -461,14 +484,16 @@ fn set_keys_expire_copy_rename_and_move_like_any_key() {
     let mut s = Session::new();
     s.run("SADD s a b");
     s.run("PEXPIRE s 5000");
-    assert_eq!(s.run("SADD s c"), int(1));
-    assert_eq!(s.run("PTTL s"), int(5000), "a change keeps the TTL");
-    assert_eq!(s.run("RENAME s r"), ok());
-    assert_eq!(s.run("SCARD r"), int(3));
-    assert_eq!(s.run("COPY r c"), int(1));
-    assert_eq!(s.run("SADD c d"), int(1));
-    assert_eq!(s.run("SCARD r"), int(3), "a copy is a copy");
-    assert_eq!(s.run("MOVE c 1"), int(1));
+    s.expect(&[
+        ("SADD s c", int(1)),
+        ("PTTL s", int(5000)), // a change keeps the TTL
+        ("RENAME s r", ok()),
+        ("SCARD r", int(3)),
+        ("COPY r c", int(1)),
+        ("SADD c d", int(1)),
+        ("SCARD r", int(3)), // a copy is a copy
+        ("MOVE c 1", int(1)),
+    ]);
     let keys_of = |reply: Reply| match reply {
         Reply::Array(Some(mut parts)) => sorted(parts.remove(1)),
         other => panic!("{other:?}"),
@@ -490,19 +515,15 @@ fn set_keys_expire_copy_rename_and_move_like_any_key() {
 #[test]
 fn sets_count_toward_maxmemory() {
     let member = Set::map_member_cost(10);
-    let mut s = Session::with_config(Config {
-        maxmemory: Store::cost(1, 2 * member) as u64,
-        ..Config::default()
-    });
-    assert_eq!(s.run("SADD s aaaaaaaaaa bbbbbbbbbb"), int(2));
-    assert_eq!(s.engine.store().used_memory(), Store::cost(1, 2 * member));
-    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
-    assert_eq!(s.run("SADD s cccccccccc"), err(oom));
-    assert_eq!(s.run("SADD s aaaaaaaaaa"), int(0), "nothing new is fine");
-    assert_eq!(s.run("SUNIONSTORE t s"), err(oom));
-    assert_eq!(s.run("SMOVE s t aaaaaaaaaa"), err(oom));
-    assert_eq!(s.run("SREM s bbbbbbbbbb"), int(1));
-    assert_eq!(s.run("SADD s cccccccccc"), int(1), "room again");
+    let mut s = Session::full(Config::default(), member, "SADD s aaaaaaaaaa bbbbbbbbbb");
+    s.expect(&[
+        ("SADD s cccccccccc", err(OOM)),
+        ("SADD s aaaaaaaaaa", int(0)), // nothing new is fine
+        ("SUNIONSTORE t s", err(OOM)),
+        ("SMOVE s t aaaaaaaaaa", err(OOM)),
+        ("SREM s bbbbbbbbbb", int(1)),
+        ("SADD s cccccccccc", int(1)), // room again
+    ]);
     // Intsets cost eight bytes a member.
     let mut s = Session::new();
     s.run("SADD n 1 2 3");

@@ -68,9 +68,11 @@ fn elements_that_are_not_numbers_fail_a_numeric_sort() {
     s.run("DEL myset");
     s.run("SADD myset 1 2 3 4");
     s.run("MSET score:1 10 score:2 20 score:3 30 score:4 not-a-double");
-    assert_eq!(s.run("SORT myset BY score:*"), bad);
-    assert_eq!(s.run("SORT myset BY score:* STORE out"), bad);
-    assert_eq!(s.run("EXISTS out"), int(0), "nothing stored");
+    s.expect(&[
+        ("SORT myset BY score:*", bad.clone()),
+        ("SORT myset BY score:* STORE out", bad.clone()),
+        ("EXISTS out", int(0)), // nothing stored
+    ]);
     s.run("RPUSH nan nan 1");
     assert_eq!(s.run("SORT nan"), bad);
     // Infinities are numbers.
@@ -198,8 +200,10 @@ fn limit_selects_a_window() {
     assert_eq!(sorted_by(&mut s, "SORT l LIMIT 1 2"), ["1", "2"]);
     assert_eq!(sorted_by(&mut s, "SORT l LIMIT 4 -1"), ["4", "5"]);
     assert_eq!(sorted_by(&mut s, "SORT l LIMIT -2 2"), ["0", "1"]);
-    assert_eq!(s.run("SORT l LIMIT 2 0"), array(&[]));
-    assert_eq!(s.run("SORT l LIMIT 6 1"), array(&[]));
+    s.expect(&[
+        ("SORT l LIMIT 2 0", array(&[])),
+        ("SORT l LIMIT 6 1", array(&[])),
+    ]);
     assert_eq!(
         sorted_by(&mut s, "SORT_RO l BY a LIMIT 4 9223372036854775807"),
         ["1", "0"]
@@ -211,21 +215,25 @@ fn limit_selects_a_window() {
 fn syntax_errors() {
     let mut s = Session::new();
     s.run("RPUSH l 1");
-    assert_eq!(s.run("SORT_RO l STORE bar"), err("ERR syntax error"));
-    assert_eq!(s.run("SORT l LIMIT 1"), err("ERR syntax error"));
-    assert_eq!(s.run("SORT l GET"), err("ERR syntax error"));
-    assert_eq!(s.run("SORT l bogus"), err("ERR syntax error"));
-    assert_eq!(
-        s.run("SORT l LIMIT a 1"),
-        err("ERR value is not an integer or out of range")
-    );
+    s.expect(&[
+        ("SORT_RO l STORE bar", err("ERR syntax error")),
+        ("SORT l LIMIT 1", err("ERR syntax error")),
+        ("SORT l GET", err("ERR syntax error")),
+        ("SORT l bogus", err("ERR syntax error")),
+        (
+            "SORT l LIMIT a 1",
+            err("ERR value is not an integer or out of range"),
+        ),
+    ]);
     // Options are read before the key is looked at.
     s.run("SET str x");
-    assert_eq!(s.run("SORT str bogus"), err("ERR syntax error"));
-    assert_eq!(
-        s.run("SORT"),
-        err("ERR wrong number of arguments for 'sort' command")
-    );
+    s.expect(&[
+        ("SORT str bogus", err("ERR syntax error")),
+        (
+            "SORT",
+            err("ERR wrong number of arguments for 'sort' command"),
+        ),
+    ]);
 }
 
 #[test]
@@ -235,11 +243,10 @@ fn store_writes_a_list_or_removes_the_destination() {
     s.run("SET dst old EX 100");
     assert_eq!(s.run("SORT src STORE dst"), int(3));
     assert_eq!(sorted_by(&mut s, "LRANGE dst 0 -1"), ["1", "2", "3"]);
-    assert_eq!(s.run("TTL dst"), int(-1), "the old expiry goes");
-    assert_eq!(
-        s.run("OBJECT ENCODING dst"),
-        Reply::bulk("quicklist".as_bytes())
-    );
+    s.expect(&[
+        ("TTL dst", int(-1)), // the old expiry goes
+        ("OBJECT ENCODING dst", Reply::bulk("quicklist".as_bytes())),
+    ]);
     // Missing GET values are stored as empty strings.
     s.run("SET v_1 one");
     assert_eq!(s.run("SORT src GET v_* GET # STORE dst"), int(6));
@@ -248,12 +255,14 @@ fn store_writes_a_list_or_removes_the_destination() {
         ["one", "1", "", "2", "", "3"]
     );
     // An empty result removes the destination, or creates nothing.
-    assert_eq!(s.run("SORT emptylist STORE dst"), int(0));
-    assert_eq!(s.run("EXISTS dst"), int(0));
-    assert_eq!(s.run("SORT src LIMIT 10 10 STORE zap"), int(0));
-    assert_eq!(s.run("EXISTS zap"), int(0));
-    // The source itself may be the destination.
-    assert_eq!(s.run("SORT src DESC STORE src"), int(3));
+    s.expect(&[
+        ("SORT emptylist STORE dst", int(0)),
+        ("EXISTS dst", int(0)),
+        ("SORT src LIMIT 10 10 STORE zap", int(0)),
+        ("EXISTS zap", int(0)),
+        // The source itself may be the destination.
+        ("SORT src DESC STORE src", int(3)),
+    ]);
     assert_eq!(sorted_by(&mut s, "LRANGE src 0 -1"), ["3", "2", "1"]);
     // With BY nosort a list is stored in its own order.
     s.run("LPUSH testa 2 1 4 3 5");
@@ -391,10 +400,11 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
         ..Config::default()
     });
     assert_eq!(s.run("RPUSH src aaaaaaaaaa bbbbbbbbbb"), int(2));
-    let oom = "OOM command not allowed when used memory > 'maxmemory'.";
-    assert_eq!(s.run("SORT src ALPHA STORE dst"), err(oom));
-    assert_eq!(s.run("SORT src ALPHA LIMIT 0 1 STORE dst"), int(1));
-    assert_eq!(s.run("EXISTS dst"), int(1));
+    s.expect(&[
+        ("SORT src ALPHA STORE dst", err(OOM)),
+        ("SORT src ALPHA LIMIT 0 1 STORE dst", int(1)),
+        ("EXISTS dst", int(1)),
+    ]);
     // Without STORE nothing is added.
     assert_eq!(words(s.run("SORT src ALPHA")).len(), 2);
     // What GET patterns name counts, not the elements.
@@ -404,9 +414,11 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
     });
     s.run("RPUSH ids 1 2");
     s.run(&format!("SET v_1 {}", "x".repeat(1500)));
-    assert_eq!(s.run("SORT ids GET v_* STORE dst"), int(2));
-    assert_eq!(s.run("SORT ids GET v_* GET v_* STORE dst"), err(oom));
-    assert_eq!(s.run("SORT ids GET # GET v_* LIMIT 1 1 STORE dst"), int(2));
+    s.expect(&[
+        ("SORT ids GET v_* STORE dst", int(2)),
+        ("SORT ids GET v_* GET v_* STORE dst", err(OOM)),
+        ("SORT ids GET # GET v_* LIMIT 1 1 STORE dst", int(2)),
+    ]);
     // A reply larger than proto-max-bulk-len is refused.
     let mut s = Session::new();
     s.run("CONFIG SET proto-max-bulk-len 1mb");

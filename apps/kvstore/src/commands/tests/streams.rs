@@ -22,39 +22,41 @@ fn entry(id: &str, fields: &[&str]) -> Reply {
 #[test]
 fn xadd_picks_ids_and_xrange_reads_them() {
     let mut s = Session::new();
-    assert_eq!(s.run("XADD s * a 1"), bulk("1000000-0"));
-    assert_eq!(s.run("XADD s * b 2"), bulk("1000000-1"));
-    assert_eq!(s.run("XADD s 1000000-* c 3"), bulk("1000000-2"));
-    assert_eq!(s.run("XADD s 2000000 d 4"), bulk("2000000-0"));
-    assert_eq!(s.run("XADD s 2000001-5 e 5"), bulk("2000001-5"));
-    assert_eq!(s.run("TYPE s"), Reply::Simple("stream".into()));
-    assert_eq!(s.run("XLEN s"), int(5));
-    assert_eq!(s.run("XLEN none"), int(0));
-    assert_eq!(
-        s.run("XRANGE s - + COUNT 2"),
-        array(&[
-            entry("1000000-0", &["a", "1"]),
-            entry("1000000-1", &["b", "2"])
-        ])
-    );
-    assert_eq!(
-        s.run("XRANGE s (1000000-2 2000001"),
-        array(&[
-            entry("2000000-0", &["d", "4"]),
-            entry("2000001-5", &["e", "5"])
-        ])
-    );
-    assert_eq!(
-        s.run("XREVRANGE s + (1000000-1 COUNT 1"),
-        array(&[entry("2000001-5", &["e", "5"])])
-    );
-    // Redis 7.0: a null array for COUNT 0 on a stream.
-    assert_eq!(s.run("XRANGE s - + COUNT 0"), Reply::Array(None));
-    assert_eq!(s.run("XRANGE s + -"), array(&[]));
-    assert_eq!(s.run("XRANGE none - +"), array(&[]));
-    assert_eq!(s.run("XADD s NOMKSTREAM 3000000 f 6"), bulk("3000000-0"));
-    assert_eq!(s.run("XADD t NOMKSTREAM * f 6"), nil());
-    assert_eq!(s.run("EXISTS t"), int(0));
+    s.expect(&[
+        ("XADD s * a 1", bulk("1000000-0")),
+        ("XADD s * b 2", bulk("1000000-1")),
+        ("XADD s 1000000-* c 3", bulk("1000000-2")),
+        ("XADD s 2000000 d 4", bulk("2000000-0")),
+        ("XADD s 2000001-5 e 5", bulk("2000001-5")),
+        ("TYPE s", Reply::Simple("stream".into())),
+        ("XLEN s", int(5)),
+        ("XLEN none", int(0)),
+        (
+            "XRANGE s - + COUNT 2",
+            array(&[
+                entry("1000000-0", &["a", "1"]),
+                entry("1000000-1", &["b", "2"]),
+            ]),
+        ),
+        (
+            "XRANGE s (1000000-2 2000001",
+            array(&[
+                entry("2000000-0", &["d", "4"]),
+                entry("2000001-5", &["e", "5"]),
+            ]),
+        ),
+        (
+            "XREVRANGE s + (1000000-1 COUNT 1",
+            array(&[entry("2000001-5", &["e", "5"])]),
+        ),
+        // Redis 7.0: a null array for COUNT 0 on a stream.
+        ("XRANGE s - + COUNT 0", Reply::Array(None)),
+        ("XRANGE s + -", array(&[])),
+        ("XRANGE none - +", array(&[])),
+        ("XADD s NOMKSTREAM 3000000 f 6", bulk("3000000-0")),
+        ("XADD t NOMKSTREAM * f 6", nil()),
+        ("EXISTS t", int(0)),
+    ]);
     s.run("SET str x");
     for line in [
         "XADD str * a b",
@@ -120,25 +122,31 @@ fn trims_exactly_or_by_whole_nodes() {
         s.logged("XADD s MAXLEN ~ 55 LIMIT 30 101 f v"),
         ["XADD s 101-0 f v", "XTRIM s MAXLEN = 71"]
     );
-    assert_eq!(s.run("XLEN s"), int(71));
-    assert_eq!(s.run("XTRIM s MAXLEN ~ 55"), int(10));
-    assert_eq!(s.run("XTRIM s MAXLEN 55"), int(6));
-    assert_eq!(s.run("XTRIM s MINID 50"), int(3));
+    s.expect(&[
+        ("XLEN s", int(71)),
+        ("XTRIM s MAXLEN ~ 55", int(10)),
+        ("XTRIM s MAXLEN 55", int(6)),
+        ("XTRIM s MINID 50", int(3)),
+    ]);
     assert_eq!(s.logged("XTRIM s MINID 50"), Vec::<String>::new());
-    assert_eq!(s.run("XRANGE s - - "), array(&[]));
-    assert_eq!(s.run("XTRIM s MAXLEN 0"), int(52));
-    assert_eq!(s.run("EXISTS s"), int(1), "an empty stream stays");
-    assert_eq!(
-        s.run("XADD s 5 f v"),
-        err("ERR The ID specified in XADD is equal or smaller than the target stream top item")
-    );
+    s.expect(&[
+        ("XRANGE s - - ", array(&[])),
+        ("XTRIM s MAXLEN 0", int(52)),
+        ("EXISTS s", int(1)), // an empty stream stays
+        (
+            "XADD s 5 f v",
+            err("ERR The ID specified in XADD is equal or smaller than the target stream top item"),
+        ),
+    ]);
     s.run("CONFIG SET stream-node-max-entries 2");
     s.run("DEL s");
     for i in 1..=3 {
         s.run(&format!("XADD s {i} f v"));
     }
-    assert_eq!(s.run("XTRIM s MAXLEN ~ 0 LIMIT 1"), int(0));
-    assert_eq!(s.run("XTRIM s MAXLEN ~ 0 LIMIT 2"), int(2));
+    s.expect(&[
+        ("XTRIM s MAXLEN ~ 0 LIMIT 1", int(0)),
+        ("XTRIM s MAXLEN ~ 0 LIMIT 2", int(2)),
+    ]);
 }
 
 #[test]
@@ -270,19 +278,21 @@ fn groups_deliver_track_pending_and_claim() {
         s.logged("XGROUP CREATE g1 grp $ MKSTREAM"),
         ["XGROUP CREATE g1 grp 0-0 MKSTREAM ENTRIESREAD -1"]
     );
-    assert_eq!(
-        s.run("XGROUP CREATE g1 grp $ MKSTREAM"),
-        err("BUSYGROUP Consumer Group name already exists")
-    );
-    assert_eq!(
-        s.run("XGROUP CREATECONSUMER g1 nogrp c"),
-        err("NOGROUP No such consumer group 'nogrp' for key name 'g1'")
-    );
-    assert_eq!(s.run("XGROUP CREATECONSUMER g1 grp c"), int(1));
-    assert_eq!(s.run("XGROUP CREATECONSUMER g1 grp c"), int(0));
-    assert_eq!(s.run("XGROUP DELCONSUMER g1 grp c"), int(0));
-    assert_eq!(s.run("XGROUP DESTROY g1 grp"), int(1));
-    assert_eq!(s.run("XGROUP DESTROY g1 grp"), int(0));
+    s.expect(&[
+        (
+            "XGROUP CREATE g1 grp $ MKSTREAM",
+            err("BUSYGROUP Consumer Group name already exists"),
+        ),
+        (
+            "XGROUP CREATECONSUMER g1 nogrp c",
+            err("NOGROUP No such consumer group 'nogrp' for key name 'g1'"),
+        ),
+        ("XGROUP CREATECONSUMER g1 grp c", int(1)),
+        ("XGROUP CREATECONSUMER g1 grp c", int(0)),
+        ("XGROUP DELCONSUMER g1 grp c", int(0)),
+        ("XGROUP DESTROY g1 grp", int(1)),
+        ("XGROUP DESTROY g1 grp", int(0)),
+    ]);
     for i in 1..=3 {
         s.run(&format!("XADD g1 {i} k {i}"));
     }
@@ -297,86 +307,73 @@ fn groups_deliver_track_pending_and_claim() {
         ]
     );
     s.advance(10);
-    assert_eq!(
-        s.run("XREADGROUP GROUP grp alice STREAMS g1 0"),
-        keyed(alloc::vec![entry("1-0", &["k", "1"])])
-    );
-    assert_eq!(
-        s.run("XREADGROUP GROUP nogrp alice STREAMS g1 >"),
-        err("NOGROUP No such key 'g1' or consumer group 'nogrp' in XREADGROUP with GROUP option")
-    );
-    assert_eq!(s.run("XDEL g1 1"), int(1));
-    assert_eq!(
-        s.run("XREADGROUP GROUP grp alice STREAMS g1 0"),
-        keyed(alloc::vec![array(&[bulk("1-0"), Reply::Array(None)])])
-    );
-    assert_eq!(
-        s.run("XPENDING g1 grp"),
-        array(&[
-            int(1),
-            bulk("1-0"),
-            bulk("1-0"),
-            array(&[bulks(&["alice", "1"])])
-        ])
-    );
+    s.expect(&[
+        ("XREADGROUP GROUP grp alice STREAMS g1 0", keyed(alloc::vec![entry("1-0", &["k", "1"])])),
+        ("XREADGROUP GROUP nogrp alice STREAMS g1 >", err("NOGROUP No such key 'g1' or consumer group 'nogrp' in XREADGROUP with GROUP option")),
+        ("XDEL g1 1", int(1)),
+        ("XREADGROUP GROUP grp alice STREAMS g1 0", keyed(alloc::vec![array(&[bulk("1-0"), Reply::Array(None)])])),
+        ("XPENDING g1 grp", array(&[ int(1), bulk("1-0"), bulk("1-0"), array(&[bulks(&["alice", "1"])]) ])),
+    ]);
     s.advance(5);
-    assert_eq!(
-        s.run("XPENDING g1 grp - + 10"),
-        array(&[array(&[bulk("1-0"), bulk("alice"), int(5), int(2)])]),
-        "the read of the history redelivered it at +10, not after it was deleted"
-    );
-    assert_eq!(s.run("XPENDING g1 grp IDLE 20 - + 10"), array(&[]));
-    assert_eq!(s.run("XACK g1 grp 1-0 9-0"), int(1));
-    assert_eq!(
-        s.run("XPENDING g1 grp"),
-        array(&[int(0), nil(), nil(), Reply::Array(None)])
-    );
-    assert_eq!(
-        s.run("XREADGROUP GROUP grp bob STREAMS g1 >"),
-        keyed(alloc::vec![
-            entry("2-0", &["k", "2"]),
-            entry("3-0", &["k", "3"])
-        ])
-    );
+    s.expect(&[
+        (
+            "XPENDING g1 grp - + 10",
+            array(&[array(&[bulk("1-0"), bulk("alice"), int(5), int(2)])]),
+        ), // the read of the history redelivered it at +10, not after it was deleted
+        ("XPENDING g1 grp IDLE 20 - + 10", array(&[])),
+        ("XACK g1 grp 1-0 9-0", int(1)),
+        (
+            "XPENDING g1 grp",
+            array(&[int(0), nil(), nil(), Reply::Array(None)]),
+        ),
+        (
+            "XREADGROUP GROUP grp bob STREAMS g1 >",
+            keyed(alloc::vec![
+                entry("2-0", &["k", "2"]),
+                entry("3-0", &["k", "3"])
+            ]),
+        ),
+    ]);
     s.advance(100);
-    assert_eq!(s.run("XCLAIM g1 grp carl 200 2-0"), array(&[]));
-    assert_eq!(
-        s.run("XCLAIM g1 grp carl 50 2-0"),
-        array(&[entry("2-0", &["k", "2"])])
-    );
-    assert_eq!(
-        s.run("XCLAIM g1 grp carl 0 3-0 JUSTID"),
-        array(&[bulk("3-0")])
-    );
-    assert_eq!(
-        s.run("XPENDING g1 grp - + 10"),
-        array(&[
-            array(&[bulk("2-0"), bulk("carl"), int(0), int(2)]),
-            array(&[bulk("3-0"), bulk("carl"), int(0), int(1)]),
-        ])
-    );
-    s.run("XDEL g1 3");
-    assert_eq!(
-        s.run("XAUTOCLAIM g1 grp dan 0 0 COUNT 10"),
-        array(&[
-            bulk("0-0"),
+    s.expect(&[
+        ("XCLAIM g1 grp carl 200 2-0", array(&[])),
+        (
+            "XCLAIM g1 grp carl 50 2-0",
             array(&[entry("2-0", &["k", "2"])]),
-            bulks(&["3-0"])
-        ])
-    );
-    assert_eq!(s.run("XGROUP DELCONSUMER g1 grp dan"), int(1));
-    assert_eq!(
-        s.run("XCLAIM g1 grp c x 1"),
-        err("ERR Invalid min-idle-time argument for XCLAIM")
-    );
-    assert_eq!(
-        s.run("XCLAIM g1 grp c 0 1 FOO"),
-        err("ERR Unrecognized XCLAIM option 'FOO'")
-    );
-    assert_eq!(
-        s.run("XAUTOCLAIM g1 grp c 0 0 COUNT 0"),
-        err("ERR COUNT must be > 0")
-    );
+        ),
+        ("XCLAIM g1 grp carl 0 3-0 JUSTID", array(&[bulk("3-0")])),
+        (
+            "XPENDING g1 grp - + 10",
+            array(&[
+                array(&[bulk("2-0"), bulk("carl"), int(0), int(2)]),
+                array(&[bulk("3-0"), bulk("carl"), int(0), int(1)]),
+            ]),
+        ),
+    ]);
+    s.run("XDEL g1 3");
+    s.expect(&[
+        (
+            "XAUTOCLAIM g1 grp dan 0 0 COUNT 10",
+            array(&[
+                bulk("0-0"),
+                array(&[entry("2-0", &["k", "2"])]),
+                bulks(&["3-0"]),
+            ]),
+        ),
+        ("XGROUP DELCONSUMER g1 grp dan", int(1)),
+        (
+            "XCLAIM g1 grp c x 1",
+            err("ERR Invalid min-idle-time argument for XCLAIM"),
+        ),
+        (
+            "XCLAIM g1 grp c 0 1 FOO",
+            err("ERR Unrecognized XCLAIM option 'FOO'"),
+        ),
+        (
+            "XAUTOCLAIM g1 grp c 0 0 COUNT 0",
+            err("ERR COUNT must be > 0"),
+        ),
+    ]);
 }
 
 #[test]
@@ -492,22 +489,24 @@ fn xinfo_reports_counters_lag_and_consumers() {
 fn xadd_reads_the_id_before_counting_fields_as_redis_does() {
     let mut s = Session::new();
     let invalid = err("ERR Invalid stream ID specified as stream command argument");
-    assert_eq!(s.run("XADD s - 1 v 1"), invalid);
-    assert_eq!(s.run("XADD s MAXLEN 1 LIMIT 5 x 1"), invalid);
-    assert_eq!(s.run("XADD s 1-x a b"), invalid);
-    assert_eq!(
-        s.run("XADD s 0-0 a"),
-        err("ERR wrong number of arguments for 'xadd' command")
-    );
-    assert_eq!(
-        s.run("XADD s 0-0 a b"),
-        err("ERR The ID specified in XADD must be greater than 0-0")
-    );
-    assert_eq!(
-        s.run("XADD s 1-* a"),
-        err("ERR wrong number of arguments for 'xadd' command")
-    );
-    assert_eq!(s.run("EXISTS s"), int(0));
+    s.expect(&[
+        ("XADD s - 1 v 1", invalid.clone()),
+        ("XADD s MAXLEN 1 LIMIT 5 x 1", invalid.clone()),
+        ("XADD s 1-x a b", invalid.clone()),
+        (
+            "XADD s 0-0 a",
+            err("ERR wrong number of arguments for 'xadd' command"),
+        ),
+        (
+            "XADD s 0-0 a b",
+            err("ERR The ID specified in XADD must be greater than 0-0"),
+        ),
+        (
+            "XADD s 1-* a",
+            err("ERR wrong number of arguments for 'xadd' command"),
+        ),
+        ("EXISTS s", int(0)),
+    ]);
 }
 
 #[test]
@@ -522,14 +521,10 @@ fn nogroup_errors_show_names_up_to_a_nul_byte_as_redis_does() {
 #[test]
 fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
     let mut s = Session::new();
-    assert_eq!(
-        s.run("XGROUP CREATE s g $ MKSTREAM ENTRIESREAD"),
-        err("ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP.")
-    );
-    assert_eq!(
-        s.run("xgroup setid s g $ bogus"),
-        err("ERR unknown subcommand or wrong number of arguments for 'setid'. Try XGROUP HELP.")
-    );
+    s.expect(&[
+        ("XGROUP CREATE s g $ MKSTREAM ENTRIESREAD", err("ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP.")),
+        ("xgroup setid s g $ bogus", err("ERR unknown subcommand or wrong number of arguments for 'setid'. Try XGROUP HELP.")),
+    ]);
 }
 
 /// Found by fuzzing (`command_engine`): an `XSETID` logged while a log

@@ -9,11 +9,13 @@ fn queued() -> Reply {
 #[test]
 fn a_transaction_queues_then_runs_in_order() {
     let mut s = Session::new();
-    assert_eq!(s.run("MULTI"), Reply::ok());
-    assert_eq!(s.run("SET a 1"), queued());
-    assert_eq!(s.run("INCR a"), queued());
-    assert_eq!(s.run("GET a"), queued());
-    assert_eq!(s.run("GET b"), Reply::Simple("QUEUED".into()));
+    s.expect(&[
+        ("MULTI", Reply::ok()),
+        ("SET a 1", queued()),
+        ("INCR a", queued()),
+        ("GET a", queued()),
+        ("GET b", Reply::Simple("QUEUED".into())),
+    ]);
     let out = s.exec("EXEC");
     assert_eq!(
         out.reply,
@@ -43,11 +45,13 @@ fn errors_while_queuing_abort_and_runtime_errors_do_not() {
         Reply::error("ERR wrong number of arguments for 'get' command")
     );
     s.run("SET a 1");
-    assert_eq!(
-        s.run("EXEC"),
-        Reply::error("EXECABORT Transaction discarded because of previous errors.")
-    );
-    assert_eq!(s.run("GET a"), Reply::Bulk(None), "nothing ran");
+    s.expect(&[
+        (
+            "EXEC",
+            Reply::error("EXECABORT Transaction discarded because of previous errors."),
+        ),
+        ("GET a", Reply::Bulk(None)), // nothing ran
+    ]);
     // A command that fails when it runs fails alone.
     s.run("SET t text");
     s.run("MULTI");
@@ -67,17 +71,15 @@ fn discard_nesting_and_watch_inside() {
     let mut s = Session::new();
     assert_eq!(s.run("DISCARD"), Reply::error("ERR DISCARD without MULTI"));
     s.run("MULTI");
-    assert_eq!(
-        s.run("MULTI"),
-        Reply::error("ERR MULTI calls can not be nested")
-    );
-    assert_eq!(
-        s.run("WATCH a"),
-        Reply::error("ERR WATCH inside MULTI is not allowed")
-    );
+    s.expect(&[
+        ("MULTI", Reply::error("ERR MULTI calls can not be nested")),
+        (
+            "WATCH a",
+            Reply::error("ERR WATCH inside MULTI is not allowed"),
+        ),
+    ]);
     s.run("SET a 1");
-    assert_eq!(s.run("DISCARD"), Reply::ok());
-    assert_eq!(s.run("GET a"), Reply::Bulk(None));
+    s.expect(&[("DISCARD", Reply::ok()), ("GET a", Reply::Bulk(None))]);
 }
 
 #[test]
@@ -95,8 +97,10 @@ fn a_watched_key_changed_by_another_client_aborts_exec() {
     s.run("INCRBY balance 5");
     s.engine
         .execute(&args("SET balance 100"), &mut other, s.now);
-    assert_eq!(s.run("EXEC"), Reply::Array(None), "aborted");
-    assert_eq!(s.run("GET balance"), Reply::bulk("100"));
+    s.expect(&[
+        ("EXEC", Reply::Array(None)), // aborted
+        ("GET balance", Reply::bulk("100")),
+    ]);
     // Unchanged keys let it run; EXEC forgets the watches.
     s.run("WATCH balance");
     s.run("MULTI");
@@ -129,17 +133,17 @@ fn a_malformed_exec_aborts_whether_or_not_a_transaction_is_open() {
     assert_eq!(s.run("EXEC extra"), abort);
     s.run("MULTI");
     s.run("SET a 1");
-    assert_eq!(s.run("EXEC extra"), abort);
-    assert_eq!(
-        s.run("EXEC"),
-        Reply::error("ERR EXEC without MULTI"),
-        "it was discarded"
-    );
-    assert_eq!(s.run("GET a"), Reply::Bulk(None));
+    s.expect(&[
+        ("EXEC extra", abort.clone()),
+        ("EXEC", Reply::error("ERR EXEC without MULTI")), // it was discarded
+        ("GET a", Reply::Bulk(None)),
+    ]);
     // UNWATCH inside MULTI is queued, as in Redis.
     s.run("MULTI");
-    assert_eq!(s.run("UNWATCH"), queued());
-    assert_eq!(s.run("EXEC"), Reply::array(vec![Reply::ok()]));
+    s.expect(&[
+        ("UNWATCH", queued()),
+        ("EXEC", Reply::array(vec![Reply::ok()])),
+    ]);
     // An unknown subcommand is refused when queued.
     s.run("MULTI");
     assert!(matches!(s.run("CONFIG NOSUCH"), Reply::Error(_)));
