@@ -106,6 +106,12 @@ pub struct Config {
     /// (`min-replicas-max-lag`, alias `min-slaves-max-lag`, 10; 0: the
     /// check above is off).
     pub min_replicas_max_lag: u64,
+    /// Commands that take at least this many microseconds are kept in the
+    /// slow log (`slowlog-log-slower-than`, 10000; 0: every command;
+    /// negative: none).
+    pub slowlog_log_slower_than: i64,
+    /// Entries the slow log keeps (`slowlog-max-len`, 128).
+    pub slowlog_max_len: u64,
 }
 
 impl Config {
@@ -146,6 +152,8 @@ impl Default for Config {
             busy_reply_threshold: 5000,
             min_replicas_to_write: 0,
             min_replicas_max_lag: 10,
+            slowlog_log_slower_than: 10_000,
+            slowlog_max_len: 128,
         }
     }
 }
@@ -350,6 +358,27 @@ const PARAMS: &[Param] = &[
         name: "lua-time-limit",
         get: |c| c.busy_reply_threshold.to_string(),
         change: AtRunTime(set_busy_reply_threshold),
+    },
+    Param {
+        name: "slowlog-log-slower-than",
+        get: |c| c.slowlog_log_slower_than.to_string(),
+        change: AtRunTime(|c, v| {
+            c.slowlog_log_slower_than = integer(
+                v,
+                -1,
+                i64::MAX,
+                "argument must be between -1 and 9223372036854775807 inclusive",
+            )?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "slowlog-max-len",
+        get: |c| c.slowlog_max_len.to_string(),
+        change: AtRunTime(|c, v| {
+            c.slowlog_max_len = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+            Ok(())
+        }),
     },
     Param {
         name: "min-replicas-to-write",

@@ -63,6 +63,7 @@ pub mod ready;
 pub mod resp;
 pub mod scripting;
 pub mod session;
+pub mod slowlog;
 pub mod store;
 
 /// One command as it travels through the system: the command name followed

@@ -36,6 +36,8 @@ pub(crate) struct Exec<'a> {
     pub pubsub: &'a mut crate::pubsub::PubSub,
     /// Every connection, for `CLIENT LIST/INFO/KILL`.
     pub clients: &'a mut crate::clients::Clients,
+    /// The slow log (`SLOWLOG`).
+    pub slowlog: &'a mut crate::slowlog::SlowLog,
     /// Clients blocked on keys, and the keys ready to serve them.
     pub blocking: &'a mut crate::blocking::Blocking,
     /// Whether a blocking command may block now: not while loading, nor

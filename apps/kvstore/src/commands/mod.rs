@@ -64,6 +64,7 @@ mod pubsub;
 mod scripting;
 mod set_options;
 mod sets;
+mod slowlog;
 mod sort;
 mod stats;
 mod stream_groups;
@@ -154,6 +155,8 @@ pub struct Engine {
     pubsub: crate::pubsub::PubSub,
     /// The connections, for `CLIENT LIST`, `INFO` and `KILL`.
     clients: crate::clients::Clients,
+    /// The commands that took longest (`SLOWLOG`).
+    slowlog: crate::slowlog::SlowLog,
     /// Microseconds on a monotonic clock, to time commands with.
     clock_us: fn() -> u64,
     /// Clients blocked on keys (`BLPOP`, ...), see `kvstore::blocking`.
@@ -214,6 +217,7 @@ impl Engine {
             random: faultline_rng::XorShift64Star::new(now_ms | 1),
             pubsub: crate::pubsub::PubSub::default(),
             clients: crate::clients::Clients::default(),
+            slowlog: crate::slowlog::SlowLog::default(),
             clock_us: || 0,
             blocking: crate::blocking::Blocking::default(),
             in_exec: false,
@@ -719,11 +723,15 @@ impl Engine {
             evicted.append(outcome.effects);
             outcome.effects = evicted;
             if !loading {
-                self.stats.total_commands_processed += 1;
-                let counters = self.stats.commands.entry(spec.name).or_default();
-                counters.calls += 1;
-                counters.usec += (self.clock_us)().saturating_sub(started_us);
-                counters.failed_calls += u64::from(outcome.reply.is_error());
+                let kept = || crate::slowlog::trimmed(args);
+                self.finished(
+                    spec,
+                    kept,
+                    client,
+                    now,
+                    started_us,
+                    outcome.reply.is_error(),
+                );
             }
             return outcome;
         }
@@ -732,6 +740,7 @@ impl Engine {
             store.set_clock(now);
             store.set_lfu_tuning(self.config.lfu);
         }
+        let logs_slow = self.config.slowlog_log_slower_than >= 0 && self.script_run.is_none();
         let (before, rest) = self.dbs.split_at_mut(db);
         let (store, after) = rest.split_first_mut().expect("db is in range");
         let mut exec = Exec {
@@ -747,6 +756,7 @@ impl Engine {
             random: &mut self.random,
             pubsub: &mut self.pubsub,
             clients: &mut self.clients,
+            slowlog: &mut self.slowlog,
             blocking: &mut self.blocking,
             rewrite: self.rewrite.as_ref(),
             may_block: !loading && !self.in_exec,
@@ -765,6 +775,10 @@ impl Engine {
             false => Vec::new(),
         };
         let news_go_at = exec.pubsub.pending();
+        // A write may take its values out of `args` (to keep them without
+        // a copy): the slow log keeps what it needs of them first.
+        let kept_args = (spec.flags & table::WRITE != 0 && logs_slow && !loading)
+            .then(|| crate::slowlog::trimmed(args));
         let reply = run(&mut exec, args);
         for key in missing {
             if exec.store.get(&key).is_some() {
@@ -791,13 +805,41 @@ impl Engine {
         }
         if !loading {
             // Counted after running, so INFO does not count itself.
-            self.stats.total_commands_processed += 1;
-            let counters = self.stats.commands.entry(spec.name).or_default();
-            counters.calls += 1;
-            counters.usec += (self.clock_us)().saturating_sub(started_us);
-            counters.failed_calls += u64::from(reply.is_error());
+            let kept = || kept_args.unwrap_or_else(|| crate::slowlog::trimmed(args));
+            self.finished(spec, kept, client, now, started_us, reply.is_error());
         }
         Outcome { reply, effects }
+    }
+
+    /// Counts a command that ran (`INFO commandstats`) and keeps it in the
+    /// slow log if it was slow; a script's own commands are not logged
+    /// (the script is, as a whole), as in Redis.
+    fn finished(
+        &mut self,
+        spec: &table::Spec,
+        kept: impl FnOnce() -> Vec<Vec<u8>>,
+        client: &ClientCtx,
+        now_ms: u64,
+        started_us: u64,
+        failed: bool,
+    ) {
+        let micros = (self.clock_us)().saturating_sub(started_us);
+        self.stats.total_commands_processed += 1;
+        let counters = self.stats.commands.entry(spec.name).or_default();
+        counters.calls += 1;
+        counters.usec += micros;
+        counters.failed_calls += u64::from(failed);
+        if self.script_run.is_none() {
+            let addr = self.clients.get(client.id()).map_or("", |c| c.addr());
+            let caller = crate::slowlog::Caller {
+                addr,
+                name: client.name().unwrap_or_default(),
+            };
+            let max_len = usize::try_from(self.config.slowlog_max_len).unwrap_or(usize::MAX);
+            let threshold = self.config.slowlog_log_slower_than;
+            self.slowlog
+                .record(kept, micros, threshold, max_len, now_ms / 1000, caller);
+        }
     }
 
     /// Counts a known command turned away before it ran (`rejected_calls`

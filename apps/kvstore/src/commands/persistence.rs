@@ -1,5 +1,6 @@
 //! `BGREWRITEAOF` and `SHUTDOWN`: requests to the server about the
-//! append-only log.
+//! append-only log; `LASTSAVE` and `ROLE`, what a client asks about how
+//! the data is kept.
 //!
 //! The engine cannot reach the disk, so the commands only record the
 //! request ([`Stats::aof_rewrite_scheduled`](super::Stats),
@@ -11,6 +12,22 @@ use alloc::vec::Vec;
 
 use super::exec::Exec;
 use crate::resp::Reply;
+
+/// `LASTSAVE`: the Unix time of the last RDB snapshot. kvstore keeps its
+/// data in its log and makes no snapshots, so it is the server's start, as
+/// in a Redis that only appends to its log.
+pub(crate) fn lastsave(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::Integer((x.started_ms / 1000) as i64)
+}
+
+/// `ROLE`: kvstore is a primary with no replicas, at replication offset 0.
+pub(crate) fn role(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::array(alloc::vec![
+        Reply::Bulk(Some(b"master".to_vec())),
+        Reply::Integer(0),
+        Reply::array(alloc::vec![]),
+    ])
+}
 
 /// `BGREWRITEAOF`: replies as Redis does when it starts a rewrite, or
 /// refuses while one is running.

@@ -13,7 +13,7 @@ use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
     lcs, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
-use super::{geo, geo_search};
+use super::{geo, geo_search, slowlog};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -806,11 +806,52 @@ const TABLE: &[Spec] = &[
     cmd("info", -1, LOADING | STALE, NO_KEYS, info::info),
     cmd("bgrewriteaof", 1, ADMIN, NO_KEYS, persistence::bgrewriteaof),
     cmd(
+        "lastsave",
+        1,
+        LOADING | STALE | FAST,
+        NO_KEYS,
+        persistence::lastsave,
+    ),
+    cmd(
+        "role",
+        1,
+        LOADING | STALE | FAST,
+        NO_KEYS,
+        persistence::role,
+    ),
+    cmd(
         "shutdown",
         -1,
         ADMIN | LOADING | STALE | NO_MULTI,
         NO_KEYS,
         persistence::shutdown,
+    ),
+    container(
+        "slowlog",
+        &[
+            cmd(
+                "slowlog|get",
+                -2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                slowlog::get,
+            ),
+            cmd(
+                "slowlog|len",
+                2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                slowlog::len,
+            ),
+            cmd(
+                "slowlog|reset",
+                2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                slowlog::reset,
+            ),
+            cmd("slowlog|help", 2, LOADING | STALE, NO_KEYS, slowlog::help),
+        ],
     ),
     container(
         "cluster",

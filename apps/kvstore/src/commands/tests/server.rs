@@ -397,3 +397,65 @@ fn info_sections_default_all_and_named() {
         "each section once"
     );
 }
+
+#[test]
+fn slowlog_keeps_the_newest_slow_commands_as_they_were_sent() {
+    let mut s = Session::new();
+    s.expect(&[
+        ("SLOWLOG LEN", int(0)),
+        ("CONFIG SET slowlog-log-slower-than 0", ok()),
+        ("CONFIG SET slowlog-max-len 3", ok()),
+        ("SLOWLOG RESET", ok()),
+        ("SET key test", ok()),
+        ("SADD set a b c", int(3)),
+        ("INCR num", int(1)),
+        ("LPUSH list a", int(1)),
+        ("SLOWLOG LEN", int(3)),
+        (
+            "SLOWLOG GET -2",
+            err("ERR count should be greater than or equal to -1"),
+        ),
+    ]);
+    // Newest first, failed commands too; three of them.
+    let Reply::Array(Some(all)) = s.run("SLOWLOG GET -1") else {
+        panic!("not an array");
+    };
+    let commands: Vec<Reply> = all
+        .iter()
+        .map(|entry| match entry {
+            Reply::Array(Some(fields)) => fields[3].clone(),
+            other => panic!("not an entry: {other:?}"),
+        })
+        .collect();
+    let expected = [
+        bulks(&["SLOWLOG", "GET", "-2"]),
+        bulks(&["SLOWLOG", "LEN"]),
+        bulks(&["LPUSH", "list", "a"]),
+    ];
+    assert_eq!(commands, expected);
+    // A write's value is logged though SET keeps it without a copy.
+    s.expect(&[("SLOWLOG RESET", ok()), ("SET k v", ok())]);
+    let Reply::Array(Some(newest)) = s.run("SLOWLOG GET 1") else {
+        panic!("not an array");
+    };
+    assert!(matches!(&newest[0], Reply::Array(Some(f)) if f[3] == bulks(&["SET", "k", "v"])));
+    s.expect(&[
+        ("CONFIG SET slowlog-log-slower-than -1", ok()),
+        ("SLOWLOG RESET", ok()),
+        ("PING", Reply::Simple("PONG".into())),
+        ("SLOWLOG LEN", int(0)),
+    ]);
+}
+
+#[test]
+fn lastsave_and_role_describe_a_lone_primary_without_snapshots() {
+    let mut s = Session::new();
+    let Reply::Integer(start) = s.run("LASTSAVE") else {
+        panic!("LASTSAVE is not an integer");
+    };
+    s.run("SET k v");
+    s.expect(&[
+        ("LASTSAVE", int(start)),
+        ("ROLE", array(&[bulk("master"), int(0), array(&[])])),
+    ]);
+}
