@@ -22,6 +22,8 @@ use crate::resp::Reply;
 pub struct PubSub {
     channels: BTreeMap<Vec<u8>, BTreeSet<u64>>,
     patterns: BTreeMap<Vec<u8>, BTreeSet<u64>>,
+    /// Clients that said `MONITOR` (see `kvstore::monitor`).
+    monitors: BTreeSet<u64>,
     outbox: Vec<(u64, Vec<u8>)>,
 }
 
@@ -85,8 +87,27 @@ impl PubSub {
         receivers
     }
 
-    /// Forgets every subscription of `client` (it disconnected).
+    /// `client` receives a line for every command run from now on.
+    pub fn monitor(&mut self, client: u64) {
+        self.monitors.insert(client);
+    }
+
+    /// Whether any client monitors (so that lines are worth making).
+    pub fn has_monitors(&self) -> bool {
+        !self.monitors.is_empty()
+    }
+
+    /// Leaves `line` (a complete RESP reply) for every monitor.
+    pub fn feed_monitors(&mut self, line: &[u8]) {
+        for &c in &self.monitors {
+            self.outbox.push((c, line.to_vec()));
+        }
+    }
+
+    /// Forgets every subscription of `client` and its monitoring (it
+    /// disconnected, or said `RESET`).
     pub fn forget(&mut self, client: u64) {
+        self.monitors.remove(&client);
         for map in [&mut self.channels, &mut self.patterns] {
             map.retain(|_, set| {
                 set.remove(&client);

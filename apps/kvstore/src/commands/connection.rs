@@ -32,6 +32,13 @@ pub(crate) fn time(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// `QUIT`: `+OK`, and the connection is marked for closing.
+/// `MONITOR`: from now on the connection receives a line for every
+/// command the server runs (see `kvstore::monitor`).
+pub(crate) fn monitor(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    x.pubsub.monitor(x.client.id());
+    Reply::ok()
+}
+
 pub(crate) fn quit(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     x.client.quit = true;
     Reply::ok()

@@ -710,6 +710,9 @@ impl Engine {
                 };
             }
         }
+        if !loading && spec.flags & table::ADMIN == 0 {
+            self.feed_monitors(args, client, now);
+        }
         let started_us = (self.clock_us)();
         if spec.name == "swapdb" {
             let mut outcome = self.swapdb(args, loading);
@@ -740,7 +743,7 @@ impl Engine {
             store.set_clock(now);
             store.set_lfu_tuning(self.config.lfu);
         }
-        let logs_slow = self.config.slowlog_log_slower_than >= 0 && self.script_run.is_none();
+        let logs_slow = self.config.slowlog_log_slower_than >= 0 && !client.in_script;
         let (before, rest) = self.dbs.split_at_mut(db);
         let (store, after) = rest.split_first_mut().expect("db is in range");
         let mut exec = Exec {
@@ -811,6 +814,20 @@ impl Engine {
         Outcome { reply, effects }
     }
 
+    /// Shows `args`, about to run for `client`, to the monitors (a
+    /// script's commands as `lua`'s).
+    pub(super) fn feed_monitors(&mut self, args: &[Vec<u8>], client: &ClientCtx, now_ms: u64) {
+        if !self.pubsub.has_monitors() {
+            return;
+        }
+        let who = match client.in_script {
+            true => "lua",
+            false => self.clients.get(client.id()).map_or("", |c| c.addr()),
+        };
+        let line = crate::monitor::line(now_ms, client.db, who, args);
+        self.pubsub.feed_monitors(&line);
+    }
+
     /// Counts a command that ran (`INFO commandstats`) and keeps it in the
     /// slow log if it was slow; a script's own commands are not logged
     /// (the script is, as a whole), as in Redis.
@@ -829,7 +846,7 @@ impl Engine {
         counters.calls += 1;
         counters.usec += micros;
         counters.failed_calls += u64::from(failed);
-        if self.script_run.is_none() {
+        if !client.in_script {
             let addr = self.clients.get(client.id()).map_or("", |c| c.addr());
             let caller = crate::slowlog::Caller {
                 addr,

@@ -63,6 +63,7 @@ const NOT_IN_SCRIPTS: &[&str] = &[
     "fcall_ro",
     "function",
     "hello",
+    "monitor",
     "multi",
     "psubscribe",
     "punsubscribe",

@@ -319,6 +319,13 @@ const TABLE: &[Spec] = &[
     cmd("echo", 2, CONN, NO_KEYS, connection::echo),
     cmd("time", 1, CONN, NO_KEYS, connection::time),
     cmd("quit", -1, CONN, NO_KEYS, connection::quit),
+    cmd(
+        "monitor",
+        1,
+        ADMIN | LOADING | STALE | NO_MULTI,
+        NO_KEYS,
+        connection::monitor,
+    ),
     cmd("reset", 1, CONN, NO_KEYS, connection::reset),
     cmd("subscribe", -2, PUBSUB, NO_KEYS, pubsub::subscribe),
     cmd("psubscribe", -2, PUBSUB, NO_KEYS, pubsub::psubscribe),

@@ -84,6 +84,9 @@ impl Engine {
                 "NOAUTH Authentication required.",
             )));
         }
+        if name != "exec" {
+            self.feed_monitors(args, client, now);
+        }
         Some(match name {
             "multi" if client.multi.is_some() => {
                 Outcome::unchanged(Reply::error("ERR MULTI calls can not be nested"))
@@ -113,7 +116,12 @@ impl Engine {
                 client.watched.clear();
                 Outcome::unchanged(Reply::ok())
             }
-            "exec" => self.exec(client, now),
+            "exec" => {
+                // Shown after the commands it ran, as Redis shows it.
+                let outcome = self.exec(client, now);
+                self.feed_monitors(args, client, now);
+                outcome
+            }
             // QUIT inside MULTI ends the connection, as a plain QUIT does.
             _ => {
                 client.multi = None;

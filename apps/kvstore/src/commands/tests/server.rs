@@ -459,3 +459,48 @@ fn lastsave_and_role_describe_a_lone_primary_without_snapshots() {
         ("ROLE", array(&[bulk("master"), int(0), array(&[])])),
     ]);
 }
+
+#[test]
+fn monitor_shows_commands_scripts_and_transactions_in_the_order_they_run() {
+    let mut e = Engine::new(Config::default(), 0);
+    let (mut watcher, mut client) = (ClientCtx::new(1), ClientCtx::new(2));
+    e.client_connected(2, "10.0.2.2:41000".into(), 0);
+    let mut run = |e: &mut Engine, c: &mut ClientCtx, line: &str| {
+        let args: Vec<Vec<u8>> = line.split(' ').map(|w| w.as_bytes().to_vec()).collect();
+        e.execute(&args, c, 1_700_000_000_123).reply
+    };
+    assert_eq!(run(&mut e, &mut watcher, "MONITOR"), ok());
+    run(&mut e, &mut client, "set foo bar");
+    run(&mut e, &mut client, "eval redis.call('incr','n') 0");
+    run(&mut e, &mut client, "multi");
+    run(&mut e, &mut client, "get foo");
+    run(&mut e, &mut client, "exec");
+    run(&mut e, &mut client, "CONFIG GET maxmemory");
+    run(&mut e, &mut client, "AUTH secret");
+    let lines: Vec<String> = e
+        .take_messages()
+        .into_iter()
+        .map(|(to, line)| {
+            assert_eq!(to, 1, "only the monitor receives lines");
+            String::from_utf8(line).unwrap()
+        })
+        .collect();
+    let at = "+1700000000.123000 [0 10.0.2.2:41000]";
+    assert_eq!(
+        lines,
+        [
+            alloc::format!("{at} \"set\" \"foo\" \"bar\"\r\n"),
+            alloc::format!("{at} \"eval\" \"redis.call('incr','n')\" \"0\"\r\n"),
+            "+1700000000.123000 [0 lua] \"incr\" \"n\"\r\n".into(),
+            alloc::format!("{at} \"multi\"\r\n"),
+            alloc::format!("{at} \"get\" \"foo\"\r\n"),
+            alloc::format!("{at} \"exec\"\r\n"),
+            // CONFIG is an admin command: not shown.
+            alloc::format!("{at} \"AUTH\" \"(redacted)\"\r\n"),
+        ]
+    );
+    // RESET ends monitoring.
+    run(&mut e, &mut watcher, "RESET");
+    run(&mut e, &mut client, "PING");
+    assert!(e.take_messages().is_empty());
+}
