@@ -465,7 +465,7 @@ fn monitor_shows_commands_scripts_and_transactions_in_the_order_they_run() {
     let mut e = Engine::new(Config::default(), 0);
     let (mut watcher, mut client) = (ClientCtx::new(1), ClientCtx::new(2));
     e.client_connected(2, "10.0.2.2:41000".into(), 0);
-    let mut run = |e: &mut Engine, c: &mut ClientCtx, line: &str| {
+    let run = |e: &mut Engine, c: &mut ClientCtx, line: &str| {
         let args: Vec<Vec<u8>> = line.split(' ').map(|w| w.as_bytes().to_vec()).collect();
         e.execute(&args, c, 1_700_000_000_123).reply
     };
