@@ -412,6 +412,30 @@ def bench_once(guest, test, p, d, clients, n, keyspace, logf):
     return row, errors, why
 
 
+# BullMQ's throughput (jobs per second with two workers) against each guest:
+# image/bullmq/throughput.js, rounds of it alternately on both guests.
+BULLMQ_JOBS = 2000
+BULLMQ_ROUNDS = 3
+
+
+def bullmq_throughput(guest, logf):
+    """One run of image/bullmq/throughput.js: (jobs/s, errors)."""
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    argv = ["node", os.path.join(root, "image", "bullmq", "throughput.js"), str(guest.port),
+            str(BULLMQ_JOBS)]
+    try:
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=300)
+        out, rc = r.stdout + r.stderr, r.returncode
+    except subprocess.TimeoutExpired as e:
+        out, rc = f"{e.stdout or ''}{e.stderr or ''}\nthroughput.js: timed out\n", -1
+    logf.write(f"\n## {guest.name}: {' '.join(argv)} (exit {rc})\n{out}")
+    logf.flush()
+    m = re.search(r"= (\d+) jobs/s", out)
+    if rc != 0 or m is None:
+        return 0.0, 1
+    return float(m.group(1)), 0
+
+
 def run_cell(guest, t, p, d, clients, requests, keyspace, logf):
     """One cell for one guest: (row, restarted). A run with errors is counted,
     the guest restarted, and the run done once more."""
@@ -572,6 +596,14 @@ def run(args):
                     k, l = results["kvstore"][(t.upper(), p, d)], results["linux"][(t.upper(), p, d)]
                     print(f"  {t.upper():10} P={p:<2} {d:>4} B: kvstore {k['rps']:>7.0f}/s  "
                           f"linux {l['rps']:>7.0f}/s", flush=True)
+        bullmq = {g.name: [] for g in guests}
+        bullmq_errors = {g.name: 0 for g in guests}
+        for r in range(BULLMQ_ROUNDS):
+            for g in (guests if r % 2 == 0 else guests[::-1]):
+                rate, errors = bullmq_throughput(g, logf)
+                bullmq[g.name].append(rate)
+                bullmq_errors[g.name] += errors
+                print(f"  BULLMQ {BULLMQ_JOBS} jobs, round {r + 1}: {g.name} {rate:.0f} jobs/s", flush=True)
         for g in guests:
             g.stop()
             with open(os.path.join(out, f"kvstore-{g.name}-console.txt"), "rb") as f:
@@ -605,6 +637,10 @@ def run(args):
               f"{fmt_ms(a['p50']):>6} {fmt_ms(a['p99']):>6}  {fmt_ms(b['p50']):>6} {fmt_ms(b['p99']):>6}  "
               f"{a['errors']}/{b['errors']}")
     print("(ops/s; p50/p99 latency in ms as redis-benchmark reports them)")
+    bk, bl = statistics.median(bullmq["kvstore"]), statistics.median(bullmq["linux"])
+    print(f"{'BULLMQ':10} jobs/s (median of {BULLMQ_ROUNDS}, {BULLMQ_JOBS} jobs, two workers): "
+          f"kvstore {bk:.0f}, linux {bl:.0f}, ratio {bk / bl if bl else float('nan'):.2f}x, "
+          f"errors {bullmq_errors['kvstore']}/{bullmq_errors['linux']}")
 
     kv_bin = os.path.getsize(args.kvstore_bin)
     lx_img, lx_rd = os.path.getsize(image), os.path.getsize(initrd)

@@ -11,7 +11,8 @@
 # (SET, GET, INCR, MSET, LPUSH, LPOP, SADD, HSET, ZADD, LRANGE_100, XADD,
 # XRANGE, PFADD, GEOADD, GET over RESP3, and EVALSHA of a script doing one GET
 # and one INCR; 50 clients; pipeline 1 and 16; 100 B and 4 KiB values) runs against each,
-# cell by cell alternately.
+# cell by cell alternately; then BullMQ's throughput (image/bullmq/throughput.js:
+# 2,000 jobs, two workers, jobs per second), three rounds alternately.
 #
 # Output: a table with ratios and the targets of issue 4 met or not;
 # target/bench/kvstore.csv and target/bench/kvstore.log.
