@@ -8,12 +8,14 @@
 // a fixed 50 ms backoff), waits until every job has completed and checks:
 // each job id completed exactly once (counted by the processors that
 // returned), the retried jobs have attemptsMade 2 and the others 1, and the
-// queue's counts are completed 1000, failed 0. Prints one summary line
+// queue's counts are completed 1000, failed 0, a QueueEvents reader saw
+// every completion and every retry, and the queue finds both workers by
+// their connections' names. Prints one summary line
 // ("bullmq: ...") and exits 0, or names the first mismatch (or the timeout)
 // and exits 1.
 'use strict';
 
-const { Queue, Worker } = require('bullmq');
+const { Queue, Worker, QueueEvents } = require('bullmq');
 
 const JOBS = 1000;
 const FAIL_EVERY = 10;
@@ -51,6 +53,14 @@ async function main() {
   const queue = new Queue(queueName, { connection });
   queue.on('error', err => fail(`queue error: ${err.message}`));
   await queue.obliterate({ force: true });
+  // The queue's event stream, read by a client of its own (XREAD BLOCK).
+  const events = new QueueEvents(queueName, { connection });
+  events.on('error', err => fail(`queue events error: ${err.message}`));
+  const completedEvents = new Set();
+  const retriedEvents = new Set();
+  events.on('completed', ({ jobId }) => completedEvents.add(jobId));
+  events.on('delayed', ({ jobId }) => retriedEvents.add(jobId));
+  await events.waitUntilReady();
 
   // Completions per job id, counted where a processor returned.
   const completions = new Map();
@@ -92,6 +102,11 @@ async function main() {
   if (added.length !== JOBS) fail(`addBulk returned ${added.length} jobs, not ${JOBS}`);
 
   await allDone;
+  // Both workers are known to the queue by their connections' names.
+  const known = await queue.getWorkersCount();
+  if (known < 2) fail(`getWorkers (CLIENT LIST) finds ${known} workers, not 2 or more`);
+  stage = 'waiting for the completed events';
+  while (completedEvents.size < JOBS) await new Promise(r => setTimeout(r, 20));
   stage = 'closing the workers';
   await Promise.all(workers.map(w => w.close()));
   stage = 'checking the jobs';
@@ -131,6 +146,10 @@ async function main() {
   if (processedBy[0] === 0 || processedBy[1] === 0) {
     fail(`one worker did all the work (${processedBy[0]} and ${processedBy[1]})`);
   }
+  if (retriedEvents.size !== expectedThrows) {
+    fail(`${retriedEvents.size} jobs had a delayed (retry) event, not ${expectedThrows}`);
+  }
+  await events.close();
   await queue.close();
   clearTimeout(timer);
 
@@ -138,7 +157,7 @@ async function main() {
   console.log(
     `bullmq: ${JOBS} jobs completed once each, ${retried} retried after a failure ` +
       `(attemptsMade 2), counts completed ${counts.completed} failed ${counts.failed}, ` +
-      `workers ${processedBy[0]}+${processedBy[1]}, ${seconds} s`,
+      `workers ${processedBy[0]}+${processedBy[1]}, ${completedEvents.size} completed events, ${seconds} s`,
   );
 }
 
