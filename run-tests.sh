@@ -12,9 +12,10 @@
 # (each node's RDMA engine in a network namespace), tcpdump, tshark and
 # python3-scapy (the RoCEv2 wire-format test), U-Boot for QEMU virt
 # (u-boot-qemu, booted by image/tests/uboot.rs), cargo-fuzz (the
-# fuzzing step; it needs the nightly toolchain, which must be installed) and
+# fuzzing step; it needs the nightly toolchain, which must be installed),
 # redis-py, the Python Redis client, from PyPI into target/pyenv
-# (image/tests/python_client.rs).
+# (image/tests/python_client.rs), and Node.js with BullMQ from the npm
+# registry into image/bullmq/node_modules (image/tests/bullmq.rs).
 # Extra arguments go to `cargo test` (e.g. ./run-tests.sh -p faultline-dma).
 # Every build is --locked: a Cargo.lock (or fuzz/Cargo.lock) that does not
 # match the manifests fails the run instead of being rewritten.
@@ -34,6 +35,7 @@ need_packages u-boot-qemu # U-Boot for QEMU virt (image/tests/uboot.rs)
 # scapy's RoCE layer checks the engine's ICRCs (image/tests/roce_wire.py).
 need_packages python3-scapy
 need_python_redis         # redis-py 5+ (image/tests/python_client.rs)
+need_bullmq               # Node.js and BullMQ (image/tests/bullmq.rs)
 
 step() { echo "run-tests.sh: $*" >&2; }
 

@@ -12,6 +12,8 @@
 #                              such as u-boot-qemu), when not installed
 #   need_python_redis          redis-py 5+ in target/pyenv (the Python client
 #                              image/tests/python_client.rs drives kvstore with)
+#   need_bullmq                Node.js and npm, and image/bullmq's packages
+#                              (BullMQ and ioredis, image/tests/bullmq.rs)
 #
 # The image tool checks the guest target again before each guest build
 # (image/src/toolchain.rs), for those who call it without these scripts.
@@ -128,4 +130,27 @@ need_python_redis() {
         python3 -m venv "$venv" >&2
     fi
     "$venv/bin/pip" install -q 'redis>=5' >&2
+}
+
+# Node.js with npm, and the packages of image/bullmq (BullMQ and ioredis at
+# the versions its package-lock.json pins) in image/bullmq/node_modules:
+# image/tests/bullmq.rs runs image/bullmq/jobs.js, a BullMQ job queue, on
+# kvstore. node and npm come from Debian when missing; the packages come from
+# the npm registry with `npm ci` (exactly the lock file's versions) when
+# node_modules is missing or was installed from another lock file (a copy of
+# the lock file it was installed from is kept in node_modules). Install
+# scripts are not run: the one package that has one (msgpackr-extract, an
+# optional native speed-up of msgpackr) is not needed.
+need_bullmq() {
+    local dir="$faultline_root/image/bullmq"
+    need_commands node:nodejs npm:npm || return 1
+    if cmp -s "$dir/package-lock.json" "$dir/node_modules/.faultline-installed-lock.json"; then
+        return 0
+    fi
+    host_tools_say "installing BullMQ and ioredis from the npm registry into image/bullmq/node_modules with npm ci, for image/tests/bullmq.rs (about 10 s)"
+    if ! npm ci --prefix "$dir" --ignore-scripts --no-audit --no-fund >&2; then
+        host_tools_say "npm ci in image/bullmq failed (is the npm registry reachable?)"
+        return 1
+    fi
+    cp "$dir/package-lock.json" "$dir/node_modules/.faultline-installed-lock.json"
 }
