@@ -47,6 +47,7 @@ need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm redis-benchmark:redis-tools \
     python3:python3 mkfs.ext4:e2fsprogs dpkg-deb:dpkg cc:gcc+libc6-dev \
     clang:clang llvm-ar:llvm # kvstore's Lua 5.1 (libos/lua)
+need_bullmq # the BullMQ throughput cell (image/bullmq/throughput.js)
 
 # kvstore: the image, and the exact QEMU command the image tool would run,
 # captured by a stand-in qemu-system-aarch64 that records its arguments.
