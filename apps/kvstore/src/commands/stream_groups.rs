@@ -149,10 +149,13 @@ fn log_setid(x: &mut Exec<'_>, key: &[u8], name: &[u8]) {
     );
 }
 
-/// The ID argument of `XGROUP CREATE|SETID`: `$` or an ID.
+/// The ID argument of `XGROUP CREATE|SETID`: `$`, an ID, or `-`/`+` (the
+/// smallest and largest IDs, as Redis reads them there too).
 fn group_id(arg: &[u8], last: StreamId) -> Result<StreamId, Reply> {
     match arg {
         b"$" => Ok(last),
+        b"-" => Ok(StreamId::ZERO),
+        b"+" => Ok(StreamId::MAX),
         _ => parse_id(arg, 0),
     }
 }

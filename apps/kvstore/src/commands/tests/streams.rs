@@ -555,3 +555,36 @@ fn while_a_rewrite_lags_a_stream_its_id_and_group_changes_log_it_whole() {
     while !s.engine.aof_rewrite_step(100, &mut Vec::new()) {}
     assert_eq!(s.logged("XSETID x 10-0"), ["XSETID x 10-0"]);
 }
+
+/// How many entries an `XREADGROUP` of one stream answered (the reply
+/// keyed by stream name).
+fn entries_read(reply: Reply) -> usize {
+    match reply {
+        Reply::Keyed(pairs) => match &pairs[1] {
+            Reply::Array(Some(entries)) => entries.len(),
+            other => panic!("not entries: {other:?}"),
+        },
+        other => panic!("not streams: {other:?}"),
+    }
+}
+
+#[test]
+fn xgroup_setid_to_minus_rereads_the_whole_stream() {
+    let mut s = Session::new();
+    s.expect(&[
+        ("XADD events 1-0 f v", bulk("1-0")),
+        ("XADD events 2-0 f v", bulk("2-0")),
+        ("XGROUP CREATE events g1 $", ok()),
+        ("XADD events 3-0 f v", bulk("3-0")),
+    ]);
+    assert_eq!(
+        entries_read(s.run("XREADGROUP GROUP g1 c1 STREAMS events >")),
+        1
+    );
+    s.expect(&[("XGROUP SETID events g1 -", ok())]);
+    assert_eq!(
+        entries_read(s.run("XREADGROUP GROUP g1 c2 STREAMS events >")),
+        3
+    );
+    s.expect(&[("XGROUP SETID events g1 +", ok())]);
+}
