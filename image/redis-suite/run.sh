@@ -32,7 +32,7 @@ ALL_UNITS=(
     unit/auth unit/info-command
     unit/sort
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
-    unit/functions unit/scripting unit/slowlog
+    unit/functions unit/scripting unit/slowlog unit/type/stream
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -43,7 +43,7 @@ CI_UNITS=(
     unit/type/zset
     unit/sort
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
-    unit/functions unit/scripting unit/slowlog
+    unit/functions unit/scripting unit/slowlog unit/type/stream
 )
 
 mode=all port="" units=()

@@ -674,6 +674,13 @@ fn claim(
     justid: bool,
 ) -> Option<bool> {
     let now = x.now;
+    let known = with_group(x, key, name, |s, name| {
+        s.groups
+            .get(name)
+            .map(|g| g.consumers.contains_key(consumer))
+    })
+    .flatten()
+    .unwrap_or(true);
     let outcome = with_group(x, key, name, |s, name| {
         let exists = s.get(id).is_some();
         let group = s.groups.get_mut(name)?;
@@ -704,7 +711,13 @@ fn claim(
     })
     .flatten();
     match outcome {
-        Some(true) => log_claim(x, key, name, consumer, id),
+        Some(true) => {
+            log_claim(x, key, name, consumer, id);
+            if !known {
+                // The claim made the consumer, as Redis tells.
+                x.notify(notify::STREAM, "xgroup-createconsumer", key);
+            }
+        }
         Some(false) => {
             let text = id.format();
             x.log([&b"XACK"[..], key, name, &text]);

@@ -166,3 +166,33 @@ fn a_georadius_store_announces_the_new_key_then_the_store() {
         ]
     );
 }
+
+#[test]
+fn consumer_groups_tell_each_consumer_made_and_removed() {
+    let mut s = listening("Kt");
+    for line in [
+        "XGROUP CREATE mystream mygroup $ MKSTREAM",
+        "XGROUP CREATECONSUMER mystream mygroup Bob",
+        "XADD mystream 1 field1 A",
+        "XREADGROUP GROUP mygroup Alice STREAMS mystream >",
+        "XCLAIM mystream mygroup Mike 0 1-0 FORCE",
+        "XGROUP DELCONSUMER mystream mygroup Lee",
+        "XAUTOCLAIM mystream mygroup Bob 0 1-0",
+        "XGROUP DELCONSUMER mystream mygroup Bob",
+    ] {
+        s.run(line);
+    }
+    let channel = "__keyspace@0__:mystream";
+    let expected: Vec<String> = [
+        "xgroup-create",
+        "xgroup-createconsumer",
+        "xadd",
+        "xgroup-createconsumer",
+        "xgroup-createconsumer",
+        "xgroup-delconsumer",
+    ]
+    .iter()
+    .map(|event| format!("{channel} {event}"))
+    .collect();
+    assert_eq!(heard(&mut s), expected);
+}
