@@ -122,7 +122,7 @@ fn number(
     if n.is_sign_negative() {
         text.push('-');
     }
-    let digits = usize::from(settings.precision);
+    let digits = settings.precision as usize;
     faultline_lua::libc::float::format_double(&mut text, n, b'g', digits, false);
     out.extend_from_slice(text.as_bytes());
     Ok(())
@@ -155,8 +155,8 @@ fn string(text: &[u8], out: &mut Vec<u8>) {
 }
 
 /// How lua-cjson writes a table: as an array when every key is a positive
-/// integer, `null` filling holes (unless the array is excessively sparse:
-/// its largest key past 10 and past twice the number of items); as an
+/// integer, `null` filling holes (unless the array is excessively sparse,
+/// as `encode_sparse_array` says: refused, or written as an object); as an
 /// object otherwise.
 fn table(
     s: &mut Stack<'_>,

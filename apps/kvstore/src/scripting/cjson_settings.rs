@@ -31,7 +31,7 @@ pub struct CjsonSettings {
     /// The deepest nesting `decode` reads.
     pub decode_max_depth: u32,
     /// Significant digits of encoded numbers (1 to 14).
-    pub precision: u8,
+    pub precision: u32,
     /// What `encode` does with NaN and the infinities.
     pub invalid_numbers: InvalidNumbers,
     /// Whether `decode` reads `nan`, `inf` and hexadecimal numbers.
@@ -149,44 +149,57 @@ fn give_bool(s: &mut Stack<'_>, b: bool) -> Result<usize, Raise> {
     Ok(1)
 }
 
+/// A setting that is one integer in `low..=high`: set if given, returned.
+fn integer_setting(
+    s: &mut Stack<'_>,
+    name: &str,
+    (low, high): (u32, u32),
+    setting: &mut u32,
+) -> Result<usize, Raise> {
+    at_most(s, name, 1)?;
+    if let Some(n) = integer(s, 1, name, low, high)? {
+        *setting = n;
+    }
+    give_number(s, *setting)
+}
+
+/// A setting that is on or off: set if given, returned.
+fn on_off_setting(s: &mut Stack<'_>, name: &str, setting: &mut bool) -> Result<usize, Raise> {
+    at_most(s, name, 1)?;
+    if let Some(at) = option(s, 1, name, ON_OFF)? {
+        *setting = at == 1;
+    }
+    give_bool(s, *setting)
+}
+
+/// Depths are C ints of at least 1.
+const DEPTHS: (u32, u32) = (1, i32::MAX as u32);
+
 /// `cjson.encode_max_depth([depth])`.
 pub fn encode_max_depth<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
-    at_most(s, "encode_max_depth", 1)?;
-    let settings = host.cjson_settings();
-    if let Some(n) = integer(s, 1, "encode_max_depth", 1, i32::MAX as u32)? {
-        settings.encode_max_depth = n;
-    }
-    give_number(s, settings.encode_max_depth)
+    let setting = &mut host.cjson_settings().encode_max_depth;
+    integer_setting(s, "encode_max_depth", DEPTHS, setting)
 }
 
 /// `cjson.decode_max_depth([depth])`.
 pub fn decode_max_depth<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
-    at_most(s, "decode_max_depth", 1)?;
-    let settings = host.cjson_settings();
-    if let Some(n) = integer(s, 1, "decode_max_depth", 1, i32::MAX as u32)? {
-        settings.decode_max_depth = n;
-    }
-    give_number(s, settings.decode_max_depth)
+    let setting = &mut host.cjson_settings().decode_max_depth;
+    integer_setting(s, "decode_max_depth", DEPTHS, setting)
 }
 
 /// `cjson.encode_number_precision([digits])`.
 pub fn encode_number_precision<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
-    at_most(s, "encode_number_precision", 1)?;
-    let settings = host.cjson_settings();
-    if let Some(n) = integer(s, 1, "encode_number_precision", 1, 14)? {
-        settings.precision = n as u8;
-    }
-    give_number(s, u32::from(settings.precision))
+    let setting = &mut host.cjson_settings().precision;
+    integer_setting(s, "encode_number_precision", (1, 14), setting)
 }
 
 /// `cjson.encode_keep_buffer([on])`.
 pub fn encode_keep_buffer<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
-    at_most(s, "encode_keep_buffer", 1)?;
-    let settings = host.cjson_settings();
-    if let Some(at) = option(s, 1, "encode_keep_buffer", ON_OFF)? {
-        settings.keep_buffer = at == 1;
-    }
-    give_bool(s, settings.keep_buffer)
+    on_off_setting(
+        s,
+        "encode_keep_buffer",
+        &mut host.cjson_settings().keep_buffer,
+    )
 }
 
 /// `cjson.encode_invalid_numbers([on | 'null'])`.
@@ -211,12 +224,11 @@ pub fn encode_invalid_numbers<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Resul
 
 /// `cjson.decode_invalid_numbers([on])`.
 pub fn decode_invalid_numbers<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
-    at_most(s, "decode_invalid_numbers", 1)?;
-    let settings = host.cjson_settings();
-    if let Some(at) = option(s, 1, "decode_invalid_numbers", ON_OFF)? {
-        settings.decode_invalid_numbers = at == 1;
-    }
-    give_bool(s, settings.decode_invalid_numbers)
+    on_off_setting(
+        s,
+        "decode_invalid_numbers",
+        &mut host.cjson_settings().decode_invalid_numbers,
+    )
 }
 
 /// `cjson.encode_sparse_array([convert [, ratio [, safe]]])`: returns all
