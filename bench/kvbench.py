@@ -528,6 +528,13 @@ def run(args):
     # LPOP pops what the LPUSH cell before it pushed; XRANGE reads what XADD added.
     tests = ["set", "get", "incr", "mset", "lpush", "lpop", "sadd", "hset", "zadd", "lrange_100",
              "xadd", "xrange", "pfadd", "geoadd", "get_resp3", "evalsha"]
+    only = [t.lower() for t in args.tests]
+    unknown = sorted(set(only) - set(tests) - {"bullmq"})
+    if unknown:
+        sys.exit(f"kvbench: no such test: {', '.join(unknown)} (tests: {', '.join(tests)}, bullmq)")
+    with_bullmq = not only or "bullmq" in only
+    if only:
+        tests = [t for t in tests if t in only]
     pipelines, sizes, clients, keyspace = [1, 16], [100, 4096], 50, 10000
 
     kport, lport = free_port(), free_port()
@@ -598,7 +605,7 @@ def run(args):
                           f"linux {l['rps']:>7.0f}/s", flush=True)
         bullmq = {g.name: [] for g in guests}
         bullmq_errors = {g.name: 0 for g in guests}
-        for r in range(BULLMQ_ROUNDS):
+        for r in range(BULLMQ_ROUNDS if with_bullmq else 0):
             for g in (guests if r % 2 == 0 else guests[::-1]):
                 rate, errors = bullmq_throughput(g, logf)
                 bullmq[g.name].append(rate)
@@ -637,10 +644,11 @@ def run(args):
               f"{fmt_ms(a['p50']):>6} {fmt_ms(a['p99']):>6}  {fmt_ms(b['p50']):>6} {fmt_ms(b['p99']):>6}  "
               f"{a['errors']}/{b['errors']}")
     print("(ops/s; p50/p99 latency in ms as redis-benchmark reports them)")
-    bk, bl = statistics.median(bullmq["kvstore"]), statistics.median(bullmq["linux"])
-    print(f"{'BULLMQ':10} jobs/s (median of {BULLMQ_ROUNDS}, {BULLMQ_JOBS} jobs, two workers): "
-          f"kvstore {bk:.0f}, linux {bl:.0f}, ratio {bk / bl if bl else float('nan'):.2f}x, "
-          f"errors {bullmq_errors['kvstore']}/{bullmq_errors['linux']}")
+    if with_bullmq:
+        bk, bl = statistics.median(bullmq["kvstore"]), statistics.median(bullmq["linux"])
+        print(f"{'BULLMQ':10} jobs/s (median of {BULLMQ_ROUNDS}, {BULLMQ_JOBS} jobs, two workers): "
+              f"kvstore {bk:.0f}, linux {bl:.0f}, ratio {bk / bl if bl else float('nan'):.2f}x, "
+              f"errors {bullmq_errors['kvstore']}/{bullmq_errors['linux']}")
 
     kv_bin = os.path.getsize(args.kvstore_bin)
     lx_img, lx_rd = os.path.getsize(image), os.path.getsize(initrd)
@@ -687,6 +695,7 @@ def main():
     r.add_argument("--kvstore-bin", required=True)
     r.add_argument("--out", required=True)
     r.add_argument("--preload", help="a shared object for LD_PRELOAD in both QEMUs")
+    r.add_argument("tests", nargs="*", help="only these tests (and BullMQ only if named)")
     args = ap.parse_args()
     if args.cmd == "linux-guest":
         build_linux_guest(args.dir)

@@ -9,6 +9,9 @@
 #
 #   bench/kvcost.sh [TEST...]     # default: the tests of bench/kvstore.sh
 #
+# A TEST is one of redis-benchmark's own (set, get, ...) or `evalsha`:
+# EVALSHA of bench/kvstore.sh's script (one GET and one INCR).
+#
 # Figures repeat within about 1% from run to run (how requests batch
 # moves a little with the host). Output: one line per test, and
 # target/bench/kvcost.log (kvstore's console).
@@ -56,9 +59,17 @@ busy() {
     redis-cli -p "$port" info cpu | tr -d '\r' | sed -n 's/^used_cpu_user:\(.*\)/\1/p'
 }
 printf '%-11s %12s\n' test "instr/request"
+script="redis.call('GET', KEYS[1]) return redis.call('INCR', KEYS[1])"
 for t in "${tests[@]}"; do
+    case $t in
+    evalsha)
+        sha=$(redis-cli -p "$port" script load "$script")
+        what=(EVALSHA "$sha" 1 "counter:__rand_int__")
+        ;;
+    *) what=(-t "$t") ;;
+    esac
     before=$(busy)
-    redis-benchmark -p "$port" -t "$t" -n "$requests" -r 10000 -c 50 -P 16 -d 100 -q >/dev/null 2>&1
+    redis-benchmark -p "$port" -n "$requests" -r 10000 -c 50 -P 16 -d 100 -q "${what[@]}" >/dev/null 2>&1
     after=$(busy)
     python3 -c "print('%-11s %12.0f' % ('$t', ($after - $before) * 1e9 / $requests))"
 done

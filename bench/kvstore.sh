@@ -3,6 +3,7 @@
 #
 #   bench/kvstore.sh          # quick: short redis-benchmark runs, a few minutes
 #   bench/kvstore.sh full     # longer runs
+#   bench/kvstore.sh quick evalsha incr   # only these cells (BullMQ only if named)
 #
 # Builds kvstore with the image tool, and a Linux guest from Debian's arm64
 # packages (kernel, redis-server and its libraries, busybox-static) with an
@@ -20,14 +21,15 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 mode=${1:-quick}
+shift || true
 case "$mode" in
     quick | full) ;;
     -h | --help)
-        sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'
+        sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
         exit 0
         ;;
     *)
-        echo "usage: bench/kvstore.sh [quick|full]" >&2
+        echo "usage: bench/kvstore.sh [quick|full] [TEST...]" >&2
         exit 2
         ;;
 esac
@@ -115,4 +117,4 @@ if [[ ! -f $preload || image/listen-backlog.c -nt $preload ]]; then
 fi
 
 python3 bench/kvbench.py run --mode "$mode" --argv-file "$out/kvstore-qemu.argv" \
-    --kvstore-bin "$kv_bin" --out "$out" --preload "$preload"
+    --kvstore-bin "$kv_bin" --out "$out" --preload "$preload" "$@"

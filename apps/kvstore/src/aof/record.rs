@@ -56,6 +56,10 @@ pub fn encode_record<A: AsRef<[u8]>>(args: &[A]) -> Vec<u8> {
 /// Like [`encode_record`], appending to `out` (to batch several records
 /// into one write).
 pub fn encode_record_into<A: AsRef<[u8]>>(args: &[A], out: &mut Vec<u8>) {
+    // Room for the whole record at once: `*n` and each `$len` line take at
+    // most 24 bytes (20 digits and the marks).
+    let most = args.iter().map(|a| a.as_ref().len() + 24).sum::<usize>();
+    out.reserve(RECORD_HEADER + 24 + most);
     let start = out.len();
     out.extend_from_slice(&[0; RECORD_HEADER]);
     encode_command(args, out);

@@ -673,14 +673,26 @@ impl Engine {
         now: u64,
         loading: bool,
     ) -> Outcome {
-        let reply = Outcome::unchanged;
-        let spec = match transaction::check(args) {
-            Ok(spec) => spec,
+        match transaction::check(args) {
+            Ok(spec) => self.run_checked(spec, args, client, now, loading),
             Err(refused) => {
                 self.count_rejected(args);
-                return reply(refused);
+                Outcome::unchanged(refused)
             }
-        };
+        }
+    }
+
+    /// [`Engine::run`] of a command [`transaction::check`] found well
+    /// formed, as `spec`.
+    fn run_checked(
+        &mut self,
+        spec: &'static table::Spec,
+        args: &mut [Vec<u8>],
+        client: &mut ClientCtx,
+        now: u64,
+        loading: bool,
+    ) -> Outcome {
+        let reply = Outcome::unchanged;
         let Some(run) = spec.run else {
             return reply(errors::wrong_args(spec.name));
         };

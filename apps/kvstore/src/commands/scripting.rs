@@ -47,35 +47,39 @@ pub(super) struct ScriptRun {
 /// written.
 const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: ";
 
-/// Commands a script may not run (besides blocking ones and those refused
-/// inside `MULTI`), by their top-level name or as `command|subcommand`.
-const NOT_IN_SCRIPTS: &[&str] = &[
-    "auth",
-    "client",
-    "cluster|reset",
-    "discard",
-    "eval",
-    "eval_ro",
-    "evalsha",
-    "evalsha_ro",
-    "exec",
-    "fcall",
-    "fcall_ro",
-    "function",
-    "hello",
-    "monitor",
-    "multi",
-    "psubscribe",
-    "punsubscribe",
-    "quit",
-    "reset",
-    "script",
-    "shutdown",
-    "subscribe",
-    "unsubscribe",
-    "unwatch",
-    "watch",
-];
+/// Whether a script may not run the command `name` (besides blocking ones
+/// and those refused inside `MULTI`), by its top-level name or as
+/// `command|subcommand`.
+fn refused_in_scripts(name: &str) -> bool {
+    matches!(
+        name,
+        "auth"
+            | "client"
+            | "cluster|reset"
+            | "discard"
+            | "eval"
+            | "eval_ro"
+            | "evalsha"
+            | "evalsha_ro"
+            | "exec"
+            | "fcall"
+            | "fcall_ro"
+            | "function"
+            | "hello"
+            | "monitor"
+            | "multi"
+            | "psubscribe"
+            | "punsubscribe"
+            | "quit"
+            | "reset"
+            | "script"
+            | "shutdown"
+            | "subscribe"
+            | "unsubscribe"
+            | "unwatch"
+            | "watch"
+    )
+}
 
 /// The bytes Lua may use at least, however close `maxmemory` is.
 const LEAST_LUA_MEMORY: usize = 1 << 20;
@@ -147,22 +151,26 @@ impl Engine {
             ));
         };
         let argv = &rest[keys.len()..];
+        let loaded;
         let sha = match by_sha {
-            true => args[1].clone(),
+            true => &args[1],
             false => match self.scripts.load(&args[1]) {
-                Ok(sha) => sha.into_bytes(),
+                Ok(sha) => {
+                    loaded = sha;
+                    loaded.as_bytes()
+                }
                 Err(refused) => return refuse(refused.reply()),
             },
         };
         self.scripts.set_memory_limit(self.lua_memory_limit());
-        let flags = match self.scripts.flags(&sha) {
+        let flags = match self.scripts.flags(sha) {
             Some(flags) => flags,
             None => return refuse(crate::scripting::Refused::NoScript.reply()),
         };
         if let Some(refusal) = self.script_refusal(flags, read_only) {
             return refuse(refusal);
         }
-        let mut prepared = match self.scripts.prepare(&sha, keys, argv) {
+        let mut prepared = match self.scripts.prepare(sha, keys, argv) {
             Ok(prepared) => prepared,
             Err(refused) => return refuse(refused.reply()),
         };
@@ -261,11 +269,14 @@ impl Engine {
 
     /// Runs one command of the running script, as `run`.
     fn script_call(&mut self, args: &mut [Vec<u8>], run: &mut ScriptRun) -> Reply {
-        if args.first().and_then(|name| table::lookup(name)).is_none() {
-            return Reply::error("ERR Unknown Redis command called from script");
-        }
-        let Ok(spec) = check(args) else {
-            return Reply::error("ERR Wrong number of args calling Redis command from script");
+        let spec = match check(args) {
+            Ok(spec) => spec,
+            Err(_) if args.first().and_then(|name| table::lookup(name)).is_none() => {
+                return Reply::error("ERR Unknown Redis command called from script");
+            }
+            Err(_) => {
+                return Reply::error("ERR Wrong number of args calling Redis command from script")
+            }
         };
         let top = spec.name.split('|').next().unwrap_or(spec.name);
         let streams = matches!(top, "xread" | "xreadgroup");
@@ -277,8 +288,8 @@ impl Engine {
         let blocking = spec.flags & table::BLOCKING != 0 && !streams;
         if blocking
             || spec.flags & table::NO_MULTI != 0
-            || NOT_IN_SCRIPTS.contains(&top)
-            || NOT_IN_SCRIPTS.contains(&spec.name)
+            || refused_in_scripts(top)
+            || refused_in_scripts(spec.name)
         {
             self.count_rejected(args);
             return Reply::error("ERR This Redis command is not allowed from script");
@@ -287,7 +298,7 @@ impl Engine {
             self.count_rejected(args);
             return Reply::error("ERR Write commands are not allowed from read-only scripts.");
         }
-        let outcome = self.run(args, &mut run.client, run.now, false);
+        let outcome = self.run_checked(spec, args, &mut run.client, run.now, false);
         run.effects.append(outcome.effects);
         outcome.reply
     }

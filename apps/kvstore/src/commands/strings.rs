@@ -179,7 +179,11 @@ fn add(x: &mut Exec<'_>, key: &[u8], delta: i64) -> Reply {
         return errors::overflow();
     };
     let text = format_i64(new);
-    x.store.set_keep_ttl(key, text.clone());
+    // In place: one lookup, and the key and its expiry stay as they are.
+    x.store.update_string(key, |value| {
+        value.clear();
+        value.extend_from_slice(&text);
+    });
     x.log([&b"SET"[..], key, &text, b"KEEPTTL"]);
     x.notify(notify::STRING, "incrby", key);
     Reply::Integer(new)

@@ -25,7 +25,7 @@ pub mod random;
 mod sandbox;
 pub mod sha1;
 
-use alloc::collections::BTreeMap;
+use alloc::collections::{btree_map, BTreeMap};
 use alloc::string::String;
 use alloc::vec::Vec;
 
@@ -70,6 +70,12 @@ pub const DEFAULT_MEMORY_LIMIT: usize = 64 << 20;
 /// How many scripts run between two steps of Lua's collector.
 const RUNS_PER_STEP: u32 = 50;
 
+/// How much work each step does, in Lua's unit (kilobytes of allocation):
+/// enough to keep the garbage of many small scripts far below what Redis's
+/// suite allows (100 KiB), little enough to cost only what they throw away
+/// (a step of 50, as Redis takes, ran a whole cycle each time).
+const STEP_KIB: u16 = 4;
+
 /// The registry key of scripts' error handler (`__redis__err__handler`).
 const ERROR_HANDLER: &[u8] = b"faultline.error_handler";
 
@@ -77,18 +83,35 @@ const ERROR_HANDLER: &[u8] = b"faultline.error_handler";
 pub struct Scripts<H> {
     /// Made on first use; taken out while a script runs (see [`Scripts::run`]).
     state: Option<State<H>>,
-    /// Each script's body, by its SHA-1 in lowercase hexadecimal.
-    bodies: BTreeMap<String, Vec<u8>>,
+    /// How many states were made: a script compiled in an older one must
+    /// be compiled again.
+    generation: u64,
+    /// Each script, by its SHA-1.
+    scripts: BTreeMap<Sha, Script>,
     memory_limit: usize,
     /// Scripts run since the collector last stepped (see
     /// [`Scripts::restore`]).
     runs_since_step: u32,
 }
 
+/// A script's SHA-1 in lowercase hexadecimal, as scripts are named.
+type Sha = [u8; 40];
+
+/// A script the server knows.
+struct Script {
+    body: Vec<u8>,
+    /// What its shebang declares.
+    flags: flags::Flags,
+    /// Where its Lua code starts (after the shebang line).
+    code_at: usize,
+    /// The [`Scripts::generation`] of the state it was compiled in.
+    compiled_in: u64,
+}
+
 impl<H> core::fmt::Debug for Scripts<H> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Scripts")
-            .field("scripts", &self.bodies.len())
+            .field("scripts", &self.scripts.len())
             .field("lua_memory", &self.lua_memory())
             .finish()
     }
@@ -98,7 +121,8 @@ impl<H> Default for Scripts<H> {
     fn default() -> Self {
         Scripts {
             state: None,
-            bodies: BTreeMap::new(),
+            generation: 0,
+            scripts: BTreeMap::new(),
             memory_limit: DEFAULT_MEMORY_LIMIT,
             runs_since_step: 0,
         }
@@ -152,22 +176,22 @@ impl<H: Host> Scripts<H> {
 
     /// How many scripts are known.
     pub fn len(&self) -> usize {
-        self.bodies.len()
+        self.scripts.len()
     }
 
     /// Whether no script is known.
     pub fn is_empty(&self) -> bool {
-        self.bodies.is_empty()
+        self.scripts.is_empty()
     }
 
     /// Whether the script named `sha` (any case) is known.
     pub fn exists(&self, sha: &[u8]) -> bool {
-        self.bodies.contains_key(&lower(sha))
+        sha_of(sha).is_some_and(|sha| self.scripts.contains_key(&sha))
     }
 
     /// Forgets every script (`SCRIPT FLUSH`), and the Lua state with them.
     pub fn flush(&mut self) {
-        self.bodies.clear();
+        self.scripts.clear();
         self.state = None;
     }
 
@@ -175,27 +199,44 @@ impl<H: Host> Scripts<H> {
     /// returns its SHA-1.
     pub fn load(&mut self, body: &[u8]) -> Result<String, Refused> {
         let sha = sha1::sha1_hex(body);
-        let (_, shebang) = flags::eval_shebang(body).map_err(Refused::Shebang)?;
-        let state = self.state()?;
-        let key = function_key(&sha);
-        if !state.has(&key) {
-            state
-                .load(&key, b"@user_script", &body[shebang..])
-                .map_err(|msg| Refused::Compile(String::from_utf8_lossy(&msg).into_owned()))?;
+        let key = sha_of(sha.as_bytes()).ok_or(Refused::NoScript)?;
+        if let btree_map::Entry::Vacant(entry) = self.scripts.entry(key) {
+            let (flags, code_at) = flags::eval_shebang(body).map_err(Refused::Shebang)?;
+            entry.insert(Script {
+                body: body.to_vec(),
+                flags,
+                code_at,
+                compiled_in: 0,
+            });
         }
-        self.bodies
-            .entry(sha.clone())
-            .or_insert_with(|| body.to_vec());
+        self.compiled(&key)?;
         Ok(sha)
     }
 
-    /// The Lua state, made and set up on first use.
-    fn state(&mut self) -> Result<&mut State<H>, Refused> {
+    /// The script named `sha`, compiled in the current state (made now if
+    /// there is none). A new script that does not compile is forgotten.
+    fn compiled(&mut self, sha: &Sha) -> Result<&Script, Refused> {
         if self.state.is_none() {
-            self.state =
-                Some(sandbox::new_state(self.memory_limit, false).ok_or(Refused::NoMemory)?);
+            let state = sandbox::new_state(self.memory_limit, false).ok_or(Refused::NoMemory)?;
+            self.state = Some(state);
+            self.generation += 1;
         }
-        self.state.as_mut().ok_or(Refused::NoMemory)
+        let state = self.state.as_mut().ok_or(Refused::NoMemory)?;
+        let script = self.scripts.get_mut(sha).ok_or(Refused::NoScript)?;
+        if script.compiled_in != self.generation {
+            let code = &script.body[script.code_at..];
+            match state.load(&function_key(sha), b"@user_script", code) {
+                Ok(()) => script.compiled_in = self.generation,
+                Err(msg) => {
+                    if script.compiled_in == 0 {
+                        self.scripts.remove(sha);
+                    }
+                    let msg = String::from_utf8_lossy(&msg).into_owned();
+                    return Err(Refused::Compile(msg));
+                }
+            }
+        }
+        self.scripts.get(sha).ok_or(Refused::NoScript)
     }
 
     /// Takes the state out to run the script named `sha` with `keys` and
@@ -207,19 +248,9 @@ impl<H: Host> Scripts<H> {
         keys: &[Vec<u8>],
         argv: &[Vec<u8>],
     ) -> Result<Prepared<H>, Refused> {
-        let sha = lower(sha);
-        let Some(body) = self.bodies.get(&sha).cloned() else {
-            return Err(Refused::NoScript);
-        };
-        let key = function_key(&sha);
-        let (flags, shebang) = flags::eval_shebang(&body).map_err(Refused::Shebang)?;
-        let state = self.state()?;
-        if !state.has(&key) {
-            // Known but not compiled in this state (made anew since).
-            state
-                .load(&key, b"@user_script", &body[shebang..])
-                .map_err(|msg| Refused::Compile(String::from_utf8_lossy(&msg).into_owned()))?;
-        }
+        let sha = sha_of(sha).ok_or(Refused::NoScript)?;
+        let flags = self.compiled(&sha)?.flags;
+        let state = self.state.as_mut().ok_or(Refused::NoMemory)?;
         state
             .set_global_strings(b"KEYS", keys)
             .map_err(|_| Refused::NoMemory)?;
@@ -227,18 +258,12 @@ impl<H: Host> Scripts<H> {
             .set_global_strings(b"ARGV", argv)
             .map_err(|_| Refused::NoMemory)?;
         let state = self.state.take().ok_or(Refused::NoMemory)?;
-        Ok(Prepared {
-            state,
-            sha,
-            key,
-            flags,
-        })
+        Ok(Prepared { state, sha, flags })
     }
 
     /// The flags the script named `sha` declares in its shebang.
     pub fn flags(&self, sha: &[u8]) -> Option<flags::Flags> {
-        let body = self.bodies.get(&lower(sha))?;
-        flags::eval_shebang(body).ok().map(|(flags, _)| flags)
+        Some(self.scripts.get(&sha_of(sha)?)?.flags)
     }
 
     /// Gives back the state [`Scripts::prepare`] took out. Every
@@ -248,7 +273,7 @@ impl<H: Host> Scripts<H> {
         self.runs_since_step += 1;
         if self.runs_since_step >= RUNS_PER_STEP {
             self.runs_since_step = 0;
-            prepared.state.collect_step(RUNS_PER_STEP as u16);
+            prepared.state.collect_step(STEP_KIB);
         }
         if self.state.is_none() {
             self.state = Some(prepared.state);
@@ -259,8 +284,7 @@ impl<H: Host> Scripts<H> {
 /// A script ready to run, holding the Lua state.
 pub struct Prepared<H> {
     state: State<H>,
-    sha: String,
-    key: Vec<u8>,
+    sha: Sha,
     /// The flags its shebang declares.
     pub flags: flags::Flags,
 }
@@ -268,10 +292,11 @@ pub struct Prepared<H> {
 impl<H: Host> Prepared<H> {
     /// Runs the script with `host` and returns the reply Redis would give.
     pub fn run(&mut self, host: &mut H) -> Reply {
-        let sha = &self.sha;
+        let sha = core::str::from_utf8(&self.sha).unwrap_or_default();
+        let key = function_key(&self.sha);
         let (reply, outcome) =
             self.state
-                .call(&self.key, Some(ERROR_HANDLER), host, |s, outcome, host| {
+                .call(&key, Some(ERROR_HANDLER), host, |s, outcome, host| {
                     (finished_reply(s, outcome, host, sha), outcome)
                 });
         if outcome == Outcome::OutOfMemory {
@@ -349,13 +374,19 @@ pub(crate) fn error_reply(s: &mut faultline_lua::state::Stack<'_>, sha: &str) ->
     Reply::Error(msg)
 }
 
-/// The registry key of the compiled script `sha`.
-fn function_key(sha: &str) -> Vec<u8> {
-    alloc::format!("f_{sha}").into_bytes()
+/// The registry key of the compiled script `sha`: `f_` and the SHA-1.
+fn function_key(sha: &Sha) -> [u8; 42] {
+    let mut key = [0; 42];
+    key[..2].copy_from_slice(b"f_");
+    key[2..].copy_from_slice(sha);
+    key
 }
 
-fn lower(sha: &[u8]) -> String {
-    String::from_utf8_lossy(sha).to_ascii_lowercase()
+/// `sha` (any case) as scripts are named; `None` if it cannot name one.
+fn sha_of(sha: &[u8]) -> Option<Sha> {
+    let mut lowered: Sha = sha.try_into().ok()?;
+    lowered.make_ascii_lowercase();
+    Some(lowered)
 }
 
 #[cfg(test)]
