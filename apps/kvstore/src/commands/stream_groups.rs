@@ -523,7 +523,7 @@ pub(crate) fn xreadgroup(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::Array(None);
     }
     let keys = args[keys_at..keys_at + n].to_vec();
-    wait_for_entries(x, keys, read.block)
+    wait_for_entries(x, keys, read.block, Some(name))
 }
 
 /// `XACK key group id [id ...]`: how many of the IDs were pending (they
