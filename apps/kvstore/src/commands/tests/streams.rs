@@ -739,3 +739,45 @@ fn a_stream_that_comes_back_with_the_group_serves_its_waiters() {
     }
     assert_eq!(s.engine.take_unblocked(), [(1, served("5-0"))]);
 }
+
+#[test]
+fn xautoclaim_counts_dropped_deleted_entries_toward_count() {
+    let mut s = Session::new();
+    for id in 1..=4 {
+        s.run(&format!("XADD x {id}-0 f v"));
+    }
+    s.run("XGROUP CREATE x grp 0");
+    s.run("XREADGROUP GROUP grp Alice STREAMS x >");
+    s.run("XDEL x 1-0");
+    s.run("XDEL x 2-0");
+    let claimed = |id: &str| array(&[bulk(id), bulks(&["f", "v"])]);
+    // Replies of redis-server 7.0.15.
+    s.expect(&[
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 1",
+            array(&[bulk("2-0"), array(&[]), bulks(&["1-0"])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 2",
+            array(&[bulk("4-0"), array(&[claimed("3-0")]), bulks(&["2-0"])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 1",
+            array(&[bulk("4-0"), array(&[claimed("3-0")]), array(&[])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 4-0 COUNT 1",
+            array(&[bulk("0-0"), array(&[claimed("4-0")]), array(&[])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 JUSTID",
+            array(&[bulk("0-0"), bulks(&["3-0", "4-0"]), array(&[])]),
+        ),
+        // Too recent to claim: the attempts (ten per COUNT) go through
+        // the list.
+        (
+            "XAUTOCLAIM x grp Bob 10000 0-0 COUNT 1",
+            array(&[bulk("0-0"), array(&[]), array(&[])]),
+        ),
+    ]);
+}
