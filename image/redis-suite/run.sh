@@ -33,6 +33,7 @@ ALL_UNITS=(
     unit/sort
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
     unit/functions unit/scripting unit/slowlog unit/type/stream
+    unit/type/stream-cgroups
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -44,6 +45,7 @@ CI_UNITS=(
     unit/sort
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
     unit/functions unit/scripting unit/slowlog unit/type/stream
+    unit/type/stream-cgroups
 )
 
 mode=all port="" units=()

@@ -39,6 +39,12 @@ pub struct Wait {
     pub deadline: Option<u64>,
     /// The answer when it gives up (a null array or a null bulk string).
     pub timeout_reply: Reply,
+    /// `XREADGROUP`'s consumer group; `None` for every other command.
+    /// Such a client waits in its group, not for its keys: the key going
+    /// away or holding another type answers it `-UNBLOCKED`, the group
+    /// going away `-NOGROUP`, as in Redis (see
+    /// [`Blocking::signal_lost_groups`]).
+    pub group: Option<Vec<u8>>,
 }
 
 /// One blocked client.
@@ -66,6 +72,8 @@ pub struct Blocking {
     ready: VecDeque<DbKey>,
     /// Replies for clients no longer blocked, for the server to deliver.
     unblocked: Vec<(u64, Reply)>,
+    /// How many waiters wait in a consumer group ([`Wait::group`]).
+    in_groups: usize,
 }
 
 impl Blocking {
@@ -89,6 +97,7 @@ impl Blocking {
                 queue.push_back(id);
             }
         }
+        self.in_groups += usize::from(wait.group.is_some());
         self.waiters.insert(id, Waiter { db, args, wait });
     }
 
@@ -130,6 +139,52 @@ impl Blocking {
         }
     }
 
+    /// Signals each key a client waits on in a consumer group
+    /// ([`Wait::group`]) where `holds(db, key, group)` says that database
+    /// `db`'s `key` holds no longer a stream with that group. The engine
+    /// asks after every command, so whatever took the stream or the group
+    /// (a deletion, a write of another type, a flush, `SWAPDB`, expiry,
+    /// eviction, `XGROUP DESTROY`) answers the client, as Redis does where
+    /// each of them happens. Costs nothing while no client waits in a
+    /// group.
+    pub fn signal_lost_groups(&mut self, mut holds: impl FnMut(usize, &[u8], &[u8]) -> bool) {
+        if self.in_groups == 0 {
+            return;
+        }
+        let mut lost = Vec::new();
+        for waiter in self.waiters.values() {
+            let Some(group) = &waiter.wait.group else {
+                continue;
+            };
+            for key in &waiter.wait.keys {
+                if !holds(waiter.db, key, group) {
+                    lost.push((waiter.db, key.clone()));
+                }
+            }
+        }
+        for (db, key) in lost {
+            self.signal(db, &key);
+        }
+    }
+
+    /// The clients waiting on `key` of `db`, oldest first.
+    pub fn waiters_on(&self, db: usize, key: &[u8]) -> Vec<u64> {
+        self.queues
+            .get(&(db, key.to_vec()))
+            .map_or_else(Vec::new, |queue| queue.iter().copied().collect())
+    }
+
+    /// The clients waiting on `key` of `db` in a consumer group
+    /// ([`Wait::group`]), oldest first.
+    pub fn group_waiters_on(&self, db: usize, key: &[u8]) -> Vec<u64> {
+        if self.in_groups == 0 {
+            return Vec::new();
+        }
+        let mut ids = self.waiters_on(db, key);
+        ids.retain(|id| self.waiters[id].wait.group.is_some());
+        ids
+    }
+
     /// The next ready key to serve, oldest signal first.
     pub fn next_ready(&mut self) -> Option<(usize, Vec<u8>)> {
         self.ready.pop_front()
@@ -157,6 +212,7 @@ impl Blocking {
         let Some(waiter) = self.waiters.remove(&id) else {
             return false;
         };
+        self.in_groups -= usize::from(waiter.wait.group.is_some());
         for key in waiter.wait.keys {
             let db_key = (waiter.db, key);
             if let Some(queue) = self.queues.get_mut(&db_key) {
@@ -208,6 +264,7 @@ mod tests {
             kind: "list",
             deadline,
             timeout_reply: Reply::Array(None),
+            group: None,
         }
     }
 
@@ -247,5 +304,24 @@ mod tests {
         assert!(b.forget(2));
         assert!(b.is_empty() && b.take_unblocked().is_empty());
         assert_eq!(b.first_waiter(0, b"a"), None);
+    }
+
+    #[test]
+    fn keys_whose_group_is_lost_are_signalled() {
+        let mut b = Blocking::default();
+        let mut in_group = wait(&["s", "t"], None);
+        in_group.group = Some(b"g".to_vec());
+        b.block(1, 0, Vec::new(), wait(&["s"], None));
+        b.signal_lost_groups(|_, _, _| panic!("nobody waits in a group"));
+        b.block(2, 0, Vec::new(), in_group);
+        b.block(3, 0, Vec::new(), wait(&["s"], None));
+        b.signal_lost_groups(|db, key, group| db == 0 && key == b"s" && group == b"g");
+        assert_eq!(b.next_ready(), Some((0, b"t".to_vec())), "t lost g");
+        assert_eq!(b.next_ready(), None);
+        assert_eq!(b.waiters_on(0, b"s"), [1, 2, 3]);
+        assert_eq!(b.group_waiters_on(0, b"s"), [2]);
+        assert!(b.forget(2));
+        assert!(b.group_waiters_on(0, b"s").is_empty());
+        b.signal_lost_groups(|_, _, _| panic!("nobody waits in a group"));
     }
 }

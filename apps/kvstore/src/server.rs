@@ -680,6 +680,8 @@ impl Server {
         if let Some(Err(e)) = self.log.as_mut().map(|log| log.append(&deleted)) {
             self.log_full(&e);
         }
+        // Clients blocked in the consumer group of a stream that expired.
+        self.deliver_unblocked();
     }
 
     /// Flushes the log when the policy says so (following `CONFIG SET

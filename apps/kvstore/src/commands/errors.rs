@@ -20,6 +20,15 @@ pub fn wrong_type() -> Reply {
     Reply::error("WRONGTYPE Operation against a key holding the wrong kind of value")
 }
 
+/// What a client blocked in `XREADGROUP` is answered when its stream is
+/// deleted, overwritten with another type, flushed or swapped away.
+pub const STREAM_GONE: &str = "UNBLOCKED the stream key no longer exists";
+
+/// What a client blocked in `XREADGROUP` is answered when its consumer
+/// group is destroyed (or its stream replaced by one without the group).
+pub const GROUP_GONE: &str =
+    "NOGROUP the consumer group this client was blocked on no longer exists";
+
 /// `-ERR syntax error`.
 pub fn syntax() -> Reply {
     Reply::error("ERR syntax error")

@@ -285,6 +285,7 @@ pub(super) fn wait_or_nil(
         kind,
         deadline,
         timeout_reply: nil.clone(),
+        group: None,
     });
     nil
 }

@@ -95,7 +95,7 @@ pub use zsets::{push_zset, ZSET_MEMBERS_PER_RECORD};
 use crate::aof::RewriteScan;
 use crate::config::Config;
 use crate::resp::Reply;
-use crate::store::Store;
+use crate::store::{Entry, Store};
 use crate::Args;
 use exec::Exec;
 
@@ -332,7 +332,9 @@ impl Engine {
 
     /// One step of background expiry: examines up to `budget` keys and
     /// removes the expired ones. Returns the `DEL` commands to log. Call it
-    /// periodically (Redis does ten times a second).
+    /// periodically (Redis does ten times a second). Clients blocked in the
+    /// consumer group of a stream that expired are answered (see
+    /// [`take_unblocked`](Engine::take_unblocked)).
     pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Effects {
         let mut effects = Effects::default();
         for db in 0..self.dbs.len() {
@@ -353,6 +355,8 @@ impl Engine {
                 );
             }
         }
+        // A client may wait in the group of a stream that expired.
+        effects.append(self.serve_blocked(now_ms));
         effects
     }
 
@@ -518,42 +522,129 @@ impl Engine {
     }
 
     /// Serves the clients blocked on keys that got data (see
-    /// `kvstore::blocking`): for each ready key, its waiters in order of
-    /// arrival run their command again, as long as the key holds a value
-    /// of the type they wait for. Each served command's effects are
-    /// logged as what it did (a `BLMOVE` as `LMOVE`, a `BLPOP` as `LPOP`),
-    /// after the command that made the key ready; keys a served command
-    /// fills in turn (`BLMOVE`'s destination) are served too.
+    /// `kvstore::blocking`). For each ready key: a list's or sorted set's
+    /// waiters in order of arrival run their command again, as long as the
+    /// key holds a value of the type they wait for; a stream's waiters
+    /// each run theirs again, in order of arrival, those still without
+    /// entries waiting on in their place (each waits after its own ID).
+    /// Each served command's effects are logged as what it did (a `BLMOVE`
+    /// as `LMOVE`, a `BLPOP` as `LPOP`), after the command that made the
+    /// key ready; keys a served command fills in turn (`BLMOVE`'s
+    /// destination) are served too. A client waiting in a consumer group
+    /// whose stream or group is gone is answered with an error, as in
+    /// Redis (see [`Blocking::signal_lost_groups`](crate::blocking::Blocking::signal_lost_groups)).
     fn serve_blocked(&mut self, now: u64) -> Effects {
+        let dbs = &self.dbs;
+        self.blocking.signal_lost_groups(|db, key, group| {
+            live_entry(dbs, db, key, now)
+                .and_then(Entry::stream)
+                .is_some_and(|s| s.groups.contains_key(group))
+        });
         let mut effects = Effects::default();
         while let Some((db, key)) = self.blocking.next_ready() {
-            while let Some(id) = self.blocking.first_waiter(db, &key) {
-                let Some(waiter) = self.blocking.waiter(id) else {
-                    break;
-                };
-                let kind = waiter.wait.kind;
-                let servable = self
-                    .dbs
-                    .get(db)
-                    .and_then(|s| s.get(&key))
-                    .is_some_and(|e| !e.is_expired(now) && e.data().type_name() == kind);
-                if !servable {
-                    break;
+            match live_entry(&self.dbs, db, &key, now).map(|e| e.data().type_name()) {
+                Some("stream") => effects.append(self.serve_stream_waiters(db, &key, now)),
+                Some(kind) => {
+                    effects.append(self.serve_in_order(db, &key, kind, now));
+                    self.refuse_group_waiters(db, &key, errors::STREAM_GONE);
                 }
-                let mut args = waiter.args.clone();
-                let mut client = ClientCtx::new(id);
-                client.db = db;
-                client.authenticated = true;
-                let outcome = self.run(&mut args, &mut client, now, false);
-                if self.pending_wait.take().is_some() {
-                    // Nothing for it after all: it keeps its place.
-                    break;
-                }
-                self.blocking.unblock(id, outcome.reply);
-                effects.append(outcome.effects);
+                None => self.refuse_group_waiters(db, &key, errors::STREAM_GONE),
             }
         }
         effects
+    }
+
+    /// Serves the waiters on `key` of `db`, which holds a `kind` that is
+    /// not a stream, first come first served while it holds one.
+    fn serve_in_order(&mut self, db: usize, key: &[u8], kind: &str, now: u64) -> Effects {
+        let mut effects = Effects::default();
+        while let Some(id) = self.blocking.first_waiter(db, key) {
+            let Some(waiter) = self.blocking.waiter(id) else {
+                break;
+            };
+            let servable = waiter.wait.kind == kind
+                && live_entry(&self.dbs, db, key, now)
+                    .is_some_and(|e| e.data().type_name() == kind);
+            if !servable {
+                break;
+            }
+            match self.serve_again(id, db, now) {
+                Some(served) => effects.append(served),
+                None => break,
+            }
+        }
+        effects
+    }
+
+    /// Serves the waiters on the stream `key` of `db`, each in turn: a
+    /// client of a consumer group that is gone is answered `-NOGROUP`.
+    fn serve_stream_waiters(&mut self, db: usize, key: &[u8], now: u64) -> Effects {
+        let mut effects = Effects::default();
+        for id in self.blocking.waiters_on(db, key) {
+            let Some(waiter) = self.blocking.waiter(id) else {
+                continue;
+            };
+            if waiter.wait.kind != "stream" {
+                continue;
+            }
+            let Some(stream) = live_entry(&self.dbs, db, key, now).and_then(Entry::stream) else {
+                // A served client's command took the stream.
+                break;
+            };
+            if let Some(group) = &waiter.wait.group {
+                if !stream.groups.contains_key(group) {
+                    self.refuse(id, errors::GROUP_GONE);
+                    continue;
+                }
+            }
+            if let Some(served) = self.serve_again(id, db, now) {
+                effects.append(served);
+            }
+        }
+        effects
+    }
+
+    /// Runs blocked client `id`'s command again, in database `db`: its
+    /// effects if that answered it (the reply goes to
+    /// [`take_unblocked`](Engine::take_unblocked)), `None` if it found
+    /// nothing and the client waits on in its place.
+    fn serve_again(&mut self, id: u64, db: usize, now: u64) -> Option<Effects> {
+        let mut args = self.blocking.waiter(id)?.args.clone();
+        let mut client = ClientCtx::new(id);
+        client.db = db;
+        client.authenticated = true;
+        let outcome = self.run(&mut args, &mut client, now, false);
+        if self.pending_wait.take().is_some() {
+            return None;
+        }
+        self.blocking.unblock(id, outcome.reply);
+        Some(outcome.effects)
+    }
+
+    /// Answers every client waiting on `key` of `db` in a consumer group
+    /// with the error `text` (the stream is gone).
+    fn refuse_group_waiters(&mut self, db: usize, key: &[u8], text: &str) {
+        for id in self.blocking.group_waiters_on(db, key) {
+            self.refuse(id, text);
+        }
+    }
+
+    /// Answers blocked client `id` with the error `text`, counted as its
+    /// command's failure (the call was counted when it blocked). It
+    /// changed nothing, so nothing is logged.
+    fn refuse(&mut self, id: u64, text: &str) {
+        let Some(waiter) = self.blocking.waiter(id) else {
+            return;
+        };
+        if let Some(spec) = waiter.args.first().and_then(|name| table::lookup(name)) {
+            self.stats
+                .commands
+                .entry(spec.name)
+                .or_default()
+                .failed_calls += 1;
+        }
+        self.stats.count_error(text);
+        self.blocking.unblock(id, Reply::error(text));
     }
 
     /// Answers the blocked clients whose timeout passed at `now_ms` (their
@@ -900,6 +991,12 @@ impl Engine {
     pub fn set_clock_us(&mut self, clock: fn() -> u64) {
         self.clock_us = clock;
     }
+}
+
+/// The entry of `key` in database `db` of `dbs`, unless missing or
+/// expired at `now`.
+fn live_entry<'a>(dbs: &'a [Store], db: usize, key: &[u8], now: u64) -> Option<&'a Entry> {
+    dbs.get(db)?.get(key).filter(|e| !e.is_expired(now))
 }
 
 /// The key arguments at the places the command's table entry gives (its

@@ -523,7 +523,7 @@ pub(crate) fn xreadgroup(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::Array(None);
     }
     let keys = args[keys_at..keys_at + n].to_vec();
-    wait_for_entries(x, keys, read.block)
+    wait_for_entries(x, keys, read.block, Some(name))
 }
 
 /// `XACK key group id [id ...]`: how many of the IDs were pending (they
@@ -869,11 +869,11 @@ pub(crate) fn xautoclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     };
     let now = x.now;
     let (mut claimed, mut deleted) = (Vec::new(), Vec::new());
-    let mut next = StreamId::ZERO;
+    // COUNT bounds the reply: a deleted entry dropped from the list counts
+    // as one claimed does (Redis 7.0).
     let mut examined = 0;
     for &id in &pending {
-        if claimed.len() as u64 >= count {
-            next = id;
+        if (claimed.len() + deleted.len()) as u64 >= count {
             break;
         }
         examined += 1;
@@ -885,18 +885,22 @@ pub(crate) fn xautoclaim(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             None => {}
         }
     }
-    if next == StreamId::ZERO && examined == pending.len() {
-        // Went through the attempts: the cursor is what comes after.
-        let after = pending.last().and_then(|id| id.next());
-        next = match (after, group_of(x, &key, &name)) {
-            (Some(after), Ok(Some(group))) => group
-                .pending
-                .range(after..)
-                .next()
-                .map_or(StreamId::ZERO, |(id, _)| *id),
-            _ => StreamId::ZERO,
-        };
-    }
+    // The cursor: the pending ID after the last one examined, 0-0 at the
+    // end of the list.
+    let next = match pending.get(examined) {
+        Some(&id) => id,
+        None => {
+            let after = pending.last().and_then(|id| id.next());
+            match (after, group_of(x, &key, &name)) {
+                (Some(after), Ok(Some(group))) => group
+                    .pending
+                    .range(after..)
+                    .next()
+                    .map_or(StreamId::ZERO, |(id, _)| *id),
+                _ => StreamId::ZERO,
+            }
+        }
+    };
     let mut items = Vec::new();
     for id in claimed {
         match claimed_reply(x, &key, id, justid) {

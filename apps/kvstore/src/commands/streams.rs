@@ -716,8 +716,14 @@ pub(super) fn parse_read(args: &[Vec<u8>], group: bool) -> Result<ReadArgs, Repl
 }
 
 /// Makes the client wait up to `block` milliseconds for an `XADD` to one
-/// of `keys`, if it may block; else the null answer.
-pub(super) fn wait_for_entries(x: &mut Exec<'_>, keys: Vec<Vec<u8>>, block: Option<u64>) -> Reply {
+/// of `keys` (in consumer group `group`, for `XREADGROUP`), if it may
+/// block; else the null answer.
+pub(super) fn wait_for_entries(
+    x: &mut Exec<'_>,
+    keys: Vec<Vec<u8>>,
+    block: Option<u64>,
+    group: Option<Vec<u8>>,
+) -> Reply {
     let Some(ms) = block else {
         return Reply::Array(None);
     };
@@ -729,6 +735,7 @@ pub(super) fn wait_for_entries(x: &mut Exec<'_>, keys: Vec<Vec<u8>>, block: Opti
         kind: "stream",
         deadline: (ms > 0).then(|| x.now.saturating_add(ms)),
         timeout_reply: Reply::Array(None),
+        group,
     });
     Reply::Array(None)
 }
@@ -794,5 +801,5 @@ pub(crate) fn xread(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::Keyed(out);
     }
     let keys = args[keys_at..keys_at + n].to_vec();
-    wait_for_entries(x, keys, read.block)
+    wait_for_entries(x, keys, read.block, None)
 }

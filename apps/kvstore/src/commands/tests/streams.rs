@@ -406,7 +406,7 @@ fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
         s.engine.take_unblocked(),
         [(
             1,
-            err("NOGROUP No such key 'q' or consumer group 'g' in XREADGROUP with GROUP option")
+            err("NOGROUP the consumer group this client was blocked on no longer exists")
         )]
     );
 }
@@ -587,4 +587,197 @@ fn xgroup_setid_to_minus_rereads_the_whole_stream() {
         3
     );
     s.expect(&[("XGROUP SETID events g1 +", ok())]);
+}
+
+/// A stream `s` (entry 1-0) with the group `g` at its end, and client 1
+/// blocked reading from it in `g`: where the tests of a blocked
+/// `XREADGROUP` start.
+fn blocked_in_group() -> (Session, ClientCtx) {
+    let mut s = Session::new();
+    s.run("XADD s 1 f v");
+    s.run("XGROUP CREATE s g $");
+    let mut c = ClientCtx::new(1);
+    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    assert!(c.is_blocked());
+    (s, c)
+}
+
+#[test]
+fn xreadgroup_waiters_are_answered_when_their_stream_goes() {
+    // Each way the stream can go, and what Redis 7.0 answers the client.
+    let gone = err("UNBLOCKED the stream key no longer exists");
+    let nogroup = err("NOGROUP the consumer group this client was blocked on no longer exists");
+    let cases: &[(&[&str], &Reply)] = &[
+        (&["DEL s"], &gone),
+        (&["UNLINK s"], &gone),
+        (&["SET s x"], &gone),
+        (&["MULTI", "DEL s", "SADD s e1", "EXEC"], &gone),
+        (&["FLUSHDB"], &gone),
+        (&["FLUSHALL"], &gone),
+        (&["SELECT 4", "LPUSH s e", "SWAPDB 0 4"], &gone),
+        (&["SWAPDB 0 4"], &gone),
+        (&["MOVE s 3"], &gone),
+        (&["XADD s2 100 f1 v1", "RENAME s2 s"], &nogroup),
+        (&["XGROUP DESTROY s g"], &nogroup),
+    ];
+    for (lines, reply) in cases {
+        let (mut s, _) = blocked_in_group();
+        for line in *lines {
+            s.run(line);
+        }
+        assert_eq!(
+            s.engine.take_unblocked(),
+            [(1, (*reply).clone())],
+            "{lines:?}"
+        );
+        assert_eq!(s.engine.blocked_clients(), 0, "{lines:?}");
+    }
+    // Flushing another database, or adding to the stream, answers nobody
+    // with an error.
+    let (mut s, _) = blocked_in_group();
+    s.run("SELECT 4");
+    s.run("FLUSHDB");
+    assert!(s.engine.take_unblocked().is_empty());
+    assert_eq!(s.engine.blocked_clients(), 1);
+}
+
+#[test]
+fn an_expired_stream_answers_its_group_waiters() {
+    let (mut s, _) = blocked_in_group();
+    s.run("PEXPIRE s 100");
+    s.advance(101);
+    let logged = s.engine.active_expire(s.now, 20);
+    assert_eq!(
+        logged.commands().iter().map(show).collect::<Vec<_>>(),
+        ["DEL s"]
+    );
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, err("UNBLOCKED the stream key no longer exists"))]
+    );
+}
+
+#[test]
+fn an_answered_group_waiter_logs_nothing_and_counts_as_a_failed_call() {
+    let mut s = Session::new();
+    s.run("XGROUP CREATE s g $ MKSTREAM");
+    s.run("CONFIG RESETSTAT");
+    for id in [1, 2] {
+        let mut c = ClientCtx::new(id);
+        as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    }
+    // Only the deletion is logged: the answered clients wrote nothing.
+    assert_eq!(s.logged("DEL s"), ["DEL s"]);
+    let gone = err("UNBLOCKED the stream key no longer exists");
+    assert_eq!(s.engine.take_unblocked(), [(1, gone.clone()), (2, gone)]);
+    let info = |s: &mut Session, section: &str| match s.run(&format!("INFO {section}")) {
+        Reply::Verbatim(text) => String::from_utf8(text).unwrap(),
+        other => panic!("INFO {section}: {other:?}"),
+    };
+    // As Redis: the call counted when it blocked, the failure when it
+    // was answered.
+    assert!(info(&mut s, "errorstats").contains("errorstat_UNBLOCKED:count=2\r\n"));
+    let commands = info(&mut s, "commandstats");
+    let line = commands
+        .lines()
+        .find(|l| l.starts_with("cmdstat_xreadgroup:"))
+        .unwrap();
+    assert!(line.starts_with("cmdstat_xreadgroup:calls=2,"), "{line}");
+    assert!(line.ends_with(",rejected_calls=0,failed_calls=2"), "{line}");
+    assert!(info(&mut s, "stats").contains("total_error_replies:2\r\n"));
+}
+
+#[test]
+fn xread_waiters_outlive_their_stream_and_wait_after_their_own_ids() {
+    let mut s = Session::new();
+    s.run("XADD s 1 f v");
+    let (mut a, mut b, mut c) = (ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3));
+    as_client(&mut s, &mut a, "XREAD BLOCK 0 STREAMS s $");
+    as_client(&mut s, &mut b, "XREAD BLOCK 0 STREAMS s 99");
+    as_client(&mut s, &mut c, "XREAD BLOCK 0 STREAMS s $");
+    s.run("DEL s");
+    s.run("SET s x");
+    s.run("DEL s");
+    assert!(s.engine.take_unblocked().is_empty(), "XREAD waits on");
+    s.run("XADD s 2 f v");
+    // The client waiting after 99-0 keeps its place; the one after it is
+    // served.
+    let served = Reply::Keyed(alloc::vec![bulk("s"), array(&[entry("2-0", &["f", "v"])])]);
+    assert_eq!(
+        s.engine.take_unblocked(),
+        [(1, served.clone()), (3, served)]
+    );
+    assert_eq!(s.engine.blocked_clients(), 1);
+}
+
+#[test]
+fn a_stream_that_comes_back_with_the_group_serves_its_waiters() {
+    let served = |id: &str| Reply::Keyed(alloc::vec![bulk("s"), array(&[entry(id, &["f", "v"])])]);
+    // RENAME of a stream that has the group, with an entry after its
+    // last ID.
+    let (mut s, _) = blocked_in_group();
+    s.run("XGROUP CREATE s2 g $ MKSTREAM");
+    s.run("XADD s2 100 f v");
+    s.run("RENAME s2 s");
+    assert_eq!(s.engine.take_unblocked(), [(1, served("100-0"))]);
+    // The group destroyed and made again before the entries, in one
+    // transaction.
+    let (mut s, _) = blocked_in_group();
+    for line in ["MULTI", "XGROUP DESTROY s g", "XGROUP CREATE s g 0", "EXEC"] {
+        s.run(line);
+    }
+    assert_eq!(s.engine.take_unblocked(), [(1, served("1-0"))]);
+    // SWAPDB bringing in a stream with the group.
+    let (mut s, _) = blocked_in_group();
+    for line in [
+        "SELECT 4",
+        "XADD s 5 f v",
+        "XGROUP CREATE s g 0",
+        "SWAPDB 0 4",
+    ] {
+        s.run(line);
+    }
+    assert_eq!(s.engine.take_unblocked(), [(1, served("5-0"))]);
+}
+
+#[test]
+fn xautoclaim_counts_dropped_deleted_entries_toward_count() {
+    let mut s = Session::new();
+    for id in 1..=4 {
+        s.run(&format!("XADD x {id}-0 f v"));
+    }
+    s.run("XGROUP CREATE x grp 0");
+    s.run("XREADGROUP GROUP grp Alice STREAMS x >");
+    s.run("XDEL x 1-0");
+    s.run("XDEL x 2-0");
+    let claimed = |id: &str| array(&[bulk(id), bulks(&["f", "v"])]);
+    // Replies of redis-server 7.0.15.
+    s.expect(&[
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 1",
+            array(&[bulk("2-0"), array(&[]), bulks(&["1-0"])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 2",
+            array(&[bulk("4-0"), array(&[claimed("3-0")]), bulks(&["2-0"])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 1",
+            array(&[bulk("4-0"), array(&[claimed("3-0")]), array(&[])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 4-0 COUNT 1",
+            array(&[bulk("0-0"), array(&[claimed("4-0")]), array(&[])]),
+        ),
+        (
+            "XAUTOCLAIM x grp Bob 0 0-0 JUSTID",
+            array(&[bulk("0-0"), bulks(&["3-0", "4-0"]), array(&[])]),
+        ),
+        // Too recent to claim: the attempts (ten per COUNT) go through
+        // the list.
+        (
+            "XAUTOCLAIM x grp Bob 10000 0-0 COUNT 1",
+            array(&[bulk("0-0"), array(&[]), array(&[])]),
+        ),
+    ]);
 }
