@@ -17,7 +17,9 @@
 #
 # What is left out, and why, lives next to this script: excluded-tags
 # (whole tags, one line of reason each) and skipped-tests (single tests,
-# grouped under the reason). Each unit runs as its own runtest process with
+# grouped under the reason). What is let in: external-units, the units
+# whose servers Redis tags external:skip though kvstore, an external
+# server, can run their tests (one line of reason each). Each unit runs as its own runtest process with
 # --durable, so one failing test never hides the ones after it.
 set -euo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -34,6 +36,7 @@ ALL_UNITS=(
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
+    unit/pubsubshard
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -46,6 +49,7 @@ CI_UNITS=(
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
+    unit/pubsubshard
 )
 
 mode=all port="" units=()
@@ -142,19 +146,35 @@ restore_config() {
         fi
     done
 }
+# The suite runs a unit of external-units as a copy (under tests/faultline/
+# in the unpacked source, written anew each run) with the external:skip
+# tag taken off its servers' tags: the unit's tests as Redis wrote them.
+external_units=$(grep -v '^\s*\(#\|$\)' "$here/external-units" | awk '{print $1}' || true)
+suite_unit() {
+    local unit=$1
+    if ! grep -qxF "$unit" <<<"$external_units"; then
+        echo "$unit"
+        return
+    fi
+    mkdir -p "$suite/tests/faultline/$(dirname "$unit")"
+    sed -E '/^\s*(start_server|tags) /s/ ?external:skip//' "$suite/tests/$unit.tcl" \
+        >"$suite/tests/faultline/$unit.tcl"
+    echo "faultline/$unit"
+}
 passed=0 failed=0
 for unit in "${units[@]}"; do
     restore_config
     out="$results/$(tr / _ <<<"$unit").log"
+    single=$(suite_unit "$unit")
     # --durable: a test that throws is counted as failed and the unit goes
     # on.
     (cd "$suite" && ./runtest --host 127.0.0.1 --port "$port" --baseport "$baseport" \
-        --durable --single "$unit" --tags "$tags" --skipfile "$skipfile" \
+        --durable --single "$single" --tags "$tags" --skipfile "$skipfile" \
         --timeout 600) >"$out" 2>&1 || true
     clean=$(sed 's/\x1b\[[0-9;]*m//g' "$out")
     ok=$(grep -ac '^\[ok\]:' <<<"$clean" || true)
     bad=$(grep -acE '^\[(err|exception)\]:' <<<"$clean" || true)
-    if ! grep -aq "\[1/1 done\]: $unit " <<<"$clean"; then
+    if ! grep -aq "\[1/1 done\]: $single " <<<"$clean"; then
         # The unit stopped before its end: count that as one failure more.
         bad=$((bad + 1))
         echo "run.sh: $unit did not finish; its last lines:" >&2

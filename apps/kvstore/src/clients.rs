@@ -33,6 +33,7 @@ pub struct ClientInfo {
     db: usize,
     sub: usize,
     psub: usize,
+    ssub: usize,
     multi: i64,
     cmd: [u8; NAME],
     cmd_len: usize,
@@ -61,13 +62,13 @@ impl ClientInfo {
             0 => String::from("NULL"),
             n => String::from_utf8_lossy(&self.cmd[..n]).into_owned(),
         };
-        let flags = match (self.sub + self.psub > 0, self.multi >= 0) {
+        let flags = match (self.is_pubsub(), self.multi >= 0) {
             (true, _) => "P",
             (_, true) => "x",
             _ => "N",
         };
         format!(
-            "id={} addr={} laddr=10.0.2.15:6379 fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub=0 multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}",
+            "id={} addr={} laddr=10.0.2.15:6379 fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}",
             self.id,
             self.addr,
             name,
@@ -78,6 +79,7 @@ impl ClientInfo {
             self.db,
             self.sub,
             self.psub,
+            self.ssub,
             self.multi,
             cmd,
             self.resp
@@ -96,7 +98,7 @@ impl ClientInfo {
 
     /// Whether it is in pub/sub mode.
     pub fn is_pubsub(&self) -> bool {
-        self.sub + self.psub > 0
+        self.sub + self.psub + self.ssub > 0
     }
 }
 
@@ -114,6 +116,7 @@ impl Clients {
                 db: 0,
                 sub: 0,
                 psub: 0,
+                ssub: 0,
                 multi: -1,
                 cmd: [0; NAME],
                 cmd_len: 0,
@@ -141,6 +144,7 @@ impl Clients {
         info.resp = client.protocol().version();
         info.sub = client.channels.len();
         info.psub = client.patterns.len();
+        info.ssub = client.shard_channels.len();
         info.multi = client.multi.as_ref().map_or(-1, |m| m.queued.len() as i64);
         let n = command.len().min(NAME);
         for (to, from) in info.cmd.iter_mut().zip(&command[..n]) {

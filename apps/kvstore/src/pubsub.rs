@@ -1,15 +1,22 @@
-//! Publish/subscribe: who listens to which channels and patterns, and the
-//! messages a `PUBLISH` leaves for them. The engine keeps one [`PubSub`];
-//! the server takes the messages after each command and appends them to
-//! the subscribers' outputs (each message is a complete RESP reply).
+//! Publish/subscribe: who listens to which channels, patterns and shard
+//! channels, and the messages a `PUBLISH` or `SPUBLISH` leaves for them.
+//! The engine keeps one [`PubSub`]; the server takes the messages after
+//! each command and appends them to the subscribers' outputs (each message
+//! is a complete RESP reply).
 //!
 //! ```text
 //!  SUBSCRIBE news        → channels["news"] ∋ client 7
 //!  PSUBSCRIBE n*         → patterns["n*"]   ∋ client 9
+//!  SSUBSCRIBE news       → shard_channels["news"] ∋ client 5
 //!  PUBLISH news hi  → 2  → outbox: (7, *3 message news hi)
 //!                                  (9, *4 pmessage n* news hi)
+//!  SPUBLISH news hi → 1  → outbox: (5, *3 smessage news hi)
 //!  server: take_messages() → each subscriber's output
 //! ```
+//!
+//! Shard channels are Redis 7's sharded pub/sub: a namespace of their own,
+//! which patterns do not see. Redis keeps them per cluster shard; this
+//! server is one shard, so every shard channel lives here.
 
 use alloc::collections::{BTreeMap, BTreeSet};
 use alloc::vec::Vec;
@@ -22,6 +29,8 @@ use crate::resp::Reply;
 pub struct PubSub {
     channels: BTreeMap<Vec<u8>, BTreeSet<u64>>,
     patterns: BTreeMap<Vec<u8>, BTreeSet<u64>>,
+    /// Shard channels (`SSUBSCRIBE`), apart from the others.
+    shard_channels: BTreeMap<Vec<u8>, BTreeSet<u64>>,
     /// Clients that said `MONITOR` (see `kvstore::monitor`).
     monitors: BTreeSet<u64>,
     outbox: Vec<(u64, Vec<u8>)>,
@@ -42,6 +51,28 @@ fn remove(map: &mut BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8], client: u64) 
         map.remove(name);
     }
     removed
+}
+
+/// Leaves the message `parts` for each of `clients` in `outbox`; how many.
+fn deliver(outbox: &mut Vec<(u64, Vec<u8>)>, clients: &BTreeSet<u64>, parts: &[&[u8]]) -> usize {
+    let bytes = Reply::array(parts.iter().map(|&p| Reply::bulk(p)).collect()).to_bytes();
+    for &c in clients {
+        outbox.push((c, bytes.clone()));
+    }
+    clients.len()
+}
+
+/// The names in `map`, matching `pattern` if given.
+fn names(map: &BTreeMap<Vec<u8>, BTreeSet<u64>>, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+    map.keys()
+        .filter(|c| pattern.is_none_or(|p| glob_match(p, c)))
+        .cloned()
+        .collect()
+}
+
+/// How many listen to `name` in `map`.
+fn listeners(map: &BTreeMap<Vec<u8>, BTreeSet<u64>>, name: &[u8]) -> usize {
+    map.get(name).map_or(0, BTreeSet::len)
 }
 
 impl PubSub {
@@ -65,26 +96,39 @@ impl PubSub {
         remove(&mut self.patterns, pattern, client)
     }
 
+    /// `client` listens to the shard channel `channel`; whether it was new.
+    pub fn ssubscribe(&mut self, client: u64, channel: &[u8]) -> bool {
+        add(&mut self.shard_channels, channel, client)
+    }
+
+    /// `client` stops listening to the shard channel `channel`; whether it did.
+    pub fn sunsubscribe(&mut self, client: u64, channel: &[u8]) -> bool {
+        remove(&mut self.shard_channels, channel, client)
+    }
+
     /// Leaves `message` on `channel` for every listener (once per
     /// subscription, as Redis counts); how many receive it.
     pub fn publish(&mut self, channel: &[u8], message: &[u8]) -> usize {
         let mut receivers = 0;
-        let mut deliver = |clients: &BTreeSet<u64>, parts: &[&[u8]]| {
-            let bytes = Reply::array(parts.iter().map(|&p| Reply::bulk(p)).collect()).to_bytes();
-            for &c in clients {
-                self.outbox.push((c, bytes.clone()));
-                receivers += 1;
-            }
-        };
         if let Some(clients) = self.channels.get(channel) {
-            deliver(clients, &[b"message", channel, message]);
+            receivers += deliver(&mut self.outbox, clients, &[b"message", channel, message]);
         }
         for (pattern, clients) in &self.patterns {
             if glob_match(pattern, channel) {
-                deliver(clients, &[b"pmessage", pattern, channel, message]);
+                let parts: [&[u8]; 4] = [b"pmessage", pattern, channel, message];
+                receivers += deliver(&mut self.outbox, clients, &parts);
             }
         }
         receivers
+    }
+
+    /// Leaves `message` on the shard channel `channel` for its listeners
+    /// (patterns do not see shard channels); how many receive it.
+    pub fn spublish(&mut self, channel: &[u8], message: &[u8]) -> usize {
+        match self.shard_channels.get(channel) {
+            Some(clients) => deliver(&mut self.outbox, clients, &[b"smessage", channel, message]),
+            None => 0,
+        }
     }
 
     /// `client` receives a line for every command run from now on.
@@ -108,7 +152,11 @@ impl PubSub {
     /// disconnected, or said `RESET`).
     pub fn forget(&mut self, client: u64) {
         self.monitors.remove(&client);
-        for map in [&mut self.channels, &mut self.patterns] {
+        for map in [
+            &mut self.channels,
+            &mut self.patterns,
+            &mut self.shard_channels,
+        ] {
             map.retain(|_, set| {
                 set.remove(&client);
                 !set.is_empty()
@@ -138,16 +186,23 @@ impl PubSub {
 
     /// Channels with at least one subscriber, matching `pattern` if given.
     pub fn active_channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
-        self.channels
-            .keys()
-            .filter(|c| pattern.is_none_or(|p| glob_match(p, c)))
-            .cloned()
-            .collect()
+        names(&self.channels, pattern)
     }
 
     /// Subscribers of `channel` (patterns not counted, as in Redis).
     pub fn subscribers(&self, channel: &[u8]) -> usize {
-        self.channels.get(channel).map_or(0, BTreeSet::len)
+        listeners(&self.channels, channel)
+    }
+
+    /// Shard channels with at least one subscriber, matching `pattern` if
+    /// given.
+    pub fn active_shard_channels(&self, pattern: Option<&[u8]>) -> Vec<Vec<u8>> {
+        names(&self.shard_channels, pattern)
+    }
+
+    /// Subscribers of the shard channel `channel`.
+    pub fn shard_subscribers(&self, channel: &[u8]) -> usize {
+        listeners(&self.shard_channels, channel)
     }
 
     /// Patterns subscribed to, by anyone.
@@ -202,5 +257,40 @@ mod tests {
         assert!(ps.unsubscribe(1, b"a"));
         assert!(!ps.unsubscribe(1, b"a"));
         assert!(ps.active_channels(None).is_empty());
+    }
+
+    #[test]
+    fn shard_channels_are_a_namespace_of_their_own() {
+        let mut ps = PubSub::default();
+        assert!(ps.ssubscribe(5, b"news"));
+        assert!(!ps.ssubscribe(5, b"news"), "already subscribed");
+        ps.ssubscribe(6, b"news");
+        ps.ssubscribe(6, b"sport");
+        ps.subscribe(7, b"news");
+        ps.psubscribe(9, b"*");
+        assert_eq!(ps.spublish(b"news", b"hi"), 2, "patterns do not see it");
+        let got = ps.take_messages();
+        assert_eq!(got.iter().map(|(c, _)| *c).collect::<Vec<_>>(), vec![5, 6]);
+        assert_eq!(
+            got[0].1,
+            b"*3\r\n$8\r\nsmessage\r\n$4\r\nnews\r\n$2\r\nhi\r\n"
+        );
+        assert_eq!(ps.publish(b"news", b"hi"), 2, "channel 7 and pattern 9");
+        ps.take_messages();
+        assert_eq!(
+            ps.active_shard_channels(Some(b"s*")),
+            vec![b"sport".to_vec()]
+        );
+        assert_eq!(
+            (ps.shard_subscribers(b"news"), ps.subscribers(b"news")),
+            (2, 1)
+        );
+        ps.spublish(b"sport", b"x");
+        ps.forget(6);
+        assert!(ps.take_messages().is_empty(), "6's pending messages go too");
+        assert_eq!(ps.active_shard_channels(None), vec![b"news".to_vec()]);
+        assert!(ps.sunsubscribe(5, b"news"));
+        assert!(!ps.sunsubscribe(5, b"news"));
+        assert_eq!(ps.spublish(b"news", b"hi"), 0);
     }
 }

@@ -542,6 +542,13 @@ mod tests {
             b"*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n",
             "a push, like the messages after it"
         );
+        // Redis 7.0.15 confirms the sharded ones alike.
+        s.feed(b"SSUBSCRIBE a\r\nSUNSUBSCRIBE a\r\nPING\r\n");
+        answer(&mut s, &mut engine, 0);
+        assert_eq!(
+            s.output(),
+            b"*3\r\n$10\r\npsubscribe\r\n$1\r\n*\r\n:1\r\n*3\r\n$10\r\nssubscribe\r\n$1\r\na\r\n:1\r\n*3\r\n$12\r\nsunsubscribe\r\n$1\r\na\r\n:0\r\n"
+        );
     }
 
     #[test]

@@ -19,11 +19,12 @@ pub struct ClientCtx {
     /// Keys `WATCH`ed: database, key, and the entry's version then (`None`:
     /// missing).
     pub(crate) watched: Vec<(usize, Vec<u8>, Option<u64>)>,
-    /// Channels and patterns subscribed to (`SUBSCRIBE`, `PSUBSCRIBE`):
-    /// while any, only the pub/sub commands, `PING`, `QUIT` and `RESET`
-    /// are accepted.
+    /// Channels, patterns and shard channels subscribed to (`SUBSCRIBE`,
+    /// `PSUBSCRIBE`, `SSUBSCRIBE`): while any, a RESP2 client may only run
+    /// the (un)subscribing commands, `PING`, `QUIT` and `RESET`.
     pub(crate) channels: alloc::collections::BTreeSet<Vec<u8>>,
     pub(crate) patterns: alloc::collections::BTreeSet<Vec<u8>>,
+    pub(crate) shard_channels: alloc::collections::BTreeSet<Vec<u8>>,
     /// `CLIENT REPLY OFF`: no replies until `CLIENT REPLY ON`.
     pub(crate) replies_off: bool,
     /// Replies still to drop (`CLIENT REPLY SKIP`: its own and the next).
@@ -60,6 +61,7 @@ impl ClientCtx {
             watched: Vec::new(),
             channels: alloc::collections::BTreeSet::new(),
             patterns: alloc::collections::BTreeSet::new(),
+            shard_channels: alloc::collections::BTreeSet::new(),
             replies_off: false,
             replies_to_skip: 0,
             blocked: false,
@@ -70,7 +72,7 @@ impl ClientCtx {
 
     /// Whether the reply to the command `name` just run is dropped
     /// (`CLIENT REPLY OFF|SKIP`); the caller asks once per command. The
-    /// confirmations of (P)(UN)SUBSCRIBE are pub/sub pushes, like the
+    /// confirmations of (P|S)(UN)SUBSCRIBE are pub/sub pushes, like the
     /// messages that follow them, and are sent all the same, as in Redis.
     pub fn reply_silenced(&mut self, name: &[u8]) -> bool {
         let skipped = self.replies_to_skip > 0;
@@ -82,6 +84,8 @@ impl ClientCtx {
             b"psubscribe",
             b"unsubscribe",
             b"punsubscribe",
+            b"ssubscribe",
+            b"sunsubscribe",
         ]
         .iter()
         .any(|p| name.eq_ignore_ascii_case(p));
@@ -121,9 +125,10 @@ impl ClientCtx {
         self.db
     }
 
-    /// How many channels and patterns it is subscribed to.
+    /// How many channels, patterns and shard channels it is subscribed
+    /// to: while any, it is in pub/sub mode.
     pub fn subscriptions(&self) -> usize {
-        self.channels.len() + self.patterns.len()
+        self.channels.len() + self.patterns.len() + self.shard_channels.len()
     }
 
     /// Whether the client sent `QUIT`: the server should write the pending

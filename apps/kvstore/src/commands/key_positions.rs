@@ -29,9 +29,12 @@ pub(crate) fn key_positions(spec: &Spec, args: &[Vec<u8>]) -> Option<Vec<usize>>
 }
 
 /// Whether a command has keys at all: fixed ones, or keys that follow a
-/// count or an option.
+/// count or an option. The sharded pub/sub commands place their channels
+/// as keys in `COMMAND` (a cluster routes them by slot), but a channel is
+/// no key: `COMMAND GETKEYS` finds none, as in Redis.
 pub(crate) fn has_keys(spec: &Spec) -> bool {
-    spec.keys.0 > 0 || counted_keys(spec.name).is_some() || spec.name == "sort"
+    let channels = matches!(spec.name, "spublish" | "ssubscribe" | "sunsubscribe");
+    !channels && (spec.keys.0 > 0 || counted_keys(spec.name).is_some() || spec.name == "sort")
 }
 
 /// For the commands whose keys follow a count: the count's index, and

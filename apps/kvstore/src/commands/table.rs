@@ -312,6 +312,10 @@ const NO_FLAGS: u16 = 0;
 const PUBSUB: u16 = LOADING | STALE;
 /// Keys from the second to the one before the last (`BLPOP`'s).
 const ALL_BUT_LAST: (i32, i32, i32) = (1, -2, 1);
+/// Every argument after the name: the shard channels of `SSUBSCRIBE`,
+/// which `COMMAND` places as keys (for cluster routing) though they are
+/// not keys (see `key_positions::has_keys`).
+const CHANNELS: (i32, i32, i32) = (1, -1, 1);
 /// Source and destination (`LMOVE`'s).
 const TWO_KEYS: (i32, i32, i32) = (1, 2, 1);
 
@@ -336,12 +340,29 @@ const TABLE: &[Spec] = &[
     cmd("unsubscribe", -1, PUBSUB, NO_KEYS, pubsub::unsubscribe),
     cmd("punsubscribe", -1, PUBSUB, NO_KEYS, pubsub::punsubscribe),
     cmd("publish", 3, PUBSUB, NO_KEYS, pubsub::publish),
+    cmd("ssubscribe", -2, PUBSUB, CHANNELS, pubsub::ssubscribe),
+    cmd("sunsubscribe", -1, PUBSUB, CHANNELS, pubsub::sunsubscribe),
+    cmd("spublish", 3, PUBSUB | FAST, (1, 1, 1), pubsub::spublish),
     container(
         "pubsub",
         &[
             cmd("pubsub|channels", -2, PUBSUB, NO_KEYS, pubsub::channels),
             cmd("pubsub|numsub", -2, PUBSUB, NO_KEYS, pubsub::numsub),
             cmd("pubsub|numpat", 2, PUBSUB, NO_KEYS, pubsub::numpat),
+            cmd(
+                "pubsub|shardchannels",
+                -2,
+                PUBSUB,
+                NO_KEYS,
+                pubsub::shardchannels,
+            ),
+            cmd(
+                "pubsub|shardnumsub",
+                -2,
+                PUBSUB,
+                NO_KEYS,
+                pubsub::shardnumsub,
+            ),
         ],
     ),
     cmd("auth", -2, CONN, NO_KEYS, auth::auth),

@@ -179,3 +179,260 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     assert!(s.client.should_close());
     assert_eq!(s.engine.take_kills(), Vec::<u64>::new());
 }
+
+/// The wire text of `line` run as `client` (RESP2).
+fn wire_as(s: &mut Session, client: &mut ClientCtx, line: &str) -> alloc::string::String {
+    let reply = as_client(s, client, line);
+    alloc::string::String::from_utf8_lossy(&reply.to_bytes()).into_owned()
+}
+
+/// The refusal a subscribed RESP2 client gets for `name`.
+fn refused(name: &str) -> alloc::string::String {
+    alloc::format!("-ERR Can't execute '{name}': only (P|S)SUBSCRIBE / (P|S)UNSUBSCRIBE / PING / QUIT / RESET are allowed in this context\r\n")
+}
+
+// Expected texts: redis-server 7.0.15, the same commands over a socket.
+#[test]
+fn shard_channels_are_counted_apart_and_heard_as_smessage() {
+    let mut s = Session::new();
+    let mut sub = ClientCtx::new(24);
+    let mut w = |s: &mut Session, line| wire_as(s, &mut sub, line);
+    assert_eq!(
+        w(&mut s, "SUBSCRIBE a"),
+        "*3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(
+        w(&mut s, "SSUBSCRIBE b c"),
+        "*3\r\n$10\r\nssubscribe\r\n$1\r\nb\r\n:1\r\n*3\r\n$10\r\nssubscribe\r\n$1\r\nc\r\n:2\r\n"
+    );
+    assert_eq!(
+        w(&mut s, "PSUBSCRIBE p*"),
+        "*3\r\n$10\r\npsubscribe\r\n$2\r\np*\r\n:2\r\n"
+    );
+    assert_eq!(
+        w(&mut s, "SSUBSCRIBE b"),
+        "*3\r\n$10\r\nssubscribe\r\n$1\r\nb\r\n:2\r\n"
+    );
+    assert_eq!(
+        w(&mut s, "SUBSCRIBE d"),
+        "*3\r\n$9\r\nsubscribe\r\n$1\r\nd\r\n:3\r\n"
+    );
+    assert_eq!(w(&mut s, "SPUBLISH x y"), refused("spublish"));
+    assert_eq!(w(&mut s, "PING hi"), "*2\r\n$4\r\npong\r\n$2\r\nhi\r\n");
+    s.expect(&[
+        ("SPUBLISH b hello", Reply::Integer(1)),
+        ("PUBLISH b hello", Reply::Integer(0)),
+        ("PUBSUB SHARDCHANNELS", Reply::array(vec![bulk("b"), bulk("c")])),
+        ("PUBSUB SHARDCHANNELS b*", Reply::array(vec![bulk("b")])),
+        (
+            "PUBSUB SHARDCHANNELS a b",
+            Reply::error("ERR unknown subcommand or wrong number of arguments for 'SHARDCHANNELS'. Try PUBSUB HELP."),
+        ),
+        (
+            "PUBSUB CHANNELS a b",
+            Reply::error("ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP."),
+        ),
+        (
+            "PUBSUB SHARDNUMSUB b a",
+            Reply::array(vec![bulk("b"), Reply::Integer(1), bulk("a"), Reply::Integer(0)]),
+        ),
+        ("PUBSUB SHARDNUMSUB", Reply::array(vec![])),
+        ("PUBSUB CHANNELS", Reply::array(vec![bulk("a"), bulk("d")])),
+    ]);
+    assert_eq!(
+        s.engine.take_messages(),
+        vec![(
+            24,
+            b"*3\r\n$8\r\nsmessage\r\n$1\r\nb\r\n$5\r\nhello\r\n".to_vec()
+        )]
+    );
+    let mut w = |s: &mut Session, line| wire_as(s, &mut sub, line);
+    assert_eq!(
+        w(&mut s, "SUNSUBSCRIBE b zz"),
+        "*3\r\n$12\r\nsunsubscribe\r\n$1\r\nb\r\n:1\r\n*3\r\n$12\r\nsunsubscribe\r\n$2\r\nzz\r\n:1\r\n"
+    );
+    assert_eq!(
+        w(&mut s, "UNSUBSCRIBE d a"),
+        "*3\r\n$11\r\nunsubscribe\r\n$1\r\nd\r\n:2\r\n*3\r\n$11\r\nunsubscribe\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(
+        w(&mut s, "PUNSUBSCRIBE"),
+        "*3\r\n$12\r\npunsubscribe\r\n$2\r\np*\r\n:0\r\n"
+    );
+    // Still subscribed to a shard channel: still in pub/sub mode.
+    assert_eq!(w(&mut s, "PING"), "*2\r\n$4\r\npong\r\n$0\r\n\r\n");
+    assert_eq!(
+        w(&mut s, "SUNSUBSCRIBE"),
+        "*3\r\n$12\r\nsunsubscribe\r\n$1\r\nc\r\n:0\r\n"
+    );
+    assert_eq!(
+        w(&mut s, "SUNSUBSCRIBE"),
+        "*3\r\n$12\r\nsunsubscribe\r\n$-1\r\n:0\r\n"
+    );
+    assert_eq!(w(&mut s, "PING"), "+PONG\r\n");
+    assert_eq!(s.run("SPUBLISH c x"), Reply::Integer(0));
+}
+
+#[test]
+fn the_subscribed_gate_checks_the_command_first_and_names_it_in_full() {
+    let mut s = Session::new();
+    let mut sub = ClientCtx::new(25);
+    as_client(&mut s, &mut sub, "SSUBSCRIBE a");
+    let mut w = |line| wire_as(&mut s, &mut sub, line);
+    assert_eq!(w("CLIENT INFO"), refused("client|info"));
+    assert_eq!(w("MULTI"), refused("multi"));
+    assert_eq!(
+        w("FOO"),
+        "-ERR unknown command 'FOO', with args beginning with: \r\n"
+    );
+    assert_eq!(
+        w("GET"),
+        "-ERR wrong number of arguments for 'get' command\r\n"
+    );
+    assert_eq!(
+        w("PING a b"),
+        "-ERR wrong number of arguments for 'ping' command\r\n"
+    );
+    assert_eq!(
+        w("CLIENT FOO"),
+        "-ERR unknown subcommand 'FOO'. Try CLIENT HELP.\r\n"
+    );
+    assert_eq!(
+        w("SUBSCRIBE"),
+        "-ERR wrong number of arguments for 'subscribe' command\r\n"
+    );
+}
+
+#[test]
+fn ssubscribe_is_refused_in_a_transaction_and_in_scripts() {
+    let mut s = Session::new();
+    s.expect(&[
+        ("MULTI", Reply::ok()),
+        ("SSUBSCRIBE a", Reply::Simple("QUEUED".into())),
+        ("SUBSCRIBE b", Reply::Simple("QUEUED".into())),
+        ("SPUBLISH a b", Reply::Simple("QUEUED".into())),
+    ]);
+    assert_eq!(
+        s.wire("EXEC"),
+        "*3\r\n-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:1\r\n:0\r\n"
+    );
+    as_client(&mut s, &mut ClientCtx::new(26), "SSUBSCRIBE a");
+    let mut other = ClientCtx::new(27);
+    assert_eq!(
+        as_client(
+            &mut s,
+            &mut other,
+            "EVAL \"return redis.call('spublish','a','b')\" 0"
+        ),
+        Reply::Integer(1)
+    );
+    for command in ["ssubscribe", "sunsubscribe"] {
+        let line = alloc::format!("EVAL \"return redis.call('{command}','a')\" 0");
+        let Reply::Error(text) = as_client(&mut s, &mut other, &line) else {
+            panic!("{command} runs in a script");
+        };
+        assert!(
+            text.starts_with("ERR This Redis command is not allowed from script"),
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn shard_subscribers_in_client_list_kill_and_reset() {
+    let mut s = Session::new();
+    s.engine.client_connected(7, "10.0.2.2:5000".into(), s.now);
+    s.engine.client_connected(31, "10.0.2.2:5001".into(), s.now);
+    let mut sub = ClientCtx::new(31);
+    as_client(&mut s, &mut sub, "SSUBSCRIBE x y");
+    let Reply::Verbatim(list) = s.run("CLIENT LIST TYPE pubsub") else {
+        panic!("CLIENT LIST is verbatim text");
+    };
+    let list = alloc::string::String::from_utf8(list).unwrap();
+    assert!(list.starts_with("id=31 "), "{list}");
+    assert!(
+        list.contains(" flags=P db=0 sub=0 psub=0 ssub=2 multi=-1 "),
+        "{list}"
+    );
+    assert_eq!(s.run("CLIENT KILL TYPE pubsub"), Reply::Integer(1));
+    assert_eq!(s.engine.take_kills(), vec![31]);
+    assert_eq!(
+        as_client(&mut s, &mut sub, "RESET"),
+        Reply::Simple("RESET".into())
+    );
+    assert_eq!(sub.subscriptions(), 0);
+    s.expect(&[
+        ("SPUBLISH x m", Reply::Integer(0)),
+        ("PUBSUB SHARDCHANNELS", Reply::array(vec![])),
+    ]);
+    as_client(&mut s, &mut sub, "SSUBSCRIBE z");
+    s.engine.client_gone(31);
+    assert_eq!(
+        s.run("PUBSUB SHARDNUMSUB z"),
+        Reply::array(vec![bulk("z"), Reply::Integer(0)])
+    );
+}
+
+/// `COMMAND INFO name`'s name, arity, flags, first key, last key, step.
+fn command_info(s: &mut Session, name: &str) -> alloc::vec::Vec<Reply> {
+    let Reply::Array(Some(mut info)) = s.run(&alloc::format!("COMMAND INFO {name}")) else {
+        panic!("COMMAND INFO answers an array");
+    };
+    let Reply::Array(Some(mut entry)) = info.remove(0) else {
+        panic!("{name} is a command");
+    };
+    entry.truncate(6);
+    entry
+}
+
+// Expected: redis-server 7.0.15's `COMMAND INFO`, whose key specs place
+// the shard channels (as not-keys) for a cluster to route by slot.
+#[test]
+fn sharded_commands_in_command_info_and_getkeys() {
+    let mut s = Session::new();
+    let flags =
+        |names: &[&str]| Reply::Set(names.iter().map(|&n| Reply::Simple(n.into())).collect());
+    let int = Reply::Integer;
+    assert_eq!(
+        command_info(&mut s, "spublish"),
+        vec![
+            bulk("spublish"),
+            int(3),
+            flags(&["loading", "stale", "fast"]),
+            int(1),
+            int(1),
+            int(1)
+        ]
+    );
+    assert_eq!(
+        command_info(&mut s, "ssubscribe"),
+        vec![
+            bulk("ssubscribe"),
+            int(-2),
+            flags(&["loading", "stale"]),
+            int(1),
+            int(-1),
+            int(1)
+        ]
+    );
+    assert_eq!(
+        command_info(&mut s, "sunsubscribe"),
+        vec![
+            bulk("sunsubscribe"),
+            int(-1),
+            flags(&["loading", "stale"]),
+            int(1),
+            int(-1),
+            int(1)
+        ]
+    );
+    for line in [
+        "COMMAND GETKEYS spublish a b",
+        "COMMAND GETKEYS ssubscribe a b",
+    ] {
+        assert_eq!(
+            s.run(line),
+            Reply::error("ERR The command has no key arguments")
+        );
+    }
+}

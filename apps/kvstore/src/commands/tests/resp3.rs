@@ -190,3 +190,31 @@ fn pubsub_confirmations_are_pushes_and_other_commands_run() {
         ">3\r\n$12\r\npunsubscribe\r\n_\r\n:2\r\n"
     );
 }
+
+// Expected texts: redis-server 7.0.15 after `HELLO 3`.
+#[test]
+fn shard_confirmations_are_pushes_too() {
+    let mut s = resp3();
+    assert_eq!(
+        s.wire("SSUBSCRIBE a b"),
+        ">3\r\n$10\r\nssubscribe\r\n$1\r\na\r\n:1\r\n>3\r\n$10\r\nssubscribe\r\n$1\r\nb\r\n:2\r\n"
+    );
+    assert_eq!(
+        s.wire("SUBSCRIBE c"),
+        ">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n"
+    );
+    assert_eq!(s.wire("GET k"), "_\r\n");
+    assert_eq!(s.wire("PING"), "+PONG\r\n");
+    assert_eq!(
+        s.wire("SUNSUBSCRIBE a"),
+        ">3\r\n$12\r\nsunsubscribe\r\n$1\r\na\r\n:1\r\n"
+    );
+    assert_eq!(
+        s.wire("SUNSUBSCRIBE"),
+        ">3\r\n$12\r\nsunsubscribe\r\n$1\r\nb\r\n:0\r\n"
+    );
+    assert_eq!(
+        s.wire("SUNSUBSCRIBE"),
+        ">3\r\n$12\r\nsunsubscribe\r\n_\r\n:0\r\n"
+    );
+}
