@@ -112,6 +112,15 @@ pub struct Config {
     pub slowlog_log_slower_than: i64,
     /// Entries the slow log keeps (`slowlog-max-len`, 128).
     pub slowlog_max_len: u64,
+    /// Run times the latency monitor records as events, in milliseconds
+    /// (`latency-monitor-threshold`; 0, the default: none).
+    pub latency_monitor_threshold: u64,
+    /// Whether each command's run times are kept in its histogram
+    /// (`latency-tracking`, on by default).
+    pub latency_tracking: bool,
+    /// The percentiles `INFO latencystats` shows
+    /// (`latency-tracking-info-percentiles`, `50 99 99.9`).
+    pub latency_tracking_info_percentiles: Percentiles,
 }
 
 impl Config {
@@ -154,6 +163,9 @@ impl Default for Config {
             min_replicas_max_lag: 10,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            latency_monitor_threshold: 0,
+            latency_tracking: true,
+            latency_tracking_info_percentiles: Percentiles(alloc::vec![50.0, 99.0, 99.9]),
         }
     }
 }
@@ -278,11 +290,7 @@ const PARAMS: &[Param] = &[
         name: "appendonly",
         get: |c| String::from(if c.appendonly { "yes" } else { "no" }),
         change: AtStart(|c, v| {
-            c.appendonly = match v.to_ascii_lowercase().as_slice() {
-                b"yes" => true,
-                b"no" => false,
-                _ => return Err("argument must be 'yes' or 'no'"),
-            };
+            c.appendonly = yes_or_no(v)?;
             Ok(())
         }),
     },
@@ -377,6 +385,38 @@ const PARAMS: &[Param] = &[
         get: |c| c.slowlog_max_len.to_string(),
         change: AtRunTime(|c, v| {
             c.slowlog_max_len = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "latency-monitor-threshold",
+        get: |c| c.latency_monitor_threshold.to_string(),
+        change: AtRunTime(|c, v| {
+            c.latency_monitor_threshold = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "latency-tracking",
+        get: |c| String::from(if c.latency_tracking { "yes" } else { "no" }),
+        change: AtRunTime(|c, v| {
+            c.latency_tracking = yes_or_no(v)?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "latency-tracking-info-percentiles",
+        get: |c| {
+            let shown: Vec<String> = c
+                .latency_tracking_info_percentiles
+                .0
+                .iter()
+                .map(|p| p.to_string())
+                .collect();
+            shown.join(" ")
+        },
+        change: AtRunTime(|c, v| {
+            c.latency_tracking_info_percentiles = Percentiles(percentiles(v)?);
             Ok(())
         }),
     },
@@ -741,6 +781,54 @@ fn parse_output_limit(value: &[u8], current: u64) -> Option<u64> {
 
 /// An integer setting as Redis reads one: a strict integer (else "couldn't
 /// be parsed"), within `min..=max` (else `range`, which says so).
+/// Percentiles, each from 0 to 100 (never NaN, so they compare as equal
+/// when their bits do).
+#[derive(Clone, Debug, Default)]
+pub struct Percentiles(pub Vec<f64>);
+
+impl PartialEq for Percentiles {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.len() == other.0.len()
+            && self
+                .0
+                .iter()
+                .zip(&other.0)
+                .all(|(a, b)| a.to_bits() == b.to_bits())
+    }
+}
+
+impl Eq for Percentiles {}
+
+/// A boolean setting's value: `yes` or `no`, any case.
+fn yes_or_no(value: &[u8]) -> Result<bool, &'static str> {
+    match value.to_ascii_lowercase().as_slice() {
+        b"yes" => Ok(true),
+        b"no" => Ok(false),
+        _ => Err("argument must be 'yes' or 'no'"),
+    }
+}
+
+/// Percentiles separated by spaces, each from 0 to 100 (none is fine).
+fn percentiles(value: &[u8]) -> Result<Vec<f64>, &'static str> {
+    value
+        .split(|&b| b == b' ')
+        .filter(|word| !word.is_empty())
+        .map(|word| {
+            let p = core::str::from_utf8(word)
+                .ok()
+                .and_then(|w| w.parse::<f64>().ok())
+                .filter(|p| p.is_finite())
+                .ok_or("Invalid latency-tracking-info-percentiles parameters")?;
+            match (0.0..=100.0).contains(&p) {
+                true => Ok(p),
+                false => Err(
+                    "latency-tracking-info-percentiles parameters should sit between [0.0,100.0]",
+                ),
+            }
+        })
+        .collect()
+}
+
 fn integer(value: &[u8], min: i64, max: i64, range: &'static str) -> Result<i64, &'static str> {
     let n = parse_i64(value).ok_or("argument couldn't be parsed into an integer")?;
     if (min..=max).contains(&n) {

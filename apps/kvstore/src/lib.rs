@@ -55,6 +55,7 @@ pub mod eviction;
 pub mod geo;
 pub mod glob;
 pub mod hll;
+pub mod latency;
 pub mod monitor;
 pub mod notify;
 pub mod num;

@@ -23,6 +23,7 @@ const SECTIONS: &[(&str, Section, bool)] = &[
     ("replication", replication, true),
     ("cpu", cpu, true),
     ("commandstats", commandstats, false),
+    ("latencystats", latencystats, false),
     ("errorstats", errorstats, true),
     ("cluster", cluster, true),
     ("keyspace", keyspace, true),
@@ -204,6 +205,25 @@ fn replication(x: &Exec<'_>, out: &mut String) {
 
 /// One line per command that was called since start (or `CONFIG
 /// RESETSTAT`): calls, time, and refusals and failures.
+/// Each command's run-time percentiles (`latency-tracking-info-percentiles`),
+/// in microseconds, for the commands with a run in their histogram.
+fn latencystats(x: &Exec<'_>, out: &mut String) {
+    out.push_str("# Latencystats\r\n");
+    let percentiles = &x.config.latency_tracking_info_percentiles.0;
+    for (name, c) in &x.stats.commands {
+        if c.latency.total() == 0 {
+            continue;
+        }
+        let _ = write!(out, "latency_percentiles_usec_{name}:");
+        for (i, &p) in percentiles.iter().enumerate() {
+            let us = c.latency.percentile(p).unwrap_or(0);
+            let comma = if i == 0 { "" } else { "," };
+            let _ = write!(out, "{comma}p{p}={us}.000");
+        }
+        out.push_str("\r\n");
+    }
+}
+
 fn commandstats(x: &Exec<'_>, out: &mut String) {
     out.push_str("# Commandstats\r\n");
     for (name, c) in &x.stats.commands {

@@ -54,6 +54,7 @@ mod info;
 mod introspect;
 mod key_positions;
 mod keys;
+mod latency;
 mod lcs;
 mod list_moves;
 mod lists;
@@ -332,10 +333,13 @@ impl Engine {
 
     /// One step of background expiry: examines up to `budget` keys and
     /// removes the expired ones. Returns the `DEL` commands to log. Call it
-    /// periodically (Redis does ten times a second). Clients blocked in the
+    /// periodically (Redis does ten times a second). A cycle that takes
+    /// `latency-monitor-threshold` or longer is an `expire-cycle` latency
+    /// event. Clients blocked in the
     /// consumer group of a stream that expired are answered (see
     /// [`take_unblocked`](Engine::take_unblocked)).
     pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Effects {
+        let started_us = (self.clock_us)();
         let mut effects = Effects::default();
         for db in 0..self.dbs.len() {
             let removed = self.dbs[db].sweep_expired(now_ms, budget);
@@ -357,6 +361,13 @@ impl Engine {
         }
         // A client may wait in the group of a stream that expired.
         effects.append(self.serve_blocked(now_ms));
+        let ms = (self.clock_us)().saturating_sub(started_us) / 1000;
+        let threshold = self.config.latency_monitor_threshold;
+        if threshold > 0 && ms >= threshold {
+            self.stats
+                .latency_events
+                .record("expire-cycle", ms, now_ms / 1000);
+        }
         effects
     }
 
@@ -636,14 +647,7 @@ impl Engine {
         let Some(waiter) = self.blocking.waiter(id) else {
             return;
         };
-        if let Some(spec) = waiter.args.first().and_then(|name| table::lookup(name)) {
-            self.stats
-                .commands
-                .entry(spec.name)
-                .or_default()
-                .failed_calls += 1;
-        }
-        self.stats.count_error(text);
+        self.stats.count_blocked_failure(&waiter.args, text);
         self.blocking.unblock(id, Reply::error(text));
     }
 
@@ -949,6 +953,19 @@ impl Engine {
         counters.calls += 1;
         counters.usec += micros;
         counters.failed_calls += u64::from(failed);
+        if self.config.latency_tracking {
+            counters.latency.record(micros);
+        }
+        let threshold = self.config.latency_monitor_threshold;
+        if threshold > 0 && micros / 1000 >= threshold {
+            let event = match spec.flags & table::FAST {
+                0 => "command",
+                _ => "fast-command",
+            };
+            self.stats
+                .latency_events
+                .record(event, micros / 1000, now_ms / 1000);
+        }
         if !client.in_script {
             let addr = self.clients.get(client.id()).map_or("", |c| c.addr());
             let caller = crate::slowlog::Caller {

@@ -68,6 +68,9 @@ pub struct Stats {
     /// Error replies by their code (`ERR`, `WRONGTYPE`, ...) for `INFO
     /// errorstats`, at most [`MAX_ERROR_CODES`] codes (engine).
     pub error_codes: alloc::collections::BTreeMap<alloc::string::String, u64>,
+    /// The latency monitor's events (engine); `CONFIG RESETSTAT` keeps
+    /// them, `LATENCY RESET` forgets them.
+    pub latency_events: crate::latency::Events,
 }
 
 /// The most error codes `INFO errorstats` tracks: the codes come from
@@ -77,7 +80,7 @@ pub const MAX_ERROR_CODES: usize = 128;
 
 /// What `INFO commandstats` reports for one command: how often it ran,
 /// for how long, and how often it was turned away or failed.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CommandCounters {
     /// Times the command ran.
     pub calls: u64,
@@ -90,6 +93,9 @@ pub struct CommandCounters {
     pub rejected_calls: u64,
     /// Times it ran and answered an error.
     pub failed_calls: u64,
+    /// Its run times, while `latency-tracking` is on (`LATENCY
+    /// HISTOGRAM`, `INFO latencystats`).
+    pub latency: crate::latency::Histogram,
 }
 
 /// The counters of every command that was called, by its full name
@@ -126,6 +132,7 @@ impl Default for Stats {
             evicted_keys: 0,
             commands: CommandStats::new(),
             error_codes: alloc::collections::BTreeMap::new(),
+            latency_events: crate::latency::Events::default(),
         }
     }
 }
@@ -143,6 +150,16 @@ impl Stats {
         }
     }
 
+    /// A blocked client's command (`args`) ends in the error `text`
+    /// (`CLIENT UNBLOCK ... ERROR`, its stream gone): a failure of the
+    /// call, counted when it blocked, and an error reply.
+    pub fn count_blocked_failure(&mut self, args: &[alloc::vec::Vec<u8>], text: &str) {
+        if let Some(spec) = args.first().and_then(|name| super::table::lookup(name)) {
+            self.commands.entry(spec.name).or_default().failed_calls += 1;
+        }
+        self.count_error(text);
+    }
+
     /// `CONFIG RESETSTAT`: zero the cumulative counters, keeping the ones
     /// that describe current state (clients connected, log sizes).
     pub fn reset(&mut self) {
@@ -158,6 +175,7 @@ impl Stats {
             dirty: self.dirty,
             used_memory_lua: self.used_memory_lua,
             cached_scripts: self.cached_scripts,
+            latency_events: core::mem::take(&mut self.latency_events),
             ..Stats::default()
         };
     }

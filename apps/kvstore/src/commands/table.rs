@@ -13,7 +13,7 @@ use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
     lcs, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
-use super::{geo, geo_search, slowlog};
+use super::{geo, geo_search, latency, slowlog};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -857,6 +857,60 @@ const TABLE: &[Spec] = &[
         ADMIN | LOADING | STALE | NO_MULTI,
         NO_KEYS,
         persistence::shutdown,
+    ),
+    container(
+        "latency",
+        &[
+            cmd(
+                "latency|histogram",
+                -2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                latency::histogram,
+            ),
+            cmd(
+                "latency|latest",
+                2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                latency::latest,
+            ),
+            cmd(
+                "latency|history",
+                3,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                latency::history,
+            ),
+            cmd(
+                "latency|reset",
+                -2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                latency::reset,
+            ),
+            cmd(
+                "latency|graph",
+                3,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                latency::graph,
+            ),
+            cmd(
+                "latency|doctor",
+                2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                latency::doctor,
+            ),
+            cmd(
+                "latency|help",
+                2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                latency::help,
+            ),
+        ],
     ),
     container(
         "slowlog",

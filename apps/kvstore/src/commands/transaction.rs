@@ -60,34 +60,70 @@ impl Engine {
             });
         }
         // Name and arity errors, and authentication, as for any command.
-        if let Err(reply) = check(args) {
-            if name == "exec" {
-                // A malformed EXEC ends the transaction, if there is one,
-                // and says so either way, as Redis does.
-                client.multi = None;
-                client.watched.clear();
-                let Reply::Error(text) = reply else {
-                    return Some(Outcome::unchanged(reply));
-                };
-                let why = text.strip_prefix("ERR ").unwrap_or(&text);
-                return Some(Outcome::unchanged(Reply::Error(alloc::format!(
-                    "EXECABORT Transaction discarded because of: {why}"
-                ))));
-            }
-            if let Some(multi) = client.multi.as_mut() {
-                multi.failed = true;
-            }
-            return Some(Outcome::unchanged(reply));
-        }
+        let spec = match check(args) {
+            Ok(spec) => spec,
+            Err(reply) => return Some(self.refuse_control(name, args, client, reply)),
+        };
         if self.config().requirepass.is_some() && !client.authenticated && name != "quit" {
+            self.count_rejected(args);
             return Some(Outcome::unchanged(Reply::error(
                 "NOAUTH Authentication required.",
             )));
         }
+        if name == "quit" {
+            // QUIT inside MULTI ends the connection, as a plain QUIT does.
+            client.multi = None;
+            return None;
+        }
         if name != "exec" {
             self.feed_monitors(args, client, now);
         }
-        Some(match name {
+        let started_us = (self.clock_us)();
+        let outcome = self.control(name, args, client, now);
+        let kept = || crate::slowlog::trimmed(args);
+        let failed = outcome.reply.is_error();
+        self.finished(spec, kept, client, now, started_us, failed);
+        Some(outcome)
+    }
+
+    /// A malformed `MULTI`, `EXEC`, `DISCARD`, `WATCH` or `UNWATCH`
+    /// (`reply` says how), counted as a rejected call. A malformed `EXEC`
+    /// ends the transaction, if there is one, and says so either way, as
+    /// Redis does; any other fails the open transaction.
+    fn refuse_control(
+        &mut self,
+        name: &str,
+        args: &[Vec<u8>],
+        client: &mut ClientCtx,
+        reply: Reply,
+    ) -> Outcome {
+        self.count_rejected(args);
+        if name == "exec" {
+            client.multi = None;
+            client.watched.clear();
+            let Reply::Error(text) = reply else {
+                return Outcome::unchanged(reply);
+            };
+            let why = text.strip_prefix("ERR ").unwrap_or(&text);
+            return Outcome::unchanged(Reply::Error(alloc::format!(
+                "EXECABORT Transaction discarded because of: {why}"
+            )));
+        }
+        if let Some(multi) = client.multi.as_mut() {
+            multi.failed = true;
+        }
+        Outcome::unchanged(reply)
+    }
+
+    /// Runs the transaction command `name` (checked, and not `QUIT`).
+    fn control(
+        &mut self,
+        name: &str,
+        args: &[Vec<u8>],
+        client: &mut ClientCtx,
+        now: u64,
+    ) -> Outcome {
+        match name {
             "multi" if client.multi.is_some() => {
                 Outcome::unchanged(Reply::error("ERR MULTI calls can not be nested"))
             }
@@ -112,22 +148,18 @@ impl Engine {
                 }
                 Outcome::unchanged(Reply::ok())
             }
-            "unwatch" => {
-                client.watched.clear();
-                Outcome::unchanged(Reply::ok())
-            }
             "exec" => {
                 // Shown after the commands it ran, as Redis shows it.
                 let outcome = self.exec(client, now);
                 self.feed_monitors(args, client, now);
                 outcome
             }
-            // QUIT inside MULTI ends the connection, as a plain QUIT does.
+            // UNWATCH, the last of them.
             _ => {
-                client.multi = None;
-                return None;
+                client.watched.clear();
+                Outcome::unchanged(Reply::ok())
             }
-        })
+        }
     }
 
     /// `EXEC`: runs the queued commands unless the transaction failed or a
@@ -177,6 +209,12 @@ impl Engine {
                 Some(outcome) => outcome, // UNWATCH
                 None => self.run(&mut args, client, now, false),
             };
+            // Each error in the reply counts, as a reply of its own (a
+            // script's error its command already counted excepted).
+            let counted = core::mem::take(&mut self.reply_error_counted);
+            if let (Reply::Error(text), false) = (&outcome.reply, counted) {
+                self.stats.count_error(text);
+            }
             replies.push(outcome.reply);
             effects.append(outcome.effects);
         }

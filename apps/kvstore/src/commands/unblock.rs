@@ -28,7 +28,11 @@ pub(crate) fn client_unblock(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::Integer(0);
     };
     let reply = match as_error {
-        true => Reply::error("UNBLOCKED client unblocked via CLIENT UNBLOCK"),
+        true => {
+            let text = "UNBLOCKED client unblocked via CLIENT UNBLOCK";
+            x.stats.count_blocked_failure(&waiter.args, text);
+            Reply::error(text)
+        }
         false => waiter.wait.timeout_reply.clone(),
     };
     Reply::Integer(i64::from(x.blocking.unblock(id as u64, reply)))

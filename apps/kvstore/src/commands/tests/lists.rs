@@ -676,10 +676,21 @@ fn client_unblock_and_closed_connections() {
     assert_eq!(s.engine.take_unblocked(), [(5, Reply::Array(None))]);
     c.unblocked();
     as_client(&mut s, &mut c, "BLPOP l 0");
+    s.run("CONFIG RESETSTAT");
     assert_eq!(s.run("CLIENT UNBLOCK 5 ERROR"), int(1));
     assert_eq!(
         s.engine.take_unblocked(),
         [(5, err("UNBLOCKED client unblocked via CLIENT UNBLOCK"))]
+    );
+    // The error is the BLPOP's failure, as Redis counts it.
+    let Reply::Verbatim(info) = s.run("INFO errorstats commandstats") else {
+        panic!("INFO is not text");
+    };
+    let info = String::from_utf8_lossy(&info);
+    assert!(info.contains("errorstat_UNBLOCKED:count=1\r\n"), "{info}");
+    assert!(
+        info.contains("rejected_calls=0,failed_calls=1\r\n"),
+        "{info}"
     );
     s.expect(&[
         (

@@ -504,3 +504,181 @@ fn monitor_shows_commands_scripts_and_transactions_in_the_order_they_run() {
     run(&mut e, &mut client, "PING");
     assert!(e.take_messages().is_empty());
 }
+
+#[test]
+fn latency_histograms_count_each_commands_runs_by_powers_of_two() {
+    let mut s = Session::new();
+    s.run("CONFIG RESETSTAT");
+    s.run("SET a b");
+    s.run("SET c d");
+    s.run("CLIENT ID");
+    // The engine's clock stands still in tests: every run takes 0 µs.
+    let histogram = |calls| {
+        Reply::Map(vec![
+            bulk("calls"),
+            int(calls),
+            bulk("histogram_usec"),
+            Reply::Map(vec![int(1), int(calls)]),
+        ])
+    };
+    s.expect(&[
+        (
+            "LATENCY HISTOGRAM set nosuch client",
+            Reply::Map(vec![
+                bulk("client|id"),
+                histogram(1),
+                bulk("set"),
+                histogram(2),
+            ]),
+        ),
+        ("LATENCY HISTOGRAM blabla", Reply::Map(vec![])),
+        (
+            "LATENCY HISTOGRAM CLIENT|ID",
+            Reply::Map(vec![bulk("client|id"), histogram(1)]),
+        ),
+        ("CONFIG SET latency-tracking no", ok()),
+        ("CONFIG RESETSTAT", ok()),
+        ("GET a", bulk("b")),
+        ("LATENCY HISTOGRAM get", Reply::Map(vec![])),
+        (
+            "LATENCY HELP xxx",
+            err("ERR wrong number of arguments for 'latency|help' command"),
+        ),
+    ]);
+}
+
+#[test]
+fn info_latencystats_shows_the_percentiles_asked_for() {
+    let mut s = Session::new();
+    s.expect(&[
+        ("CONFIG RESETSTAT", ok()),
+        ("SET k v", ok()),
+        (
+            "CONFIG GET latency-tracking-info-percentiles",
+            array(&[
+                bulk("latency-tracking-info-percentiles"),
+                bulk("50 99 99.9"),
+            ]),
+        ),
+    ]);
+    let stats = text(s.run("INFO latencystats"));
+    assert!(stats.starts_with("# Latencystats\r\n"), "{stats}");
+    assert!(stats.contains("latency_percentiles_usec_set:p50=0.000,p99=0.000,p99.9=0.000\r\n"));
+    s.expect(&[
+        (
+            "CONFIG SET latency-tracking-info-percentiles \"0.0 50.0 100.0\"",
+            ok(),
+        ),
+        (
+            "CONFIG GET latency-tracking-info-percentiles",
+            array(&[bulk("latency-tracking-info-percentiles"), bulk("0 50 100")]),
+        ),
+        (
+            "CONFIG SET latency-tracking-info-percentiles \"10.0 50.0 a\"",
+            err("ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters"),
+        ),
+        (
+            "CONFIG SET latency-tracking-info-percentiles \"10.0 50.0 101.0\"",
+            err("ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"),
+        ),
+        (
+            "CONFIG SET latency-monitor-threshold -1",
+            err("ERR CONFIG SET failed (possibly related to argument 'latency-monitor-threshold') - argument must be between 0 and 9223372036854775807 inclusive"),
+        ),
+    ]);
+    let stats = text(s.run("INFO latencystats"));
+    assert!(stats.contains("latency_percentiles_usec_set:p0=0.000,p50=0.000,p100=0.000\r\n"));
+    assert!(
+        !text(s.run("INFO")).contains("Latencystats"),
+        "not a default section"
+    );
+    s.run("CONFIG RESETSTAT");
+    assert!(!text(s.run("INFO latencystats")).contains("_set:"));
+}
+
+#[test]
+fn the_latency_monitor_records_commands_over_the_threshold() {
+    let mut s = Session::new();
+    // A clock that moves 5 ms each time it is read: every command takes 5 ms.
+    fn slow_clock() -> u64 {
+        use core::sync::atomic::{AtomicU64, Ordering};
+        static NOW: AtomicU64 = AtomicU64::new(0);
+        NOW.fetch_add(5_000, Ordering::Relaxed)
+    }
+    s.engine.set_clock_us(slow_clock);
+    s.expect(&[
+        ("LATENCY LATEST", array(&[])),
+        ("SET k v", ok()),
+        ("LATENCY LATEST", array(&[])),
+        ("CONFIG SET latency-monitor-threshold 5", ok()),
+        ("SET k v", ok()),
+        ("GET k", bulk("v")),
+        ("LATENCY RESET nosuch", int(0)),
+        (
+            "LATENCY GRAPH nosuch",
+            err("ERR No samples available for event 'nosuch'"),
+        ),
+    ]);
+    let Reply::Array(Some(latest)) = s.run("LATENCY LATEST") else {
+        panic!("not an array");
+    };
+    let names: Vec<Reply> = latest
+        .iter()
+        .map(|event| match event {
+            Reply::Array(Some(fields)) => {
+                assert_eq!(fields[2], int(5), "5 ms");
+                assert_eq!(fields[3], int(5), "highest 5 ms");
+                fields[0].clone()
+            }
+            other => panic!("not an event: {other:?}"),
+        })
+        .collect();
+    // GET is a fast command, SET is not (and CONFIG SET ran under the
+    // threshold still).
+    assert_eq!(names, [bulk("command"), bulk("fast-command")]);
+    let Reply::Array(Some(history)) = s.run("LATENCY HISTORY fast-command") else {
+        panic!("not an array");
+    };
+    assert_eq!(history.len(), 1);
+    assert!(text(s.run("LATENCY GRAPH fast-command")).starts_with("fast-command - high 5 ms"));
+    assert!(text(s.run("LATENCY DOCTOR")).contains("fast-command: "));
+    s.expect(&[("LATENCY RESET", int(2)), ("LATENCY RESET", int(1))]);
+}
+
+#[test]
+fn transactions_are_counted_as_redis_counts_them() {
+    let mut s = Session::new();
+    s.run("CONFIG RESETSTAT");
+    for line in [
+        "MULTI", "SET a b", "AUTH a", "EXEC", "EXEC", "MULTI", "SET", "EXEC",
+    ] {
+        s.run(line);
+    }
+    // As redis-server 7.0.15 counts the same requests: the error inside
+    // EXEC's reply counts, and MULTI and EXEC are commands like the others.
+    let stats = text(s.run("INFO commandstats"));
+    let line = |name: &str| {
+        let prefix = alloc::format!("cmdstat_{name}:");
+        let found = stats.lines().find(|l| l.starts_with(&prefix)).unwrap_or("");
+        let counters = found.split(',').filter(|f| !f.starts_with("usec"));
+        counters.collect::<Vec<_>>().join(",")
+    };
+    assert_eq!(
+        line("set"),
+        "cmdstat_set:calls=1,rejected_calls=1,failed_calls=0"
+    );
+    assert_eq!(
+        line("exec"),
+        "cmdstat_exec:calls=3,rejected_calls=0,failed_calls=2"
+    );
+    assert_eq!(
+        line("auth"),
+        "cmdstat_auth:calls=1,rejected_calls=0,failed_calls=1"
+    );
+    assert_eq!(
+        line("multi"),
+        "cmdstat_multi:calls=2,rejected_calls=0,failed_calls=0"
+    );
+    let errors = text(s.run("INFO errorstats"));
+    assert!(errors.contains("errorstat_ERR:count=3\r\nerrorstat_EXECABORT:count=1\r\n"));
+}
