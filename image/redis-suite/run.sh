@@ -37,7 +37,7 @@ ALL_UNITS=(
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
     unit/pubsubshard
-    unit/latency-monitor unit/info
+    unit/latency-monitor unit/info unit/introspection
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -51,7 +51,7 @@ CI_UNITS=(
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
     unit/pubsubshard
-    unit/latency-monitor unit/info
+    unit/latency-monitor unit/info unit/introspection
 )
 
 mode=all port="" units=()

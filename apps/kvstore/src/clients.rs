@@ -19,8 +19,9 @@ use alloc::vec::Vec;
 
 use crate::commands::ClientCtx;
 
-/// Bytes of a command name kept for `cmd=`.
-const NAME: usize = 24;
+/// The server's own address, as every connection sees it (QEMU's user
+/// network gives the guest this one).
+pub const LOCAL_ADDR: &str = "10.0.2.15:6379";
 
 /// One connection as `CLIENT LIST` shows it.
 #[derive(Clone, Debug)]
@@ -35,8 +36,11 @@ pub struct ClientInfo {
     psub: usize,
     ssub: usize,
     multi: i64,
-    cmd: [u8; NAME],
-    cmd_len: usize,
+    /// The last command's full name (`client|list`), `None` before the
+    /// first or after an unknown one.
+    cmd: Option<&'static str>,
+    /// Bytes of the request being run, while it runs (`qbuf=`).
+    qbuf: usize,
     no_evict: bool,
     /// The protocol version it speaks (`HELLO`): `resp=`.
     resp: i64,
@@ -58,17 +62,14 @@ impl ClientInfo {
             .as_deref()
             .map(String::from_utf8_lossy)
             .unwrap_or_default();
-        let cmd = match self.cmd_len {
-            0 => String::from("NULL"),
-            n => String::from_utf8_lossy(&self.cmd[..n]).into_owned(),
-        };
+        let cmd = self.cmd.unwrap_or("NULL");
         let flags = match (self.is_pubsub(), self.multi >= 0) {
             (true, _) => "P",
             (_, true) => "x",
             _ => "N",
         };
         format!(
-            "id={} addr={} laddr=10.0.2.15:6379 fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub={} multi={} qbuf=0 qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}",
+            "id={} addr={} laddr={LOCAL_ADDR} fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}",
             self.id,
             self.addr,
             name,
@@ -81,6 +82,7 @@ impl ClientInfo {
             self.psub,
             self.ssub,
             self.multi,
+            self.qbuf,
             cmd,
             self.resp
         )
@@ -118,8 +120,8 @@ impl Clients {
                 psub: 0,
                 ssub: 0,
                 multi: -1,
-                cmd: [0; NAME],
-                cmd_len: 0,
+                cmd: None,
+                qbuf: 0,
                 no_evict: false,
                 resp: 2,
             },
@@ -131,8 +133,16 @@ impl Clients {
         self.by_id.remove(&id);
     }
 
-    /// Records what `client` looks like after running `command` at `now_ms`.
-    pub fn seen(&mut self, client: &ClientCtx, command: &[u8], now_ms: u64) {
+    /// Records what `client` looks like at `now_ms`, running `command` (its
+    /// full name, `None` if unknown) from a request of `request_len`
+    /// bytes (0 once it ran).
+    pub fn seen(
+        &mut self,
+        client: &ClientCtx,
+        command: Option<&'static str>,
+        request_len: usize,
+        now_ms: u64,
+    ) {
         let Some(info) = self.by_id.get_mut(&client.id()) else {
             return;
         };
@@ -146,11 +156,8 @@ impl Clients {
         info.psub = client.patterns.len();
         info.ssub = client.shard_channels.len();
         info.multi = client.multi.as_ref().map_or(-1, |m| m.queued.len() as i64);
-        let n = command.len().min(NAME);
-        for (to, from) in info.cmd.iter_mut().zip(&command[..n]) {
-            *to = from.to_ascii_lowercase();
-        }
-        info.cmd_len = n;
+        info.cmd = command;
+        info.qbuf = request_len;
     }
 
     /// Sets `CLIENT NO-EVICT` for `id`.

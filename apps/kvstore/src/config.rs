@@ -698,31 +698,47 @@ impl Config {
         Ok(config)
     }
 
-    /// Whether `CONFIG SET` may change parameter `name` (any case) on a
-    /// running server: if not, [`ConfigError::Unknown`] or
+    /// Whether `CONFIG SET` may set parameter `name` (any case) to `value`
+    /// on a running server: if not, [`ConfigError::Unknown`] or
     /// [`ConfigError::Immutable`], naming the parameter as typed (Redis
-    /// checks every name of a `CONFIG SET` this way before any value).
+    /// checks every name of a `CONFIG SET` this way before any value). A
+    /// parameter fixed at start may be "set" to the value it has: nothing
+    /// changes.
     ///
     /// ```
     /// use kvstore::config::{Config, ConfigError};
     ///
-    /// assert_eq!(Config::settable_at_runtime("MaxMemory"), Ok(()));
-    /// assert_eq!(Config::settable_at_runtime("Port"), Err(ConfigError::Immutable("Port".into())));
-    /// assert_eq!(Config::settable_at_runtime("NoSuch"), Err(ConfigError::Unknown("NoSuch".into())));
+    /// let config = Config::default();
+    /// assert_eq!(config.settable_at_runtime("MaxMemory", b"1mb"), Ok(()));
+    /// assert_eq!(config.settable_at_runtime("Port", b"6379"), Ok(()));
+    /// assert_eq!(config.settable_at_runtime("Port", b"7000"), Err(ConfigError::Immutable("Port".into())));
+    /// assert_eq!(config.settable_at_runtime("NoSuch", b"1"), Err(ConfigError::Unknown("NoSuch".into())));
     /// ```
-    pub fn settable_at_runtime(name: &str) -> Result<(), ConfigError> {
-        match param(&name.to_ascii_lowercase()).map(|p| p.change) {
-            Some(AtRunTime(_)) => Ok(()),
-            Some(_) => Err(ConfigError::Immutable(name.into())),
-            None => Err(ConfigError::Unknown(name.into())),
+    pub fn settable_at_runtime(&self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
+        let unchanged = match param(&name.to_ascii_lowercase()).map(|p| (p.change, p.get)) {
+            Some((AtRunTime(_), _)) => return Ok(()),
+            Some((AtStart(set), _)) => {
+                let mut changed = self.clone();
+                set(&mut changed, value).is_ok() && changed == *self
+            }
+            Some((Fixed, get)) => get(self).as_bytes() == value,
+            None => return Err(ConfigError::Unknown(name.into())),
+        };
+        match unchanged {
+            true => Ok(()),
+            false => Err(ConfigError::Immutable(name.into())),
         }
     }
 
     /// Like [`set`](Config::set), for `CONFIG SET` on a running server:
     /// only what [`Config::settable_at_runtime`] allows.
     pub fn set_at_runtime(&mut self, name: &str, value: &[u8]) -> Result<(), ConfigError> {
-        Self::settable_at_runtime(name)?;
-        self.set(name, value)
+        self.settable_at_runtime(name, value)?;
+        match param(&name.to_ascii_lowercase()).map(|p| p.change) {
+            Some(AtRunTime(_)) => self.set(name, value),
+            // The value it already has.
+            _ => Ok(()),
+        }
     }
 }
 
@@ -1067,8 +1083,14 @@ mod tests {
             ConfigError::Immutable(String::from("port"))
         );
         assert_eq!(
-            config.set_at_runtime("databases", b"16").unwrap_err(),
+            config.set_at_runtime("databases", b"32").unwrap_err(),
             ConfigError::Immutable(String::from("databases"))
+        );
+        // What it already is: nothing to change.
+        assert_eq!(config.set_at_runtime("databases", b"16"), Ok(()));
+        assert_eq!(
+            config.set_at_runtime("appendfilename", b"appendonly.aof"),
+            Ok(())
         );
         assert_eq!(config.get("lua-time-limit").as_deref(), Some("5000"));
         assert_eq!(config.set_at_runtime("busy-reply-threshold", b"10"), Ok(()));

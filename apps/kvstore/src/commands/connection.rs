@@ -213,6 +213,7 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         };
     }
     let (mut id, mut addr, mut pubsub, mut skipme) = (None, None, None, true);
+    let mut laddr = None;
     let mut i = 2;
     while i + 1 < args.len() {
         let (key, value) = (&args[i], &args[i + 1]);
@@ -224,7 +225,29 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         } else if key.eq_ignore_ascii_case(b"addr") {
             addr = Some(errors::lossy(value));
         } else if key.eq_ignore_ascii_case(b"type") {
-            pubsub = Some(value.eq_ignore_ascii_case(b"pubsub"));
+            // kvstore has no replicas and no primary: those types match
+            // no one.
+            pubsub = match value.to_ascii_lowercase().as_slice() {
+                b"normal" => Some(Some(false)),
+                b"pubsub" => Some(Some(true)),
+                b"master" | b"slave" | b"replica" => Some(None),
+                _ => {
+                    return Reply::Error(alloc::format!(
+                        "ERR Unknown client type '{}'",
+                        errors::lossy(value)
+                    ))
+                }
+            };
+        } else if key.eq_ignore_ascii_case(b"user") {
+            // One user, `default`, whom every connection is.
+            if value.as_slice() != b"default" {
+                return Reply::Error(alloc::format!(
+                    "ERR No such user '{}'",
+                    errors::lossy(value)
+                ));
+            }
+        } else if key.eq_ignore_ascii_case(b"laddr") {
+            laddr = Some(errors::lossy(value));
         } else if key.eq_ignore_ascii_case(b"skipme") {
             skipme = if value.eq_ignore_ascii_case(b"yes") {
                 true
@@ -245,7 +268,12 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .clients
         .all()
         .filter(|c| addr.as_deref().is_none_or(|a| a == c.addr()))
-        .filter(|c| pubsub.is_none_or(|p| p == c.is_pubsub()))
+        .filter(|c| pubsub.is_none_or(|p| p == Some(c.is_pubsub())))
+        .filter(|_| {
+            laddr
+                .as_deref()
+                .is_none_or(|a| a == crate::clients::LOCAL_ADDR)
+        })
         .map(|c| c.id())
         .filter(|&c| id.is_none_or(|want| want == c))
         .filter(|&c| !(skipme && c == me))

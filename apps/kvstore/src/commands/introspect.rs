@@ -134,7 +134,7 @@ pub(crate) fn config_set(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let mut names: Vec<Vec<u8>> = Vec::new();
     for pair in args[2..].chunks(2) {
         let typed = errors::lossy(&pair[0]);
-        if let Err(err) = crate::config::Config::settable_at_runtime(&typed) {
+        if let Err(err) = x.config.settable_at_runtime(&typed, &pair[1]) {
             return Reply::Error(err.message());
         }
         let name = pair[0].to_ascii_lowercase();

@@ -266,9 +266,9 @@ impl Engine {
         client: &mut ClientCtx,
         now_ms: u64,
     ) -> Outcome {
-        if let Some(name) = args.first() {
-            self.clients.seen(client, name, now_ms);
-        }
+        let full_name = table::full_name(&args);
+        self.clients
+            .seen(client, full_name, table::request_len(&args), now_ms);
         if args.len() == 1 && args[0].eq_ignore_ascii_case(b"reset") {
             // Not queued in a transaction, allowed while subscribed.
             return self.reset(client);
@@ -288,10 +288,8 @@ impl Engine {
         }
         let served = self.serve_blocked(now_ms);
         outcome.effects.append(served);
-        if let Some(name) = args.first() {
-            // What the command changed (database, name, subscriptions).
-            self.clients.seen(client, name, now_ms);
-        }
+        // What the command changed (database, name, subscriptions).
+        self.clients.seen(client, full_name, 0, now_ms);
         let counted = core::mem::take(&mut self.reply_error_counted);
         if let (Reply::Error(text), false) = (&outcome.reply, counted) {
             self.stats.count_error(text);

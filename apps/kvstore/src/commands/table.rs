@@ -122,6 +122,28 @@ pub(crate) fn lookup(name: &[u8]) -> Option<&'static Spec> {
     }
 }
 
+/// The full name of the command `args` call (`get`, `client|list`; a
+/// container without its subcommand is itself), `None` if there is no
+/// such command or subcommand.
+pub(crate) fn full_name(args: &[alloc::vec::Vec<u8>]) -> Option<&'static str> {
+    let spec = lookup(args.first()?)?;
+    match args.get(1) {
+        Some(sub) if !spec.subcommands.is_empty() => spec.subcommand(sub).map(|s| s.name),
+        _ => Some(spec.name),
+    }
+}
+
+/// The bytes of `args` as a request in RESP (`*2\r\n$6\r\nclient...`).
+pub(crate) fn request_len(args: &[alloc::vec::Vec<u8>]) -> usize {
+    let digits = |n: usize| n.checked_ilog10().unwrap_or(0) as usize + 1;
+    let header = 1 + digits(args.len()) + 2;
+    header
+        + args
+            .iter()
+            .map(|a| 1 + digits(a.len()) + 2 + a.len() + 2)
+            .sum::<usize>()
+}
+
 /// The longest command name.
 const LONGEST_NAME: usize = longest_name(TABLE);
 

@@ -144,7 +144,10 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     let lines: alloc::vec::Vec<&str> = list.lines().collect();
     assert_eq!(lines.len(), 2, "{list}");
     assert!(lines[0].starts_with("id=7 addr=10.0.2.2:5000 "), "{list}");
-    assert!(lines[0].contains(" cmd=client "), "{list}");
+    // The request running shows as Redis shows it: its bytes still in the
+    // query buffer, its full name.
+    assert!(lines[0].contains(" qbuf=26 "), "{list}");
+    assert!(lines[0].contains(" cmd=client|list "), "{list}");
     assert!(lines[1].contains("name=worker"), "{list}");
     assert!(
         lines[1].contains("flags=P") && lines[1].contains("sub=1"),

@@ -682,3 +682,26 @@ fn transactions_are_counted_as_redis_counts_them() {
     let errors = text(s.run("INFO errorstats"));
     assert!(errors.contains("errorstat_ERR:count=3\r\nerrorstat_EXECABORT:count=1\r\n"));
 }
+
+#[test]
+fn client_kill_checks_its_filters_as_redis_does() {
+    let mut s = Session::new();
+    s.expect(&[
+        (
+            "CLIENT KILL TYPE wrong_type",
+            err("ERR Unknown client type 'wrong_type'"),
+        ),
+        (
+            "CLIENT KILL USER wrong_user",
+            err("ERR No such user 'wrong_user'"),
+        ),
+        ("CLIENT KILL SKIPME yes_or_no", err("ERR syntax error")),
+        (
+            "CLIENT KILL ID str",
+            err("ERR client-id should be greater than 0"),
+        ),
+        ("CLIENT KILL LADDR 1.2.3.4:5", int(0)),
+        ("CLIENT KILL TYPE replica", int(0)),
+        ("CLIENT KILL USER default", int(0)),
+    ]);
+}
