@@ -58,6 +58,7 @@ mod latency;
 mod lcs;
 mod list_moves;
 mod lists;
+mod memory;
 mod multi_pop;
 mod object;
 mod persistence;
@@ -827,6 +828,7 @@ impl Engine {
         }
         if let Some(mut outcome) = self.script_command(spec, args, client, now, loading) {
             self.stats.used_memory_lua = self.scripts.lua_memory() as u64;
+            self.stats.used_memory_functions = self.functions.lua_memory() as u64;
             self.stats.cached_scripts = self.scripts.len() as u64;
             evicted.append(outcome.effects);
             outcome.effects = evicted;

@@ -95,6 +95,14 @@ pub(crate) fn memory_usage(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 pub(crate) fn memory_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::help(&[
         "MEMORY <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "DOCTOR",
+        "    What the memory figures suggest, in words.",
+        "MALLOC-STATS",
+        "    The allocator's statistics (it keeps none to show).",
+        "PURGE",
+        "    Hand freed memory back (the allocator holds none back: nothing to do).",
+        "STATS",
+        "    The memory figures, by name: data, overhead, scripts, peak.",
         "USAGE <key> [SAMPLES <count>]",
         "    Return memory in bytes used by <key> and its value, as counted against",
         "    maxmemory.",

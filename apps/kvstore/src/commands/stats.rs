@@ -60,6 +60,9 @@ pub struct Stats {
     /// Bytes the scripts' Lua state holds, as of the last script command
     /// (engine).
     pub used_memory_lua: u64,
+    /// Bytes the function libraries' Lua state holds, as of the last
+    /// script command (engine).
+    pub used_memory_functions: u64,
     /// Scripts known (`SCRIPT LOAD`, `EVAL`), as of the last script
     /// command (engine).
     pub cached_scripts: u64,
@@ -128,6 +131,7 @@ impl Default for Stats {
             dirty: 0,
             used_memory_peak: 0,
             used_memory_lua: 0,
+            used_memory_functions: 0,
             cached_scripts: 0,
             evicted_keys: 0,
             commands: CommandStats::new(),
@@ -174,6 +178,7 @@ impl Stats {
             aof_last_rewrite_ms: self.aof_last_rewrite_ms,
             dirty: self.dirty,
             used_memory_lua: self.used_memory_lua,
+            used_memory_functions: self.used_memory_functions,
             cached_scripts: self.cached_scripts,
             latency_events: core::mem::take(&mut self.latency_events),
             ..Stats::default()

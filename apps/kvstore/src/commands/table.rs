@@ -11,7 +11,7 @@ use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::sets::{self, sadd_growth, smove_growth, store_growth};
 use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
-    lcs, object, persistence, pubsub, sort, string_ops, strings, unblock,
+    lcs, memory, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
 use super::{geo, geo_search, latency, slowlog};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
@@ -822,6 +822,16 @@ const TABLE: &[Spec] = &[
         "memory",
         &[
             cmd("memory|usage", -3, R, (2, 2, 1), object::memory_usage),
+            cmd("memory|stats", 2, NO_FLAGS, NO_KEYS, memory::stats),
+            cmd("memory|doctor", 2, NO_FLAGS, NO_KEYS, memory::doctor),
+            cmd(
+                "memory|malloc-stats",
+                2,
+                NO_FLAGS,
+                NO_KEYS,
+                memory::malloc_stats,
+            ),
+            cmd("memory|purge", 2, NO_FLAGS, NO_KEYS, memory::purge),
             cmd("memory|help", 2, CONN, NO_KEYS, object::memory_help),
         ],
     ),
