@@ -35,6 +35,7 @@ mod bitfield;
 mod bitfield_math;
 mod bitop;
 mod bits;
+mod categories;
 mod client;
 mod cluster;
 mod connection;
