@@ -1,5 +1,5 @@
-//! Introspection: `COMMAND` (and `COUNT`, `DOCS`, `GETKEYS`, `INFO`,
-//! `LIST`) and
+//! Introspection: `COMMAND` (and `COUNT`, `DOCS`, `GETKEYS`,
+//! `GETKEYSANDFLAGS`, `INFO`, `LIST`) and
 //! `CONFIG GET|SET|RESETSTAT`. Enough for `redis-cli` and
 //! `redis-benchmark` to start up.
 
@@ -9,7 +9,7 @@ use alloc::vec::Vec;
 use super::exec::Exec;
 use super::key_positions::{has_keys, key_positions, keys_optional};
 use super::table::{self, Spec, COMMANDS, FLAG_NAMES};
-use super::{categories, errors};
+use super::{categories, errors, key_flags};
 use crate::glob;
 use crate::resp::Reply;
 
@@ -31,35 +31,71 @@ pub(crate) fn command_docs(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// `COMMAND GETKEYS command [arg ...]`: the keys that command would
-/// touch, found where the server itself looks for them; Redis's errors for
-/// an unknown command, one without keys, a wrong number of arguments, and
-/// arguments that do not say where the keys are.
+/// touch, found where the server itself looks for them.
 pub(crate) fn command_getkeys(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let command = &args[2..];
-    let Some(top) = table::lookup(&command[0]) else {
-        return Reply::error("ERR Invalid command specified");
-    };
-    let spec = match command.get(1) {
-        Some(sub) if !top.subcommands.is_empty() => match top.subcommand(sub) {
-            Some(spec) => spec,
-            None => return Reply::error("ERR Invalid command specified"),
-        },
-        _ => top,
-    };
-    if !has_keys(spec) {
-        return Reply::error("ERR The command has no key arguments");
-    }
-    if !spec.arity_ok(command.len()) {
-        return Reply::error("ERR Invalid number of arguments specified for command");
-    }
-    match key_positions(spec, command) {
-        Some(keys) if !keys.is_empty() => Reply::array(
+    match keys_of(command) {
+        Ok((_, keys)) => Reply::array(
             keys.into_iter()
                 .map(|i| Reply::bulk(command[i].as_slice()))
                 .collect(),
         ),
-        _ if keys_optional(spec) => Reply::array(Vec::new()),
-        _ => Reply::error("ERR Invalid arguments specified for command"),
+        Err(error) => error,
+    }
+}
+
+/// `COMMAND GETKEYSANDFLAGS command [arg ...]`: each key with how the
+/// command uses it (`RO access`, `OW update`, ...).
+pub(crate) fn command_getkeysandflags(_x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    let command = &args[2..];
+    let (spec, keys) = match keys_of(command) {
+        Ok(found) => found,
+        Err(error) => return error,
+    };
+    let flags = key_flags::of_keys(spec, command, &keys);
+    Reply::array(
+        keys.into_iter()
+            .zip(flags)
+            .map(|(i, flags)| {
+                let names = key_flags::names(flags)
+                    .map(|name| Reply::Simple(String::from(name)))
+                    .collect();
+                Reply::array(alloc::vec![
+                    Reply::bulk(command[i].as_slice()),
+                    Reply::Set(names)
+                ])
+            })
+            .collect(),
+    )
+}
+
+/// The command `command` names and the places of its keys; Redis's errors
+/// for an unknown command, one without keys, a wrong number of arguments,
+/// and arguments that do not say where the keys are (none for a script
+/// or function, which may have no keys).
+fn keys_of(command: &[Vec<u8>]) -> Result<(&'static Spec, Vec<usize>), Reply> {
+    let Some(top) = table::lookup(&command[0]) else {
+        return Err(Reply::error("ERR Invalid command specified"));
+    };
+    let spec = match command.get(1) {
+        Some(sub) if !top.subcommands.is_empty() => match top.subcommand(sub) {
+            Some(spec) => spec,
+            None => return Err(Reply::error("ERR Invalid command specified")),
+        },
+        _ => top,
+    };
+    if !has_keys(spec) {
+        return Err(Reply::error("ERR The command has no key arguments"));
+    }
+    if !spec.arity_ok(command.len()) {
+        return Err(Reply::error(
+            "ERR Invalid number of arguments specified for command",
+        ));
+    }
+    match key_positions(spec, command) {
+        Some(keys) if !keys.is_empty() => Ok((spec, keys)),
+        _ if keys_optional(spec) => Ok((spec, Vec::new())),
+        _ => Err(Reply::error("ERR Invalid arguments specified for command")),
     }
 }
 

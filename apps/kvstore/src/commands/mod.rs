@@ -53,6 +53,7 @@ mod hll_debug;
 mod hyperloglog;
 mod info;
 mod introspect;
+mod key_flags;
 mod key_positions;
 mod keys;
 mod latency;

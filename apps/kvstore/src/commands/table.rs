@@ -713,6 +713,7 @@ const TABLE: &[Spec] = &[
         cmd("command|count", 2, LOADING | STALE, cat::CONNECTION, NO_KEYS, introspect::command_count),
         cmd("command|docs", -2, LOADING | STALE, cat::CONNECTION, NO_KEYS, introspect::command_docs),
         cmd("command|getkeys", -3, LOADING | STALE, cat::CONNECTION, NO_KEYS, introspect::command_getkeys),
+        cmd("command|getkeysandflags", -4, LOADING | STALE, cat::CONNECTION, NO_KEYS, introspect::command_getkeysandflags),
         cmd("command|info", -2, LOADING | STALE, cat::CONNECTION, NO_KEYS, introspect::command_info),
         cmd("command|list", -2, LOADING | STALE, cat::CONNECTION, NO_KEYS, introspect::command_list),
         ],

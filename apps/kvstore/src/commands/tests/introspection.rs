@@ -220,3 +220,71 @@ fn ttl_type_and_exists_do_not_alter_the_last_access_time() {
     s.run("GET foo");
     s.expect(&[("OBJECT IDLETIME foo", int(0))]);
 }
+
+#[test]
+fn command_getkeysandflags_says_how_each_key_is_used() {
+    let mut s = Session::new();
+    let key = |name: &str, flags: &[&str]| {
+        array(&[
+            bulk(name),
+            Reply::Set(flags.iter().map(|f| Reply::Simple((*f).into())).collect()),
+        ])
+    };
+    s.expect(&[
+        (
+            "COMMAND GETKEYSANDFLAGS set k1 v1",
+            array(&[key("k1", &["OW", "update"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS set k1 v1 get",
+            array(&[key("k1", &["RW", "access", "update"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS mset k1 v1 k2 v2",
+            array(&[key("k1", &["OW", "update"]), key("k2", &["OW", "update"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS LMOVE k1 k2 left right",
+            array(&[
+                key("k1", &["RW", "access", "delete"]),
+                key("k2", &["RW", "insert"]),
+            ]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS sort k1 store k2",
+            array(&[key("k1", &["RO", "access"]), key("k2", &["OW", "update"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS del a b",
+            array(&[key("a", &["RM", "delete"]), key("b", &["RM", "delete"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS bitfield k get u8 0",
+            array(&[key("k", &["RO", "access"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS object encoding k",
+            array(&[key("k", &["RO"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS eval r 1 k",
+            array(&[key("k", &["RW", "access", "update"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS bitop and d a",
+            array(&[key("d", &["OW", "update"]), key("a", &["RO", "access"])]),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS get k k",
+            err("ERR Invalid number of arguments specified for command"),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS get",
+            err("ERR wrong number of arguments for 'command|getkeysandflags' command"),
+        ),
+        (
+            "COMMAND GETKEYSANDFLAGS ping x",
+            err("ERR The command has no key arguments"),
+        ),
+    ]);
+}
