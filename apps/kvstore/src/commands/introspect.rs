@@ -1,6 +1,6 @@
 //! Introspection: `COMMAND` (and `COUNT`, `DOCS`, `GETKEYS`,
 //! `GETKEYSANDFLAGS`, `INFO`, `LIST`) and
-//! `CONFIG GET|SET|RESETSTAT`. Enough for `redis-cli` and
+//! `CONFIG GET|SET|RESETSTAT|REWRITE|HELP`. Enough for `redis-cli` and
 //! `redis-benchmark` to start up.
 
 use alloc::string::String;
