@@ -38,6 +38,7 @@ ALL_UNITS=(
     unit/type/stream-cgroups
     unit/pubsubshard
     unit/latency-monitor unit/info unit/introspection
+    unit/introspection-2
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -52,6 +53,7 @@ CI_UNITS=(
     unit/type/stream-cgroups
     unit/pubsubshard
     unit/latency-monitor unit/info unit/introspection
+    unit/introspection-2
 )
 
 mode=all port="" units=()

@@ -170,6 +170,47 @@ pub(crate) fn client_list(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     Reply::Verbatim(out.into_bytes())
 }
 
+/// `CLIENT HELP`: the subcommands kvstore has, in Redis's words.
+pub(crate) fn client_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::help(&[
+        "CLIENT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "GETNAME",
+        "    Return the name of the current connection.",
+        "ID",
+        "    Return the ID of the current connection.",
+        "INFO",
+        "    Return information about the current client connection.",
+        "KILL <ip:port>",
+        "    Kill connection made from <ip:port>.",
+        "KILL <option> <value> [<option> <value> [...]]",
+        "    Kill connections. Options are:",
+        "    * ADDR (<ip:port>|<unixsocket>:0)",
+        "      Kill connections made from the specified address",
+        "    * ID <client-id>",
+        "      Kill the connection with this ID.",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Kill connections by type.",
+        "    * SKIPME (YES|NO)",
+        "      Skip killing current connection (default: yes).",
+        "LIST [options ...]",
+        "    Return information about client connections. Options:",
+        "    * TYPE (NORMAL|MASTER|REPLICA|PUBSUB)",
+        "      Return clients of specified type.",
+        "REPLY (ON|OFF|SKIP)",
+        "    Control the replies sent to the current connection.",
+        "SETNAME <name>",
+        "    Assign the name <name> to the current connection.",
+        "SETINFO <LIB-NAME|LIB-VER> <value>",
+        "    Set the client's library name or version.",
+        "UNBLOCK <clientid> [TIMEOUT|ERROR]",
+        "    Unblock the specified blocked client.",
+        "NO-EVICT (ON|OFF)",
+        "    Protect current client connection from eviction.",
+        "HELP",
+        "    Prints this help.",
+    ])
+}
+
 /// `CLIENT INFO`: this connection's line.
 pub(crate) fn client_info(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     match x.clients.get(x.client.id()) {

@@ -103,8 +103,20 @@ impl Exec<'_> {
 
     /// The live entry for `key`. A key found expired is removed first, and
     /// the removal logged as `DEL`: a later logged write may depend on the
-    /// key being gone, and replay does not expire keys by itself.
+    /// key being gone, and replay does not expire keys by itself. Records
+    /// the access (see `Entry::idle_ms`).
     pub fn live(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.lookup(key, true)
+    }
+
+    /// Like [`live`](Exec::live), leaving the key's last access time and
+    /// access frequency as they were: for commands that look at a key
+    /// without using it (`TTL`, `TYPE`, `EXISTS`; Redis's `LOOKUP_NOTOUCH`).
+    pub fn peek(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.lookup(key, false)
+    }
+
+    fn lookup(&mut self, key: &[u8], touch: bool) -> Option<&Entry> {
         // Only a database with expiry times can hold an expired key: the
         // common case is then one lookup, not two.
         let may_expire = !self.loading && self.store.volatile_len() > 0;
@@ -115,13 +127,27 @@ impl Exec<'_> {
             self.notify(crate::notify::EXPIRED, "expired", key);
             return None;
         }
-        self.store.get_touched(key)
+        if touch {
+            self.store.get_touched(key)
+        } else {
+            self.store.get(key)
+        }
     }
 
     /// Like [`live`](Exec::live), counting a keyspace hit or miss: for
     /// commands that read values.
     pub fn read(&mut self, key: &[u8]) -> Option<&Entry> {
-        let found = self.live(key).is_some();
+        self.count(key, true)
+    }
+
+    /// Like [`read`](Exec::read), without recording the access
+    /// ([`peek`](Exec::peek)).
+    pub fn read_untouched(&mut self, key: &[u8]) -> Option<&Entry> {
+        self.count(key, false)
+    }
+
+    fn count(&mut self, key: &[u8], touch: bool) -> Option<&Entry> {
+        let found = self.lookup(key, touch).is_some();
         if self.loading {
             // Replay is not client traffic.
         } else if found {
@@ -130,7 +156,7 @@ impl Exec<'_> {
             self.stats.keyspace_misses += 1;
             self.notify(crate::notify::KEY_MISS, "keymiss", key);
         }
-        // `live` already removed the key if it was expired.
+        // `lookup` already removed the key if it was expired.
         self.store.get(key)
     }
 

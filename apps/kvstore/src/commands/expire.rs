@@ -130,7 +130,7 @@ pub(crate) fn pttl(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// Milliseconds until `key` expires, or the -2/-1 code.
 fn remaining(x: &mut Exec<'_>, key: &[u8]) -> Result<u64, i64> {
     let now = x.now;
-    match x.read(key) {
+    match x.read_untouched(key) {
         None => Err(-2),
         Some(entry) => match entry.expire_at() {
             None => Err(-1),
@@ -156,7 +156,7 @@ pub(crate) fn persist(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// `EXPIRETIME key`: the Unix time in seconds when the key expires, -1
 /// without expiry, -2 if missing.
 pub(crate) fn expiretime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    Reply::Integer(match x.read(&args[1]).map(|e| e.expire_at()) {
+    Reply::Integer(match x.read_untouched(&args[1]).map(|e| e.expire_at()) {
         None => -2,
         Some(None) => -1,
         Some(Some(at)) => (at / 1000) as i64,
@@ -165,7 +165,7 @@ pub(crate) fn expiretime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 
 /// `PEXPIRETIME key`: like `EXPIRETIME`, in milliseconds.
 pub(crate) fn pexpiretime(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    Reply::Integer(match x.read(&args[1]).map(|e| e.expire_at()) {
+    Reply::Integer(match x.read_untouched(&args[1]).map(|e| e.expire_at()) {
         None => -2,
         Some(None) => -1,
         Some(Some(at)) => i64::try_from(at).unwrap_or(i64::MAX),

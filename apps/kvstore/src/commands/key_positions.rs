@@ -4,8 +4,9 @@
 //! Most commands keep their keys at fixed places, described by the table's
 //! first/last/step triple. A few say how many keys follow a count
 //! (`ZUNIONSTORE dest 2 a b`, `LMPOP 2 a b LEFT`), and `SORT` and
-//! `GEORADIUS` name a destination after `STORE`; for those the places
-//! depend on the arguments, and are found here.
+//! `GEORADIUS` name a destination after `STORE`, `XREAD` names its streams
+//! after `STREAMS`; for those the places depend on the arguments (Redis
+//! flags them `movablekeys`), and are found here.
 
 use alloc::vec::Vec;
 
@@ -22,6 +23,7 @@ pub(crate) fn key_positions(spec: &Spec, args: &[Vec<u8>]) -> Option<Vec<usize>>
     }
     match spec.name {
         "sort" => Some(sort_keys(args)),
+        "xread" | "xreadgroup" => Some(stream_keys(args)),
         "georadius" => Some(georadius_keys(args, 6)),
         "georadiusbymember" => Some(georadius_keys(args, 5)),
         _ => Some(fixed(spec.keys, args.len())),
@@ -34,7 +36,73 @@ pub(crate) fn key_positions(spec: &Spec, args: &[Vec<u8>]) -> Option<Vec<usize>>
 /// no key: `COMMAND GETKEYS` finds none, as in Redis.
 pub(crate) fn has_keys(spec: &Spec) -> bool {
     let channels = matches!(spec.name, "spublish" | "ssubscribe" | "sunsubscribe");
-    !channels && (spec.keys.0 > 0 || counted_keys(spec.name).is_some() || spec.name == "sort")
+    !channels && (spec.keys.0 > 0 || movable(spec.name))
+}
+
+/// The commands whose keys are found by parsing their arguments: those
+/// `COMMAND INFO` flags `movablekeys`.
+const MOVABLE: &[&str] = &[
+    "lmpop",
+    "blmpop",
+    "sintercard",
+    "sort",
+    "sort_ro",
+    "zunion",
+    "zinter",
+    "zdiff",
+    "zintercard",
+    "zunionstore",
+    "zinterstore",
+    "zdiffstore",
+    "zmpop",
+    "bzmpop",
+    "georadius",
+    "georadiusbymember",
+    "xread",
+    "xreadgroup",
+    "eval",
+    "evalsha",
+    "eval_ro",
+    "evalsha_ro",
+    "fcall",
+    "fcall_ro",
+];
+
+/// Whether the command called `name` is in [`MOVABLE`] (a `const fn`: the
+/// command table sets its flag when it is built).
+pub(crate) const fn movable(name: &str) -> bool {
+    let mut i = 0;
+    while i < MOVABLE.len() {
+        if same(MOVABLE[i].as_bytes(), name.as_bytes()) {
+            return true;
+        }
+        i += 1;
+    }
+    false
+}
+
+const fn same(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i] != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Whether a command may run without keys: scripts and functions, whose
+/// key count may be 0 (`COMMAND GETKEYS` then answers an empty list, as
+/// Redis does for its `no_mandatory_keys` commands).
+pub(crate) fn keys_optional(spec: &Spec) -> bool {
+    matches!(
+        spec.name,
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro"
+    )
 }
 
 /// For the commands whose keys follow a count: the count's index, and
@@ -47,8 +115,8 @@ fn counted_keys(name: &str) -> Option<(usize, bool)> {
         }
         // After the timeout.
         "blmpop" | "bzmpop" => Some((2, false)),
-        // After the function's name.
-        "fcall" | "fcall_ro" => Some((2, false)),
+        // After the script, its SHA or the function's name.
+        "eval" | "evalsha" | "eval_ro" | "evalsha_ro" | "fcall" | "fcall_ro" => Some((2, false)),
         _ => None,
     }
 }
@@ -93,6 +161,18 @@ fn sort_keys(args: &[Vec<u8>]) -> Vec<usize> {
     let mut keys = alloc::vec![1];
     keys.extend(destination);
     keys
+}
+
+/// `XREAD [COUNT n] [BLOCK ms] STREAMS key ... id ...` (and `XREADGROUP
+/// GROUP g c ...`): the first half of what follows the first `STREAMS`
+/// (rounded down, as Redis's key specification finds them).
+fn stream_keys(args: &[Vec<u8>]) -> Vec<usize> {
+    let Some(at) = (1..args.len()).find(|&i| args[i].eq_ignore_ascii_case(b"streams")) else {
+        return Vec::new();
+    };
+    let first = at + 1;
+    let count = (args.len() - first) / 2;
+    (first..first + count).collect()
 }
 
 /// `GEORADIUS key lon lat radius unit ... [STORE dest] [STOREDIST dest]`
@@ -202,12 +282,63 @@ mod tests {
     }
 
     #[test]
+    fn scripts_and_stream_reads_name_their_keys() {
+        assert_eq!(keys_of("eval r 1 key"), Some(alloc::vec![3]));
+        assert_eq!(keys_of("evalsha_ro sha 2 a b x"), Some(alloc::vec![3, 4]));
+        assert_eq!(keys_of("eval r 0"), Some(Vec::new()));
+        assert_eq!(keys_of("xread streams a b 0 0"), Some(alloc::vec![2, 3]));
+        assert_eq!(keys_of("xread count 2 streams a 0"), Some(alloc::vec![4]));
+        assert_eq!(keys_of("xread streams a b 0"), Some(alloc::vec![2]));
+        assert_eq!(
+            keys_of("xreadgroup group g c streams a b 0 0"),
+            Some(alloc::vec![5, 6])
+        );
+    }
+
+    #[test]
+    fn movable_commands_are_flagged_so_in_the_table() {
+        use crate::commands::table::{COMMANDS, MOVABLEKEYS};
+        for spec in COMMANDS {
+            assert_eq!(
+                spec.flags & MOVABLEKEYS != 0,
+                movable(spec.name),
+                "{}",
+                spec.name
+            );
+        }
+        for name in [
+            "zunionstore",
+            "xread",
+            "eval",
+            "sort",
+            "sort_ro",
+            "georadius",
+        ] {
+            assert!(movable(name), "{name}");
+        }
+        for name in [
+            "set",
+            "get",
+            "mset",
+            "bitfield",
+            "lmove",
+            "blpop",
+            "georadius_ro",
+        ] {
+            assert!(!movable(name), "{name}");
+        }
+    }
+
+    #[test]
     fn only_commands_with_keys_say_they_have_some() {
         for (name, expected) in [
             ("get", true),
             ("zunion", true),
             ("sort", true),
+            ("eval", true),
+            ("xread", true),
             ("ping", false),
+            ("spublish", false),
         ] {
             let spec = lookup(name.as_bytes()).expect("a command");
             assert_eq!(has_keys(spec), expected, "{name}");

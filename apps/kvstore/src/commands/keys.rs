@@ -33,13 +33,16 @@ pub(crate) fn del(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// `EXISTS key [key ...]`: how many of the named keys exist (a key named
 /// twice counts twice).
 pub(crate) fn exists(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let count = args[1..].iter().filter(|key| x.read(key).is_some()).count();
+    let count = args[1..]
+        .iter()
+        .filter(|key| x.read_untouched(key).is_some())
+        .count();
     Reply::Integer(count as i64)
 }
 
 /// `TYPE key`: `string`, `hash`, `list` or `set`, or `none` if missing.
 pub(crate) fn type_of(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    let kind = x.live(&args[1]).map_or("none", |e| e.data().type_name());
+    let kind = x.peek(&args[1]).map_or("none", |e| e.data().type_name());
     Reply::Simple(kind.into())
 }
 

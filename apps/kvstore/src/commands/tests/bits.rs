@@ -144,7 +144,11 @@ fn object_tells_how_a_value_is_kept_without_touching_it() {
     assert_eq!(s.run("OBJECT IDLETIME k"), int(0), "GET is");
     s.advance(2_000);
     s.run("TYPE k");
-    assert_eq!(s.run("OBJECT IDLETIME k"), int(0));
+    assert_eq!(
+        s.run("OBJECT IDLETIME k"),
+        int(2),
+        "TYPE is not, as in Redis"
+    );
     assert!(matches!(s.run("OBJECT FREQ k"), Reply::Error(e) if e.contains("LFU")));
     assert!(matches!(s.run("OBJECT HELP"), Reply::Array(Some(lines)) if lines.len() > 4));
     assert!(matches!(s.run("OBJECT NOPE k"), Reply::Error(e) if e.contains("unknown subcommand")));

@@ -11,6 +11,7 @@ mod families_random;
 mod geo;
 mod hashes;
 mod hyperloglog;
+mod introspection;
 mod keys;
 mod lists;
 mod memory;
