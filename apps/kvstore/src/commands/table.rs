@@ -13,7 +13,7 @@ use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
     lcs, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
-use super::{geo, geo_search, slowlog};
+use super::{dump, geo, geo_search, slowlog};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -276,6 +276,12 @@ fn copy_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) ->
     store
         .get(&args[1])
         .map_or(0, |e| store.growth_if_set(&args[2], e.data().size()))
+}
+
+/// Growth of `RESTORE key ttl payload`: the payload's size stands for
+/// the value's (Redis's own estimate is no finer before it decodes).
+fn restore_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
+    store.growth_if_set(&args[1], args[3].len())
 }
 
 /// Growth of `APPEND key suffix`.
@@ -770,6 +776,11 @@ const TABLE: &[Spec] = &[
     cmd("rename", 3, W, (1, 2, 1), keys::rename),
     cmd("renamenx", 3, WF, (1, 2, 1), keys::renamenx),
     grows(cmd("copy", -3, W, (1, 2, 1), keys::copy), copy_growth),
+    cmd("dump", 2, R, ONE_KEY, dump::dump),
+    grows(
+        cmd("restore", -4, W, ONE_KEY, dump::restore),
+        restore_growth,
+    ),
     cmd("exists", -2, RF, ALL_KEYS, keys::exists),
     cmd("type", 2, RF, ONE_KEY, keys::type_of),
     cmd("keys", 2, R, NO_KEYS, keys::keys),
