@@ -37,6 +37,7 @@ ALL_UNITS=(
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
     unit/pubsubshard
+    unit/dump
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -50,6 +51,7 @@ CI_UNITS=(
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
     unit/pubsubshard
+    unit/dump
 )
 
 mode=all port="" units=()
