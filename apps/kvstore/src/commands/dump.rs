@@ -90,20 +90,22 @@ pub(crate) fn restore(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         }
     };
     let deleted = replace && x.exists(key) && x.store.remove(key).is_some();
-    let ttl = ttl as u64;
+    // A relative TTL is added to the clock as Redis adds it, in 64-bit
+    // signed arithmetic: a sum that wraps negative has already passed.
     let expire_at = match (ttl, absttl) {
         (0, _) => None,
         (at, true) => Some(at),
-        (after, false) => Some(x.now.saturating_add(after)),
+        (after, false) => Some(after.wrapping_add(x.now as i64)),
     };
-    if expire_at.is_some_and(|at| x.already_expired(at)) {
+    let past = |at: i64| at < 0 || x.already_expired(at as u64);
+    if expire_at.is_some_and(past) {
         if deleted {
             x.log([&b"DEL"[..], key]);
             x.notify(notify::GENERIC, "del", key);
         }
         return Reply::ok();
     }
-    x.store.set(key, data, expire_at);
+    x.store.set(key, data, expire_at.map(|at| at as u64));
     let lfu = x.config.maxmemory_policy.is_lfu();
     match (lfu, freq, idle) {
         (true, Some(freq), _) => x.store.set_access(key, None, Some(freq as u8)),

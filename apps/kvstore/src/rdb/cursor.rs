@@ -131,7 +131,8 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// Fails unless every byte has been read.
+    /// Fails unless every byte has been read (what a packed encoding
+    /// read with a cursor must end on).
     pub fn end(&self) -> Result<(), Bad> {
         if self.remaining() == 0 {
             Ok(())

@@ -29,7 +29,8 @@
 //! too. Module values fail as bad data, as in a Redis without the
 //! module. Everything is
 //! checked while read (lengths against the bytes there, every packed
-//! entry, duplicates, NaN scores, no empty collection, nothing left over),
+//! entry, duplicates, NaN scores, no empty collection; bytes after the
+//! object are ignored, as Redis ignores them),
 //! so a bad payload is refused with [`LoadError::Bad`] and never panics.
 
 pub mod cursor;
@@ -140,10 +141,8 @@ pub fn verify(payload: &[u8]) -> Result<&[u8], LoadError> {
 /// ```
 pub fn load(payload: &[u8], limits: Limits) -> Result<Data, LoadError> {
     let body = verify(payload)?;
-    let mut c = Cursor::new(body);
-    let data = object(&mut c, limits)?;
-    c.end()?;
-    Ok(data)
+    // Bytes after the object are ignored, as Redis 7.0 ignores them.
+    Ok(object(&mut Cursor::new(body), limits)?)
 }
 
 /// One RDB object: the type byte and the value.

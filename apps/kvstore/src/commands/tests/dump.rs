@@ -156,6 +156,12 @@ fn ttl_absttl_and_a_ttl_already_past() {
     assert_eq!(s.run("EXISTS a"), int(0));
     assert_eq!(restore(&mut s, "d", &past, &payload, "ABSTTL"), ok());
     assert_eq!(s.run("EXISTS d"), int(0));
+    // A TTL whose sum with the clock wraps, as in Redis, is past.
+    assert_eq!(
+        restore(&mut s, "w", "9223372036854775807", &payload, ""),
+        ok()
+    );
+    assert_eq!(s.run("EXISTS w"), int(0));
     // The log gives the same keys and expiries.
     let payload = dump(&mut s, "c");
     let mut args: Vec<Vec<u8>> = ["RESTORE", "e", "7000"]
