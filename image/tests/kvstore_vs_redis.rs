@@ -399,10 +399,11 @@ fn dump_payloads_move_between_kvstore_and_redis() {
         "str", "int", "long", "list", "biglist", "ints", "set", "bigset", "hash", "bighash",
         "zset", "bigzset",
     ] {
-        for (from, to, way) in [
-            (&mut kv, &mut real, "kvstore -> redis"),
-            (&mut real, &mut kv, "redis -> kvstore"),
-        ] {
+        for from_kvstore in [true, false] {
+            let (from, to, way) = match from_kvstore {
+                true => (&mut kv, &mut real, "kvstore -> redis"),
+                false => (&mut real, &mut kv, "redis -> kvstore"),
+            };
             let Reply::Bulk(Some(payload)) = from.call(&words(&format!("DUMP {key}"))) else {
                 panic!("DUMP {key} ({way})");
             };

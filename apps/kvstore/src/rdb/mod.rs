@@ -142,7 +142,7 @@ pub fn verify(payload: &[u8]) -> Result<&[u8], LoadError> {
 pub fn load(payload: &[u8], limits: Limits) -> Result<Data, LoadError> {
     let body = verify(payload)?;
     // Bytes after the object are ignored, as Redis 7.0 ignores them.
-    Ok(object(&mut Cursor::new(body), limits)?)
+    object(&mut Cursor::new(body), limits)
 }
 
 /// One RDB object: the type byte and the value.
