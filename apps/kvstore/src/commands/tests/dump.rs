@@ -259,3 +259,25 @@ fn a_restored_list_serves_a_blocked_client_and_streams_are_refused() {
     assert_eq!(s.run("HGET h num"), bulk("-99999999999"));
     assert_eq!(s.run("HMGET h f1 f2"), bulks(&["v1", "123"]));
 }
+
+#[test]
+fn command_info_as_redis_7_0() {
+    let mut s = Session::new();
+    let Reply::Array(Some(specs)) = s.run("COMMAND INFO dump restore") else {
+        panic!("COMMAND INFO answers an array");
+    };
+    let flags =
+        |names: &[&str]| Reply::Set(names.iter().map(|n| Reply::Simple((*n).into())).collect());
+    for (spec, (name, arity, names)) in specs.iter().zip([
+        ("dump", 2, &["readonly"][..]),
+        ("restore", -4, &["write", "denyoom"][..]),
+    ]) {
+        let Reply::Array(Some(fields)) = spec else {
+            panic!("{spec:?}");
+        };
+        assert_eq!(
+            fields[..6],
+            [bulk(name), int(arity), flags(names), int(1), int(1), int(1)]
+        );
+    }
+}
