@@ -360,6 +360,12 @@ fn dump_payloads_move_between_kvstore_and_redis() {
         ),
         "ZADD zset 1.5 a -inf b 1e100 c".into(),
         format!("ZADD bigzset {}", many("member", 300, true)),
+        "XADD stream 1-1 f v".into(),
+        "XADD stream 2-0 f w g x".into(),
+        "XADD stream 3-0 f y".into(),
+        "XDEL stream 2-0".into(),
+        "XGROUP CREATE stream g 0".into(),
+        "XREADGROUP GROUP g alice COUNT 1 STREAMS stream >".into(),
     ];
     for conn in [&mut kv, &mut real] {
         assert_eq!(conn.call(&words("FLUSHALL")), Reply::Simple("OK".into()));
@@ -382,6 +388,23 @@ fn dump_payloads_move_between_kvstore_and_redis() {
             "set" => (&["SMEMBERS"], true),
             "hash" => (&["HGETALL"], true),
             "zset" => (&["ZRANGE", "0", "-1", "WITHSCORES"], false),
+            "stream" => {
+                // Entries, then the groups with their pending entries (the
+                // idle times left out: the two servers' clocks differ).
+                let mut items = match conn.call(&[
+                    b"XRANGE".to_vec(),
+                    key.clone(),
+                    b"-".to_vec(),
+                    b"+".to_vec(),
+                ]) {
+                    Reply::Array(Some(items)) => items,
+                    other => vec![other],
+                };
+                items.push(conn.call(&[b"XINFO".to_vec(), b"GROUPS".to_vec(), key.clone()]));
+                let pending = [b"XPENDING".to_vec(), key, b"g".to_vec()];
+                items.push(conn.call(&pending));
+                return items;
+            }
             other => panic!("{other}"),
         };
         let mut args = vec![command[0].as_bytes().to_vec(), key];
@@ -397,7 +420,7 @@ fn dump_payloads_move_between_kvstore_and_redis() {
     }
     for key in [
         "str", "int", "long", "list", "biglist", "ints", "set", "bigset", "hash", "bighash",
-        "zset", "bigzset",
+        "zset", "bigzset", "stream",
     ] {
         for from_kvstore in [true, false] {
             let (from, to, way) = match from_kvstore {

@@ -20,10 +20,7 @@ pub(crate) fn dump(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(entry) = x.live(&args[1]) else {
         return Reply::Bulk(None);
     };
-    match rdb::dump(entry.data()) {
-        Ok(payload) => Reply::bulk(payload),
-        Err(rdb::Unsupported(why)) => Reply::error(alloc::format!("ERR {why}")),
-    }
+    Reply::bulk(rdb::dump(entry.data()))
 }
 
 /// `RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME seconds]
@@ -78,6 +75,10 @@ pub(crate) fn restore(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         hash: x.config.hash_compact,
         zset: x.config.zset_compact,
         set_max_ints: x.config.set_max_intset_entries,
+        stream_node: rdb::stream::NodeLimits {
+            entries: x.config.stream_node_max_entries,
+            bytes: x.config.stream_node_max_bytes,
+        },
     };
     let data = match rdb::load(&args[3], limits) {
         Ok(data) => data,
@@ -85,9 +86,6 @@ pub(crate) fn restore(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             return Reply::error("ERR DUMP payload version or checksum are wrong")
         }
         Err(LoadError::Bad) => return Reply::error("ERR Bad data format"),
-        Err(LoadError::Unsupported(why)) => {
-            return Reply::error(alloc::format!("ERR Bad data format: {why}"))
-        }
     };
     let deleted = replace && x.exists(key) && x.store.remove(key).is_some();
     // A relative TTL is added to the clock as Redis adds it, in 64-bit

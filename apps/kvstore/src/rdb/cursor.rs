@@ -79,6 +79,20 @@ impl<'a> Cursor<'a> {
         })
     }
 
+    /// A number written as a length, any 64-bit value (stream IDs and
+    /// counters).
+    pub fn number(&mut self) -> Result<u64, Bad> {
+        match self.length()? {
+            Length::Plain(n) => Ok(n),
+            Length::Encoded(_) => Err(Bad),
+        }
+    }
+
+    /// A little-endian u64 (a time in milliseconds in streams).
+    pub fn u64_le(&mut self) -> Result<u64, Bad> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
     /// A length (a count of elements, bytes, ...) that cannot exceed the
     /// bytes left, as each thing it counts takes at least one byte.
     pub fn count(&mut self) -> Result<usize, Bad> {

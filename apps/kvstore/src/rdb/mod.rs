@@ -14,28 +14,29 @@
 //! compressed), a list as type 1, a set as type 2, a sorted set as type 5
 //! (`ZSET_2`, binary scores) and a hash as type 4. Redis picks the
 //! encoding of a restored value from its own settings either way, so
-//! nothing is lost by not writing the packed forms. Streams are not
-//! written: `DUMP` of a stream fails with [`Unsupported`].
+//! nothing is lost by not writing the packed forms. A stream is written
+//! as Redis 7.0 writes it (`STREAM_LISTPACKS_2`, see [`stream`]), with
+//! its consumer groups, pending entries and consumers.
 //!
 //! # What kvstore reads
 //!
-//! [`load`] reads every type Redis 7.0 writes or still reads, except the
-//! streams and module values: strings (plain, int-encoded and
-//! LZF-compressed, see [`lzf`]), lists (1, ziplist 10, quicklist 14 of
-//! ziplists, quicklist 18 of listpacks and plain nodes), sets (2, intset
-//! 11), sorted sets (3 with text scores, 5, ziplist 12, listpack 17) and
-//! hashes (4, ziplist 13, listpack 16). A stream (types 15 and 19) fails
-//! with [`LoadError::Unsupported`]; Redis 2's zipmap hashes (9) are read
-//! too. Module values fail as bad data, as in a Redis without the
-//! module. Everything is
-//! checked while read (lengths against the bytes there, every packed
-//! entry, duplicates, NaN scores, no empty collection; bytes after the
-//! object are ignored, as Redis ignores them),
-//! so a bad payload is refused with [`LoadError::Bad`] and never panics.
+//! [`load`] reads every type Redis 7.0 writes or still reads but module
+//! values (which fail as bad data, as in a Redis without the module):
+//! strings (plain, int-encoded and LZF-compressed, see [`lzf`]), lists
+//! (1, ziplist 10, quicklist 14 of ziplists, quicklist 18 of listpacks
+//! and plain nodes), sets (2, intset 11), sorted sets (3 with text
+//! scores, 5, ziplist 12, listpack 17), hashes (4, zipmap 9, ziplist 13,
+//! listpack 16) and streams (15 and 19). Everything is checked while read
+//! (lengths against the bytes there, every packed entry, duplicates, NaN
+//! scores, no empty collection, a stream's counts and IDs in order, every
+//! pending entry owned by one consumer), so a bad payload is refused with
+//! [`LoadError::Bad`] and never panics. Bytes after the object are
+//! ignored, as Redis 7.0 ignores them.
 
 pub mod cursor;
 pub mod lzf;
 pub mod packed;
+pub mod stream;
 
 mod crc64;
 
@@ -70,19 +71,14 @@ mod types {
     pub const STREAM_LISTPACKS_2: u8 = 19;
 }
 
-/// A value kvstore cannot write or read in this format (streams).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Unsupported(pub &'static str);
-
 /// Why a payload was refused.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum LoadError {
     /// Too short, a newer RDB version, or the checksum does not match.
     VersionOrChecksum,
-    /// Not a well-formed value.
+    /// Not a well-formed value (or a module's, which kvstore has none
+    /// of).
     Bad,
-    /// Well-formed, perhaps, but of a type kvstore does not read.
-    Unsupported(&'static str),
 }
 
 impl From<Bad> for LoadError {
@@ -101,6 +97,8 @@ pub struct Limits {
     pub zset: CompactLimits,
     /// `set-max-intset-entries`.
     pub set_max_ints: usize,
+    /// `stream-node-max-entries` and `stream-node-max-bytes`.
+    pub stream_node: stream::NodeLimits,
 }
 
 impl Default for Limits {
@@ -109,6 +107,10 @@ impl Default for Limits {
             hash: CompactLimits::default(),
             zset: CompactLimits::default(),
             set_max_ints: 512,
+            stream_node: stream::NodeLimits {
+                entries: 100,
+                bytes: 4096,
+            },
         }
     }
 }
@@ -136,7 +138,7 @@ pub fn verify(payload: &[u8]) -> Result<&[u8], LoadError> {
 /// use kvstore::store::Data;
 ///
 /// let value = Data::from(b"hello".to_vec());
-/// let payload = dump(&value).unwrap();
+/// let payload = dump(&value);
 /// assert_eq!(load(&payload, Limits::default()), Ok(value));
 /// ```
 pub fn load(payload: &[u8], limits: Limits) -> Result<Data, LoadError> {
@@ -218,7 +220,8 @@ fn object(c: &mut Cursor<'_>, limits: Limits) -> Result<Data, LoadError> {
             list(elements.into_iter().map(Ok))?
         }
         STREAM_LISTPACKS | STREAM_LISTPACKS_2 => {
-            return Err(LoadError::Unsupported("kvstore does not restore streams"))
+            let legacy = kind == STREAM_LISTPACKS;
+            Data::from(stream::load(c, legacy, limits.stream_node)?)
         }
         _ => return Err(LoadError::Bad),
     })
@@ -308,7 +311,7 @@ fn zset(
 
 /// The payload `DUMP` answers for `data` (see the module's notes on what
 /// is written).
-pub fn dump(data: &Data) -> Result<Vec<u8>, Unsupported> {
+pub fn dump(data: &Data) -> Vec<u8> {
     let mut out = Vec::new();
     match data {
         Data::String(value) => {
@@ -345,12 +348,15 @@ pub fn dump(data: &Data) -> Result<Vec<u8>, Unsupported> {
                 put_string(&mut out, value);
             }
         }
-        Data::Stream(_) => return Err(Unsupported("kvstore does not DUMP streams")),
+        Data::Stream(value) => {
+            out.push(types::STREAM_LISTPACKS_2);
+            stream::dump(&mut out, value);
+        }
     }
     out.extend_from_slice(&RDB_VERSION.to_le_bytes());
     let crc = crc64(&out);
     out.extend_from_slice(&crc.to_le_bytes());
-    Ok(out)
+    out
 }
 
 /// A length in the shortest form that holds it.

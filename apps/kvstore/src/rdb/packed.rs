@@ -89,6 +89,90 @@ fn listpack_entry(bytes: &[u8]) -> Result<(Vec<u8>, usize), Bad> {
     })
 }
 
+/// Builds a listpack (what [`listpack`] reads), integers in their
+/// shortest integer encoding: the nodes of a DUMPed stream.
+pub struct ListpackWriter {
+    bytes: Vec<u8>,
+    count: usize,
+}
+
+impl ListpackWriter {
+    /// An empty listpack (its header is written by [`finish`](Self::finish)).
+    pub fn new() -> Self {
+        ListpackWriter {
+            bytes: alloc::vec![0; 6],
+            count: 0,
+        }
+    }
+
+    fn entry(&mut self, encoded: &[u8]) {
+        self.bytes.extend_from_slice(encoded);
+        let back = backlen(encoded.len());
+        self.bytes.extend_from_slice(&back.bytes[..back.len]);
+        self.count += 1;
+    }
+
+    /// Appends an integer.
+    pub fn int(&mut self, n: i64) {
+        let mut e = Vec::with_capacity(9);
+        match n {
+            0..=127 => e.push(n as u8),
+            -4096..=4095 => {
+                let raw = (n as u16) & 0x1fff;
+                e.extend_from_slice(&[0xc0 | (raw >> 8) as u8, raw as u8]);
+            }
+            _ if i16::try_from(n).is_ok() => {
+                e.push(0xf1);
+                e.extend_from_slice(&(n as i16).to_le_bytes());
+            }
+            -8_388_608..=8_388_607 => {
+                e.push(0xf2);
+                e.extend_from_slice(&(n as i32).to_le_bytes()[..3]);
+            }
+            _ if i32::try_from(n).is_ok() => {
+                e.push(0xf3);
+                e.extend_from_slice(&(n as i32).to_le_bytes());
+            }
+            _ => {
+                e.push(0xf4);
+                e.extend_from_slice(&n.to_le_bytes());
+            }
+        }
+        self.entry(&e);
+    }
+
+    /// Appends a string.
+    pub fn bytes(&mut self, s: &[u8]) {
+        let mut e = Vec::with_capacity(s.len() + 5);
+        match s.len() {
+            n @ 0..=63 => e.push(0x80 | n as u8),
+            n @ 64..=4095 => e.extend_from_slice(&[0xe0 | (n >> 8) as u8, n as u8]),
+            n => {
+                e.push(0xf0);
+                e.extend_from_slice(&(n as u32).to_le_bytes());
+            }
+        }
+        e.extend_from_slice(s);
+        self.entry(&e);
+    }
+
+    /// The listpack: header, entries, terminator.
+    pub fn finish(mut self) -> Vec<u8> {
+        self.bytes.push(END);
+        let total = self.bytes.len() as u32;
+        let count = u16::try_from(self.count).unwrap_or(u16::MAX);
+        self.bytes[..4].copy_from_slice(&total.to_le_bytes());
+        self.bytes[4..6].copy_from_slice(&count.to_le_bytes());
+        self.bytes
+    }
+}
+
+impl Default for ListpackWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 /// A listpack entry's length as its backlen writes it: 7 bits a byte,
 /// most significant first, every byte but the first with its top bit set.
 struct Backlen {
@@ -294,6 +378,39 @@ mod tests {
         let mut wrong_backlen = lp.clone();
         wrong_backlen[8] = 3;
         assert!(listpack(&wrong_backlen).is_err());
+    }
+
+    #[test]
+    fn the_listpack_writer_round_trips() {
+        let mut lp = ListpackWriter::new();
+        let ints = [
+            0,
+            127,
+            128,
+            -1,
+            -4096,
+            4095,
+            4096,
+            -32768,
+            32767,
+            8_388_607,
+            -8_388_608,
+            1 << 31,
+            i64::MIN,
+            i64::MAX,
+        ];
+        for n in ints {
+            lp.int(n);
+        }
+        let long = [b'x'; 5000];
+        for s in [&b""[..], b"abc", &long[..64], &long[..4095], &long[..]] {
+            lp.bytes(s);
+        }
+        let elements = listpack(&lp.finish()).unwrap();
+        for (element, n) in elements.iter().zip(ints) {
+            assert_eq!(*element, text(n));
+        }
+        assert_eq!(elements[ints.len() + 4].len(), 5000);
     }
 
     #[test]

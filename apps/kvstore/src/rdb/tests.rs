@@ -12,6 +12,7 @@ use alloc::string::String;
 use alloc::vec::Vec;
 
 use super::*;
+use crate::store::{Stream, StreamId};
 
 const REDIS: &str = include_str!("fixtures/redis-7.0.15.txt");
 const LEGACY: &str = include_str!("fixtures/legacy.txt");
@@ -78,17 +79,19 @@ fn every_payload_of_redis_restores_to_what_redis_restored() {
     for (name, payload, kind, expected) in fixtures(REDIS).chain(fixtures(LEGACY)) {
         let loaded = load(&payload, Limits::default());
         if kind == "stream" {
-            assert_eq!(
-                loaded,
-                Err(LoadError::Unsupported("kvstore does not restore streams"))
-            );
+            let Ok(Data::Stream(stream)) = loaded else {
+                panic!("{name}: {loaded:?}");
+            };
+            let entry = stream.get(StreamId::new(1, 1)).unwrap();
+            assert_eq!(entry, [b"f".to_vec(), b"v".to_vec()]);
+            assert_eq!((stream.len(), stream.entries_added), (1, 1));
             continue;
         }
         let data = loaded.unwrap_or_else(|e| panic!("{name}: {e:?}"));
         assert_eq!(data.type_name(), kind, "{name}");
         assert!(same(kind, &elements(&data), &expected), "{name}");
         // And kvstore's own payload of it restores to the same value.
-        let again = load(&dump(&data).unwrap(), Limits::default()).unwrap();
+        let again = load(&dump(&data), Limits::default()).unwrap();
         assert_eq!(again, data, "{name} round trip");
         seen.push_str(name);
         seen.push(' ');
@@ -231,13 +234,125 @@ fn malformed_values_are_bad_data() {
 fn dump_writes_the_simple_types() {
     let mut list = List::new();
     list.push(End::Right, b"a".to_vec());
-    let payload = dump(&Data::from(list)).unwrap();
+    let payload = dump(&Data::from(list));
     assert_eq!(&payload[..4], [1, 1, 1, b'a']);
     assert_eq!(&payload[4..6], [10, 0], "RDB version 10");
     assert_eq!(payload[6..], crc64(&payload[..6]).to_le_bytes());
     let mut long = alloc::vec![0u8];
     put_string(&mut long, &[b'x'; 20_000]);
     assert_eq!(&long[..6], [0, 0x80, 0, 0, 0x4e, 0x20], "a 32-bit length");
-    let stream = Data::from(crate::store::Stream::new());
-    assert!(dump(&stream).is_err());
+}
+
+const STREAM: &str = include_str!("fixtures/stream.txt");
+
+#[test]
+fn a_stream_of_redis_with_groups_restores_and_round_trips() {
+    let payload = unhex(STREAM.lines().nth(1).unwrap());
+    let Ok(Data::Stream(stream)) = load(&payload, Limits::default()) else {
+        panic!("the stream loads");
+    };
+    assert_eq!(stream.len(), 148);
+    assert_eq!(stream.node_count(), 2, "100 entries a node");
+    assert_eq!(stream.last_id, StreamId::new(150, 0));
+    assert_eq!(stream.max_deleted, StreamId::new(7, 1));
+    assert_eq!(stream.entries_added, 150);
+    assert_eq!(stream.first_id(), StreamId::new(1, 1));
+    let fields = |id: StreamId| stream.get(id).unwrap().to_vec();
+    let words = |w: &[&str]| w.iter().map(|w| w.as_bytes().to_vec()).collect::<Vec<_>>();
+    assert_eq!(
+        fields(StreamId::new(1, 1)),
+        words(&["f", "v1", "n", "1000"])
+    );
+    assert_eq!(fields(StreamId::new(3, 1)), words(&["other", "x3"]));
+    assert_eq!(
+        fields(StreamId::new(149, 1)),
+        words(&["f", "v149", "n", "149000"])
+    );
+    assert!(stream.get(StreamId::new(5, 1)).is_none(), "deleted");
+    let g1 = &stream.groups[&b"g1".to_vec()];
+    assert_eq!((g1.last_id, g1.entries_read), (StreamId::new(6, 0), None));
+    let pending: Vec<(StreamId, &[u8])> = g1
+        .pending
+        .iter()
+        .map(|(id, p)| (*id, p.consumer.as_slice()))
+        .collect();
+    assert_eq!(
+        pending,
+        [
+            (StreamId::new(1, 1), &b"alice"[..]),
+            (StreamId::new(3, 1), b"alice"),
+            (StreamId::new(4, 0), b"bob"),
+            (StreamId::new(6, 0), b"bob"),
+        ]
+    );
+    assert!(g1.pending.values().all(|p| p.deliveries == 1));
+    assert_eq!(g1.consumers[&b"bob".to_vec()].pending.len(), 2);
+    let g2 = &stream.groups[&b"g2".to_vec()];
+    assert_eq!((g2.last_id, g2.pending.len()), (StreamId::new(150, 0), 0));
+    // kvstore's payload of it gives it back, times included.
+    let data = Data::Stream(stream.clone());
+    let Ok(Data::Stream(again)) = load(&dump(&data), Limits::default()) else {
+        panic!("the dump loads");
+    };
+    assert_eq!(*again, *stream);
+    let seen = |s: &Stream| {
+        s.groups
+            .values()
+            .flat_map(|g| g.consumers.values().map(|c| c.seen_ms))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(seen(&again), seen(&stream));
+    let delivered = |s: &Stream| {
+        s.groups
+            .values()
+            .flat_map(|g| g.pending.values().map(|p| p.delivered_ms))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(delivered(&again), delivered(&stream));
+}
+
+#[test]
+fn a_stream_as_redis_5_wrote_it_restores() {
+    // The payload of unit/type/stream-cgroups' legacy test: XADD x 1-0
+    // .. 6-0 data a..f, XDEL x 3-0, groups g1 and g2 at 0, XREADGROUP
+    // GROUP g1 c11 COUNT 4, XTRIM x MAXLEN = 2 (RDB version 9).
+    let hex = concat!(
+        "0f011000000000000000010000000000000000c3404a405716570000002300020104010101846461",
+        "746105000103010020010381610204200a0001400a0062600a0002400a0063600a4022018164200a",
+        "4039200a0065600a0005400a0066200a00ff02060002026731050004000000000000000100000000",
+        "000000003ef783437a01000001000000000000000200000000000000003ef783437a010000010000",
+        "00000000000400000000000000003ef783437a01000001000000000000000500000000000000003e",
+        "f783437a0100000101036331313ef783437a01000004000000000000000100000000000000000000",
+        "00000000000200000000000000000000000000000004000000000000000000000000000000050000",
+        "0000000000000267320000000009003d52ef6867521dfa",
+    );
+    let Ok(Data::Stream(stream)) = load(&unhex(hex), Limits::default()) else {
+        panic!("the legacy stream loads");
+    };
+    assert_eq!(stream.len(), 2);
+    assert_eq!(stream.entries_added, 2);
+    assert_eq!(stream.max_deleted, StreamId::ZERO);
+    let g1 = &stream.groups[&b"g1".to_vec()];
+    let g2 = &stream.groups[&b"g2".to_vec()];
+    assert_eq!((g1.entries_read, stream.lag(g1)), (Some(1), Some(1)));
+    assert_eq!((g2.entries_read, stream.lag(g2)), (Some(0), Some(2)));
+    assert_eq!(g1.pending.len(), 4);
+}
+
+#[test]
+fn a_broken_stream_is_bad_data() {
+    let payload = unhex(STREAM.lines().nth(1).unwrap());
+    let body = &payload[..payload.len() - 10];
+    for cut in (0..body.len()).step_by(7) {
+        assert!(
+            load(&sealed(&body[..cut]), Limits::default()).is_err(),
+            "cut at {cut}"
+        );
+    }
+    // The groups part (after the nodes): every byte flipped, no panic.
+    for at in body.len() - 300..body.len() {
+        let mut bad = body.to_vec();
+        bad[at] ^= 0x5a;
+        let _ = load(&sealed(&bad), Limits::default());
+    }
 }

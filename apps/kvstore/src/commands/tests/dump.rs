@@ -38,12 +38,16 @@ fn every_type_round_trips_and_the_log_rebuilds_it() {
         "SADD set a b",
         "HSET hash f v g 12",
         "ZADD zset 1.5 a -inf b",
+        "XADD stream 1-1 f v",
+        "XADD stream 2-1 g w h x",
+        "XGROUP CREATE stream g 0",
+        "XREADGROUP GROUP g c STREAMS stream >",
     ];
     for line in setup {
         s.run(line);
     }
     let mut log = crate::aof::HEADER.to_vec();
-    for key in ["str", "list", "ints", "set", "hash", "zset"] {
+    for key in ["str", "list", "ints", "set", "hash", "zset", "stream"] {
         let before = s.engine.store().get(key.as_bytes()).unwrap().clone();
         let payload = dump(&mut s, key);
         let copy = format!("{key}2");
@@ -61,7 +65,9 @@ fn every_type_round_trips_and_the_log_rebuilds_it() {
     }
     // The log holds only the restored copies: load it and compare those.
     let loaded = super::load(&log, s.now);
-    for key in ["str2", "list2", "ints2", "set2", "hash2", "zset2"] {
+    for key in [
+        "str2", "list2", "ints2", "set2", "hash2", "zset2", "stream2",
+    ] {
         let ours = s.engine.store().get(key.as_bytes()).unwrap();
         assert_eq!(loaded.store().get(key.as_bytes()), Some(ours), "{key}");
     }
@@ -235,27 +241,31 @@ fn restore_is_heard_and_counted_by_maxmemory() {
 }
 
 #[test]
-fn a_restored_list_serves_a_blocked_client_and_streams_are_refused() {
+fn streams_and_payloads_of_redis() {
     let mut s = Session::new();
     s.run("XADD st 1-1 f v");
-    assert_eq!(s.run("DUMP st"), err("ERR kvstore does not DUMP streams"));
-    // Redis 7.0.15's DUMP of that stream.
+    s.run("XADD st 2-0 f w");
+    s.run("XGROUP CREATE st g 0");
+    s.run("XREADGROUP GROUP g alice COUNT 1 STREAMS st >");
+    let payload = dump(&mut s, "st");
+    assert_eq!(payload[0], 19, "STREAM_LISTPACKS_2");
+    assert_eq!(restore(&mut s, "st2", "0", &payload, ""), ok());
+    let original = s.engine.store().get(b"st").unwrap().data().clone();
+    assert_eq!(s.engine.store().get(b"st2").unwrap().data(), &original);
+    assert_eq!(s.run("XPENDING st2 g"), s.run("XPENDING st g"));
+    // Redis 7.0.15's DUMP of XADD st 1-1 f v.
     let hex = "130110000000000000000100000000000000011d1d0000000a0001010001010181660200010201000100018176020401ff0101010101000001000a00ff55ab626ac035db";
-    let payload: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect();
-    assert_eq!(
-        restore(&mut s, "st2", "0", &payload, ""),
-        err("ERR Bad data format: kvstore does not restore streams")
-    );
-    // A payload of Redis 7.0.15 (a listpack hash) restores as Redis did.
+    let unhex = |hex: &str| -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    };
+    assert_eq!(restore(&mut s, "st3", "0", &unhex(hex), ""), ok());
+    assert_eq!(s.run("XLEN st3"), int(1));
+    // A listpack hash of Redis 7.0.15.
     let hex = "10242400000006008266310382763103826632037b01836e756d04f4011889b7e8ffffff09ff0a00aa612c7331a4855f";
-    let payload: Vec<u8> = (0..hex.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
-        .collect();
-    assert_eq!(restore(&mut s, "h", "0", &payload, ""), ok());
+    assert_eq!(restore(&mut s, "h", "0", &unhex(hex), ""), ok());
     assert_eq!(s.run("HGET h num"), bulk("-99999999999"));
     assert_eq!(s.run("HMGET h f1 f2"), bulks(&["v1", "123"]));
 }
