@@ -39,6 +39,7 @@ ALL_UNITS=(
     unit/pubsubshard
     unit/latency-monitor unit/info unit/introspection
     unit/introspection-2
+    unit/dump
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -54,6 +55,7 @@ CI_UNITS=(
     unit/pubsubshard
     unit/latency-monitor unit/info unit/introspection
     unit/introspection-2
+    unit/dump
 )
 
 mode=all port="" units=()

@@ -61,6 +61,7 @@ pub mod notify;
 pub mod num;
 pub mod output;
 pub mod pubsub;
+pub mod rdb;
 pub mod ready;
 pub mod resp;
 pub mod scripting;

@@ -247,7 +247,7 @@ fn move_key(x: &mut Exec<'_>, from: &[u8], to: &[u8], replace: bool) -> Result<b
 /// Logs what sets `key` to `entry` whatever the key held: `SET key <value>
 /// [PXAT <expiry>]` for a string; for a hash or a list `DEL key`, then the
 /// records that recreate it (see [`push_entry`](crate::aof::push_entry)).
-fn log_set(x: &mut Exec<'_>, key: &[u8], entry: &crate::store::Entry) {
+pub(super) fn log_set(x: &mut Exec<'_>, key: &[u8], entry: &crate::store::Entry) {
     if x.loading {
         return;
     }

@@ -24,6 +24,7 @@
 //! | `PFADD`, `PFCOUNT`, `PFMERGE`        | see `commands::hyperloglog`        |
 //! | `GEOADD`; `GEO*STORE` results        | `ZADD`; `DEL` and the whole result |
 //! | `BITOP`; `BITFIELD` (if it changed)  | `SET` (or `DEL`) of the result; itself |
+//! | `RESTORE`                            | as `COPY`: `DEL`, then what rebuilds the value (see `commands::dump`) |
 //! | `FUNCTION LOAD`/`DELETE`/`FLUSH`/`RESTORE` | see `commands::functions`   |
 //!
 //! Replay goes through [`Engine::load`], which, like Redis loading its AOF,
@@ -39,6 +40,7 @@ mod categories;
 mod client;
 mod cluster;
 mod connection;
+mod dump;
 mod effects;
 mod errors;
 mod evict;

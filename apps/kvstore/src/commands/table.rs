@@ -14,7 +14,7 @@ use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
     lcs, memory, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
-use super::{geo, geo_search, latency, slowlog};
+use super::{dump, geo, geo_search, latency, slowlog};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -349,6 +349,12 @@ fn copy_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) ->
         .map_or(0, |e| store.growth_if_set(&args[2], e.data().size()))
 }
 
+/// Growth of `RESTORE key ttl payload`: the payload's size stands for
+/// the value's (Redis's own estimate is no finer before it decodes).
+fn restore_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
+    store.growth_if_set(&args[1], args[3].len())
+}
+
 /// Growth of `APPEND key suffix`.
 fn append_growth(store: &Store, _limits: &Config, args: &[alloc::vec::Vec<u8>]) -> usize {
     match store.get(&args[1]) {
@@ -617,6 +623,8 @@ const TABLE: &[Spec] = &[
     cmd("rename", 3, W, cat::KEYSPACE, (1, 2, 1), keys::rename),
     cmd("renamenx", 3, WF, cat::KEYSPACE, (1, 2, 1), keys::renamenx),
     grows(cmd("copy", -3, W, cat::KEYSPACE, (1, 2, 1), keys::copy), copy_growth),
+    cmd("dump", 2, R, cat::KEYSPACE, ONE_KEY, dump::dump),
+    grows(cmd("restore", -4, W, cat::KEYSPACE | cat::DANGEROUS, ONE_KEY, dump::restore), restore_growth),
     cmd("exists", -2, RF, cat::KEYSPACE, ALL_KEYS, keys::exists),
     cmd("type", 2, RF, cat::KEYSPACE, ONE_KEY, keys::type_of),
     cmd("keys", 2, R, cat::KEYSPACE | cat::DANGEROUS, NO_KEYS, keys::keys),

@@ -57,6 +57,15 @@ impl Frequency {
         }
     }
 
+    /// A frequency whose counter is `counter` at `now_ms`: what `RESTORE
+    /// ... FREQ` sets.
+    pub fn with_counter(counter: u8, now_ms: u64) -> Self {
+        Frequency {
+            counter,
+            minute: minute_of(now_ms),
+        }
+    }
+
     /// The counter at `now_ms`, decayed by the minutes since it was last
     /// updated: what `OBJECT FREQ` answers and what eviction compares.
     ///

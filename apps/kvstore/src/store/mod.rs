@@ -389,6 +389,22 @@ impl Store {
         Some(entry)
     }
 
+    /// Sets when `key` was last used (`idle_ms` before the store's clock)
+    /// or its access frequency counter: `RESTORE`'s `IDLETIME` and
+    /// `FREQ`. Returns whether the key exists.
+    pub fn set_access(&mut self, key: &[u8], idle_ms: Option<u64>, counter: Option<u8>) -> bool {
+        let Some(entry) = self.map.get_mut(&Probe::new(key) as &dyn KeyView) else {
+            return false;
+        };
+        if let Some(idle) = idle_ms {
+            entry.accessed = self.clock.saturating_sub(idle);
+        }
+        if let Some(counter) = counter {
+            entry.frequency = Frequency::with_counter(counter, self.clock);
+        }
+        true
+    }
+
     /// Number of keys, including expired ones not yet removed (as Redis's
     /// `DBSIZE`).
     pub fn len(&self) -> usize {

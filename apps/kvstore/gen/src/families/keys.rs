@@ -38,7 +38,70 @@ pub(crate) const NAMES: &[(&str, u8)] = &[
     ("PEXPIRETIME", 0),
     ("SORT", 0),
     ("SORT_RO", 0),
+    // DUMP's payload bytes differ (each server writes its own valid
+    // encoding): compared by kind only. RESTORE gets Redis's own payloads
+    // (below).
+    ("DUMP", 1),
+    ("RESTORE", 1),
 ];
+
+/// Payloads redis-server 7.0.15 DUMPed (hex): a string, an int-encoded
+/// one, an LZF-compressed one, an empty one, a quicklist of a listpack,
+/// an intset, a hashtable set, a listpack hash, a hashtable hash with a
+/// compressed value, a listpack sorted set, a stream with a consumer
+/// group (XADD 1-1 f v, XGROUP CREATE g 0, XREADGROUP of it by c); then
+/// a flipped checksum, a
+/// newer RDB version (11), too short, and a sound footer around a string
+/// whose length runs past the end ("Bad data format").
+const PAYLOADS: &[&str] = &[
+    "000b68656c6c6f20776f726c640a000bfc49b9a6c7a034",
+    "00c139300a009d94ea2793fc08b9",
+    "00c30940c8016161e0bb000161610a001f99f72e01b20de3",
+    "00000a005d9b5c400f7fa2da",
+    "120102c32a406d186d00000008008161028162020c01dffb02f2a0860104e04678e03c000548d06002f4ff8000027f09ff0a0080d3b08eaca07061",
+    "0b100200000004000000f9ff0100020003000a003bfa4a3923b1fa84",
+    "020401610163c00101620a008baffc22aa17cc92",
+    "10242400000006008266310382763103826632037b01836e756d04f4011889b7e8ffffff09ff0a00aa612c7331a4855f",
+    "04020167c0010166c3094064017a7ae05700017a7a0a0096c57ef2e88dbeed",
+    "112d2d0000000a00816302dffd0281610283312e350481620202018164028631652b3130300781650283696e6604ff0a005e3fc4ecddcef1e8",
+    "130110000000000000000100000000000000011d1d0000000a0001010001010181660200010201000100018176020401ff0101010101000001010167010101010000000000000001000000000000000178eda221a20100000101016378eda221a201000001000000000000000100000000000000010a00bdfbd4b5fe9a8b92",
+    "000b68656c6c6f20776f726c640a000bfc49b9a6c7a035",
+    "000b68656c6c6f20776f726c640b000bfc49b9a6c7a034",
+    "0a000bfc49b9a6c7a034",
+    "00810ffffffffffffff70a0079432b04f556af67",
+];
+
+/// `RESTORE key ttl payload [REPLACE] [ABSTTL] [IDLETIME n] [FREQ n]`: a
+/// payload of [`PAYLOADS`] (the fuzzer's sometimes any bytes), a relative
+/// or (with `ABSTTL`) absolute expiry in milliseconds, options in any
+/// order.
+fn restore(g: &mut Gen, args: &mut Vec<Vec<u8>>) {
+    let absttl = g.chance(30);
+    args.extend([g.key(), expiry(g, if absttl { "PXAT" } else { "PX" })]);
+    let payload = if g.hostile() && g.chance(20) {
+        g.value()
+    } else {
+        let hex = g.pick(PAYLOADS).as_bytes();
+        let digit = |c: u8| (c as char).to_digit(16).unwrap_or(0) as u8;
+        hex.chunks(2)
+            .map(|p| digit(p[0]) << 4 | digit(p[1]))
+            .collect()
+    };
+    args.push(payload);
+    if g.chance(if g.hostile() { 30 } else { 50 }) {
+        args.push(g.word("REPLACE"));
+    }
+    if absttl {
+        args.push(g.word("ABSTTL"));
+    }
+    for _ in 0..g.below(2) {
+        let option = g.pick(&["IDLETIME", "FREQ", "BOGUS"]);
+        args.push(g.word(option));
+        if option != "BOGUS" {
+            args.push(g.pick_str(&["0", "10", "255", "256", "-1", "x"]));
+        }
+    }
+}
 
 /// Database indexes: some of the 16 both servers have, and not ones.
 pub(crate) const DBS: &[&str] = &["0", "1", "2", "15", "16", "-1", "x", "99999999999"];
@@ -119,6 +182,11 @@ pub(crate) fn args(g: &mut Gen, name: &str, args: &mut Vec<Vec<u8>>) -> Option<C
             }
         }
         "MOVE" => args.extend([g.key(), g.pick_str(DBS)]),
+        "DUMP" => {
+            args.push(g.key());
+            return Some(Check::Kind);
+        }
+        "RESTORE" => restore(g, args),
         "SORT" | "SORT_RO" => sort(g, args),
         _ => {} // DBSIZE, RANDOMKEY
     }

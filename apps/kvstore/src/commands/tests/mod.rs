@@ -5,6 +5,7 @@ mod auth;
 mod bitops;
 mod bits;
 mod databases;
+mod dump;
 mod eviction;
 mod expiry;
 mod families_random;
