@@ -36,7 +36,7 @@ ALL_UNITS=(
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
-    unit/pubsubshard
+    unit/pubsubshard unit/tracking
 )
 # The part CI runs: the units of the types and commands kvstore has.
 CI_UNITS=(
@@ -49,7 +49,7 @@ CI_UNITS=(
     unit/hyperloglog unit/bitops unit/bitfield unit/geo
     unit/functions unit/scripting unit/slowlog unit/type/stream
     unit/type/stream-cgroups
-    unit/pubsubshard
+    unit/pubsubshard unit/tracking
 )
 
 mode=all port="" units=()

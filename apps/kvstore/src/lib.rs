@@ -66,6 +66,7 @@ pub mod scripting;
 pub mod session;
 pub mod slowlog;
 pub mod store;
+pub mod tracking;
 
 /// One command as it travels through the system: the command name followed
 /// by its arguments, each an arbitrary byte string.

@@ -224,6 +224,9 @@ impl Server {
             self.deliver_messages();
             self.engine.unblock_timed_out(now_ms());
             self.deliver_unblocked();
+            // After the unblocked clients' answers, which Redis sends
+            // before the invalidations their commands caused.
+            self.deliver_invalidations();
             self.kill_clients();
             if let Some(force) = self.engine.take_shutdown() {
                 self.shutdown(force);
@@ -449,6 +452,27 @@ impl Server {
             let Some(slot) = slot else { continue };
             if let Some(conn) = io.conns[slot].as_mut() {
                 conn.session.push_message(&message);
+                self.replied.push(slot);
+            }
+        }
+    }
+
+    /// Hands the client-side caching messages (`CLIENT TRACKING`) to the
+    /// sessions of their targets, which encode them for their protocol.
+    fn deliver_invalidations(&mut self) {
+        let pushes = self.engine.take_invalidations();
+        if pushes.is_empty() {
+            return;
+        }
+        let mut io = self.io.borrow_mut();
+        for (client, push) in pushes {
+            let slot = io.conns.iter().position(|c| {
+                c.as_ref()
+                    .is_some_and(|c| c.client && c.session.client().id() == client)
+            });
+            let Some(slot) = slot else { continue };
+            if let Some(conn) = io.conns[slot].as_mut() {
+                conn.session.push_tracking(&push);
                 self.replied.push(slot);
             }
         }
@@ -682,6 +706,8 @@ impl Server {
         }
         // Clients blocked in the consumer group of a stream that expired.
         self.deliver_unblocked();
+        // Clients caching keys that expired.
+        self.deliver_invalidations();
     }
 
     /// Flushes the log when the policy says so (following `CONFIG SET

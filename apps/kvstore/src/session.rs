@@ -374,6 +374,47 @@ impl Session {
         reserved
     }
 
+    /// Appends a client-side caching message (see `kvstore::tracking`)
+    /// encoded as Redis 7.0 sends it to this client: a RESP3 client gets
+    /// a push (`>2 invalidate [keys]`, nil for a flush;
+    /// `>2 tracking-redir-broken id`); a RESP2 client gets invalidations
+    /// only as a redirect target subscribed to anything, as a
+    /// `__redis__:invalidate` message; otherwise nothing. Like published
+    /// messages, it goes out whatever `CLIENT REPLY` says.
+    pub fn push_tracking(&mut self, push: &crate::tracking::Push) -> bool {
+        use crate::tracking::Push;
+        let resp3 = self.client.protocol() == Protocol::Resp3;
+        let mut bytes = Vec::new();
+        let keys = match push {
+            Push::RedirBroken(id) if resp3 => {
+                bytes.extend_from_slice(b">2\r\n$21\r\ntracking-redir-broken\r\n");
+                Reply::Integer(i64::try_from(*id).unwrap_or(i64::MAX)).encode(&mut bytes);
+                return self.push_message(&bytes);
+            }
+            Push::RedirBroken(_) => return true,
+            Push::Invalidate { keys, .. } if resp3 => {
+                bytes.extend_from_slice(b">2\r\n$10\r\ninvalidate\r\n");
+                keys
+            }
+            Push::Invalidate {
+                keys,
+                redirected: true,
+            } if self.client.subscriptions() > 0 => {
+                bytes.extend_from_slice(b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n");
+                keys
+            }
+            Push::Invalidate { .. } => return true,
+        };
+        match keys {
+            Some(keys) => Reply::array(keys.iter().map(|k| Reply::bulk(k.as_slice())).collect())
+                .encode(&mut bytes),
+            None if resp3 => bytes.extend_from_slice(b"_\r\n"),
+            None => bytes.extend_from_slice(b"$-1\r\n"),
+        }
+        // Already in its final form: `push_message` leaves a `>` alone.
+        self.push_message(&bytes)
+    }
+
     /// Drops every reply, sent or not: nobody is left to read them.
     pub fn discard_output(&mut self) {
         self.held.clear();

@@ -129,6 +129,7 @@ impl Engine {
             key,
             db,
         );
+        self.tracking.invalidate(key, None);
     }
 }
 

@@ -95,6 +95,7 @@ fn clients(x: &Exec<'_>, out: &mut String) {
     out.push_str("# Clients\r\n");
     field(out, "connected_clients", x.stats.connected_clients);
     field(out, "blocked_clients", x.blocking.len());
+    field(out, "tracking_clients", x.tracking.counts().0);
     field(out, "maxclients", x.config.maxclients);
 }
 
@@ -173,6 +174,10 @@ fn stats(x: &Exec<'_>, out: &mut String) {
     field(out, "evicted_keys", s.evicted_keys);
     field(out, "keyspace_hits", s.keyspace_hits);
     field(out, "keyspace_misses", s.keyspace_misses);
+    let (_, keys, items, prefixes) = x.tracking.counts();
+    field(out, "tracking_total_keys", keys);
+    field(out, "tracking_total_items", items);
+    field(out, "tracking_total_prefixes", prefixes);
     field(out, "total_error_replies", s.total_error_replies);
 }
 

@@ -72,6 +72,7 @@ mod streams;
 mod string_ops;
 mod strings;
 mod table;
+mod tracking;
 mod transaction;
 mod unblock;
 mod zset_algebra;
@@ -153,6 +154,11 @@ pub struct Engine {
     random: faultline_rng::XorShift64Star,
     /// Publish/subscribe state (never logged: messages are not data).
     pubsub: crate::pubsub::PubSub,
+    /// Client-side caching: who tracks which keys (`CLIENT TRACKING`).
+    tracking: crate::tracking::Tracking,
+    /// The running script called a read-only command: its caller tracks
+    /// the script's declared keys, as in Redis.
+    script_read: bool,
     /// The connections, for `CLIENT LIST`, `INFO` and `KILL`.
     clients: crate::clients::Clients,
     /// The commands that took longest (`SLOWLOG`).
@@ -216,6 +222,8 @@ impl Engine {
             started_ms: now_ms,
             random: faultline_rng::XorShift64Star::new(now_ms | 1),
             pubsub: crate::pubsub::PubSub::default(),
+            tracking: Default::default(),
+            script_read: false,
             clients: crate::clients::Clients::default(),
             slowlog: crate::slowlog::SlowLog::default(),
             clock_us: || 0,
@@ -290,6 +298,10 @@ impl Engine {
         if let Some(name) = args.first() {
             // What the command changed (database, name, subscriptions).
             self.clients.seen(client, name, now_ms);
+            // `CLIENT CACHING` covers the next command (or transaction).
+            if client.multi.is_none() && !name.eq_ignore_ascii_case(b"client") {
+                self.tracking.command_done(client.id());
+            }
         }
         let counted = core::mem::take(&mut self.reply_error_counted);
         if let (Reply::Error(text), false) = (&outcome.reply, counted) {
@@ -308,6 +320,7 @@ impl Engine {
     /// not authenticated. Answers `+RESET`.
     fn reset(&mut self, client: &mut ClientCtx) -> Outcome {
         self.pubsub.forget(client.id());
+        self.tracking.disable(client.id());
         *client = ClientCtx::new(client.id());
         Outcome::unchanged(Reply::Simple("RESET".into()))
     }
@@ -353,6 +366,7 @@ impl Engine {
                     &key,
                     db,
                 );
+                self.tracking.invalidate(&key, None);
             }
         }
         // A client may wait in the group of a stream that expired.
@@ -516,6 +530,19 @@ impl Engine {
         self.pubsub.take_messages()
     }
 
+    /// Client-side caching messages (invalidations, broken redirects) left
+    /// since the last call, after keeping the tracking table within
+    /// `tracking-table-max-keys`: (client id, message) for the server to
+    /// hand to each client's session (see `kvstore::tracking`).
+    pub fn take_invalidations(&mut self) -> Vec<(u64, crate::tracking::Push)> {
+        if !self.tracking.any() && !self.tracking.has_pending() {
+            return Vec::new();
+        }
+        self.tracking.limit(self.config.tracking_table_max_keys);
+        let clients = &self.clients;
+        self.tracking.take(|id| clients.get(id).is_some())
+    }
+
     /// Client `id` connected from `addr` (`ip:port`) at `now_ms`.
     pub fn client_connected(&mut self, id: u64, addr: alloc::string::String, now_ms: u64) {
         self.clients.connected(id, addr, now_ms);
@@ -677,6 +704,7 @@ impl Engine {
     /// waiting if it was blocked.
     pub fn client_gone(&mut self, id: u64) {
         self.blocking.forget(id);
+        self.tracking.disable(id);
         self.pubsub.forget(id);
         self.clients.gone(id);
     }
@@ -861,6 +889,7 @@ impl Engine {
             started_ms: self.started_ms,
             random: &mut self.random,
             pubsub: &mut self.pubsub,
+            tracking: &mut self.tracking,
             clients: &mut self.clients,
             slowlog: &mut self.slowlog,
             blocking: &mut self.blocking,
@@ -886,6 +915,17 @@ impl Engine {
         let kept_args = (spec.flags & table::WRITE != 0 && logs_slow && !loading)
             .then(|| crate::slowlog::trimmed(args));
         let reply = run(&mut exec, args);
+        if spec.flags & table::READONLY != 0 && !loading && exec.tracking.any() {
+            match exec.client.in_script {
+                // The script's caller tracks the script's declared keys.
+                true => self.script_read = true,
+                false => {
+                    let keys = key_positions::key_positions(spec, args).unwrap_or_default();
+                    let keys = keys.iter().filter_map(|&i| args.get(i).map(Vec::as_slice));
+                    exec.tracking.remember(exec.client.id(), keys);
+                }
+            }
+        }
         for key in missing {
             if exec.store.get(&key).is_some() {
                 // Before the command's own events, as Redis sends it.

@@ -13,7 +13,7 @@ use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
     lcs, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
-use super::{geo, geo_search, slowlog};
+use super::{geo, geo_search, slowlog, tracking};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -391,6 +391,28 @@ const TABLE: &[Spec] = &[
                 connection::client_getname,
             ),
             cmd("client|id", 2, CONN, NO_KEYS, connection::client_id),
+            cmd(
+                "client|tracking",
+                -3,
+                CONN,
+                NO_KEYS,
+                tracking::client_tracking,
+            ),
+            cmd("client|caching", 3, CONN, NO_KEYS, tracking::client_caching),
+            cmd(
+                "client|getredir",
+                2,
+                CONN,
+                NO_KEYS,
+                tracking::client_getredir,
+            ),
+            cmd(
+                "client|trackinginfo",
+                2,
+                CONN,
+                NO_KEYS,
+                tracking::client_trackinginfo,
+            ),
             cmd("client|reply", 3, CONN, NO_KEYS, connection::client_reply),
             cmd(
                 "client|list",

@@ -23,6 +23,7 @@ mod sets;
 mod sort;
 mod streams;
 mod strings;
+mod tracking;
 mod transactions;
 mod zsets;
 
