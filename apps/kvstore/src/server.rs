@@ -678,6 +678,14 @@ impl Server {
             socket.close();
             socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
             conn.fin_sent = true;
+            if conn.client {
+                // Gone for the engine now, as in Redis once the last reply
+                // is written (a client redirecting its invalidations here
+                // is told at once), not when the TCP close completes.
+                conn.client = false;
+                self.engine.client_gone(conn.session.client().id());
+                self.engine.stats_mut().connected_clients -= 1;
+            }
             socket.register_recv_waker(&conn.wakers.receive);
             return;
         }

@@ -193,8 +193,13 @@ impl Tracking {
         let Some(c) = self.clients.get(&client) else {
             return;
         };
-        let wanted = !c.mode.bcast && (!c.mode.optin || c.caching) && !(c.mode.optout && c.caching);
-        if !wanted {
+        // OPTIN tracks only after CACHING yes, OPTOUT all but after CACHING no.
+        let skipped = match (c.mode.optin, c.mode.optout) {
+            (true, _) => !c.caching,
+            (_, true) => c.caching,
+            _ => false,
+        };
+        if c.mode.bcast || skipped {
             return;
         }
         for key in keys {
@@ -221,6 +226,12 @@ impl Tracking {
                 state.pending.entry(key.to_vec()).or_insert(modifier);
             }
         }
+        self.tell_readers(key, modifier);
+    }
+
+    /// Takes `key` out of the table and tells the clients that read it
+    /// (not those in BCAST mode, nor `modifier` itself under NOLOOP).
+    fn tell_readers(&mut self, key: &[u8], modifier: Option<u64>) {
         let Some(readers) = self.table.remove(key) else {
             return;
         };
@@ -266,7 +277,8 @@ impl Tracking {
             let Some(key) = self.table.keys().next().cloned() else {
                 break;
             };
-            self.invalidate(&key, None);
+            // Forgotten, not changed: the BCAST prefixes hear nothing.
+            self.tell_readers(&key, None);
         }
     }
 

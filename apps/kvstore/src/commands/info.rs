@@ -113,7 +113,11 @@ fn memory(x: &Exec<'_>, out: &mut String) {
     field(out, "maxmemory", x.config.maxmemory);
     field(out, "maxmemory_human", human(x.config.maxmemory));
     field(out, "maxmemory_policy", x.config.maxmemory_policy.as_str());
+    // Eviction compares used_memory itself (the log's buffers are not in
+    // it), and values are freed at once, never lazily.
+    field(out, "mem_not_counted_for_evict", 0);
     field(out, "mem_allocator", "faultline");
+    field(out, "lazyfree_pending_objects", 0);
 }
 
 fn persistence(x: &Exec<'_>, out: &mut String) {

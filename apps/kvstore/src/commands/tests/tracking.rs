@@ -12,6 +12,8 @@ use crate::session::{Logged, Session};
 struct Net {
     engine: Engine,
     sessions: Vec<Session>,
+    /// The clock commands run at (ms).
+    now: u64,
 }
 
 impl Net {
@@ -23,7 +25,11 @@ impl Net {
                 Session::new(id, &Config::default(), 1 << 20)
             })
             .collect();
-        Net { engine, sessions }
+        Net {
+            engine,
+            sessions,
+            now: 0,
+        }
     }
 
     /// Client `id` sends `request`; every session's new output, after the
@@ -31,7 +37,7 @@ impl Net {
     fn send(&mut self, id: u64, request: &str) -> Vec<Vec<u8>> {
         let s = &mut self.sessions[id as usize - 1];
         s.feed(request.as_bytes());
-        s.run(&mut self.engine, 0, |_| Logged::Answer);
+        s.run(&mut self.engine, self.now, |_| Logged::Answer);
         for (to, message) in self.engine.take_messages() {
             self.sessions[to as usize - 1].push_message(&message);
         }
@@ -170,4 +176,40 @@ fn errors_are_worded_as_redis_words_them() {
         let got = n.to(1, &alloc::format!("{request}\r\n"));
         assert_eq!(alloc::string::String::from_utf8_lossy(&got), reply, "{request}");
     }
+}
+
+#[test]
+fn expiry_and_eviction_invalidate_too() {
+    let mut n = Net::new(2);
+    n.to(1, "HELLO 3\r\n");
+    n.to(1, "CLIENT TRACKING on\r\n");
+    n.to(
+        2,
+        "SET gone soon PX 1\r\nSET lazy soon PX 1\r\nSET big x\r\n",
+    );
+    n.to(1, "MGET gone lazy big\r\n");
+    // The background sweep (no client changed it): "gone" goes, if it
+    // comes first, else "lazy"; the other is found expired by a read.
+    n.now = 10;
+    n.engine.active_expire(10, 1);
+    let swept = n.engine.take_invalidations();
+    let Some((
+        1,
+        crate::tracking::Push::Invalidate {
+            keys: Some(keys), ..
+        },
+    )) = swept.first()
+    else {
+        panic!("{swept:?}");
+    };
+    let other = if keys[0] == b"gone" { "lazy" } else { "gone" };
+    let out = n.send(2, &alloc::format!("GET {other}\r\n"));
+    let want = alloc::format!(">2\r\n$10\r\ninvalidate\r\n*1\r\n$4\r\n{other}\r\n");
+    assert_eq!(out[0], want.as_bytes());
+    // Eviction: every key may go under allkeys-random.
+    n.to(2, "CONFIG SET maxmemory-policy allkeys-random\r\n");
+    // The lower limit takes effect at once.
+    let out = n.send(2, "CONFIG SET maxmemory 1\r\n");
+    assert_eq!(n.engine.key_count(), 0);
+    assert_eq!(out[0], b">2\r\n$10\r\ninvalidate\r\n*1\r\n$3\r\nbig\r\n");
 }
