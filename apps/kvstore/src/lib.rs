@@ -59,6 +59,7 @@ pub mod monitor;
 pub mod notify;
 pub mod num;
 pub mod output;
+pub mod pause;
 pub mod pubsub;
 pub mod ready;
 pub mod resp;

@@ -157,6 +157,8 @@ pub struct Server {
     replied: Vec<usize>,
     /// Slots whose sessions hold replies for the log.
     holding: Vec<usize>,
+    /// Slots whose sessions hold a command for a `CLIENT PAUSE` to end.
+    paused: Vec<usize>,
     /// Set while the log cannot be written.
     log_failure: Option<LogFailure>,
     /// The host's stop request (SIGINT/SIGTERM) was acted on.
@@ -190,6 +192,7 @@ impl Server {
             ready: Ready::default(),
             replied: Vec::new(),
             holding: Vec::new(),
+            paused: Vec::new(),
             log_failure: None,
             stop_tried: false,
             next_id: 1,
@@ -221,6 +224,7 @@ impl Server {
             for &slot in &visiting {
                 self.visit(slot);
             }
+            self.resume_paused();
             self.deliver_messages();
             self.engine.unblock_timed_out(now_ms());
             self.deliver_unblocked();
@@ -301,6 +305,10 @@ impl Server {
             // the server counts as idle.
             limit = limit.min(self.pace.until_idle(now.since_boot()));
         }
+        if let Some(at) = self.engine.pause_deadline(now_ms()) {
+            // The end of a CLIENT PAUSE: what waited runs then.
+            limit = limit.min(Duration::from_millis(at.saturating_sub(now_ms())));
+        }
         if let Some(at) = self.engine.next_block_deadline() {
             // A blocked client's timeout (on the Unix clock, in ms).
             limit = limit.min(Duration::from_millis(at.saturating_sub(now_ms())));
@@ -380,6 +388,22 @@ impl Server {
         });
         // Requests may have arrived with the handshake's last ACK.
         self.ready.push(slot, id);
+    }
+
+    /// Once no `CLIENT PAUSE` holds, runs again the sessions whose
+    /// commands waited for it.
+    fn resume_paused(&mut self) {
+        if self.paused.is_empty() || self.engine.pause_deadline(now_ms()).is_some() {
+            return;
+        }
+        let io = self.io.borrow();
+        for slot in core::mem::take(&mut self.paused) {
+            if let Some(conn) = io.conns.get(slot).and_then(Option::as_ref) {
+                if conn.session.is_paused() {
+                    self.ready.push(slot, conn.session.client().id());
+                }
+            }
+        }
     }
 
     /// Closes the connections `CLIENT KILL` named (see [`hang_up`](Self::hang_up)).
@@ -602,6 +626,9 @@ impl Server {
             }
             if conn.session.is_holding() && !self.holding.contains(&slot) {
                 self.holding.push(slot);
+            }
+            if conn.session.is_paused() && !self.paused.contains(&slot) {
+                self.paused.push(slot);
             }
             socket.register_recv_waker(&conn.wakers.receive);
             io.conns[slot] = Some(conn);

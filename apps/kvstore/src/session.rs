@@ -88,6 +88,8 @@ pub struct Session {
     /// When the client last sent or received something (ms, the server's
     /// clock): what `timeout` measures idleness from.
     last_interaction_ms: u64,
+    /// A command `CLIENT PAUSE` holds: it runs first once the pause ends.
+    waiting: Option<crate::Args>,
 }
 
 impl Session {
@@ -106,6 +108,7 @@ impl Session {
             closing: false,
             output_limit,
             last_interaction_ms: 0,
+            waiting: None,
         }
     }
 
@@ -127,7 +130,19 @@ impl Session {
     /// `QUIT` or a protocol error, nor while replies pile up unsent, nor
     /// while the client is blocked on keys.
     pub fn wants_input(&self) -> bool {
+        self.can_run() && self.waiting.is_none()
+    }
+
+    /// Whether commands may run: not after `QUIT` or a protocol error, nor
+    /// while replies pile up unsent, nor while the client is blocked.
+    fn can_run(&self) -> bool {
         !self.closing && !self.client.is_blocked() && self.output.unsent() < self.output_limit
+    }
+
+    /// Whether a command waits for a `CLIENT PAUSE` to end (see
+    /// `kvstore::pause`): the server runs the session again then.
+    pub fn is_paused(&self) -> bool {
+        self.waiting.is_some()
     }
 
     /// Whether the client waits on keys (`BLPOP`, ...) for the engine's
@@ -178,8 +193,17 @@ impl Session {
         let mut ran = 0;
         self.parser.set_limits(engine.config().parser_limits());
         let hard_limit = engine.config().client_output_hard_limit;
-        while self.wants_input() {
-            match self.parser.next_command() {
+        while self.can_run() {
+            let next = match self.waiting.take() {
+                Some(args) => Ok(Some(args)),
+                None => self.parser.next_command(),
+            };
+            match next {
+                Ok(Some(args)) if engine.paused(&args, &self.client, now_ms) => {
+                    // Not refused: it waits for the pause to end.
+                    self.waiting = Some(args);
+                    break;
+                }
                 Ok(Some(args)) => {
                     // The command's name (the arguments go to the engine),
                     // as long as any whose reply CLIENT REPLY may spare.

@@ -36,6 +36,8 @@ pub(crate) struct Exec<'a> {
     pub pubsub: &'a mut crate::pubsub::PubSub,
     /// Client-side caching (`CLIENT TRACKING`).
     pub tracking: &'a mut crate::tracking::Tracking,
+    /// `CLIENT PAUSE` (see `kvstore::pause`).
+    pub pause: &'a mut crate::pause::Pause,
     /// Every connection, for `CLIENT LIST/INFO/KILL`.
     pub clients: &'a mut crate::clients::Clients,
     /// The slow log (`SLOWLOG`).
@@ -116,6 +118,10 @@ impl Exec<'_> {
         // common case is then one lookup, not two.
         let may_expire = !self.loading && self.store.volatile_len() > 0;
         if may_expire && self.store.get(key)?.is_expired(self.now) {
+            if self.pause.active(self.now) {
+                // Expired, but kept until the pause ends, as in Redis.
+                return None;
+            }
             self.store.remove(key);
             self.stats.expired_keys += 1;
             self.log([&b"DEL"[..], key]);

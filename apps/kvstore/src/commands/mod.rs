@@ -36,6 +36,7 @@ mod bitfield_math;
 mod bitop;
 mod bits;
 mod client;
+mod client_pause;
 mod cluster;
 mod connection;
 mod effects;
@@ -154,6 +155,8 @@ pub struct Engine {
     random: faultline_rng::XorShift64Star,
     /// Publish/subscribe state (never logged: messages are not data).
     pubsub: crate::pubsub::PubSub,
+    /// `CLIENT PAUSE` in force (see `kvstore::pause`).
+    pause: crate::pause::Pause,
     /// Client-side caching: who tracks which keys (`CLIENT TRACKING`).
     tracking: crate::tracking::Tracking,
     /// The running script called a read-only command: its caller tracks
@@ -223,6 +226,7 @@ impl Engine {
             random: faultline_rng::XorShift64Star::new(now_ms | 1),
             pubsub: crate::pubsub::PubSub::default(),
             tracking: Default::default(),
+            pause: Default::default(),
             script_read: false,
             clients: crate::clients::Clients::default(),
             slowlog: crate::slowlog::SlowLog::default(),
@@ -350,6 +354,10 @@ impl Engine {
     /// [`take_unblocked`](Engine::take_unblocked)).
     pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Effects {
         let mut effects = Effects::default();
+        if self.pause.active(now_ms) {
+            // Nothing expires while clients are paused, as in Redis.
+            return effects;
+        }
         for db in 0..self.dbs.len() {
             let removed = self.dbs[db].sweep_expired(now_ms, budget);
             self.stats.expired_keys += removed.len() as u64;
@@ -528,6 +536,34 @@ impl Engine {
     /// append to each subscriber's output: (client id, RESP bytes).
     pub fn take_messages(&mut self) -> Vec<(u64, Vec<u8>)> {
         self.pubsub.take_messages()
+    }
+
+    /// Whether `CLIENT PAUSE` holds `args` for `client` at `now_ms`: the
+    /// session keeps it and runs it once the pause ends. A command that
+    /// cannot run (unknown, wrong arity) gets its error instead.
+    pub fn paused(&self, args: &[Vec<u8>], client: &ClientCtx, now_ms: u64) -> bool {
+        if !self.pause.active(now_ms) {
+            return false;
+        }
+        let Ok(spec) = transaction::check(args) else {
+            return false;
+        };
+        let writes = |spec: &table::Spec| {
+            spec.flags & table::WRITE != 0 || crate::pause::MAY_REPLICATE.contains(&spec.name)
+        };
+        let exec_writes = spec.name == "exec"
+            && client.multi.as_ref().is_some_and(|m| {
+                m.queued
+                    .iter()
+                    .any(|queued| transaction::check(queued).is_ok_and(writes))
+            });
+        self.pause.holds(now_ms, writes(spec) || exec_writes)
+    }
+
+    /// When the `CLIENT PAUSE` in force at `now_ms` ends, if one is: the
+    /// server wakes then to run what waited.
+    pub fn pause_deadline(&self, now_ms: u64) -> Option<u64> {
+        self.pause.deadline(now_ms)
     }
 
     /// Client-side caching messages (invalidations, broken redirects) left
@@ -890,6 +926,7 @@ impl Engine {
             random: &mut self.random,
             pubsub: &mut self.pubsub,
             tracking: &mut self.tracking,
+            pause: &mut self.pause,
             clients: &mut self.clients,
             slowlog: &mut self.slowlog,
             blocking: &mut self.blocking,

@@ -13,7 +13,7 @@ use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
     lcs, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
-use super::{geo, geo_search, slowlog, tracking};
+use super::{client_pause, geo, geo_search, slowlog, tracking};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -399,6 +399,20 @@ const TABLE: &[Spec] = &[
                 tracking::client_tracking,
             ),
             cmd("client|caching", 3, CONN, NO_KEYS, tracking::client_caching),
+            cmd(
+                "client|pause",
+                -3,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                client_pause::client_pause,
+            ),
+            cmd(
+                "client|unpause",
+                2,
+                ADMIN | LOADING | STALE,
+                NO_KEYS,
+                client_pause::client_unpause,
+            ),
             cmd(
                 "client|getredir",
                 2,

@@ -15,6 +15,7 @@ mod keys;
 mod lists;
 mod memory;
 mod notify;
+mod pause;
 mod persistence;
 mod pubsub;
 mod resp3;
