@@ -5,9 +5,8 @@
 #
 #   image/redis-suite/run.sh [--ci] [--port PORT] [UNIT ...]
 #
-#   --ci         only the units CI runs (CI_UNITS below), and without the
-#                tests of pending-tests (they need what kvstore does not
-#                have yet); default: all units, all tests
+#   --ci         as CI runs them: without the tests of pending-tests (they
+#                need what kvstore does not have yet); default: every test
 #   --port PORT  use the kvstore already listening on 127.0.0.1:PORT (it is
 #                flushed: never point this at data you keep). Without it,
 #                the boot test image/tests/redis_suite.rs boots a kvstore
@@ -26,23 +25,8 @@ here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../.." && pwd)
 . "$root/image/host-tools.sh"
 
-# Every unit the suite is asked to pass.
-ALL_UNITS=(
-    unit/type/string unit/type/incr unit/type/hash unit/type/list
-    unit/type/list-2 unit/type/list-3 unit/type/set unit/type/zset
-    unit/keyspace unit/expire unit/protocol unit/multi unit/pubsub
-    unit/auth unit/info-command
-    unit/sort
-    unit/hyperloglog unit/bitops unit/bitfield unit/geo
-    unit/functions unit/scripting unit/slowlog unit/type/stream
-    unit/type/stream-cgroups
-    unit/pubsubshard
-    unit/latency-monitor unit/info unit/introspection
-    unit/introspection-2
-    unit/dump
-)
-# The part CI runs: the units of the types and commands kvstore has.
-CI_UNITS=(
+# Every unit the suite is asked to pass; CI runs them all, in this order.
+UNITS=(
     unit/type/string unit/type/incr unit/type/hash unit/type/list
     unit/type/list-2 unit/type/list-3 unit/type/set unit/keyspace
     unit/expire unit/protocol unit/multi unit/pubsub unit/auth
@@ -56,6 +40,7 @@ CI_UNITS=(
     unit/latency-monitor unit/info unit/introspection
     unit/introspection-2
     unit/dump
+    unit/tracking
 )
 
 mode=all port="" units=()
@@ -70,7 +55,7 @@ while (($#)); do
     shift
 done
 if ((${#units[@]} == 0)); then
-    if [[ $mode == ci ]]; then units=("${CI_UNITS[@]}"); else units=("${ALL_UNITS[@]}"); fi
+    units=("${UNITS[@]}")
 fi
 
 if [[ -z $port ]]; then

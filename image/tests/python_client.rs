@@ -5,10 +5,11 @@
 //! strings, typed replies (maps, sets, doubles), a pipeline, a transaction,
 //! pub/sub, a stream consumer group and the client's `Lock` (Lua scripts
 //! by EVALSHA, four clients contending) in the default protocol, with
-//! `protocol=3` and with `protocol=2`, and fails at the first difference.
-//!
-//! Left out: client-side caching (`CLIENT TRACKING`), which kvstore does
-//! not have yet.
+//! `protocol=3` and with `protocol=2`, then client-side caching (RESP3
+//! `CLIENT TRACKING` on one of redis-py's connections: a tracked GET
+//! invalidated by a change from another connection, and by `FLUSHDB`;
+//! redis-py's own cache refuses servers before 7.4), and fails at the
+//! first difference.
 
 mod common;
 
@@ -49,6 +50,7 @@ fn the_python_redis_client_works_in_its_default_protocol_resp3_and_resp2() {
         "default protocol (RESP3): ",
         "protocol=3 (RESP3): ",
         "protocol=2 (RESP2): ",
+        "client-side caching (RESP3, CLIENT TRACKING): invalidated on change: ok",
     ] {
         assert!(stdout.contains(part), "{part:?} missing:\n{stdout}");
     }

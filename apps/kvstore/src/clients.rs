@@ -55,28 +55,36 @@ pub struct Clients {
 
 impl ClientInfo {
     /// The `CLIENT LIST` line (without the line break), as Redis 7 words it
-    /// for the fields this server has.
-    pub fn line(&self, now_ms: u64) -> String {
+    /// for the fields this server has; `tracking` is its client-side
+    /// caching flags (`t`, `R`, `B`, see `kvstore::tracking`) and redirect
+    /// (`redir=`, -1 when off).
+    pub fn line(&self, now_ms: u64, tracking: (&str, i64)) -> String {
         let name = self
             .name
             .as_deref()
             .map(String::from_utf8_lossy)
             .unwrap_or_default();
         let cmd = self.cmd.unwrap_or("NULL");
-        let flags = match (self.is_pubsub(), self.multi >= 0) {
+        let mut flags = String::from(match (self.is_pubsub(), self.multi >= 0) {
             (true, _) => "P",
             (_, true) => "x",
-            _ => "N",
-        };
+            _ => "",
+        });
+        flags.push_str(tracking.0);
+        if self.no_evict {
+            flags.push('e');
+        }
+        if flags.is_empty() {
+            flags.push('N');
+        }
         format!(
-            "id={} addr={} laddr={LOCAL_ADDR} fd=-1 name={} age={} idle={} flags={}{} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir=-1 resp={}",
+            "id={} addr={} laddr={LOCAL_ADDR} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={}",
             self.id,
             self.addr,
             name,
             now_ms.saturating_sub(self.since_ms) / 1000,
             now_ms.saturating_sub(self.last_ms) / 1000,
             flags,
-            if self.no_evict { "e" } else { "" },
             self.db,
             self.sub,
             self.psub,
@@ -84,6 +92,7 @@ impl ClientInfo {
             self.multi,
             self.qbuf,
             cmd,
+            tracking.1,
             self.resp
         )
     }

@@ -54,6 +54,10 @@ pub struct Config {
     /// Which key changes are published, as `kvstore::notify` flags
     /// (`notify-keyspace-events`; none by default).
     pub notify_keyspace_events: u16,
+    /// Most keys the client-side caching table holds
+    /// (`tracking-table-max-keys`, 1000000; 0: no limit): past it, keys
+    /// are forgotten and their readers told to drop them.
+    pub tracking_table_max_keys: u64,
     /// Number of databases (`databases`, 16): `SELECT` takes 0 to this - 1.
     /// Set at start only.
     pub databases: usize,
@@ -149,6 +153,7 @@ impl Default for Config {
             client_query_buffer_limit: 1 << 30,
             client_output_hard_limit: 0,
             notify_keyspace_events: 0,
+            tracking_table_max_keys: 1_000_000,
             hash_compact: CompactLimits::default(),
             list_max_listpack_size: -2,
             list_compress_depth: 0,
@@ -377,6 +382,14 @@ const PARAMS: &[Param] = &[
                 i64::MAX,
                 "argument must be between -1 and 9223372036854775807 inclusive",
             )?;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "tracking-table-max-keys",
+        get: |c| c.tracking_table_max_keys.to_string(),
+        change: AtRunTime(|c, v| {
+            c.tracking_table_max_keys = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
             Ok(())
         }),
     },

@@ -60,6 +60,7 @@ pub mod monitor;
 pub mod notify;
 pub mod num;
 pub mod output;
+pub mod pause;
 pub mod pubsub;
 pub mod rdb;
 pub mod ready;
@@ -68,6 +69,7 @@ pub mod scripting;
 pub mod session;
 pub mod slowlog;
 pub mod store;
+pub mod tracking;
 
 /// One command as it travels through the system: the command name followed
 /// by its arguments, each an arbitrary byte string.

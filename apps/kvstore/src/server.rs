@@ -157,6 +157,8 @@ pub struct Server {
     replied: Vec<usize>,
     /// Slots whose sessions hold replies for the log.
     holding: Vec<usize>,
+    /// Slots whose sessions hold a command for a `CLIENT PAUSE` to end.
+    paused: Vec<usize>,
     /// Set while the log cannot be written.
     log_failure: Option<LogFailure>,
     /// The host's stop request (SIGINT/SIGTERM) was acted on.
@@ -190,6 +192,7 @@ impl Server {
             ready: Ready::default(),
             replied: Vec::new(),
             holding: Vec::new(),
+            paused: Vec::new(),
             log_failure: None,
             stop_tried: false,
             next_id: 1,
@@ -221,9 +224,13 @@ impl Server {
             for &slot in &visiting {
                 self.visit(slot);
             }
+            self.resume_paused();
             self.deliver_messages();
             self.engine.unblock_timed_out(now_ms());
             self.deliver_unblocked();
+            // After the unblocked clients' answers, which Redis sends
+            // before the invalidations their commands caused.
+            self.deliver_invalidations();
             self.kill_clients();
             if let Some(force) = self.engine.take_shutdown() {
                 self.shutdown(force);
@@ -297,6 +304,10 @@ impl Server {
             // A rewrite waiting for its share: it takes whole steps once
             // the server counts as idle.
             limit = limit.min(self.pace.until_idle(now.since_boot()));
+        }
+        if let Some(at) = self.engine.pause_deadline(now_ms()) {
+            // The end of a CLIENT PAUSE: what waited runs then.
+            limit = limit.min(Duration::from_millis(at.saturating_sub(now_ms())));
         }
         if let Some(at) = self.engine.next_block_deadline() {
             // A blocked client's timeout (on the Unix clock, in ms).
@@ -379,6 +390,22 @@ impl Server {
         self.ready.push(slot, id);
     }
 
+    /// Once no `CLIENT PAUSE` holds, runs again the sessions whose
+    /// commands waited for it.
+    fn resume_paused(&mut self) {
+        if self.paused.is_empty() || self.engine.pause_deadline(now_ms()).is_some() {
+            return;
+        }
+        let io = self.io.borrow();
+        for slot in core::mem::take(&mut self.paused) {
+            if let Some(conn) = io.conns.get(slot).and_then(Option::as_ref) {
+                if conn.session.is_paused() {
+                    self.ready.push(slot, conn.session.client().id());
+                }
+            }
+        }
+    }
+
     /// Closes the connections `CLIENT KILL` named (see [`hang_up`](Self::hang_up)).
     fn kill_clients(&mut self) {
         for id in self.engine.take_kills() {
@@ -449,6 +476,27 @@ impl Server {
             let Some(slot) = slot else { continue };
             if let Some(conn) = io.conns[slot].as_mut() {
                 conn.session.push_message(&message);
+                self.replied.push(slot);
+            }
+        }
+    }
+
+    /// Hands the client-side caching messages (`CLIENT TRACKING`) to the
+    /// sessions of their targets, which encode them for their protocol.
+    fn deliver_invalidations(&mut self) {
+        let pushes = self.engine.take_invalidations();
+        if pushes.is_empty() {
+            return;
+        }
+        let mut io = self.io.borrow_mut();
+        for (client, push) in pushes {
+            let slot = io.conns.iter().position(|c| {
+                c.as_ref()
+                    .is_some_and(|c| c.client && c.session.client().id() == client)
+            });
+            let Some(slot) = slot else { continue };
+            if let Some(conn) = io.conns[slot].as_mut() {
+                conn.session.push_tracking(&push);
                 self.replied.push(slot);
             }
         }
@@ -579,6 +627,9 @@ impl Server {
             if conn.session.is_holding() && !self.holding.contains(&slot) {
                 self.holding.push(slot);
             }
+            if conn.session.is_paused() && !self.paused.contains(&slot) {
+                self.paused.push(slot);
+            }
             socket.register_recv_waker(&conn.wakers.receive);
             io.conns[slot] = Some(conn);
         }
@@ -654,6 +705,14 @@ impl Server {
             socket.close();
             socket.set_timeout(Some(CLOSE_TIMEOUT.into()));
             conn.fin_sent = true;
+            if conn.client {
+                // Gone for the engine now, as in Redis once the last reply
+                // is written (a client redirecting its invalidations here
+                // is told at once), not when the TCP close completes.
+                conn.client = false;
+                self.engine.client_gone(conn.session.client().id());
+                self.engine.stats_mut().connected_clients -= 1;
+            }
             socket.register_recv_waker(&conn.wakers.receive);
             return;
         }
@@ -682,6 +741,8 @@ impl Server {
         }
         // Clients blocked in the consumer group of a stream that expired.
         self.deliver_unblocked();
+        // Clients caching keys that expired.
+        self.deliver_invalidations();
     }
 
     /// Flushes the log when the policy says so (following `CONFIG SET

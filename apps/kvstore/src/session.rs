@@ -88,6 +88,8 @@ pub struct Session {
     /// When the client last sent or received something (ms, the server's
     /// clock): what `timeout` measures idleness from.
     last_interaction_ms: u64,
+    /// A command `CLIENT PAUSE` holds: it runs first once the pause ends.
+    waiting: Option<crate::Args>,
 }
 
 impl Session {
@@ -106,6 +108,7 @@ impl Session {
             closing: false,
             output_limit,
             last_interaction_ms: 0,
+            waiting: None,
         }
     }
 
@@ -127,7 +130,19 @@ impl Session {
     /// `QUIT` or a protocol error, nor while replies pile up unsent, nor
     /// while the client is blocked on keys.
     pub fn wants_input(&self) -> bool {
+        self.can_run() && self.waiting.is_none()
+    }
+
+    /// Whether commands may run: not after `QUIT` or a protocol error, nor
+    /// while replies pile up unsent, nor while the client is blocked.
+    fn can_run(&self) -> bool {
         !self.closing && !self.client.is_blocked() && self.output.unsent() < self.output_limit
+    }
+
+    /// Whether a command waits for a `CLIENT PAUSE` to end (see
+    /// `kvstore::pause`): the server runs the session again then.
+    pub fn is_paused(&self) -> bool {
+        self.waiting.is_some()
     }
 
     /// Whether the client waits on keys (`BLPOP`, ...) for the engine's
@@ -178,8 +193,17 @@ impl Session {
         let mut ran = 0;
         self.parser.set_limits(engine.config().parser_limits());
         let hard_limit = engine.config().client_output_hard_limit;
-        while self.wants_input() {
-            match self.parser.next_command() {
+        while self.can_run() {
+            let next = match self.waiting.take() {
+                Some(args) => Ok(Some(args)),
+                None => self.parser.next_command(),
+            };
+            match next {
+                Ok(Some(args)) if engine.paused(&args, &self.client, now_ms) => {
+                    // Not refused: it waits for the pause to end.
+                    self.waiting = Some(args);
+                    break;
+                }
                 Ok(Some(args)) => {
                     // The command's name (the arguments go to the engine),
                     // as long as any whose reply CLIENT REPLY may spare.
@@ -372,6 +396,47 @@ impl Session {
             self.closing = true;
         }
         reserved
+    }
+
+    /// Appends a client-side caching message (see `kvstore::tracking`)
+    /// encoded as Redis 7.0 sends it to this client: a RESP3 client gets
+    /// a push (`>2 invalidate [keys]`, nil for a flush;
+    /// `>2 tracking-redir-broken id`); a RESP2 client gets invalidations
+    /// only as a redirect target subscribed to anything, as a
+    /// `__redis__:invalidate` message; otherwise nothing. Like published
+    /// messages, it goes out whatever `CLIENT REPLY` says.
+    pub fn push_tracking(&mut self, push: &crate::tracking::Push) -> bool {
+        use crate::tracking::Push;
+        let resp3 = self.client.protocol() == Protocol::Resp3;
+        let mut bytes = Vec::new();
+        let keys = match push {
+            Push::RedirBroken(id) if resp3 => {
+                bytes.extend_from_slice(b">2\r\n$21\r\ntracking-redir-broken\r\n");
+                Reply::Integer(i64::try_from(*id).unwrap_or(i64::MAX)).encode(&mut bytes);
+                return self.push_message(&bytes);
+            }
+            Push::RedirBroken(_) => return true,
+            Push::Invalidate { keys, .. } if resp3 => {
+                bytes.extend_from_slice(b">2\r\n$10\r\ninvalidate\r\n");
+                keys
+            }
+            Push::Invalidate {
+                keys,
+                redirected: true,
+            } if self.client.subscriptions() > 0 => {
+                bytes.extend_from_slice(b"*3\r\n$7\r\nmessage\r\n$20\r\n__redis__:invalidate\r\n");
+                keys
+            }
+            Push::Invalidate { .. } => return true,
+        };
+        match keys {
+            Some(keys) => Reply::array(keys.iter().map(|k| Reply::bulk(k.as_slice())).collect())
+                .encode(&mut bytes),
+            None if resp3 => bytes.extend_from_slice(b"_\r\n"),
+            None => bytes.extend_from_slice(b"$-1\r\n"),
+        }
+        // Already in its final form: `push_message` leaves a `>` alone.
+        self.push_message(&bytes)
     }
 
     /// Drops every reply, sent or not: nobody is left to read them.

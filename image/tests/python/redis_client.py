@@ -10,8 +10,13 @@ asserts), protocol=3 asked for explicitly, and protocol=2 -- it checks
 strings, hashes, sets and sorted sets (typed replies: maps, sets, doubles),
 a pipeline, a transaction (MULTI/EXEC, and WATCH failing it), pub/sub
 with a message received, a stream consumer group, and redis-py's Lock
-(Lua scripts run with EVALSHA) under contention from four clients. Prints one line per part and exits non-zero at
-the first failure (an AssertionError's traceback says which).
+(Lua scripts run with EVALSHA) under contention from four clients. Then
+client-side caching (RESP3; redis-py's own cache refuses servers before
+7.4, so CLIENT TRACKING is driven on one of its connections): a GET
+tracked, the key changed from another connection, the `invalidate` push
+received and the new value read; FLUSHDB's nil invalidation. Prints
+one line per part and exits non-zero at the first failure (an
+AssertionError's traceback says which).
 """
 
 import sys
@@ -163,6 +168,42 @@ def lock(port, options):
         c.close()
 
 
+def client_side_caching(port):
+    # redis-py 8's own cache (`cache_config`) refuses servers older than
+    # 7.4, and kvstore is 7.0: tracking is driven by hand on one of
+    # redis-py's RESP3 connections, its parser handing over the server's
+    # `invalidate` pushes as the cache would receive them.
+    conn = redis.Connection(host="127.0.0.1", port=port, protocol=3, socket_timeout=30)
+    conn.connect()
+    pushes = []
+    conn._parser.set_invalidation_push_handler(pushes.append)
+    writer = redis.Redis(host="127.0.0.1", port=port, socket_timeout=30)
+    writer.set("csc:key", "1")
+
+    def call(*args):
+        conn.send_command(*args)
+        return conn.read_response()
+
+    def wait_push(what):
+        deadline = time.monotonic() + 10
+        while not pushes:
+            assert time.monotonic() < deadline, f"caching: no {what} within 10 s"
+            if conn.can_read(timeout=1):
+                conn.read_response(push_request=True)
+        return pushes.pop(0)
+
+    expect(call("CLIENT", "TRACKING", "ON"), b"OK", "caching: CLIENT TRACKING ON")
+    expect(call("GET", "csc:key"), b"1", "caching: the GET a client caches")
+    writer.set("csc:key", "2")
+    expect(wait_push("invalidation"), [b"invalidate", [b"csc:key"]], "caching: invalidated")
+    expect(call("GET", "csc:key"), b"2", "caching: the new value read")
+    writer.flushdb()
+    expect(wait_push("flush invalidation"), [b"invalidate", None], "caching: FLUSHDB")
+    expect(call("PING"), b"PONG", "caching: replies after the pushes")
+    conn.disconnect()
+    writer.close()
+
+
 def wait_message(p, what):
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline:
@@ -195,6 +236,8 @@ def main():
         )
         r.close()
         other.close()
+    client_side_caching(port)
+    print("client-side caching (RESP3, CLIENT TRACKING): invalidated on change: ok")
 
 
 if __name__ == "__main__":

@@ -164,7 +164,8 @@ pub(crate) fn client_list(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         if ids.as_ref().is_some_and(|ids| !ids.contains(&info.id())) {
             continue;
         }
-        out += &info.line(now);
+        let id = info.id();
+        out += &info.line(now, (x.tracking.list_flags(id), x.tracking.redirect(id)));
         out.push('\n');
     }
     Reply::Verbatim(out.into_bytes())
@@ -215,7 +216,9 @@ pub(crate) fn client_help(_x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
 pub(crate) fn client_info(x: &mut Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     match x.clients.get(x.client.id()) {
         Some(info) => {
-            let mut line = info.line(x.now);
+            let id = info.id();
+            let tracking = (x.tracking.list_flags(id), x.tracking.redirect(id));
+            let mut line = info.line(x.now, tracking);
             line.push('\n');
             Reply::Verbatim(line.into_bytes())
         }

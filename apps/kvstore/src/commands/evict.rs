@@ -28,6 +28,10 @@ impl Engine {
         if self.config.maxmemory == 0 || self.config.maxmemory_policy == Policy::NoEviction {
             return Effects::default();
         }
+        if self.pause.active(now) {
+            // Nothing is evicted while clients are paused, as in Redis.
+            return Effects::default();
+        }
         let growth = spec
             .growth
             .map_or(0, |growth| growth(&self.dbs[db], &self.config, args));
@@ -129,6 +133,7 @@ impl Engine {
             key,
             db,
         );
+        self.tracking.invalidate(key, None);
     }
 }
 

@@ -34,6 +34,10 @@ pub(crate) struct Exec<'a> {
     pub random: &'a mut faultline_rng::XorShift64Star,
     /// Channel and pattern subscriptions, and messages to deliver.
     pub pubsub: &'a mut crate::pubsub::PubSub,
+    /// Client-side caching (`CLIENT TRACKING`).
+    pub tracking: &'a mut crate::tracking::Tracking,
+    /// `CLIENT PAUSE` (see `kvstore::pause`).
+    pub pause: &'a mut crate::pause::Pause,
     /// Every connection, for `CLIENT LIST/INFO/KILL`.
     pub clients: &'a mut crate::clients::Clients,
     /// The slow log (`SLOWLOG`).
@@ -94,8 +98,13 @@ impl Exec<'_> {
 
     /// Like [`notify`](Exec::notify), for a key of database `db` (`MOVE`,
     /// `COPY ... DB`).
+    /// Every change to a key passes here (the one "key changed" path): the
+    /// clients that cache it are told too (`kvstore::tracking`).
     pub fn notify_in(&mut self, db: usize, class: u16, event: &str, key: &[u8]) {
         if !self.loading {
+            if class != crate::notify::KEY_MISS {
+                self.tracking.invalidate(key, Some(self.client.id()));
+            }
             let flags = self.config.notify_keyspace_events;
             crate::notify::publish(self.pubsub, flags, class, event, key, db);
         }
@@ -121,6 +130,10 @@ impl Exec<'_> {
         // common case is then one lookup, not two.
         let may_expire = !self.loading && self.store.volatile_len() > 0;
         if may_expire && self.store.get(key)?.is_expired(self.now) {
+            if self.pause.active(self.now) {
+                // Expired, but kept until the pause ends, as in Redis.
+                return None;
+            }
             self.store.remove(key);
             self.stats.expired_keys += 1;
             self.log([&b"DEL"[..], key]);

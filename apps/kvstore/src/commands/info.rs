@@ -96,6 +96,7 @@ fn clients(x: &Exec<'_>, out: &mut String) {
     out.push_str("# Clients\r\n");
     field(out, "connected_clients", x.stats.connected_clients);
     field(out, "blocked_clients", x.blocking.len());
+    field(out, "tracking_clients", x.tracking.counts().0);
     field(out, "maxclients", x.config.maxclients);
 }
 
@@ -113,7 +114,11 @@ fn memory(x: &Exec<'_>, out: &mut String) {
     field(out, "maxmemory", x.config.maxmemory);
     field(out, "maxmemory_human", human(x.config.maxmemory));
     field(out, "maxmemory_policy", x.config.maxmemory_policy.as_str());
+    // Eviction compares used_memory itself (the log's buffers are not in
+    // it), and values are freed at once, never lazily.
+    field(out, "mem_not_counted_for_evict", 0);
     field(out, "mem_allocator", "faultline");
+    field(out, "lazyfree_pending_objects", 0);
 }
 
 fn persistence(x: &Exec<'_>, out: &mut String) {
@@ -174,6 +179,10 @@ fn stats(x: &Exec<'_>, out: &mut String) {
     field(out, "evicted_keys", s.evicted_keys);
     field(out, "keyspace_hits", s.keyspace_hits);
     field(out, "keyspace_misses", s.keyspace_misses);
+    let (_, keys, items, prefixes) = x.tracking.counts();
+    field(out, "tracking_total_keys", keys);
+    field(out, "tracking_total_items", items);
+    field(out, "tracking_total_prefixes", prefixes);
     field(out, "total_error_replies", s.total_error_replies);
 }
 

@@ -152,6 +152,7 @@ pub(crate) fn flush(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         _ => return errors::syntax(),
     }
     x.store.clear();
+    x.tracking.flushed();
     if x.fullname == "flushall" {
         x.dbs_before.iter_mut().for_each(crate::store::Store::clear);
         x.dbs_after.iter_mut().for_each(crate::store::Store::clear);

@@ -38,6 +38,7 @@ mod bitop;
 mod bits;
 mod categories;
 mod client;
+mod client_pause;
 mod cluster;
 mod connection;
 mod dump;
@@ -78,6 +79,7 @@ mod streams;
 mod string_ops;
 mod strings;
 mod table;
+mod tracking;
 mod transaction;
 mod unblock;
 mod zset_algebra;
@@ -159,6 +161,13 @@ pub struct Engine {
     random: faultline_rng::XorShift64Star,
     /// Publish/subscribe state (never logged: messages are not data).
     pubsub: crate::pubsub::PubSub,
+    /// `CLIENT PAUSE` in force (see `kvstore::pause`).
+    pause: crate::pause::Pause,
+    /// Client-side caching: who tracks which keys (`CLIENT TRACKING`).
+    tracking: crate::tracking::Tracking,
+    /// The running script called a read-only command: its caller tracks
+    /// the script's declared keys, as in Redis.
+    script_read: bool,
     /// The connections, for `CLIENT LIST`, `INFO` and `KILL`.
     clients: crate::clients::Clients,
     /// The commands that took longest (`SLOWLOG`).
@@ -222,6 +231,9 @@ impl Engine {
             started_ms: now_ms,
             random: faultline_rng::XorShift64Star::new(now_ms | 1),
             pubsub: crate::pubsub::PubSub::default(),
+            tracking: Default::default(),
+            pause: Default::default(),
+            script_read: false,
             clients: crate::clients::Clients::default(),
             slowlog: crate::slowlog::SlowLog::default(),
             clock_us: || 0,
@@ -295,6 +307,12 @@ impl Engine {
         outcome.effects.append(served);
         // What the command changed (database, name, subscriptions).
         self.clients.seen(client, full_name, 0, now_ms);
+        if let Some(name) = args.first() {
+            // `CLIENT CACHING` covers the next command (or transaction).
+            if client.multi.is_none() && !name.eq_ignore_ascii_case(b"client") {
+                self.tracking.command_done(client.id());
+            }
+        }
         let counted = core::mem::take(&mut self.reply_error_counted);
         if let (Reply::Error(text), false) = (&outcome.reply, counted) {
             self.stats.count_error(text);
@@ -312,6 +330,7 @@ impl Engine {
     /// not authenticated. Answers `+RESET`.
     fn reset(&mut self, client: &mut ClientCtx) -> Outcome {
         self.pubsub.forget(client.id());
+        self.tracking.disable(client.id());
         *client = ClientCtx::new(client.id());
         Outcome::unchanged(Reply::Simple("RESET".into()))
     }
@@ -344,6 +363,10 @@ impl Engine {
     pub fn active_expire(&mut self, now_ms: u64, budget: usize) -> Effects {
         let started_us = (self.clock_us)();
         let mut effects = Effects::default();
+        if self.pause.active(now_ms) {
+            // Nothing expires while clients are paused, as in Redis.
+            return effects;
+        }
         for db in 0..self.dbs.len() {
             let removed = self.dbs[db].sweep_expired(now_ms, budget);
             self.stats.expired_keys += removed.len() as u64;
@@ -360,6 +383,7 @@ impl Engine {
                     &key,
                     db,
                 );
+                self.tracking.invalidate(&key, None);
             }
         }
         // A client may wait in the group of a stream that expired.
@@ -530,6 +554,47 @@ impl Engine {
         self.pubsub.take_messages()
     }
 
+    /// Whether `CLIENT PAUSE` holds `args` for `client` at `now_ms`: the
+    /// session keeps it and runs it once the pause ends. A command that
+    /// cannot run (unknown, wrong arity) gets its error instead.
+    pub fn paused(&self, args: &[Vec<u8>], client: &ClientCtx, now_ms: u64) -> bool {
+        if !self.pause.active(now_ms) {
+            return false;
+        }
+        let Ok(spec) = transaction::check(args) else {
+            return false;
+        };
+        let writes = |spec: &table::Spec| {
+            spec.flags & table::WRITE != 0 || crate::pause::MAY_REPLICATE.contains(&spec.name)
+        };
+        let exec_writes = spec.name == "exec"
+            && client.multi.as_ref().is_some_and(|m| {
+                m.queued
+                    .iter()
+                    .any(|queued| transaction::check(queued).is_ok_and(writes))
+            });
+        self.pause.holds(now_ms, writes(spec) || exec_writes)
+    }
+
+    /// When the `CLIENT PAUSE` in force at `now_ms` ends, if one is: the
+    /// server wakes then to run what waited.
+    pub fn pause_deadline(&self, now_ms: u64) -> Option<u64> {
+        self.pause.deadline(now_ms)
+    }
+
+    /// Client-side caching messages (invalidations, broken redirects) left
+    /// since the last call, after keeping the tracking table within
+    /// `tracking-table-max-keys`: (client id, message) for the server to
+    /// hand to each client's session (see `kvstore::tracking`).
+    pub fn take_invalidations(&mut self) -> Vec<(u64, crate::tracking::Push)> {
+        if !self.tracking.any() && !self.tracking.has_pending() {
+            return Vec::new();
+        }
+        self.tracking.limit(self.config.tracking_table_max_keys);
+        let clients = &self.clients;
+        self.tracking.take(|id| clients.get(id).is_some())
+    }
+
     /// Client `id` connected from `addr` (`ip:port`) at `now_ms`.
     pub fn client_connected(&mut self, id: u64, addr: alloc::string::String, now_ms: u64) {
         self.clients.connected(id, addr, now_ms);
@@ -684,6 +749,7 @@ impl Engine {
     /// waiting if it was blocked.
     pub fn client_gone(&mut self, id: u64) {
         self.blocking.forget(id);
+        self.tracking.disable(id);
         self.pubsub.forget(id);
         self.clients.gone(id);
     }
@@ -869,6 +935,8 @@ impl Engine {
             started_ms: self.started_ms,
             random: &mut self.random,
             pubsub: &mut self.pubsub,
+            tracking: &mut self.tracking,
+            pause: &mut self.pause,
             clients: &mut self.clients,
             slowlog: &mut self.slowlog,
             blocking: &mut self.blocking,
@@ -894,6 +962,17 @@ impl Engine {
         let kept_args = (spec.flags & table::WRITE != 0 && logs_slow && !loading)
             .then(|| crate::slowlog::trimmed(args));
         let reply = run(&mut exec, args);
+        if spec.flags & table::READONLY != 0 && !loading && exec.tracking.any() {
+            match exec.client.in_script {
+                // The script's caller tracks the script's declared keys.
+                true => self.script_read = true,
+                false => {
+                    let keys = key_positions::key_positions(spec, args).unwrap_or_default();
+                    let keys = keys.iter().filter_map(|&i| args.get(i).map(Vec::as_slice));
+                    exec.tracking.remember(exec.client.id(), keys);
+                }
+            }
+        }
         for key in missing {
             if exec.store.get(&key).is_some() {
                 // Before the command's own events, as Redis sends it.

@@ -258,7 +258,13 @@ impl Engine {
         );
         // Nothing a script runs may block (as inside EXEC).
         let in_exec = core::mem::replace(&mut self.in_exec, true);
+        let script_read = core::mem::replace(&mut self.script_read, false);
         let reply = run(self);
+        if core::mem::replace(&mut self.script_read, script_read) {
+            // As Redis: a script that read tracks its declared keys.
+            let keys = declared_keys(command);
+            self.tracking.remember(client.id(), keys);
+        }
         self.in_exec = in_exec;
         self.script_allows_oom = allow_oom;
         let effects = self
@@ -397,4 +403,15 @@ fn blocks(args: &[Vec<u8>]) -> bool {
         .iter()
         .take_while(|a| !a.eq_ignore_ascii_case(b"streams"))
         .any(|a| a.eq_ignore_ascii_case(b"block"))
+}
+
+/// The keys a script or function call declares: `EVAL script numkeys
+/// key ...` (and `EVALSHA`, `FCALL`, their `_RO` forms).
+fn declared_keys(command: &[Vec<u8>]) -> impl Iterator<Item = &[u8]> {
+    let count = command
+        .get(2)
+        .and_then(|n| crate::num::parse_i64(n))
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(0);
+    command.iter().skip(3).take(count).map(Vec::as_slice)
 }

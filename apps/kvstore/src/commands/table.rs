@@ -14,7 +14,7 @@ use super::{
     auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
     lcs, memory, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
-use super::{dump, geo, geo_search, latency, slowlog};
+use super::{client_pause, dump, geo, geo_search, latency, slowlog, tracking};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
 use crate::config::Config;
 use crate::resp::Reply;
@@ -442,6 +442,12 @@ const TABLE: &[Spec] = &[
         cmd("client|setname", 3, HELP, cat::CONNECTION, NO_KEYS, connection::client_setname),
         cmd("client|getname", 2, HELP, cat::CONNECTION, NO_KEYS, connection::client_getname),
         cmd("client|id", 2, HELP, cat::CONNECTION, NO_KEYS, connection::client_id),
+        cmd("client|tracking", -3, HELP, cat::CONNECTION, NO_KEYS, tracking::client_tracking),
+        cmd("client|caching", 3, HELP, cat::CONNECTION, NO_KEYS, tracking::client_caching),
+        cmd("client|pause", -3, ADMIN | LOADING | STALE, cat::CONNECTION, NO_KEYS, client_pause::client_pause),
+        cmd("client|unpause", 2, ADMIN | LOADING | STALE, cat::CONNECTION, NO_KEYS, client_pause::client_unpause),
+        cmd("client|getredir", 2, HELP, cat::CONNECTION, NO_KEYS, tracking::client_getredir),
+        cmd("client|trackinginfo", 2, HELP, cat::CONNECTION, NO_KEYS, tracking::client_trackinginfo),
         cmd("client|reply", 3, HELP, cat::CONNECTION, NO_KEYS, connection::client_reply),
         cmd("client|list", -2, ADM, cat::CONNECTION, NO_KEYS, connection::client_list),
         cmd("client|info", 2, HELP, cat::CONNECTION, NO_KEYS, connection::client_info),

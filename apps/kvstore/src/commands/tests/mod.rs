@@ -17,6 +17,7 @@ mod keys;
 mod lists;
 mod memory;
 mod notify;
+mod pause;
 mod persistence;
 mod pubsub;
 mod resp3;
@@ -25,6 +26,7 @@ mod sets;
 mod sort;
 mod streams;
 mod strings;
+mod tracking;
 mod transactions;
 mod zsets;
 

@@ -162,7 +162,7 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     let Reply::Verbatim(me) = s.run("CLIENT INFO") else {
         panic!("bulk");
     };
-    assert!(me.starts_with(b"id=7 ") && me.windows(8).any(|w| w == b"flags=Ne"));
+    assert!(me.starts_with(b"id=7 ") && me.windows(8).any(|w| w == b"flags=e "));
     // Killing: itself is skipped by default; the old form names an address.
     s.expect(&[
         ("CLIENT KILL ADDR 10.0.2.2:5000", Reply::Integer(0)),
