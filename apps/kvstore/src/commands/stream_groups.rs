@@ -149,13 +149,14 @@ fn log_setid(x: &mut Exec<'_>, key: &[u8], name: &[u8]) {
     );
 }
 
-/// The ID argument of `XGROUP CREATE|SETID`: `$`, an ID, or `-`/`+` (the
-/// smallest and largest IDs, as Redis reads them there too).
-fn group_id(arg: &[u8], last: StreamId) -> Result<StreamId, Reply> {
+/// The ID argument of `XGROUP CREATE|SETID`: `$` or an ID, and for SETID
+/// (`ends`) also `-`/`+`, the smallest and largest IDs (Redis 7.0 refuses
+/// them to CREATE).
+fn group_id(arg: &[u8], last: StreamId, ends: bool) -> Result<StreamId, Reply> {
     match arg {
         b"$" => Ok(last),
-        b"-" => Ok(StreamId::ZERO),
-        b"+" => Ok(StreamId::MAX),
+        b"-" if ends => Ok(StreamId::ZERO),
+        b"+" if ends => Ok(StreamId::MAX),
         _ => parse_id(arg, 0),
     }
 }
@@ -199,21 +200,20 @@ pub(crate) fn xgroup_create(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Err(reply) => return reply,
     };
     let (key, name) = (args[2].clone(), args[3].clone());
-    let (last, exists) = match x.live_stream(&key) {
-        Ok(Some(stream)) => {
-            if stream.groups.contains_key(&name) {
-                return Reply::error("BUSYGROUP Consumer Group name already exists");
-            }
-            (stream.last_id, true)
-        }
-        Ok(None) if mkstream => (StreamId::ZERO, false),
+    // The key, then the ID, then the group's name, as Redis checks them.
+    let (last, exists, busy) = match x.live_stream(&key) {
+        Ok(Some(stream)) => (stream.last_id, true, stream.groups.contains_key(&name)),
+        Ok(None) if mkstream => (StreamId::ZERO, false, false),
         Ok(None) => return key_needed(),
         Err(reply) => return reply,
     };
-    let id = match group_id(&args[4], last) {
+    let id = match group_id(&args[4], last, false) {
         Ok(id) => id,
         Err(reply) => return reply,
     };
+    if busy {
+        return Reply::error("BUSYGROUP Consumer Group name already exists");
+    }
     let read = read.flatten();
     x.store.update_stream(&key, true, |s| {
         s.groups.insert(name.clone(), Group::new(id, read));
@@ -242,7 +242,7 @@ pub(crate) fn xgroup_setid(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         Ok(None) => return key_needed(),
         Err(reply) => return reply,
     };
-    let id = match group_id(&args[4], last) {
+    let id = match group_id(&args[4], last, true) {
         Ok(id) => id,
         Err(reply) => return reply,
     };

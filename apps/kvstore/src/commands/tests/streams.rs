@@ -271,6 +271,9 @@ fn groups_deliver_track_pending_and_claim() {
         ("XGROUP CREATE g1 grp $", "ERR The XGROUP subcommand requires the key to exist. Note that for CREATE you may want to use the MKSTREAM option to create an empty stream automatically."),
         ("XGROUP CREATE g1 grp 0 ENTRIESREAD -2", "ERR value for ENTRIESREAD must be positive or -1"),
         ("XGROUP CREATE g1 grp 0 FOO", "ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP."),
+        // SETID takes `-` and `+`, CREATE does not (redis-server 7.0.15).
+        ("XGROUP CREATE g1 grp + MKSTREAM", "ERR Invalid stream ID specified as stream command argument"),
+        ("XGROUP CREATE g1 grp - MKSTREAM", "ERR Invalid stream ID specified as stream command argument"),
     ] {
         assert_eq!(s.run(line), err(error), "{line}");
     }
