@@ -104,6 +104,16 @@ struct Io {
     conns: Vec<Option<Conn>>,
 }
 
+impl Io {
+    /// The slot of the client connection whose engine id is `client`.
+    fn slot_of(&self, client: u64) -> Option<usize> {
+        self.conns.iter().position(|c| {
+            c.as_ref()
+                .is_some_and(|c| c.client && c.session.client().id() == client)
+        })
+    }
+}
+
 /// What answers the other clients while a script is busy (see
 /// `kvstore::busy`): reads what they sent, answers each request without
 /// running it, and sends the replies. New connections wait for the
@@ -409,10 +419,7 @@ impl Server {
     /// Closes the connections `CLIENT KILL` named (see [`hang_up`](Self::hang_up)).
     fn kill_clients(&mut self) {
         for id in self.engine.take_kills() {
-            let slot = self.io.borrow().conns.iter().position(|c| {
-                c.as_ref()
-                    .is_some_and(|c| c.client && c.session.client().id() == id)
-            });
+            let slot = self.io.borrow().slot_of(id);
             if let Some(slot) = slot {
                 self.hang_up(slot);
             }
@@ -469,11 +476,9 @@ impl Server {
         let messages = self.engine.take_messages();
         let mut io = self.io.borrow_mut();
         for (client, message) in messages {
-            let slot = io.conns.iter().position(|c| {
-                c.as_ref()
-                    .is_some_and(|c| c.client && c.session.client().id() == client)
-            });
-            let Some(slot) = slot else { continue };
+            let Some(slot) = io.slot_of(client) else {
+                continue;
+            };
             if let Some(conn) = io.conns[slot].as_mut() {
                 conn.session.push_message(&message);
                 self.replied.push(slot);
@@ -490,11 +495,9 @@ impl Server {
         }
         let mut io = self.io.borrow_mut();
         for (client, push) in pushes {
-            let slot = io.conns.iter().position(|c| {
-                c.as_ref()
-                    .is_some_and(|c| c.client && c.session.client().id() == client)
-            });
-            let Some(slot) = slot else { continue };
+            let Some(slot) = io.slot_of(client) else {
+                continue;
+            };
             if let Some(conn) = io.conns[slot].as_mut() {
                 conn.session.push_tracking(&push);
                 self.replied.push(slot);
@@ -518,11 +521,9 @@ impl Server {
         };
         let mut io = self.io.borrow_mut();
         for (client, reply) in unblocked {
-            let slot = io.conns.iter().position(|c| {
-                c.as_ref()
-                    .is_some_and(|c| c.client && c.session.client().id() == client)
-            });
-            let Some(slot) = slot else { continue };
+            let Some(slot) = io.slot_of(client) else {
+                continue;
+            };
             if let Some(conn) = io.conns[slot].as_mut() {
                 conn.session.unblock(&reply, hold);
                 // It is answered now: its idle time starts here, not when

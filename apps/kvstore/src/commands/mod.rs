@@ -313,16 +313,22 @@ impl Engine {
                 self.tracking.command_done(client.id());
             }
         }
-        let counted = core::mem::take(&mut self.reply_error_counted);
-        if let (Reply::Error(text), false) = (&outcome.reply, counted) {
-            self.stats.count_error(text);
-        }
+        self.count_reply_error(&outcome.reply);
         if outcome.modified() {
             self.stats.dirty += 1;
         }
         let used = self.used_memory() as u64;
         self.stats.used_memory_peak = self.stats.used_memory_peak.max(used);
         outcome
+    }
+
+    /// Counts `reply` in the error stats if it is an error a command
+    /// inside it (a script's) has not counted already.
+    fn count_reply_error(&mut self, reply: &Reply) {
+        let counted = core::mem::take(&mut self.reply_error_counted);
+        if let (Reply::Error(text), false) = (reply, counted) {
+            self.stats.count_error(text);
+        }
     }
 
     /// `RESET`: the connection as if new: no transaction, nothing watched,

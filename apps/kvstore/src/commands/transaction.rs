@@ -209,12 +209,8 @@ impl Engine {
                 Some(outcome) => outcome, // UNWATCH
                 None => self.run(&mut args, client, now, false),
             };
-            // Each error in the reply counts, as a reply of its own (a
-            // script's error its command already counted excepted).
-            let counted = core::mem::take(&mut self.reply_error_counted);
-            if let (Reply::Error(text), false) = (&outcome.reply, counted) {
-                self.stats.count_error(text);
-            }
+            // Each error in the reply counts, as a reply of its own.
+            self.count_reply_error(&outcome.reply);
             replies.push(outcome.reply);
             effects.append(outcome.effects);
         }
