@@ -9,8 +9,10 @@
 #
 #   bench/kvcost.sh [TEST...]     # default: the tests of bench/kvstore.sh
 #
-# A TEST is one of redis-benchmark's own (set, get, ...) or `evalsha`:
-# EVALSHA of bench/kvstore.sh's script (one GET and one INCR).
+# A TEST is one of redis-benchmark's own (set, get, ...), `evalsha`:
+# EVALSHA of bench/kvstore.sh's script (one GET and one INCR), or `xadd`
+# and `xrange`, bench/kvstore.sh's stream cells (XRANGE ... COUNT 10 of a
+# stream that 1,000 XADDs filled first).
 #
 # Figures repeat within about 1% from run to run (how requests batch
 # moves a little with the host). Output: one line per test, and
@@ -65,6 +67,11 @@ for t in "${tests[@]}"; do
     evalsha)
         sha=$(redis-cli -p "$port" script load "$script")
         what=(EVALSHA "$sha" 1 "counter:__rand_int__")
+        ;;
+    xadd) what=(XADD mystream '*' field __rand_int__) ;;
+    xrange)
+        redis-benchmark -p "$port" -n 1000 -r 10000 -q XADD filled '*' field __rand_int__ >/dev/null 2>&1
+        what=(XRANGE filled - + COUNT 10)
         ;;
     *) what=(-t "$t") ;;
     esac

@@ -79,6 +79,18 @@ pub fn push_i64(out: &mut Vec<u8>, value: i64) {
     out.extend_from_slice(&digits[at..]);
 }
 
+/// Appends the decimal text of `n` to `out` (stream IDs' halves).
+pub(crate) fn push_u64(out: &mut Vec<u8>, n: u64) {
+    let mut digits = [0u8; 20];
+    let at = digits_into(n, &mut digits);
+    out.extend_from_slice(&digits[at..]);
+}
+
+/// How many decimal digits `n` has: the room [`push_u64`] takes.
+pub(crate) fn decimal_len(n: u64) -> usize {
+    n.checked_ilog10().unwrap_or(0) as usize + 1
+}
+
 /// Writes the decimal digits of `n` at the end of `buf` and returns where
 /// they start: text on the stack, for encoders that do not write into a
 /// `Vec` (20 digits hold any `u64`).

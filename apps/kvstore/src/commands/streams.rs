@@ -27,7 +27,7 @@ use crate::blocking::Wait;
 use crate::config::Config;
 use crate::notify;
 use crate::num::{format_i64, parse_i64};
-use crate::resp::Reply;
+use crate::resp::{Bulks, Reply};
 use crate::store::{Store, Stream, StreamId, Trim};
 
 /// `-ERR Invalid stream ID specified as stream command argument`.
@@ -84,29 +84,39 @@ pub(super) fn entry_reply(id: StreamId, fields: &[Vec<u8>]) -> Result<Reply, Rep
 }
 
 /// Entries as an array reply, refused if it would be too large (see
-/// [`reply_fits`]).
+/// [`reply_fits`]), encoded as they are read: one buffer for the whole
+/// reply (`XRANGE` of ten entries would otherwise take some sixty).
 pub(super) fn entries_reply<'a>(
     config: &Config,
     entries: impl Iterator<Item = (StreamId, &'a [Vec<u8>])> + Clone,
 ) -> Reply {
-    let bytes: u64 = entries
+    let bytes: usize = entries
         .clone()
-        .map(|(_, f)| 48 + f.iter().map(|b| b.len() as u64 + 16).sum::<u64>())
+        .map(|(id, fields)| {
+            Bulks::array_len(2)
+                + Bulks::bulk_len(id.text_len())
+                + Bulks::array_len(fields.len())
+                + fields
+                    .iter()
+                    .map(|f| Bulks::bulk_len(f.len()))
+                    .sum::<usize>()
+        })
         .sum();
-    if let Err(reply) = reply_fits(config, bytes) {
+    if let Err(reply) = reply_fits(config, bytes as u64) {
         return reply;
     }
-    let mut out = Vec::new();
+    let Some(mut out) = Bulks::with_room(bytes) else {
+        return oom();
+    };
     for (id, fields) in entries {
-        if out.try_reserve(1).is_err() {
-            return oom();
-        }
-        match entry_reply(id, fields) {
-            Ok(reply) => out.push(reply),
-            Err(reply) => return reply,
+        out.push_array(2);
+        out.push_element_with(id.text_len(), |text| id.push_text(text));
+        out.push_inner_array(fields.len());
+        for field in fields {
+            out.push_element(field);
         }
     }
-    Reply::array(out)
+    Reply::Bulks(out)
 }
 
 /// Adds the records that recreate `stream` at a missing `key`: an `XADD`

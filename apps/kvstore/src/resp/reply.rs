@@ -98,9 +98,12 @@ impl PartialEq for Reply {
 
 impl Eq for Reply {}
 
-/// Bulk strings already in RESP, one after the other (`$3\r\nfoo\r\n`...),
-/// and how many: the items of an array reply, built without a buffer per
-/// item.
+/// The items of an array reply already in RESP, one after the other
+/// (`$3\r\nfoo\r\n`...), and how many: built without a buffer per item.
+/// Items are bulk strings, or arrays of them ([`push_array`]: a stream
+/// entry is its ID and an array of fields and values).
+///
+/// [`push_array`]: Bulks::push_array
 ///
 /// ```
 /// use kvstore::resp::{Bulks, Reply};
@@ -131,12 +134,66 @@ impl Bulks {
         Some(Bulks { count: 0, encoded })
     }
 
+    /// Room for `bytes` of encoded items, reserved at once (items sized
+    /// with [`bulk_len`](Bulks::bulk_len) and
+    /// [`array_len`](Bulks::array_len)): `None` if the memory cannot be had.
+    pub fn with_room(bytes: usize) -> Option<Bulks> {
+        let mut encoded = Vec::new();
+        encoded.try_reserve_exact(bytes).ok()?;
+        Some(Bulks { count: 0, encoded })
+    }
+
+    /// Bytes a bulk string of `len` bytes takes encoded.
+    pub fn bulk_len(len: usize) -> usize {
+        bulk_encoded_len(len)
+    }
+
+    /// Bytes the header of an array of `len` elements takes.
+    pub fn array_len(len: usize) -> usize {
+        header_len(len)
+    }
+
+    /// How many items were added.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
     /// Adds `item` (within the room reserved, no allocation).
     pub fn push(&mut self, item: &[u8]) {
-        bulk_header(&mut self.encoded, item.len());
-        self.encoded.extend_from_slice(item);
-        self.encoded.extend_from_slice(b"\r\n");
+        self.push_element(item);
         self.count += 1;
+    }
+
+    /// Adds an item that is an array of `len` elements; they follow, each
+    /// added with [`push_element`](Bulks::push_element) (or
+    /// [`push_element_with`](Bulks::push_element_with)).
+    pub fn push_array(&mut self, len: usize) {
+        array_header(&mut self.encoded, len);
+        self.count += 1;
+    }
+
+    /// Adds a bulk string element of an array item (see
+    /// [`push_array`](Bulks::push_array)): not an item of its own.
+    pub fn push_element(&mut self, element: &[u8]) {
+        bulk_header(&mut self.encoded, element.len());
+        self.encoded.extend_from_slice(element);
+        self.encoded.extend_from_slice(b"\r\n");
+    }
+
+    /// Adds the header of an array nested in an array item (a stream
+    /// entry's fields); its `len` elements follow.
+    pub fn push_inner_array(&mut self, len: usize) {
+        array_header(&mut self.encoded, len);
+    }
+
+    /// Adds an element of `len` bytes that `write` appends, without a
+    /// buffer of its own (a stream ID's text).
+    pub fn push_element_with(&mut self, len: usize, write: impl FnOnce(&mut Vec<u8>)) {
+        bulk_header(&mut self.encoded, len);
+        let at = self.encoded.len();
+        write(&mut self.encoded);
+        debug_assert_eq!(self.encoded.len() - at, len, "the length announced");
+        self.encoded.extend_from_slice(b"\r\n");
     }
 }
 
@@ -338,9 +395,10 @@ impl Reply {
         }
     }
 
-    /// The items of an array reply, [`Reply::Bulks`] decoded, or of a
-    /// map, set, pairs or push (flat, as RESP2 sends them): for code that
-    /// looks into replies (tests, mostly). `None` for another shape.
+    /// The items of an array reply, [`Reply::Bulks`] of bulk strings
+    /// decoded, or of a map, set, pairs or push (flat, as RESP2 sends
+    /// them): for code that looks into replies (tests, mostly). `None` for
+    /// another shape.
     pub fn into_items(self) -> Option<Vec<Reply>> {
         match self {
             Reply::Array(Some(items))
@@ -353,6 +411,10 @@ impl Reply {
                 let mut items = Vec::with_capacity(bulks.count);
                 let mut rest = bulks.encoded.as_slice();
                 while let Some(line) = rest.iter().position(|&b| b == b'\n') {
+                    if rest[0] != b'$' {
+                        // Arrays among the items: not a flat array.
+                        return None;
+                    }
                     let len: usize = core::str::from_utf8(&rest[1..line - 1])
                         .ok()?
                         .parse()
@@ -615,6 +677,32 @@ mod tests {
         assert_eq!(reply.into_items(), Some(as_array.into_items().unwrap()));
         let empty = Reply::Bulks(Bulks::for_items(Vec::<Vec<u8>>::new()).unwrap());
         assert_eq!(empty.to_bytes(), b"*0\r\n");
+    }
+
+    #[test]
+    fn bulks_hold_arrays_of_bulk_strings_too() {
+        // A stream entry: its ID, then its fields and values.
+        let room = Bulks::array_len(2)
+            + Bulks::bulk_len(3)
+            + Bulks::array_len(2)
+            + Bulks::bulk_len(1)
+            + Bulks::bulk_len(2);
+        let mut bulks = Bulks::with_room(room).unwrap();
+        bulks.push_array(2);
+        bulks.push_element_with(3, |out| out.extend_from_slice(b"1-0"));
+        bulks.push_inner_array(2);
+        bulks.push_element(b"f");
+        bulks.push_element(b"vv");
+        assert_eq!(bulks.encoded.len(), room, "exactly the room reserved");
+        assert_eq!(bulks.count(), 1);
+        let reply = Reply::Bulks(bulks);
+        let as_arrays = Reply::array(vec![Reply::array(vec![
+            Reply::bulk(&b"1-0"[..]),
+            Reply::array(vec![Reply::bulk(&b"f"[..]), Reply::bulk(&b"vv"[..])]),
+        ])]);
+        assert_eq!(reply, as_arrays);
+        assert_eq!(reply.encoded_len(), reply.to_bytes().len());
+        assert_eq!(reply.into_items(), None, "not a flat array");
     }
 
     #[test]

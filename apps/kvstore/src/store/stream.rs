@@ -75,7 +75,22 @@ impl StreamId {
 
     /// The text form, `ms-seq`.
     pub fn format(self) -> Vec<u8> {
-        alloc::format!("{}-{}", self.ms, self.seq).into_bytes()
+        let mut text = Vec::with_capacity(self.text_len());
+        self.push_text(&mut text);
+        text
+    }
+
+    /// Appends the text form to `out`: how replies write an ID without a
+    /// buffer of its own.
+    pub fn push_text(self, out: &mut Vec<u8>) {
+        crate::num::push_u64(out, self.ms);
+        out.push(b'-');
+        crate::num::push_u64(out, self.seq);
+    }
+
+    /// Bytes of the text form.
+    pub fn text_len(self) -> usize {
+        crate::num::decimal_len(self.ms) + 1 + crate::num::decimal_len(self.seq)
     }
 
     /// Parses `ms-seq`, or `ms` alone (its sequence then `missing_seq`):
@@ -534,6 +549,11 @@ mod tests {
         assert_eq!(StreamId::new(2, 0).prev(), Some(StreamId::new(1, u64::MAX)));
         assert_eq!(StreamId::ZERO.prev(), None);
         assert_eq!(StreamId::new(7, 1).format(), b"7-1");
+        for id in [StreamId::ZERO, StreamId::MAX, StreamId::new(10, 99)] {
+            let text = alloc::format!("{}-{}", id.ms, id.seq);
+            assert_eq!(id.format(), text.as_bytes());
+            assert_eq!(id.text_len(), text.len());
+        }
     }
 
     #[test]

@@ -564,7 +564,7 @@ fn while_a_rewrite_lags_a_stream_its_id_and_group_changes_log_it_whole() {
 fn entries_read(reply: Reply) -> usize {
     match reply {
         Reply::Keyed(pairs) => match &pairs[1] {
-            Reply::Array(Some(entries)) => entries.len(),
+            Reply::Bulks(entries) => entries.count(),
             other => panic!("not entries: {other:?}"),
         },
         other => panic!("not streams: {other:?}"),
