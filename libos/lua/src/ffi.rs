@@ -95,6 +95,7 @@ extern "C" {
     pub fn lua_getallocf(l: *mut lua_State, ud: *mut *mut c_void) -> lua_Alloc;
 
     pub fn luaL_where(l: *mut lua_State, lvl: c_int);
+    pub fn luaL_ref(l: *mut lua_State, t: c_int) -> c_int;
     pub fn luaL_loadbuffer(
         l: *mut lua_State,
         buf: *const c_char,

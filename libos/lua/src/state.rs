@@ -43,6 +43,20 @@ pub type Tick<H> = fn(&mut H) -> Option<Vec<u8>>;
 #[derive(Debug)]
 pub struct Raise(());
 
+/// A value kept in the registry by number (see [`State::slot_of`]):
+/// found with one array lookup, where a name is hashed and compared first.
+/// What a function called many times is called by.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Slot(c_int);
+
+/// What [`State::call`] calls, or uses as error handler: a registry key
+/// or a slot.
+#[derive(Clone, Copy)]
+enum Callee<'a> {
+    Named(&'a [u8]),
+    Numbered(Slot),
+}
+
 /// Why a [`Stack`] operation did nothing.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StackError {
@@ -478,6 +492,22 @@ impl<H> State<H> {
         kept == Ok(true)
     }
 
+    /// Keeps the registry's value under `key` in a new slot too, where
+    /// [`State::call_slot`] finds it faster; `None` if there is none. The
+    /// slot lives as long as the state.
+    pub fn slot_of(&mut self, key: &[u8]) -> Option<Slot> {
+        let mut s = self.stack();
+        let found = s.push_registry().and_then(|()| s.get_field(-1, key));
+        let slot = match found {
+            Ok(Kind::Nil) | Err(_) => None,
+            // SAFETY: the registry is below the value on top, which
+            // luaL_ref pops into a new integer key of the registry.
+            Ok(_) => Some(Slot(unsafe { luaL_ref(s.l, LUA_REGISTRYINDEX) })),
+        };
+        s.clear();
+        slot
+    }
+
     /// Whether the registry holds a function under `key`.
     pub fn has(&mut self, key: &[u8]) -> bool {
         let mut s = self.stack();
@@ -510,11 +540,35 @@ impl<H> State<H> {
         read: impl FnOnce(&mut Stack<'_>, Outcome, &mut H) -> R,
     ) -> R {
         let host: *mut H = host;
-        self.invoke(key, handler, host.cast(), |s, outcome| {
+        let handler = handler.map(Callee::Named);
+        self.invoke(Callee::Named(key), handler, host.cast(), |s, outcome| {
             // SAFETY: host came from the caller's &mut H, which nothing
             // else uses now: the callbacks' borrows ended with the call.
             read(s, outcome, unsafe { &mut *host })
         })
+    }
+
+    /// [`State::call`] of the function in `slot`, with the one in
+    /// `handler` (if given) as error handler (see [`State::slot_of`]).
+    pub fn call_slot<R>(
+        &mut self,
+        slot: Slot,
+        handler: Option<Slot>,
+        host: &mut H,
+        read: impl FnOnce(&mut Stack<'_>, Outcome, &mut H) -> R,
+    ) -> R {
+        let host: *mut H = host;
+        let handler = handler.map(Callee::Numbered);
+        self.invoke_with(
+            Callee::Numbered(slot),
+            handler,
+            &[],
+            host.cast(),
+            |s, outcome| {
+                // SAFETY: as in State::call.
+                read(s, outcome, unsafe { &mut *host })
+            },
+        )
     }
 
     /// [`State::call`] with arguments: strings, or arrays of strings
@@ -529,6 +583,7 @@ impl<H> State<H> {
         read: impl FnOnce(&mut Stack<'_>, Outcome, &mut H) -> R,
     ) -> R {
         let host: *mut H = host;
+        let (key, handler) = (Callee::Named(key), handler.map(Callee::Named));
         self.invoke_with(key, handler, args, host.cast(), |s, outcome| {
             // SAFETY: as in State::call.
             read(s, outcome, unsafe { &mut *host })
@@ -540,7 +595,7 @@ impl<H> State<H> {
     /// message.
     pub fn call_without_host(&mut self, key: &[u8]) -> Result<(), Vec<u8>> {
         self.invoke(
-            key,
+            Callee::Named(key),
             None,
             core::ptr::null_mut(),
             |s, outcome| match outcome {
@@ -552,8 +607,8 @@ impl<H> State<H> {
 
     fn invoke<R>(
         &mut self,
-        key: &[u8],
-        handler: Option<&[u8]>,
+        key: Callee<'_>,
+        handler: Option<Callee<'_>>,
         host: *mut c_void,
         read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
     ) -> R {
@@ -562,8 +617,8 @@ impl<H> State<H> {
 
     fn invoke_with<R>(
         &mut self,
-        key: &[u8],
-        handler: Option<&[u8]>,
+        key: Callee<'_>,
+        handler: Option<Callee<'_>>,
         args: &[Arg<'_>],
         host: *mut c_void,
         read: impl FnOnce(&mut Stack<'_>, Outcome) -> R,
@@ -571,11 +626,8 @@ impl<H> State<H> {
         let mut s = self.stack();
         s.clear();
         let handler_index = match handler {
-            Some(name) => match s.push_registry().and_then(|()| s.get_field(-1, name)) {
-                Ok(Kind::Function) => {
-                    s.remove(1);
-                    1
-                }
+            Some(callee) => match s.push_registered(callee) {
+                Ok(Kind::Function) => 1,
                 _ => {
                     s.clear();
                     0
@@ -583,15 +635,13 @@ impl<H> State<H> {
             },
             None => 0,
         };
-        let found = s.push_registry().and_then(|()| s.get_field(-1, key));
-        if found != Ok(Kind::Function) {
+        if s.push_registered(key) != Ok(Kind::Function) {
             s.clear();
             let _ = s.push_bytes(b"no such function");
             let r = read(&mut s, Outcome::Raised);
             s.clear();
             return r;
         }
-        s.remove(-2);
         if args.iter().try_for_each(|arg| arg.push(&mut s)).is_err() {
             s.clear();
             let _ = s.push_bytes(b"no room for the arguments");
@@ -969,6 +1019,24 @@ impl Stack<'_> {
         // SAFETY: a pseudo-index; there is room.
         unsafe { lua_pushvalue(self.l, LUA_REGISTRYINDEX) };
         Ok(())
+    }
+
+    /// Pushes the registry's value under `callee`; returns its type.
+    fn push_registered(&mut self, callee: Callee<'_>) -> Result<Kind, StackError> {
+        match callee {
+            Callee::Named(key) => {
+                self.push_registry()?;
+                let kind = self.get_field(-1, key)?;
+                self.remove(-2);
+                Ok(kind)
+            }
+            Callee::Numbered(Slot(n)) => {
+                self.room(1)?;
+                // SAFETY: a pseudo-index; there is room.
+                unsafe { lua_rawgeti(self.l, LUA_REGISTRYINDEX, n) };
+                Ok(self.kind(-1))
+            }
+        }
     }
 
     /// The absolute index of the table at `idx`.

@@ -33,6 +33,14 @@ const DEEPEST: usize = 64;
 
 /// Pushes `reply` as a Lua value, as RESP3 carries it if `resp3`.
 pub fn push_reply(s: &mut Stack<'_>, reply: &Reply, resp3: bool) -> Result<(), StackError> {
+    // The replies most commands give, pushed as they are: the same values
+    // their encoding would give, without encoding and parsing it.
+    match reply {
+        Reply::Integer(n) => return s.push_number(*n as f64),
+        Reply::Bulk(Some(bytes)) => return s.push_bytes(bytes),
+        Reply::Shared(value) => return s.push_bytes(value),
+        _ => {}
+    }
     let protocol = if resp3 {
         Protocol::Resp3
     } else {

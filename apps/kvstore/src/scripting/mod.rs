@@ -29,7 +29,7 @@ use alloc::collections::{btree_map, BTreeMap};
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use faultline_lua::state::Outcome;
+use faultline_lua::state::{Outcome, Slot};
 use faultline_lua::State;
 
 use crate::resp::Reply;
@@ -92,6 +92,8 @@ pub struct Scripts<H> {
     /// Scripts run since the collector last stepped (see
     /// [`Scripts::restore`]).
     runs_since_step: u32,
+    /// The current state's error handler, by slot.
+    handler: Option<Slot>,
 }
 
 /// A script's SHA-1 in lowercase hexadecimal, as scripts are named.
@@ -106,6 +108,9 @@ struct Script {
     code_at: usize,
     /// The [`Scripts::generation`] of the state it was compiled in.
     compiled_in: u64,
+    /// Where that state keeps the compiled function (`None` if it could
+    /// not be kept: the script is refused as out of memory).
+    slot: Option<Slot>,
 }
 
 impl<H> core::fmt::Debug for Scripts<H> {
@@ -125,6 +130,7 @@ impl<H> Default for Scripts<H> {
             scripts: BTreeMap::new(),
             memory_limit: DEFAULT_MEMORY_LIMIT,
             runs_since_step: 0,
+            handler: None,
         }
     }
 }
@@ -207,6 +213,7 @@ impl<H: Host> Scripts<H> {
                 flags,
                 code_at,
                 compiled_in: 0,
+                slot: None,
             });
         }
         self.compiled(&key)?;
@@ -217,7 +224,9 @@ impl<H: Host> Scripts<H> {
     /// there is none). A new script that does not compile is forgotten.
     fn compiled(&mut self, sha: &Sha) -> Result<&Script, Refused> {
         if self.state.is_none() {
-            let state = sandbox::new_state(self.memory_limit, false).ok_or(Refused::NoMemory)?;
+            let mut state =
+                sandbox::new_state(self.memory_limit, false).ok_or(Refused::NoMemory)?;
+            self.handler = state.slot_of(ERROR_HANDLER);
             self.state = Some(state);
             self.generation += 1;
         }
@@ -225,8 +234,12 @@ impl<H: Host> Scripts<H> {
         let script = self.scripts.get_mut(sha).ok_or(Refused::NoScript)?;
         if script.compiled_in != self.generation {
             let code = &script.body[script.code_at..];
-            match state.load(&function_key(sha), b"@user_script", code) {
-                Ok(()) => script.compiled_in = self.generation,
+            let key = function_key(sha);
+            match state.load(&key, b"@user_script", code) {
+                Ok(()) => {
+                    script.compiled_in = self.generation;
+                    script.slot = state.slot_of(&key);
+                }
                 Err(msg) => {
                     if script.compiled_in == 0 {
                         self.scripts.remove(sha);
@@ -249,7 +262,9 @@ impl<H: Host> Scripts<H> {
         argv: &[Vec<u8>],
     ) -> Result<Prepared<H>, Refused> {
         let sha = sha_of(sha).ok_or(Refused::NoScript)?;
-        let flags = self.compiled(&sha)?.flags;
+        let script = self.compiled(&sha)?;
+        let (flags, slot) = (script.flags, script.slot.ok_or(Refused::NoMemory)?);
+        let handler = self.handler;
         let state = self.state.as_mut().ok_or(Refused::NoMemory)?;
         state
             .set_global_strings(b"KEYS", keys)
@@ -258,7 +273,13 @@ impl<H: Host> Scripts<H> {
             .set_global_strings(b"ARGV", argv)
             .map_err(|_| Refused::NoMemory)?;
         let state = self.state.take().ok_or(Refused::NoMemory)?;
-        Ok(Prepared { state, sha, flags })
+        Ok(Prepared {
+            state,
+            sha,
+            slot,
+            handler,
+            flags,
+        })
     }
 
     /// The flags the script named `sha` declares in its shebang.
@@ -285,6 +306,9 @@ impl<H: Host> Scripts<H> {
 pub struct Prepared<H> {
     state: State<H>,
     sha: Sha,
+    /// Where the state keeps the script's function, and the error handler.
+    slot: Slot,
+    handler: Option<Slot>,
     /// The flags its shebang declares.
     pub flags: flags::Flags,
 }
@@ -293,10 +317,9 @@ impl<H: Host> Prepared<H> {
     /// Runs the script with `host` and returns the reply Redis would give.
     pub fn run(&mut self, host: &mut H) -> Reply {
         let sha = core::str::from_utf8(&self.sha).unwrap_or_default();
-        let key = function_key(&self.sha);
         let (reply, outcome) =
             self.state
-                .call(&key, Some(ERROR_HANDLER), host, |s, outcome, host| {
+                .call_slot(self.slot, self.handler, host, |s, outcome, host| {
                     (finished_reply(s, outcome, host, sha), outcome)
                 });
         if outcome == Outcome::OutOfMemory {

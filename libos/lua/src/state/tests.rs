@@ -267,3 +267,27 @@ fn the_null_pointer_is_one_value_scripts_can_pass_but_not_make() {
         Ok("nullthreadotheruserdatatrue".into())
     );
 }
+
+#[test]
+fn a_slot_calls_what_its_key_named_with_its_handler() {
+    let mut state = State::<Host>::new(1 << 20).unwrap();
+    let mut host = Host::default();
+    state.load(b"f", b"@test", b"error('boom')").unwrap();
+    state
+        .load(b"h", b"@test", b"return 'handled: ' .. select(1, ...)")
+        .unwrap();
+    assert_eq!(state.slot_of(b"missing"), None);
+    let (f, h) = (state.slot_of(b"f").unwrap(), state.slot_of(b"h").unwrap());
+    assert_ne!(f, h);
+    let read = |s: &mut Stack<'_>, outcome, _: &mut Host| (outcome, s.bytes(-1));
+    let (outcome, text) = state.call_slot(f, Some(h), &mut host, read);
+    assert_eq!(outcome, Outcome::Raised);
+    assert!(text.unwrap().starts_with(b"handled: test:1: boom"));
+    // The key may go; the slot keeps the function.
+    state.unload(b"f");
+    let (outcome, text) = state.call_slot(f, None, &mut host, read);
+    assert_eq!(
+        (outcome, text.as_deref()),
+        (Outcome::Raised, Some(&b"test:1: boom"[..]))
+    );
+}
