@@ -96,6 +96,11 @@ impl Engine {
         now: u64,
         loading: bool,
     ) -> Option<Outcome> {
+        // Every command runs past here: the names below are compared only
+        // for the scripting commands.
+        if spec.acl & super::categories::SCRIPTING == 0 {
+            return None;
+        }
         let reply = Outcome::unchanged;
         Some(match spec.name {
             "eval" => self.eval(args, client, now, false, false),
