@@ -50,6 +50,40 @@ impl Instant {
     }
 }
 
+/// How much slower than real time the wall clock runs while it gives back
+/// the lead of its first estimate (1/50: it runs at 98%), so that it never
+/// steps back: a key given `EXPIRE 2` then lives at most 2.04 s.
+#[cfg_attr(not(target_os = "none"), allow(dead_code))]
+const SLEW_DIVISOR: u64 = 50;
+
+/// The wall clock, µs since the Unix epoch, at `uptime_us`.
+///
+/// `provisional` is the Unix time of boot from one RTC reading, at the
+/// latest it can be (so at most a second ahead). Once `calibration` =
+/// `(epoch_us, at_uptime_us)` places boot exactly, the clock is the exact
+/// time plus what is left of that lead, given back at 1/[`SLEW_DIVISOR`]
+/// of real time from the calibration on:
+///
+/// ```text
+/// wall                     provisional + t (ahead by `lead`)
+///  |                 ____/
+///  |            ____/  <- calibration at `at`: slope 0.98 until the lead is gone
+///  |       ____/
+///  |  ____/ exact + t
+///  +--------------------------- uptime t
+/// ```
+///
+/// So the clock is continuous and never runs backwards.
+#[cfg_attr(not(target_os = "none"), allow(dead_code))]
+fn wall_clock_us(provisional: u64, calibration: Option<(u64, u64)>, uptime_us: u64) -> u64 {
+    let Some((epoch, at)) = calibration else {
+        return provisional + uptime_us;
+    };
+    let lead = provisional.saturating_sub(epoch);
+    let given_back = uptime_us.saturating_sub(at) / SLEW_DIVISOR;
+    epoch + uptime_us + lead.saturating_sub(given_back)
+}
+
 #[cfg(target_os = "none")]
 pub use guest::*;
 
@@ -146,21 +180,25 @@ mod guest {
     /// while idle (see [`calibrate_while_idle`]), one reading places the
     /// boot only within a second, and the clock is taken at that second's
     /// end, so it is never behind the RTC (at most a second ahead); once a
-    /// tick is seen, the clock steps back to the tick's exact place. No
-    /// caller waits for a tick: the key-value store is ready within its
-    /// first 100 ms.
+    /// tick is seen, the clock runs 2% slow until it is exact, and never
+    /// steps back (see `wall_clock_us`). No caller waits for a tick: the
+    /// key-value store is ready within its first 100 ms.
     pub fn unix_time_ms() -> u64 {
-        let epoch = match PRECISE_EPOCH_US.load(Ordering::Relaxed) {
-            UNSET => provisional_epoch_us(),
-            precise => precise,
+        let provisional = provisional_epoch_us();
+        let calibration = match PRECISE_EPOCH_US.load(Ordering::Acquire) {
+            UNSET => None,
+            precise => Some((precise, CALIBRATED_AT_US.load(Ordering::Relaxed))),
         };
-        (epoch + uptime().as_micros() as u64) / 1000
+        wall_clock_us(provisional, calibration, uptime().as_micros() as u64) / 1000
     }
 
     /// "Not known yet", for the epochs below.
     const UNSET: u64 = u64::MAX;
     /// The Unix time of boot in µs, from an RTC tick seen while idle.
     static PRECISE_EPOCH_US: AtomicU64 = AtomicU64::new(UNSET);
+    /// The uptime in µs when [`PRECISE_EPOCH_US`] was learned (stored
+    /// before it).
+    static CALIBRATED_AT_US: AtomicU64 = AtomicU64::new(0);
     /// The Unix time of boot in µs, from one RTC reading, at the latest
     /// it can be.
     static PROVISIONAL_EPOCH_US: AtomicU64 = AtomicU64::new(UNSET);
@@ -209,7 +247,7 @@ mod guest {
             return;
         }
         let Some(base) = hw::board::CURRENT.rtc_pl031 else {
-            PRECISE_EPOCH_US.store(0, Ordering::Relaxed);
+            PRECISE_EPOCH_US.store(0, Ordering::Release);
             return;
         };
         let rtc = rtc(base);
@@ -227,7 +265,8 @@ mod guest {
                 if after.saturating_sub(before) <= TICK_SPAN {
                     let epoch =
                         (u64::from(count) * 1_000_000).saturating_sub(before.as_micros() as u64);
-                    PRECISE_EPOCH_US.store(epoch, Ordering::Relaxed);
+                    CALIBRATED_AT_US.store(after.as_micros() as u64, Ordering::Relaxed);
+                    PRECISE_EPOCH_US.store(epoch, Ordering::Release);
                     return;
                 }
                 seconds = count;
@@ -288,5 +327,34 @@ mod tests {
         let a = Instant(1000);
         assert_eq!(a.after(Duration::from_micros(16)).0, 2000);
         assert_eq!(Instant(5).duration_since(Instant(10)), Duration::ZERO);
+    }
+
+    #[test]
+    fn the_wall_clock_gives_back_its_lead_slowly_and_never_steps_back() {
+        let second = 1_000_000;
+        // Boot placed 0.7 s late by the first reading; a tick seen at 3 s
+        // of uptime places it exactly.
+        let (exact, provisional) = (1_700_000_000 * second, 1_700_000_000 * second + 700_000);
+        let calibration = Some((exact, 3 * second));
+        let wall = |t| wall_clock_us(provisional, calibration, t);
+        assert_eq!(
+            wall_clock_us(provisional, None, 3 * second),
+            wall(3 * second)
+        );
+        // 2% slow until the lead is gone (35 s), exact after.
+        assert_eq!(wall(4 * second) - wall(3 * second), 980_000);
+        assert_eq!(wall(38 * second), exact + 38 * second);
+        assert_eq!(wall(60 * second), exact + 60 * second);
+        let mut last = 0;
+        for t in (0..40 * second).step_by(997) {
+            let now = wall(t);
+            assert!(now >= last, "stepped back at {t}");
+            last = now;
+        }
+        // Without a lead (or a reading that was early), the exact time.
+        assert_eq!(
+            wall_clock_us(exact - 5, calibration, second),
+            exact + second
+        );
     }
 }
