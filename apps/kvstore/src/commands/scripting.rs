@@ -53,7 +53,8 @@ const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF
 fn refused_in_scripts(name: &str) -> bool {
     matches!(
         name,
-        "auth"
+        "acl"
+            | "auth"
             | "client"
             | "cluster|reset"
             | "discard"
@@ -238,6 +239,7 @@ impl Engine {
         let mut script_client = ClientCtx::new(client.id());
         script_client.db = client.db;
         script_client.authenticated = true;
+        script_client.user = client.user.clone();
         script_client.in_script = true;
         let declared = !flags.has(Flags::COMPAT);
         self.script_run = Some(ScriptRun {
@@ -339,6 +341,11 @@ impl Host for Engine {
 
     fn resp3(&self) -> bool {
         self.script_run.as_ref().is_some_and(|run| run.resp3)
+    }
+
+    fn acl_check(&mut self, args: &[Vec<u8>]) -> Option<bool> {
+        let user = self.script_run.as_ref()?.client.user.clone();
+        self.acl_allows(&user, args)
     }
 
     fn set_resp3(&mut self, on: bool) {

@@ -1,0 +1,210 @@
+//! Access control lists, as Redis 7.0 has them: named users, each with
+//! passwords and the commands, keys and channels it may use; the check
+//! every command passes before it runs; and the log of what was refused.
+//!
+//! ```text
+//!  ACL SETUSER ─▶ users (rules)      AUTH/HELLO ─▶ accepts(user, password)
+//!  any command ─▶ check(user, command, args) ─▶ Ok, or Denied ─▶ -NOPERM + log
+//! ```
+//!
+//! Users survive restarts through the append-only log: `ACL SETUSER` and
+//! `ACL DELUSER` are logged as they were given, and a rewritten log
+//! starts with one `ACL SETUSER` per user ([`Acl::records`]).
+//! `requirepass` is the `default` user's password, as in Redis.
+
+pub mod commands;
+pub mod log;
+pub mod password;
+pub mod user;
+
+use alloc::collections::BTreeMap;
+use alloc::vec::Vec;
+
+use crate::commands::table::Spec;
+pub use user::User;
+
+/// The user every connection starts as.
+pub const DEFAULT_USER: &[u8] = b"default";
+
+/// Why a command was refused, with the position in its arguments of the
+/// key or channel refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Denied {
+    /// The command (or subcommand) itself.
+    Command,
+    /// The key at this position.
+    Key(usize),
+    /// The channel at this position.
+    Channel(usize),
+}
+
+impl Denied {
+    /// The reason `ACL LOG` shows.
+    pub fn reason(self) -> log::Reason {
+        match self {
+            Denied::Command => log::Reason::Command,
+            Denied::Key(_) => log::Reason::Key,
+            Denied::Channel(_) => log::Reason::Channel,
+        }
+    }
+
+    /// The `-NOPERM` error a client gets.
+    pub fn error_text(self, command: &str) -> alloc::string::String {
+        match self {
+            Denied::Command => alloc::format!(
+                "NOPERM this user has no permissions to run the '{command}' command"
+            ),
+            Denied::Key(_) => "NOPERM this user has no permissions to access one of the keys used as arguments".into(),
+            Denied::Channel(_) => "NOPERM this user has no permissions to access one of the channels used as arguments".into(),
+        }
+    }
+}
+
+/// The users and the log of refusals.
+#[derive(Debug)]
+pub struct Acl {
+    users: BTreeMap<Vec<u8>, User>,
+    /// What `ACL LOG` shows.
+    pub log: log::Log,
+    /// `ACL SETUSER default` was used: a rewritten log keeps the default
+    /// user (else `requirepass` alone decides its password).
+    default_changed: bool,
+}
+
+impl Default for Acl {
+    fn default() -> Self {
+        let mut users = BTreeMap::new();
+        users.insert(DEFAULT_USER.to_vec(), User::default_user());
+        Acl {
+            users,
+            log: log::Log::default(),
+            default_changed: false,
+        }
+    }
+}
+
+/// Whether `name` may name a user: no spaces, no NUL bytes.
+pub fn valid_name(name: &[u8]) -> bool {
+    !name.iter().any(|&b| b == b' ' || b == 0)
+}
+
+impl Acl {
+    /// The user `name`.
+    pub fn user(&self, name: &[u8]) -> Option<&User> {
+        self.users.get(name)
+    }
+
+    /// Every user, by name.
+    pub fn users(&self) -> impl Iterator<Item = (&Vec<u8>, &User)> {
+        self.users.iter()
+    }
+
+    /// Whether connections must log in before anything else: the default
+    /// user has a password or is off.
+    pub fn auth_required(&self) -> bool {
+        self.user(DEFAULT_USER)
+            .is_none_or(|u| !u.nopass || !u.enabled)
+    }
+
+    /// Whether `password` logs `name` in.
+    pub fn accepts(&self, name: &[u8], password: &[u8]) -> bool {
+        self.user(name).is_some_and(|u| u.accepts(password))
+    }
+
+    /// `ACL SETUSER name rules...`: every rule applies, or none (the
+    /// rule refused and why). A new user starts as [`User::new`].
+    pub fn set_user(
+        &mut self,
+        name: &[u8],
+        rules: &[Vec<u8>],
+        all_channels: bool,
+    ) -> Result<(), (Vec<u8>, &'static str)> {
+        let mut user = self
+            .users
+            .get(name)
+            .cloned()
+            .unwrap_or_else(|| User::new(all_channels));
+        for rule in rules {
+            user.apply(rule, all_channels)
+                .map_err(|why| (rule.clone(), why))?;
+        }
+        if name == DEFAULT_USER {
+            self.default_changed = true;
+        }
+        self.users.insert(name.to_vec(), user);
+        Ok(())
+    }
+
+    /// Removes user `name`; `false` if there was none.
+    pub fn delete_user(&mut self, name: &[u8]) -> bool {
+        self.users.remove(name).is_some()
+    }
+
+    /// Makes `password` the default user's only one (`None`: `nopass`),
+    /// as `requirepass` does.
+    pub fn set_default_password(&mut self, password: Option<&[u8]>) {
+        let user = self
+            .users
+            .entry(DEFAULT_USER.to_vec())
+            .or_insert_with(User::default_user);
+        let rule = match password {
+            Some(p) => [b">".as_slice(), p].concat(),
+            None => b"nopass".to_vec(),
+        };
+        let _ = user.apply(b"resetpass", false);
+        let _ = user.apply(&rule, false);
+    }
+
+    /// The commands that rebuild every user (the default one only if
+    /// `ACL SETUSER` changed it), for the start of a rewritten log.
+    pub fn records(&self) -> Vec<Vec<Vec<u8>>> {
+        self.users
+            .iter()
+            .filter(|(name, _)| self.default_changed || name.as_slice() != DEFAULT_USER)
+            .map(|(name, user)| {
+                let mut record = alloc::vec![b"ACL".to_vec(), b"SETUSER".to_vec(), name.clone()];
+                record.push(b"reset".to_vec());
+                record.extend(user.describe().split(' ').map(|w| w.as_bytes().to_vec()));
+                record
+            })
+            .collect()
+    }
+}
+
+/// Whether `user` may run `spec` with `args`: the command, then each key
+/// it touches (by what it does to it), then each channel it publishes or
+/// subscribes to.
+pub fn check(user: &User, spec: &Spec, args: &[Vec<u8>]) -> Result<(), Denied> {
+    let no_auth = matches!(spec.name, "auth" | "hello" | "quit" | "reset");
+    if !no_auth && !user.commands.allows(spec, args) {
+        return Err(Denied::Command);
+    }
+    if !user.all_keys {
+        for (at, read, write) in crate::commands::key_intents(spec, args) {
+            let key = args.get(at).map_or(&[][..], Vec::as_slice);
+            if !user.may_touch(key, read, write) {
+                return Err(Denied::Key(at));
+            }
+        }
+    }
+    if !user.all_channels {
+        let (from, is_pattern) = match spec.name {
+            "publish" | "spublish" => (1, false),
+            "subscribe" | "ssubscribe" => (1, false),
+            "psubscribe" => (1, true),
+            _ => return Ok(()),
+        };
+        let last = match spec.name {
+            "publish" | "spublish" => 2.min(args.len()),
+            _ => args.len(),
+        };
+        let channels = args.iter().enumerate().take(last).skip(from);
+        if let Some((at, _)) = channels
+            .into_iter()
+            .find(|(_, c)| !user.may_use_channel(c, is_pattern))
+        {
+            return Err(Denied::Channel(at));
+        }
+    }
+    Ok(())
+}
