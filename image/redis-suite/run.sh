@@ -41,6 +41,7 @@ UNITS=(
     unit/introspection-2
     unit/dump
     unit/tracking
+    unit/acl
 )
 
 mode=all port="" units=()
