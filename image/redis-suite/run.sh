@@ -141,6 +141,9 @@ restore_config() {
 # The suite runs a unit of external-units as a copy (under tests/faultline/
 # in the unpacked source, written anew each run) with the external:skip
 # tag taken off its servers' tags: the unit's tests as Redis wrote them.
+# A server with overrides keeps the tag: those are settings it starts with
+# (an ACL file, its directory, `user` directives), which an external
+# server, already running, cannot take.
 external_units=$(grep -v '^\s*\(#\|$\)' "$here/external-units" | awk '{print $1}' || true)
 suite_unit() {
     local unit=$1
@@ -149,7 +152,7 @@ suite_unit() {
         return
     fi
     mkdir -p "$suite/tests/faultline/$(dirname "$unit")"
-    sed -E '/^\s*(start_server|tags) /s/ ?external:skip//' "$suite/tests/$unit.tcl" \
+    sed -E '/^\s*(start_server|tags) /{/overrides/!s/ ?external:skip//}' "$suite/tests/$unit.tcl" \
         >"$suite/tests/faultline/$unit.tcl"
     echo "faultline/$unit"
 }

@@ -53,7 +53,7 @@ pub(crate) fn setuser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 /// Closes the connections of user `name` subscribed to a channel or
 /// pattern it may no longer use, as Redis does.
 fn kill_lost_subscribers(x: &mut Exec<'_>, name: &[u8]) {
-    let Some(user) = x.acl.user(name) else {
+    let Some(user) = x.acl.user(name).cloned() else {
         return;
     };
     if user.all_channels {
@@ -73,8 +73,16 @@ fn kill_lost_subscribers(x: &mut Exec<'_>, name: &[u8]) {
             .any(|c| !user.may_use_channel(c, false))
             || patterns.iter().any(|p| !user.may_use_channel(p, true));
         if lost {
-            x.clients.kill(id);
+            close(x, id);
         }
+    }
+}
+
+/// Closes connection `id`: the caller's own after its reply, as Redis.
+fn close(x: &mut Exec<'_>, id: u64) {
+    match id == x.client.id() {
+        true => x.client.quit = true,
+        false => x.clients.kill(id),
     }
 }
 
@@ -95,7 +103,7 @@ pub(crate) fn deluser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                 .map(|c| c.id())
                 .collect();
             for id in ids {
-                x.clients.kill(id);
+                close(x, id);
             }
         }
     }

@@ -50,6 +50,27 @@ const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF
 /// Whether a script may not run the command `name` (besides blocking ones
 /// and those refused inside `MULTI`), by its top-level name or as
 /// `command|subcommand`.
+/// `SCRIPT HELP` (kvstore has no `SCRIPT DEBUG`: the Lua debugger).
+pub(crate) fn help(_x: &mut super::exec::Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::help(&[
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    ])
+}
+
 fn refused_in_scripts(name: &str) -> bool {
     matches!(
         name,

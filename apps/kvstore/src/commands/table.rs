@@ -671,6 +671,7 @@ const TABLE: &[Spec] = &[
         cmd("script|exists", -3, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
         cmd("script|flush", -2, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
         cmd("script|kill", 2, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
+        cmd("script|help", 2, HELP, cat::SCRIPTING, NO_KEYS, super::scripting::help),
     ]),
     cmd("fcall", -3, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
     cmd("fcall_ro", -3, READONLY | STALE, cat::SCRIPTING, NO_KEYS, in_engine),
@@ -720,6 +721,8 @@ const TABLE: &[Spec] = &[
         cmd("slowlog|reset", 2, ADM, cat::NONE, NO_KEYS, slowlog::reset),
         cmd("slowlog|help", 2, LOADING | STALE, cat::NONE, NO_KEYS, slowlog::help),
     ]),
+    cmd("readonly", 1, CONN, cat::CONNECTION, NO_KEYS, cluster::disabled),
+    cmd("readwrite", 1, CONN, cat::CONNECTION, NO_KEYS, cluster::disabled),
     container("cluster", cat::NONE, &[
         cmd("cluster|addslots", -3, ADMIN | STALE, cat::NONE, NO_KEYS, cluster::disabled),
         cmd("cluster|addslotsrange", -4, ADMIN | STALE, cat::NONE, NO_KEYS, cluster::disabled),
