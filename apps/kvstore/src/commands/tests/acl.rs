@@ -70,7 +70,7 @@ fn commands_keys_and_channels_are_refused_with_noperm() {
         "NOPERM this user has no permissions to access one of the channels used as arguments"
     );
     s.run("ACL SETUSER u +client|id");
-    assert!(s.run("CLIENT ID").is_error().eq(&false));
+    assert!(!s.run("CLIENT ID").is_error());
     assert_eq!(
         error(s.run("CLIENT KILL ID 1")),
         "NOPERM this user has no permissions to run the 'client|kill' command"
@@ -280,10 +280,7 @@ fn users_survive_a_restart_and_a_rewrite() {
     assert_eq!(run(&mut restarted, &mut client, "AUTH alice pw"), ok());
     assert_eq!(run(&mut restarted, &mut client, "GET a1"), bulk("v"));
     assert!(error(run(&mut restarted, &mut client, "SET a1 x")).starts_with("NOPERM"));
-    assert_eq!(
-        run(&mut restarted, &mut client, "ACL DRYRUN gone ping").is_error(),
-        true
-    );
+    assert!(run(&mut restarted, &mut client, "ACL DRYRUN gone ping").is_error());
     // A rewritten log starts with the users.
     let compact = s.rewrite(10, |_| Effects::default());
     let mut again = load(&compact, s.now);
