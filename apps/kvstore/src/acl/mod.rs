@@ -15,12 +15,14 @@
 pub mod commands;
 pub mod log;
 pub mod password;
+pub mod selector;
 pub mod user;
 
 use alloc::collections::BTreeMap;
 use alloc::vec::Vec;
 
 use crate::commands::table::Spec;
+use selector::Selector;
 pub use user::User;
 
 /// The user every connection starts as.
@@ -112,21 +114,25 @@ impl Acl {
     }
 
     /// `ACL SETUSER name rules...`: every rule applies, or none (the
-    /// rule refused and why). A new user starts as [`User::new`].
+    /// error text, without its `ERR `). A new user starts as
+    /// [`User::new`]. A selector may come split over several arguments
+    /// (`(~k*` `+get)`), as in Redis.
     pub fn set_user(
         &mut self,
         name: &[u8],
         rules: &[Vec<u8>],
         all_channels: bool,
-    ) -> Result<(), (Vec<u8>, &'static str)> {
+    ) -> Result<(), alloc::string::String> {
         let mut user = self
             .users
             .get(name)
             .cloned()
             .unwrap_or_else(|| User::new(all_channels));
-        for rule in rules {
-            user.apply(rule, all_channels)
-                .map_err(|why| (rule.clone(), why))?;
+        for rule in merge_selectors(rules)? {
+            user.apply(&rule, all_channels).map_err(|why| {
+                let rule = alloc::string::String::from_utf8_lossy(&rule);
+                alloc::format!("Error in ACL SETUSER modifier '{rule}': {why}")
+            })?;
         }
         if name == DEFAULT_USER {
             self.default_changed = true;
@@ -171,23 +177,75 @@ impl Acl {
     }
 }
 
-/// Whether `user` may run `spec` with `args`: the command, then each key
-/// it touches (by what it does to it), then each channel it publishes or
-/// subscribes to.
+/// The rules, with each selector split over several arguments joined
+/// into one (by spaces).
+fn merge_selectors(rules: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, alloc::string::String> {
+    let mut merged = Vec::with_capacity(rules.len());
+    let mut open: Option<Vec<u8>> = None;
+    for rule in rules {
+        match open.as_mut() {
+            Some(selector) => {
+                selector.push(b' ');
+                selector.extend_from_slice(rule);
+            }
+            None if rule.first() == Some(&b'(') => open = Some(rule.clone()),
+            None => merged.push(rule.clone()),
+        }
+        if open.as_ref().is_some_and(|s| s.ends_with(b")")) {
+            merged.extend(open.take());
+        }
+    }
+    match open {
+        Some(selector) => Err(alloc::format!(
+            "Unmatched parenthesis in acl selector starting at '{}'.",
+            alloc::string::String::from_utf8_lossy(&selector)
+        )),
+        None => Ok(merged),
+    }
+}
+
+/// Whether `user` may run `spec` with `args`: its root selector or one of
+/// its others must allow the command, then each key it touches (by what
+/// it does to it), then each channel it publishes or subscribes to. When
+/// none does, the refusal that got furthest is the one told (a channel
+/// over a key over the command, a later argument over an earlier one),
+/// as in Redis.
 pub fn check(user: &User, spec: &Spec, args: &[Vec<u8>]) -> Result<(), Denied> {
+    let mut worst: Option<Denied> = None;
+    for selector in core::iter::once(&user.root).chain(&user.selectors) {
+        match check_selector(selector, spec, args) {
+            Ok(()) => return Ok(()),
+            Err(denied) if worst.is_none_or(|w| rank(denied) >= rank(w)) => worst = Some(denied),
+            Err(_) => {}
+        }
+    }
+    Err(worst.unwrap_or(Denied::Command))
+}
+
+/// How far a refusal got, for [`check`] to tell the furthest.
+fn rank(denied: Denied) -> (u8, usize) {
+    match denied {
+        Denied::Command => (1, 0),
+        Denied::Key(at) => (2, at),
+        Denied::Channel(at) => (4, at),
+    }
+}
+
+/// [`check`] against one selector.
+fn check_selector(selector: &Selector, spec: &Spec, args: &[Vec<u8>]) -> Result<(), Denied> {
     let no_auth = matches!(spec.name, "auth" | "hello" | "quit" | "reset");
-    if !no_auth && !user.commands.allows(spec, args) {
+    if !no_auth && !selector.commands.allows(spec, args) {
         return Err(Denied::Command);
     }
-    if !user.all_keys {
+    if !selector.all_keys {
         for (at, read, write) in crate::commands::key_intents(spec, args) {
             let key = args.get(at).map_or(&[][..], Vec::as_slice);
-            if !user.may_touch(key, read, write) {
+            if !selector.may_touch(key, read, write) {
                 return Err(Denied::Key(at));
             }
         }
     }
-    if !user.all_channels {
+    if !selector.all_channels {
         let (from, is_pattern) = match spec.name {
             "publish" | "spublish" => (1, false),
             "subscribe" | "ssubscribe" => (1, false),
@@ -201,10 +259,75 @@ pub fn check(user: &User, spec: &Spec, args: &[Vec<u8>]) -> Result<(), Denied> {
         let channels = args.iter().enumerate().take(last).skip(from);
         if let Some((at, _)) = channels
             .into_iter()
-            .find(|(_, c)| !user.may_use_channel(c, is_pattern))
+            .find(|(_, c)| !selector.may_use_channel(c, is_pattern))
         {
             return Err(Denied::Channel(at));
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::table::COMMANDS;
+
+    #[test]
+    fn checking_any_command_with_too_few_arguments_does_not_panic() {
+        // `redis.acl_check_cmd` checks without the arity: key places past
+        // the arguments given must not be read.
+        let mut user = User::new(false);
+        user.apply(b"+@all", false).unwrap();
+        user.apply(b"~k*", false).unwrap();
+        user.apply(b"(%R~j* +@read)", false).unwrap();
+        for spec in COMMANDS
+            .iter()
+            .flat_map(|s| core::iter::once(s).chain(s.subcommands))
+        {
+            let name: Vec<Vec<u8>> = spec
+                .name
+                .split('|')
+                .map(|w| w.as_bytes().to_vec())
+                .collect();
+            for extra in 0..4 {
+                let mut args = name.clone();
+                args.extend((0..extra).map(|i| alloc::format!("{i}").into_bytes()));
+                let _ = check(&user, spec, &args);
+            }
+        }
+    }
+
+    #[test]
+    fn selectors_allow_what_one_of_them_allows() {
+        let mut acl = Acl::default();
+        let rules: Vec<Vec<u8>> = [
+            "on",
+            "nopass",
+            "+get",
+            "~a*",
+            "(~b* +set)",
+            "(+del",
+            "%R~c*)",
+        ]
+        .iter()
+        .map(|r| r.as_bytes().to_vec())
+        .collect();
+        acl.set_user(b"sel", &rules, false).unwrap();
+        let user = acl.user(b"sel").unwrap();
+        let run = |line: &str| {
+            let args: Vec<Vec<u8>> = line.split(' ').map(|w| w.as_bytes().to_vec()).collect();
+            let spec = crate::acl::commands::lookup(&args[0]).unwrap();
+            check(user, spec, &args)
+        };
+        assert_eq!(run("set b1 x"), Ok(()));
+        assert_eq!(run("set a1 x"), Err(Denied::Key(1)));
+        assert_eq!(run("del c1"), Err(Denied::Key(1)));
+        assert_eq!(run("get a1"), Ok(()));
+        assert_eq!(run("incr z"), Err(Denied::Command));
+        let open = [b"(+get".to_vec()];
+        assert_eq!(
+            acl.set_user(b"sel", &open, false),
+            Err("Unmatched parenthesis in acl selector starting at '(+get'.".into())
+        );
+    }
 }

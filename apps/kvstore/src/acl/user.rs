@@ -1,21 +1,14 @@
 //! One ACL user: whether it may log in and with which passwords, and the
-//! keys, channels and commands it may use; the rules of `ACL SETUSER`
-//! that change it, and the words `ACL LIST` and `ACL GETUSER` describe it
-//! with (Redis 7.0's, so that what one prints the other takes back).
+//! selectors (keys, channels, commands) it may use; the rules of `ACL
+//! SETUSER` that change it, and the words `ACL LIST` and `ACL GETUSER`
+//! describe it with (Redis 7.0's, so that what one prints the other takes
+//! back).
 
 use alloc::string::String;
 use alloc::vec::Vec;
 
-use super::commands::{CommandPerms, RuleError};
 use super::password::{self, Hash};
-
-/// A key pattern and what it lets a user do to the keys it matches.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct KeyPattern {
-    pub pattern: Vec<u8>,
-    pub read: bool,
-    pub write: bool,
-}
+use super::selector::{Selector, SYNTAX};
 
 /// One user.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -29,26 +22,11 @@ pub struct User {
     /// `skip-sanitize-payload` (`Some(false)`) or `sanitize-payload`
     /// (`Some(true)`), shown as flags; kvstore always checks payloads.
     pub sanitize: Option<bool>,
-    /// Every key (`allkeys`, `~*`).
-    pub all_keys: bool,
-    pub keys: Vec<KeyPattern>,
-    /// Every channel (`allchannels`, `&*`).
-    pub all_channels: bool,
-    pub channels: Vec<Vec<u8>>,
-    pub commands: CommandPerms,
+    /// The keys, channels and commands of the user's plain rules.
+    pub root: Selector,
+    /// Those of its `(...)` rules, each a set of its own.
+    pub selectors: Vec<Selector>,
 }
-
-/// Why a rule was refused: the text after `ERR Error in ACL SETUSER
-/// modifier '...': `, as Redis words it.
-pub fn rule_error_text(e: RuleError) -> &'static str {
-    match e {
-        RuleError::Unknown => "Unknown command or category name in ACL",
-        RuleError::FirstArgOfSubcommand => "Allowing first-arg of a subcommand is not supported",
-        RuleError::Syntax => SYNTAX,
-    }
-}
-
-const SYNTAX: &str = "Syntax error";
 
 impl User {
     /// A user as `ACL SETUSER` creates it: off, no passwords, no keys,
@@ -60,11 +38,8 @@ impl User {
             nopass: false,
             passwords: Vec::new(),
             sanitize: None,
-            all_keys: false,
-            keys: Vec::new(),
-            all_channels,
-            channels: Vec::new(),
-            commands: CommandPerms::default(),
+            root: Selector::new(all_channels),
+            selectors: Vec::new(),
         }
     }
 
@@ -74,8 +49,8 @@ impl User {
         let mut user = User::new(true);
         user.enabled = true;
         user.nopass = true;
-        user.all_keys = true;
-        user.commands.set_all(true);
+        user.root.all_keys = true;
+        user.root.commands.set_all(true);
         user
     }
 
@@ -93,8 +68,9 @@ impl User {
         self.nopass || matched
     }
 
-    /// Applies one `ACL SETUSER` rule; `all_channels` is what `reset`
-    /// leaves the channels at (`acl-pubsub-default`).
+    /// Applies one `ACL SETUSER` rule (a `(...)` selector is one rule);
+    /// `all_channels` is what new selectors and `reset` start with
+    /// (`acl-pubsub-default`).
     pub fn apply(&mut self, rule: &[u8], all_channels: bool) -> Result<(), &'static str> {
         let lower = rule.to_ascii_lowercase();
         match lower.as_slice() {
@@ -110,56 +86,41 @@ impl User {
             }
             b"skip-sanitize-payload" => self.sanitize = Some(false),
             b"sanitize-payload" => self.sanitize = Some(true),
-            b"allkeys" => self.allow_all_keys(),
-            b"resetkeys" => {
-                self.all_keys = false;
-                self.keys.clear();
-            }
-            b"allchannels" => self.allow_all_channels(),
-            b"resetchannels" => {
-                self.all_channels = false;
-                self.channels.clear();
-            }
-            b"allcommands" => self.commands.set_all(true),
-            b"nocommands" => self.commands.set_all(false),
-            b"clearselectors" => {}
+            b"clearselectors" => self.selectors.clear(),
             b"reset" => {
                 *self = User::new(all_channels);
                 self.sanitize = Some(true);
             }
-            _ => return self.apply_prefixed(rule),
+            _ => return self.apply_prefixed(rule, all_channels),
         }
         Ok(())
     }
 
-    /// Rules that start with a sign: `>`, `<`, `#`, `!`, `~`, `%`, `&`,
-    /// `+`, `-`.
-    fn apply_prefixed(&mut self, rule: &[u8]) -> Result<(), &'static str> {
-        let Some((&first, rest)) = rule.split_first() else {
-            return Err(SYNTAX);
-        };
-        match first {
-            b'>' => self.add_password(password::hash(rest)),
-            b'#' => self.add_password(password::parse_hex(rest).ok_or(BAD_HASH)?),
-            b'<' => self.remove_password(&password::hash(rest))?,
-            b'!' => self.remove_password(&password::parse_hex(rest).ok_or(BAD_HASH)?)?,
-            b'~' => self.add_keys(rest, true, true)?,
-            b'%' => {
-                let tilde = rest.iter().position(|&b| b == b'~').ok_or(SYNTAX)?;
-                let (mut read, mut write) = (false, false);
-                for &b in &rest[..tilde] {
-                    match b.to_ascii_uppercase() {
-                        b'R' if !read => read = true,
-                        b'W' if !write => write = true,
-                        _ => return Err(SYNTAX),
+    /// Password rules (`>`, `<`, `#`, `!`), selectors (`(...)`), and the
+    /// root selector's rules.
+    fn apply_prefixed(&mut self, rule: &[u8], all_channels: bool) -> Result<(), &'static str> {
+        match rule.split_first() {
+            Some((b'>', rest)) => self.add_password(password::hash(rest)),
+            Some((b'#', rest)) => self.add_password(password::parse_hex(rest).ok_or(BAD_HASH)?),
+            Some((b'<', rest)) => self.remove_password(&password::hash(rest))?,
+            Some((b'!', rest)) => {
+                self.remove_password(&password::parse_hex(rest).ok_or(BAD_HASH)?)?
+            }
+            Some((b'(', rest)) => {
+                let inner = rest.strip_suffix(b")").ok_or(SYNTAX)?;
+                let mut selector = Selector::new(all_channels);
+                for word in inner.split(|&b| b == b' ').filter(|w| !w.is_empty()) {
+                    if !selector.apply(word)? {
+                        return Err(SYNTAX);
                     }
                 }
-                self.add_keys(&rest[tilde + 1..], read, write)?;
+                self.selectors.push(selector);
             }
-            b'&' => self.add_channel(rest)?,
-            b'+' | b'-' => self.commands.apply(rule).map_err(rule_error_text)?,
-            b'(' => return Err("Selectors are not supported by this server"),
-            _ => return Err(SYNTAX),
+            _ => {
+                if !self.root.apply(rule)? {
+                    return Err(SYNTAX);
+                }
+            }
         }
         Ok(())
     }
@@ -180,50 +141,6 @@ impl User {
         Ok(())
     }
 
-    fn allow_all_keys(&mut self) {
-        self.all_keys = true;
-        self.keys.clear();
-    }
-
-    fn add_keys(&mut self, pattern: &[u8], read: bool, write: bool) -> Result<(), &'static str> {
-        if self.all_keys {
-            return Err("Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns");
-        }
-        if pattern == b"*" && read && write {
-            self.allow_all_keys();
-            return Ok(());
-        }
-        match self.keys.iter_mut().find(|k| k.pattern == pattern) {
-            Some(known) => {
-                known.read |= read;
-                known.write |= write;
-            }
-            None => self.keys.push(KeyPattern {
-                pattern: pattern.to_vec(),
-                read,
-                write,
-            }),
-        }
-        Ok(())
-    }
-
-    fn allow_all_channels(&mut self) {
-        self.all_channels = true;
-        self.channels.clear();
-    }
-
-    fn add_channel(&mut self, pattern: &[u8]) -> Result<(), &'static str> {
-        if self.all_channels {
-            return Err("Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels");
-        }
-        if pattern == b"*" {
-            self.allow_all_channels();
-        } else if !self.channels.iter().any(|c| c == pattern) {
-            self.channels.push(pattern.to_vec());
-        }
-        Ok(())
-    }
-
     /// The flags `ACL GETUSER` lists, in Redis's order.
     pub fn flags(&self) -> Vec<&'static str> {
         let mut flags = alloc::vec![if self.enabled { "on" } else { "off" }];
@@ -238,39 +155,6 @@ impl User {
         flags
     }
 
-    /// The key patterns as `ACL GETUSER` shows them (`~*`, or `~a %R~b`).
-    pub fn describe_keys(&self) -> String {
-        if self.all_keys {
-            return String::from("~*");
-        }
-        let words: Vec<String> = self
-            .keys
-            .iter()
-            .map(|k| {
-                let how = match (k.read, k.write) {
-                    (true, true) => "~",
-                    (true, false) => "%R~",
-                    _ => "%W~",
-                };
-                alloc::format!("{how}{}", String::from_utf8_lossy(&k.pattern))
-            })
-            .collect();
-        words.join(" ")
-    }
-
-    /// The channel patterns as `ACL GETUSER` shows them (`&*`, or `&a &b`).
-    pub fn describe_channels(&self) -> String {
-        if self.all_channels {
-            return String::from("&*");
-        }
-        let words: Vec<String> = self
-            .channels
-            .iter()
-            .map(|c| alloc::format!("&{}", String::from_utf8_lossy(c)))
-            .collect();
-        words.join(" ")
-    }
-
     /// The rules that rebuild this user from `reset`, as `ACL LIST` words
     /// them after the name.
     pub fn describe(&self) -> String {
@@ -280,40 +164,21 @@ impl User {
                 .iter()
                 .map(|h| alloc::format!("#{}", password::hex(h))),
         );
-        let keys = self.describe_keys();
-        if !keys.is_empty() {
-            words.push(keys);
-        }
-        if self.all_channels {
-            words.push(String::from("&*"));
-        } else {
-            words.push(String::from("resetchannels"));
-            let channels = self.describe_channels();
-            if !channels.is_empty() {
-                words.push(channels);
-            }
-        }
-        words.push(self.commands.describe());
+        words.push(self.root.describe());
+        words.extend(
+            self.selectors
+                .iter()
+                .map(|s| alloc::format!("({})", s.describe())),
+        );
         words.join(" ")
     }
 
-    /// Whether the user may read (`read`) and/or write (`write`) `key`.
-    pub fn may_touch(&self, key: &[u8], read: bool, write: bool) -> bool {
-        self.all_keys
-            || self.keys.iter().any(|k| {
-                (k.read || !read) && (k.write || !write) && crate::glob::matches(&k.pattern, key)
-            })
-    }
-
-    /// Whether the user may publish or subscribe to `channel`; a pattern
-    /// (`PSUBSCRIBE`) must be one of the user's patterns, letter for
-    /// letter.
+    /// Whether one of the user's selectors lets it publish or subscribe
+    /// to `channel` (a pattern, if `is_pattern`).
     pub fn may_use_channel(&self, channel: &[u8], is_pattern: bool) -> bool {
-        self.all_channels
-            || self.channels.iter().any(|c| match is_pattern {
-                true => c == channel,
-                false => crate::glob::matches(c, channel),
-            })
+        core::iter::once(&self.root)
+            .chain(&self.selectors)
+            .any(|s| s.may_use_channel(channel, is_pattern))
     }
 }
 
@@ -381,14 +246,25 @@ mod tests {
     #[test]
     fn keys_and_channels_are_checked_by_intent() {
         let u = user("%R~r* %W~w* ~rw*");
-        assert!(u.may_touch(b"r1", true, false) && !u.may_touch(b"r1", false, true));
-        assert!(u.may_touch(b"w1", false, true) && !u.may_touch(b"w1", true, false));
-        assert!(u.may_touch(b"rw1", true, true) && !u.may_touch(b"x", false, false));
+        let r = &u.root;
+        assert!(r.may_touch(b"r1", true, false) && !r.may_touch(b"r1", false, true));
+        assert!(r.may_touch(b"w1", false, true) && !r.may_touch(b"w1", true, false));
+        assert!(r.may_touch(b"rw1", true, true) && !r.may_touch(b"x", false, false));
         let u = user("&foo:1 &bar:*");
         assert!(u.may_use_channel(b"bar:2", false));
         assert!(u.may_use_channel(b"bar:*", true));
         assert!(!u.may_use_channel(b"bar:baz", true));
         assert!(user("allkeys").apply(b"~x", false).is_err());
+        assert!(user("on").apply(b"(on)", false).is_err());
+        let mut u = user("~a* +get");
+        u.apply(b"(~b* +set)", false).unwrap();
+        u.apply(b"(%R~c*  +del)", false).unwrap();
+        assert_eq!(
+            u.describe(),
+            "off ~a* resetchannels -@all +get (~b* resetchannels -@all +set) (%R~c* resetchannels -@all +del)"
+        );
+        u.apply(b"clearselectors", false).unwrap();
+        assert_eq!(u.selectors.len(), 0);
         assert!(user("allchannels").apply(b"&x", false).is_err());
     }
 }

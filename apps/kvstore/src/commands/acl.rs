@@ -37,11 +37,8 @@ pub(crate) fn setuser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::error("ERR Usernames can't contain spaces or null characters");
     }
     let all_channels = x.config.acl_pubsub_all;
-    if let Err((rule, why)) = x.acl.set_user(name, &args[3..], all_channels) {
-        return Reply::Error(alloc::format!(
-            "ERR Error in ACL SETUSER modifier '{}': {why}",
-            super::errors::lossy(&rule)
-        ));
+    if let Err(why) = x.acl.set_user(name, &args[3..], all_channels) {
+        return Reply::Error(alloc::format!("ERR {why}"));
     }
     if !x.loading {
         kill_lost_subscribers(x, &args[2].clone());
@@ -56,7 +53,7 @@ fn kill_lost_subscribers(x: &mut Exec<'_>, name: &[u8]) {
     let Some(user) = x.acl.user(name).cloned() else {
         return;
     };
-    if user.all_channels {
+    if user.root.all_channels {
         return;
     }
     let ids: Vec<u64> = x
@@ -114,7 +111,7 @@ pub(crate) fn deluser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// `ACL GETUSER name`: its flags, password hashes, commands, keys,
-/// channels and (none: kvstore has no selectors) selectors.
+/// channels and selectors (each its commands, keys and channels).
 pub(crate) fn getuser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let Some(user) = x.acl.user(&args[2]) else {
         return Reply::nil();
@@ -125,20 +122,32 @@ pub(crate) fn getuser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .iter()
         .map(|h| text(&acl::password::hex(h)))
         .collect();
-    Reply::Map(alloc::vec![
+    let selectors = user
+        .selectors
+        .iter()
+        .map(|selector| Reply::Map(describe_selector(selector)))
+        .collect();
+    let mut fields = alloc::vec![
         text("flags"),
         Reply::array(flags),
         text("passwords"),
         Reply::array(passwords),
+    ];
+    fields.extend(describe_selector(&user.root));
+    fields.extend([text("selectors"), Reply::array(selectors)]);
+    Reply::Map(fields)
+}
+
+/// A selector's `commands`, `keys` and `channels`, for `ACL GETUSER`.
+fn describe_selector(selector: &crate::acl::selector::Selector) -> Vec<Reply> {
+    alloc::vec![
         text("commands"),
-        text(&user.commands.describe()),
+        text(&selector.commands.describe()),
         text("keys"),
-        text(&user.describe_keys()),
+        text(&selector.describe_keys()),
         text("channels"),
-        text(&user.describe_channels()),
-        text("selectors"),
-        Reply::array(Vec::new()),
-    ])
+        text(&selector.describe_channels()),
+    ]
 }
 
 /// `ACL LIST`: each user as the rules that rebuild it.

@@ -292,3 +292,24 @@ fn users_survive_a_restart_and_a_rewrite() {
         ["alice", "default"]
     );
 }
+
+#[test]
+fn selectors_show_in_getuser_and_list() {
+    let mut s = Session::new();
+    s.run("ACL SETUSER sel on nopass +get ~a* \"(~b* +set)\" (+del %R~c*)");
+    let getuser = s.run("ACL GETUSER sel").into_items().unwrap();
+    let selectors = getuser[11].clone().into_items().unwrap();
+    assert_eq!(selectors.len(), 2);
+    let first = selectors[0].clone().into_items().unwrap();
+    assert_eq!(first[1], bulk("-@all +set"));
+    assert_eq!(first[3], bulk("~b*"));
+    assert_eq!(
+        words(s.run("ACL LIST"))[1],
+        "user sel on nopass ~a* resetchannels -@all +get (~b* resetchannels -@all +set) (%R~c* resetchannels -@all +del)"
+    );
+    assert_eq!(s.run("ACL DRYRUN sel set b1 x"), ok());
+    assert_eq!(
+        s.run("ACL DRYRUN sel set a1 x"),
+        bulk("This user has no permissions to access the 'a1' key")
+    );
+}
