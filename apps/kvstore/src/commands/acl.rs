@@ -253,7 +253,7 @@ pub(crate) fn log(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                 text("username"),
                 Reply::bulk(e.username.clone()),
                 text("age-seconds"),
-                Reply::Double(alloc::format!("{age}").into_bytes()),
+                Reply::Double(crate::scripting::convert::double_text(age)),
                 text("client-info"),
                 text(&e.client_info),
             ])
