@@ -7,9 +7,10 @@
 //!  any command ─▶ check(user, command, args) ─▶ Ok, or Denied ─▶ -NOPERM + log
 //! ```
 //!
-//! Users survive restarts through the append-only log: `ACL SETUSER` and
-//! `ACL DELUSER` are logged as they were given, and a rewritten log
-//! starts with one `ACL SETUSER` per user ([`Acl::records`]).
+//! Users survive restarts through the append-only log: `ACL SETUSER` is
+//! logged as the user it left (passwords as hashes, never as given:
+//! [`Acl::record`]), `ACL DELUSER` as given, and a rewritten log starts
+//! with one `ACL SETUSER` per user ([`Acl::records`]).
 //! `requirepass` is the `default` user's password, as in Redis.
 
 pub mod commands;
@@ -161,18 +162,33 @@ impl Acl {
         let _ = user.apply(&rule, false);
     }
 
+    /// The command that rebuilds user `name` as it is now, for the log:
+    /// `ACL SETUSER name`, what empties it (as `reset` does, but leaving
+    /// the payload flag as it is), then its rules, passwords as hashes.
+    pub fn record(&self, name: &[u8]) -> Option<Vec<Vec<u8>>> {
+        let user = self.users.get(name)?;
+        let mut record = alloc::vec![b"ACL".to_vec(), b"SETUSER".to_vec(), name.to_vec()];
+        for rule in [
+            "resetpass",
+            "resetkeys",
+            "resetchannels",
+            "nocommands",
+            "clearselectors",
+            "off",
+        ] {
+            record.push(rule.as_bytes().to_vec());
+        }
+        record.extend(user.rules());
+        Some(record)
+    }
+
     /// The commands that rebuild every user (the default one only if
     /// `ACL SETUSER` changed it), for the start of a rewritten log.
     pub fn records(&self) -> Vec<Vec<Vec<u8>>> {
         self.users
-            .iter()
-            .filter(|(name, _)| self.default_changed || name.as_slice() != DEFAULT_USER)
-            .map(|(name, user)| {
-                let mut record = alloc::vec![b"ACL".to_vec(), b"SETUSER".to_vec(), name.clone()];
-                record.push(b"reset".to_vec());
-                record.extend(user.describe().split(' ').map(|w| w.as_bytes().to_vec()));
-                record
-            })
+            .keys()
+            .filter(|name| self.default_changed || name.as_slice() != DEFAULT_USER)
+            .filter_map(|name| self.record(name))
             .collect()
     }
 }
@@ -329,5 +345,34 @@ mod tests {
             acl.set_user(b"sel", &open, false),
             Err("Unmatched parenthesis in acl selector starting at '(+get'.".into())
         );
+    }
+
+    #[test]
+    fn a_record_rebuilds_the_user() {
+        let mut acl = Acl::default();
+        let rules: Vec<Vec<u8>> = [
+            &b"on"[..],
+            b">pw",
+            b"~a\xff*",
+            b"%R~r*",
+            b"&ch",
+            b"+@read",
+            b"-get",
+            b"+select|0",
+            b"(~b* +set)",
+        ]
+        .iter()
+        .map(|r| r.to_vec())
+        .collect();
+        acl.set_user(b"u", &rules, false).unwrap();
+        let record = acl.record(b"u").unwrap();
+        assert!(!record.iter().any(|r| r.as_slice() == b">pw"));
+        let mut again = Acl::default();
+        // Replayed over an older state of the user, too.
+        again
+            .set_user(b"u", &[b"allkeys".to_vec(), b"nopass".to_vec()], true)
+            .unwrap();
+        again.set_user(b"u", &record[3..], true).unwrap();
+        assert_eq!(again.user(b"u"), acl.user(b"u"));
     }
 }

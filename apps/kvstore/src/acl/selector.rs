@@ -174,23 +174,30 @@ impl Selector {
         words.join(" ")
     }
 
-    /// The rules that rebuild this selector: keys, channels, commands, as
-    /// `ACL LIST` words them.
-    pub fn describe(&self) -> String {
-        let mut words = Vec::new();
-        let keys = self.describe_keys();
-        if !keys.is_empty() {
-            words.push(keys);
+    /// The rules that rebuild this selector, one per argument: keys,
+    /// channels, commands (what `ACL LIST` shows, and the log keeps).
+    pub fn rules(&self) -> Vec<Vec<u8>> {
+        let mut rules = Vec::new();
+        if self.all_keys {
+            rules.push(b"~*".to_vec());
         }
-        if !self.all_channels {
-            words.push(String::from("resetchannels"));
+        for k in &self.keys {
+            let how: &[u8] = match (k.read, k.write) {
+                (true, true) => b"~",
+                (true, false) => b"%R~",
+                _ => b"%W~",
+            };
+            rules.push([how, &k.pattern].concat());
         }
-        let channels = self.describe_channels();
-        if !channels.is_empty() {
-            words.push(channels);
+        if self.all_channels {
+            rules.push(b"&*".to_vec());
+        } else {
+            rules.push(b"resetchannels".to_vec());
         }
-        words.push(self.commands.describe());
-        words.join(" ")
+        rules.extend(self.channels.iter().map(|c| [b"&", c.as_slice()].concat()));
+        let commands = self.commands.describe();
+        rules.extend(commands.split(' ').map(|w| w.as_bytes().to_vec()));
+        rules
     }
 
     /// Whether the selector lets a command read (`read`) and/or write

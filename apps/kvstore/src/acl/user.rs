@@ -155,22 +155,26 @@ impl User {
         flags
     }
 
-    /// The rules that rebuild this user from `reset`, as `ACL LIST` words
-    /// them after the name.
-    pub fn describe(&self) -> String {
-        let mut words: Vec<String> = self.flags().into_iter().map(String::from).collect();
-        words.extend(
+    /// The rules that rebuild this user from `reset`, one per argument:
+    /// flags, password hashes, its root selector's rules, its selectors.
+    pub fn rules(&self) -> Vec<Vec<u8>> {
+        let mut rules: Vec<Vec<u8>> = self.flags().iter().map(|f| f.as_bytes().to_vec()).collect();
+        rules.extend(
             self.passwords
                 .iter()
-                .map(|h| alloc::format!("#{}", password::hex(h))),
+                .map(|h| alloc::format!("#{}", password::hex(h)).into_bytes()),
         );
-        words.push(self.root.describe());
-        words.extend(
-            self.selectors
-                .iter()
-                .map(|s| alloc::format!("({})", s.describe())),
-        );
-        words.join(" ")
+        rules.extend(self.root.rules());
+        for selector in &self.selectors {
+            rules.push([&b"("[..], &selector.rules().join(&b' '), b")"].concat());
+        }
+        rules
+    }
+
+    /// [`rules`](User::rules) as one line, as `ACL LIST` shows them after
+    /// the name.
+    pub fn describe(&self) -> String {
+        String::from_utf8_lossy(&self.rules().join(&b' ')).into_owned()
     }
 
     /// Whether one of the user's selectors lets it publish or subscribe

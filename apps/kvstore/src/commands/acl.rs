@@ -1,7 +1,8 @@
 //! `ACL SETUSER`, `GETUSER`, `DELUSER`, `LIST`, `USERS`, `WHOAMI`, `CAT`,
 //! `GENPASS`, `LOG`, `DRYRUN`, `LOAD`, `SAVE` and `HELP`: the commands
-//! over `kvstore::acl`. `SETUSER` and `DELUSER` are logged as given, so
-//! users survive restarts through the append-only log; `LOAD` and `SAVE`
+//! over `kvstore::acl`. `SETUSER` is logged as the user it left and
+//! `DELUSER` as given, so users survive restarts through the append-only
+//! log; `LOAD` and `SAVE`
 //! answer as a Redis without an ACL file does.
 
 use alloc::string::String;
@@ -41,8 +42,13 @@ pub(crate) fn setuser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         return Reply::Error(alloc::format!("ERR {why}"));
     }
     if !x.loading {
-        kill_lost_subscribers(x, &args[2].clone());
-        log_as_given(x, args);
+        let name = args[2].clone();
+        kill_lost_subscribers(x, &name);
+        // The user as it is now: passwords as hashes, not as given.
+        if let Some(record) = x.acl.record(&name) {
+            x.effects.push(&record);
+            x.effects.mark_db_independent();
+        }
     }
     Reply::ok()
 }

@@ -281,6 +281,8 @@ fn users_survive_a_restart_and_a_rewrite() {
     assert_eq!(run(&mut restarted, &mut client, "GET a1"), bulk("v"));
     assert!(error(run(&mut restarted, &mut client, "SET a1 x")).starts_with("NOPERM"));
     assert!(run(&mut restarted, &mut client, "ACL DRYRUN gone ping").is_error());
+    // Passwords reach the log as hashes only.
+    assert!(!log.windows(3).any(|w| w == b">pw"));
     // A rewritten log starts with the users.
     let compact = s.rewrite(10, |_| Effects::default());
     let mut again = load(&compact, s.now);
