@@ -138,6 +138,19 @@ restore_config() {
         fi
     done
 }
+# ... and with the users it had then: only `default`, with every right and
+# no password (unit/acl leaves users behind, and a later unit's ACL SETUSER
+# of the same name would add to one of them).
+restore_users() {
+    local cli=(redis-cli -h 127.0.0.1 -p "$port")
+    local user
+    for user in $("${cli[@]}" --raw acl users); do
+        if [[ $user != default ]]; then
+            "${cli[@]}" acl deluser "$user" >/dev/null
+        fi
+    done
+    "${cli[@]}" acl setuser default on nopass allkeys allchannels allcommands clearselectors >/dev/null
+}
 # The suite runs a unit of external-units as a copy (under tests/faultline/
 # in the unpacked source, written anew each run) with the external:skip
 # tag taken off its servers' tags: the unit's tests as Redis wrote them.
@@ -159,6 +172,7 @@ suite_unit() {
 passed=0 failed=0
 for unit in "${units[@]}"; do
     restore_config
+    restore_users
     out="$results/$(tr / _ <<<"$unit").log"
     single=$(suite_unit "$unit")
     # --durable: a test that throws is counted as failed and the unit goes
