@@ -41,6 +41,7 @@ UNITS=(
     unit/introspection-2
     unit/dump
     unit/tracking
+    unit/acl
 )
 
 mode=all port="" units=()
@@ -137,9 +138,25 @@ restore_config() {
         fi
     done
 }
+# ... and with the users it had then: only `default`, with every right and
+# no password (unit/acl leaves users behind, and a later unit's ACL SETUSER
+# of the same name would add to one of them).
+restore_users() {
+    local cli=(redis-cli -h 127.0.0.1 -p "$port")
+    local user
+    for user in $("${cli[@]}" --raw acl users); do
+        if [[ $user != default ]]; then
+            "${cli[@]}" acl deluser "$user" >/dev/null
+        fi
+    done
+    "${cli[@]}" acl setuser default on nopass allkeys allchannels allcommands clearselectors >/dev/null
+}
 # The suite runs a unit of external-units as a copy (under tests/faultline/
 # in the unpacked source, written anew each run) with the external:skip
 # tag taken off its servers' tags: the unit's tests as Redis wrote them.
+# A server with overrides keeps the tag: those are settings it starts with
+# (an ACL file, its directory, `user` directives), which an external
+# server, already running, cannot take.
 external_units=$(grep -v '^\s*\(#\|$\)' "$here/external-units" | awk '{print $1}' || true)
 suite_unit() {
     local unit=$1
@@ -148,13 +165,14 @@ suite_unit() {
         return
     fi
     mkdir -p "$suite/tests/faultline/$(dirname "$unit")"
-    sed -E '/^\s*(start_server|tags) /s/ ?external:skip//' "$suite/tests/$unit.tcl" \
+    sed -E '/^\s*(start_server|tags) /{/overrides/!s/ ?external:skip//}' "$suite/tests/$unit.tcl" \
         >"$suite/tests/faultline/$unit.tcl"
     echo "faultline/$unit"
 }
 passed=0 failed=0
 for unit in "${units[@]}"; do
     restore_config
+    restore_users
     out="$results/$(tr / _ <<<"$unit").log"
     single=$(suite_unit "$unit")
     # --durable: a test that throws is counted as failed and the unit goes

@@ -44,6 +44,8 @@ pub struct ClientInfo {
     no_evict: bool,
     /// The protocol version it speaks (`HELLO`): `resp=`.
     resp: i64,
+    /// The ACL user it runs as (`user=`).
+    user: Vec<u8>,
 }
 
 /// Every connection, and the kills asked for.
@@ -78,7 +80,7 @@ impl ClientInfo {
             flags.push('N');
         }
         format!(
-            "id={} addr={} laddr={LOCAL_ADDR} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user=default redir={} resp={}",
+            "id={} addr={} laddr={LOCAL_ADDR} fd=-1 name={} age={} idle={} flags={} db={} sub={} psub={} ssub={} multi={} qbuf={} qbuf-free=0 argv-mem=0 multi-mem=0 rbs=0 rbp=0 obl=0 oll=0 omem=0 tot-mem=0 events=r cmd={} user={} redir={} resp={}",
             self.id,
             self.addr,
             name,
@@ -92,6 +94,7 @@ impl ClientInfo {
             self.multi,
             self.qbuf,
             cmd,
+            String::from_utf8_lossy(&self.user),
             tracking.1,
             self.resp
         )
@@ -105,6 +108,11 @@ impl ClientInfo {
     /// The connection's address, `ip:port`.
     pub fn addr(&self) -> &str {
         &self.addr
+    }
+
+    /// The ACL user it runs as.
+    pub fn user(&self) -> &[u8] {
+        &self.user
     }
 
     /// Whether it is in pub/sub mode.
@@ -133,6 +141,7 @@ impl Clients {
                 qbuf: 0,
                 no_evict: false,
                 resp: 2,
+                user: crate::acl::DEFAULT_USER.to_vec(),
             },
         );
     }
@@ -158,6 +167,9 @@ impl Clients {
         info.last_ms = now_ms;
         if info.name.as_deref() != client.name() {
             info.name = client.name().map(<[u8]>::to_vec);
+        }
+        if info.user != client.user() {
+            info.user = client.user().to_vec();
         }
         info.db = client.db();
         info.resp = client.protocol().version();

@@ -116,6 +116,12 @@ pub struct Config {
     pub slowlog_log_slower_than: i64,
     /// Entries the slow log keeps (`slowlog-max-len`, 128).
     pub slowlog_max_len: u64,
+    /// Entries the ACL log keeps (`acllog-max-len`, 128).
+    pub acllog_max_len: u64,
+    /// New users (and `reset` ones) may use every channel
+    /// (`acl-pubsub-default allchannels`) or none (`resetchannels`, the
+    /// default).
+    pub acl_pubsub_all: bool,
     /// Run times the latency monitor records as events, in milliseconds
     /// (`latency-monitor-threshold`; 0, the default: none).
     pub latency_monitor_threshold: u64,
@@ -168,6 +174,8 @@ impl Default for Config {
             min_replicas_max_lag: 10,
             slowlog_log_slower_than: 10_000,
             slowlog_max_len: 128,
+            acllog_max_len: 128,
+            acl_pubsub_all: false,
             latency_monitor_threshold: 0,
             latency_tracking: true,
             latency_tracking_info_percentiles: Percentiles(alloc::vec![50.0, 99.0, 99.9]),
@@ -398,6 +406,36 @@ const PARAMS: &[Param] = &[
         get: |c| c.slowlog_max_len.to_string(),
         change: AtRunTime(|c, v| {
             c.slowlog_max_len = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "acllog-max-len",
+        get: |c| c.acllog_max_len.to_string(),
+        change: AtRunTime(|c, v| {
+            c.acllog_max_len = integer(v, 0, i64::MAX, UP_TO_I64)? as u64;
+            Ok(())
+        }),
+    },
+    Param {
+        name: "acl-pubsub-default",
+        get: |c| {
+            String::from(if c.acl_pubsub_all {
+                "allchannels"
+            } else {
+                "resetchannels"
+            })
+        },
+        change: AtRunTime(|c, v| {
+            c.acl_pubsub_all = match v.to_ascii_lowercase().as_slice() {
+                b"allchannels" => true,
+                b"resetchannels" => false,
+                _ => {
+                    return Err(
+                        "argument(s) must be one of the following: allchannels, resetchannels",
+                    )
+                }
+            };
             Ok(())
         }),
     },

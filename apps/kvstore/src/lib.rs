@@ -45,6 +45,7 @@
 
 extern crate alloc;
 
+pub(crate) mod acl;
 pub mod aof;
 pub mod blocking;
 pub mod busy;

@@ -148,6 +148,22 @@ impl PubSub {
         }
     }
 
+    /// The channels, patterns and shard channels `client` is subscribed
+    /// to (for ACL: who loses a permission is disconnected).
+    pub fn subscriptions_of(&self, client: u64) -> [Vec<Vec<u8>>; 3] {
+        let of = |map: &BTreeMap<Vec<u8>, BTreeSet<u64>>| {
+            map.iter()
+                .filter(|(_, ids)| ids.contains(&client))
+                .map(|(name, _)| name.clone())
+                .collect()
+        };
+        [
+            of(&self.channels),
+            of(&self.patterns),
+            of(&self.shard_channels),
+        ]
+    }
+
     /// Forgets every subscription of `client` and its monitoring (it
     /// disconnected, or said `RESET`).
     pub fn forget(&mut self, client: u64) {

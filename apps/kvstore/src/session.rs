@@ -96,10 +96,9 @@ impl Session {
     /// A session for client `id`, with the parser limits of `config`; it
     /// stops executing while `output_limit` bytes of replies are unsent.
     pub fn new(id: u64, config: &Config, output_limit: usize) -> Self {
-        let mut client = ClientCtx::new(id);
-        if config.requirepass.is_none() {
-            client.authenticated = true;
-        }
+        // The engine finds out at the first command whether the client
+        // must log in (see `kvstore::acl`).
+        let client = ClientCtx::new(id);
         Session {
             parser: Parser::with_limits(config.parser_limits()),
             client,

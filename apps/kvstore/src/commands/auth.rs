@@ -1,15 +1,17 @@
-//! Authentication: `AUTH` and `HELLO`, and the rule that a server with a
-//! `requirepass` answers nothing else before a client proves it knows it.
+//! Authentication: `AUTH` and `HELLO`, and the rule that while the
+//! `default` user has a password (`requirepass`) or is off, a client
+//! answers nothing else before it logs in.
 //!
-//! There is one user, `default`, as in a Redis without ACL files. A
-//! password set with `CONFIG SET requirepass` applies to connections made
-//! after it; connections already authenticated stay so, as in Redis.
+//! A client logs in as an ACL user (see `kvstore::acl`); a failed attempt
+//! is logged in `ACL LOG`. A connection already in stays so when a
+//! password is set later, as in Redis.
 
 use alloc::vec;
 use alloc::vec::Vec;
 
 use super::exec::Exec;
 use super::{errors, REDIS_VERSION};
+use crate::acl::log::{Context, Reason};
 use crate::num::parse_i64;
 use crate::resp::{Protocol, Reply};
 
@@ -25,24 +27,30 @@ fn wrongpass() -> Reply {
     Reply::error("WRONGPASS invalid username-password pair or user is disabled.")
 }
 
-/// Compares without stopping at the first difference, so the time taken
-/// does not tell an attacker how much of a guess was right.
-fn same(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |diff, (x, y)| diff | (x ^ y)) == 0
-}
-
-/// Checks `user`/`password` against `requirepass`; authenticates the
-/// client on success.
+/// Checks `user`/`password` against the ACL users; logs the client in as
+/// `user` on success, logs the refusal in `ACL LOG` on failure.
 fn check(x: &mut Exec<'_>, user: &[u8], password: &[u8]) -> Result<(), Reply> {
-    let accepted = match &x.config.requirepass {
-        // Without a password the default user takes any (Redis: nopass).
-        None => user == b"default",
-        Some(expected) => user.eq_ignore_ascii_case(b"default") && same(expected, password),
-    };
-    if !accepted {
+    if !x.acl.accepts(user, password) {
+        let line = super::acl_check::client_line(x.clients, x.tracking, x.client.id(), x.now);
+        let context = match x.client.multi {
+            Some(_) => Context::Multi,
+            None => Context::Toplevel,
+        };
+        let max_len = x.config.acllog_max_len;
+        super::acl_check::log_refusal(
+            x.acl,
+            max_len,
+            Reason::Auth,
+            context,
+            b"AUTH",
+            user,
+            line,
+            x.now,
+        );
         return Err(wrongpass());
     }
     x.client.authenticated = true;
+    x.client.user = user.to_vec();
     Ok(())
 }
 
@@ -53,7 +61,11 @@ pub(crate) fn auth(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         [_, user, password] => (user, password),
         _ => return errors::syntax(),
     };
-    if x.config.requirepass.is_none() && args.len() == 2 {
+    let default_nopass = x
+        .acl
+        .user(crate::acl::DEFAULT_USER)
+        .is_some_and(|u| u.nopass);
+    if default_nopass && args.len() == 2 {
         return Reply::error(
             "ERR AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?",
         );
@@ -100,7 +112,7 @@ pub(crate) fn hello(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
             }
         }
     }
-    if x.config.requirepass.is_some() && !x.client.authenticated {
+    if x.acl.auth_required() && !x.client.authenticated {
         return Reply::error(
             "NOAUTH HELLO must be called with the client already authenticated, otherwise the HELLO <proto> AUTH <user> <pass> option can be used to authenticate the client and select the RESP protocol version at the same time",
         );

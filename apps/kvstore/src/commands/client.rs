@@ -12,6 +12,11 @@ pub struct ClientCtx {
     /// Passed `AUTH` (or `HELLO ... AUTH`); only asked when the server
     /// has a `requirepass`.
     pub(crate) authenticated: bool,
+    /// The ACL user its commands run as (`AUTH`): `default` at first.
+    pub(crate) user: Vec<u8>,
+    /// Runs without ACL checks: a blocked client's command run again
+    /// when its key is ready (it was checked when it came).
+    pub(crate) acl_exempt: bool,
     /// The database `SELECT` chose.
     pub(crate) db: usize,
     /// Commands queued since `MULTI`, if in a transaction.
@@ -56,6 +61,8 @@ impl ClientCtx {
             name: None,
             quit: false,
             authenticated: false,
+            user: crate::acl::DEFAULT_USER.to_vec(),
+            acl_exempt: false,
             db: 0,
             multi: None,
             watched: Vec::new(),
@@ -118,6 +125,11 @@ impl ClientCtx {
     /// The name set with `CLIENT SETNAME`, if any.
     pub fn name(&self) -> Option<&[u8]> {
         self.name.as_deref()
+    }
+
+    /// The ACL user the client runs as.
+    pub fn user(&self) -> &[u8] {
+        &self.user
     }
 
     /// The database the client works in (`SELECT`).

@@ -241,7 +241,7 @@ pub(crate) fn client_no_evict(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
 }
 
 /// `CLIENT KILL ip:port` (the old form: `+OK`, or an error if no such
-/// client), or `CLIENT KILL [ID id] [ADDR ip:port] [TYPE t] [SKIPME yes|no]`
+/// client), or `CLIENT KILL [ID id] [ADDR ip:port] [TYPE t] [USER u] [SKIPME yes|no]`
 /// (filters, all of which must match; answers how many were killed).
 pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
     let me = x.client.id();
@@ -257,7 +257,7 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         };
     }
     let (mut id, mut addr, mut pubsub, mut skipme) = (None, None, None, true);
-    let mut laddr = None;
+    let (mut laddr, mut user) = (None, None);
     let mut i = 2;
     while i + 1 < args.len() {
         let (key, value) = (&args[i], &args[i + 1]);
@@ -283,13 +283,13 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
                 }
             };
         } else if key.eq_ignore_ascii_case(b"user") {
-            // One user, `default`, whom every connection is.
-            if value.as_slice() != b"default" {
+            if x.acl.user(value).is_none() {
                 return Reply::Error(alloc::format!(
                     "ERR No such user '{}'",
                     errors::lossy(value)
                 ));
             }
+            user = Some(value.clone());
         } else if key.eq_ignore_ascii_case(b"laddr") {
             laddr = Some(errors::lossy(value));
         } else if key.eq_ignore_ascii_case(b"skipme") {
@@ -313,6 +313,7 @@ pub(crate) fn client_kill(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .all()
         .filter(|c| addr.as_deref().is_none_or(|a| a == c.addr()))
         .filter(|c| pubsub.is_none_or(|p| p == Some(c.is_pubsub())))
+        .filter(|c| user.as_deref().is_none_or(|u| u == c.user()))
         .filter(|_| {
             laddr
                 .as_deref()

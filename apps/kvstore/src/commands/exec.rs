@@ -53,6 +53,8 @@ pub(crate) struct Exec<'a> {
     /// The running log rewrite's scan, if one runs (see
     /// [`Exec::rewrite_lags`]).
     pub rewrite: Option<&'a crate::aof::RewriteScan>,
+    /// The ACL users and log (`ACL ...`, `AUTH`).
+    pub acl: &'a mut crate::acl::Acl,
 }
 
 /// Refuses a reply that would copy more than `bytes` out of the

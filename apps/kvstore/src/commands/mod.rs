@@ -31,12 +31,14 @@
 //! never expires keys while loading: the logged `DEL`s say exactly when
 //! keys went away, so every command sees the state it saw the first time.
 
+mod acl;
+mod acl_check;
 mod auth;
 mod bitfield;
 mod bitfield_math;
 mod bitop;
 mod bits;
-mod categories;
+pub(crate) mod categories;
 mod client;
 mod client_pause;
 mod cluster;
@@ -78,7 +80,7 @@ mod stream_groups;
 mod streams;
 mod string_ops;
 mod strings;
-mod table;
+pub(crate) mod table;
 mod tracking;
 mod transaction;
 mod unblock;
@@ -205,6 +207,10 @@ pub struct Engine {
     /// When the library code `FUNCTION LOAD` runs started (microseconds),
     /// for its timeout; `None` when none runs, or while replaying the log.
     library_load_started: Option<u64>,
+    /// The ACL users and log (see `kvstore::acl`).
+    acl: crate::acl::Acl,
+    /// The `requirepass` the default user's password was last set from.
+    acl_requirepass: Option<Vec<u8>>,
 }
 
 /// The engine's [`BusyPoll`](crate::busy::BusyPoll), if any.
@@ -250,6 +256,24 @@ impl Engine {
             script_allows_oom: false,
             busy_poll: BusyPollSlot::default(),
             library_load_started: None,
+            acl: crate::acl::Acl::default(),
+            acl_requirepass: None,
+        }
+        .with_requirepass()
+    }
+
+    /// The default user's password set from `requirepass`, if it changed
+    /// since the last time (start, `CONFIG SET requirepass`), as Redis.
+    fn with_requirepass(mut self) -> Self {
+        self.sync_requirepass();
+        self
+    }
+
+    fn sync_requirepass(&mut self) {
+        if self.acl_requirepass != self.config.requirepass {
+            self.acl_requirepass = self.config.requirepass.clone();
+            self.acl
+                .set_default_password(self.acl_requirepass.as_deref());
         }
     }
 
@@ -521,8 +545,12 @@ impl Engine {
     /// complete, as it is when no rewrite runs.
     pub fn aof_rewrite_step(&mut self, keys: usize, out: &mut dyn crate::aof::RecordBuf) -> bool {
         let libraries = match &self.rewrite {
-            // The new log starts with the function libraries.
-            Some(scan) if scan.at_start() => self.function_records(),
+            // The new log starts with the users and function libraries.
+            Some(scan) if scan.at_start() => {
+                let mut records = self.acl.records();
+                records.extend(self.function_records());
+                records
+            }
             _ => Vec::new(),
         };
         match self.rewrite.as_mut() {
@@ -698,6 +726,7 @@ impl Engine {
         let mut client = ClientCtx::new(id);
         client.db = db;
         client.authenticated = true;
+        client.acl_exempt = true;
         let outcome = self.run(&mut args, &mut client, now, false);
         if self.pending_wait.take().is_some() {
             return None;
@@ -866,17 +895,19 @@ impl Engine {
         let Some(run) = spec.run else {
             return reply(errors::wrong_args(spec.name));
         };
-        match self.config.requirepass {
+        if !self.acl.auth_required() {
             // A connection that was in while no password was asked stays
             // in when one is set, as in Redis.
-            None => client.authenticated = true,
-            Some(_) if !client.authenticated && !loading => {
-                if !auth::BEFORE_AUTH.contains(&spec.name) {
-                    self.count_rejected(args);
-                    return reply(auth::noauth());
-                }
+            client.authenticated = true;
+        } else if !client.authenticated && !loading && !auth::BEFORE_AUTH.contains(&spec.name) {
+            self.count_rejected(args);
+            return reply(auth::noauth());
+        }
+        if !loading {
+            if let Some(refused) = self.acl_refusal(spec, args, client, now) {
+                self.count_rejected(args);
+                return reply(refused);
             }
-            Some(_) => {}
         }
         let db = client.db.min(self.dbs.len() - 1);
         let mut evicted = Effects::default();
@@ -947,6 +978,7 @@ impl Engine {
             slowlog: &mut self.slowlog,
             blocking: &mut self.blocking,
             rewrite: self.rewrite.as_ref(),
+            acl: &mut self.acl,
             may_block: !loading && !self.in_exec,
             block: None,
             loading,
@@ -1001,6 +1033,7 @@ impl Engine {
         if spec.name == "config|set" && !loading && !reply.is_error() {
             // A lower limit or another policy takes effect at once.
             effects.append(self.make_room(0, now));
+            self.sync_requirepass();
         }
         if !loading {
             // Counted after running, so INFO does not count itself.
@@ -1113,4 +1146,20 @@ fn key_args<'a>(spec: &table::Spec, args: &'a [Vec<u8>]) -> impl Iterator<Item =
     key_positions::fixed(spec.keys, args.len())
         .into_iter()
         .filter_map(move |i| args.get(i).map(Vec::as_slice))
+}
+
+/// Where each key of `args` is and whether the command reads and/or
+/// writes it, from its key specifications (Redis: `access` reads;
+/// `insert`, `delete`, `update` write), for ACL key permissions.
+pub(crate) fn key_intents(spec: &table::Spec, args: &[Vec<u8>]) -> Vec<(usize, bool, bool)> {
+    if !key_positions::has_keys(spec) {
+        return Vec::new();
+    }
+    let keys = key_positions::key_positions(spec, args).unwrap_or_default();
+    let flags = key_flags::of_keys(spec, args, &keys);
+    let writes = key_flags::INSERT | key_flags::DELETE | key_flags::UPDATE;
+    keys.iter()
+        .zip(flags)
+        .map(|(&at, f)| (at, f & key_flags::ACCESS != 0, f & writes != 0))
+        .collect()
 }

@@ -50,10 +50,32 @@ const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF
 /// Whether a script may not run the command `name` (besides blocking ones
 /// and those refused inside `MULTI`), by its top-level name or as
 /// `command|subcommand`.
+/// `SCRIPT HELP` (kvstore has no `SCRIPT DEBUG`: the Lua debugger).
+pub(crate) fn help(_x: &mut super::exec::Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
+    Reply::help(&[
+        "SCRIPT <subcommand> [<arg> [value] [opt] ...]. Subcommands are:",
+        "EXISTS <sha1> [<sha1> ...]",
+        "    Return information about the existence of the scripts in the script cache.",
+        "FLUSH [ASYNC|SYNC]",
+        "    Flush the Lua scripts cache. Very dangerous on replicas.",
+        "    When called without the optional mode argument, the behavior is determined by the",
+        "    lazyfree-lazy-user-flush configuration directive. Valid modes are:",
+        "    * ASYNC: Asynchronously flush the scripts cache.",
+        "    * SYNC: Synchronously flush the scripts cache.",
+        "KILL",
+        "    Kill the currently executing Lua script.",
+        "LOAD <script>",
+        "    Load a script into the scripts cache without executing it.",
+        "HELP",
+        "    Prints this help.",
+    ])
+}
+
 fn refused_in_scripts(name: &str) -> bool {
     matches!(
         name,
-        "auth"
+        "acl"
+            | "auth"
             | "client"
             | "cluster|reset"
             | "discard"
@@ -243,6 +265,7 @@ impl Engine {
         let mut script_client = ClientCtx::new(client.id());
         script_client.db = client.db;
         script_client.authenticated = true;
+        script_client.user = client.user.clone();
         script_client.in_script = true;
         let declared = !flags.has(Flags::COMPAT);
         self.script_run = Some(ScriptRun {
@@ -344,6 +367,11 @@ impl Host for Engine {
 
     fn resp3(&self) -> bool {
         self.script_run.as_ref().is_some_and(|run| run.resp3)
+    }
+
+    fn acl_check(&mut self, args: &[Vec<u8>]) -> Option<bool> {
+        let user = self.script_run.as_ref()?.client.user.clone();
+        self.acl_allows(&user, args)
     }
 
     fn set_resp3(&mut self, on: bool) {

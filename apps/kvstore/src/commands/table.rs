@@ -11,8 +11,8 @@ use super::list_moves::{self, lmove_growth};
 use super::lists::{self, linsert_growth, lset_growth, push_growth};
 use super::sets::{self, sadd_growth, smove_growth, store_growth};
 use super::{
-    auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect, keys,
-    lcs, memory, object, persistence, pubsub, sort, string_ops, strings, unblock,
+    acl, auth, bitfield, bitop, bits, cluster, connection, expire, hll_debug, info, introspect,
+    keys, lcs, memory, object, persistence, pubsub, sort, string_ops, strings, unblock,
 };
 use super::{client_pause, dump, geo, geo_search, latency, slowlog, tracking};
 use super::{stream_groups as groups, streams, zset_algebra, zset_pops, zset_ranges, zsets};
@@ -671,6 +671,7 @@ const TABLE: &[Spec] = &[
         cmd("script|exists", -3, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
         cmd("script|flush", -2, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
         cmd("script|kill", 2, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
+        cmd("script|help", 2, HELP, cat::SCRIPTING, NO_KEYS, super::scripting::help),
     ]),
     cmd("fcall", -3, STALE, cat::SCRIPTING, NO_KEYS, in_engine),
     cmd("fcall_ro", -3, READONLY | STALE, cat::SCRIPTING, NO_KEYS, in_engine),
@@ -699,12 +700,29 @@ const TABLE: &[Spec] = &[
         cmd("latency|doctor", 2, ADM, cat::NONE, NO_KEYS, latency::doctor),
         cmd("latency|help", 2, HELP, cat::NONE, NO_KEYS, latency::help),
     ]),
+    container("acl", cat::NONE, &[
+        cmd("acl|cat", -2, HELP, cat::NONE, NO_KEYS, acl::cat),
+        cmd("acl|deluser", -3, ADM, cat::NONE, NO_KEYS, acl::deluser),
+        cmd("acl|dryrun", -4, ADM, cat::NONE, NO_KEYS, acl::dryrun),
+        cmd("acl|genpass", -2, HELP, cat::NONE, NO_KEYS, acl::genpass),
+        cmd("acl|getuser", 3, ADM, cat::NONE, NO_KEYS, acl::getuser),
+        cmd("acl|help", 2, HELP, cat::NONE, NO_KEYS, acl::help),
+        cmd("acl|list", 2, ADM, cat::NONE, NO_KEYS, acl::list),
+        cmd("acl|load", 2, ADM, cat::NONE, NO_KEYS, acl::no_file),
+        cmd("acl|log", -2, ADM, cat::NONE, NO_KEYS, acl::log),
+        cmd("acl|save", 2, ADM, cat::NONE, NO_KEYS, acl::no_file),
+        cmd("acl|setuser", -3, ADM, cat::NONE, NO_KEYS, acl::setuser),
+        cmd("acl|users", 2, ADM, cat::NONE, NO_KEYS, acl::users),
+        cmd("acl|whoami", 2, HELP, cat::NONE, NO_KEYS, acl::whoami),
+    ]),
     container("slowlog", cat::NONE, &[
         cmd("slowlog|get", -2, ADM, cat::NONE, NO_KEYS, slowlog::get),
         cmd("slowlog|len", 2, ADM, cat::NONE, NO_KEYS, slowlog::len),
         cmd("slowlog|reset", 2, ADM, cat::NONE, NO_KEYS, slowlog::reset),
         cmd("slowlog|help", 2, LOADING | STALE, cat::NONE, NO_KEYS, slowlog::help),
     ]),
+    cmd("readonly", 1, CONN, cat::CONNECTION, NO_KEYS, cluster::disabled),
+    cmd("readwrite", 1, CONN, cat::CONNECTION, NO_KEYS, cluster::disabled),
     container("cluster", cat::NONE, &[
         cmd("cluster|addslots", -3, ADMIN | STALE, cat::NONE, NO_KEYS, cluster::disabled),
         cmd("cluster|addslotsrange", -4, ADMIN | STALE, cat::NONE, NO_KEYS, cluster::disabled),

@@ -55,7 +55,7 @@ impl Engine {
                 Err(_) => Effects::default(),
             };
             return Some(Outcome {
-                reply: self.queue(args, client),
+                reply: self.queue(args, client, now),
                 effects: evicted,
             });
         }
@@ -64,11 +64,16 @@ impl Engine {
             Ok(spec) => spec,
             Err(reply) => return Some(self.refuse_control(name, args, client, reply)),
         };
-        if self.config().requirepass.is_some() && !client.authenticated && name != "quit" {
+        if !self.acl.auth_required() {
+            client.authenticated = true;
+        } else if !client.authenticated && name != "quit" {
             self.count_rejected(args);
             return Some(Outcome::unchanged(Reply::error(
                 "NOAUTH Authentication required.",
             )));
+        }
+        if let Some(refused) = self.acl_refusal(spec, args, client, now) {
+            return Some(self.refuse_control(name, args, client, refused));
         }
         if name == "quit" {
             // QUIT inside MULTI ends the connection, as a plain QUIT does.
@@ -256,9 +261,12 @@ impl Engine {
     /// Queues `args` in the open transaction: `+QUEUED`, or the error that
     /// will abort it (a malformed command, or one refused for the state
     /// the server is in now: see [`Engine::refusal`]).
-    fn queue(&mut self, args: &mut Args, client: &mut ClientCtx) -> Reply {
+    fn queue(&mut self, args: &mut Args, client: &mut ClientCtx, now: u64) -> Reply {
         let db = client.db.min(self.databases().len() - 1);
         let checked = check(args).and_then(|spec| {
+            if let Some(refused) = self.acl_refusal(spec, args, client, now) {
+                return Err(refused);
+            }
             if spec.flags & table::NO_MULTI != 0 {
                 return Err(Reply::error("ERR Command not allowed inside a transaction"));
             }

@@ -62,6 +62,21 @@ fn arguments(s: &mut Stack<'_>) -> Result<Vec<Vec<u8>>, &'static str> {
         .collect()
 }
 
+/// `redis.acl_check_cmd(name, ...)`: whether the script's user may run
+/// the command with these arguments.
+pub fn acl_check_cmd<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
+    let args = match arguments(s) {
+        Ok(args) => args,
+        Err(why) => return Err(s.raise_message(why.as_bytes())),
+    };
+    let Some(allowed) = host.acl_check(&args) else {
+        return Err(s.raise_message(b"ERR Invalid command passed to redis.acl_check_cmd()"));
+    };
+    s.pop(s.top());
+    s.push_bool(allowed).map_err(|_| s.raise())?;
+    Ok(1)
+}
+
 /// `redis.sha1hex(text)`: the SHA-1 of a string, in hexadecimal.
 pub fn sha1hex<H: Host>(s: &mut Stack<'_>, _host: &mut H) -> Result<usize, Raise> {
     if s.top() != 1 {

@@ -40,6 +40,10 @@ pub trait Host {
     /// error reply for a command scripts may not run).
     fn command(&mut self, args: Vec<Vec<u8>>) -> Reply;
 
+    /// `redis.acl_check_cmd(...)`: whether the script's user may run
+    /// `args`; `None` if they name no command.
+    fn acl_check(&mut self, args: &[Vec<u8>]) -> Option<bool>;
+
     /// Whether the running script chose RESP3 (`redis.setresp(3)`).
     fn resp3(&self) -> bool;
 

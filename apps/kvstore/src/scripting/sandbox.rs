@@ -26,10 +26,11 @@ pub const LIBRARY_ENTRIES: [&[u8]; 4] = [
 /// memory for it.
 pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
     let mut state = State::new(limit)?;
-    let functions: [(&[u8], faultline_lua::state::Callback<H>); 7] = [
+    let functions: [(&[u8], faultline_lua::state::Callback<H>); 8] = [
         (b"call", api::call::<H>),
         (b"pcall", api::pcall::<H>),
         (b"sha1hex", api::sha1hex::<H>),
+        (b"acl_check_cmd", api::acl_check_cmd::<H>),
         (b"log", api::log::<H>),
         (b"set_repl", api::set_repl::<H>),
         (b"replicate_commands", api::replicate_commands::<H>),

@@ -1,6 +1,7 @@
 //! Command tests, written as sessions: commands typed as `redis-cli` would
 //! send them, and the replies Redis 7 gives.
 
+mod acl;
 mod auth;
 mod bitops;
 mod bits;

@@ -1,0 +1,97 @@
+//! ACL users in the guest's kvstore surviving a restart: `ACL SETUSER`
+//! and `ACL DELUSER` reach the append-only log (passwords as hashes only),
+//! a log rewrite starts with the users, and after a reboot the users log
+//! in with their passwords and keep their permissions.
+
+mod common;
+
+use common::kvstore::{fresh_disk, Guest};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::time::Duration;
+
+/// Sends `args` in RESP and reads one reply of a simple type (status,
+/// error, integer) or a bulk string, as its text.
+fn ask(s: &mut TcpStream, args: &[&str]) -> String {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
+    }
+    s.write_all(&out).unwrap();
+    let line = read_line(s);
+    match line.strip_prefix('$') {
+        Some("-1") => "(nil)".into(),
+        Some(len) => {
+            let mut body = vec![0; len.parse::<usize>().unwrap() + 2];
+            s.read_exact(&mut body).unwrap();
+            String::from_utf8_lossy(&body[..body.len() - 2]).into_owned()
+        }
+        None => line,
+    }
+}
+
+fn read_line(s: &mut TcpStream) -> String {
+    let mut line = Vec::new();
+    let mut byte = [0u8];
+    while !line.ends_with(b"\r\n") {
+        s.read_exact(&mut byte).expect("a reply line");
+        line.push(byte[0]);
+    }
+    String::from_utf8_lossy(&line[..line.len() - 2]).into_owned()
+}
+
+#[test]
+fn acl_users_survive_a_restart_and_a_log_rewrite() {
+    let test = "kvstore-acl";
+    fresh_disk(test);
+    let args = ["appendfsync", "always"];
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    let setuser = ["ACL", "SETUSER", "alice", "on", ">alicepw", "~a*", "+@read"];
+    assert_eq!(ask(&mut s, &setuser), "+OK");
+    assert_eq!(
+        ask(&mut s, &["ACL", "SETUSER", "gone", "on", "nopass"]),
+        "+OK"
+    );
+    assert_eq!(ask(&mut s, &["SET", "a1", "v"]), "+OK");
+    assert_eq!(
+        ask(&mut s, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started"
+    );
+    while !ask(&mut s, &["INFO", "persistence"]).contains("aof_rewrites:1") {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // After the rewrite: records appended to the new log.
+    assert_eq!(ask(&mut s, &["ACL", "DELUSER", "gone"]), ":1");
+    let bob = ["ACL", "SETUSER", "bob", "on", ">bobpw", "allkeys", "+set"];
+    assert_eq!(ask(&mut s, &bob), "+OK");
+    assert_eq!(
+        ask(&mut s, &["ACL", "SETUSER", "default", ">defaultpw"]),
+        "+OK"
+    );
+    guest.kill();
+
+    let guest = Guest::start_with(test, &args);
+    let mut s = guest.connect();
+    s.set_read_timeout(Some(Duration::from_secs(60))).unwrap();
+    assert_eq!(
+        ask(&mut s, &["GET", "a1"]),
+        "-NOAUTH Authentication required."
+    );
+    assert_eq!(ask(&mut s, &["AUTH", "alice", "alicepw"]), "+OK");
+    assert_eq!(ask(&mut s, &["GET", "a1"]), "v");
+    assert_eq!(
+        ask(&mut s, &["SET", "a1", "w"]),
+        "-NOPERM this user has no permissions to run the 'set' command"
+    );
+    assert_eq!(ask(&mut s, &["AUTH", "bob", "bobpw"]), "+OK");
+    assert_eq!(ask(&mut s, &["SET", "b", "x"]), "+OK");
+    assert!(ask(&mut s, &["AUTH", "gone", "x"]).starts_with("-WRONGPASS"));
+    assert_eq!(ask(&mut s, &["AUTH", "defaultpw"]), "+OK");
+    assert_eq!(
+        ask(&mut s, &["ACL", "DRYRUN", "gone", "ping"]),
+        "-ERR User 'gone' not found"
+    );
+    guest.kill();
+}
