@@ -47,9 +47,6 @@ pub(super) struct ScriptRun {
 /// written.
 const MISCONF_SCRIPT: &str = "MISCONF Redis is configured to persist data to AOF, but it's currently unable to persist to disk. Writable scripts are blocked. Use 'no-writes' flag for read only scripts. AOF error: ";
 
-/// Whether a script may not run the command `name` (besides blocking ones
-/// and those refused inside `MULTI`), by its top-level name or as
-/// `command|subcommand`.
 /// `SCRIPT HELP` (kvstore has no `SCRIPT DEBUG`: the Lua debugger).
 pub(crate) fn help(_x: &mut super::exec::Exec<'_>, _args: &mut [Vec<u8>]) -> Reply {
     Reply::help(&[
@@ -71,6 +68,9 @@ pub(crate) fn help(_x: &mut super::exec::Exec<'_>, _args: &mut [Vec<u8>]) -> Rep
     ])
 }
 
+/// Whether a script may not run the command `name` (besides blocking ones
+/// and those refused inside `MULTI`), by its top-level name or as
+/// `command|subcommand`.
 fn refused_in_scripts(name: &str) -> bool {
     matches!(
         name,
