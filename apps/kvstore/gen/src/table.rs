@@ -7,7 +7,7 @@
 //! weight (0: never; each family module says why).
 
 use crate::draw::{Check, Gen, Profile};
-use crate::families::{bits, geo, hashes, hll, keys, lists, scripts, server, sets, strings};
+use crate::families::{acl, bits, geo, hashes, hll, keys, lists, scripts, server, sets, strings};
 use crate::families::{streams, zsets};
 
 /// A family's commands with their weights, and their arguments (`None`:
@@ -99,6 +99,11 @@ const FAMILIES: &[Family] = &[
         weight: 3,
         names: geo::NAMES,
         args: |g, n, a| Some(geo::args(g, n, a)),
+    },
+    Family {
+        weight: 2,
+        names: acl::NAMES,
+        args: |g, n, a| Some(acl::args(g, n, a)),
     },
 ];
 

@@ -194,27 +194,34 @@ impl Acl {
 }
 
 /// The rules, with each selector split over several arguments joined
-/// into one (by spaces).
+/// into one (by spaces). As in Redis, an argument that starts with `(`
+/// and does not end with `)` opens a selector, dropping one still open;
+/// the arguments after it join it until one ends with `)`.
 fn merge_selectors(rules: &[Vec<u8>]) -> Result<Vec<Vec<u8>>, alloc::string::String> {
     let mut merged = Vec::with_capacity(rules.len());
-    let mut open: Option<Vec<u8>> = None;
+    // The selector being joined, and the argument that opened it (the one
+    // an error names).
+    let mut open: Option<(Vec<u8>, &[u8])> = None;
     for rule in rules {
+        if rule.first() == Some(&b'(') && !rule.ends_with(b")") {
+            open = Some((rule.clone(), rule));
+            continue;
+        }
         match open.as_mut() {
-            Some(selector) => {
+            Some((selector, _)) => {
                 selector.push(b' ');
                 selector.extend_from_slice(rule);
+                if rule.ends_with(b")") {
+                    merged.extend(open.take().map(|(selector, _)| selector));
+                }
             }
-            None if rule.first() == Some(&b'(') => open = Some(rule.clone()),
             None => merged.push(rule.clone()),
-        }
-        if open.as_ref().is_some_and(|s| s.ends_with(b")")) {
-            merged.extend(open.take());
         }
     }
     match open {
-        Some(selector) => Err(alloc::format!(
+        Some((_, opened_by)) => Err(alloc::format!(
             "Unmatched parenthesis in acl selector starting at '{}'.",
-            alloc::string::String::from_utf8_lossy(&selector)
+            alloc::string::String::from_utf8_lossy(opened_by)
         )),
         None => Ok(merged),
     }

@@ -103,12 +103,13 @@ impl Selector {
     }
 
     fn add_keys(&mut self, pattern: &[u8], read: bool, write: bool) -> Result<(), &'static str> {
-        if self.all_keys {
-            return Err("Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns");
-        }
+        // `~*` is `allkeys`, whatever came before (as in Redis).
         if pattern == b"*" && read && write {
             self.allow_all_keys();
             return Ok(());
+        }
+        if self.all_keys {
+            return Err("Adding a pattern after the * pattern (or the 'allkeys' flag) is not valid and does not have any effect. Try 'resetkeys' to start with an empty list of patterns");
         }
         match self.keys.iter_mut().find(|k| k.pattern == pattern) {
             Some(known) => {
@@ -130,12 +131,15 @@ impl Selector {
     }
 
     fn add_channel(&mut self, pattern: &[u8]) -> Result<(), &'static str> {
+        // `&*` is `allchannels`, whatever came before (as in Redis).
+        if pattern == b"*" {
+            self.allow_all_channels();
+            return Ok(());
+        }
         if self.all_channels {
             return Err("Adding a pattern after the * pattern (or the 'allchannels' flag) is not valid and does not have any effect. Try 'resetchannels' to start with an empty list of channels");
         }
-        if pattern == b"*" {
-            self.allow_all_channels();
-        } else if !self.channels.iter().any(|c| c == pattern) {
+        if !self.channels.iter().any(|c| c == pattern) {
             self.channels.push(pattern.to_vec());
         }
         Ok(())

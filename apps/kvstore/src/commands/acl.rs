@@ -92,11 +92,15 @@ fn close(x: &mut Exec<'_>, id: u64) {
 /// `ACL DELUSER name ...`: how many were removed; their connections are
 /// closed.
 pub(crate) fn deluser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
+    // Refused whole, before any user goes (as Redis).
+    if args[2..]
+        .iter()
+        .any(|name| name.as_slice() == acl::DEFAULT_USER)
+    {
+        return Reply::error("ERR The 'default' user cannot be removed");
+    }
     let mut removed = 0;
     for name in &args[2..] {
-        if name.as_slice() == acl::DEFAULT_USER {
-            return Reply::error("ERR The 'default' user cannot be removed");
-        }
         if x.acl.delete_user(name) {
             removed += 1;
             let ids: Vec<u64> = x
@@ -135,7 +139,7 @@ pub(crate) fn getuser(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
         .collect();
     let mut fields = alloc::vec![
         text("flags"),
-        Reply::array(flags),
+        Reply::Set(flags),
         text("passwords"),
         Reply::array(passwords),
     ];

@@ -1,6 +1,7 @@
 //! The commands of each family and their arguments, written once in the
 //! shapes of [`crate::draw`], for both profiles.
 
+pub(crate) mod acl;
 pub(crate) mod bits;
 pub(crate) mod geo;
 pub(crate) mod hashes;

@@ -315,3 +315,37 @@ fn selectors_show_in_getuser_and_list() {
         bulk("This user has no permissions to access the 'a1' key")
     );
 }
+
+#[test]
+fn the_star_pattern_is_all_keys_or_channels_whatever_came_before() {
+    let mut s = Session::new();
+    s.expect(&[
+        ("ACL SETUSER star resetkeys ~k* ~*", ok()),
+        ("ACL SETUSER star ~*", ok()),
+        ("ACL SETUSER star allchannels &*", ok()),
+    ]);
+    assert!(error(s.run("ACL SETUSER star ~k*")).contains("after the * pattern"));
+    assert!(error(s.run("ACL SETUSER star %R~*")).contains("after the * pattern"));
+    assert!(error(s.run("ACL SETUSER star &x")).contains("after the * pattern"));
+    s.expect(&[(
+        "ACL LIST",
+        array(&[
+            bulk("user default on nopass ~* &* +@all"),
+            bulk("user star off ~* &* -@all"),
+        ]),
+    )]);
+}
+
+#[test]
+fn deluser_with_default_among_the_names_removes_none() {
+    let mut s = Session::new();
+    s.expect(&[("ACL SETUSER alice", ok())]);
+    assert_eq!(
+        error(s.run("ACL DELUSER alice default")),
+        "ERR The 'default' user cannot be removed"
+    );
+    s.expect(&[
+        ("ACL USERS", array(&[bulk("alice"), bulk("default")])),
+        ("ACL DELUSER alice", Reply::Integer(1)),
+    ]);
+}
