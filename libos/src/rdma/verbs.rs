@@ -709,6 +709,10 @@ impl Rdma {
     /// was given stays the engine's.
     pub fn wait_for(&self, id: WorkId, limit: Duration) -> Result<WorkCompletion, RdmaError> {
         let start = crate::time::now();
+        // A small transfer is back sooner than an interrupt would wake this
+        // core: the first look, and a spin on the ring after it, go without
+        // completion interrupts.
+        let mut quiet = Some(super::engine::Quiet::new());
         loop {
             self.progress();
             let found = with_verbs(|v| {
@@ -724,6 +728,10 @@ impl Rdma {
             }
             if start.elapsed() > limit {
                 return Err(RdmaError::NotResponding);
+            }
+            if let Some(q) = quiet.take() {
+                q.spin();
+                continue;
             }
             crate::time::wait_for_interrupt_or(Duration::from_millis(1));
         }
