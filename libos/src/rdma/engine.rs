@@ -165,10 +165,12 @@ impl State {
 /// GIC, waking the vCPU, the device's ISR read) costs about as much again.
 pub const SPIN: core::time::Duration = core::time::Duration::from_micros(250);
 
-/// The engine's completion interrupts, off while this lives: a waiter
-/// that looks at the completion ring itself spares the engine the call,
-/// QEMU the interrupt and itself the wake-up. Back on when dropped (the
-/// waiter then looks at the ring once more before it sleeps).
+/// The engine's completion interrupts, off while this lives: a core that
+/// posts a transfer, or waits for one and looks at the completion ring
+/// itself, spares the engine the call, QEMU the interrupt and itself the
+/// wake-up and the interrupt's service pass. Back on when dropped or
+/// ended; a completion that came meanwhile is then taken by the caller's
+/// next service pass (see [`Quiet::end`]).
 pub(super) struct Quiet;
 
 impl Quiet {
@@ -186,6 +188,18 @@ impl Quiet {
         {
             core::hint::spin_loop();
         }
+    }
+}
+
+impl Quiet {
+    /// Turns the interrupts back on; whether a completion came meanwhile
+    /// (nobody was interrupted for it: the caller runs the service).
+    pub fn end(self) -> bool {
+        with_state(|s| {
+            s.device.completion_interrupts(true);
+            s.device.completion_waiting()
+        })
+        .unwrap_or(false)
     }
 }
 

@@ -569,9 +569,16 @@ impl Rdma {
         let device = device_address(node, other.va).ok_or(RdmaError::BadAddress(other.va))?;
         let mut transfer = Transfer::contiguous(direction, local, device, policy);
         transfer.device_key = other.key;
+        // A small transfer's completion may come while it is being posted:
+        // no interrupt for it then; the service pass below takes it.
+        let quiet = super::engine::Quiet::new();
         // SAFETY: the caller keeps `local` as `libos::dma::submit` asks
         // until the completion, which is taken after the transfer's outcome.
-        let tid = unsafe { kdma::submit(engine, transfer) }.map_err(RdmaError::Submit)?;
+        let submitted = unsafe { kdma::submit(engine, transfer) };
+        if quiet.end() {
+            kdma::poke();
+        }
+        let tid = submitted.map_err(RdmaError::Submit)?;
         Ok(with_verbs(|v| {
             v.next += 1;
             let id = WorkId(v.next);
@@ -714,17 +721,25 @@ impl Rdma {
         // completion interrupts.
         let mut quiet = Some(super::engine::Quiet::new());
         loop {
-            self.progress();
-            let found = with_verbs(|v| {
-                let at = v.done.iter().position(|c| c.id == id);
-                match at {
-                    Some(i) => Some(Ok(v.done.remove(i))),
-                    None if !v.knows(id) => Some(Err(RdmaError::UnknownWork(id))),
-                    None => None,
+            // Each round looks first at what a pass elsewhere (an
+            // interrupt, the poster's own, another core) finished already,
+            // then runs one.
+            for pass in [false, true] {
+                if pass {
+                    kdma::poke();
                 }
-            });
-            if let Some(r) = found {
-                return r;
+                self.gather();
+                let found = with_verbs(|v| {
+                    let at = v.done.iter().position(|c| c.id == id);
+                    match at {
+                        Some(i) => Some(Ok(v.done.remove(i))),
+                        None if !v.knows(id) => Some(Err(RdmaError::UnknownWork(id))),
+                        None => None,
+                    }
+                });
+                if let Some(r) = found {
+                    return r;
+                }
             }
             if start.elapsed() > limit {
                 return Err(RdmaError::NotResponding);
@@ -752,9 +767,16 @@ impl Rdma {
             .unwrap_or_default()
     }
 
-    /// Moves finished transfers and direct completions to the done list.
+    /// Runs the DMA service, then moves finished transfers and direct
+    /// completions to the done list.
     fn progress(&self) {
         kdma::poke();
+        self.gather();
+    }
+
+    /// Moves the transfers the service finished and the direct completions
+    /// it collected to the done list.
+    fn gather(&self) {
         let tids: Vec<TransferId> = with_verbs(|v| v.transfers.keys().copied().collect());
         for tid in tids {
             let Some(result) = kdma::take_finished(tid) else {
