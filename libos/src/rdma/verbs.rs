@@ -567,15 +567,22 @@ impl Rdma {
             return Err(RdmaError::NotResponding);
         }
         let device = device_address(node, other.va).ok_or(RdmaError::BadAddress(other.va))?;
+        let small = local.len() <= super::engine::MAX_SEGMENT;
         let mut transfer = Transfer::contiguous(direction, local, device, policy);
         transfer.device_key = other.key;
-        // A small transfer's completion may come while it is being posted:
-        // no interrupt for it then; the service pass below takes it.
+        // A small transfer's completion may come before its waiter looks:
+        // no interrupt for it while it is being posted, nor after it if it
+        // is the engine's only one (its waiter looks at the ring itself).
+        // Else a completion that came meanwhile is taken by a pass here.
         let quiet = super::engine::Quiet::new();
         // SAFETY: the caller keeps `local` as `libos::dma::submit` asks
         // until the completion, which is taken after the transfer's outcome.
         let submitted = unsafe { kdma::submit(engine, transfer) };
-        if quiet.end() {
+        let quiet = match submitted {
+            Ok(_) if small => quiet.hold_if_lone(),
+            _ => Some(quiet),
+        };
+        if quiet.is_some_and(|q| q.end()) {
             kdma::poke();
         }
         let tid = submitted.map_err(RdmaError::Submit)?;
