@@ -724,9 +724,12 @@ impl Rdma {
     pub fn wait_for(&self, id: WorkId, limit: Duration) -> Result<WorkCompletion, RdmaError> {
         let start = crate::time::now();
         // A small transfer is back sooner than an interrupt would wake this
-        // core: the first look, and a spin on the ring after it, go without
-        // completion interrupts.
+        // core: the first looks, a spin on the ring and the looks after it
+        // go without completion interrupts (the engine checks for them
+        // after it returned a completion: turned on as soon as the spin
+        // saw it, they would often still be asked for).
         let mut quiet = Some(super::engine::Quiet::new());
+        let mut spun = None;
         loop {
             // Each round looks first at what a pass elsewhere (an
             // interrupt, the poster's own, another core) finished already,
@@ -753,6 +756,13 @@ impl Rdma {
             }
             if let Some(q) = quiet.take() {
                 q.spin();
+                spun = Some(q);
+                continue;
+            }
+            if let Some(q) = spun.take() {
+                // Interrupts on, then one more look before sleeping: a
+                // completion that came while they were off is found there.
+                drop(q);
                 continue;
             }
             crate::time::wait_for_interrupt_or(Duration::from_millis(1));
