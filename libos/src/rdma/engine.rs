@@ -179,10 +179,12 @@ impl State {
 }
 
 /// Longest a waiter spins on the completion ring before it sleeps until
-/// an interrupt: a lone small transfer's round trip through both engines
-/// (60-70 us on an idle host, 2-3 times that on a busy one). Under QEMU
-/// the interrupt path (the engine's call eventfd, QEMU's main loop, the
-/// GIC, waking the vCPU, the device's ISR read) costs about as much again.
+/// an interrupt: a few times a lone small transfer's way through both
+/// engines and the wire (30-40 us from the kick to its completion on an
+/// idle 2-core host, several times that on a busy one). Under QEMU the
+/// interrupt path (the engine's call eventfd, QEMU's main loop, the GIC,
+/// waking the vCPU, the device's ISR read, the handler's service pass)
+/// costs about as much again (bench/README.md, "RDMA over RoCEv2").
 pub const SPIN: core::time::Duration = core::time::Duration::from_micros(250);
 
 /// The engine's completion interrupts, off while this lives: a core that
