@@ -15,9 +15,10 @@ use crate::fabric::Fabric;
 use crate::frontend::{QueueConfig, Shared, QUEUES};
 use crate::guest::{log, GuestDma, MissChannel};
 use crate::ring::{RingError, SplitRing};
+use crate::shares::{Shares, SMALL};
 use crate::sys;
 use hw::rdma::wire::{
-    Completion, WorkRequest, COMPLETION_QUEUE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE,
+    Completion, Opcode, WorkRequest, COMPLETION_QUEUE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE,
 };
 use std::collections::VecDeque;
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -31,6 +32,9 @@ struct Queue {
     kick: Arc<OwnedFd>,
     call: Option<Arc<OwnedFd>>,
     broken: bool,
+    /// Whether the driver was asked to kick for new buffers (a fresh
+    /// ring's flags say it is).
+    kicks: bool,
 }
 
 /// Requests taken from the ring per loop turn (so the fabric is not starved).
@@ -48,6 +52,10 @@ pub struct Device {
     start: Instant,
     rank: u16,
     verbose: bool,
+    /// Where lone small WRITEs' round trips go (the exit summary).
+    pub shares: Shares,
+    /// When the loop last woke up.
+    woke: Instant,
 }
 
 impl Device {
@@ -71,6 +79,8 @@ impl Device {
             start: Instant::now(),
             rank,
             verbose,
+            shares: Shares::default(),
+            woke: Instant::now(),
         }
     }
 
@@ -83,7 +93,13 @@ impl Device {
         while !self.shared.done.load(Ordering::Acquire) {
             self.refresh();
             let mut fds = vec![self.shared.wake.as_raw_fd(), self.fabric.fd()];
-            fds.extend(self.queues.iter().flatten().map(|q| q.kick.as_raw_fd()));
+            let mut queue_of = vec![None, None];
+            for (i, q) in self.queues.iter().enumerate() {
+                if let Some(q) = q {
+                    fds.push(q.kick.as_raw_fd());
+                    queue_of.push(Some(i));
+                }
+            }
             let timeout = if self.engine.busy() { 2 } else { 100 };
             let ready = match sys::poll_readable(&fds, timeout) {
                 Ok(r) => r,
@@ -92,36 +108,27 @@ impl Device {
                     return;
                 }
             };
-            for (fd, r) in fds.iter().zip(&ready) {
-                if *r && *fd != self.fabric.fd() {
-                    sys::eventfd_drain(*fd);
+            self.woke = Instant::now();
+            self.shared.stats.wakes.fetch_add(1, Ordering::Relaxed);
+            let mut packets = false;
+            for ((fd, r), queue) in fds.iter().zip(&ready).zip(&queue_of) {
+                if *fd == self.fabric.fd() {
+                    packets = *r;
+                } else if *r && sys::eventfd_drain(*fd) {
+                    if let Some(i) = queue {
+                        self.shared.stats.kicks[*i].fetch_add(1, Ordering::Relaxed);
+                    }
                 }
             }
-            self.turn();
+            self.turn(packets);
         }
     }
 
-    /// One pass over every source of work.
-    fn turn(&mut self) {
-        let now = self.now();
-        loop {
-            let n = self.fabric.recv_batch();
-            self.shared
-                .stats
-                .packets_in
-                .fetch_add(n as u64, Ordering::Relaxed);
-            for i in 0..n {
-                let (path, d) = self.fabric.received(i);
-                self.engine.on_datagram(path, d, &mut self.dma, now);
-            }
-            self.engine.acknowledge_batch();
-            // Acknowledgements go out batch by batch: a sender that waits
-            // for them (rxe stops at 128 unacknowledged PSNs) must not wait
-            // until a steady stream has drained the socket.
-            self.flush_datagrams();
-            if !self.fabric.more() {
-                break;
-            }
+    /// One pass over every source of work; `packets`: poll found the
+    /// fabric socket readable (else receiving would only find it empty).
+    fn turn(&mut self, packets: bool) {
+        if packets {
+            self.receive();
         }
         self.take_requests();
         let now = self.now();
@@ -131,8 +138,48 @@ impl Device {
         self.deliver_completions();
     }
 
-    fn flush_datagrams(&mut self) {
+    /// Takes what the fabric socket holds, a batch at a time, acknowledging
+    /// batch by batch.
+    fn receive(&mut self) {
+        let now = self.now();
+        loop {
+            let n = self.fabric.recv_batch();
+            self.shared
+                .stats
+                .packets_in
+                .fetch_add(n as u64, Ordering::Relaxed);
+            self.shared.stats.receives.fetch_add(1, Ordering::Relaxed);
+            if n == 0 {
+                self.shared
+                    .stats
+                    .empty_receives
+                    .fetch_add(1, Ordering::Relaxed);
+            } else {
+                self.shares.received(self.woke);
+            }
+            // A lone packet answered by a lone packet: a latency probe.
+            let answered = n == 1;
+            for i in 0..n {
+                let (path, d) = self.fabric.received(i);
+                self.engine.on_datagram(path, d, &mut self.dma, now);
+            }
+            self.engine.acknowledge_batch();
+            // Acknowledgements go out batch by batch: a sender that waits
+            // for them (rxe stops at 128 unacknowledged PSNs) must not wait
+            // until a steady stream has drained the socket.
+            if self.flush_datagrams() == 1 && answered {
+                self.shares.answered(self.woke);
+            }
+            if !self.fabric.more() {
+                break;
+            }
+        }
+    }
+
+    /// Hands the engine's packets to the kernel; how many there were.
+    fn flush_datagrams(&mut self) -> usize {
         let out = self.engine.take_packets();
+        let n = out.len();
         self.shared
             .stats
             .packets_out
@@ -143,6 +190,7 @@ impl Device {
             }
         }
         self.fabric.flush();
+        n
     }
 
     /// Picks up what the frontend thread changed.
@@ -202,6 +250,7 @@ impl Device {
                                 kick,
                                 call: cfg.call.clone(),
                                 broken: false,
+                                kicks: true,
                             });
                         }
                         Err(e) => eprintln!("rdma-engine {}: queue {i} refused: {e:?}", self.rank),
@@ -223,6 +272,7 @@ impl Device {
             if let Some(call) = &q.call {
                 if q.ring.wants_interrupt(&mut self.dma) {
                     let _ = sys::eventfd_signal(call.as_raw_fd());
+                    self.shared.stats.interrupts[i].fetch_add(1, Ordering::Relaxed);
                 }
             }
         }
@@ -280,15 +330,42 @@ impl Device {
             log(self.rank, self.verbose, &format!("WR {:?}", wr));
             let now = self.now();
             self.engine.post(wr, &mut self.dma, now);
-            self.flush_datagrams();
+            let sent = self.flush_datagrams();
+            if sent > 0 && wr.opcode == Opcode::Write as u8 && wr.len <= SMALL {
+                self.shares.posted(self.woke);
+            }
         }
         if used {
             self.interrupt(i);
         }
     }
 
-    /// Writes held completions into receive buffers while there are some.
+    /// Writes held completions into receive buffers while there are some;
+    /// asks the driver to kick for new buffers only while completions wait
+    /// for one (else its kick after every completion it takes would wake
+    /// this loop for nothing).
     fn deliver_completions(&mut self) {
+        self.fill_completions();
+        let i = COMPLETION_QUEUE as usize;
+        let want = !self.pending.is_empty();
+        let Some(q) = self.queues[i].as_mut() else {
+            return;
+        };
+        if q.kicks == want {
+            return;
+        }
+        q.kicks = want;
+        if let Err(e) = q.ring.set_kicks(&mut self.dma, want) {
+            self.ring_error(i, e);
+            return;
+        }
+        if want {
+            // A buffer given back before the driver saw the request.
+            self.fill_completions();
+        }
+    }
+
+    fn fill_completions(&mut self) {
         let i = COMPLETION_QUEUE as usize;
         let mut used = false;
         while let Some(c) = self.pending.front().copied() {
@@ -331,6 +408,7 @@ impl Device {
         }
         if used {
             self.interrupt(i);
+            self.shares.interrupted();
         }
     }
 

@@ -25,6 +25,7 @@ pub mod iotlb;
 pub mod ring;
 pub mod roce;
 pub mod selfbench;
+pub mod shares;
 pub mod stats;
 pub mod sys;
 pub mod vhost_msg;

@@ -79,14 +79,17 @@ fn serve(o: &Options) -> std::io::Result<()> {
         .name("engine".into())
         .spawn(move || {
             device.run();
-            device.engine().counters
+            (device.engine().counters, device.shares.summary())
         })?;
     let result = Frontend::new(sock, shared.clone(), o.rank, o.verbose).serve();
     shared.done.store(true, Ordering::Release);
     shared.changed();
-    let counters = engine_thread
+    let (counters, shares) = engine_thread
         .join()
         .map_err(|_| std::io::Error::other("engine thread failed"))?;
     eprintln!("rdma-engine {}: {}", o.rank, stats.summary(&counters));
+    if !shares.is_empty() {
+        eprintln!("rdma-engine {}: {shares}", o.rank);
+    }
     result.map_err(|e| std::io::Error::new(e.kind(), format!("vhost-user connection: {e}")))
 }

@@ -27,6 +27,8 @@ pub const DESC_F_WRITE: u16 = 2;
 pub const DESC_F_INDIRECT: u16 = 4;
 /// Avail flag: the driver does not want interrupts.
 const AVAIL_F_NO_INTERRUPT: u16 = 1;
+/// Used flag: the device does not want kicks.
+const USED_F_NO_NOTIFY: u16 = 1;
 /// Largest queue size virtio allows.
 pub const MAX_QUEUE_SIZE: u16 = 32768;
 
@@ -215,6 +217,17 @@ impl SplitRing {
         Ok(())
     }
 
+    /// Asks the driver for a kick per buffer it makes available (`true`)
+    /// or spares it that (`false`: the engine looks at the ring anyway).
+    /// After asking, the caller looks at the ring again: a buffer the
+    /// driver made available without kicking is found then.
+    pub fn set_kicks(&mut self, dma: &mut dyn Dma, on: bool) -> Result<(), RingError> {
+        let flags = if on { 0 } else { USED_F_NO_NOTIFY };
+        dma.write(self.used, &flags.to_le_bytes())?;
+        fence(Ordering::SeqCst);
+        Ok(())
+    }
+
     /// Whether the driver wants an interrupt for used buffers.
     pub fn wants_interrupt(&self, dma: &mut dyn Dma) -> bool {
         fence(Ordering::SeqCst);
@@ -310,6 +323,24 @@ mod tests {
         assert_eq!(ring.pop(&mut m), Err(RingError::BadIndex(9)));
         let chain = ring.pop(&mut m).unwrap().unwrap();
         assert_eq!(chain.read(&mut m, 4), Err(RingError::Fault(0xdead_0000)));
+    }
+
+    #[test]
+    fn kicks_are_asked_for_in_the_used_flags_and_the_index_is_kept() {
+        let (mut m, mut ring) = setup();
+        desc(&mut m, 0, 0x8000, 4, 0, 0);
+        offer(&mut m, &[0]);
+        let chain = ring.pop(&mut m).unwrap().unwrap();
+        ring.push(&mut m, chain.head, 0).unwrap();
+        ring.set_kicks(&mut m, false).unwrap();
+        assert_eq!(m.slice(USED, 4), &[1, 0, 1, 0], "NO_NOTIFY, index 1");
+        ring.set_kicks(&mut m, true).unwrap();
+        assert_eq!(m.slice(USED, 4), &[0, 0, 1, 0]);
+        let mut far = SplitRing::new(N, DESC, AVAIL, 0xdead_0000, 0).unwrap();
+        assert!(matches!(
+            far.set_kicks(&mut m, false),
+            Err(RingError::Fault(_))
+        ));
     }
 
     #[test]

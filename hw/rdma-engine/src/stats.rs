@@ -34,6 +34,16 @@ pub struct Stats {
     /// Packets whose IPv4/UDP headers do not hold together, or cut short
     /// (dropped).
     pub bad_headers: AtomicU64,
+    /// Times the device loop woke up (poll returned).
+    pub wakes: AtomicU64,
+    /// Receive calls on the fabric socket, and those that found it empty.
+    pub receives: AtomicU64,
+    /// Receive calls that found the fabric socket empty.
+    pub empty_receives: AtomicU64,
+    /// Kicks taken, per queue.
+    pub kicks: [AtomicU64; 2],
+    /// Used-buffer interrupts signalled, per queue.
+    pub interrupts: [AtomicU64; 2],
 }
 
 impl Stats {
@@ -43,7 +53,7 @@ impl Stats {
         let misses = g(&self.misses);
         let avg = g(&self.miss_us).checked_div(misses).unwrap_or(0);
         format!(
-            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} packets out, {} in, {} retransmitted, {} RNR NAKs sent, {} received, {} NAKs received, {} duplicates answered, {} WRITE notices sent, {} taken; impaired: {} dropped, {} reordered, {} duplicated; dropped: {} from strangers, {} bad IP headers, {} malformed, {} bad ICRC, {} unknown QPN, {} PSN out of window, {} out of sequence, {} refused by the exposures",
+            "{} WRs, {} completions, {} bytes, {} IOTLB misses (avg {} us), {} faults, {} updates, {} invalidations, {} packets out, {} in, {} retransmitted, {} RNR NAKs sent, {} received, {} NAKs received, {} duplicates answered, {} WRITE notices sent, {} taken; impaired: {} dropped, {} reordered, {} duplicated; dropped: {} from strangers, {} bad IP headers, {} malformed, {} bad ICRC, {} unknown QPN, {} PSN out of window, {} out of sequence, {} refused by the exposures; loop: {} wakes, {} receives ({} empty), interrupts {} completion / {} request, kicks {} completion / {} request",
             g(&self.wrs),
             g(&self.completions),
             c.bytes,
@@ -72,6 +82,13 @@ impl Stats {
             c.psn_out_of_window,
             c.out_of_sequence,
             c.refused,
+            g(&self.wakes),
+            g(&self.receives),
+            g(&self.empty_receives),
+            g(&self.interrupts[0]),
+            g(&self.interrupts[1]),
+            g(&self.kicks[0]),
+            g(&self.kicks[1]),
         )
     }
 }

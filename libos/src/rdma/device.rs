@@ -17,6 +17,7 @@ use crate::mm;
 use crate::net::KernelHal;
 use alloc::vec::Vec;
 use core::ptr::NonNull;
+use core::sync::atomic::{fence, Ordering};
 use hw::rdma::wire::{
     Completion, WorkRequest, COMPLETION_QUEUE, CQE_SIZE, NET_HDR_SIZE, REQUEST_QUEUE, WR_SIZE,
 };
@@ -184,8 +185,13 @@ impl Device {
                 log::error!("rdma: completion queue: {e:?}");
                 DeviceError::Queue
             })?;
-        let requests = VirtQueue::new(&mut transport, REQUEST_QUEUE, false, false)
+        let mut requests = VirtQueue::new(&mut transport, REQUEST_QUEUE, false, false)
             .map_err(|_| DeviceError::Queue)?;
+        // Consumed requests are reclaimed when the next one is posted; an
+        // interrupt for them would only wake a waiting core for nothing
+        // (and run the DMA service) while its transfer is on the wire. A
+        // poster that finds every slot taken asks for it (`post`).
+        requests.set_dev_notify(false);
         let mut device = Self {
             transport,
             requests,
@@ -244,9 +250,17 @@ impl Device {
             return false;
         }
         self.reclaim_requests();
+        if self.tx.free.is_empty() {
+            // Wake the poster's wait when the engine frees a slot; checked
+            // again after asking, so a slot freed meanwhile is not missed.
+            self.requests.set_dev_notify(true);
+            fence(Ordering::SeqCst);
+            self.reclaim_requests();
+        }
         let Some(i) = self.tx.free.pop() else {
             return false;
         };
+        self.requests.set_dev_notify(false);
         let slot = self.tx.slot(i);
         slot[..NET_HDR_SIZE].fill(0);
         slot[NET_HDR_SIZE..NET_HDR_SIZE + WR_SIZE].copy_from_slice(&wr.encode());
@@ -279,6 +293,22 @@ impl Device {
             "rdma: the engine returned {queue} token {token}, which it was not given; the engine is disabled"
         );
         self.broken = true;
+    }
+
+    /// Whether the engine has returned a completion not taken yet (a read
+    /// of the used ring's index, no device access): what a waiter spins on.
+    pub fn completion_waiting(&self) -> bool {
+        !self.broken && self.completions.can_pop()
+    }
+
+    /// Asks the engine for an interrupt per completion (`true`, the
+    /// default) or spares it and the guest that (`false`, while a core
+    /// spins on [`Device::completion_waiting`]). Turning them back on is
+    /// ordered before any later look at the used ring, so a completion
+    /// the engine returned while they were off is found by that look.
+    pub fn completion_interrupts(&mut self, on: bool) {
+        self.completions.set_dev_notify(on);
+        fence(Ordering::SeqCst);
     }
 
     /// Acknowledges the device's interrupt (INTx is level-triggered: this

@@ -80,6 +80,9 @@ pub(super) struct State {
     pub totals: EngineCounters,
     /// PAGE_READY messages sent (faults resolved for the engine).
     pub pages_ready: u64,
+    /// Completion interrupts are off for a lone small transfer posted
+    /// ([`Quiet::hold_if_lone`]) until the next request or waiter.
+    quiet_lone: bool,
 }
 
 pub(super) static STATE: IrqSpinLock<Option<State>> = IrqSpinLock::new(None);
@@ -95,6 +98,21 @@ impl State {
             direct: VecDeque::new(),
             totals: EngineCounters::default(),
             pages_ready: 0,
+            quiet_lone: false,
+        }
+    }
+
+    /// Completion interrupts back on (and no longer held off for a lone
+    /// transfer).
+    fn interrupts_on(&mut self) {
+        self.quiet_lone = false;
+        self.device.completion_interrupts(true);
+    }
+
+    /// Anything posted after a lone transfer may want its interrupt.
+    fn end_lone_quiet(&mut self) {
+        if self.quiet_lone {
+            self.interrupts_on();
         }
     }
 
@@ -116,12 +134,14 @@ impl State {
 
     /// Posts a work request behind any waiting control message.
     pub fn post(&mut self, wr: &WorkRequest) -> bool {
+        self.end_lone_quiet();
         self.flush_controls();
         self.controls.is_empty() && self.device.post(wr)
     }
 
     /// Posts a control message, queueing it if the request queue is full.
     fn control(&mut self, wr: WorkRequest) {
+        self.end_lone_quiet();
         self.flush_controls();
         if !self.controls.is_empty() || !self.device.post(&wr) {
             self.controls.push_back(wr);
@@ -155,6 +175,78 @@ impl State {
             }
         }
         self.flush_controls();
+    }
+}
+
+/// Longest a waiter spins on the completion ring before it sleeps until
+/// an interrupt: a few times a lone small transfer's way through both
+/// engines and the wire (30-40 us from the kick to its completion on an
+/// idle 2-core host, several times that on a busy one). Under QEMU the
+/// interrupt path (the engine's call eventfd, QEMU's main loop, the GIC,
+/// waking the vCPU, the device's ISR read, the handler's service pass)
+/// costs about as much again (bench/README.md, "RDMA over RoCEv2").
+pub const SPIN: core::time::Duration = core::time::Duration::from_micros(250);
+
+/// The engine's completion interrupts, off while this lives: a core that
+/// posts a transfer, or waits for one and looks at the completion ring
+/// itself, spares the engine the call, QEMU the interrupt and itself the
+/// wake-up and the interrupt's service pass. Back on when dropped or
+/// ended; a completion that came meanwhile is then taken by the caller's
+/// next service pass (see [`Quiet::end`]).
+pub(super) struct Quiet;
+
+impl Quiet {
+    /// Turns the engine's completion interrupts off until the drop.
+    pub fn new() -> Self {
+        with_state(|s| s.device.completion_interrupts(false));
+        Self
+    }
+
+    /// Spins until the engine returns a completion or [`SPIN`] passes.
+    pub fn spin(&self) {
+        let deadline = crate::time::now().after(SPIN);
+        while crate::time::now() < deadline
+            && !with_state(|s| s.device.completion_waiting()).unwrap_or(true)
+        {
+            core::hint::spin_loop();
+        }
+    }
+}
+
+impl Quiet {
+    /// Turns the interrupts back on; whether a completion came meanwhile
+    /// (nobody was interrupted for it: the caller runs the service).
+    pub fn end(self) -> bool {
+        with_state(|s| {
+            s.interrupts_on();
+            s.device.completion_waiting()
+        })
+        .unwrap_or(false)
+    }
+
+    /// After posting a transfer of one segment: if it is the only segment
+    /// in flight, its completion interests only its waiter, who looks at
+    /// the ring itself, so the interrupts stay off (`None`) until the next
+    /// request or waiter turns them on; else `Some(self)`.
+    pub fn hold_if_lone(self) -> Option<Self> {
+        let lone = with_state(|s| {
+            let lone = s.segments.len() == 1 && s.controls.is_empty();
+            s.quiet_lone |= lone;
+            lone
+        })
+        .unwrap_or(false);
+        if lone {
+            core::mem::forget(self);
+            None
+        } else {
+            Some(self)
+        }
+    }
+}
+
+impl Drop for Quiet {
+    fn drop(&mut self) {
+        with_state(|s| s.interrupts_on());
     }
 }
 

@@ -567,11 +567,25 @@ impl Rdma {
             return Err(RdmaError::NotResponding);
         }
         let device = device_address(node, other.va).ok_or(RdmaError::BadAddress(other.va))?;
+        let small = local.len() <= super::engine::MAX_SEGMENT;
         let mut transfer = Transfer::contiguous(direction, local, device, policy);
         transfer.device_key = other.key;
+        // A small transfer's completion may come before its waiter looks:
+        // no interrupt for it while it is being posted, nor after it if it
+        // is the engine's only one (its waiter looks at the ring itself).
+        // Else a completion that came meanwhile is taken by a pass here.
+        let quiet = super::engine::Quiet::new();
         // SAFETY: the caller keeps `local` as `libos::dma::submit` asks
         // until the completion, which is taken after the transfer's outcome.
-        let tid = unsafe { kdma::submit(engine, transfer) }.map_err(RdmaError::Submit)?;
+        let submitted = unsafe { kdma::submit(engine, transfer) };
+        let quiet = match submitted {
+            Ok(_) if small => quiet.hold_if_lone(),
+            _ => Some(quiet),
+        };
+        if quiet.is_some_and(|q| q.end()) {
+            kdma::poke();
+        }
+        let tid = submitted.map_err(RdmaError::Submit)?;
         Ok(with_verbs(|v| {
             v.next += 1;
             let id = WorkId(v.next);
@@ -709,21 +723,47 @@ impl Rdma {
     /// was given stays the engine's.
     pub fn wait_for(&self, id: WorkId, limit: Duration) -> Result<WorkCompletion, RdmaError> {
         let start = crate::time::now();
+        // A small transfer is back sooner than an interrupt would wake this
+        // core: the first looks, a spin on the ring and the looks after it
+        // go without completion interrupts (the engine checks for them
+        // after it returned a completion: turned on as soon as the spin
+        // saw it, they would often still be asked for).
+        let mut quiet = Some(super::engine::Quiet::new());
+        let mut spun = None;
         loop {
-            self.progress();
-            let found = with_verbs(|v| {
-                let at = v.done.iter().position(|c| c.id == id);
-                match at {
-                    Some(i) => Some(Ok(v.done.remove(i))),
-                    None if !v.knows(id) => Some(Err(RdmaError::UnknownWork(id))),
-                    None => None,
+            // Each round looks first at what a pass elsewhere (an
+            // interrupt, the poster's own, another core) finished already,
+            // then runs one.
+            for pass in [false, true] {
+                if pass {
+                    kdma::poke();
                 }
-            });
-            if let Some(r) = found {
-                return r;
+                self.gather();
+                let found = with_verbs(|v| {
+                    let at = v.done.iter().position(|c| c.id == id);
+                    match at {
+                        Some(i) => Some(Ok(v.done.remove(i))),
+                        None if !v.knows(id) => Some(Err(RdmaError::UnknownWork(id))),
+                        None => None,
+                    }
+                });
+                if let Some(r) = found {
+                    return r;
+                }
             }
             if start.elapsed() > limit {
                 return Err(RdmaError::NotResponding);
+            }
+            if let Some(q) = quiet.take() {
+                q.spin();
+                spun = Some(q);
+                continue;
+            }
+            if let Some(q) = spun.take() {
+                // Interrupts on, then one more look before sleeping: a
+                // completion that came while they were off is found there.
+                drop(q);
+                continue;
             }
             crate::time::wait_for_interrupt_or(Duration::from_millis(1));
         }
@@ -744,9 +784,16 @@ impl Rdma {
             .unwrap_or_default()
     }
 
-    /// Moves finished transfers and direct completions to the done list.
+    /// Runs the DMA service, then moves finished transfers and direct
+    /// completions to the done list.
     fn progress(&self) {
         kdma::poke();
+        self.gather();
+    }
+
+    /// Moves the transfers the service finished and the direct completions
+    /// it collected to the done list.
+    fn gather(&self) {
         let tids: Vec<TransferId> = with_verbs(|v| v.transfers.keys().copied().collect());
         for tid in tids {
             let Some(result) = kdma::take_finished(tid) else {
