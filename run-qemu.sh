@@ -51,6 +51,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")"
 need_rust_toolchain
 need_commands qemu-system-aarch64:qemu-system-arm cc:gcc+libc6-dev clang:clang llvm-ar:llvm \
     ip:iproute2 unshare:util-linux nsenter:util-linux # --nodes: engines in namespaces
+# kvstore's client tools, which its manual talks to it with (redis-cli).
+[[ ${1:-} == kvstore ]] && need_commands redis-cli:redis-tools
 # U-Boot for QEMU virt, with --uboot (before any `--`: later ones are the app's).
 for arg in "$@"; do
     [[ $arg == -- ]] && break

@@ -5,40 +5,8 @@
 
 mod common;
 
-use common::kvstore::{fresh_disk, Guest};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use common::kvstore::{ask, fresh_disk, Guest};
 use std::time::Duration;
-
-/// Sends `args` in RESP and reads one reply of a simple type (status,
-/// error, integer) or a bulk string, as its text.
-fn ask(s: &mut TcpStream, args: &[&str]) -> String {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
-    }
-    s.write_all(&out).unwrap();
-    let line = read_line(s);
-    match line.strip_prefix('$') {
-        Some("-1") => "(nil)".into(),
-        Some(len) => {
-            let mut body = vec![0; len.parse::<usize>().unwrap() + 2];
-            s.read_exact(&mut body).unwrap();
-            String::from_utf8_lossy(&body[..body.len() - 2]).into_owned()
-        }
-        None => line,
-    }
-}
-
-fn read_line(s: &mut TcpStream) -> String {
-    let mut line = Vec::new();
-    let mut byte = [0u8];
-    while !line.ends_with(b"\r\n") {
-        s.read_exact(&mut byte).expect("a reply line");
-        line.push(byte[0]);
-    }
-    String::from_utf8_lossy(&line[..line.len() - 2]).into_owned()
-}
 
 #[test]
 fn acl_users_survive_a_restart_and_a_log_rewrite() {

@@ -7,45 +7,9 @@
 
 mod common;
 
-use common::kvstore::{fresh_disk, Guest};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use common::kvstore::{ask, command, fresh_disk, read_line, Guest};
+use std::io::Write;
 use std::time::Duration;
-
-/// A request in RESP.
-fn command(args: &[&str]) -> Vec<u8> {
-    let mut out = format!("*{}\r\n", args.len()).into_bytes();
-    for a in args {
-        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
-    }
-    out
-}
-
-/// Sends `args` and reads one reply of a simple type (status, error,
-/// integer) or a bulk string, as its text.
-fn ask(s: &mut TcpStream, args: &[&str]) -> String {
-    s.write_all(&command(args)).unwrap();
-    let line = read_line(s);
-    match line.strip_prefix('$') {
-        Some("-1") => "(nil)".into(),
-        Some(len) => {
-            let mut body = vec![0; len.parse::<usize>().unwrap() + 2];
-            s.read_exact(&mut body).unwrap();
-            String::from_utf8_lossy(&body[..body.len() - 2]).into_owned()
-        }
-        None => line,
-    }
-}
-
-fn read_line(s: &mut TcpStream) -> String {
-    let mut line = Vec::new();
-    let mut byte = [0u8];
-    while !line.ends_with(b"\r\n") {
-        s.read_exact(&mut byte).expect("a reply line");
-        line.push(byte[0]);
-    }
-    String::from_utf8_lossy(&line[..line.len() - 2]).into_owned()
-}
 
 #[test]
 fn scripts_run_in_the_guest_and_their_effects_survive_a_restart() {

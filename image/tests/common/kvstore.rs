@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use faultline_image::{build_to, qemu_command, workspace_root, Board, Built, RunOptions};
+use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Stdio};
@@ -164,4 +165,40 @@ pub fn fresh_disk(test: &str) {
         .join(test)
         .join("kvstore.disk");
     let _ = std::fs::remove_file(disk);
+}
+
+/// A request in RESP: `args` as an array of bulk strings.
+pub fn command(args: &[&str]) -> Vec<u8> {
+    let mut out = format!("*{}\r\n", args.len()).into_bytes();
+    for a in args {
+        out.extend(format!("${}\r\n{a}\r\n", a.len()).into_bytes());
+    }
+    out
+}
+
+/// Sends `args` and reads one reply of a simple type (status, error,
+/// integer) or a bulk string, as its text (`(nil)` for the null bulk).
+pub fn ask(s: &mut TcpStream, args: &[&str]) -> String {
+    s.write_all(&command(args)).unwrap();
+    let line = read_line(s);
+    match line.strip_prefix('$') {
+        Some("-1") => "(nil)".into(),
+        Some(len) => {
+            let mut body = vec![0; len.parse::<usize>().unwrap() + 2];
+            s.read_exact(&mut body).unwrap();
+            String::from_utf8_lossy(&body[..body.len() - 2]).into_owned()
+        }
+        None => line,
+    }
+}
+
+/// One reply line, without its CRLF.
+pub fn read_line(s: &mut TcpStream) -> String {
+    let mut line = Vec::new();
+    let mut byte = [0u8];
+    while !line.ends_with(b"\r\n") {
+        s.read_exact(&mut byte).expect("a reply line");
+        line.push(byte[0]);
+    }
+    String::from_utf8_lossy(&line[..line.len() - 2]).into_owned()
 }

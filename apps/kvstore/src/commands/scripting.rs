@@ -265,7 +265,7 @@ impl Engine {
         let mut script_client = ClientCtx::new(client.id());
         script_client.db = client.db;
         script_client.authenticated = true;
-        script_client.user = client.user.clone();
+        script_client.user.clone_from(&client.user);
         script_client.in_script = true;
         let declared = !flags.has(Flags::COMPAT);
         self.script_run = Some(ScriptRun {
