@@ -34,15 +34,24 @@ fn log_entry(s: &mut Session, at: usize) -> BTreeMap<String, Reply> {
 #[test]
 fn users_log_in_with_their_passwords_when_on() {
     let mut s = Session::new();
-    s.expect(&[
-        ("ACL WHOAMI", bulk("default")),
-        ("ACL SETUSER newuser >passwd1", ok()),
-        ("ACL SETUSER newuser on +acl", ok()),
-        ("AUTH newuser passwd1", ok()),
-        ("ACL WHOAMI", bulk("newuser")),
-        ("ACL SETUSER newuser >passwd2 <passwd1", ok()),
-        ("AUTH newuser passwd2", ok()),
-    ]);
+    s.transcript(
+        r#"
+        > ACL WHOAMI
+        "default"
+        > ACL SETUSER newuser >passwd1
+        OK
+        > ACL SETUSER newuser on +acl
+        OK
+        > AUTH newuser passwd1
+        OK
+        > ACL WHOAMI
+        "newuser"
+        > ACL SETUSER newuser >passwd2 <passwd1
+        OK
+        > AUTH newuser passwd2
+        OK
+    "#,
+    );
     assert!(error(s.run("AUTH newuser passwd1")).starts_with("WRONGPASS"));
     assert!(error(s.run("ACL SETUSER \"a a\"")).contains("Usernames can't contain spaces"));
     s.run("ACL SETUSER off1 >x");
@@ -246,17 +255,16 @@ fn scripts_check_with_their_callers_user() {
     let mut s = Session::new();
     s.run("ACL SETUSER bob on >123 +@scripting +set ~x*");
     s.run("AUTH bob 123");
-    s.expect(&[
-        (
-            "EVAL \"return redis.acl_check_cmd('set','xx',1)\" 1 xx",
-            int(1),
-        ),
-        (
-            "EVAL \"return redis.acl_check_cmd('hset','xx','f',1)\" 1 xx",
-            nil(),
-        ),
-        ("EVAL \"return redis.acl_check_cmd('set','yy',1)\" 0", nil()),
-    ]);
+    s.transcript(
+        r#"
+        > EVAL "return redis.acl_check_cmd('set','xx',1)" 1 xx
+        (integer) 1
+        > EVAL "return redis.acl_check_cmd('hset','xx','f',1)" 1 xx
+        (nil)
+        > EVAL "return redis.acl_check_cmd('set','yy',1)" 0
+        (nil)
+    "#,
+    );
     assert!(
         error(s.run("EVAL \"return redis.acl_check_cmd('invalid-cmd','arg')\" 0"))
             .contains("Invalid command passed to redis.acl_check_cmd()")
@@ -319,33 +327,48 @@ fn selectors_show_in_getuser_and_list() {
 #[test]
 fn the_star_pattern_is_all_keys_or_channels_whatever_came_before() {
     let mut s = Session::new();
-    s.expect(&[
-        ("ACL SETUSER star resetkeys ~k* ~*", ok()),
-        ("ACL SETUSER star ~*", ok()),
-        ("ACL SETUSER star allchannels &*", ok()),
-    ]);
+    s.transcript(
+        r#"
+        > ACL SETUSER star resetkeys ~k* ~*
+        OK
+        > ACL SETUSER star ~*
+        OK
+        > ACL SETUSER star allchannels &*
+        OK
+    "#,
+    );
     assert!(error(s.run("ACL SETUSER star ~k*")).contains("after the * pattern"));
     assert!(error(s.run("ACL SETUSER star %R~*")).contains("after the * pattern"));
     assert!(error(s.run("ACL SETUSER star &x")).contains("after the * pattern"));
-    s.expect(&[(
-        "ACL LIST",
-        array(&[
-            bulk("user default on nopass ~* &* +@all"),
-            bulk("user star off ~* &* -@all"),
-        ]),
-    )]);
+    s.transcript(
+        r#"
+        > ACL LIST
+        1) "user default on nopass ~* &* +@all"
+        2) "user star off ~* &* -@all"
+    "#,
+    );
 }
 
 #[test]
 fn deluser_with_default_among_the_names_removes_none() {
     let mut s = Session::new();
-    s.expect(&[("ACL SETUSER alice", ok())]);
+    s.transcript(
+        r#"
+        > ACL SETUSER alice
+        OK
+    "#,
+    );
     assert_eq!(
         error(s.run("ACL DELUSER alice default")),
         "ERR The 'default' user cannot be removed"
     );
-    s.expect(&[
-        ("ACL USERS", array(&[bulk("alice"), bulk("default")])),
-        ("ACL DELUSER alice", Reply::Integer(1)),
-    ]);
+    s.transcript(
+        r#"
+        > ACL USERS
+        1) "alice"
+        2) "default"
+        > ACL DELUSER alice
+        (integer) 1
+    "#,
+    );
 }

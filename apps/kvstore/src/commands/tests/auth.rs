@@ -45,7 +45,14 @@ fn with_a_password_only_auth_hello_and_quit_come_before_it() {
         "one user: default"
     );
     assert!(err(s.run("HELLO 2")).starts_with("NOAUTH HELLO must be called"));
-    s.expect(&[("AUTH s3cret", Reply::ok()), ("SET k v", Reply::ok())]);
+    s.transcript(
+        r#"
+        > AUTH s3cret
+        OK
+        > SET k v
+        OK
+    "#,
+    );
     // Another connection starts unauthenticated.
     let mut other = ClientCtx::new(8);
     let args = |s: &str| {
@@ -90,15 +97,18 @@ fn hello_authenticates_names_and_describes_the_server() {
 #[test]
 fn config_set_requirepass_takes_effect_for_new_connections() {
     let mut s = Session::new();
-    s.expect(&[
-        ("CONFIG SET requirepass letmein", Reply::ok()),
-        (
-            "CONFIG GET requirepass",
-            Reply::array(vec![Reply::bulk("requirepass"), Reply::bulk("letmein")]),
-        ),
+    s.transcript(
+        r#"
+        > CONFIG SET requirepass letmein
+        OK
+        > CONFIG GET requirepass
+        1) "requirepass"
+        2) "letmein"
         // This connection was made before: it stays allowed, as in Redis.
-        ("GET k", Reply::Bulk(None)),
-    ]);
+        > GET k
+        (nil)
+    "#,
+    );
     let mut later = ClientCtx::new(9);
     let get = [b"GET".to_vec(), b"k".to_vec()];
     let reply = s.engine.execute(&get, &mut later, s.now).reply;

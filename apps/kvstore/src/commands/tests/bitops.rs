@@ -2,37 +2,44 @@
 //! here are what Redis 7.0.15 answered to the same commands.
 use super::*;
 
-fn ints(items: &[Option<i64>]) -> Reply {
-    Reply::array(
-        items
-            .iter()
-            .map(|item| item.map_or_else(nil, int))
-            .collect(),
-    )
-}
-
 #[test]
 fn bitop_combines_strings_into_the_destination() {
     let mut s = Session::new();
     s.run("MSET a foobar b abcdef c x");
-    s.expect(&[
-        ("BITOP AND dest a b", int(6)),
-        ("GET dest", bulk("`bc`ab")),
-        ("BITOP OR dest a b", int(6)),
-        ("GET dest", bulk("goofev")),
-        ("BITOP XOR dest a b missing", int(6)),
-        ("GET dest", bulk("\x07\x0d\x0c\x06\x04\x14")),
-        ("BITOP NOT dest c", int(1)),
-        ("GETBIT dest 0", int(1)), // ~'x' is 0x87
-    ]);
+    s.transcript(
+        r#"
+        > BITOP AND dest a b
+        (integer) 6
+        > GET dest
+        "`bc`ab"
+        > BITOP OR dest a b
+        (integer) 6
+        > GET dest
+        "goofev"
+        > BITOP XOR dest a b missing
+        (integer) 6
+        > GET dest
+        "\x07\r\x0c\x06\x04\x14"
+        > BITOP NOT dest c
+        (integer) 1
+        // ~'x' is 0x87
+        > GETBIT dest 0
+        (integer) 1
+    "#,
+    );
     // Shorter sources count as zero bytes; the result loses any expiry.
     s.run("BITOP OR c2 a");
     s.run("EXPIRE c2 100");
-    s.expect(&[
-        ("BITOP OR c2 c", int(1)),
-        ("TTL c2", int(-1)),
-        ("GET c2", bulk("x")),
-    ]);
+    s.transcript(
+        r#"
+        > BITOP OR c2 c
+        (integer) 1
+        > TTL c2
+        (integer) -1
+        > GET c2
+        "x"
+    "#,
+    );
     // An empty result deletes the destination, whatever it held.
     s.run("HSET h f v");
     assert_eq!(s.logged("BITOP AND h missing"), ["DEL h"]);
@@ -44,13 +51,14 @@ fn bitop_combines_strings_into_the_destination() {
 fn bitop_errors() {
     let mut s = Session::new();
     s.run("SET a x");
-    s.expect(&[
-        (
-            "BITOP NOT dest a a",
-            err("ERR BITOP NOT must be called with a single source key."),
-        ),
-        ("BITOP NAND dest a", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > BITOP NOT dest a a
+        (error) ERR BITOP NOT must be called with a single source key.
+        > BITOP NAND dest a
+        (error) ERR syntax error
+    "#,
+    );
     s.run("LPUSH l x");
     assert!(matches!(s.run("BITOP OR dest a l"), Reply::Error(e) if e.starts_with("WRONGTYPE")));
     assert_eq!(s.run("EXISTS dest"), int(0));
@@ -60,26 +68,47 @@ fn bitop_errors() {
 fn bitpos_finds_the_first_bit_in_a_range() {
     let mut s = Session::new();
     s.run(r#"SET bp "\xff\xf0\x00""#);
-    s.expect(&[
-        ("BITPOS bp 0", int(12)),
-        ("BITPOS bp 1 2", int(-1)),
-        ("BITPOS bp 0 0 -1", int(12)),
-        ("BITPOS bp 1 -1", int(-1)),
-        ("BITPOS bp 0 8 15 BIT", int(12)),
-        ("BITPOS bp 0 0 7 BIT", int(-1)),
-        ("BITPOS bp 1 9 22 BIT", int(9)),
-        ("BITPOS bp 1 2 1", int(-1)),
-    ]);
+    s.transcript(
+        r#"
+        > BITPOS bp 0
+        (integer) 12
+        > BITPOS bp 1 2
+        (integer) -1
+        > BITPOS bp 0 0 -1
+        (integer) 12
+        > BITPOS bp 1 -1
+        (integer) -1
+        > BITPOS bp 0 8 15 BIT
+        (integer) 12
+        > BITPOS bp 0 0 7 BIT
+        (integer) -1
+        > BITPOS bp 1 9 22 BIT
+        (integer) 9
+        > BITPOS bp 1 2 1
+        (integer) -1
+    "#,
+    );
     s.run(r#"SET ones "\xff\xff""#);
-    s.expect(&[
-        ("BITPOS ones 0", int(16)), // past the end
-        ("BITPOS ones 0 1", int(16)),
-        ("BITPOS ones 0 0 -1", int(-1)), // an end was given
-        ("BITPOS ones 0 3 5 BIT", int(-1)),
-        ("BITPOS ones 1 3", int(-1)),
-        ("BITPOS nokey 0", int(0)),
-        ("BITPOS nokey 1", int(-1)),
-    ]);
+    s.transcript(
+        r#"
+        // past the end
+        > BITPOS ones 0
+        (integer) 16
+        > BITPOS ones 0 1
+        (integer) 16
+        // an end was given
+        > BITPOS ones 0 0 -1
+        (integer) -1
+        > BITPOS ones 0 3 5 BIT
+        (integer) -1
+        > BITPOS ones 1 3
+        (integer) -1
+        > BITPOS nokey 0
+        (integer) 0
+        > BITPOS nokey 1
+        (integer) -1
+    "#,
+    );
     s.run(r#"SET empty """#);
     assert_eq!(s.run("BITPOS empty 0"), int(-1));
 }
@@ -92,29 +121,56 @@ fn bitpos_errors() {
         s.run("BITPOS bp 2"),
         err("ERR The bit argument must be 1 or 0.")
     );
-    let not_integer = err("ERR value is not an integer or out of range");
-    s.expect(&[
-        ("BITPOS bp x", not_integer.clone()),
-        ("BITPOS bp 1 a", not_integer.clone()),
-        ("BITPOS bp 0 3 BIT", not_integer.clone()), // BIT needs an end
-        ("BITPOS bp 1 0 1 WORD", err("ERR syntax error")),
-        ("BITPOS bp 1 0 1 BIT x", err("ERR syntax error")),
-        ("BITPOS nokey 1 0 1 BIT x", int(-1)), // a missing key first
-    ]);
+    s.transcript(
+        r#"
+        > BITPOS bp x
+        (error) ERR value is not an integer or out of range
+        > BITPOS bp 1 a
+        (error) ERR value is not an integer or out of range
+        // BIT needs an end
+        > BITPOS bp 0 3 BIT
+        (error) ERR value is not an integer or out of range
+        > BITPOS bp 1 0 1 WORD
+        (error) ERR syntax error
+        > BITPOS bp 1 0 1 BIT x
+        (error) ERR syntax error
+        // a missing key first
+        > BITPOS nokey 1 0 1 BIT x
+        (integer) -1
+    "#,
+    );
 }
 
 #[test]
 fn bitfield_sets_gets_and_increments_with_overflow_control() {
     let mut s = Session::new();
-    s.expect(&[
-        ("BITFIELD bf SET i8 0 100 GET u4 0 INCRBY i8 0 100 OVERFLOW SAT INCRBY i8 0 100 OVERFLOW FAIL INCRBY i8 0 100 GET i8 0", ints(&[Some(0), Some(6), Some(-56), Some(44), None, Some(44)])),
-        ("GET bf", bulk(",")),
-        ("BITFIELD bf SET u2 #3 7 GET u2 #3 INCRBY u63 8 -1 OVERFLOW WRAP INCRBY i64 0 -9223372036854775808", ints(&[Some(0), Some(3), Some(9223372036854775807), Some(-5764607523034234881)])),
-        ("GET bf", Reply::bulk(&b"\xaf\xff\xff\xff\xff\xff\xff\xff\xfe"[..])),
-        ("BITFIELD bf GET i8 #2 GET u4 #1 GET i64 5", ints(&[Some(-1), Some(15), Some(-1)])),
-        ("BITFIELD_RO bf GET i8 0 GET u4 #1", ints(&[Some(-81), Some(15)])),
-        ("BITFIELD bf", array(&[])),
-    ]);
+    s.transcript(r#"
+        > BITFIELD bf SET i8 0 100 GET u4 0 INCRBY i8 0 100 OVERFLOW SAT INCRBY i8 0 100 OVERFLOW FAIL INCRBY i8 0 100 GET i8 0
+        1) (integer) 0
+        2) (integer) 6
+        3) (integer) -56
+        4) (integer) 44
+        5) (nil)
+        6) (integer) 44
+        > GET bf
+        ","
+        > BITFIELD bf SET u2 #3 7 GET u2 #3 INCRBY u63 8 -1 OVERFLOW WRAP INCRBY i64 0 -9223372036854775808
+        1) (integer) 0
+        2) (integer) 3
+        3) (integer) 9223372036854775807
+        4) (integer) -5764607523034234881
+        > GET bf
+        "\xaf\xff\xff\xff\xff\xff\xff\xff\xfe"
+        > BITFIELD bf GET i8 #2 GET u4 #1 GET i64 5
+        1) (integer) -1
+        2) (integer) 15
+        3) (integer) -1
+        > BITFIELD_RO bf GET i8 0 GET u4 #1
+        1) (integer) -81
+        2) (integer) 15
+        > BITFIELD bf
+        (empty array)
+    "#);
 }
 
 #[test]
@@ -135,45 +191,47 @@ fn a_failed_write_still_makes_the_string_and_is_logged() {
     );
     s.run("SET t x EX 100");
     s.run("BITFIELD t SET u8 0 121");
-    s.expect(&[
-        ("GET t", bulk("y")),
-        ("TTL t", int(100)), // the expiry stays
-    ]);
+    s.transcript(
+        r#"
+        > GET t
+        "y"
+        // the expiry stays
+        > TTL t
+        (integer) 100
+    "#,
+    );
 }
 
 #[test]
 fn bitfield_errors() {
     let mut s = Session::new();
-    let bad_type = err("ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.");
-    s.expect(&[
-        ("BITFIELD bf GET i65 0", bad_type.clone()),
-        ("BITFIELD bf GET u64 0", bad_type.clone()),
-    ]);
-    let bad_offset = err("ERR bit offset is not an integer or out of range");
-    s.expect(&[
-        ("BITFIELD bf GET i8 -1", bad_offset.clone()),
-        ("BITFIELD bf GET i8 #-1", bad_offset.clone()),
-        ("BITFIELD bf GET i8 4294967296", bad_offset.clone()),
-        (
-            "BITFIELD bf GET i8 #1152921504606846976",
-            bad_offset.clone(),
-        ),
-        (
-            "BITFIELD bf OVERFLOW BAD",
-            err("ERR Invalid OVERFLOW type specified"),
-        ),
-        ("BITFIELD bf GET i8", err("ERR syntax error")),
-        ("BITFIELD bf FOO", err("ERR syntax error")),
-        (
-            "BITFIELD bf SET i8 0 x",
-            err("ERR value is not an integer or out of range"),
-        ),
-        (
-            "BITFIELD_RO bf SET i8 0 1",
-            err("ERR BITFIELD_RO only supports the GET subcommand"),
-        ),
-        ("EXISTS bf", int(0)), // nothing ran
-    ]);
+    s.transcript(r#"
+        > BITFIELD bf GET i65 0
+        (error) ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.
+        > BITFIELD bf GET u64 0
+        (error) ERR Invalid bitfield type. Use something like i16 u8. Note that u64 is not supported but i64 is.
+        > BITFIELD bf GET i8 -1
+        (error) ERR bit offset is not an integer or out of range
+        > BITFIELD bf GET i8 #-1
+        (error) ERR bit offset is not an integer or out of range
+        > BITFIELD bf GET i8 4294967296
+        (error) ERR bit offset is not an integer or out of range
+        > BITFIELD bf GET i8 #1152921504606846976
+        (error) ERR bit offset is not an integer or out of range
+        > BITFIELD bf OVERFLOW BAD
+        (error) ERR Invalid OVERFLOW type specified
+        > BITFIELD bf GET i8
+        (error) ERR syntax error
+        > BITFIELD bf FOO
+        (error) ERR syntax error
+        > BITFIELD bf SET i8 0 x
+        (error) ERR value is not an integer or out of range
+        > BITFIELD_RO bf SET i8 0 1
+        (error) ERR BITFIELD_RO only supports the GET subcommand
+        // nothing ran
+        > EXISTS bf
+        (integer) 0
+    "#);
     s.run("HSET h f v");
     assert!(matches!(s.run("BITFIELD h GET i8 0"), Reply::Error(e) if e.starts_with("WRONGTYPE")));
 }

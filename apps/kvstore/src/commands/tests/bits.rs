@@ -4,18 +4,33 @@ use super::*;
 #[test]
 fn setbit_grows_the_string_and_returns_the_old_bit() {
     let mut s = Session::new();
-    s.expect(&[
-        ("SETBIT k 1 1", int(0)),
-        ("GET k", bulk("@")), // bit 1 of byte 0 is 0x40
-        ("SETBIT k 1 1", int(1)),
-        ("SETBIT k 15 1", int(0)),
-        ("STRLEN k", int(2)), // grown with zero bytes
-        ("SETBIT k 1 0", int(1)),
-        ("GETBIT k 1", int(0)),
-        ("GETBIT k 15", int(1)),
-        ("GETBIT k 9999", int(0)), // past the end reads 0
-        ("GETBIT missing 0", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > SETBIT k 1 1
+        (integer) 0
+        // bit 1 of byte 0 is 0x40
+        > GET k
+        "@"
+        > SETBIT k 1 1
+        (integer) 1
+        > SETBIT k 15 1
+        (integer) 0
+        // grown with zero bytes
+        > STRLEN k
+        (integer) 2
+        > SETBIT k 1 0
+        (integer) 1
+        > GETBIT k 1
+        (integer) 0
+        > GETBIT k 15
+        (integer) 1
+        // past the end reads 0
+        > GETBIT k 9999
+        (integer) 0
+        > GETBIT missing 0
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
@@ -23,24 +38,37 @@ fn setbit_keeps_the_expiry_and_is_logged_as_itself() {
     let mut s = Session::new();
     s.run("SET k a EX 100");
     assert_eq!(s.logged("SETBIT k 7 0"), ["SETBIT k 7 0"]);
-    s.expect(&[("GET k", bulk("`")), ("TTL k", int(100))]);
+    s.transcript(
+        r#"
+        > GET k
+        "`"
+        > TTL k
+        (integer) 100
+    "#,
+    );
 }
 
 #[test]
 fn bit_arguments_are_checked() {
     let mut s = Session::new();
-    let offset = "ERR bit offset is not an integer or out of range";
-    s.expect(&[
-        ("SETBIT k -1 1", err(offset)),
-        ("SETBIT k 4294967296 1", err(offset)), // past 512 MiB
-        ("SETBIT k x 1", err(offset)),
-    ]);
-    let bit = "ERR bit is not an integer or out of range";
-    s.expect(&[
-        ("SETBIT k 0 2", err(bit)),
-        ("SETBIT k 0 -1", err(bit)),
-        ("EXISTS k", int(0)), // nothing was created
-    ]);
+    s.transcript(
+        r#"
+        > SETBIT k -1 1
+        (error) ERR bit offset is not an integer or out of range
+        // past 512 MiB
+        > SETBIT k 4294967296 1
+        (error) ERR bit offset is not an integer or out of range
+        > SETBIT k x 1
+        (error) ERR bit offset is not an integer or out of range
+        > SETBIT k 0 2
+        (error) ERR bit is not an integer or out of range
+        > SETBIT k 0 -1
+        (error) ERR bit is not an integer or out of range
+        // nothing was created
+        > EXISTS k
+        (integer) 0
+    "#,
+    );
     s.run("HSET h f v");
     assert!(matches!(s.run("SETBIT h 0 1"), Reply::Error(e) if e.starts_with("WRONGTYPE")));
     assert!(matches!(s.run("GETBIT h 0"), Reply::Error(e) if e.starts_with("WRONGTYPE")));
@@ -50,56 +78,72 @@ fn bit_arguments_are_checked() {
 fn bitcount_over_bytes_and_bits() {
     let mut s = Session::new();
     s.run("SET k foobar");
-    s.expect(&[
-        ("BITCOUNT k", int(26)),
-        ("BITCOUNT k 0 0", int(4)),
-        ("BITCOUNT k 1 1", int(6)),
-        ("BITCOUNT k 1 1 BYTE", int(6)),
-        ("BITCOUNT k 5 30 BIT", int(17)),
-        ("BITCOUNT k -2 -1", int(7)),
-        ("BITCOUNT k 3 1", int(0)),
-        ("BITCOUNT missing", int(0)),
-        ("BITCOUNT k 0", err("ERR syntax error")),
-        ("BITCOUNT k 0 1 WORD", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > BITCOUNT k
+        (integer) 26
+        > BITCOUNT k 0 0
+        (integer) 4
+        > BITCOUNT k 1 1
+        (integer) 6
+        > BITCOUNT k 1 1 BYTE
+        (integer) 6
+        > BITCOUNT k 5 30 BIT
+        (integer) 17
+        > BITCOUNT k -2 -1
+        (integer) 7
+        > BITCOUNT k 3 1
+        (integer) 0
+        > BITCOUNT missing
+        (integer) 0
+        > BITCOUNT k 0
+        (error) ERR syntax error
+        > BITCOUNT k 0 1 WORD
+        (error) ERR syntax error
+    "#,
+    );
 }
 
 #[test]
 fn lcs_finds_the_subsequence_its_length_and_its_runs() {
     let mut s = Session::new();
     s.run("MSET a ohmytext b mynewtext");
-    s.expect(&[("LCS a b", bulk("mytext")), ("LCS a b LEN", int(6))]);
-    let run = |a: (i64, i64), b: (i64, i64), len: Option<i64>| {
-        let mut items = vec![array(&[int(a.0), int(a.1)]), array(&[int(b.0), int(b.1)])];
-        items.extend(len.map(int));
-        array(&items)
-    };
-    s.expect(&[
-        (
-            "LCS a b IDX",
-            array(&[
-                bulk("matches"),
-                array(&[run((4, 7), (5, 8), None), run((2, 3), (0, 1), None)]),
-                bulk("len"),
-                int(6),
-            ]),
-        ), // runs from last to first
-        (
-            "LCS a b IDX MINMATCHLEN 4 WITHMATCHLEN",
-            array(&[
-                bulk("matches"),
-                array(&[run((4, 7), (5, 8), Some(4))]),
-                bulk("len"),
-                int(6),
-            ]),
-        ),
-        ("LCS a missing", bulk("")),
-        (
-            "LCS a b LEN IDX",
-            err("ERR If you want both the length and indexes, please just use IDX."),
-        ),
-        ("LCS a b FOO", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > LCS a b
+        "mytext"
+        > LCS a b LEN
+        (integer) 6
+        // runs from last to first
+        > LCS a b IDX
+        1) "matches"
+        2) 1) 1) 1) (integer) 4
+                 2) (integer) 7
+              2) 1) (integer) 5
+                 2) (integer) 8
+           2) 1) 1) (integer) 2
+                 2) (integer) 3
+              2) 1) (integer) 0
+                 2) (integer) 1
+        3) "len"
+        4) (integer) 6
+        > LCS a b IDX MINMATCHLEN 4 WITHMATCHLEN
+        1) "matches"
+        2) 1) 1) 1) (integer) 4
+                 2) (integer) 7
+              2) 1) (integer) 5
+                 2) (integer) 8
+              3) (integer) 4
+        3) "len"
+        4) (integer) 6
+        > LCS a missing
+        ""
+        > LCS a b LEN IDX
+        (error) ERR If you want both the length and indexes, please just use IDX.
+        > LCS a b FOO
+        (error) ERR syntax error
+    "#,
+    );
     s.run("HSET h f v");
     assert_eq!(
         s.run("LCS a h"),
@@ -124,22 +168,36 @@ fn object_tells_how_a_value_is_kept_without_touching_it() {
     let mut s = Session::new();
     s.run("SET k v");
     s.run("HSET h f v");
-    s.expect(&[
-        ("OBJECT ENCODING k", bulk("raw")),
-        ("OBJECT ENCODING h", bulk("listpack")),
-    ]);
+    s.transcript(
+        r#"
+        > OBJECT ENCODING k
+        "raw"
+        > OBJECT ENCODING h
+        "listpack"
+    "#,
+    );
     s.run("CONFIG SET hash-max-listpack-entries 1");
     s.run("HSET h g v");
-    s.expect(&[
-        ("OBJECT ENCODING h", bulk("hashtable")),
-        ("OBJECT ENCODING missing", nil()),
-        ("OBJECT REFCOUNT h", int(1)),
-    ]);
+    s.transcript(
+        r#"
+        > OBJECT ENCODING h
+        "hashtable"
+        > OBJECT ENCODING missing
+        (nil)
+        > OBJECT REFCOUNT h
+        (integer) 1
+    "#,
+    );
     s.advance(5_000);
-    s.expect(&[
-        ("OBJECT IDLETIME k", int(5)),
-        ("OBJECT IDLETIME k", int(5)), // OBJECT is no access
-    ]);
+    s.transcript(
+        r#"
+        > OBJECT IDLETIME k
+        (integer) 5
+        // OBJECT is no access
+        > OBJECT IDLETIME k
+        (integer) 5
+    "#,
+    );
     s.run("GET k");
     assert_eq!(s.run("OBJECT IDLETIME k"), int(0), "GET is");
     s.advance(2_000);
@@ -211,13 +269,22 @@ fn shutdown_is_refused_inside_a_transaction() {
 fn bitcount_reads_the_key_then_its_range_as_redis_7_0_does() {
     let mut s = Session::new();
     s.run("SET str xxxx");
-    s.expect(&[
-        ("BITCOUNT str -6 -7", int(0)), // negative, start past end
-        ("BITCOUNT str -6 -15 BIT", int(0)),
-        ("BITCOUNT missing 0 1 WORD", int(0)), // a missing key first
-        ("BITCOUNT missing 0", int(0)),
-        ("BITCOUNT str -7 -6 WORD", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        // negative, start past end
+        > BITCOUNT str -6 -7
+        (integer) 0
+        > BITCOUNT str -6 -15 BIT
+        (integer) 0
+        // a missing key first
+        > BITCOUNT missing 0 1 WORD
+        (integer) 0
+        > BITCOUNT missing 0
+        (integer) 0
+        > BITCOUNT str -7 -6 WORD
+        (error) ERR syntax error
+    "#,
+    );
 }
 
 #[test]

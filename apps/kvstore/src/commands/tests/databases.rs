@@ -59,34 +59,49 @@ fn records_say_their_database_only_when_it_changes() {
 fn move_swapdb_and_flushes() {
     let mut s = Session::new();
     s.run("SET k v");
-    s.expect(&[
-        ("MOVE k 1", Reply::Integer(1)),
-        ("EXISTS k", Reply::Integer(0)),
-        ("MOVE k 1", Reply::Integer(0)), // gone from here
-        (
-            "MOVE k 0",
-            Reply::error("ERR source and destination objects are the same"),
-        ),
-        ("MOVE k 99", Reply::error("ERR DB index is out of range")),
-    ]);
+    s.transcript(
+        r#"
+        > MOVE k 1
+        (integer) 1
+        > EXISTS k
+        (integer) 0
+        // gone from here
+        > MOVE k 1
+        (integer) 0
+        > MOVE k 0
+        (error) ERR source and destination objects are the same
+        > MOVE k 99
+        (error) ERR DB index is out of range
+    "#,
+    );
     s.run("SET here x");
-    s.expect(&[
-        ("SWAPDB 0 1", Reply::ok()),
-        ("GET k", Reply::bulk("v")), // db 1's keys are db 0's now
-        ("SWAPDB 0 16", Reply::error("ERR DB index is out of range")),
+    s.transcript(
+        r#"
+        > SWAPDB 0 1
+        OK
+        // db 1's keys are db 0's now
+        > GET k
+        "v"
+        > SWAPDB 0 16
+        (error) ERR DB index is out of range
         // Found by the differential test: each index has its own error.
-        ("SWAPDB 2 abc", Reply::error("ERR invalid second DB index")),
-        (
-            "SWAPDB 99999999999 0",
-            Reply::error("ERR invalid first DB index"),
-        ),
-    ]);
+        > SWAPDB 2 abc
+        (error) ERR invalid second DB index
+        > SWAPDB 99999999999 0
+        (error) ERR invalid first DB index
+    "#,
+    );
     s.run("SELECT 1");
-    s.expect(&[
-        ("GET here", Reply::bulk("x")),
-        ("FLUSHDB", Reply::ok()),
-        ("DBSIZE", Reply::Integer(0)),
-    ]);
+    s.transcript(
+        r#"
+        > GET here
+        "x"
+        > FLUSHDB
+        OK
+        > DBSIZE
+        (integer) 0
+    "#,
+    );
     s.run("SELECT 0");
     assert_eq!(
         s.run("DBSIZE"),

@@ -133,7 +133,14 @@ fn allkeys_lfu_evicts_the_least_used_key_and_object_freq_tells() {
         s.run("GET c");
     }
     s.run("GET b");
-    s.expect(&[("OBJECT FREQ a", int(10)), ("OBJECT FREQ b", int(6))]);
+    s.transcript(
+        r#"
+        > OBJECT FREQ a
+        (integer) 10
+        > OBJECT FREQ b
+        (integer) 6
+    "#,
+    );
     assert_eq!(s.logged("SET d 0123456789"), ["DEL b", "SET d 0123456789"]);
     assert_eq!(
         s.logged("SET e 0123456789"),
@@ -181,14 +188,17 @@ fn allkeys_random_evicts_some_key_until_the_write_fits() {
 fn noeviction_refuses_and_a_policy_set_at_run_time_evicts_at_once() {
     let mut s = evicting("noeviction", 3);
     fill(&mut s, "abc");
-    s.expect(&[
-        ("SET d 0123456789", err(OOM)),
-        ("CONFIG SET maxmemory-policy allkeys-lru", ok()),
-        (
-            "CONFIG GET maxmemory-policy",
-            bulks(&["maxmemory-policy", "allkeys-lru"]),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > SET d 0123456789
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > CONFIG SET maxmemory-policy allkeys-lru
+        OK
+        > CONFIG GET maxmemory-policy
+        1) "maxmemory-policy"
+        2) "allkeys-lru"
+    "#,
+    );
     assert_eq!(s.logged("SET d 0123456789"), ["DEL a", "SET d 0123456789"]);
     let lower = format!("CONFIG SET maxmemory {}", Store::cost(1, 10));
     assert_eq!(

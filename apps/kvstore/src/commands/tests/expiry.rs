@@ -5,9 +5,23 @@ use super::*;
 #[test]
 fn ttl_codes() {
     let mut s = Session::new();
-    s.expect(&[("TTL missing", int(-2)), ("PTTL missing", int(-2))]);
+    s.transcript(
+        r#"
+        > TTL missing
+        (integer) -2
+        > PTTL missing
+        (integer) -2
+    "#,
+    );
     s.run("SET k v");
-    s.expect(&[("TTL k", int(-1)), ("PTTL k", int(-1))]);
+    s.transcript(
+        r#"
+        > TTL k
+        (integer) -1
+        > PTTL k
+        (integer) -1
+    "#,
+    );
 }
 
 #[test]
@@ -24,12 +38,24 @@ fn keys_expire_lazily_when_touched() {
     let mut s = Session::new();
     s.run("SET k v PX 100");
     s.advance(100);
-    s.expect(&[
-        ("GET k", bulk("v")), // alive at exactly its expiry time
-        ("PTTL k", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        // alive at exactly its expiry time
+        > GET k
+        "v"
+        > PTTL k
+        (integer) 0
+    "#,
+    );
     s.advance(1);
-    s.expect(&[("GET k", nil()), ("TTL k", int(-2))]);
+    s.transcript(
+        r#"
+        > GET k
+        (nil)
+        > TTL k
+        (integer) -2
+    "#,
+    );
     assert_eq!(s.engine.stats().expired_keys, 1);
 }
 
@@ -37,81 +63,108 @@ fn keys_expire_lazily_when_touched() {
 fn expire_family() {
     let mut s = Session::new();
     s.run("SET k v");
-    s.expect(&[
-        ("EXPIRE k 10", int(1)),
-        ("PTTL k", int(10_000)),
-        ("PEXPIRE k 500", int(1)),
-        ("PTTL k", int(500)),
-    ]);
+    s.transcript(
+        r#"
+        > EXPIRE k 10
+        (integer) 1
+        > PTTL k
+        (integer) 10000
+        > PEXPIRE k 500
+        (integer) 1
+        > PTTL k
+        (integer) 500
+    "#,
+    );
     let at = s.now / 1000 + 20;
     assert_eq!(s.run(&format!("EXPIREAT k {at}")), int(1));
     assert_eq!(s.run("TTL k"), int(20));
     assert_eq!(s.run(&format!("PEXPIREAT k {}", s.now + 7)), int(1));
-    s.expect(&[("PTTL k", int(7)), ("EXPIRE missing 10", int(0))]);
+    s.transcript(
+        r#"
+        > PTTL k
+        (integer) 7
+        > EXPIRE missing 10
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
 fn zero_or_negative_expire_deletes() {
     let mut s = Session::new();
     s.run("MSET a 1 b 2 c 3");
-    s.expect(&[
-        ("EXPIRE a 0", int(1)),
-        ("PEXPIRE b -100", int(1)),
-        ("EXPIREAT c 1", int(1)),
-        ("DBSIZE", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > EXPIRE a 0
+        (integer) 1
+        > PEXPIRE b -100
+        (integer) 1
+        > EXPIREAT c 1
+        (integer) 1
+        > DBSIZE
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
 fn expire_errors() {
     let mut s = Session::new();
     s.run("SET k v");
-    s.expect(&[
-        (
-            "EXPIRE k soon",
-            err("ERR value is not an integer or out of range"),
-        ),
-        (
-            "EXPIRE k 9223372036854775807",
-            err("ERR invalid expire time in 'expire' command"),
-        ),
-        (
-            "PEXPIRE k 9223372036854775807",
-            err("ERR invalid expire time in 'pexpire' command"),
-        ),
-        ("EXPIRE k 10 YY", err("ERR Unsupported option YY")),
-        (
-            "EXPIRE k 10 NX XX",
-            err("ERR NX and XX, GT or LT options at the same time are not compatible"),
-        ),
-        (
-            "EXPIRE k 10 GT LT",
-            err("ERR GT and LT options at the same time are not compatible"),
-        ),
-        (
-            "EXPIRE k",
-            err("ERR wrong number of arguments for 'expire' command"),
-        ),
-        ("TTL k", int(-1)), // nothing changed
-    ]);
+    s.transcript(
+        r#"
+        > EXPIRE k soon
+        (error) ERR value is not an integer or out of range
+        > EXPIRE k 9223372036854775807
+        (error) ERR invalid expire time in 'expire' command
+        > PEXPIRE k 9223372036854775807
+        (error) ERR invalid expire time in 'pexpire' command
+        > EXPIRE k 10 YY
+        (error) ERR Unsupported option YY
+        > EXPIRE k 10 NX XX
+        (error) ERR NX and XX, GT or LT options at the same time are not compatible
+        > EXPIRE k 10 GT LT
+        (error) ERR GT and LT options at the same time are not compatible
+        > EXPIRE k
+        (error) ERR wrong number of arguments for 'expire' command
+        // nothing changed
+        > TTL k
+        (integer) -1
+    "#,
+    );
 }
 
 #[test]
 fn expire_conditions() {
     let mut s = Session::new();
     s.run("SET k v");
-    s.expect(&[
-        ("EXPIRE k 10 XX", int(0)), // XX: no TTL yet
-        ("EXPIRE k 10 GT", int(0)), // GT: no TTL counts as infinite
-        ("EXPIRE k 10 NX", int(1)),
-        ("EXPIRE k 20 NX", int(0)), // NX: already has a TTL
-        ("EXPIRE k 5 GT", int(0)),
-        ("EXPIRE k 20 GT", int(1)),
-        ("EXPIRE k 30 LT", int(0)),
-        ("EXPIRE k 15 LT", int(1)),
-        ("EXPIRE k 40 XX", int(1)),
-        ("TTL k", int(40)),
-    ]);
+    s.transcript(
+        r#"
+        // XX: no TTL yet
+        > EXPIRE k 10 XX
+        (integer) 0
+        // GT: no TTL counts as infinite
+        > EXPIRE k 10 GT
+        (integer) 0
+        > EXPIRE k 10 NX
+        (integer) 1
+        // NX: already has a TTL
+        > EXPIRE k 20 NX
+        (integer) 0
+        > EXPIRE k 5 GT
+        (integer) 0
+        > EXPIRE k 20 GT
+        (integer) 1
+        > EXPIRE k 30 LT
+        (integer) 0
+        > EXPIRE k 15 LT
+        (integer) 1
+        > EXPIRE k 40 XX
+        (integer) 1
+        > TTL k
+        (integer) 40
+    "#,
+    );
     s.run("SET p v");
     assert_eq!(
         s.run("EXPIRE p 10 LT"),
@@ -127,7 +180,14 @@ fn persist() {
     s.run("SET k v");
     assert_eq!(s.run("PERSIST k"), int(0), "no TTL to remove");
     s.run("EXPIRE k 10");
-    s.expect(&[("PERSIST k", int(1)), ("TTL k", int(-1))]);
+    s.transcript(
+        r#"
+        > PERSIST k
+        (integer) 1
+        > TTL k
+        (integer) -1
+    "#,
+    );
     s.advance(20_000);
     assert_eq!(s.run("GET k"), bulk("v"), "no longer expires");
 }
@@ -156,10 +216,16 @@ fn writes_to_expired_keys_start_fresh() {
     s.run("SET n 10 PX 5");
     s.run("SET a abc PX 5");
     s.advance(6);
-    s.expect(&[
-        ("INCR n", int(1)),
-        ("APPEND a x", int(1)),
-        ("TTL n", int(-1)),
-        ("SETNX a y", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > INCR n
+        (integer) 1
+        > APPEND a x
+        (integer) 1
+        > TTL n
+        (integer) -1
+        > SETNX a y
+        (integer) 0
+    "#,
+    );
 }

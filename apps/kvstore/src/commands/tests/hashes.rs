@@ -35,43 +35,55 @@ fn expect(list: &[(&str, &str)]) -> Vec<(String, String)> {
 #[test]
 fn hset_counts_new_fields_and_hget_reads_them() {
     let mut s = Session::new();
-    s.expect(&[
-        ("HSET user name ada lang rust", int(2)),
-        ("HSET user name grace year 1906", int(1)), // one new
-        ("HGET user name", bulk("grace")),
-        ("HGET user missing", nil()),
-        ("HGET nokey name", nil()),
-        ("HSET user empty \"\"", int(1)),
-        ("HGET user empty", bulk("")),
-        ("TYPE user", Reply::Simple("hash".into())),
-        (
-            "HSET user name",
-            err("ERR wrong number of arguments for 'hset' command"),
-        ),
-        (
-            "HSET user a 1 b",
-            err("ERR wrong number of arguments for 'hset' command"),
-        ), // pairs only
-        (
-            "HGET user",
-            err("ERR wrong number of arguments for 'hget' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > HSET user name ada lang rust
+        (integer) 2
+        // one new
+        > HSET user name grace year 1906
+        (integer) 1
+        > HGET user name
+        "grace"
+        > HGET user missing
+        (nil)
+        > HGET nokey name
+        (nil)
+        > HSET user empty ""
+        (integer) 1
+        > HGET user empty
+        ""
+        > TYPE user
+        hash
+        > HSET user name
+        (error) ERR wrong number of arguments for 'hset' command
+        // pairs only
+        > HSET user a 1 b
+        (error) ERR wrong number of arguments for 'hset' command
+        > HGET user
+        (error) ERR wrong number of arguments for 'hget' command
+    "#,
+    );
 }
 
 #[test]
 fn hmset_answers_ok_and_hsetnx_sets_only_new_fields() {
     let mut s = Session::new();
-    s.expect(&[
-        ("HMSET h a 1 b 2", ok()),
-        (
-            "HMSET h a",
-            err("ERR wrong number of arguments for 'hmset' command"),
-        ),
-        ("HSETNX h a 100", int(0)), // a exists
-        ("HSETNX h c 3", int(1)),
-        ("HSETNX fresh f v", int(1)), // creates the key
-    ]);
+    s.transcript(
+        r#"
+        > HMSET h a 1 b 2
+        OK
+        > HMSET h a
+        (error) ERR wrong number of arguments for 'hmset' command
+        // a exists
+        > HSETNX h a 100
+        (integer) 0
+        > HSETNX h c 3
+        (integer) 1
+        // creates the key
+        > HSETNX fresh f v
+        (integer) 1
+    "#,
+    );
     assert_eq!(
         pairs(s.run("HGETALL h")),
         expect(&[("a", "1"), ("b", "2"), ("c", "3")])
@@ -86,30 +98,47 @@ fn hmset_answers_ok_and_hsetnx_sets_only_new_fields() {
 fn hmget_answers_nil_for_what_is_missing() {
     let mut s = Session::new();
     s.run("HSET h a 1 b 2");
-    s.expect(&[
-        ("HMGET h a nope b", array(&[bulk("1"), nil(), bulk("2")])),
-        ("HMGET nokey a b", array(&[nil(), nil()])),
-        (
-            "HMGET h",
-            err("ERR wrong number of arguments for 'hmget' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > HMGET h a nope b
+        1) "1"
+        2) (nil)
+        3) "2"
+        > HMGET nokey a b
+        1) (nil)
+        2) (nil)
+        > HMGET h
+        (error) ERR wrong number of arguments for 'hmget' command
+    "#,
+    );
 }
 
 #[test]
 fn hdel_removes_fields_and_the_last_one_takes_the_key() {
     let mut s = Session::new();
     s.run("HSET h a 1 b 2 c 3");
-    s.expect(&[
-        ("HDEL h a nope a", int(1)), // a counted once
-        ("HDEL h nope", int(0)),
-        ("HDEL nokey a", int(0)),
-        ("HLEN h", int(2)),
-        ("HDEL h b c", int(2)),
-        ("EXISTS h", int(0)), // an empty hash is no key
-        ("TYPE h", Reply::Simple("none".into())),
-        ("DBSIZE", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        // a counted once
+        > HDEL h a nope a
+        (integer) 1
+        > HDEL h nope
+        (integer) 0
+        > HDEL nokey a
+        (integer) 0
+        > HLEN h
+        (integer) 2
+        > HDEL h b c
+        (integer) 2
+        // an empty hash is no key
+        > EXISTS h
+        (integer) 0
+        > TYPE h
+        none
+        > DBSIZE
+        (integer) 0
+    "#,
+    );
     assert_eq!(s.engine.store().used_memory(), 0);
 }
 
@@ -117,17 +146,28 @@ fn hdel_removes_fields_and_the_last_one_takes_the_key() {
 fn hexists_hlen_and_hstrlen() {
     let mut s = Session::new();
     s.run("HSET h name grace empty \"\"");
-    s.expect(&[
-        ("HEXISTS h name", int(1)),
-        ("HEXISTS h nope", int(0)),
-        ("HEXISTS nokey name", int(0)),
-        ("HLEN h", int(2)),
-        ("HLEN nokey", int(0)),
-        ("HSTRLEN h name", int(5)),
-        ("HSTRLEN h empty", int(0)),
-        ("HSTRLEN h nope", int(0)),
-        ("HSTRLEN nokey name", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > HEXISTS h name
+        (integer) 1
+        > HEXISTS h nope
+        (integer) 0
+        > HEXISTS nokey name
+        (integer) 0
+        > HLEN h
+        (integer) 2
+        > HLEN nokey
+        (integer) 0
+        > HSTRLEN h name
+        (integer) 5
+        > HSTRLEN h empty
+        (integer) 0
+        > HSTRLEN h nope
+        (integer) 0
+        > HSTRLEN nokey name
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
@@ -164,65 +204,72 @@ fn hkeys_hvals_and_hgetall_list_the_whole_hash() {
 #[test]
 fn hincrby_adds_to_integers() {
     let mut s = Session::new();
-    s.expect(&[
-        ("HINCRBY h n 5", int(5)), // a missing field is 0
-        ("HINCRBY h n -7", int(-2)),
-        ("HGET h n", bulk("-2")),
-    ]);
+    s.transcript(
+        r#"
+        // a missing field is 0
+        > HINCRBY h n 5
+        (integer) 5
+        > HINCRBY h n -7
+        (integer) -2
+        > HGET h n
+        "-2"
+    "#,
+    );
     s.run("HSET h text abc big 9223372036854775807 spaced \" 1\"");
-    s.expect(&[
-        ("HINCRBY h text 1", err("ERR hash value is not an integer")),
-        (
-            "HINCRBY h spaced 1",
-            err("ERR hash value is not an integer"),
-        ),
-        (
-            "HINCRBY h big 1",
-            err("ERR increment or decrement would overflow"),
-        ),
-        (
-            "HINCRBY h n x",
-            err("ERR value is not an integer or out of range"),
-        ),
-        (
-            "HINCRBY h n 1.5",
-            err("ERR value is not an integer or out of range"),
-        ),
-        ("HGET h n", bulk("-2")), // errors change nothing
-        (
-            "HINCRBY h n",
-            err("ERR wrong number of arguments for 'hincrby' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > HINCRBY h text 1
+        (error) ERR hash value is not an integer
+        > HINCRBY h spaced 1
+        (error) ERR hash value is not an integer
+        > HINCRBY h big 1
+        (error) ERR increment or decrement would overflow
+        > HINCRBY h n x
+        (error) ERR value is not an integer or out of range
+        > HINCRBY h n 1.5
+        (error) ERR value is not an integer or out of range
+        // errors change nothing
+        > HGET h n
+        "-2"
+        > HINCRBY h n
+        (error) ERR wrong number of arguments for 'hincrby' command
+    "#,
+    );
 }
 
 #[test]
 fn hincrbyfloat_adds_like_incrbyfloat() {
     let mut s = Session::new();
-    s.expect(&[
-        ("HINCRBYFLOAT h x 10.5", bulk("10.5")),
-        ("HINCRBYFLOAT h x 0.1", bulk("10.6")),
-        ("HINCRBYFLOAT h x -0.6", bulk("10")),
-        ("HINCRBYFLOAT h x 5.0e3", bulk("5010")),
-        ("HGET h x", bulk("5010")),
-    ]);
+    s.transcript(
+        r#"
+        > HINCRBYFLOAT h x 10.5
+        "10.5"
+        > HINCRBYFLOAT h x 0.1
+        "10.6"
+        > HINCRBYFLOAT h x -0.6
+        "10"
+        > HINCRBYFLOAT h x 5.0e3
+        "5010"
+        > HGET h x
+        "5010"
+    "#,
+    );
     s.run("HSET h text abc inf inf");
-    s.expect(&[
-        (
-            "HINCRBYFLOAT h text 1",
-            err("ERR hash value is not a float"),
-        ),
-        (
-            "HINCRBYFLOAT h x abc",
-            err("ERR value is not a valid float"),
-        ),
-        ("HINCRBYFLOAT h x inf", err("ERR value is NaN or Infinity")),
-        (
-            "HINCRBYFLOAT h inf 1",
-            err("ERR increment would produce NaN or Infinity"),
-        ),
-        ("HGET h x", bulk("5010")), // errors change nothing
-    ]);
+    s.transcript(
+        r#"
+        > HINCRBYFLOAT h text 1
+        (error) ERR hash value is not a float
+        > HINCRBYFLOAT h x abc
+        (error) ERR value is not a valid float
+        > HINCRBYFLOAT h x inf
+        (error) ERR value is NaN or Infinity
+        > HINCRBYFLOAT h inf 1
+        (error) ERR increment would produce NaN or Infinity
+        // errors change nothing
+        > HGET h x
+        "5010"
+    "#,
+    );
 }
 
 #[test]
@@ -260,15 +307,28 @@ fn wrong_types_are_refused_both_ways() {
     ] {
         assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
     }
-    s.expect(&[
-        ("GET s", bulk("text")),           // the string is unchanged
-        ("HGETALL h", bulks(&["f", "v"])), // the hash too
-        ("MGET s h", array(&[bulk("text"), nil()])),
-        ("SETNX h v", int(0)), // the key exists
+    s.transcript(
+        r#"
+        // the string is unchanged
+        > GET s
+        "text"
+        // the hash too
+        > HGETALL h
+        1) "f"
+        2) "v"
+        > MGET s h
+        1) "text"
+        2) (nil)
+        // the key exists
+        > SETNX h v
+        (integer) 0
         // SET and MSET replace whatever the key held.
-        ("SET h now-a-string", ok()),
-        ("TYPE h", Reply::Simple("string".into())),
-    ]);
+        > SET h now-a-string
+        OK
+        > TYPE h
+        string
+    "#,
+    );
     assert_eq!(
         s.engine.store().used_memory(),
         2 * Store::cost(1, 0) + 4 + 12
@@ -279,30 +339,53 @@ fn wrong_types_are_refused_both_ways() {
 fn hash_keys_expire_and_move_like_any_key() {
     let mut s = Session::new();
     s.run("HSET h f v");
-    s.expect(&[
-        ("EXPIRE h 10", int(1)),
-        ("HSET h g w", int(1)),
-        ("TTL h", int(10)), // a change keeps the TTL
-        ("HDEL h g", int(1)),
-        ("TTL h", int(10)),
-    ]);
+    s.transcript(
+        r#"
+        > EXPIRE h 10
+        (integer) 1
+        > HSET h g w
+        (integer) 1
+        // a change keeps the TTL
+        > TTL h
+        (integer) 10
+        > HDEL h g
+        (integer) 1
+        > TTL h
+        (integer) 10
+    "#,
+    );
     s.advance(10_001);
     assert_eq!(s.logged("HGET h f"), ["DEL h"], "expired when touched");
-    s.expect(&[
-        ("HSET h f v", int(1)), // a new hash
-        ("TTL h", int(-1)),
-    ]);
+    s.transcript(
+        r#"
+        // a new hash
+        > HSET h f v
+        (integer) 1
+        > TTL h
+        (integer) -1
+    "#,
+    );
     // RENAME, COPY and MOVE carry the hash, TTL included.
     s.run("PEXPIRE h 5000");
-    s.expect(&[
-        ("RENAME h r", ok()),
-        ("HGET r f", bulk("v")),
-        ("PTTL r", int(5000)),
-        ("COPY r c", int(1)),
-        ("HSET c g w", int(1)),
-        ("HLEN r", int(1)), // a copy is a copy
-        ("MOVE c 1", int(1)),
-    ]);
+    s.transcript(
+        r#"
+        > RENAME h r
+        OK
+        > HGET r f
+        "v"
+        > PTTL r
+        (integer) 5000
+        > COPY r c
+        (integer) 1
+        > HSET c g w
+        (integer) 1
+        // a copy is a copy
+        > HLEN r
+        (integer) 1
+        > MOVE c 1
+        (integer) 1
+    "#,
+    );
     s.run("SELECT 1");
     assert_eq!(pairs(s.run("HGETALL c")), expect(&[("f", "v"), ("g", "w")]));
     assert_eq!(s.run("PTTL c"), int(5000));
@@ -338,25 +421,41 @@ fn hashes_count_toward_maxmemory() {
         fields,
         "HSET h a 0123456789 b 0123456789",
     );
-    s.expect(&[
-        ("HSET h c 0123456789", err(OOM)),
-        ("HSETNX h c 1", err(OOM)),
-        ("HINCRBY h c 1", err(OOM)),
-        ("HSET h a 9876543210", int(0)), // same size is fine
-        ("HDEL h b", int(1)),
-        ("HSET h c 0123456789", int(1)), // room again
-    ]);
+    s.transcript(
+        r#"
+        > HSET h c 0123456789
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > HSETNX h c 1
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > HINCRBY h c 1
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        // same size is fine
+        > HSET h a 9876543210
+        (integer) 0
+        > HDEL h b
+        (integer) 1
+        // room again
+        > HSET h c 0123456789
+        (integer) 1
+    "#,
+    );
 }
 
 #[test]
 fn transactions_queue_hash_commands() {
     let mut s = Session::new();
-    s.expect(&[
-        ("MULTI", ok()),
-        ("HSET h f 1", Reply::Simple("QUEUED".into())),
-        ("HINCRBY h f 2", Reply::Simple("QUEUED".into())),
-        ("HGET h f", Reply::Simple("QUEUED".into())),
-    ]);
+    s.transcript(
+        r#"
+        > MULTI
+        OK
+        > HSET h f 1
+        QUEUED
+        > HINCRBY h f 2
+        QUEUED
+        > HGET h f
+        QUEUED
+    "#,
+    );
     let out = s.exec("EXEC");
     assert_eq!(out.reply, array(&[int(1), int(3), bulk("3")]));
     let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
@@ -527,10 +626,14 @@ fn hrandfield_picks_fields_at_random() {
         assert_eq!(pair[1], expected);
     }
     assert_eq!(pairs(s.run("HRANDFIELD h 3 WITHVALUES")).len(), 3);
-    s.expect(&[
-        ("HRANDFIELD nokey 5", array(&[])),
-        ("HRANDFIELD nokey -5 WITHVALUES", array(&[])),
-    ]);
+    s.transcript(
+        r#"
+        > HRANDFIELD nokey 5
+        (empty array)
+        > HRANDFIELD nokey -5 WITHVALUES
+        (empty array)
+    "#,
+    );
 }
 
 #[test]
@@ -538,16 +641,25 @@ fn hrandfield_errors() {
     let mut s = Session::new();
     s.run("HSET h a 1");
     s.run("SET s v");
-    s.expect(&[
-        ("HRANDFIELD h x", err("ERR value is not an integer or out of range")),
-        ("HRANDFIELD h 1 WITHSCORES", err("ERR syntax error")),
-        ("HRANDFIELD h 1 WITHVALUES extra", err("ERR syntax error")),
-        ("HRANDFIELD h -9223372036854775808", err("ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807")),
-        ("HRANDFIELD h -4611686018427387904 WITHVALUES", err("ERR value is out of range")),
-        ("HRANDFIELD nokey x", err("ERR value is not an integer or out of range")), // the count is read before the key
-        ("HRANDFIELD s", err(WRONGTYPE)),
-        ("HRANDFIELD s 2", err(WRONGTYPE)),
-    ]);
+    s.transcript(r#"
+        > HRANDFIELD h x
+        (error) ERR value is not an integer or out of range
+        > HRANDFIELD h 1 WITHSCORES
+        (error) ERR syntax error
+        > HRANDFIELD h 1 WITHVALUES extra
+        (error) ERR syntax error
+        > HRANDFIELD h -9223372036854775808
+        (error) ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807
+        > HRANDFIELD h -4611686018427387904 WITHVALUES
+        (error) ERR value is out of range
+        // the count is read before the key
+        > HRANDFIELD nokey x
+        (error) ERR value is not an integer or out of range
+        > HRANDFIELD s
+        (error) WRONGTYPE Operation against a key holding the wrong kind of value
+        > HRANDFIELD s 2
+        (error) WRONGTYPE Operation against a key holding the wrong kind of value
+    "#);
     // A count no memory could answer fails the command, not the server.
     assert!(matches!(
         s.run("HRANDFIELD h -9223372036854775807"),
@@ -584,22 +696,26 @@ fn hscan_errors() {
     let mut s = Session::new();
     s.run("HSET h a 1");
     s.run("SET s v");
-    s.expect(&[
-        ("HSCAN h x", err("ERR invalid cursor")),
-        ("HSCAN h -1", err("ERR invalid cursor")),
-        ("HSCAN s 0", err(WRONGTYPE)),
-        (
-            "HSCAN h 0 COUNT x",
-            err("ERR value is not an integer or out of range"),
-        ),
-        ("HSCAN h 0 COUNT 0", err("ERR syntax error")),
-        ("HSCAN h 0 MATCH", err("ERR syntax error")),
-        ("HSCAN h 0 TYPE hash", err("ERR syntax error")),
-        (
-            "HSCAN h",
-            err("ERR wrong number of arguments for 'hscan' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > HSCAN h x
+        (error) ERR invalid cursor
+        > HSCAN h -1
+        (error) ERR invalid cursor
+        > HSCAN s 0
+        (error) WRONGTYPE Operation against a key holding the wrong kind of value
+        > HSCAN h 0 COUNT x
+        (error) ERR value is not an integer or out of range
+        > HSCAN h 0 COUNT 0
+        (error) ERR syntax error
+        > HSCAN h 0 MATCH
+        (error) ERR syntax error
+        > HSCAN h 0 TYPE hash
+        (error) ERR syntax error
+        > HSCAN h
+        (error) ERR wrong number of arguments for 'hscan' command
+    "#,
+    );
 }
 
 #[test]
@@ -674,22 +790,37 @@ fn small_hashes_are_compact_up_to_the_configured_limits() {
         bulks(&["hash-max-ziplist-value", "64"])
     );
     s.run("HSET small a 1 b 2");
-    s.expect(&[
-        ("OBJECT ENCODING small", bulk("listpack")),
-        ("HGETALL small", bulks(&["a", "1", "b", "2"])),
-        ("CONFIG SET hash-max-ziplist-value 4", ok()),
-        (
-            "CONFIG GET hash-max-listpack-value",
-            bulks(&["hash-max-listpack-value", "4"]),
-        ), // one setting under two names
-        ("OBJECT ENCODING small", bulk("listpack")), // until it next grows
-    ]);
+    s.transcript(
+        r#"
+        > OBJECT ENCODING small
+        "listpack"
+        > HGETALL small
+        1) "a"
+        2) "1"
+        3) "b"
+        4) "2"
+        > CONFIG SET hash-max-ziplist-value 4
+        OK
+        // one setting under two names
+        > CONFIG GET hash-max-listpack-value
+        1) "hash-max-listpack-value"
+        2) "4"
+        // until it next grows
+        > OBJECT ENCODING small
+        "listpack"
+    "#,
+    );
     s.run("HSET small c 12345");
-    s.expect(&[
-        ("OBJECT ENCODING small", bulk("hashtable")),
-        ("HGET small c", bulk("12345")),
-        ("CONFIG SET hash-max-listpack-entries 2", ok()),
-    ]);
+    s.transcript(
+        r#"
+        > OBJECT ENCODING small
+        "hashtable"
+        > HGET small c
+        "12345"
+        > CONFIG SET hash-max-listpack-entries 2
+        OK
+    "#,
+    );
     s.run("HSET other a 1 b 2");
     assert_eq!(s.run("OBJECT ENCODING other"), bulk("listpack"));
     s.run("HINCRBY other c 1");
@@ -710,10 +841,17 @@ fn a_compact_hash_replays_the_same_from_the_log_and_a_rewrite() {
             replayed.engine.load(cmd.clone(), 0).unwrap();
         }
     }
-    replayed.expect(&[
-        ("HGETALL h", bulks(&["a", "3", "n", "5"])),
-        ("OBJECT ENCODING h", bulk("listpack")),
-    ]);
+    replayed.transcript(
+        r#"
+        > HGETALL h
+        1) "a"
+        2) "3"
+        3) "n"
+        4) "5"
+        > OBJECT ENCODING h
+        "listpack"
+    "#,
+    );
 }
 
 #[test]
@@ -729,10 +867,14 @@ fn memory_usage_is_what_a_key_counts_for() {
     };
     assert_eq!((hash + string) as usize, s.engine.store().used_memory());
     assert_eq!(string as usize, Store::cost(1, 5));
-    s.expect(&[
-        ("MEMORY USAGE missing", nil()),
-        ("MEMORY USAGE k SAMPLES", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > MEMORY USAGE missing
+        (nil)
+        > MEMORY USAGE k SAMPLES
+        (error) ERR syntax error
+    "#,
+    );
 }
 
 #[test]

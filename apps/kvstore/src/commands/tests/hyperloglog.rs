@@ -40,10 +40,15 @@ fn hex(text: &str) -> Vec<u8> {
 #[test]
 fn pfadd_makes_redis_sparse_bytes_and_pfcount_caches_the_count() {
     let mut s = Session::new();
-    s.expect(&[
-        ("PFADD h a b c", int(1)),
-        ("PFADD h a", int(0)), // no register changed
-    ]);
+    s.transcript(
+        r#"
+        > PFADD h a b c
+        (integer) 1
+        // no register changed
+        > PFADD h a
+        (integer) 0
+    "#,
+    );
     let stale = hex("48594c4c01000000000000000000008060f38050b1844bfb80425a");
     assert_eq!(value(&mut s, "h"), stale);
     assert_eq!(
@@ -54,12 +59,19 @@ fn pfadd_makes_redis_sparse_bytes_and_pfcount_caches_the_count() {
     let cached = hex("48594c4c01000000030000000000000060f38050b1844bfb80425a");
     assert_eq!(value(&mut s, "h"), cached);
     assert!(s.logged("PFCOUNT h").is_empty(), "the cache answered");
-    s.expect(&[
-        ("PFCOUNT h", int(3)),
-        ("PFADD empty", int(1)), // created
-        ("PFADD empty", int(0)),
-        ("PFCOUNT empty missing", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > PFCOUNT h
+        (integer) 3
+        // created
+        > PFADD empty
+        (integer) 1
+        > PFADD empty
+        (integer) 0
+        > PFCOUNT empty missing
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
@@ -80,11 +92,16 @@ fn counts_and_encodings_are_redis_s() {
         "dense"
     );
     s.run("PFADD h a b c");
-    s.expect(&[
-        ("PFCOUNT mid big h", int(10982)),
-        ("PFMERGE dst h mid", ok()),
-        ("PFCOUNT dst", int(986)),
-    ]);
+    s.transcript(
+        r#"
+        > PFCOUNT mid big h
+        (integer) 10982
+        > PFMERGE dst h mid
+        OK
+        > PFCOUNT dst
+        (integer) 986
+    "#,
+    );
     assert_eq!(
         fingerprint(&mut s, "dst"),
         (1878, 0x3155_5cf9_cd2a_9c26),
@@ -101,13 +118,15 @@ fn counts_and_encodings_are_redis_s() {
 #[test]
 fn a_small_sparse_limit_turns_the_value_dense_sooner() {
     let mut s = Session::new();
-    s.expect(&[
-        ("CONFIG SET hll-sparse-max-bytes 100", ok()),
-        (
-            "CONFIG GET hll-sparse-max-bytes",
-            bulks(&["hll-sparse-max-bytes", "100"]),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > CONFIG SET hll-sparse-max-bytes 100
+        OK
+        > CONFIG GET hll-sparse-max-bytes
+        1) "hll-sparse-max-bytes"
+        2) "100"
+    "#,
+    );
     fill(&mut s, "h", "x", 1);
     assert_eq!(s.run("STRLEN h"), int(12304));
     let count = s.run("PFCOUNT h");
@@ -119,30 +138,46 @@ fn foreign_and_corrupt_values_get_redis_s_errors() {
     let mut s = Session::new();
     let not_hll = err("WRONGTYPE Key is not a valid HyperLogLog string value.");
     s.run("SET str hello");
-    s.expect(&[
-        ("PFADD str a", not_hll.clone()),
-        ("PFCOUNT str", not_hll.clone()),
-        ("PFCOUNT missing str", not_hll.clone()),
-        ("PFMERGE dst str", not_hll.clone()),
-        ("EXISTS dst", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > PFADD str a
+        (error) WRONGTYPE Key is not a valid HyperLogLog string value.
+        > PFCOUNT str
+        (error) WRONGTYPE Key is not a valid HyperLogLog string value.
+        > PFCOUNT missing str
+        (error) WRONGTYPE Key is not a valid HyperLogLog string value.
+        > PFMERGE dst str
+        (error) WRONGTYPE Key is not a valid HyperLogLog string value.
+        > EXISTS dst
+        (integer) 0
+    "#,
+    );
     s.run("LPUSH list a");
     assert!(matches!(s.run("PFADD list a"), Reply::Error(e) if e.contains("wrong kind")));
     // Bytes past the last register.
     s.run("PFADD h a b c");
     s.run("APPEND h hello");
-    let corrupt = err("INVALIDOBJ Corrupted HLL object detected");
-    s.expect(&[
-        ("PFCOUNT h", corrupt.clone()),
-        ("PFCOUNT h h", corrupt.clone()),
-        ("PFMERGE h2 h", corrupt.clone()),
-    ]);
+    s.transcript(
+        r#"
+        > PFCOUNT h
+        (error) INVALIDOBJ Corrupted HLL object detected
+        > PFCOUNT h h
+        (error) INVALIDOBJ Corrupted HLL object detected
+        > PFMERGE h2 h
+        (error) INVALIDOBJ Corrupted HLL object detected
+    "#,
+    );
     // A body that stops short of the registers being set.
     s.run(r#"SET short "HYLL\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x80\x01""#);
-    s.expect(&[
-        ("PFADD short a b c d e f g", corrupt.clone()),
-        ("STRLEN short", int(17)), // left as it was
-    ]);
+    s.transcript(
+        r#"
+        > PFADD short a b c d e f g
+        (error) INVALIDOBJ Corrupted HLL object detected
+        // left as it was
+        > STRLEN short
+        (integer) 17
+    "#,
+    );
     // Dense of the wrong length, and a bad encoding byte.
     s.run("PFADD d x");
     s.run("CONFIG SET hll-sparse-max-bytes 0");
@@ -210,37 +245,44 @@ fn pfadd_that_changes_nothing_leaves_a_watch_alone() {
 fn pfdebug_shows_the_encoding_registers_and_opcodes() {
     let mut s = Session::new();
     s.run("PFADD h a b c");
-    s.expect(&[
-        (
-            "PFDEBUG DECODE h",
-            bulk("Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603"),
-        ),
-        ("PFDEBUG ENCODING h", Reply::Simple("sparse".into())),
-    ]);
+    s.transcript(
+        r#"
+        > PFDEBUG DECODE h
+        "Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603"
+        > PFDEBUG ENCODING h
+        sparse
+    "#,
+    );
     let Reply::Array(Some(registers)) = s.run("PFDEBUG GETREG h") else {
         panic!("GETREG answers an array");
     };
     assert_eq!(registers.len(), 16384);
     assert_eq!(registers.iter().filter(|r| **r != int(0)).count(), 3);
-    s.expect(&[
-        ("PFDEBUG ENCODING h", Reply::Simple("dense".into())), // GETREG made it dense
-        ("PFDEBUG TODENSE h", int(0)),
-        ("PFCOUNT h", int(3)),
-    ]);
+    s.transcript(
+        r#"
+        // GETREG made it dense
+        > PFDEBUG ENCODING h
+        dense
+        > PFDEBUG TODENSE h
+        (integer) 0
+        > PFCOUNT h
+        (integer) 3
+    "#,
+    );
     s.run("PFADD h2 x");
     assert!(s.logged("PFDEBUG TODENSE h2")[0].starts_with("SET h2 HYLL"));
-    s.expect(&[
-        ("STRLEN h2", int(12304)),
-        ("PFDEBUG DECODE h", err("ERR HLL encoding is not sparse")),
-        (
-            "PFDEBUG GETREG nokey",
-            err("ERR The specified key does not exist"),
-        ),
-        (
-            "PFDEBUG bogus h",
-            err("ERR Unknown PFDEBUG subcommand 'bogus'"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > STRLEN h2
+        (integer) 12304
+        > PFDEBUG DECODE h
+        (error) ERR HLL encoding is not sparse
+        > PFDEBUG GETREG nokey
+        (error) ERR The specified key does not exist
+        > PFDEBUG bogus h
+        (error) ERR Unknown PFDEBUG subcommand 'bogus'
+    "#,
+    );
     s.run("SET str x");
     assert_eq!(
         s.run("PFDEBUG GETREG str"),

@@ -106,27 +106,30 @@ fn command_list_filters_by_category_pattern_and_module() {
     let mut s = Session::new();
     let all = words(s.run("COMMAND LIST"));
     assert!(all.contains(&"set".into()) && all.contains(&"client|list".into()));
-    s.expect(&[
-        ("COMMAND LIST bad_arg", err("ERR syntax error")),
-        ("COMMAND LIST FILTERBY bad_arg", err("ERR syntax error")),
-        ("COMMAND LIST FILTERBY bad_arg x", err("ERR syntax error")),
-        ("COMMAND LIST FILTERBY aclcat a b", err("ERR syntax error")),
-        (
-            "COMMAND LIST FILTERBY aclcat non_existing_category",
-            array(&[]),
-        ),
-        ("COMMAND LIST FILTERBY aclcat @scripting", array(&[])),
-        (
-            "COMMAND LIST FILTERBY module non_existing_module",
-            array(&[]),
-        ),
-        ("COMMAND LIST FILTERBY pattern set", bulks(&["set"])),
-        (
-            "COMMAND LIST FILTERBY pattern CONFIG|GET",
-            bulks(&["config|get"]),
-        ),
-        ("COMMAND LIST FILTERBY pattern non_exists*", array(&[])),
-    ]);
+    s.transcript(
+        r#"
+        > COMMAND LIST bad_arg
+        (error) ERR syntax error
+        > COMMAND LIST FILTERBY bad_arg
+        (error) ERR syntax error
+        > COMMAND LIST FILTERBY bad_arg x
+        (error) ERR syntax error
+        > COMMAND LIST FILTERBY aclcat a b
+        (error) ERR syntax error
+        > COMMAND LIST FILTERBY aclcat non_existing_category
+        (empty array)
+        > COMMAND LIST FILTERBY aclcat @scripting
+        (empty array)
+        > COMMAND LIST FILTERBY module non_existing_module
+        (empty array)
+        > COMMAND LIST FILTERBY pattern set
+        1) "set"
+        > COMMAND LIST FILTERBY pattern CONFIG|GET
+        1) "config|get"
+        > COMMAND LIST FILTERBY pattern non_exists*
+        (empty array)
+    "#,
+    );
     let list =
         |s: &mut Session, filter: &str| sorted(s.run(&format!("COMMAND LIST FILTERBY {filter}")));
     assert_eq!(
@@ -155,32 +158,42 @@ fn command_list_filters_by_category_pattern_and_module() {
 #[test]
 fn command_getkeys_of_scripts_and_stream_reads() {
     let mut s = Session::new();
-    s.expect(&[
-        ("COMMAND GETKEYS eval r 1 key", bulks(&["key"])),
-        ("COMMAND GETKEYS evalsha x 2 a b", bulks(&["a", "b"])),
-        ("COMMAND GETKEYS eval r 0", array(&[])),
-        ("COMMAND GETKEYS eval r 2 a", array(&[])),
-        ("COMMAND GETKEYS fcall f 0", array(&[])),
-        ("COMMAND GETKEYS xread streams a b 0 0", bulks(&["a", "b"])),
-        ("COMMAND GETKEYS xread count 2 streams a 0", bulks(&["a"])),
-        (
-            "COMMAND GETKEYS xreadgroup group g c streams a b 0 0",
-            bulks(&["a", "b"]),
-        ),
-        (
-            "COMMAND GETKEYS spublish a b",
-            err("ERR The command has no key arguments"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > COMMAND GETKEYS eval r 1 key
+        1) "key"
+        > COMMAND GETKEYS evalsha x 2 a b
+        1) "a"
+        2) "b"
+        > COMMAND GETKEYS eval r 0
+        (empty array)
+        > COMMAND GETKEYS eval r 2 a
+        (empty array)
+        > COMMAND GETKEYS fcall f 0
+        (empty array)
+        > COMMAND GETKEYS xread streams a b 0 0
+        1) "a"
+        2) "b"
+        > COMMAND GETKEYS xread count 2 streams a 0
+        1) "a"
+        > COMMAND GETKEYS xreadgroup group g c streams a b 0 0
+        1) "a"
+        2) "b"
+        > COMMAND GETKEYS spublish a b
+        (error) ERR The command has no key arguments
+    "#,
+    );
 }
 
 #[test]
 fn config_rewrite_and_helps() {
     let mut s = Session::new();
-    s.expect(&[(
-        "CONFIG REWRITE",
-        err("ERR The server is running without a config file"),
-    )]);
+    s.transcript(
+        r#"
+        > CONFIG REWRITE
+        (error) ERR The server is running without a config file
+    "#,
+    );
     for (command, first) in [
         (
             "CONFIG HELP",
@@ -213,78 +226,97 @@ fn ttl_type_and_exists_do_not_alter_the_last_access_time() {
     ] {
         s.run(command);
     }
-    s.expect(&[("OBJECT IDLETIME foo", int(3))]);
+    s.transcript(
+        r#"
+        > OBJECT IDLETIME foo
+        (integer) 3
+    "#,
+    );
     s.run("TOUCH foo");
-    s.expect(&[("OBJECT IDLETIME foo", int(0))]);
+    s.transcript(
+        r#"
+        > OBJECT IDLETIME foo
+        (integer) 0
+    "#,
+    );
     s.advance(3000);
     s.run("GET foo");
-    s.expect(&[("OBJECT IDLETIME foo", int(0))]);
+    s.transcript(
+        r#"
+        > OBJECT IDLETIME foo
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
 fn command_getkeysandflags_says_how_each_key_is_used() {
     let mut s = Session::new();
-    let key = |name: &str, flags: &[&str]| {
-        array(&[
-            bulk(name),
-            Reply::Set(flags.iter().map(|f| Reply::Simple((*f).into())).collect()),
-        ])
-    };
-    s.expect(&[
-        (
-            "COMMAND GETKEYSANDFLAGS set k1 v1",
-            array(&[key("k1", &["OW", "update"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS set k1 v1 get",
-            array(&[key("k1", &["RW", "access", "update"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS mset k1 v1 k2 v2",
-            array(&[key("k1", &["OW", "update"]), key("k2", &["OW", "update"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS LMOVE k1 k2 left right",
-            array(&[
-                key("k1", &["RW", "access", "delete"]),
-                key("k2", &["RW", "insert"]),
-            ]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS sort k1 store k2",
-            array(&[key("k1", &["RO", "access"]), key("k2", &["OW", "update"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS del a b",
-            array(&[key("a", &["RM", "delete"]), key("b", &["RM", "delete"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS bitfield k get u8 0",
-            array(&[key("k", &["RO", "access"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS object encoding k",
-            array(&[key("k", &["RO"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS eval r 1 k",
-            array(&[key("k", &["RW", "access", "update"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS bitop and d a",
-            array(&[key("d", &["OW", "update"]), key("a", &["RO", "access"])]),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS get k k",
-            err("ERR Invalid number of arguments specified for command"),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS get",
-            err("ERR wrong number of arguments for 'command|getkeysandflags' command"),
-        ),
-        (
-            "COMMAND GETKEYSANDFLAGS ping x",
-            err("ERR The command has no key arguments"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > COMMAND GETKEYSANDFLAGS set k1 v1
+        1) 1) "k1"
+           2) 1) OW
+              2) update
+        > COMMAND GETKEYSANDFLAGS set k1 v1 get
+        1) 1) "k1"
+           2) 1) RW
+              2) access
+              3) update
+        > COMMAND GETKEYSANDFLAGS mset k1 v1 k2 v2
+        1) 1) "k1"
+           2) 1) OW
+              2) update
+        2) 1) "k2"
+           2) 1) OW
+              2) update
+        > COMMAND GETKEYSANDFLAGS LMOVE k1 k2 left right
+        1) 1) "k1"
+           2) 1) RW
+              2) access
+              3) delete
+        2) 1) "k2"
+           2) 1) RW
+              2) insert
+        > COMMAND GETKEYSANDFLAGS sort k1 store k2
+        1) 1) "k1"
+           2) 1) RO
+              2) access
+        2) 1) "k2"
+           2) 1) OW
+              2) update
+        > COMMAND GETKEYSANDFLAGS del a b
+        1) 1) "a"
+           2) 1) RM
+              2) delete
+        2) 1) "b"
+           2) 1) RM
+              2) delete
+        > COMMAND GETKEYSANDFLAGS bitfield k get u8 0
+        1) 1) "k"
+           2) 1) RO
+              2) access
+        > COMMAND GETKEYSANDFLAGS object encoding k
+        1) 1) "k"
+           2) 1) RO
+        > COMMAND GETKEYSANDFLAGS eval r 1 k
+        1) 1) "k"
+           2) 1) RW
+              2) access
+              3) update
+        > COMMAND GETKEYSANDFLAGS bitop and d a
+        1) 1) "d"
+           2) 1) OW
+              2) update
+        2) 1) "a"
+           2) 1) RO
+              2) access
+        > COMMAND GETKEYSANDFLAGS get k k
+        (error) ERR Invalid number of arguments specified for command
+        > COMMAND GETKEYSANDFLAGS get
+        (error) ERR wrong number of arguments for 'command|getkeysandflags' command
+        > COMMAND GETKEYSANDFLAGS ping x
+        (error) ERR The command has no key arguments
+    "#,
+    );
 }

@@ -7,28 +7,44 @@ use super::*;
 fn del_counts_only_existing_keys() {
     let mut s = Session::new();
     s.run("MSET a 1 b 2");
-    s.expect(&[
-        ("DEL a b c a", int(2)),
-        ("DEL a", int(0)),
-        ("DBSIZE", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > DEL a b c a
+        (integer) 2
+        > DEL a
+        (integer) 0
+        > DBSIZE
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
 fn exists_counts_repeats() {
     let mut s = Session::new();
     s.run("SET a 1");
-    s.expect(&[("EXISTS a", int(1)), ("EXISTS a a missing", int(2))]);
+    s.transcript(
+        r#"
+        > EXISTS a
+        (integer) 1
+        > EXISTS a a missing
+        (integer) 2
+    "#,
+    );
 }
 
 #[test]
 fn type_of_keys() {
     let mut s = Session::new();
     s.run("SET a 1");
-    s.expect(&[
-        ("TYPE a", Reply::Simple("string".into())),
-        ("TYPE b", Reply::Simple("none".into())),
-    ]);
+    s.transcript(
+        r#"
+        > TYPE a
+        string
+        > TYPE b
+        none
+    "#,
+    );
 }
 
 #[test]
@@ -122,34 +138,58 @@ fn scan_match_count_and_type() {
 #[test]
 fn scan_errors() {
     let mut s = Session::new();
-    s.expect(&[
-        ("SCAN abc", err("ERR invalid cursor")),
-        ("SCAN -1", err("ERR invalid cursor")),
-    ]);
+    s.transcript(
+        r#"
+        > SCAN abc
+        (error) ERR invalid cursor
+        > SCAN -1
+        (error) ERR invalid cursor
+    "#,
+    );
     s.run("SET k v");
-    s.expect(&[
-        ("SCAN 18446744073709551615", array(&[bulk("0"), array(&[])])), // a cursor past the end finishes the scan
-        ("SCAN 0 COUNT 0", err("ERR syntax error")),
-        (
-            "SCAN 0 COUNT x",
-            err("ERR value is not an integer or out of range"),
-        ),
-        ("SCAN 0 MATCH", err("ERR syntax error")),
-        ("SCAN 0 FOO bar", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        // a cursor past the end finishes the scan
+        > SCAN 18446744073709551615
+        1) "0"
+        2) (empty array)
+        > SCAN 0 COUNT 0
+        (error) ERR syntax error
+        > SCAN 0 COUNT x
+        (error) ERR value is not an integer or out of range
+        > SCAN 0 MATCH
+        (error) ERR syntax error
+        > SCAN 0 FOO bar
+        (error) ERR syntax error
+    "#,
+    );
 }
 
 #[test]
 fn dbsize_and_flush() {
     let mut s = Session::new();
     s.run("MSET a 1 b 2 c 3");
-    s.expect(&[("DBSIZE", int(3)), ("FLUSHDB", ok()), ("DBSIZE", int(0))]);
+    s.transcript(
+        r#"
+        > DBSIZE
+        (integer) 3
+        > FLUSHDB
+        OK
+        > DBSIZE
+        (integer) 0
+    "#,
+    );
     s.run("SET a 1");
-    s.expect(&[
-        ("FLUSHALL ASYNC", ok()),
-        ("DBSIZE", int(0)),
-        ("FLUSHALL NOW", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > FLUSHALL ASYNC
+        OK
+        > DBSIZE
+        (integer) 0
+        > FLUSHALL NOW
+        (error) ERR syntax error
+    "#,
+    );
 }
 
 #[test]
@@ -161,78 +201,109 @@ fn rename_moves_value_and_expiry_and_logs_absolutely() {
         s.logged("RENAME a b"),
         ["DEL a".to_string(), format!("SET b 1 PXAT {}", now + 500)]
     );
-    s.expect(&[
-        ("PTTL b", Reply::Integer(500)),
-        ("RENAME a c", Reply::error("ERR no such key")),
-    ]);
+    s.transcript(
+        r#"
+        > PTTL b
+        (integer) 500
+        > RENAME a c
+        (error) ERR no such key
+    "#,
+    );
     s.run("SET c 3");
-    s.expect(&[
-        ("RENAMENX b c", Reply::Integer(0)),
-        ("RENAMENX b d", Reply::Integer(1)),
-        ("RENAME d d", Reply::ok()),
-        ("GET d", Reply::bulk("1")),
-    ]);
+    s.transcript(
+        r#"
+        > RENAMENX b c
+        (integer) 0
+        > RENAMENX b d
+        (integer) 1
+        > RENAME d d
+        OK
+        > GET d
+        "1"
+    "#,
+    );
 }
 
 #[test]
 fn copy_touch_unlink_randomkey_and_expiretime() {
     let mut s = Session::new();
     s.run("SET a hello");
-    s.expect(&[
-        ("COPY a b", Reply::Integer(1)),
-        ("COPY a b", Reply::Integer(0)),
-    ]);
+    s.transcript(
+        r#"
+        > COPY a b
+        (integer) 1
+        > COPY a b
+        (integer) 0
+    "#,
+    );
     s.run("APPEND a !");
-    s.expect(&[
-        ("GET b", Reply::bulk("hello")), // copies do not share changes
-        ("COPY a b REPLACE", Reply::Integer(1)),
-    ]);
+    s.transcript(
+        r#"
+        // copies do not share changes
+        > GET b
+        "hello"
+        > COPY a b REPLACE
+        (integer) 1
+    "#,
+    );
     // Into another database (found by the differential test: it was
     // refused as out of range), logged under a SELECT of it.
     assert_eq!(
         s.logged("COPY a b DB 1"),
         ["SELECT 1", "SET b hello!", "SELECT 0"]
     );
-    s.expect(&[
-        ("COPY a b DB 1", Reply::Integer(0)),
-        ("COPY a a DB 1 REPLACE", Reply::Integer(1)),
-        (
-            "COPY a a",
-            Reply::error("ERR source and destination objects are the same"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > COPY a b DB 1
+        (integer) 0
+        > COPY a a DB 1 REPLACE
+        (integer) 1
+        > COPY a a
+        (error) ERR source and destination objects are the same
+    "#,
+    );
     s.run("SELECT 1");
     assert_eq!(s.run("MGET a b"), bulks(&["hello!", "hello!"]));
     s.run("SELECT 0");
-    s.expect(&[
-        (
-            "COPY a b DB 16",
-            Reply::error("ERR DB index is out of range"),
-        ),
-        (
-            "COPY a b DB 99999999999",
-            Reply::error(
-                "ERR value is out of range, value must between -2147483648 and 2147483647",
-            ),
-        ),
-        ("COPY missing b", Reply::Integer(0)),
-        ("TOUCH a b missing", Reply::Integer(2)),
-    ]);
+    s.transcript(
+        r#"
+        > COPY a b DB 16
+        (error) ERR DB index is out of range
+        > COPY a b DB 99999999999
+        (error) ERR value is out of range, value must between -2147483648 and 2147483647
+        > COPY missing b
+        (integer) 0
+        > TOUCH a b missing
+        (integer) 2
+    "#,
+    );
     assert!(matches!(s.run("RANDOMKEY"), Reply::Bulk(Some(k)) if k == b"a" || k == b"b"));
-    s.expect(&[
-        ("UNLINK a b missing", Reply::Integer(2)),
-        ("RANDOMKEY", Reply::Bulk(None)),
-    ]);
+    s.transcript(
+        r#"
+        > UNLINK a b missing
+        (integer) 2
+        > RANDOMKEY
+        (nil)
+    "#,
+    );
     s.run("SET e v PXAT 2000500");
-    s.expect(&[
-        ("EXPIRETIME e", Reply::Integer(2000)),
-        ("PEXPIRETIME e", Reply::Integer(2000500)),
-    ]);
+    s.transcript(
+        r#"
+        > EXPIRETIME e
+        (integer) 2000
+        > PEXPIRETIME e
+        (integer) 2000500
+    "#,
+    );
     s.run("SET p v");
-    s.expect(&[
-        ("EXPIRETIME p", Reply::Integer(-1)),
-        ("PEXPIRETIME nothing", Reply::Integer(-2)),
-    ]);
+    s.transcript(
+        r#"
+        > EXPIRETIME p
+        (integer) -1
+        > PEXPIRETIME nothing
+        (integer) -2
+    "#,
+    );
 }
 
 #[test]

@@ -21,78 +21,137 @@ fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
 #[test]
 fn pushes_and_pops_at_both_ends() {
     let mut s = Session::new();
-    s.expect(&[("RPUSH l a b c", int(3)), ("LPUSH l x y", int(5))]);
+    s.transcript(
+        r#"
+        > RPUSH l a b c
+        (integer) 3
+        > LPUSH l x y
+        (integer) 5
+    "#,
+    );
     assert_eq!(range(&mut s, "l"), "y x a b c", "the last LPUSHed first");
-    s.expect(&[
-        ("LPOP l", bulk("y")),
-        ("RPOP l", bulk("c")),
-        ("LPOP l 2", bulks(&["x", "a"])),
-        ("RPOP l 10", bulks(&["b"])),
-        ("EXISTS l", int(0)), // the last element took the key
-        ("LPOP l", nil()),
-        ("LPOP l 1", Reply::Array(None)),
-        ("LPOP l 0", Reply::Array(None)),
-    ]);
+    s.transcript(
+        r#"
+        > LPOP l
+        "y"
+        > RPOP l
+        "c"
+        > LPOP l 2
+        1) "x"
+        2) "a"
+        > RPOP l 10
+        1) "b"
+        // the last element took the key
+        > EXISTS l
+        (integer) 0
+        > LPOP l
+        (nil)
+        > LPOP l 1
+        (nil array)
+        > LPOP l 0
+        (nil array)
+    "#,
+    );
     s.run("RPUSH l z");
-    s.expect(&[
-        ("LPOP l 0", array(&[])),
-        (
-            "LPOP l -1",
-            err("ERR value is out of range, must be positive"),
-        ),
-        (
-            "LPOP l 1 1",
-            err("ERR wrong number of arguments for 'lpop' command"),
-        ),
-        ("LPUSHX nothing a", int(0)),
-        ("EXISTS nothing", int(0)),
-        ("RPUSHX l a b", int(3)),
-        ("LPUSHX l 0", int(4)),
-    ]);
+    s.transcript(
+        r#"
+        > LPOP l 0
+        (empty array)
+        > LPOP l -1
+        (error) ERR value is out of range, must be positive
+        > LPOP l 1 1
+        (error) ERR wrong number of arguments for 'lpop' command
+        > LPUSHX nothing a
+        (integer) 0
+        > EXISTS nothing
+        (integer) 0
+        > RPUSHX l a b
+        (integer) 3
+        > LPUSHX l 0
+        (integer) 4
+    "#,
+    );
     assert_eq!(range(&mut s, "l"), "0 z a b");
-    s.expect(&[("LLEN l", int(4)), ("LLEN nothing", int(0))]);
+    s.transcript(
+        r#"
+        > LLEN l
+        (integer) 4
+        > LLEN nothing
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
 fn reading_by_index_and_range() {
     let mut s = Session::new();
     s.run("RPUSH l a b c d e");
-    s.expect(&[
-        ("LINDEX l 0", bulk("a")),
-        ("LINDEX l -1", bulk("e")),
-        ("LINDEX l 5", nil()),
-        (
-            "LINDEX l x",
-            err("ERR value is not an integer or out of range"),
-        ),
-        ("LINDEX nothing x", nil()), // the key first, as Redis
-        ("LRANGE l 1 -2", bulks(&["b", "c", "d"])),
-        ("LRANGE l -100 100", bulks(&["a", "b", "c", "d", "e"])),
-        ("LRANGE l 3 1", array(&[])),
-        ("LRANGE l 0 -10", array(&[])),
-        ("LRANGE nothing 0 -1", array(&[])),
-        (
-            "LRANGE l a 1",
-            err("ERR value is not an integer or out of range"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > LINDEX l 0
+        "a"
+        > LINDEX l -1
+        "e"
+        > LINDEX l 5
+        (nil)
+        > LINDEX l x
+        (error) ERR value is not an integer or out of range
+        // the key first, as Redis
+        > LINDEX nothing x
+        (nil)
+        > LRANGE l 1 -2
+        1) "b"
+        2) "c"
+        3) "d"
+        > LRANGE l -100 100
+        1) "a"
+        2) "b"
+        3) "c"
+        4) "d"
+        5) "e"
+        > LRANGE l 3 1
+        (empty array)
+        > LRANGE l 0 -10
+        (empty array)
+        > LRANGE nothing 0 -1
+        (empty array)
+        > LRANGE l a 1
+        (error) ERR value is not an integer or out of range
+    "#,
+    );
 }
 
 #[test]
 fn changing_elements_in_place() {
     let mut s = Session::new();
     s.run("RPUSH l a b c b");
-    s.expect(&[("LSET l 1 B", ok()), ("LSET l -1 end", ok())]);
+    s.transcript(
+        r#"
+        > LSET l 1 B
+        OK
+        > LSET l -1 end
+        OK
+    "#,
+    );
     assert_eq!(range(&mut s, "l"), "a B c end");
-    s.expect(&[
-        ("LSET l 4 x", err("ERR index out of range")),
-        ("LSET nothing 0 x", err("ERR no such key")),
-        ("LINSERT l BEFORE c x", int(5)),
-        ("LINSERT l after end last", int(6)),
-        ("LINSERT l AFTER missing x", int(-1)),
-        ("LINSERT nothing AFTER a x", int(0)),
-        ("LINSERT l aft3r a x", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > LSET l 4 x
+        (error) ERR index out of range
+        > LSET nothing 0 x
+        (error) ERR no such key
+        > LINSERT l BEFORE c x
+        (integer) 5
+        > LINSERT l after end last
+        (integer) 6
+        > LINSERT l AFTER missing x
+        (integer) -1
+        > LINSERT nothing AFTER a x
+        (integer) 0
+        > LINSERT l aft3r a x
+        (error) ERR syntax error
+    "#,
+    );
     assert_eq!(range(&mut s, "l"), "a B x c end last");
     s.run("DEL l");
     s.run("RPUSH l x a x b x c x");
@@ -100,73 +159,121 @@ fn changing_elements_in_place() {
     assert_eq!(range(&mut s, "l"), "a b x c x");
     assert_eq!(s.run("LREM l -1 x"), int(1));
     assert_eq!(range(&mut s, "l"), "a b x c");
-    s.expect(&[
-        ("LREM l 0 x", int(1)),
-        ("LREM l 0 nope", int(0)),
-        ("LTRIM l 1 -1", ok()),
-    ]);
+    s.transcript(
+        r#"
+        > LREM l 0 x
+        (integer) 1
+        > LREM l 0 nope
+        (integer) 0
+        > LTRIM l 1 -1
+        OK
+    "#,
+    );
     assert_eq!(range(&mut s, "l"), "b c");
-    s.expect(&[
-        ("LTRIM l 5 10", ok()),
-        ("EXISTS l", int(0)), // an empty range takes the key
-        ("LTRIM nothing 0 1", ok()),
-    ]);
+    s.transcript(
+        r#"
+        > LTRIM l 5 10
+        OK
+        // an empty range takes the key
+        > EXISTS l
+        (integer) 0
+        > LTRIM nothing 0 1
+        OK
+    "#,
+    );
 }
 
 #[test]
 fn lpos_finds_matches_by_rank_count_and_maxlen() {
     let mut s = Session::new();
     s.run("RPUSH l a b c 1 2 3 c c");
-    s.expect(&[
-        ("LPOS l c", int(2)),
-        ("LPOS l c RANK 2", int(6)),
-        ("LPOS l c RANK -1", int(7)),
-        ("LPOS l c RANK 4", nil()),
-        ("LPOS l c COUNT 0", array(&[int(2), int(6), int(7)])),
-        ("LPOS l c COUNT 2 RANK -1", array(&[int(7), int(6)])),
-        ("LPOS l c COUNT 0 MAXLEN 3", array(&[int(2)])),
-        (
-            "LPOS l c COUNT 0 MAXLEN 3 RANK -1",
-            array(&[int(7), int(6)]),
-        ),
-        ("LPOS l c COUNT 0 MAXLEN 7 RANK 2", array(&[int(6)])),
-        ("LPOS nothing c COUNT 0", array(&[])),
-        ("LPOS nothing c", nil()),
-    ]);
+    s.transcript(
+        r#"
+        > LPOS l c
+        (integer) 2
+        > LPOS l c RANK 2
+        (integer) 6
+        > LPOS l c RANK -1
+        (integer) 7
+        > LPOS l c RANK 4
+        (nil)
+        > LPOS l c COUNT 0
+        1) (integer) 2
+        2) (integer) 6
+        3) (integer) 7
+        > LPOS l c COUNT 2 RANK -1
+        1) (integer) 7
+        2) (integer) 6
+        > LPOS l c COUNT 0 MAXLEN 3
+        1) (integer) 2
+        > LPOS l c COUNT 0 MAXLEN 3 RANK -1
+        1) (integer) 7
+        2) (integer) 6
+        > LPOS l c COUNT 0 MAXLEN 7 RANK 2
+        1) (integer) 6
+        > LPOS nothing c COUNT 0
+        (empty array)
+        > LPOS nothing c
+        (nil)
+    "#,
+    );
     assert!(
         matches!(s.run("LPOS l c RANK 0"), Reply::Error(e) if e.starts_with("ERR RANK can't be zero"))
     );
-    s.expect(&[
-        ("LPOS l c COUNT -1", err("ERR COUNT can't be negative")),
-        ("LPOS l c MAXLEN -1", err("ERR MAXLEN can't be negative")),
-        ("LPOS l c COUNT", err("ERR syntax error")),
-        ("LPOS l c FOO 1", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > LPOS l c COUNT -1
+        (error) ERR COUNT can't be negative
+        > LPOS l c MAXLEN -1
+        (error) ERR MAXLEN can't be negative
+        > LPOS l c COUNT
+        (error) ERR syntax error
+        > LPOS l c FOO 1
+        (error) ERR syntax error
+    "#,
+    );
 }
 
 #[test]
 fn moves_between_lists() {
     let mut s = Session::new();
     s.run("RPUSH src a b c");
-    s.expect(&[
-        ("RPOPLPUSH src dst", bulk("c")),
-        ("LMOVE src dst LEFT RIGHT", bulk("a")),
-    ]);
+    s.transcript(
+        r#"
+        > RPOPLPUSH src dst
+        "c"
+        > LMOVE src dst LEFT RIGHT
+        "a"
+    "#,
+    );
     assert_eq!(range(&mut s, "dst"), "c a");
-    s.expect(&[
-        ("LMOVE src src right left", bulk("b")), // one element rotates
-        ("LMOVE src dst RIGHT LEFT", bulk("b")),
-        ("EXISTS src", int(0)),
-        ("LMOVE src dst LEFT LEFT", nil()),
-        ("LMOVE src dst UP LEFT", err("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        // one element rotates
+        > LMOVE src src right left
+        "b"
+        > LMOVE src dst RIGHT LEFT
+        "b"
+        > EXISTS src
+        (integer) 0
+        > LMOVE src dst LEFT LEFT
+        (nil)
+        > LMOVE src dst UP LEFT
+        (error) ERR syntax error
+    "#,
+    );
     s.run("SET str x");
     assert_eq!(s.run("LMOVE dst str LEFT LEFT"), err(WRONGTYPE));
     assert_eq!(range(&mut s, "dst"), "b c a", "nothing moved");
-    s.expect(&[
-        ("LMOVE str dst LEFT LEFT", err(WRONGTYPE)),
-        ("RPOPLPUSH nothing str", nil()), // nothing to move: no type check
-    ]);
+    s.transcript(
+        r#"
+        > LMOVE str dst LEFT LEFT
+        (error) WRONGTYPE Operation against a key holding the wrong kind of value
+        // nothing to move: no type check
+        > RPOPLPUSH nothing str
+        (nil)
+    "#,
+    );
     // The rotation keeps a key's expiry.
     s.run("PEXPIRE dst 5000");
     s.run("RPOPLPUSH dst dst");
@@ -177,14 +284,19 @@ fn moves_between_lists() {
 fn lmpop_pops_from_the_first_list() {
     let mut s = Session::new();
     s.run("RPUSH b 1 2 3");
-    s.expect(&[
-        ("LMPOP 2 a b LEFT", array(&[bulk("b"), bulks(&["1"])])),
-        (
-            "LMPOP 2 a b right COUNT 5",
-            array(&[bulk("b"), bulks(&["3", "2"])]),
-        ),
-        ("LMPOP 2 a b LEFT", Reply::Array(None)),
-    ]);
+    s.transcript(
+        r#"
+        > LMPOP 2 a b LEFT
+        1) "b"
+        2) 1) "1"
+        > LMPOP 2 a b right COUNT 5
+        1) "b"
+        2) 1) "3"
+           2) "2"
+        > LMPOP 2 a b LEFT
+        (nil array)
+    "#,
+    );
     s.run("SET a x");
     assert_eq!(s.run("LMPOP 2 a b LEFT"), err(WRONGTYPE));
     for (line, error) in [
@@ -239,11 +351,17 @@ fn wrong_types_are_refused_both_ways() {
     for line in ["GET l", "APPEND l x", "HSET l f v", "INCR l"] {
         assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
     }
-    s.expect(&[
-        ("TYPE l", Reply::Simple("list".into())),
-        ("OBJECT ENCODING l", bulk("quicklist")),
-        ("SCAN 0 TYPE list", array(&[bulk("0"), bulks(&["l"])])),
-    ]);
+    s.transcript(
+        r#"
+        > TYPE l
+        list
+        > OBJECT ENCODING l
+        "quicklist"
+        > SCAN 0 TYPE list
+        1) "0"
+        2) 1) "l"
+    "#,
+    );
 }
 
 #[test]
@@ -251,12 +369,18 @@ fn list_keys_expire_rename_copy_and_move_like_any_key() {
     let mut s = Session::new();
     s.run("RPUSH l a b");
     s.run("PEXPIRE l 100");
-    s.expect(&[
-        ("COPY l c", int(1)),
-        ("RENAME l r", ok()),
-        ("PTTL r", int(100)),
-        ("MOVE c 1", int(1)),
-    ]);
+    s.transcript(
+        r#"
+        > COPY l c
+        (integer) 1
+        > RENAME l r
+        OK
+        > PTTL r
+        (integer) 100
+        > MOVE c 1
+        (integer) 1
+    "#,
+    );
     s.run("SELECT 1");
     assert_eq!(range(&mut s, "c"), "a b");
     s.run("SELECT 0");
@@ -269,13 +393,22 @@ fn list_keys_expire_rename_copy_and_move_like_any_key() {
 fn lists_count_toward_maxmemory() {
     let element = List::element_cost(10);
     let mut s = Session::full(Config::default(), element, "RPUSH l 0123456789 0123456789");
-    s.expect(&[
-        ("RPUSH l x", err(OOM)),
-        ("LINSERT l BEFORE x y", err(OOM)),
-        ("LSET l 0 9876543210", err(OOM)), // an estimate: any new bytes
-        ("LPOP l", bulk("0123456789")),
-        ("RPUSH l 0123456789", int(2)), // room again
-    ]);
+    s.transcript(
+        r#"
+        > RPUSH l x
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > LINSERT l BEFORE x y
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        // an estimate: any new bytes
+        > LSET l 0 9876543210
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > LPOP l
+        "0123456789"
+        // room again
+        > RPUSH l 0123456789
+        (integer) 2
+    "#,
+    );
     s.run("LTRIM l 0 0");
     assert_eq!(s.engine.store().used_memory(), Store::cost(1, element));
 }
@@ -511,14 +644,18 @@ fn a_blocking_command_with_data_answers_at_once() {
     s.run("RPUSH a 1");
     assert_eq!(s.run("BLPOP nothing a 0"), array(&[bulk("a"), bulk("1")]));
     s.run("RPUSH a 1 2");
-    s.expect(&[
-        ("BLMOVE a b RIGHT LEFT 0", bulk("2")),
-        ("BRPOPLPUSH a b 0", bulk("1")),
-        (
-            "BLMPOP 0 2 nothing b LEFT COUNT 5",
-            array(&[bulk("b"), bulks(&["1", "2"])]),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > BLMOVE a b RIGHT LEFT 0
+        "2"
+        > BRPOPLPUSH a b 0
+        "1"
+        > BLMPOP 0 2 nothing b LEFT COUNT 5
+        1) "b"
+        2) 1) "1"
+           2) "2"
+    "#,
+    );
     assert!(!s.client.is_blocked());
 }
 
@@ -672,7 +809,14 @@ fn client_unblock_and_closed_connections() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(5);
     as_client(&mut s, &mut c, "BLPOP l 0");
-    s.expect(&[("CLIENT UNBLOCK 5", int(1)), ("CLIENT UNBLOCK 5", int(0))]);
+    s.transcript(
+        r#"
+        > CLIENT UNBLOCK 5
+        (integer) 1
+        > CLIENT UNBLOCK 5
+        (integer) 0
+    "#,
+    );
     assert_eq!(s.engine.take_unblocked(), [(5, Reply::Array(None))]);
     c.unblocked();
     as_client(&mut s, &mut c, "BLPOP l 0");
@@ -692,16 +836,14 @@ fn client_unblock_and_closed_connections() {
         info.contains("rejected_calls=0,failed_calls=1\r\n"),
         "{info}"
     );
-    s.expect(&[
-        (
-            "CLIENT UNBLOCK x",
-            err("ERR value is not an integer or out of range"),
-        ),
-        (
-            "CLIENT UNBLOCK 5 LATER",
-            err("ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > CLIENT UNBLOCK x
+        (error) ERR value is not an integer or out of range
+        > CLIENT UNBLOCK 5 LATER
+        (error) ERR CLIENT UNBLOCK reason should be TIMEOUT or ERROR
+    "#,
+    );
     c.unblocked();
     as_client(&mut s, &mut c, "BLPOP l 0");
     s.engine.client_gone(5);

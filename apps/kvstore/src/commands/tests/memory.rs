@@ -18,15 +18,25 @@ fn writes_past_maxmemory_are_refused() {
     for key in ["a", "b", "c"] {
         assert_eq!(s.run(&format!("SET {key} 0123456789")), ok());
     }
-    s.expect(&[
-        ("SET d 0123456789", err(OOM)),
-        ("APPEND a x", err(OOM)),
-        ("MSET d 1", err(OOM)),
-        ("SETNX d 1", err(OOM)),
-        ("INCR d", err(OOM)),
-        ("EXISTS d", int(0)),
-        ("GET a", bulk("0123456789")), // reads still work
-    ]);
+    s.transcript(
+        r#"
+        > SET d 0123456789
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > APPEND a x
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > MSET d 1
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > SETNX d 1
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > INCR d
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > EXISTS d
+        (integer) 0
+        // reads still work
+        > GET a
+        "0123456789"
+    "#,
+    );
 }
 
 #[test]
@@ -35,13 +45,23 @@ fn writes_that_do_not_grow_are_allowed() {
     for key in ["a", "b", "c"] {
         s.run(&format!("SET {key} 0123456789"));
     }
-    s.expect(&[
-        ("SET a 9876543210", ok()), // same size
-        ("SET a short", ok()),      // shrinks
-        ("DEL b", int(1)),
-        ("EXPIRE c 100", int(1)),
-        ("SET d 0123456789", ok()), // room again after DEL
-    ]);
+    s.transcript(
+        r#"
+        // same size
+        > SET a 9876543210
+        OK
+        // shrinks
+        > SET a short
+        OK
+        > DEL b
+        (integer) 1
+        > EXPIRE c 100
+        (integer) 1
+        // room again after DEL
+        > SET d 0123456789
+        OK
+    "#,
+    );
 }
 
 #[test]

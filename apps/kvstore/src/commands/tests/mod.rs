@@ -1,5 +1,7 @@
 //! Command tests, written as sessions: commands typed as `redis-cli` would
-//! send them, and the replies Redis 7 gives.
+//! send them, and the replies Redis 7 gives, as `redis-cli` shows them
+//! ([`Session::transcript`]); where a reply is computed by the test, as
+//! pairs of a command and its [`Reply`] ([`Session::expect`]).
 
 mod acl;
 mod auth;
@@ -155,6 +157,52 @@ impl Session {
         }
     }
 
+    /// Runs the exchange `transcript` shows, as `redis-cli` shows it: each
+    /// `> ` line is a command, the lines after it the reply it must get
+    /// (see [`cli`]), `//` lines are comments, blank lines and the common
+    /// indentation are passed over. A wrong reply stops the test naming
+    /// the step, its command, and the reply expected and got.
+    ///
+    /// ```text
+    /// > HSET h a 1 b 2
+    /// (integer) 2
+    /// > HGET h a
+    /// "1"
+    /// > HMGET h a nope
+    /// 1) "1"
+    /// 2) (nil)
+    /// ```
+    #[track_caller]
+    pub fn transcript(&mut self, transcript: &str) {
+        let lines: Vec<&str> = transcript
+            .lines()
+            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+            .collect();
+        let indent = lines
+            .iter()
+            .map(|l| l.len() - l.trim_start().len())
+            .min()
+            .unwrap_or(0);
+        let mut steps: Vec<(&str, Vec<&str>)> = Vec::new();
+        for line in lines.iter().map(|l| &l[indent..]) {
+            match (line.strip_prefix("> "), steps.last_mut()) {
+                (Some(command), _) => steps.push((command, Vec::new())),
+                (None, Some((_, reply))) => reply.push(line),
+                (None, None) => panic!("a reply before any command: {line}"),
+            }
+        }
+        for (step, (line, expected)) in steps.into_iter().enumerate() {
+            let expected = expected.join("\n");
+            let actual = cli(&self.run(line));
+            if actual != expected {
+                panic!(
+                    "step {step} `{line}`: wrong reply\n  \
+                     expected:\n{expected}\n  actual:\n{actual}"
+                );
+            }
+        }
+    }
+
     /// Runs `line` and returns the reply as it goes on the wire, in the
     /// protocol the client speaks (`HELLO 3` switches it).
     pub fn wire(&mut self, line: &str) -> String {
@@ -230,6 +278,84 @@ pub(super) fn show(args: &Args) -> String {
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     words.join(" ")
+}
+
+/// `reply` as `redis-cli` shows it, from the RESP2 it encodes to (two
+/// replies are equal when they encode the same): `(integer) 3`, `"text"`
+/// (escaped as `redis-cli` does), `(nil)`, `OK`, `(error) ERR ...`,
+/// `(empty array)`, and arrays as numbered lines, nested ones indented.
+/// A null array shows as `(nil array)`, so it is not taken for a null
+/// string; several replies to one command follow one another.
+pub(super) fn cli(reply: &Reply) -> String {
+    let wire = reply.to_bytes();
+    let mut rest = &wire[..];
+    let mut lines = Vec::new();
+    while !rest.is_empty() {
+        lines.extend(cli_lines(&mut rest));
+    }
+    lines.join("\n")
+}
+
+/// The lines `redis-cli` shows for the one reply `wire` starts with,
+/// which is left after it.
+fn cli_lines(wire: &mut &[u8]) -> Vec<String> {
+    let end = wire
+        .windows(2)
+        .position(|w| w == b"\r\n")
+        .expect("a whole reply");
+    let head = String::from_utf8_lossy(&wire[1..end]).into_owned();
+    let kind = wire[0];
+    *wire = &wire[end + 2..];
+    let length = || head.parse::<i64>().expect("a length");
+    match kind {
+        b'+' => vec![head],
+        b'-' => vec![format!("(error) {head}")],
+        b':' => vec![format!("(integer) {head}")],
+        b'$' if length() < 0 => vec!["(nil)".into()],
+        b'$' => {
+            let (text, after) = wire.split_at(length() as usize);
+            *wire = &after[2..];
+            vec![quoted(text)]
+        }
+        b'*' if length() < 0 => vec!["(nil array)".into()],
+        b'*' if length() == 0 => vec!["(empty array)".into()],
+        b'*' => {
+            let count = length() as usize;
+            let width = count.to_string().len();
+            let mut lines = Vec::new();
+            for item in 1..=count {
+                for (n, line) in cli_lines(wire).into_iter().enumerate() {
+                    lines.push(match n {
+                        0 => format!("{item:>width$}) {line}"),
+                        _ => format!("{:width$}  {line}", ""),
+                    });
+                }
+            }
+            lines
+        }
+        other => panic!("not a RESP2 reply: {}", other as char),
+    }
+}
+
+/// `bytes` quoted as `redis-cli` quotes a string: printable ASCII as it
+/// is, quotes and backslashes escaped, anything else as `\n`, `\xff`...
+fn quoted(bytes: &[u8]) -> String {
+    let mut out = String::from("\"");
+    for &b in bytes {
+        match b {
+            b'"' | b'\\' => {
+                out.push('\\');
+                out.push(b as char);
+            }
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            b' '..=b'~' => out.push(b as char),
+            _ => out.push_str(&format!("\\x{b:02x}")),
+        }
+    }
+    out.push('"');
+    out
 }
 
 pub(super) fn ok() -> Reply {

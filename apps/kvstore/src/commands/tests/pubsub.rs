@@ -45,20 +45,21 @@ fn a_subscriber_gets_what_is_published_and_nothing_is_logged() {
         messages[0].1,
         b"*3\r\n$7\r\nmessage\r\n$4\r\nnews\r\n$5\r\nhello\r\n"
     );
-    s.expect(&[
-        ("PUBLISH weather rain", Reply::Integer(0)),
-        (
-            "PUBSUB NUMSUB news nobody",
-            Reply::array(vec![
-                bulk("news"),
-                Reply::Integer(1),
-                bulk("nobody"),
-                Reply::Integer(0),
-            ]),
-        ),
-        ("PUBSUB NUMPAT", Reply::Integer(1)),
-        ("PUBSUB CHANNELS s*", Reply::array(vec![bulk("sport")])),
-    ]);
+    s.transcript(
+        r#"
+        > PUBLISH weather rain
+        (integer) 0
+        > PUBSUB NUMSUB news nobody
+        1) "news"
+        2) (integer) 1
+        3) "nobody"
+        4) (integer) 0
+        > PUBSUB NUMPAT
+        (integer) 1
+        > PUBSUB CHANNELS s*
+        1) "sport"
+    "#,
+    );
 }
 
 #[test]
@@ -164,15 +165,23 @@ fn client_list_info_kill_and_no_evict_see_every_connection() {
     };
     assert!(me.starts_with(b"id=7 ") && me.windows(8).any(|w| w == b"flags=e "));
     // Killing: itself is skipped by default; the old form names an address.
-    s.expect(&[
-        ("CLIENT KILL ADDR 10.0.2.2:5000", Reply::Integer(0)),
-        ("CLIENT KILL TYPE pubsub", Reply::Integer(1)),
-    ]);
+    s.transcript(
+        r#"
+        > CLIENT KILL ADDR 10.0.2.2:5000
+        (integer) 0
+        > CLIENT KILL TYPE pubsub
+        (integer) 1
+    "#,
+    );
     assert_eq!(s.engine.take_kills(), vec![30]);
-    s.expect(&[
-        ("CLIENT KILL 10.0.2.2:9", Reply::error("ERR No such client")),
-        ("CLIENT KILL 10.0.2.2:5001", Reply::ok()),
-    ]);
+    s.transcript(
+        r#"
+        > CLIENT KILL 10.0.2.2:9
+        (error) ERR No such client
+        > CLIENT KILL 10.0.2.2:5001
+        OK
+    "#,
+    );
     assert_eq!(s.engine.take_kills(), vec![30]);
     s.engine.client_gone(30);
     assert_eq!(s.run("CLIENT KILL ID 30"), Reply::Integer(0));
@@ -222,26 +231,31 @@ fn shard_channels_are_counted_apart_and_heard_as_smessage() {
     );
     assert_eq!(w(&mut s, "SPUBLISH x y"), refused("spublish"));
     assert_eq!(w(&mut s, "PING hi"), "*2\r\n$4\r\npong\r\n$2\r\nhi\r\n");
-    s.expect(&[
-        ("SPUBLISH b hello", Reply::Integer(1)),
-        ("PUBLISH b hello", Reply::Integer(0)),
-        ("PUBSUB SHARDCHANNELS", Reply::array(vec![bulk("b"), bulk("c")])),
-        ("PUBSUB SHARDCHANNELS b*", Reply::array(vec![bulk("b")])),
-        (
-            "PUBSUB SHARDCHANNELS a b",
-            Reply::error("ERR unknown subcommand or wrong number of arguments for 'SHARDCHANNELS'. Try PUBSUB HELP."),
-        ),
-        (
-            "PUBSUB CHANNELS a b",
-            Reply::error("ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP."),
-        ),
-        (
-            "PUBSUB SHARDNUMSUB b a",
-            Reply::array(vec![bulk("b"), Reply::Integer(1), bulk("a"), Reply::Integer(0)]),
-        ),
-        ("PUBSUB SHARDNUMSUB", Reply::array(vec![])),
-        ("PUBSUB CHANNELS", Reply::array(vec![bulk("a"), bulk("d")])),
-    ]);
+    s.transcript(r#"
+        > SPUBLISH b hello
+        (integer) 1
+        > PUBLISH b hello
+        (integer) 0
+        > PUBSUB SHARDCHANNELS
+        1) "b"
+        2) "c"
+        > PUBSUB SHARDCHANNELS b*
+        1) "b"
+        > PUBSUB SHARDCHANNELS a b
+        (error) ERR unknown subcommand or wrong number of arguments for 'SHARDCHANNELS'. Try PUBSUB HELP.
+        > PUBSUB CHANNELS a b
+        (error) ERR unknown subcommand or wrong number of arguments for 'CHANNELS'. Try PUBSUB HELP.
+        > PUBSUB SHARDNUMSUB b a
+        1) "b"
+        2) (integer) 1
+        3) "a"
+        4) (integer) 0
+        > PUBSUB SHARDNUMSUB
+        (empty array)
+        > PUBSUB CHANNELS
+        1) "a"
+        2) "d"
+    "#);
     assert_eq!(
         s.engine.take_messages(),
         vec![(
@@ -309,12 +323,18 @@ fn the_subscribed_gate_checks_the_command_first_and_names_it_in_full() {
 #[test]
 fn ssubscribe_is_refused_in_a_transaction_and_in_scripts() {
     let mut s = Session::new();
-    s.expect(&[
-        ("MULTI", Reply::ok()),
-        ("SSUBSCRIBE a", Reply::Simple("QUEUED".into())),
-        ("SUBSCRIBE b", Reply::Simple("QUEUED".into())),
-        ("SPUBLISH a b", Reply::Simple("QUEUED".into())),
-    ]);
+    s.transcript(
+        r#"
+        > MULTI
+        OK
+        > SSUBSCRIBE a
+        QUEUED
+        > SUBSCRIBE b
+        QUEUED
+        > SPUBLISH a b
+        QUEUED
+    "#,
+    );
     assert_eq!(
         s.wire("EXEC"),
         "*3\r\n-ERR SSUBSCRIBE isn't allowed for a DENY BLOCKING client\r\n*3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:1\r\n:0\r\n"
@@ -364,10 +384,14 @@ fn shard_subscribers_in_client_list_kill_and_reset() {
         Reply::Simple("RESET".into())
     );
     assert_eq!(sub.subscriptions(), 0);
-    s.expect(&[
-        ("SPUBLISH x m", Reply::Integer(0)),
-        ("PUBSUB SHARDCHANNELS", Reply::array(vec![])),
-    ]);
+    s.transcript(
+        r#"
+        > SPUBLISH x m
+        (integer) 0
+        > PUBSUB SHARDCHANNELS
+        (empty array)
+    "#,
+    );
     as_client(&mut s, &mut sub, "SSUBSCRIBE z");
     s.engine.client_gone(31);
     assert_eq!(

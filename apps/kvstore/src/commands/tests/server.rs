@@ -10,34 +10,33 @@ fn text(reply: Reply) -> String {
 #[test]
 fn ping_and_echo() {
     let mut s = Session::new();
-    s.expect(&[
-        ("PING", Reply::Simple("PONG".into())),
-        ("ping hi", bulk("hi")),
-        (
-            "PING a b",
-            err("ERR wrong number of arguments for 'ping' command"),
-        ),
-        ("ECHO \"hello world\"", bulk("hello world")),
-        (
-            "ECHO",
-            err("ERR wrong number of arguments for 'echo' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > PING
+        PONG
+        > ping hi
+        "hi"
+        > PING a b
+        (error) ERR wrong number of arguments for 'ping' command
+        > ECHO "hello world"
+        "hello world"
+        > ECHO
+        (error) ERR wrong number of arguments for 'echo' command
+    "#,
+    );
 }
 
 #[test]
 fn unknown_commands() {
     let mut s = Session::new();
-    s.expect(&[
-        (
-            "foo a b",
-            err("ERR unknown command 'foo', with args beginning with: 'a' 'b' "),
-        ),
-        (
-            "FOO",
-            err("ERR unknown command 'FOO', with args beginning with: "),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > foo a b
+        (error) ERR unknown command 'foo', with args beginning with: 'a' 'b' 
+        > FOO
+        (error) ERR unknown command 'FOO', with args beginning with: 
+    "#,
+    );
     let long = "x".repeat(200);
     let Reply::Error(text) = s.run(&format!("nope {long} more")) else {
         panic!()
@@ -74,22 +73,24 @@ fn wrong_argument_counts_name_the_command() {
 #[test]
 fn select_takes_the_configured_databases() {
     let mut s = Session::new();
-    s.expect(&[
-        ("SELECT 0", ok()),
-        ("SELECT 15", ok()),
-        ("SELECT 16", err("ERR DB index is out of range")),
-        ("SELECT -1", err("ERR DB index is out of range")),
-        (
-            "SELECT x",
-            err("ERR value is not an integer or out of range"),
-        ),
+    s.transcript(
+        r#"
+        > SELECT 0
+        OK
+        > SELECT 15
+        OK
+        > SELECT 16
+        (error) ERR DB index is out of range
+        > SELECT -1
+        (error) ERR DB index is out of range
+        > SELECT x
+        (error) ERR value is not an integer or out of range
         // Found by the differential test against redis-server: an integer
         // beyond 32 bits has an error of its own.
-        (
-            "SELECT 99999999999",
-            err("ERR value is out of range, value must between -2147483648 and 2147483647"),
-        ),
-    ]);
+        > SELECT 99999999999
+        (error) ERR value is out of range, value must between -2147483648 and 2147483647
+    "#,
+    );
 }
 
 #[test]
@@ -103,27 +104,36 @@ fn quit_asks_the_server_to_close() {
 #[test]
 fn client_names() {
     let mut s = Session::new();
-    s.expect(&[
-        ("CLIENT GETNAME", nil()),
-        ("CLIENT SETNAME worker-1", ok()),
-        ("client getname", bulk("worker-1")),
-    ]);
+    s.transcript(
+        r#"
+        > CLIENT GETNAME
+        (nil)
+        > CLIENT SETNAME worker-1
+        OK
+        > client getname
+        "worker-1"
+    "#,
+    );
     assert_eq!(s.client.name(), Some(&b"worker-1"[..]));
-    s.expect(&[
-        (
-            "CLIENT SETNAME \"a b\"",
-            err("ERR Client names cannot contain spaces, newlines or special characters."),
-        ),
-        ("CLIENT SETNAME \"\"", ok()),
-        ("CLIENT GETNAME", nil()), // empty name clears it
-        ("CLIENT ID", int(7)),
-        ("CLIENT SETINFO LIB-NAME redis-py", ok()),
-        (
-            "CLIENT FROBNICATE x",
-            err("ERR unknown subcommand 'FROBNICATE'. Try CLIENT HELP."),
-        ),
-        ("CLIENT KILL 10.0.0.9:1", err("ERR No such client")),
-    ]);
+    s.transcript(
+        r#"
+        > CLIENT SETNAME "a b"
+        (error) ERR Client names cannot contain spaces, newlines or special characters.
+        > CLIENT SETNAME ""
+        OK
+        // empty name clears it
+        > CLIENT GETNAME
+        (nil)
+        > CLIENT ID
+        (integer) 7
+        > CLIENT SETINFO LIB-NAME redis-py
+        OK
+        > CLIENT FROBNICATE x
+        (error) ERR unknown subcommand 'FROBNICATE'. Try CLIENT HELP.
+        > CLIENT KILL 10.0.0.9:1
+        (error) ERR No such client
+    "#,
+    );
 }
 
 #[test]
@@ -164,66 +174,67 @@ fn command_introspection() {
 #[test]
 fn command_getkeys_names_the_keys_a_command_would_touch() {
     let mut s = Session::new();
-    s.expect(&[
-        ("COMMAND GETKEYS get key", bulks(&["key"])),
-        ("COMMAND GETKEYS mset a 1 b 2", bulks(&["a", "b"])),
-        ("COMMAND GETKEYS lcs key1 key2", bulks(&["key1", "key2"])),
-        (
-            "COMMAND GETKEYS zunionstore target 2 a b WEIGHTS 1 2",
-            bulks(&["target", "a", "b"]),
-        ),
-        (
-            "COMMAND GETKEYS sort abc store invalid store stillbad store def",
-            bulks(&["abc", "def"]),
-        ),
-        ("COMMAND GETKEYS object encoding k", bulks(&["k"])),
-        (
-            "COMMAND GETKEYS nosuch k",
-            err("ERR Invalid command specified"),
-        ),
-        (
-            "COMMAND GETKEYS ping",
-            err("ERR The command has no key arguments"),
-        ),
-        (
-            "COMMAND GETKEYS get",
-            err("ERR Invalid number of arguments specified for command"),
-        ),
-        (
-            "COMMAND GETKEYS zunion 5 a b",
-            err("ERR Invalid arguments specified for command"),
-        ),
-        (
-            "COMMAND GETKEYS",
-            err("ERR wrong number of arguments for 'command|getkeys' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > COMMAND GETKEYS get key
+        1) "key"
+        > COMMAND GETKEYS mset a 1 b 2
+        1) "a"
+        2) "b"
+        > COMMAND GETKEYS lcs key1 key2
+        1) "key1"
+        2) "key2"
+        > COMMAND GETKEYS zunionstore target 2 a b WEIGHTS 1 2
+        1) "target"
+        2) "a"
+        3) "b"
+        > COMMAND GETKEYS sort abc store invalid store stillbad store def
+        1) "abc"
+        2) "def"
+        > COMMAND GETKEYS object encoding k
+        1) "k"
+        > COMMAND GETKEYS nosuch k
+        (error) ERR Invalid command specified
+        > COMMAND GETKEYS ping
+        (error) ERR The command has no key arguments
+        > COMMAND GETKEYS get
+        (error) ERR Invalid number of arguments specified for command
+        > COMMAND GETKEYS zunion 5 a b
+        (error) ERR Invalid arguments specified for command
+        > COMMAND GETKEYS
+        (error) ERR wrong number of arguments for 'command|getkeys' command
+    "#,
+    );
 }
 
 #[test]
 fn config_get_for_benchmarks() {
     let mut s = Session::new();
-    s.expect(&[
-        ("CONFIG GET save", bulks(&["save", ""])),
-        ("CONFIG GET appendonly", bulks(&["appendonly", "no"])),
-        ("config get MAXMEMORY", bulks(&["maxmemory", "0"])),
-        ("CONFIG GET nonexistent", array(&[])),
-        (
-            "CONFIG GET maxmemory maxmemory*",
-            bulks(&[
-                "maxmemory",
-                "0",
-                "maxmemory-policy",
-                "noeviction",
-                "maxmemory-samples",
-                "5",
-            ]),
-        ), // several patterns, no duplicates
-        (
-            "CONFIG FOO",
-            err("ERR unknown subcommand 'FOO'. Try CONFIG HELP."),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > CONFIG GET save
+        1) "save"
+        2) ""
+        > CONFIG GET appendonly
+        1) "appendonly"
+        2) "no"
+        > config get MAXMEMORY
+        1) "maxmemory"
+        2) "0"
+        > CONFIG GET nonexistent
+        (empty array)
+        // several patterns, no duplicates
+        > CONFIG GET maxmemory maxmemory*
+        1) "maxmemory"
+        2) "0"
+        3) "maxmemory-policy"
+        4) "noeviction"
+        5) "maxmemory-samples"
+        6) "5"
+        > CONFIG FOO
+        (error) ERR unknown subcommand 'FOO'. Try CONFIG HELP.
+    "#,
+    );
 }
 
 #[test]
@@ -236,16 +247,23 @@ fn config_set_is_all_or_nothing() {
         err("ERR CONFIG SET failed (possibly related to argument 'appendfsync') - argument(s) must be one of the following: everysec, always, no")
     );
     assert_eq!(s.engine.config().maxmemory, 1 << 20, "nothing applied");
-    s.expect(&[
-        ("CONFIG SET maxmemory 2mb maxclients", err("ERR syntax error")), // a name without its value (found by the differential test)
+    s.transcript(r#"
+        // a name without its value (found by the differential test)
+        > CONFIG SET maxmemory 2mb maxclients
+        (error) ERR syntax error
         // Names are checked before values, and named as typed (found by the
         // differential test).
-        ("CONFIG SET maxclients lots NoSuch 1", err("ERR Unknown option or number of arguments for CONFIG SET - 'NoSuch'")),
-        ("CONFIG SET maxclients lots databases 3", err("ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config")),
-        ("CONFIG SET maxclients 10 MaxClients 20", err("ERR CONFIG SET failed (possibly related to argument 'MaxClients') - duplicate parameter")),
-        ("CONFIG SET MAXCLIENTS lots", err("ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer")),
-        ("CONFIG SET appendonly yes", err("ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config")),
-    ]);
+        > CONFIG SET maxclients lots NoSuch 1
+        (error) ERR Unknown option or number of arguments for CONFIG SET - 'NoSuch'
+        > CONFIG SET maxclients lots databases 3
+        (error) ERR CONFIG SET failed (possibly related to argument 'databases') - can't set immutable config
+        > CONFIG SET maxclients 10 MaxClients 20
+        (error) ERR CONFIG SET failed (possibly related to argument 'MaxClients') - duplicate parameter
+        > CONFIG SET MAXCLIENTS lots
+        (error) ERR CONFIG SET failed (possibly related to argument 'maxclients') - argument couldn't be parsed into an integer
+        > CONFIG SET appendonly yes
+        (error) ERR CONFIG SET failed (possibly related to argument 'appendonly') - can't set immutable config
+    "#);
 }
 
 /// Clients turn features on by the version: kvstore implements Redis
@@ -401,21 +419,30 @@ fn info_sections_default_all_and_named() {
 #[test]
 fn slowlog_keeps_the_newest_slow_commands_as_they_were_sent() {
     let mut s = Session::new();
-    s.expect(&[
-        ("SLOWLOG LEN", int(0)),
-        ("CONFIG SET slowlog-log-slower-than 0", ok()),
-        ("CONFIG SET slowlog-max-len 3", ok()),
-        ("SLOWLOG RESET", ok()),
-        ("SET key test", ok()),
-        ("SADD set a b c", int(3)),
-        ("INCR num", int(1)),
-        ("LPUSH list a", int(1)),
-        ("SLOWLOG LEN", int(3)),
-        (
-            "SLOWLOG GET -2",
-            err("ERR count should be greater than or equal to -1"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > SLOWLOG LEN
+        (integer) 0
+        > CONFIG SET slowlog-log-slower-than 0
+        OK
+        > CONFIG SET slowlog-max-len 3
+        OK
+        > SLOWLOG RESET
+        OK
+        > SET key test
+        OK
+        > SADD set a b c
+        (integer) 3
+        > INCR num
+        (integer) 1
+        > LPUSH list a
+        (integer) 1
+        > SLOWLOG LEN
+        (integer) 3
+        > SLOWLOG GET -2
+        (error) ERR count should be greater than or equal to -1
+    "#,
+    );
     // Newest first, failed commands too; three of them.
     let Reply::Array(Some(all)) = s.run("SLOWLOG GET -1") else {
         panic!("not an array");
@@ -434,17 +461,30 @@ fn slowlog_keeps_the_newest_slow_commands_as_they_were_sent() {
     ];
     assert_eq!(commands, expected);
     // A write's value is logged though SET keeps it without a copy.
-    s.expect(&[("SLOWLOG RESET", ok()), ("SET k v", ok())]);
+    s.transcript(
+        r#"
+        > SLOWLOG RESET
+        OK
+        > SET k v
+        OK
+    "#,
+    );
     let Reply::Array(Some(newest)) = s.run("SLOWLOG GET 1") else {
         panic!("not an array");
     };
     assert!(matches!(&newest[0], Reply::Array(Some(f)) if f[3] == bulks(&["SET", "k", "v"])));
-    s.expect(&[
-        ("CONFIG SET slowlog-log-slower-than -1", ok()),
-        ("SLOWLOG RESET", ok()),
-        ("PING", Reply::Simple("PONG".into())),
-        ("SLOWLOG LEN", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > CONFIG SET slowlog-log-slower-than -1
+        OK
+        > SLOWLOG RESET
+        OK
+        > PING
+        PONG
+        > SLOWLOG LEN
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
@@ -513,79 +553,74 @@ fn latency_histograms_count_each_commands_runs_by_powers_of_two() {
     s.run("SET c d");
     s.run("CLIENT ID");
     // The engine's clock stands still in tests: every run takes 0 µs.
-    let histogram = |calls| {
-        Reply::Map(vec![
-            bulk("calls"),
-            int(calls),
-            bulk("histogram_usec"),
-            Reply::Map(vec![int(1), int(calls)]),
-        ])
-    };
-    s.expect(&[
-        (
-            "LATENCY HISTOGRAM set nosuch client",
-            Reply::Map(vec![
-                bulk("client|id"),
-                histogram(1),
-                bulk("set"),
-                histogram(2),
-            ]),
-        ),
-        ("LATENCY HISTOGRAM blabla", Reply::Map(vec![])),
-        (
-            "LATENCY HISTOGRAM CLIENT|ID",
-            Reply::Map(vec![bulk("client|id"), histogram(1)]),
-        ),
-        ("CONFIG SET latency-tracking no", ok()),
-        ("CONFIG RESETSTAT", ok()),
-        ("GET a", bulk("b")),
-        ("LATENCY HISTOGRAM get", Reply::Map(vec![])),
-        (
-            "LATENCY HELP xxx",
-            err("ERR wrong number of arguments for 'latency|help' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > LATENCY HISTOGRAM set nosuch client
+        1) "client|id"
+        2) 1) "calls"
+           2) (integer) 1
+           3) "histogram_usec"
+           4) 1) (integer) 1
+              2) (integer) 1
+        3) "set"
+        4) 1) "calls"
+           2) (integer) 2
+           3) "histogram_usec"
+           4) 1) (integer) 1
+              2) (integer) 2
+        > LATENCY HISTOGRAM blabla
+        (empty array)
+        > LATENCY HISTOGRAM CLIENT|ID
+        1) "client|id"
+        2) 1) "calls"
+           2) (integer) 1
+           3) "histogram_usec"
+           4) 1) (integer) 1
+              2) (integer) 1
+        > CONFIG SET latency-tracking no
+        OK
+        > CONFIG RESETSTAT
+        OK
+        > GET a
+        "b"
+        > LATENCY HISTOGRAM get
+        (empty array)
+        > LATENCY HELP xxx
+        (error) ERR wrong number of arguments for 'latency|help' command
+    "#,
+    );
 }
 
 #[test]
 fn info_latencystats_shows_the_percentiles_asked_for() {
     let mut s = Session::new();
-    s.expect(&[
-        ("CONFIG RESETSTAT", ok()),
-        ("SET k v", ok()),
-        (
-            "CONFIG GET latency-tracking-info-percentiles",
-            array(&[
-                bulk("latency-tracking-info-percentiles"),
-                bulk("50 99 99.9"),
-            ]),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > CONFIG RESETSTAT
+        OK
+        > SET k v
+        OK
+        > CONFIG GET latency-tracking-info-percentiles
+        1) "latency-tracking-info-percentiles"
+        2) "50 99 99.9"
+    "#,
+    );
     let stats = text(s.run("INFO latencystats"));
     assert!(stats.starts_with("# Latencystats\r\n"), "{stats}");
     assert!(stats.contains("latency_percentiles_usec_set:p50=0.000,p99=0.000,p99.9=0.000\r\n"));
-    s.expect(&[
-        (
-            "CONFIG SET latency-tracking-info-percentiles \"0.0 50.0 100.0\"",
-            ok(),
-        ),
-        (
-            "CONFIG GET latency-tracking-info-percentiles",
-            array(&[bulk("latency-tracking-info-percentiles"), bulk("0 50 100")]),
-        ),
-        (
-            "CONFIG SET latency-tracking-info-percentiles \"10.0 50.0 a\"",
-            err("ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters"),
-        ),
-        (
-            "CONFIG SET latency-tracking-info-percentiles \"10.0 50.0 101.0\"",
-            err("ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]"),
-        ),
-        (
-            "CONFIG SET latency-monitor-threshold -1",
-            err("ERR CONFIG SET failed (possibly related to argument 'latency-monitor-threshold') - argument must be between 0 and 9223372036854775807 inclusive"),
-        ),
-    ]);
+    s.transcript(r#"
+        > CONFIG SET latency-tracking-info-percentiles "0.0 50.0 100.0"
+        OK
+        > CONFIG GET latency-tracking-info-percentiles
+        1) "latency-tracking-info-percentiles"
+        2) "0 50 100"
+        > CONFIG SET latency-tracking-info-percentiles "10.0 50.0 a"
+        (error) ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - Invalid latency-tracking-info-percentiles parameters
+        > CONFIG SET latency-tracking-info-percentiles "10.0 50.0 101.0"
+        (error) ERR CONFIG SET failed (possibly related to argument 'latency-tracking-info-percentiles') - latency-tracking-info-percentiles parameters should sit between [0.0,100.0]
+        > CONFIG SET latency-monitor-threshold -1
+        (error) ERR CONFIG SET failed (possibly related to argument 'latency-monitor-threshold') - argument must be between 0 and 9223372036854775807 inclusive
+    "#);
     let stats = text(s.run("INFO latencystats"));
     assert!(stats.contains("latency_percentiles_usec_set:p0=0.000,p50=0.000,p100=0.000\r\n"));
     assert!(
@@ -606,19 +641,26 @@ fn the_latency_monitor_records_commands_over_the_threshold() {
         NOW.fetch_add(5_000, Ordering::Relaxed)
     }
     s.engine.set_clock_us(slow_clock);
-    s.expect(&[
-        ("LATENCY LATEST", array(&[])),
-        ("SET k v", ok()),
-        ("LATENCY LATEST", array(&[])),
-        ("CONFIG SET latency-monitor-threshold 5", ok()),
-        ("SET k v", ok()),
-        ("GET k", bulk("v")),
-        ("LATENCY RESET nosuch", int(0)),
-        (
-            "LATENCY GRAPH nosuch",
-            err("ERR No samples available for event 'nosuch'"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > LATENCY LATEST
+        (empty array)
+        > SET k v
+        OK
+        > LATENCY LATEST
+        (empty array)
+        > CONFIG SET latency-monitor-threshold 5
+        OK
+        > SET k v
+        OK
+        > GET k
+        "v"
+        > LATENCY RESET nosuch
+        (integer) 0
+        > LATENCY GRAPH nosuch
+        (error) ERR No samples available for event 'nosuch'
+    "#,
+    );
     let Reply::Array(Some(latest)) = s.run("LATENCY LATEST") else {
         panic!("not an array");
     };
@@ -642,7 +684,14 @@ fn the_latency_monitor_records_commands_over_the_threshold() {
     assert_eq!(history.len(), 1);
     assert!(text(s.run("LATENCY GRAPH fast-command")).starts_with("fast-command - high 5 ms"));
     assert!(text(s.run("LATENCY DOCTOR")).contains("fast-command: "));
-    s.expect(&[("LATENCY RESET", int(2)), ("LATENCY RESET", int(1))]);
+    s.transcript(
+        r#"
+        > LATENCY RESET
+        (integer) 2
+        > LATENCY RESET
+        (integer) 1
+    "#,
+    );
 }
 
 #[test]
@@ -686,22 +735,22 @@ fn transactions_are_counted_as_redis_counts_them() {
 #[test]
 fn client_kill_checks_its_filters_as_redis_does() {
     let mut s = Session::new();
-    s.expect(&[
-        (
-            "CLIENT KILL TYPE wrong_type",
-            err("ERR Unknown client type 'wrong_type'"),
-        ),
-        (
-            "CLIENT KILL USER wrong_user",
-            err("ERR No such user 'wrong_user'"),
-        ),
-        ("CLIENT KILL SKIPME yes_or_no", err("ERR syntax error")),
-        (
-            "CLIENT KILL ID str",
-            err("ERR client-id should be greater than 0"),
-        ),
-        ("CLIENT KILL LADDR 1.2.3.4:5", int(0)),
-        ("CLIENT KILL TYPE replica", int(0)),
-        ("CLIENT KILL USER default", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > CLIENT KILL TYPE wrong_type
+        (error) ERR Unknown client type 'wrong_type'
+        > CLIENT KILL USER wrong_user
+        (error) ERR No such user 'wrong_user'
+        > CLIENT KILL SKIPME yes_or_no
+        (error) ERR syntax error
+        > CLIENT KILL ID str
+        (error) ERR client-id should be greater than 0
+        > CLIENT KILL LADDR 1.2.3.4:5
+        (integer) 0
+        > CLIENT KILL TYPE replica
+        (integer) 0
+        > CLIENT KILL USER default
+        (integer) 0
+    "#,
+    );
 }

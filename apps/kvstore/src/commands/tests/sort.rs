@@ -68,11 +68,17 @@ fn elements_that_are_not_numbers_fail_a_numeric_sort() {
     s.run("DEL myset");
     s.run("SADD myset 1 2 3 4");
     s.run("MSET score:1 10 score:2 20 score:3 30 score:4 not-a-double");
-    s.expect(&[
-        ("SORT myset BY score:*", bad.clone()),
-        ("SORT myset BY score:* STORE out", bad.clone()),
-        ("EXISTS out", int(0)), // nothing stored
-    ]);
+    s.transcript(
+        r#"
+        > SORT myset BY score:*
+        (error) ERR One or more scores can't be converted into double
+        > SORT myset BY score:* STORE out
+        (error) ERR One or more scores can't be converted into double
+        // nothing stored
+        > EXISTS out
+        (integer) 0
+    "#,
+    );
     s.run("RPUSH nan nan 1");
     assert_eq!(s.run("SORT nan"), bad);
     // Infinities are numbers.
@@ -200,10 +206,14 @@ fn limit_selects_a_window() {
     assert_eq!(sorted_by(&mut s, "SORT l LIMIT 1 2"), ["1", "2"]);
     assert_eq!(sorted_by(&mut s, "SORT l LIMIT 4 -1"), ["4", "5"]);
     assert_eq!(sorted_by(&mut s, "SORT l LIMIT -2 2"), ["0", "1"]);
-    s.expect(&[
-        ("SORT l LIMIT 2 0", array(&[])),
-        ("SORT l LIMIT 6 1", array(&[])),
-    ]);
+    s.transcript(
+        r#"
+        > SORT l LIMIT 2 0
+        (empty array)
+        > SORT l LIMIT 6 1
+        (empty array)
+    "#,
+    );
     assert_eq!(
         sorted_by(&mut s, "SORT_RO l BY a LIMIT 4 9223372036854775807"),
         ["1", "0"]
@@ -215,25 +225,30 @@ fn limit_selects_a_window() {
 fn syntax_errors() {
     let mut s = Session::new();
     s.run("RPUSH l 1");
-    s.expect(&[
-        ("SORT_RO l STORE bar", err("ERR syntax error")),
-        ("SORT l LIMIT 1", err("ERR syntax error")),
-        ("SORT l GET", err("ERR syntax error")),
-        ("SORT l bogus", err("ERR syntax error")),
-        (
-            "SORT l LIMIT a 1",
-            err("ERR value is not an integer or out of range"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > SORT_RO l STORE bar
+        (error) ERR syntax error
+        > SORT l LIMIT 1
+        (error) ERR syntax error
+        > SORT l GET
+        (error) ERR syntax error
+        > SORT l bogus
+        (error) ERR syntax error
+        > SORT l LIMIT a 1
+        (error) ERR value is not an integer or out of range
+    "#,
+    );
     // Options are read before the key is looked at.
     s.run("SET str x");
-    s.expect(&[
-        ("SORT str bogus", err("ERR syntax error")),
-        (
-            "SORT",
-            err("ERR wrong number of arguments for 'sort' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > SORT str bogus
+        (error) ERR syntax error
+        > SORT
+        (error) ERR wrong number of arguments for 'sort' command
+    "#,
+    );
 }
 
 #[test]
@@ -243,10 +258,15 @@ fn store_writes_a_list_or_removes_the_destination() {
     s.run("SET dst old EX 100");
     assert_eq!(s.run("SORT src STORE dst"), int(3));
     assert_eq!(sorted_by(&mut s, "LRANGE dst 0 -1"), ["1", "2", "3"]);
-    s.expect(&[
-        ("TTL dst", int(-1)), // the old expiry goes
-        ("OBJECT ENCODING dst", Reply::bulk("quicklist".as_bytes())),
-    ]);
+    s.transcript(
+        r#"
+        // the old expiry goes
+        > TTL dst
+        (integer) -1
+        > OBJECT ENCODING dst
+        "quicklist"
+    "#,
+    );
     // Missing GET values are stored as empty strings.
     s.run("SET v_1 one");
     assert_eq!(s.run("SORT src GET v_* GET # STORE dst"), int(6));
@@ -255,14 +275,21 @@ fn store_writes_a_list_or_removes_the_destination() {
         ["one", "1", "", "2", "", "3"]
     );
     // An empty result removes the destination, or creates nothing.
-    s.expect(&[
-        ("SORT emptylist STORE dst", int(0)),
-        ("EXISTS dst", int(0)),
-        ("SORT src LIMIT 10 10 STORE zap", int(0)),
-        ("EXISTS zap", int(0)),
+    s.transcript(
+        r#"
+        > SORT emptylist STORE dst
+        (integer) 0
+        > EXISTS dst
+        (integer) 0
+        > SORT src LIMIT 10 10 STORE zap
+        (integer) 0
+        > EXISTS zap
+        (integer) 0
         // The source itself may be the destination.
-        ("SORT src DESC STORE src", int(3)),
-    ]);
+        > SORT src DESC STORE src
+        (integer) 3
+    "#,
+    );
     assert_eq!(sorted_by(&mut s, "LRANGE src 0 -1"), ["3", "2", "1"]);
     // With BY nosort a list is stored in its own order.
     s.run("LPUSH testa 2 1 4 3 5");
@@ -400,11 +427,16 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
         ..Config::default()
     });
     assert_eq!(s.run("RPUSH src aaaaaaaaaa bbbbbbbbbb"), int(2));
-    s.expect(&[
-        ("SORT src ALPHA STORE dst", err(OOM)),
-        ("SORT src ALPHA LIMIT 0 1 STORE dst", int(1)),
-        ("EXISTS dst", int(1)),
-    ]);
+    s.transcript(
+        r#"
+        > SORT src ALPHA STORE dst
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > SORT src ALPHA LIMIT 0 1 STORE dst
+        (integer) 1
+        > EXISTS dst
+        (integer) 1
+    "#,
+    );
     // Without STORE nothing is added.
     assert_eq!(words(s.run("SORT src ALPHA")).len(), 2);
     // What GET patterns name counts, not the elements.
@@ -414,11 +446,16 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
     });
     s.run("RPUSH ids 1 2");
     s.run(&format!("SET v_1 {}", "x".repeat(1500)));
-    s.expect(&[
-        ("SORT ids GET v_* STORE dst", int(2)),
-        ("SORT ids GET v_* GET v_* STORE dst", err(OOM)),
-        ("SORT ids GET # GET v_* LIMIT 1 1 STORE dst", int(2)),
-    ]);
+    s.transcript(
+        r#"
+        > SORT ids GET v_* STORE dst
+        (integer) 2
+        > SORT ids GET v_* GET v_* STORE dst
+        (error) OOM command not allowed when used memory > 'maxmemory'.
+        > SORT ids GET # GET v_* LIMIT 1 1 STORE dst
+        (integer) 2
+    "#,
+    );
     // A reply larger than proto-max-bulk-len is refused.
     let mut s = Session::new();
     s.run("CONFIG SET proto-max-bulk-len 1mb");

@@ -22,41 +22,57 @@ fn entry(id: &str, fields: &[&str]) -> Reply {
 #[test]
 fn xadd_picks_ids_and_xrange_reads_them() {
     let mut s = Session::new();
-    s.expect(&[
-        ("XADD s * a 1", bulk("1000000-0")),
-        ("XADD s * b 2", bulk("1000000-1")),
-        ("XADD s 1000000-* c 3", bulk("1000000-2")),
-        ("XADD s 2000000 d 4", bulk("2000000-0")),
-        ("XADD s 2000001-5 e 5", bulk("2000001-5")),
-        ("TYPE s", Reply::Simple("stream".into())),
-        ("XLEN s", int(5)),
-        ("XLEN none", int(0)),
-        (
-            "XRANGE s - + COUNT 2",
-            array(&[
-                entry("1000000-0", &["a", "1"]),
-                entry("1000000-1", &["b", "2"]),
-            ]),
-        ),
-        (
-            "XRANGE s (1000000-2 2000001",
-            array(&[
-                entry("2000000-0", &["d", "4"]),
-                entry("2000001-5", &["e", "5"]),
-            ]),
-        ),
-        (
-            "XREVRANGE s + (1000000-1 COUNT 1",
-            array(&[entry("2000001-5", &["e", "5"])]),
-        ),
+    s.transcript(
+        r#"
+        > XADD s * a 1
+        "1000000-0"
+        > XADD s * b 2
+        "1000000-1"
+        > XADD s 1000000-* c 3
+        "1000000-2"
+        > XADD s 2000000 d 4
+        "2000000-0"
+        > XADD s 2000001-5 e 5
+        "2000001-5"
+        > TYPE s
+        stream
+        > XLEN s
+        (integer) 5
+        > XLEN none
+        (integer) 0
+        > XRANGE s - + COUNT 2
+        1) 1) "1000000-0"
+           2) 1) "a"
+              2) "1"
+        2) 1) "1000000-1"
+           2) 1) "b"
+              2) "2"
+        > XRANGE s (1000000-2 2000001
+        1) 1) "2000000-0"
+           2) 1) "d"
+              2) "4"
+        2) 1) "2000001-5"
+           2) 1) "e"
+              2) "5"
+        > XREVRANGE s + (1000000-1 COUNT 1
+        1) 1) "2000001-5"
+           2) 1) "e"
+              2) "5"
         // Redis 7.0: a null array for COUNT 0 on a stream.
-        ("XRANGE s - + COUNT 0", Reply::Array(None)),
-        ("XRANGE s + -", array(&[])),
-        ("XRANGE none - +", array(&[])),
-        ("XADD s NOMKSTREAM 3000000 f 6", bulk("3000000-0")),
-        ("XADD t NOMKSTREAM * f 6", nil()),
-        ("EXISTS t", int(0)),
-    ]);
+        > XRANGE s - + COUNT 0
+        (nil array)
+        > XRANGE s + -
+        (empty array)
+        > XRANGE none - +
+        (empty array)
+        > XADD s NOMKSTREAM 3000000 f 6
+        "3000000-0"
+        > XADD t NOMKSTREAM * f 6
+        (nil)
+        > EXISTS t
+        (integer) 0
+    "#,
+    );
     s.run("SET str x");
     for line in [
         "XADD str * a b",
@@ -122,12 +138,18 @@ fn trims_exactly_or_by_whole_nodes() {
         s.logged("XADD s MAXLEN ~ 55 LIMIT 30 101 f v"),
         ["XADD s 101-0 f v", "XTRIM s MAXLEN = 71"]
     );
-    s.expect(&[
-        ("XLEN s", int(71)),
-        ("XTRIM s MAXLEN ~ 55", int(10)),
-        ("XTRIM s MAXLEN 55", int(6)),
-        ("XTRIM s MINID 50", int(3)),
-    ]);
+    s.transcript(
+        r#"
+        > XLEN s
+        (integer) 71
+        > XTRIM s MAXLEN ~ 55
+        (integer) 10
+        > XTRIM s MAXLEN 55
+        (integer) 6
+        > XTRIM s MINID 50
+        (integer) 3
+    "#,
+    );
     assert_eq!(s.logged("XTRIM s MINID 50"), Vec::<String>::new());
     s.expect(&[
         ("XRANGE s - - ", array(&[])),
@@ -143,10 +165,14 @@ fn trims_exactly_or_by_whole_nodes() {
     for i in 1..=3 {
         s.run(&format!("XADD s {i} f v"));
     }
-    s.expect(&[
-        ("XTRIM s MAXLEN ~ 0 LIMIT 1", int(0)),
-        ("XTRIM s MAXLEN ~ 0 LIMIT 2", int(2)),
-    ]);
+    s.transcript(
+        r#"
+        > XTRIM s MAXLEN ~ 0 LIMIT 1
+        (integer) 0
+        > XTRIM s MAXLEN ~ 0 LIMIT 2
+        (integer) 2
+    "#,
+    );
 }
 
 #[test]
@@ -281,26 +307,28 @@ fn groups_deliver_track_pending_and_claim() {
         s.logged("XGROUP CREATE g1 grp $ MKSTREAM"),
         ["XGROUP CREATE g1 grp 0-0 MKSTREAM ENTRIESREAD -1"]
     );
-    s.expect(&[
-        (
-            "XGROUP CREATE g1 grp $ MKSTREAM",
-            err("BUSYGROUP Consumer Group name already exists"),
-        ),
-        (
-            "XGROUP CREATECONSUMER g1 nogrp c",
-            err("NOGROUP No such consumer group 'nogrp' for key name 'g1'"),
-        ),
-        ("XGROUP CREATECONSUMER g1 grp c", int(1)),
-        ("XGROUP CREATECONSUMER g1 grp c", int(0)),
-        ("XGROUP DELCONSUMER g1 grp c", int(0)),
-        ("XGROUP DESTROY g1 grp", int(1)),
-        ("XGROUP DESTROY g1 grp", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > XGROUP CREATE g1 grp $ MKSTREAM
+        (error) BUSYGROUP Consumer Group name already exists
+        > XGROUP CREATECONSUMER g1 nogrp c
+        (error) NOGROUP No such consumer group 'nogrp' for key name 'g1'
+        > XGROUP CREATECONSUMER g1 grp c
+        (integer) 1
+        > XGROUP CREATECONSUMER g1 grp c
+        (integer) 0
+        > XGROUP DELCONSUMER g1 grp c
+        (integer) 0
+        > XGROUP DESTROY g1 grp
+        (integer) 1
+        > XGROUP DESTROY g1 grp
+        (integer) 0
+    "#,
+    );
     for i in 1..=3 {
         s.run(&format!("XADD g1 {i} k {i}"));
     }
     s.run("XGROUP CREATE g1 grp 0");
-    let keyed = |items: Vec<Reply>| Reply::Keyed(alloc::vec![bulk("g1"), Reply::array(items)]);
     assert_eq!(
         s.logged("XREADGROUP GROUP grp alice COUNT 1 STREAMS g1 >"),
         [
@@ -310,73 +338,98 @@ fn groups_deliver_track_pending_and_claim() {
         ]
     );
     s.advance(10);
-    s.expect(&[
-        ("XREADGROUP GROUP grp alice STREAMS g1 0", keyed(alloc::vec![entry("1-0", &["k", "1"])])),
-        ("XREADGROUP GROUP nogrp alice STREAMS g1 >", err("NOGROUP No such key 'g1' or consumer group 'nogrp' in XREADGROUP with GROUP option")),
-        ("XDEL g1 1", int(1)),
-        ("XREADGROUP GROUP grp alice STREAMS g1 0", keyed(alloc::vec![array(&[bulk("1-0"), Reply::Array(None)])])),
-        ("XPENDING g1 grp", array(&[ int(1), bulk("1-0"), bulk("1-0"), array(&[bulks(&["alice", "1"])]) ])),
-    ]);
+    s.transcript(
+        r#"
+        > XREADGROUP GROUP grp alice STREAMS g1 0
+        1) 1) "g1"
+           2) 1) 1) "1-0"
+                 2) 1) "k"
+                    2) "1"
+        > XREADGROUP GROUP nogrp alice STREAMS g1 >
+        (error) NOGROUP No such key 'g1' or consumer group 'nogrp' in XREADGROUP with GROUP option
+        > XDEL g1 1
+        (integer) 1
+        > XREADGROUP GROUP grp alice STREAMS g1 0
+        1) 1) "g1"
+           2) 1) 1) "1-0"
+                 2) (nil array)
+        > XPENDING g1 grp
+        1) (integer) 1
+        2) "1-0"
+        3) "1-0"
+        4) 1) 1) "alice"
+              2) "1"
+    "#,
+    );
     s.advance(5);
-    s.expect(&[
-        (
-            "XPENDING g1 grp - + 10",
-            array(&[array(&[bulk("1-0"), bulk("alice"), int(5), int(2)])]),
-        ), // the read of the history redelivered it at +10, not after it was deleted
-        ("XPENDING g1 grp IDLE 20 - + 10", array(&[])),
-        ("XACK g1 grp 1-0 9-0", int(1)),
-        (
-            "XPENDING g1 grp",
-            array(&[int(0), nil(), nil(), Reply::Array(None)]),
-        ),
-        (
-            "XREADGROUP GROUP grp bob STREAMS g1 >",
-            keyed(alloc::vec![
-                entry("2-0", &["k", "2"]),
-                entry("3-0", &["k", "3"])
-            ]),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        // the read of the history redelivered it at +10, not after it was deleted
+        > XPENDING g1 grp - + 10
+        1) 1) "1-0"
+           2) "alice"
+           3) (integer) 5
+           4) (integer) 2
+        > XPENDING g1 grp IDLE 20 - + 10
+        (empty array)
+        > XACK g1 grp 1-0 9-0
+        (integer) 1
+        > XPENDING g1 grp
+        1) (integer) 0
+        2) (nil)
+        3) (nil)
+        4) (nil array)
+        > XREADGROUP GROUP grp bob STREAMS g1 >
+        1) 1) "g1"
+           2) 1) 1) "2-0"
+                 2) 1) "k"
+                    2) "2"
+              2) 1) "3-0"
+                 2) 1) "k"
+                    2) "3"
+    "#,
+    );
     s.advance(100);
-    s.expect(&[
-        ("XCLAIM g1 grp carl 200 2-0", array(&[])),
-        (
-            "XCLAIM g1 grp carl 50 2-0",
-            array(&[entry("2-0", &["k", "2"])]),
-        ),
-        ("XCLAIM g1 grp carl 0 3-0 JUSTID", array(&[bulk("3-0")])),
-        (
-            "XPENDING g1 grp - + 10",
-            array(&[
-                array(&[bulk("2-0"), bulk("carl"), int(0), int(2)]),
-                array(&[bulk("3-0"), bulk("carl"), int(0), int(1)]),
-            ]),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > XCLAIM g1 grp carl 200 2-0
+        (empty array)
+        > XCLAIM g1 grp carl 50 2-0
+        1) 1) "2-0"
+           2) 1) "k"
+              2) "2"
+        > XCLAIM g1 grp carl 0 3-0 JUSTID
+        1) "3-0"
+        > XPENDING g1 grp - + 10
+        1) 1) "2-0"
+           2) "carl"
+           3) (integer) 0
+           4) (integer) 2
+        2) 1) "3-0"
+           2) "carl"
+           3) (integer) 0
+           4) (integer) 1
+    "#,
+    );
     s.run("XDEL g1 3");
-    s.expect(&[
-        (
-            "XAUTOCLAIM g1 grp dan 0 0 COUNT 10",
-            array(&[
-                bulk("0-0"),
-                array(&[entry("2-0", &["k", "2"])]),
-                bulks(&["3-0"]),
-            ]),
-        ),
-        ("XGROUP DELCONSUMER g1 grp dan", int(1)),
-        (
-            "XCLAIM g1 grp c x 1",
-            err("ERR Invalid min-idle-time argument for XCLAIM"),
-        ),
-        (
-            "XCLAIM g1 grp c 0 1 FOO",
-            err("ERR Unrecognized XCLAIM option 'FOO'"),
-        ),
-        (
-            "XAUTOCLAIM g1 grp c 0 0 COUNT 0",
-            err("ERR COUNT must be > 0"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > XAUTOCLAIM g1 grp dan 0 0 COUNT 10
+        1) "0-0"
+        2) 1) 1) "2-0"
+              2) 1) "k"
+                 2) "2"
+        3) 1) "3-0"
+        > XGROUP DELCONSUMER g1 grp dan
+        (integer) 1
+        > XCLAIM g1 grp c x 1
+        (error) ERR Invalid min-idle-time argument for XCLAIM
+        > XCLAIM g1 grp c 0 1 FOO
+        (error) ERR Unrecognized XCLAIM option 'FOO'
+        > XAUTOCLAIM g1 grp c 0 0 COUNT 0
+        (error) ERR COUNT must be > 0
+    "#,
+    );
 }
 
 #[test]
@@ -491,25 +544,24 @@ fn xinfo_reports_counters_lag_and_consumers() {
 #[test]
 fn xadd_reads_the_id_before_counting_fields_as_redis_does() {
     let mut s = Session::new();
-    let invalid = err("ERR Invalid stream ID specified as stream command argument");
-    s.expect(&[
-        ("XADD s - 1 v 1", invalid.clone()),
-        ("XADD s MAXLEN 1 LIMIT 5 x 1", invalid.clone()),
-        ("XADD s 1-x a b", invalid.clone()),
-        (
-            "XADD s 0-0 a",
-            err("ERR wrong number of arguments for 'xadd' command"),
-        ),
-        (
-            "XADD s 0-0 a b",
-            err("ERR The ID specified in XADD must be greater than 0-0"),
-        ),
-        (
-            "XADD s 1-* a",
-            err("ERR wrong number of arguments for 'xadd' command"),
-        ),
-        ("EXISTS s", int(0)),
-    ]);
+    s.transcript(
+        r#"
+        > XADD s - 1 v 1
+        (error) ERR Invalid stream ID specified as stream command argument
+        > XADD s MAXLEN 1 LIMIT 5 x 1
+        (error) ERR Invalid stream ID specified as stream command argument
+        > XADD s 1-x a b
+        (error) ERR Invalid stream ID specified as stream command argument
+        > XADD s 0-0 a
+        (error) ERR wrong number of arguments for 'xadd' command
+        > XADD s 0-0 a b
+        (error) ERR The ID specified in XADD must be greater than 0-0
+        > XADD s 1-* a
+        (error) ERR wrong number of arguments for 'xadd' command
+        > EXISTS s
+        (integer) 0
+    "#,
+    );
 }
 
 #[test]
@@ -524,10 +576,14 @@ fn nogroup_errors_show_names_up_to_a_nul_byte_as_redis_does() {
 #[test]
 fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
     let mut s = Session::new();
-    s.expect(&[
-        ("XGROUP CREATE s g $ MKSTREAM ENTRIESREAD", err("ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP.")),
-        ("xgroup setid s g $ bogus", err("ERR unknown subcommand or wrong number of arguments for 'setid'. Try XGROUP HELP.")),
-    ]);
+    s.transcript(
+        r#"
+        > XGROUP CREATE s g $ MKSTREAM ENTRIESREAD
+        (error) ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP.
+        > xgroup setid s g $ bogus
+        (error) ERR unknown subcommand or wrong number of arguments for 'setid'. Try XGROUP HELP.
+    "#,
+    );
 }
 
 /// Found by fuzzing (`command_engine`): an `XSETID` logged while a log
@@ -574,22 +630,38 @@ fn entries_read(reply: Reply) -> usize {
 #[test]
 fn xgroup_setid_to_minus_rereads_the_whole_stream() {
     let mut s = Session::new();
-    s.expect(&[
-        ("XADD events 1-0 f v", bulk("1-0")),
-        ("XADD events 2-0 f v", bulk("2-0")),
-        ("XGROUP CREATE events g1 $", ok()),
-        ("XADD events 3-0 f v", bulk("3-0")),
-    ]);
+    s.transcript(
+        r#"
+        > XADD events 1-0 f v
+        "1-0"
+        > XADD events 2-0 f v
+        "2-0"
+        > XGROUP CREATE events g1 $
+        OK
+        > XADD events 3-0 f v
+        "3-0"
+    "#,
+    );
     assert_eq!(
         entries_read(s.run("XREADGROUP GROUP g1 c1 STREAMS events >")),
         1
     );
-    s.expect(&[("XGROUP SETID events g1 -", ok())]);
+    s.transcript(
+        r#"
+        > XGROUP SETID events g1 -
+        OK
+    "#,
+    );
     assert_eq!(
         entries_read(s.run("XREADGROUP GROUP g1 c2 STREAMS events >")),
         3
     );
-    s.expect(&[("XGROUP SETID events g1 +", ok())]);
+    s.transcript(
+        r#"
+        > XGROUP SETID events g1 +
+        OK
+    "#,
+    );
 }
 
 /// A stream `s` (entry 1-0) with the group `g` at its end, and client 1
@@ -753,34 +825,42 @@ fn xautoclaim_counts_dropped_deleted_entries_toward_count() {
     s.run("XREADGROUP GROUP grp Alice STREAMS x >");
     s.run("XDEL x 1-0");
     s.run("XDEL x 2-0");
-    let claimed = |id: &str| array(&[bulk(id), bulks(&["f", "v"])]);
     // Replies of redis-server 7.0.15.
-    s.expect(&[
-        (
-            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 1",
-            array(&[bulk("2-0"), array(&[]), bulks(&["1-0"])]),
-        ),
-        (
-            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 2",
-            array(&[bulk("4-0"), array(&[claimed("3-0")]), bulks(&["2-0"])]),
-        ),
-        (
-            "XAUTOCLAIM x grp Bob 0 0-0 COUNT 1",
-            array(&[bulk("4-0"), array(&[claimed("3-0")]), array(&[])]),
-        ),
-        (
-            "XAUTOCLAIM x grp Bob 0 4-0 COUNT 1",
-            array(&[bulk("0-0"), array(&[claimed("4-0")]), array(&[])]),
-        ),
-        (
-            "XAUTOCLAIM x grp Bob 0 0-0 JUSTID",
-            array(&[bulk("0-0"), bulks(&["3-0", "4-0"]), array(&[])]),
-        ),
+    s.transcript(
+        r#"
+        > XAUTOCLAIM x grp Bob 0 0-0 COUNT 1
+        1) "2-0"
+        2) (empty array)
+        3) 1) "1-0"
+        > XAUTOCLAIM x grp Bob 0 0-0 COUNT 2
+        1) "4-0"
+        2) 1) 1) "3-0"
+              2) 1) "f"
+                 2) "v"
+        3) 1) "2-0"
+        > XAUTOCLAIM x grp Bob 0 0-0 COUNT 1
+        1) "4-0"
+        2) 1) 1) "3-0"
+              2) 1) "f"
+                 2) "v"
+        3) (empty array)
+        > XAUTOCLAIM x grp Bob 0 4-0 COUNT 1
+        1) "0-0"
+        2) 1) 1) "4-0"
+              2) 1) "f"
+                 2) "v"
+        3) (empty array)
+        > XAUTOCLAIM x grp Bob 0 0-0 JUSTID
+        1) "0-0"
+        2) 1) "3-0"
+           2) "4-0"
+        3) (empty array)
         // Too recent to claim: the attempts (ten per COUNT) go through
         // the list.
-        (
-            "XAUTOCLAIM x grp Bob 10000 0-0 COUNT 1",
-            array(&[bulk("0-0"), array(&[]), array(&[])]),
-        ),
-    ]);
+        > XAUTOCLAIM x grp Bob 10000 0-0 COUNT 1
+        1) "0-0"
+        2) (empty array)
+        3) (empty array)
+    "#,
+    );
 }

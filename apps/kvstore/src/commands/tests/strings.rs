@@ -3,13 +3,21 @@ use super::*;
 #[test]
 fn get_and_set() {
     let mut s = Session::new();
-    s.expect(&[
-        ("GET k", nil()),
-        ("SET k hello", ok()),
-        ("GET k", bulk("hello")),
-        ("set k \"new value\"", ok()), // names are case-insensitive
-        ("GeT k", bulk("new value")),
-    ]);
+    s.transcript(
+        r#"
+        > GET k
+        (nil)
+        > SET k hello
+        OK
+        > GET k
+        "hello"
+        // names are case-insensitive
+        > set k "new value"
+        OK
+        > GeT k
+        "new value"
+    "#,
+    );
 }
 
 #[test]
@@ -29,94 +37,138 @@ fn values_and_keys_are_binary_safe() {
 #[test]
 fn set_nx_and_xx() {
     let mut s = Session::new();
-    s.expect(&[
-        ("SET k v XX", nil()), // XX needs an existing key
-        ("SET k v1 NX", ok()),
-        ("SET k v2 NX", nil()), // NX needs a missing key
-        ("SET k v3 XX", ok()),
-        ("GET k", bulk("v3")),
-    ]);
+    s.transcript(
+        r#"
+        // XX needs an existing key
+        > SET k v XX
+        (nil)
+        > SET k v1 NX
+        OK
+        // NX needs a missing key
+        > SET k v2 NX
+        (nil)
+        > SET k v3 XX
+        OK
+        > GET k
+        "v3"
+    "#,
+    );
 }
 
 #[test]
 fn set_get_returns_the_old_value() {
     let mut s = Session::new();
-    s.expect(&[
-        ("SET k v1 GET", nil()),
-        ("SET k v2 GET", bulk("v1")),
-        ("GET k", bulk("v2")),
-    ]);
+    s.transcript(
+        r#"
+        > SET k v1 GET
+        (nil)
+        > SET k v2 GET
+        "v1"
+        > GET k
+        "v2"
+    "#,
+    );
 }
 
 #[test]
 fn set_nx_get_combinations() {
     let mut s = Session::new();
     // NX GET on a missing key: sets it, returns nil.
-    s.expect(&[
-        ("SET k v1 NX GET", nil()),
-        ("GET k", bulk("v1")),
+    s.transcript(
+        r#"
+        > SET k v1 NX GET
+        (nil)
+        > GET k
+        "v1"
         // NX GET on an existing key: does not set, returns the current value.
-        ("SET k v2 NX GET", bulk("v1")),
-        ("GET k", bulk("v1")),
+        > SET k v2 NX GET
+        "v1"
+        > GET k
+        "v1"
         // XX GET on a missing key: does not set, returns nil.
-        ("SET other v XX GET", nil()),
-        ("EXISTS other", int(0)),
+        > SET other v XX GET
+        (nil)
+        > EXISTS other
+        (integer) 0
         // XX GET on an existing key: sets, returns the old value.
-        ("SET k v3 XX GET", bulk("v1")),
-        ("GET k", bulk("v3")),
-    ]);
+        > SET k v3 XX GET
+        "v1"
+        > GET k
+        "v3"
+    "#,
+    );
 }
 
 #[test]
 fn set_with_expiry_options() {
     let mut s = Session::new();
-    s.expect(&[
-        ("SET a v EX 10", ok()),
-        ("PTTL a", int(10_000)),
-        ("SET b v PX 1500", ok()),
-        ("PTTL b", int(1500)),
-    ]);
+    s.transcript(
+        r#"
+        > SET a v EX 10
+        OK
+        > PTTL a
+        (integer) 10000
+        > SET b v PX 1500
+        OK
+        > PTTL b
+        (integer) 1500
+    "#,
+    );
     let at_s = s.now / 1000 + 100;
     assert_eq!(s.run(&format!("SET c v EXAT {at_s}")), ok());
     assert_eq!(s.run("TTL c"), int(100));
     assert_eq!(s.run(&format!("SET d v PXAT {}", s.now + 42)), ok());
-    s.expect(&[
-        ("PTTL d", int(42)),
+    s.transcript(
+        r#"
+        > PTTL d
+        (integer) 42
         // A plain SET clears the TTL; KEEPTTL keeps it.
-        ("SET a w KEEPTTL", ok()),
-        ("PTTL a", int(10_000)),
-        ("SET a w", ok()),
-        ("TTL a", int(-1)),
-    ]);
+        > SET a w KEEPTTL
+        OK
+        > PTTL a
+        (integer) 10000
+        > SET a w
+        OK
+        > TTL a
+        (integer) -1
+    "#,
+    );
 }
 
 #[test]
 fn set_syntax_and_expire_errors() {
     let mut s = Session::new();
-    let syntax = err("ERR syntax error");
-    s.expect(&[
-        ("SET k v NX XX", syntax.clone()),
-        ("SET k v EX 10 PX 100", syntax.clone()),
-        ("SET k v EX 10 KEEPTTL", syntax.clone()),
-        ("SET k v EX", syntax.clone()),
-        ("SET k v BOGUS", syntax.clone()),
-        (
-            "SET k v EX ten",
-            err("ERR value is not an integer or out of range"),
-        ),
-    ]);
-    let invalid = err("ERR invalid expire time in 'set' command");
-    s.expect(&[
-        ("SET k v EX 0", invalid.clone()),
-        ("SET k v PX -5", invalid.clone()),
-        ("SET k v EX 9223372036854776", invalid.clone()), // overflows in ms
-        ("SET k v PX 9223372036854775807", invalid.clone()), // overflows when added to now
-        ("EXISTS k", int(0)),                             // nothing was set
-        (
-            "SET k",
-            err("ERR wrong number of arguments for 'set' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > SET k v NX XX
+        (error) ERR syntax error
+        > SET k v EX 10 PX 100
+        (error) ERR syntax error
+        > SET k v EX 10 KEEPTTL
+        (error) ERR syntax error
+        > SET k v EX
+        (error) ERR syntax error
+        > SET k v BOGUS
+        (error) ERR syntax error
+        > SET k v EX ten
+        (error) ERR value is not an integer or out of range
+        > SET k v EX 0
+        (error) ERR invalid expire time in 'set' command
+        > SET k v PX -5
+        (error) ERR invalid expire time in 'set' command
+        // overflows in ms
+        > SET k v EX 9223372036854776
+        (error) ERR invalid expire time in 'set' command
+        // overflows when added to now
+        > SET k v PX 9223372036854775807
+        (error) ERR invalid expire time in 'set' command
+        // nothing was set
+        > EXISTS k
+        (integer) 0
+        > SET k
+        (error) ERR wrong number of arguments for 'set' command
+    "#,
+    );
 }
 
 #[test]
@@ -135,35 +187,61 @@ fn set_with_expiry_in_the_past_deletes() {
 #[test]
 fn getset_and_setnx() {
     let mut s = Session::new();
-    s.expect(&[
-        ("GETSET k v1", nil()),
-        ("SET k v1 EX 100", ok()),
-        ("GETSET k v2", bulk("v1")),
-        ("TTL k", int(-1)), // GETSET clears the TTL
-        ("SETNX k v3", int(0)),
-        ("SETNX other v3", int(1)),
-        ("GET other", bulk("v3")),
-    ]);
+    s.transcript(
+        r#"
+        > GETSET k v1
+        (nil)
+        > SET k v1 EX 100
+        OK
+        > GETSET k v2
+        "v1"
+        // GETSET clears the TTL
+        > TTL k
+        (integer) -1
+        > SETNX k v3
+        (integer) 0
+        > SETNX other v3
+        (integer) 1
+        > GET other
+        "v3"
+    "#,
+    );
 }
 
 #[test]
 fn counters() {
     let mut s = Session::new();
-    s.expect(&[
-        ("INCR n", int(1)), // missing counts as 0
-        ("INCRBY n 41", int(42)),
-        ("DECR n", int(41)),
-        ("DECRBY n 50", int(-9)),
-        ("GET n", bulk("-9")),
-        ("INCRBY n -1", int(-10)),
-    ]);
+    s.transcript(
+        r#"
+        // missing counts as 0
+        > INCR n
+        (integer) 1
+        > INCRBY n 41
+        (integer) 42
+        > DECR n
+        (integer) 41
+        > DECRBY n 50
+        (integer) -9
+        > GET n
+        "-9"
+        > INCRBY n -1
+        (integer) -10
+    "#,
+    );
 }
 
 #[test]
 fn counters_keep_the_ttl() {
     let mut s = Session::new();
     s.run("SET n 5 EX 100");
-    s.expect(&[("INCR n", int(6)), ("TTL n", int(100))]);
+    s.transcript(
+        r#"
+        > INCR n
+        (integer) 6
+        > TTL n
+        (integer) 100
+    "#,
+    );
 }
 
 #[test]
@@ -175,36 +253,52 @@ fn counter_errors() {
     s.run("SET spaced \" 1\"");
     assert_eq!(s.run("INCR spaced"), not_int);
     s.run("SET padded 01");
-    s.expect(&[
-        ("INCR padded", not_int.clone()),
-        ("INCRBY n abc", not_int.clone()),
-        ("INCRBY n 1.5", not_int.clone()),
-        ("INCRBY n 99999999999999999999", not_int.clone()),
-    ]);
+    s.transcript(
+        r#"
+        > INCR padded
+        (error) ERR value is not an integer or out of range
+        > INCRBY n abc
+        (error) ERR value is not an integer or out of range
+        > INCRBY n 1.5
+        (error) ERR value is not an integer or out of range
+        > INCRBY n 99999999999999999999
+        (error) ERR value is not an integer or out of range
+    "#,
+    );
     let overflow = err("ERR increment or decrement would overflow");
     s.run("SET max 9223372036854775807");
     assert_eq!(s.run("INCR max"), overflow);
     s.run("SET min -9223372036854775808");
-    s.expect(&[
-        ("DECR min", overflow.clone()),
-        (
-            "DECRBY x -9223372036854775808",
-            err("ERR decrement would overflow"),
-        ),
-        ("GET max", bulk("9223372036854775807")), // unchanged
-    ]);
+    s.transcript(
+        r#"
+        > DECR min
+        (error) ERR increment or decrement would overflow
+        > DECRBY x -9223372036854775808
+        (error) ERR decrement would overflow
+        // unchanged
+        > GET max
+        "9223372036854775807"
+    "#,
+    );
 }
 
 #[test]
 fn append_and_strlen() {
     let mut s = Session::new();
-    s.expect(&[
-        ("STRLEN k", int(0)),
-        ("APPEND k Hello", int(5)),
-        ("APPEND k \" World\"", int(11)),
-        ("GET k", bulk("Hello World")),
-        ("STRLEN k", int(11)),
-    ]);
+    s.transcript(
+        r#"
+        > STRLEN k
+        (integer) 0
+        > APPEND k Hello
+        (integer) 5
+        > APPEND k " World"
+        (integer) 11
+        > GET k
+        "Hello World"
+        > STRLEN k
+        (integer) 11
+    "#,
+    );
 }
 
 #[test]
@@ -213,26 +307,31 @@ fn append_respects_proto_max_bulk_len() {
         proto_max_bulk_len: 4,
         ..Config::default()
     });
-    s.expect(&[
-        ("APPEND k abc", int(3)),
-        (
-            "APPEND k de",
-            err("ERR string exceeds maximum allowed size (proto-max-bulk-len)"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > APPEND k abc
+        (integer) 3
+        > APPEND k de
+        (error) ERR string exceeds maximum allowed size (proto-max-bulk-len)
+    "#,
+    );
 }
 
 #[test]
 fn mget_and_mset() {
     let mut s = Session::new();
-    s.expect(&[
-        ("MSET a 1 b 2", ok()),
-        ("MGET a missing b", array(&[bulk("1"), nil(), bulk("2")])),
-        (
-            "MSET a 1 b",
-            err("ERR wrong number of arguments for 'mset' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > MSET a 1 b 2
+        OK
+        > MGET a missing b
+        1) "1"
+        2) (nil)
+        3) "2"
+        > MSET a 1 b
+        (error) ERR wrong number of arguments for 'mset' command
+    "#,
+    );
     s.run("SET t v EX 10");
     s.run("MSET t w");
     assert_eq!(s.run("TTL t"), int(-1), "MSET clears TTLs");
@@ -242,21 +341,26 @@ fn mget_and_mset() {
 fn setex_psetex_and_their_errors() {
     let mut s = Session::new();
     let now = s.now;
-    s.expect(&[("SETEX k 10 v", Reply::ok()), ("TTL k", Reply::Integer(10))]);
+    s.transcript(
+        r#"
+        > SETEX k 10 v
+        OK
+        > TTL k
+        (integer) 10
+    "#,
+    );
     assert_eq!(
         s.logged("PSETEX k 500 w"),
         [format!("SET k w PXAT {}", now + 500)]
     );
-    s.expect(&[
-        (
-            "SETEX k 0 v",
-            Reply::error("ERR invalid expire time in 'setex' command"),
-        ),
-        (
-            "SETEX k x v",
-            Reply::error("ERR value is not an integer or out of range"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > SETEX k 0 v
+        (error) ERR invalid expire time in 'setex' command
+        > SETEX k x v
+        (error) ERR value is not an integer or out of range
+    "#,
+    );
 }
 
 #[test]
@@ -270,28 +374,43 @@ fn getdel_and_getex() {
     );
     assert_eq!(s.run("PTTL k"), Reply::Integer(100));
     assert_eq!(s.logged("GETEX k PERSIST"), ["PERSIST k"]);
-    s.expect(&[
-        ("TTL k", Reply::Integer(-1)),
-        ("GETEX k", Reply::bulk("v")),
-        ("GETEX k EX", Reply::error("ERR syntax error")),
-    ]);
+    s.transcript(
+        r#"
+        > TTL k
+        (integer) -1
+        > GETEX k
+        "v"
+        > GETEX k EX
+        (error) ERR syntax error
+    "#,
+    );
     assert_eq!(s.logged("GETDEL k"), ["DEL k"]);
-    s.expect(&[
-        ("GETDEL k", Reply::Bulk(None)),
-        ("GETEX missing EX 5", Reply::Bulk(None)),
-    ]);
+    s.transcript(
+        r#"
+        > GETDEL k
+        (nil)
+        > GETEX missing EX 5
+        (nil)
+    "#,
+    );
 }
 
 #[test]
 fn incrbyfloat_keeps_redis_text() {
     let mut s = Session::new();
     s.run("SET f 10.50");
-    s.expect(&[
-        ("INCRBYFLOAT f 0.1", Reply::bulk("10.6")),
-        ("INCRBYFLOAT f -5", Reply::bulk("5.6")),
-        ("INCRBYFLOAT g 3", Reply::bulk("3")),
-        ("INCRBYFLOAT g 2.0e2", Reply::bulk("203")),
-    ]);
+    s.transcript(
+        r#"
+        > INCRBYFLOAT f 0.1
+        "10.6"
+        > INCRBYFLOAT f -5
+        "5.6"
+        > INCRBYFLOAT g 3
+        "3"
+        > INCRBYFLOAT g 2.0e2
+        "203"
+    "#,
+    );
     assert_eq!(s.logged("INCRBYFLOAT g 1"), ["SET g 204 KEEPTTL"]);
     assert_eq!(
         s.run("INCRBYFLOAT g abc"),
@@ -324,49 +443,66 @@ fn incrbyfloat_keeps_redis_text() {
 #[test]
 fn msetnx_sets_all_or_nothing() {
     let mut s = Session::new();
-    s.expect(&[
-        ("MSETNX a 1 b 2", Reply::Integer(1)),
-        ("MSETNX b 3 c 4", Reply::Integer(0)),
-        ("EXISTS c", Reply::Integer(0)),
-        (
-            "MSETNX a",
-            Reply::error("ERR wrong number of arguments for 'msetnx' command"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > MSETNX a 1 b 2
+        (integer) 1
+        > MSETNX b 3 c 4
+        (integer) 0
+        > EXISTS c
+        (integer) 0
+        > MSETNX a
+        (error) ERR wrong number of arguments for 'msetnx' command
+    "#,
+    );
 }
 
 #[test]
 fn getrange_and_setrange_follow_redis_offsets() {
     let mut s = Session::new();
     s.run("SET k \"This is a string\"");
-    s.expect(&[
-        ("GETRANGE k 0 3", Reply::bulk("This")),
-        ("GETRANGE k -3 -1", Reply::bulk("ing")),
-        ("GETRANGE k 0 -1", Reply::bulk("This is a string")),
-        ("GETRANGE k 10 100", Reply::bulk("string")),
-        ("GETRANGE k 5 3", Reply::bulk("")),
-        ("GETRANGE k -1 -5", Reply::bulk("")),
-        ("SUBSTR k 0 3", Reply::bulk("This")),
-        ("GETRANGE missing 0 -1", Reply::bulk("")),
-    ]);
+    s.transcript(
+        r#"
+        > GETRANGE k 0 3
+        "This"
+        > GETRANGE k -3 -1
+        "ing"
+        > GETRANGE k 0 -1
+        "This is a string"
+        > GETRANGE k 10 100
+        "string"
+        > GETRANGE k 5 3
+        ""
+        > GETRANGE k -1 -5
+        ""
+        > SUBSTR k 0 3
+        "This"
+        > GETRANGE missing 0 -1
+        ""
+    "#,
+    );
     s.run("SET w \"Hello World\"");
-    s.expect(&[
-        ("SETRANGE w 6 Redis", Reply::Integer(11)),
-        ("GET w", Reply::bulk("Hello Redis")),
-        ("SETRANGE z 3 ab", Reply::Integer(5)),
-        ("GET z", Reply::bulk(b"\0\0\0ab".to_vec())),
-    ]);
+    s.transcript(
+        r#"
+        > SETRANGE w 6 Redis
+        (integer) 11
+        > GET w
+        "Hello Redis"
+        > SETRANGE z 3 ab
+        (integer) 5
+        > GET z
+        "\x00\x00\x00ab"
+    "#,
+    );
     assert_eq!(s.logged("SETRANGE z 0 x"), ["SET z x\0\0ab KEEPTTL"]);
-    s.expect(&[
-        (
-            "SETRANGE z -1 x",
-            Reply::error("ERR offset is out of range"),
-        ),
-        (
-            "SETRANGE z 536870912 x",
-            Reply::error("ERR string exceeds maximum allowed size (proto-max-bulk-len)"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > SETRANGE z -1 x
+        (error) ERR offset is out of range
+        > SETRANGE z 536870912 x
+        (error) ERR string exceeds maximum allowed size (proto-max-bulk-len)
+    "#,
+    );
 }
 
 #[test]
@@ -402,10 +538,17 @@ fn incrbyfloat_adds_plain_decimals_exactly() {
         "doubles would say 0.30000000000000004"
     );
     s.run("SET g 9.95");
-    s.expect(&[
-        ("INCRBYFLOAT g 0.1", Reply::bulk("10.05")),
-        ("INCRBYFLOAT g -10.05", Reply::bulk("0")),
-        ("INCRBYFLOAT g -0.5", Reply::bulk("-0.5")),
-        ("INCRBYFLOAT g 1e1", Reply::bulk("9.5")), // exponents: doubles
-    ]);
+    s.transcript(
+        r#"
+        > INCRBYFLOAT g 0.1
+        "10.05"
+        > INCRBYFLOAT g -10.05
+        "0"
+        > INCRBYFLOAT g -0.5
+        "-0.5"
+        // exponents: doubles
+        > INCRBYFLOAT g 1e1
+        "9.5"
+    "#,
+    );
 }

@@ -2,20 +2,23 @@
 
 use super::*;
 
-fn queued() -> Reply {
-    Reply::Simple("QUEUED".into())
-}
-
 #[test]
 fn a_transaction_queues_then_runs_in_order() {
     let mut s = Session::new();
-    s.expect(&[
-        ("MULTI", Reply::ok()),
-        ("SET a 1", queued()),
-        ("INCR a", queued()),
-        ("GET a", queued()),
-        ("GET b", Reply::Simple("QUEUED".into())),
-    ]);
+    s.transcript(
+        r#"
+        > MULTI
+        OK
+        > SET a 1
+        QUEUED
+        > INCR a
+        QUEUED
+        > GET a
+        QUEUED
+        > GET b
+        QUEUED
+    "#,
+    );
     let out = s.exec("EXEC");
     assert_eq!(
         out.reply,
@@ -45,13 +48,15 @@ fn errors_while_queuing_abort_and_runtime_errors_do_not() {
         Reply::error("ERR wrong number of arguments for 'get' command")
     );
     s.run("SET a 1");
-    s.expect(&[
-        (
-            "EXEC",
-            Reply::error("EXECABORT Transaction discarded because of previous errors."),
-        ),
-        ("GET a", Reply::Bulk(None)), // nothing ran
-    ]);
+    s.transcript(
+        r#"
+        > EXEC
+        (error) EXECABORT Transaction discarded because of previous errors.
+        // nothing ran
+        > GET a
+        (nil)
+    "#,
+    );
     // A command that fails when it runs fails alone.
     s.run("SET t text");
     s.run("MULTI");
@@ -71,15 +76,23 @@ fn discard_nesting_and_watch_inside() {
     let mut s = Session::new();
     assert_eq!(s.run("DISCARD"), Reply::error("ERR DISCARD without MULTI"));
     s.run("MULTI");
-    s.expect(&[
-        ("MULTI", Reply::error("ERR MULTI calls can not be nested")),
-        (
-            "WATCH a",
-            Reply::error("ERR WATCH inside MULTI is not allowed"),
-        ),
-    ]);
+    s.transcript(
+        r#"
+        > MULTI
+        (error) ERR MULTI calls can not be nested
+        > WATCH a
+        (error) ERR WATCH inside MULTI is not allowed
+    "#,
+    );
     s.run("SET a 1");
-    s.expect(&[("DISCARD", Reply::ok()), ("GET a", Reply::Bulk(None))]);
+    s.transcript(
+        r#"
+        > DISCARD
+        OK
+        > GET a
+        (nil)
+    "#,
+    );
 }
 
 #[test]
@@ -97,10 +110,15 @@ fn a_watched_key_changed_by_another_client_aborts_exec() {
     s.run("INCRBY balance 5");
     s.engine
         .execute(&args("SET balance 100"), &mut other, s.now);
-    s.expect(&[
-        ("EXEC", Reply::Array(None)), // aborted
-        ("GET balance", Reply::bulk("100")),
-    ]);
+    s.transcript(
+        r#"
+        // aborted
+        > EXEC
+        (nil array)
+        > GET balance
+        "100"
+    "#,
+    );
     // Unchanged keys let it run; EXEC forgets the watches.
     s.run("WATCH balance");
     s.run("MULTI");
@@ -133,17 +151,25 @@ fn a_malformed_exec_aborts_whether_or_not_a_transaction_is_open() {
     assert_eq!(s.run("EXEC extra"), abort);
     s.run("MULTI");
     s.run("SET a 1");
-    s.expect(&[
-        ("EXEC extra", abort.clone()),
-        ("EXEC", Reply::error("ERR EXEC without MULTI")), // it was discarded
-        ("GET a", Reply::Bulk(None)),
-    ]);
+    s.transcript(r#"
+        > EXEC extra
+        (error) EXECABORT Transaction discarded because of: wrong number of arguments for 'exec' command
+        // it was discarded
+        > EXEC
+        (error) ERR EXEC without MULTI
+        > GET a
+        (nil)
+    "#);
     // UNWATCH inside MULTI is queued, as in Redis.
     s.run("MULTI");
-    s.expect(&[
-        ("UNWATCH", queued()),
-        ("EXEC", Reply::array(vec![Reply::ok()])),
-    ]);
+    s.transcript(
+        r#"
+        > UNWATCH
+        QUEUED
+        > EXEC
+        1) OK
+    "#,
+    );
     // An unknown subcommand is refused when queued.
     s.run("MULTI");
     assert!(matches!(s.run("CONFIG NOSUCH"), Reply::Error(_)));
