@@ -83,36 +83,40 @@ pub enum Cli {
         fix: bool,
     },
     /// Build an app and boot it.
-    Run {
-        /// App to build and boot.
-        app: String,
-        /// Board to build for and emulate.
-        board: Board,
-        /// CPU count, if given.
-        smp: Option<u32>,
-        /// Start at EL2.
-        el2: bool,
-        /// Time limit for the QEMU run.
-        timeout: Option<Duration>,
-        /// Extra QEMU arguments.
-        qemu_args: Vec<String>,
-        /// Host port forwarded to the guest's 6379 (None: the app's default).
-        port: Option<u16>,
-        /// Nodes to boot (1 without `--nodes`: a plain single run).
-        nodes: Option<u16>,
-        /// Injected fabric loss for multi-node runs.
-        loss: Option<f64>,
-        /// Measure the link between nodes 0 and 1 first (`--link-bench`).
-        link_bench: bool,
-        /// The Linux peers' scripts (`--linux-peer`, repeatable).
-        linux_peers: Vec<String>,
-        /// Size of the NVMe disk (`--disk-size`).
-        disk_size: Option<u64>,
-        /// Boot through U-Boot (`--uboot`, see [`crate::uboot`]).
-        uboot: bool,
-        /// The app's command line.
-        args: Vec<String>,
-    },
+    Run(Run),
+}
+
+/// What `run` was asked to do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Run {
+    /// App to build and boot.
+    pub app: String,
+    /// Board to build for and emulate.
+    pub board: Board,
+    /// CPU count, if given.
+    pub smp: Option<u32>,
+    /// Start at EL2.
+    pub el2: bool,
+    /// Time limit for the QEMU run.
+    pub timeout: Option<Duration>,
+    /// Extra QEMU arguments.
+    pub qemu_args: Vec<String>,
+    /// Host port forwarded to the guest's 6379 (None: the app's default).
+    pub port: Option<u16>,
+    /// Nodes to boot (1 without `--nodes`: a plain single run).
+    pub nodes: Option<u16>,
+    /// Injected fabric loss for multi-node runs.
+    pub loss: Option<f64>,
+    /// Measure the link between nodes 0 and 1 first (`--link-bench`).
+    pub link_bench: bool,
+    /// The Linux peers' scripts (`--linux-peer`, repeatable).
+    pub linux_peers: Vec<String>,
+    /// Size of the NVMe disk (`--disk-size`).
+    pub disk_size: Option<u64>,
+    /// Boot through U-Boot (`--uboot`, see [`crate::uboot`]).
+    pub uboot: bool,
+    /// The app's command line.
+    pub args: Vec<String>,
 }
 
 /// A command line that does not follow [`USAGE`]; the CLI prints it with the usage and
@@ -287,7 +291,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
         return Err(usage("--uboot boots one qemu-virt node"));
     }
     Ok(if run {
-        Cli::Run {
+        Cli::Run(Run {
             app,
             board,
             smp,
@@ -302,7 +306,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             disk_size,
             uboot,
             args,
-        }
+        })
     } else {
         Cli::Build { app, board, args }
     })
@@ -328,9 +332,9 @@ mod tests {
     #[test]
     fn nodes_and_loss() {
         match p("run stencil --nodes 2 --loss 0.01 -- 64 64 10").unwrap() {
-            Cli::Run {
+            Cli::Run(Run {
                 nodes, loss, args, ..
-            } => {
+            }) => {
                 assert_eq!((nodes, loss), (Some(2), Some(0.01)));
                 assert_eq!(args, ["64", "64", "10"]);
             }
@@ -386,7 +390,7 @@ mod tests {
         assert_eq!(
             p("run selftest --board zcu102 --smp 4 --el2 --timeout 2.5 --qemu-arg -s --disk-size 4G -- a b")
                 .unwrap(),
-            Cli::Run {
+            Cli::Run(Run {
                 app: "selftest".into(),
                 board: Board::Zcu102,
                 smp: Some(4),
@@ -401,7 +405,7 @@ mod tests {
                 disk_size: Some(4 << 30),
                 uboot: false,
                 args: vec!["a".into(), "b".into()],
-            }
+            })
         );
     }
 
@@ -431,9 +435,9 @@ mod tests {
     #[test]
     fn uboot_boots_one_qemu_virt_node() {
         match p("run hello --uboot --el2 -- x").unwrap() {
-            Cli::Run {
+            Cli::Run(Run {
                 uboot, el2, args, ..
-            } => assert!(uboot && el2 && args == ["x"]),
+            }) => assert!(uboot && el2 && args == ["x"]),
             other => panic!("{other:?}"),
         }
         assert!(err("run hello --board zcu102 --uboot").contains("--uboot"));

@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::process::ExitCode;
 
-use faultline_image::cli::{self, Cli, USAGE};
+use faultline_image::cli::{self, Cli, Run, USAGE};
 use faultline_image::{bootargs, build, check_app, list_apps, workspace_root, Board, RunOptions};
 
 /// Exit status when the run was cut short by `--timeout` (as `timeout(1)` uses).
@@ -61,105 +61,95 @@ fn main() -> ExitCode {
                 Err(e) => failure(&e),
             }
         }
-        Cli::Run {
-            app,
-            board,
-            smp,
-            el2,
-            timeout,
-            qemu_args,
-            port,
-            nodes,
-            loss,
-            link_bench,
-            linux_peers,
-            disk_size,
-            uboot,
-            args,
-        } => {
-            // The key-value store is a server: reachable on 6379 unless told otherwise.
-            let port = port.or((app == "kvstore").then_some(faultline_image::qemu::GUEST_PORT));
-            let opts = RunOptions {
-                smp,
-                el2,
-                args: args.clone(),
-                extra: qemu_args,
-                port,
-                forward: Vec::new(),
-                rdma: None,
-                disk_size,
-                disk_read_only: false,
-            };
-            if let Some(port) = port {
-                eprintln!(
-                    "faultline: {app} is reachable at 127.0.0.1:{port} (e.g. redis-cli -p {port})"
-                );
-            }
-            if let Err(code) = check_app_or_usage(&root, &app) {
-                return code;
-            }
-            if let Err(e) = faultline_image::qemu::check_options(board, &opts) {
-                return usage_error(&e.to_string());
-            }
-            let built = match build(&root, &app, board, &args) {
-                Ok(b) => b,
-                Err(e) => return failure(&e),
-            };
-            eprint!("{}", built.summary(&root));
-            if let Some(nodes) = nodes {
-                let fabric = faultline_image::cluster::FabricOptions {
-                    loss,
-                    link_bench,
-                    linux_peers: linux_peers
-                        .into_iter()
-                        .map(|script| faultline_image::linux_peer::LinuxPeer { script })
-                        .collect(),
-                    ..Default::default()
-                };
-                return run_nodes(&root, &built, &opts, nodes, &fabric, timeout);
-            }
-            // SIGINT (Ctrl-C) and SIGTERM ask the guest to stop cleanly
-            // (kvstore flushes its log) before QEMU is killed.
-            let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-            for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-                if let Err(e) = signal_hook::flag::register(signal, asked.clone()) {
-                    eprintln!("faultline-image: cannot catch signal {signal}: {e}");
-                }
-            }
-            let outcome = if uboot {
-                faultline_image::uboot::run_uboot(&built, &opts, timeout, true)
-            } else {
-                faultline_image::run::run_stoppable(&built, &opts, timeout, true, &asked)
-            };
-            let outcome = match outcome {
-                Ok(o) => o,
-                Err(e) => return failure(&e),
-            };
-            let ms = outcome.wall.as_millis();
-            if outcome.timed_out {
-                let limit = timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
-                eprintln!(
-                    "faultline: {app} on {board} timed out after {limit} s; QEMU killed \
-                     after {ms} ms (QEMU wall time)"
-                );
-                return ExitCode::from(EXIT_TIMEOUT);
-            }
-            match outcome.status {
-                Some(status) => {
-                    eprintln!(
-                        "faultline: {app} on {board} exited with status {status} after {ms} ms \
-                         (QEMU wall time)"
-                    );
-                    // Exit statuses are 0..=255 on the platforms QEMU runs on.
-                    ExitCode::from(status as u8)
-                }
-                None => {
-                    eprintln!(
-                        "faultline: {app} on {board}: QEMU was killed by a signal after {ms} ms"
-                    );
-                    ExitCode::from(EXIT_FAILURE)
-                }
-            }
+        Cli::Run(run) => run_app(&root, run),
+    }
+}
+
+/// `run`: builds the app and boots it (a cluster with `--nodes`), and
+/// exits as the guest did.
+fn run_app(root: &Path, run: Run) -> ExitCode {
+    // The key-value store is a server: reachable on 6379 unless told otherwise.
+    let app = &run.app;
+    let board = run.board;
+    let port = run
+        .port
+        .or((*app == "kvstore").then_some(faultline_image::qemu::GUEST_PORT));
+    let opts = RunOptions {
+        smp: run.smp,
+        el2: run.el2,
+        args: run.args.clone(),
+        extra: run.qemu_args,
+        port,
+        forward: Vec::new(),
+        rdma: None,
+        disk_size: run.disk_size,
+        disk_read_only: false,
+    };
+    if let Some(port) = port {
+        eprintln!("faultline: {app} is reachable at 127.0.0.1:{port} (e.g. redis-cli -p {port})");
+    }
+    if let Err(code) = check_app_or_usage(root, app) {
+        return code;
+    }
+    if let Err(e) = faultline_image::qemu::check_options(board, &opts) {
+        return usage_error(&e.to_string());
+    }
+    let built = match build(root, app, board, &run.args) {
+        Ok(b) => b,
+        Err(e) => return failure(&e),
+    };
+    eprint!("{}", built.summary(root));
+    if let Some(nodes) = run.nodes {
+        let fabric = faultline_image::cluster::FabricOptions {
+            loss: run.loss,
+            link_bench: run.link_bench,
+            linux_peers: run
+                .linux_peers
+                .into_iter()
+                .map(|script| faultline_image::linux_peer::LinuxPeer { script })
+                .collect(),
+            ..Default::default()
+        };
+        return run_nodes(root, &built, &opts, nodes, &fabric, run.timeout);
+    }
+    // SIGINT (Ctrl-C) and SIGTERM ask the guest to stop cleanly
+    // (kvstore flushes its log) before QEMU is killed.
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        if let Err(e) = signal_hook::flag::register(signal, asked.clone()) {
+            eprintln!("faultline-image: cannot catch signal {signal}: {e}");
+        }
+    }
+    let outcome = if run.uboot {
+        faultline_image::uboot::run_uboot(&built, &opts, run.timeout, true)
+    } else {
+        faultline_image::run::run_stoppable(&built, &opts, run.timeout, true, &asked)
+    };
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(e) => return failure(&e),
+    };
+    let ms = outcome.wall.as_millis();
+    if outcome.timed_out {
+        let limit = run.timeout.map(|t| t.as_secs_f64()).unwrap_or_default();
+        eprintln!(
+            "faultline: {app} on {board} timed out after {limit} s; QEMU killed \
+             after {ms} ms (QEMU wall time)"
+        );
+        return ExitCode::from(EXIT_TIMEOUT);
+    }
+    match outcome.status {
+        Some(status) => {
+            eprintln!(
+                "faultline: {app} on {board} exited with status {status} after {ms} ms \
+                 (QEMU wall time)"
+            );
+            // Exit statuses are 0..=255 on the platforms QEMU runs on.
+            ExitCode::from(status as u8)
+        }
+        None => {
+            eprintln!("faultline: {app} on {board}: QEMU was killed by a signal after {ms} ms");
+            ExitCode::from(EXIT_FAILURE)
         }
     }
 }
