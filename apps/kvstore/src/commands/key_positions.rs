@@ -298,6 +298,7 @@ mod tests {
     #[test]
     fn movable_commands_are_flagged_so_in_the_table() {
         use crate::commands::table::{COMMANDS, MOVABLEKEYS};
+        use crate::commands::tests::{MOVABLE, NOT_MOVABLE};
         for spec in COMMANDS {
             assert_eq!(
                 spec.flags & MOVABLEKEYS != 0,
@@ -306,25 +307,10 @@ mod tests {
                 spec.name
             );
         }
-        for name in [
-            "zunionstore",
-            "xread",
-            "eval",
-            "sort",
-            "sort_ro",
-            "georadius",
-        ] {
+        for name in MOVABLE {
             assert!(movable(name), "{name}");
         }
-        for name in [
-            "set",
-            "get",
-            "mset",
-            "bitfield",
-            "lmove",
-            "blpop",
-            "georadius_ro",
-        ] {
+        for name in NOT_MOVABLE {
             assert!(!movable(name), "{name}");
         }
     }

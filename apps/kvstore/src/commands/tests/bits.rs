@@ -3,8 +3,7 @@ use super::*;
 
 #[test]
 fn setbit_grows_the_string_and_returns_the_old_bit() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > SETBIT k 1 1
         (integer) 0
@@ -76,10 +75,10 @@ fn bit_arguments_are_checked() {
 
 #[test]
 fn bitcount_over_bytes_and_bits() {
-    let mut s = Session::new();
-    s.run("SET k foobar");
-    s.transcript(
+    transcript(
         r#"
+        > SET k foobar
+        OK
         > BITCOUNT k
         (integer) 26
         > BITCOUNT k 0 0
@@ -267,10 +266,10 @@ fn shutdown_is_refused_inside_a_transaction() {
 
 #[test]
 fn bitcount_reads_the_key_then_its_range_as_redis_7_0_does() {
-    let mut s = Session::new();
-    s.run("SET str xxxx");
-    s.transcript(
+    transcript(
         r#"
+        > SET str xxxx
+        OK
         // negative, start past end
         > BITCOUNT str -6 -7
         (integer) 0

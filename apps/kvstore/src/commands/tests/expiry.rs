@@ -91,10 +91,10 @@ fn expire_family() {
 
 #[test]
 fn zero_or_negative_expire_deletes() {
-    let mut s = Session::new();
-    s.run("MSET a 1 b 2 c 3");
-    s.transcript(
+    transcript(
         r#"
+        > MSET a 1 b 2 c 3
+        OK
         > EXPIRE a 0
         (integer) 1
         > PEXPIRE b -100
@@ -109,10 +109,10 @@ fn zero_or_negative_expire_deletes() {
 
 #[test]
 fn expire_errors() {
-    let mut s = Session::new();
-    s.run("SET k v");
-    s.transcript(
+    transcript(
         r#"
+        > SET k v
+        OK
         > EXPIRE k soon
         (error) ERR value is not an integer or out of range
         > EXPIRE k 9223372036854775807

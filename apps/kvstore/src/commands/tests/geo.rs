@@ -33,8 +33,7 @@ fn geoadd_stores_redis_s_scores_and_is_a_zadd() {
 
 #[test]
 fn geoadd_errors() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > GEOADD k 200 10 x
         (error) ERR invalid longitude,latitude pair 200.000000,10.000000
@@ -89,10 +88,10 @@ fn geodist_geohash_and_geopos_read_points() {
 
 #[test]
 fn scores_no_geoadd_wrote_decode_as_redis_decodes_them() {
-    let mut s = Session::new();
-    s.run("ZADD weird -1 a 2.5 b inf c");
-    s.transcript(
+    transcript(
         r#"
+        > ZADD weird -1 a 2.5 b inf c
+        (integer) 3
         > GEOPOS weird a b c
         1) 1) "180"
            2) "85.0511287799999991"

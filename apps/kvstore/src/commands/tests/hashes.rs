@@ -34,8 +34,7 @@ fn expect(list: &[(&str, &str)]) -> Vec<(String, String)> {
 
 #[test]
 fn hset_counts_new_fields_and_hget_reads_them() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > HSET user name ada lang rust
         (integer) 2
@@ -96,10 +95,10 @@ fn hmset_answers_ok_and_hsetnx_sets_only_new_fields() {
 
 #[test]
 fn hmget_answers_nil_for_what_is_missing() {
-    let mut s = Session::new();
-    s.run("HSET h a 1 b 2");
-    s.transcript(
+    transcript(
         r#"
+        > HSET h a 1 b 2
+        (integer) 2
         > HMGET h a nope b
         1) "1"
         2) (nil)
@@ -144,10 +143,10 @@ fn hdel_removes_fields_and_the_last_one_takes_the_key() {
 
 #[test]
 fn hexists_hlen_and_hstrlen() {
-    let mut s = Session::new();
-    s.run("HSET h name grace empty \"\"");
-    s.transcript(
+    transcript(
         r#"
+        > HSET h name grace empty ""
+        (integer) 2
         > HEXISTS h name
         (integer) 1
         > HEXISTS h nope
@@ -693,11 +692,12 @@ fn hscan_walks_every_field_with_its_value() {
 
 #[test]
 fn hscan_errors() {
-    let mut s = Session::new();
-    s.run("HSET h a 1");
-    s.run("SET s v");
-    s.transcript(
+    transcript(
         r#"
+        > HSET h a 1
+        (integer) 1
+        > SET s v
+        OK
         > HSCAN h x
         (error) ERR invalid cursor
         > HSCAN h -1

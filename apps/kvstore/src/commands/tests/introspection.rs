@@ -63,33 +63,13 @@ fn command_info_names_subcommands_and_flags_movable_keys() {
         s.run("COMMAND INFO get|key config|get|key"),
         array(&[Reply::Array(None), Reply::Array(None)])
     );
-    for name in [
-        "zunionstore",
-        "xread",
-        "eval",
-        "sort",
-        "sort_ro",
-        "georadius",
-    ] {
+    for name in MOVABLE {
         assert!(
             simples(&info(&mut s, name)[2]).contains(&"movablekeys".into()),
             "{name}"
         );
     }
-    for name in [
-        "set",
-        "get",
-        "mset",
-        "bitfield",
-        "lmove",
-        "lpop",
-        "blpop",
-        "ping",
-        "memory",
-        "memory|usage",
-        "rename",
-        "georadius_ro",
-    ] {
+    for name in NOT_MOVABLE {
         assert!(
             !simples(&info(&mut s, name)[2]).contains(&"movablekeys".into()),
             "{name}"
@@ -157,8 +137,7 @@ fn command_list_filters_by_category_pattern_and_module() {
 
 #[test]
 fn command_getkeys_of_scripts_and_stream_reads() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > COMMAND GETKEYS eval r 1 key
         1) "key"
@@ -251,8 +230,7 @@ fn ttl_type_and_exists_do_not_alter_the_last_access_time() {
 
 #[test]
 fn command_getkeysandflags_says_how_each_key_is_used() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > COMMAND GETKEYSANDFLAGS set k1 v1
         1) 1) "k1"

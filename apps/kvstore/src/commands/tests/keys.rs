@@ -5,10 +5,10 @@ use super::*;
 
 #[test]
 fn del_counts_only_existing_keys() {
-    let mut s = Session::new();
-    s.run("MSET a 1 b 2");
-    s.transcript(
+    transcript(
         r#"
+        > MSET a 1 b 2
+        OK
         > DEL a b c a
         (integer) 2
         > DEL a
@@ -21,10 +21,10 @@ fn del_counts_only_existing_keys() {
 
 #[test]
 fn exists_counts_repeats() {
-    let mut s = Session::new();
-    s.run("SET a 1");
-    s.transcript(
+    transcript(
         r#"
+        > SET a 1
+        OK
         > EXISTS a
         (integer) 1
         > EXISTS a a missing
@@ -35,10 +35,10 @@ fn exists_counts_repeats() {
 
 #[test]
 fn type_of_keys() {
-    let mut s = Session::new();
-    s.run("SET a 1");
-    s.transcript(
+    transcript(
         r#"
+        > SET a 1
+        OK
         > TYPE a
         string
         > TYPE b

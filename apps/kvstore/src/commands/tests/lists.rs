@@ -84,10 +84,10 @@ fn pushes_and_pops_at_both_ends() {
 
 #[test]
 fn reading_by_index_and_range() {
-    let mut s = Session::new();
-    s.run("RPUSH l a b c d e");
-    s.transcript(
+    transcript(
         r#"
+        > RPUSH l a b c d e
+        (integer) 5
         > LINDEX l 0
         "a"
         > LINDEX l -1

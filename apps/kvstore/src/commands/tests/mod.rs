@@ -45,6 +45,33 @@ use crate::resp::{split_args, Reply};
 use crate::store::{Data, Entry, Store};
 use crate::Args;
 
+/// Commands whose keys only their arguments tell (`movablekeys`).
+pub(crate) const MOVABLE: [&str; 6] = [
+    "zunionstore",
+    "xread",
+    "eval",
+    "sort",
+    "sort_ro",
+    "georadius",
+];
+
+/// Commands whose keys stand where the table says, some of them
+/// variadic or with options (`lmove`, `bitfield`).
+pub(crate) const NOT_MOVABLE: [&str; 12] = [
+    "set",
+    "get",
+    "mset",
+    "bitfield",
+    "lmove",
+    "lpop",
+    "blpop",
+    "ping",
+    "memory",
+    "memory|usage",
+    "rename",
+    "georadius_ro",
+];
+
 /// The error every command gives a key holding another type.
 pub(super) const WRONGTYPE: &str =
     "WRONGTYPE Operation against a key holding the wrong kind of value";
@@ -269,6 +296,13 @@ impl Session {
         self.engine.aof_rewrite_finished(Some(0), 0);
         new_log
     }
+}
+
+/// Runs `transcript` (see [`Session::transcript`]) on a fresh server: a
+/// test that is one session from the start.
+#[track_caller]
+pub(super) fn transcript(transcript: &str) {
+    Session::new().transcript(transcript);
 }
 
 /// A command as one readable line: `SET k v PXAT 5`.

@@ -9,8 +9,7 @@ fn text(reply: Reply) -> String {
 
 #[test]
 fn ping_and_echo() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > PING
         PONG
@@ -72,8 +71,7 @@ fn wrong_argument_counts_name_the_command() {
 
 #[test]
 fn select_takes_the_configured_databases() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > SELECT 0
         OK
@@ -173,8 +171,7 @@ fn command_introspection() {
 
 #[test]
 fn command_getkeys_names_the_keys_a_command_would_touch() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > COMMAND GETKEYS get key
         1) "key"
@@ -209,8 +206,7 @@ fn command_getkeys_names_the_keys_a_command_would_touch() {
 
 #[test]
 fn config_get_for_benchmarks() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > CONFIG GET save
         1) "save"
@@ -547,14 +543,17 @@ fn monitor_shows_commands_scripts_and_transactions_in_the_order_they_run() {
 
 #[test]
 fn latency_histograms_count_each_commands_runs_by_powers_of_two() {
-    let mut s = Session::new();
-    s.run("CONFIG RESETSTAT");
-    s.run("SET a b");
-    s.run("SET c d");
-    s.run("CLIENT ID");
-    // The engine's clock stands still in tests: every run takes 0 µs.
-    s.transcript(
+    transcript(
         r#"
+        > CONFIG RESETSTAT
+        OK
+        > SET a b
+        OK
+        > SET c d
+        OK
+        > CLIENT ID
+        (integer) 7
+        // The engine's clock stands still in tests: every run takes 0 µs.
         > LATENCY HISTOGRAM set nosuch client
         1) "client|id"
         2) 1) "calls"
@@ -734,8 +733,7 @@ fn transactions_are_counted_as_redis_counts_them() {
 
 #[test]
 fn client_kill_checks_its_filters_as_redis_does() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > CLIENT KILL TYPE wrong_type
         (error) ERR Unknown client type 'wrong_type'

@@ -479,12 +479,14 @@ fn sinter_sunion_sdiff_and_their_stores() {
 
 #[test]
 fn a_union_past_the_intset_limit_is_a_hash_table() {
-    let mut s = Session::new();
-    s.run("CONFIG SET set-max-intset-entries 3");
-    s.run("SADD a 1 2");
-    s.run("SADD b 3 4");
-    s.transcript(
+    transcript(
         r#"
+        > CONFIG SET set-max-intset-entries 3
+        OK
+        > SADD a 1 2
+        (integer) 2
+        > SADD b 3 4
+        (integer) 2
         > SUNIONSTORE u a b
         (integer) 4
         > OBJECT ENCODING u

@@ -543,8 +543,7 @@ fn xinfo_reports_counters_lag_and_consumers() {
 
 #[test]
 fn xadd_reads_the_id_before_counting_fields_as_redis_does() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > XADD s - 1 v 1
         (error) ERR Invalid stream ID specified as stream command argument
@@ -575,8 +574,7 @@ fn nogroup_errors_show_names_up_to_a_nul_byte_as_redis_does() {
 
 #[test]
 fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > XGROUP CREATE s g $ MKSTREAM ENTRIESREAD
         (error) ERR unknown subcommand or wrong number of arguments for 'CREATE'. Try XGROUP HELP.

@@ -2,8 +2,7 @@ use super::*;
 
 #[test]
 fn get_and_set() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > GET k
         (nil)
@@ -36,8 +35,7 @@ fn values_and_keys_are_binary_safe() {
 
 #[test]
 fn set_nx_and_xx() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         // XX needs an existing key
         > SET k v XX
@@ -57,8 +55,7 @@ fn set_nx_and_xx() {
 
 #[test]
 fn set_get_returns_the_old_value() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > SET k v1 GET
         (nil)
@@ -72,10 +69,9 @@ fn set_get_returns_the_old_value() {
 
 #[test]
 fn set_nx_get_combinations() {
-    let mut s = Session::new();
-    // NX GET on a missing key: sets it, returns nil.
-    s.transcript(
+    transcript(
         r#"
+        // NX GET on a missing key: sets it, returns nil.
         > SET k v1 NX GET
         (nil)
         > GET k
@@ -137,8 +133,7 @@ fn set_with_expiry_options() {
 
 #[test]
 fn set_syntax_and_expire_errors() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > SET k v NX XX
         (error) ERR syntax error
@@ -186,8 +181,7 @@ fn set_with_expiry_in_the_past_deletes() {
 
 #[test]
 fn getset_and_setnx() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > GETSET k v1
         (nil)
@@ -210,8 +204,7 @@ fn getset_and_setnx() {
 
 #[test]
 fn counters() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         // missing counts as 0
         > INCR n
@@ -232,10 +225,10 @@ fn counters() {
 
 #[test]
 fn counters_keep_the_ttl() {
-    let mut s = Session::new();
-    s.run("SET n 5 EX 100");
-    s.transcript(
+    transcript(
         r#"
+        > SET n 5 EX 100
+        OK
         > INCR n
         (integer) 6
         > TTL n
@@ -284,8 +277,7 @@ fn counter_errors() {
 
 #[test]
 fn append_and_strlen() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > STRLEN k
         (integer) 0
@@ -442,8 +434,7 @@ fn incrbyfloat_keeps_redis_text() {
 
 #[test]
 fn msetnx_sets_all_or_nothing() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > MSETNX a 1 b 2
         (integer) 1
