@@ -30,6 +30,7 @@
 
 extern crate alloc;
 
+mod address_size;
 pub mod fault;
 pub mod grants;
 mod iommu;

@@ -339,23 +339,19 @@ pub const fn tlbi_va(asid: u16, va: u64) -> u64 {
     ((va >> 12) & 0x0fff_ffff_ffff) | (asid as u64) << 48
 }
 
-/// Output-address-size encoding (ID2.OAS, TCR2.PASize) to bits.
+/// Output-address-size encoding (ID2.OAS, TCR2.PASize) to bits: codes 0
+/// to 5 (see [`crate::address_size`]).
 pub const fn address_size_bits(code: u32) -> Option<u32> {
-    Some(match code {
-        0 => 32,
-        1 => 36,
-        2 => 40,
-        3 => 42,
-        4 => 44,
-        5 => 48,
-        _ => return None,
-    })
+    crate::address_size::bits(code as u64, OAS_CODES)
 }
 
 /// Bits to the output-address-size encoding, exact sizes only.
 pub fn address_size_code(bits: u32) -> Option<u32> {
-    (0..=5).find(|&c| address_size_bits(c) == Some(bits))
+    crate::address_size::code(bits, OAS_CODES).map(|c| c as u32)
 }
+
+/// Address-size codes SMMUv2 defines (48 bits at most).
+const OAS_CODES: usize = 6;
 
 /// Where things are in the register window, from ID1.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -127,24 +127,19 @@ pub const EVENTQ_OVERFLOW: u32 = 1 << 31;
 /// Largest queue any SMMUv3 may have: 2^19 entries.
 pub const MAX_QUEUE_LOG2: u32 = 19;
 
-/// Output-address-size encoding (IDR5.OAS, CD.IPS) to bits.
+/// Output-address-size encoding (IDR5.OAS, CD.IPS) to bits: codes 0 to 6
+/// (see [`crate::address_size`]).
 pub(crate) fn address_size_bits(code: u64) -> Option<u32> {
-    Some(match code {
-        0 => 32,
-        1 => 36,
-        2 => 40,
-        3 => 42,
-        4 => 44,
-        5 => 48,
-        6 => 52,
-        _ => return None,
-    })
+    crate::address_size::bits(code, OAS_CODES)
 }
 
 /// Bits to the output-address-size encoding (CD.IPS), exact sizes only.
 pub(crate) fn address_size_code(bits: u32) -> Option<u64> {
-    (0..=6).find(|&c| address_size_bits(c) == Some(bits))
+    crate::address_size::code(bits, OAS_CODES)
 }
+
+/// Address-size codes SMMUv3 defines (52 bits at most).
+const OAS_CODES: usize = 7;
 
 /// Byte order of translation-table walks the SMMU supports (IDR0.TTENDIAN).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
