@@ -364,18 +364,8 @@ const SLOT: usize = 64 * KIB;
 /// Runs one case: claims made, transfers failed, sums of the others.
 fn interleaved_case(case: u64) -> (u64, u64, Stats) {
     let mut rng = Rng::new(0x2545_f491_4f6c_dd1d ^ (case + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15));
-    let mut rig = Rig::new(Config {
-        max_retries: 64,
-        ..Config::default()
-    });
-    rig.mem.region(BASE..BASE + 8 * SLOT, true);
-    let mut engines = Vec::new();
-    for stream in 0..2 {
-        let max_segment = [PAGE, 3 * PAGE, 5000, 16 * KIB][rng.below(4) as usize];
-        let mut engine = FakeEngine::new(stream, max_segment, rng.below(3) == 0, 8 * SLOT);
-        engine.burst = [1, 2, 100][rng.below(3) as usize];
-        engines.push(rig.add_engine(engine, 1 + rng.below(4) as usize));
-    }
+    let segments = [PAGE, 3 * PAGE, 5000, 16 * KIB];
+    let (mut rig, engines) = Rig::random(&mut rng, SLOT, &segments, &[1, 2, 100]);
     for p in 0..8 * SLOT / PAGE {
         if rng.below(4) == 0 {
             rig.mem.make_warm(BASE + p * PAGE..BASE + p * PAGE + 1);

@@ -6,25 +6,14 @@
 mod common;
 
 use common::*;
-use dma::{Config, Policy, Stats};
+use dma::{Policy, Stats};
 
 const SLOT: usize = 96 * KIB;
 
 fn one_case(case: u64) -> Stats {
     let mut rng = Rng::new(0x9e37_79b9_7f4a_7c15 ^ (case + 1).wrapping_mul(0x1000_0000_01b3));
-    let mut rig = Rig::new(Config {
-        max_retries: 64,
-        ..Config::default()
-    });
-    rig.mem.region(BASE..BASE + 8 * SLOT, true);
-    let mut engines = Vec::new();
-    for stream in 0..2 {
-        let max_segment =
-            [PAGE, 2 * PAGE, 3 * PAGE, 5000, 16 * KIB, 64 * KIB][rng.below(6) as usize];
-        let mut engine = FakeEngine::new(stream, max_segment, rng.below(3) == 0, 8 * SLOT);
-        engine.burst = [1, 2, 3, 100][rng.below(4) as usize];
-        engines.push(rig.add_engine(engine, 1 + rng.below(4) as usize));
-    }
+    let segments = [PAGE, 2 * PAGE, 3 * PAGE, 5000, 16 * KIB, 64 * KIB];
+    let (mut rig, engines) = Rig::random(&mut rng, SLOT, &segments, &[1, 2, 3, 100]);
     // Random warm pages.
     let warm = rng.below(4);
     for p in 0..8 * SLOT / PAGE {

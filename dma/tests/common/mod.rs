@@ -480,6 +480,31 @@ impl Rig {
         }
     }
 
+    /// A rig for the randomized tests: memory of eight slots of `slot`
+    /// bytes from `BASE`, and two engines of random shape (a segment limit
+    /// from `segments`, one in three unable to resume, a burst from
+    /// `bursts`, a window of 1 to 4).
+    pub fn random(
+        rng: &mut Rng,
+        slot: usize,
+        segments: &[usize],
+        bursts: &[usize],
+    ) -> (Self, Vec<EngineId>) {
+        let mut rig = Rig::new(Config {
+            max_retries: 64,
+            ..Config::default()
+        });
+        rig.mem.region(BASE..BASE + 8 * slot, true);
+        let mut engines = Vec::new();
+        for stream in 0..2 {
+            let max_segment = segments[rng.below(segments.len() as u64) as usize];
+            let mut engine = FakeEngine::new(stream, max_segment, rng.below(3) == 0, 8 * slot);
+            engine.burst = bursts[rng.below(bursts.len() as u64) as usize];
+            engines.push(rig.add_engine(engine, 1 + rng.below(4) as usize));
+        }
+        (rig, engines)
+    }
+
     pub fn add_engine(&mut self, engine: FakeEngine, window: usize) -> EngineId {
         let id = self.sched.add_engine(&engine, window);
         self.engines.push(engine);
