@@ -276,7 +276,7 @@ fn wrong_types_are_refused_both_ways() {
     let mut s = Session::new();
     s.run("SET s text");
     s.run("HSET h f v");
-    for line in [
+    s.refuses_wrong_type(&[
         "HSET s f v",
         "HSETNX s f v",
         "HMSET s f v",
@@ -303,9 +303,7 @@ fn wrong_types_are_refused_both_ways() {
         "SETRANGE h 0 v",
         "GETDEL h",
         "GETEX h PERSIST",
-    ] {
-        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
-    }
+    ]);
     s.transcript(
         r#"
         // the string is unchanged

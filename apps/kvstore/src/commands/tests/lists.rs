@@ -330,7 +330,7 @@ fn wrong_types_are_refused_both_ways() {
     let mut s = Session::new();
     s.run("SET str x");
     s.run("RPUSH l a");
-    for line in [
+    s.refuses_wrong_type(&[
         "LPUSH str a",
         "RPUSHX str a",
         "LPOP str",
@@ -345,12 +345,8 @@ fn wrong_types_are_refused_both_ways() {
         "BLPOP str 0",
         "BLMPOP 0 1 str LEFT",
         "BRPOPLPUSH str l 0",
-    ] {
-        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
-    }
-    for line in ["GET l", "APPEND l x", "HSET l f v", "INCR l"] {
-        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
-    }
+    ]);
+    s.refuses_wrong_type(&["GET l", "APPEND l x", "HSET l f v", "INCR l"]);
     s.transcript(
         r#"
         > TYPE l

@@ -230,6 +230,15 @@ impl Session {
         }
     }
 
+    /// Asserts that each of `lines` is refused with [`WRONGTYPE`]: what a
+    /// command gives a key of another type, whichever way round.
+    #[track_caller]
+    pub fn refuses_wrong_type(&mut self, lines: &[&str]) {
+        for line in lines {
+            assert_eq!(self.run(line), err(WRONGTYPE), "{line}");
+        }
+    }
+
     /// Runs `line` and returns the reply as it goes on the wire, in the
     /// protocol the client speaks (`HELLO 3` switches it).
     pub fn wire(&mut self, line: &str) -> String {

@@ -169,7 +169,7 @@ fn wrong_types_are_refused_both_ways() {
     s.run("SET str text");
     s.run("RPUSH list a");
     s.run("SADD set a");
-    for line in [
+    s.refuses_wrong_type(&[
         "SADD str a",
         "SREM list a",
         "SCARD str",
@@ -199,9 +199,7 @@ fn wrong_types_are_refused_both_ways() {
         "HGET set f",
         "LPUSH set x",
         "LRANGE set 0 -1",
-    ] {
-        assert_eq!(s.run(line), err(WRONGTYPE), "{line}");
-    }
+    ]);
     s.transcript(
         r#"
         // a failed store stores nothing

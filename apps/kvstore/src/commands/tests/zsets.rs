@@ -429,16 +429,14 @@ fn the_zset_type_among_the_others() {
     let mut s = Session::new();
     s.run("ZADD z 1 a 2 b");
     s.run("SET str x");
-    for command in [
+    s.refuses_wrong_type(&[
         "ZADD str 1 a",
         "ZRANGE str 0 -1",
         "ZSCORE str a",
         "ZPOPMIN str",
         "BZPOPMIN str 0",
         "ZCARD str",
-    ] {
-        assert_eq!(s.run(command), err(WRONGTYPE), "{command}");
-    }
+    ]);
     s.transcript(
         r#"
         > GET z
