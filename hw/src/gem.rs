@@ -53,36 +53,52 @@ const SPADDR1HI: usize = 0x08c;
 const TX_Q1_BASE: usize = 0x440;
 const RX_Q1_BASE: usize = 0x480;
 
-const NWCTRL_RXENA: u32 = 1 << 2;
-const NWCTRL_TXENA: u32 = 1 << 3;
-const NWCTRL_TXSTART: u32 = 1 << 9;
-/// NWCTRL: the management (MDIO) port is enabled.
-const NWCTRL_MDIO: u32 = 1 << 4;
-/// NWCTRL while running: both directions and the management port.
-const NWCTRL_RUN: u32 = NWCTRL_RXENA | NWCTRL_TXENA | NWCTRL_MDIO;
-const NWCFG_SPEED100: u32 = 1 << 0;
-const NWCFG_FULL_DUPLEX: u32 = 1 << 1;
-const NWCFG_GIGABIT: u32 = 1 << 10;
+/// Fields of NWCTRL.
+mod nwctrl {
+    pub const RXENA: u32 = 1 << 2;
+    pub const TXENA: u32 = 1 << 3;
+    pub const TXSTART: u32 = 1 << 9;
+    /// The management (MDIO) port is enabled.
+    pub const MDIO: u32 = 1 << 4;
+    /// NWCTRL while running: both directions and the management port.
+    pub const RUN: u32 = RXENA | TXENA | MDIO;
+}
+
+/// Fields of NWCFG.
+mod nwcfg {
+    pub const SPEED100: u32 = 1 << 0;
+    pub const FULL_DUPLEX: u32 = 1 << 1;
+    pub const GIGABIT: u32 = 1 << 10;
+    pub const STRIP_FCS: u32 = 1 << 17;
+    /// MDC clock divider: the bus clock divided by 64, which keeps MDC under
+    /// the 2.5 MHz clause 22 allows for any bus clock up to 160 MHz (the
+    /// ZynqMP's LPD bus runs at 100 MHz or so).
+    pub const MDC_DIV64: u32 = 0b100 << 18;
+}
+
+/// Fields of PHYMNTNC.
+mod phymntnc {
+    /// A clause-22 frame (start bits 01, turnaround 10), read or
+    /// write, PHY address at 23, register at 18, data in the low half.
+    pub const CLAUSE22: u32 = 0b01 << 30 | 0b10 << 16;
+    pub const READ: u32 = 0b10 << 28;
+    pub const WRITE: u32 = 0b01 << 28;
+}
+
+/// Fields of DMACFG.
+mod dmacfg {
+    /// Receive buffer size in 64-byte units.
+    pub const RXBUF_SHIFT: u32 = 16;
+    pub const RXBUF_MASK: u32 = 0xff << RXBUF_SHIFT;
+    /// 64-bit addresses and extended descriptors (all off: RAM is
+    /// below 4 GiB and descriptors are two words).
+    pub const WIDE: u32 = 0b111 << 28;
+}
+
 /// NWSTATUS: the management port is idle (the last operation finished).
 const NWSTATUS_MDIO_IDLE: u32 = 1 << 2;
-/// PHYMNTNC: a clause-22 frame (start bits 01, turnaround 10), read or
-/// write, PHY address at 23, register at 18, data in the low half.
-const PHYMNTNC_CLAUSE22: u32 = 0b01 << 30 | 0b10 << 16;
-const PHYMNTNC_READ: u32 = 0b10 << 28;
-const PHYMNTNC_WRITE: u32 = 0b01 << 28;
 /// Polls of NWSTATUS before a management operation is given up.
 const MDIO_POLLS: u32 = 100_000;
-const NWCFG_STRIP_FCS: u32 = 1 << 17;
-/// MDC clock divider: the bus clock divided by 64, which keeps MDC under
-/// the 2.5 MHz clause 22 allows for any bus clock up to 160 MHz (the
-/// ZynqMP's LPD bus runs at 100 MHz or so).
-const NWCFG_MDC_DIV64: u32 = 0b100 << 18;
-/// DMACFG: receive buffer size in 64-byte units.
-const DMACFG_RXBUF_SHIFT: u32 = 16;
-const DMACFG_RXBUF_MASK: u32 = 0xff << DMACFG_RXBUF_SHIFT;
-/// DMACFG: 64-bit addresses and extended descriptors (all off: RAM is
-/// below 4 GiB and descriptors are two words).
-const DMACFG_WIDE: u32 = 0b111 << 28;
 const INT_RX_COMPLETE: u32 = 1 << 1;
 const INT_TX_COMPLETE: u32 = 1 << 7;
 
@@ -260,9 +276,12 @@ impl Gem {
         parked.set_u32(2, 0);
         parked.set_u32(3, TX_USED | TX_WRAP);
         fence(Ordering::SeqCst);
-        regs.write(NWCFG, NWCFG_MDC_DIV64 | NWCFG_STRIP_FCS | NWCFG_FULL_DUPLEX);
-        let dma = regs.read(DMACFG) & !(DMACFG_WIDE | DMACFG_RXBUF_MASK);
-        regs.write(DMACFG, dma | ((BUFFER / 64) as u32) << DMACFG_RXBUF_SHIFT);
+        regs.write(
+            NWCFG,
+            nwcfg::MDC_DIV64 | nwcfg::STRIP_FCS | nwcfg::FULL_DUPLEX,
+        );
+        let dma = regs.read(DMACFG) & !(dmacfg::WIDE | dmacfg::RXBUF_MASK);
+        regs.write(DMACFG, dma | ((BUFFER / 64) as u32) << dmacfg::RXBUF_SHIFT);
         regs.write(RXQBASE, rx.desc.addr() as u32);
         regs.write(TXQBASE, tx.desc.addr() as u32);
         regs.write(RX_Q1_BASE, parked.addr() as u32);
@@ -273,7 +292,7 @@ impl Gem {
         regs.write(SPADDR1LO, lo);
         regs.write(SPADDR1HI, hi & 0xffff);
         regs.write(IER, INT_RX_COMPLETE | INT_TX_COMPLETE);
-        regs.write(NWCTRL, NWCTRL_RUN);
+        regs.write(NWCTRL, nwctrl::RUN);
         Self { regs }
     }
 
@@ -298,25 +317,26 @@ impl Gem {
 
     /// Sends what was posted on the transmit ring.
     pub fn start_tx(&self) {
-        self.regs.write(NWCTRL, NWCTRL_RUN | NWCTRL_TXSTART);
+        self.regs.write(NWCTRL, nwctrl::RUN | nwctrl::TXSTART);
     }
 
     /// Tells the MAC that receive buffers were given back (it re-reads the
     /// ring and delivers frames it had to hold back).
     pub fn resume_rx(&self) {
-        self.regs.write(NWCTRL, NWCTRL_RUN);
+        self.regs.write(NWCTRL, nwctrl::RUN);
     }
 
     /// Sets the MAC to the line rate and duplex its PHY negotiated.
     pub fn set_link(&self, link: Link) {
-        let mut cfg = self.regs.read(NWCFG) & !(NWCFG_SPEED100 | NWCFG_GIGABIT | NWCFG_FULL_DUPLEX);
+        let mut cfg =
+            self.regs.read(NWCFG) & !(nwcfg::SPEED100 | nwcfg::GIGABIT | nwcfg::FULL_DUPLEX);
         cfg |= match link.speed {
             Speed::Mb10 => 0,
-            Speed::Mb100 => NWCFG_SPEED100,
-            Speed::Mb1000 => NWCFG_GIGABIT,
+            Speed::Mb100 => nwcfg::SPEED100,
+            Speed::Mb1000 => nwcfg::GIGABIT,
         };
         if link.full_duplex {
-            cfg |= NWCFG_FULL_DUPLEX;
+            cfg |= nwcfg::FULL_DUPLEX;
         }
         self.regs.write(NWCFG, cfg);
     }
@@ -342,12 +362,12 @@ impl Gem {
 /// The GEM's own management port: its PHY sits on it.
 impl Mdio for Gem {
     fn read(&mut self, phy: u8, reg: u8) -> Result<u16, MdioError> {
-        let frame = PHYMNTNC_CLAUSE22 | PHYMNTNC_READ | phy_and_reg(phy, reg);
+        let frame = phymntnc::CLAUSE22 | phymntnc::READ | phy_and_reg(phy, reg);
         Ok(self.mdio(frame)? as u16)
     }
 
     fn write(&mut self, phy: u8, reg: u8, value: u16) -> Result<(), MdioError> {
-        let frame = PHYMNTNC_CLAUSE22 | PHYMNTNC_WRITE | phy_and_reg(phy, reg);
+        let frame = phymntnc::CLAUSE22 | phymntnc::WRITE | phy_and_reg(phy, reg);
         self.mdio(frame | u32::from(value)).map(|_| ())
     }
 }

@@ -72,9 +72,12 @@ const HEADER_TYPE: u16 = 0x0c;
 const BAR0: u16 = 0x10;
 const INTERRUPT: u16 = 0x3c;
 
-const COMMAND_MEMORY: u32 = 1 << 1;
-const COMMAND_BUS_MASTER: u32 = 1 << 2;
-const COMMAND_INTX_DISABLE: u32 = 1 << 10;
+/// Fields of COMMAND.
+mod command {
+    pub const MEMORY: u32 = 1 << 1;
+    pub const BUS_MASTER: u32 = 1 << 2;
+    pub const INTX_DISABLE: u32 = 1 << 10;
+}
 
 /// An assigned memory BAR.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -222,7 +225,7 @@ fn setup_function(
     config.write(
         bdf,
         COMMAND,
-        command & !(COMMAND_MEMORY | COMMAND_BUS_MASTER),
+        command & !(command::MEMORY | command::BUS_MASTER),
     );
     let mut bars = [None; 6];
     let mut index = 0;
@@ -261,7 +264,7 @@ fn setup_function(
     config.write(
         bdf,
         COMMAND,
-        (command | COMMAND_MEMORY | COMMAND_BUS_MASTER) & !COMMAND_INTX_DISABLE,
+        (command | command::MEMORY | command::BUS_MASTER) & !command::INTX_DISABLE,
     );
     Ok(Function {
         bdf,
@@ -403,8 +406,8 @@ mod tests {
         assert_eq!(edu.bdf.requester_id(), 0x10);
         let command = bus.read(edu.bdf, COMMAND);
         assert_eq!(
-            command & (COMMAND_MEMORY | COMMAND_BUS_MASTER),
-            COMMAND_MEMORY | COMMAND_BUS_MASTER
+            command & (command::MEMORY | command::BUS_MASTER),
+            command::MEMORY | command::BUS_MASTER
         );
         assert_eq!(bus.read(edu.bdf, BAR0), 0x1000_0000);
         assert_eq!(bus.read(edu.bdf, BAR0 + 8), 0x1010_0004);

@@ -56,16 +56,31 @@ const PARTNER: u8 = 5;
 const CTRL1000: u8 = 9;
 const STAT1000: u8 = 10;
 
-const BMCR_RESET: u16 = 1 << 15;
-const BMCR_SPEED100: u16 = 1 << 13;
-const BMCR_AN_ENABLE: u16 = 1 << 12;
-const BMCR_AN_RESTART: u16 = 1 << 9;
-const BMCR_FULL_DUPLEX: u16 = 1 << 8;
-const BMCR_SPEED1000: u16 = 1 << 6;
-const BMSR_EXTENDED_STATUS: u16 = 1 << 8;
-const BMSR_AN_COMPLETE: u16 = 1 << 5;
-const BMSR_AN_ABLE: u16 = 1 << 3;
-const BMSR_LINK: u16 = 1 << 2;
+/// Fields of BMCR.
+mod bmcr {
+    pub const RESET: u16 = 1 << 15;
+    pub const SPEED100: u16 = 1 << 13;
+    pub const AN_ENABLE: u16 = 1 << 12;
+    pub const AN_RESTART: u16 = 1 << 9;
+    pub const FULL_DUPLEX: u16 = 1 << 8;
+    pub const SPEED1000: u16 = 1 << 6;
+}
+
+/// Fields of BMSR.
+mod bmsr {
+    pub const EXTENDED_STATUS: u16 = 1 << 8;
+    pub const AN_COMPLETE: u16 = 1 << 5;
+    pub const AN_ABLE: u16 = 1 << 3;
+    pub const LINK: u16 = 1 << 2;
+}
+
+/// Fields of CTRL1000.
+mod ctrl1000 {
+    /// Register 9: advertise 1000BASE-T full duplex (the GEM does no 1000 half).
+    pub const FULL: u16 = 1 << 9;
+    pub const HALF: u16 = 1 << 8;
+}
+
 /// Register 4/5: 100BASE-TX full and half, 10BASE-T full and half.
 const AD_100_FULL: u16 = 1 << 8;
 const AD_100_HALF: u16 = 1 << 7;
@@ -73,9 +88,6 @@ const AD_10_FULL: u16 = 1 << 6;
 const AD_10_HALF: u16 = 1 << 5;
 /// Register 4: the IEEE 802.3 selector.
 const AD_SELECTOR: u16 = 0x0001;
-/// Register 9: advertise 1000BASE-T full duplex (the GEM does no 1000 half).
-const CTRL1000_FULL: u16 = 1 << 9;
-const CTRL1000_HALF: u16 = 1 << 8;
 /// Register 10: the partner offers 1000BASE-T full.
 const STAT1000_PARTNER_FULL: u16 = 1 << 11;
 
@@ -139,16 +151,16 @@ impl Phy {
     /// Resets the PHY and starts auto-negotiation, advertising every mode
     /// the GEM can use (10/100 half and full, 1000 full).
     pub fn start(&self, bus: &mut impl Mdio) -> Result<(), PhyError> {
-        bus.write(self.addr, BMCR, BMCR_RESET)?;
+        bus.write(self.addr, BMCR, bmcr::RESET)?;
         let mut polls = 0;
-        while bus.read(self.addr, BMCR)? & BMCR_RESET != 0 {
+        while bus.read(self.addr, BMCR)? & bmcr::RESET != 0 {
             polls += 1;
             if polls == RESET_POLLS {
                 return Err(PhyError::ResetStuck);
             }
         }
         let status = bus.read(self.addr, BMSR)?;
-        if status & BMSR_AN_ABLE == 0 {
+        if status & bmsr::AN_ABLE == 0 {
             // Nothing to negotiate: the link comes up in the mode the
             // PHY is strapped to, which `link` reads from BMCR.
             return Ok(());
@@ -156,12 +168,12 @@ impl Phy {
         let ten_hundred = AD_100_FULL | AD_100_HALF | AD_10_FULL | AD_10_HALF | AD_SELECTOR;
         let advert = bus.read(self.addr, ADVERTISE)?;
         bus.write(self.addr, ADVERTISE, advert & !0x1ff | ten_hundred)?;
-        if status & BMSR_EXTENDED_STATUS != 0 {
+        if status & bmsr::EXTENDED_STATUS != 0 {
             let ctrl = bus.read(self.addr, CTRL1000)?;
-            let ctrl = ctrl & !(CTRL1000_FULL | CTRL1000_HALF) | CTRL1000_FULL;
+            let ctrl = ctrl & !(ctrl1000::FULL | ctrl1000::HALF) | ctrl1000::FULL;
             bus.write(self.addr, CTRL1000, ctrl)?;
         }
-        bus.write(self.addr, BMCR, BMCR_AN_ENABLE | BMCR_AN_RESTART)?;
+        bus.write(self.addr, BMCR, bmcr::AN_ENABLE | bmcr::AN_RESTART)?;
         Ok(())
     }
 
@@ -171,22 +183,22 @@ impl Phy {
         // the last one, the second the state now.
         bus.read(self.addr, BMSR)?;
         let status = bus.read(self.addr, BMSR)?;
-        if status & BMSR_LINK == 0 {
+        if status & bmsr::LINK == 0 {
             return Ok(None);
         }
-        if status & BMSR_AN_ABLE == 0 {
+        if status & bmsr::AN_ABLE == 0 {
             // `start` negotiated nothing: the mode is the one set in BMCR.
             // (Whether negotiation is on is not read back from BMCR: some
             // PHYs, QEMU's among them, clear the enable bit once done.)
             return Ok(Some(forced(bus.read(self.addr, BMCR)?)));
         }
-        if status & BMSR_AN_COMPLETE == 0 {
+        if status & bmsr::AN_COMPLETE == 0 {
             return Ok(None);
         }
-        if status & BMSR_EXTENDED_STATUS != 0 {
+        if status & bmsr::EXTENDED_STATUS != 0 {
             let ours = bus.read(self.addr, CTRL1000)?;
             let theirs = bus.read(self.addr, STAT1000)?;
-            if ours & CTRL1000_FULL != 0 && theirs & STAT1000_PARTNER_FULL != 0 {
+            if ours & ctrl1000::FULL != 0 && theirs & STAT1000_PARTNER_FULL != 0 {
                 return Ok(Some(Link {
                     speed: Speed::Mb1000,
                     full_duplex: true,
@@ -210,14 +222,17 @@ impl Phy {
 
 /// The mode a PHY without auto-negotiation was set to.
 fn forced(control: u16) -> Link {
-    let speed = match (control & BMCR_SPEED1000 != 0, control & BMCR_SPEED100 != 0) {
+    let speed = match (
+        control & bmcr::SPEED1000 != 0,
+        control & bmcr::SPEED100 != 0,
+    ) {
         (true, false) => Speed::Mb1000,
         (false, true) => Speed::Mb100,
         _ => Speed::Mb10,
     };
     Link {
         speed,
-        full_duplex: control & BMCR_FULL_DUPLEX != 0,
+        full_duplex: control & bmcr::FULL_DUPLEX != 0,
     }
 }
 
@@ -262,7 +277,7 @@ mod tests {
             }
             let mut value = self.regs[reg as usize];
             if reg == BMSR && core::mem::take(&mut self.link_dropped) {
-                value &= !BMSR_LINK;
+                value &= !bmsr::LINK;
             }
             Ok(value)
         }
@@ -273,16 +288,16 @@ mod tests {
             }
             let mut value = value;
             if reg == BMCR {
-                if value & BMCR_RESET != 0 && !self.stuck_in_reset {
-                    value &= !BMCR_RESET;
+                if value & bmcr::RESET != 0 && !self.stuck_in_reset {
+                    value &= !bmcr::RESET;
                 }
-                if value & BMCR_AN_RESTART != 0 {
+                if value & bmcr::AN_RESTART != 0 {
                     // Like QEMU's model, which reads back neither bit.
-                    value &= !(BMCR_AN_RESTART | BMCR_AN_ENABLE);
+                    value &= !(bmcr::AN_RESTART | bmcr::AN_ENABLE);
                     if let Some((abilities, giga)) = self.partner {
                         self.regs[PARTNER as usize] = abilities;
                         self.regs[STAT1000 as usize] = giga;
-                        self.regs[BMSR as usize] |= BMSR_AN_COMPLETE | BMSR_LINK;
+                        self.regs[BMSR as usize] |= bmsr::AN_COMPLETE | bmsr::LINK;
                     }
                 }
             }
@@ -323,7 +338,7 @@ mod tests {
         let phy = find(&mut bus).unwrap();
         assert_eq!(phy.link(&mut bus), Ok(None), "no link before negotiation");
         phy.start(&mut bus).unwrap();
-        assert_eq!(bus.regs[CTRL1000 as usize] & CTRL1000_FULL, CTRL1000_FULL);
+        assert_eq!(bus.regs[CTRL1000 as usize] & ctrl1000::FULL, ctrl1000::FULL);
         assert_eq!(
             phy.link(&mut bus),
             Ok(Some(Link {
@@ -362,7 +377,7 @@ mod tests {
         // says the link is back, so it is up now.
         bus.link_dropped = true;
         assert!(phy.link(&mut bus).unwrap().is_some());
-        bus.regs[BMSR as usize] &= !BMSR_LINK;
+        bus.regs[BMSR as usize] &= !bmsr::LINK;
         assert_eq!(phy.link(&mut bus), Ok(None));
     }
 
@@ -377,12 +392,12 @@ mod tests {
     #[test]
     fn a_phy_without_negotiation_reports_its_strapped_mode() {
         let mut bus = ModelPhy::new(0, None);
-        bus.regs[BMSR as usize] = BMSR_LINK;
+        bus.regs[BMSR as usize] = bmsr::LINK;
         let phy = find(&mut bus).unwrap();
         phy.start(&mut bus).unwrap();
         assert_eq!(bus.regs[ADVERTISE as usize], 0x0001, "nothing advertised");
         // Strapped (after the reset) to 100 Mb/s full duplex.
-        bus.regs[BMCR as usize] = BMCR_SPEED100 | BMCR_FULL_DUPLEX;
+        bus.regs[BMCR as usize] = bmcr::SPEED100 | bmcr::FULL_DUPLEX;
         assert_eq!(
             phy.link(&mut bus),
             Ok(Some(Link {

@@ -12,9 +12,13 @@ const CR: usize = 0x30;
 const IMSC: usize = 0x38;
 const ICR: usize = 0x44;
 
-const FR_BUSY: u32 = 1 << 3;
-const FR_RXFE: u32 = 1 << 4;
-const FR_TXFF: u32 = 1 << 5;
+/// Fields of FR.
+mod fr {
+    pub const BUSY: u32 = 1 << 3;
+    pub const RXFE: u32 = 1 << 4;
+    pub const TXFF: u32 = 1 << 5;
+}
+
 const LCR_FEN_8BIT: u32 = (1 << 4) | (0b11 << 5);
 const CR_UARTEN_TXE_RXE: u32 = (1 << 0) | (1 << 8) | (1 << 9);
 
@@ -43,19 +47,19 @@ impl Uart for Pl011 {
     }
 
     fn put(&mut self, byte: u8) {
-        while self.regs.read(FR) & FR_TXFF != 0 {
+        while self.regs.read(FR) & fr::TXFF != 0 {
             core::hint::spin_loop();
         }
         self.regs.write(DR, byte as u32);
     }
 
     fn flush(&mut self) {
-        while self.regs.read(FR) & FR_BUSY != 0 {
+        while self.regs.read(FR) & fr::BUSY != 0 {
             core::hint::spin_loop();
         }
     }
 
     fn get(&mut self) -> Option<u8> {
-        (self.regs.read(FR) & FR_RXFE == 0).then(|| self.regs.read(DR) as u8)
+        (self.regs.read(FR) & fr::RXFE == 0).then(|| self.regs.read(DR) as u8)
     }
 }
