@@ -15,7 +15,7 @@
 
 mod common;
 
-use common::kvstore::{fresh_disk, Guest};
+use common::kvstore::{client_output, fresh_disk, need_host_tools, Guest};
 use faultline_image::workspace_root;
 use std::process::Command;
 use std::time::Instant;
@@ -23,37 +23,24 @@ use std::time::Instant;
 #[test]
 fn bullmq_processes_a_thousand_jobs_with_retries_on_kvstore() {
     let root = workspace_root();
-    // Installs Node.js and the packages when missing (run-tests.sh has done
-    // so already).
-    let setup = Command::new("bash")
-        .args(["-c", ". image/host-tools.sh && need_bullmq"])
-        .current_dir(&root)
-        .status()
-        .expect("bash runs");
-    assert!(
-        setup.success(),
-        "installing Node.js or image/bullmq's packages (npm ci) failed; see above"
+    // Installs Node.js and the packages when missing.
+    need_host_tools(
+        "need_bullmq",
+        "installing Node.js or image/bullmq's packages (npm ci) failed",
     );
     fresh_disk("kvstore-bullmq");
     let guest = Guest::start("kvstore-bullmq");
     drop(guest.connect());
     let started = Instant::now();
-    let output = Command::new("node")
-        .arg(root.join("image/bullmq/jobs.js"))
-        .arg(guest.port.to_string())
-        .current_dir(root.join("image/bullmq"))
-        .output()
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    print!("{stdout}");
-    eprint!("{stderr}");
-    assert!(
-        output.status.success(),
-        "the BullMQ program failed against kvstore after {:?}:\n{stdout}\n{stderr}\nkvstore's console:\n{}",
-        started.elapsed(),
-        guest.serial()
+    let stdout = client_output(
+        &guest,
+        Command::new("node")
+            .arg(root.join("image/bullmq/jobs.js"))
+            .arg(guest.port.to_string())
+            .current_dir(root.join("image/bullmq")),
+        "the BullMQ program",
     );
+    println!("the BullMQ program ran {:?}", started.elapsed());
     for part in [
         "bullmq: 1000 jobs completed once each",
         "100 retried after a failure (attemptsMade 2)",

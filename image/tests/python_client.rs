@@ -13,38 +13,27 @@
 
 mod common;
 
-use common::kvstore::{fresh_disk, Guest};
+use common::kvstore::{client_output, fresh_disk, need_host_tools, Guest};
 use faultline_image::workspace_root;
 use std::process::Command;
 
 #[test]
 fn the_python_redis_client_works_in_its_default_protocol_resp3_and_resp2() {
     let root = workspace_root();
-    // Installs redis-py when missing (run-tests.sh has done so already).
-    let setup = Command::new("bash")
-        .args(["-c", ". image/host-tools.sh && need_python_redis"])
-        .current_dir(&root)
-        .status()
-        .expect("bash runs");
-    assert!(
-        setup.success(),
-        "installing redis-py into target/pyenv failed"
+    // Installs redis-py when missing.
+    need_host_tools(
+        "need_python_redis",
+        "installing redis-py into target/pyenv failed",
     );
     fresh_disk("kvstore-python");
     let guest = Guest::start("kvstore-python");
     drop(guest.connect());
-    let output = Command::new(root.join("target/pyenv/bin/python"))
-        .arg(root.join("image/tests/python/redis_client.py"))
-        .arg(guest.port.to_string())
-        .output()
-        .expect("target/pyenv/bin/python runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    print!("{stdout}");
-    assert!(
-        output.status.success(),
-        "the Python client failed against kvstore:\n{stdout}\n{stderr}\nkvstore's console:\n{}",
-        guest.serial()
+    let stdout = client_output(
+        &guest,
+        Command::new(root.join("target/pyenv/bin/python"))
+            .arg(root.join("image/tests/python/redis_client.py"))
+            .arg(guest.port.to_string()),
+        "the Python client",
     );
     for part in [
         "default protocol (RESP3): ",

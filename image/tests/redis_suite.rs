@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::kvstore::{fresh_disk, Guest};
+use common::kvstore::{client_output, fresh_disk, Guest};
 use faultline_image::workspace_root;
 use std::process::Command;
 
@@ -31,14 +31,6 @@ fn redis_test_suite_passes_against_kvstore() {
             run.arg("--ci");
         }
     }
-    let output = run.output().expect("run.sh starts");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    print!("{stdout}");
-    assert!(
-        output.status.success(),
-        "Redis's test suite failed against kvstore:\n{stdout}\n{stderr}\nkvstore's console:\n{}",
-        guest.serial()
-    );
+    let stdout = client_output(&guest, &mut run, "Redis's test suite");
     assert!(stdout.contains(" passed, 0 failed"), "{stdout}");
 }

@@ -7,7 +7,7 @@ use faultline_image::{build_to, qemu_command, workspace_root, Board, Built, RunO
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// QEMU with kvstore, killed when dropped.
@@ -24,6 +24,38 @@ impl Drop for Guest {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Installs a client's host tools when missing (`need` is a function of
+/// `image/host-tools.sh`, such as `need_bullmq`; `./run-tests.sh` has run
+/// it already), failing the test with `what` when that fails.
+pub fn need_host_tools(need: &str, what: &str) {
+    let setup = Command::new("bash")
+        .args(["-c", &format!(". image/host-tools.sh && {need}")])
+        .current_dir(workspace_root())
+        .status()
+        .expect("bash runs");
+    assert!(setup.success(), "{what}; see above");
+}
+
+/// Runs `client`, a program talking to `guest`, and returns what it wrote
+/// to its standard output (shown, as its errors are, as the test runs).
+/// The test fails when the client does, with its output and `guest`'s
+/// console; `what` names the client in that message.
+pub fn client_output(guest: &Guest, client: &mut Command, what: &str) -> String {
+    let output = client
+        .output()
+        .unwrap_or_else(|e| panic!("{what} does not start: {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    print!("{stdout}");
+    eprint!("{stderr}");
+    assert!(
+        output.status.success(),
+        "{what} failed against kvstore:\n{stdout}\n{stderr}\nkvstore's console:\n{}",
+        guest.serial()
+    );
+    stdout
 }
 
 /// A free local port, for a forward to the guest.
