@@ -58,6 +58,19 @@ pub fn client_output(guest: &Guest, client: &mut Command, what: &str) -> String 
     stdout
 }
 
+/// Starts the log's first rewrite (`BGREWRITEAOF`) and waits until
+/// `INFO persistence` counts it done: what is written after this goes to
+/// the new log.
+pub fn first_rewrite(s: &mut TcpStream) {
+    assert_eq!(
+        ask(s, &["BGREWRITEAOF"]),
+        "+Background append only file rewriting started"
+    );
+    while !ask(s, &["INFO", "persistence"]).contains("aof_rewrites:1") {
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 /// A free local port, for a forward to the guest.
 pub fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")

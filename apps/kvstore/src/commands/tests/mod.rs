@@ -325,8 +325,9 @@ pub(super) fn show(args: &Args) -> String {
 
 /// `reply` as `redis-cli` shows it, from the RESP2 it encodes to (two
 /// replies are equal when they encode the same): `(integer) 3`, `"text"`
-/// (escaped as `redis-cli` does), `(nil)`, `OK`, `(error) ERR ...`,
-/// `(empty array)`, and arrays as numbered lines, nested ones indented.
+/// (bytes other than printable ASCII escaped), `(nil)`, `OK`,
+/// `(error) ERR ...`, `(empty array)`, and arrays as numbered lines,
+/// nested ones indented.
 /// A null array shows as `(nil array)`, so it is not taken for a null
 /// string; several replies to one command follow one another.
 pub(super) fn cli(reply: &Reply) -> String {
