@@ -71,6 +71,7 @@ fn main() -> ExitCode {
             port,
             nodes,
             loss,
+            mtu,
             link_bench,
             linux_peers,
             disk_size,
@@ -109,6 +110,7 @@ fn main() -> ExitCode {
             if let Some(nodes) = nodes {
                 let fabric = faultline_image::cluster::FabricOptions {
                     loss,
+                    mtu,
                     link_bench,
                     linux_peers: linux_peers
                         .into_iter()

@@ -923,3 +923,40 @@ fn a_notice_with_a_key_that_does_not_grant_the_write_probes_nothing() {
     assert!(f.mem(1).faults.is_empty(), "nothing probed");
     assert_eq!(f.counters(1).refused, 1);
 }
+
+#[test]
+fn a_noticed_write_sends_one_packet_until_it_is_answered() {
+    let mut f = Fabric::new(2);
+    let (src, dst) = (BASE, BASE + 0x20_0000);
+    f.mem(0).evict(src);
+    f.mem(1).evict(dst);
+    // Two segments of one transfer: one notice covers both.
+    f.post(0, wr(Opcode::Write, 97, 1, src, dst, 32 * 1024));
+    f.post(
+        0,
+        wr(Opcode::Write, 98, 1, src + 0x8000, dst + 0x8000, 32 * 1024),
+    );
+    f.run(1, |_| false);
+    assert_eq!(f.counters(0).notices_sent, 1);
+    // Our source resolves first; the destination is still being resolved.
+    f.mem(0).make_present(src);
+    f.page_ready(0, src, PageReadiness::Resolved);
+    f.run(1, |f| f.counters(0).rnr_received > 0);
+    let writes = |f: &Fabric| {
+        f.packets(0, 1)
+            .iter()
+            .filter(|(op, ..)| *op != Rc::ReadResponseOnly)
+            .count()
+    };
+    assert_eq!(writes(&f), 1, "only the first packet before the answer");
+    f.mem(1).make_present(dst);
+    f.page_ready(1, dst, PageReadiness::Resolved);
+    let c = f.wait_for(0, 97, 100);
+    assert_eq!(
+        (status(&c), c.remote_faults, c.retransmitted_bytes),
+        (Status::Success, 1, 1024)
+    );
+    assert_eq!(status(&f.wait_for(0, 98, 100)), Status::Success);
+    assert_eq!(f.counters(0).notices_sent, 1);
+    assert_eq!(writes(&f), 64 + 1);
+}
