@@ -5,6 +5,7 @@
 //!         ratio per pair = time(pin) / time(fault-aware)  order alternating
 //!  cold:  round r: pin ─ fault-aware ─ fault-aware+prefetch, order rotating
 //!         ratio per round = time(pin) / time(other), setup included
+//!         (cold.rs, which also prints where the time goes)
 //!  reported: the median ratio (after a warm-up that is not counted)
 //! ```
 //!
