@@ -35,6 +35,12 @@ use crate::roce::packet::{
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
 use std::collections::VecDeque;
 
+/// WRITEs of at least this many bytes tell a Faultline responder they
+/// are coming before their first packet, whether or not their source
+/// faults (smaller ones only when it does): one small packet per run of
+/// segments, against a destination resolved while the source is read.
+const NOTICE_AHEAD: u64 = 64 * 1024;
+
 /// One posted WRITE, READ or SEND.
 struct Wqe {
     wr: WorkRequest,
@@ -277,15 +283,26 @@ impl Engine {
         let psn = r.send_psn;
         let k = psn_diff(psn, first).max(0) as u32;
         let retransmit = psn_diff(psn, r.max_sent) < 0;
-        if matches!(kind, Opcode::Write | Opcode::Send) && !w.probed {
+        let tell = kind == Opcode::Write && !w.probed && !w.noticed && self.faultline_peer(peer);
+        if tell && wr.len >= NOTICE_AHEAD {
+            // A large WRITE: its destination may well be cold, and telling
+            // a Faultline responder now costs one small packet; it then
+            // resolves the destination while our source is read.
+            let coming = self.requesters[q].notice_from(i);
+            self.send_notice(peer, coming);
+        }
+        if matches!(kind, Opcode::Write | Opcode::Send) && !self.requesters[q].wqes[i].probed {
             if let Err(f) = probe_all(dma, wr.local_va, wr.len) {
-                if kind == Opcode::Write && !w.noticed && wr.len > 0 && self.faultline_peer(peer) {
+                if tell && wr.len > 0 {
                     // Our source faults first: let a Faultline responder
-                    // resolve the destination meanwhile, and hold the rest
-                    // of the WRITE back until its first packet is answered.
-                    let coming = self.requesters[q].notice_from(i);
+                    // resolve the destination meanwhile (if not told yet),
+                    // and hold the rest of the WRITE back until its first
+                    // packet is answered.
+                    if !self.requesters[q].wqes[i].noticed {
+                        let coming = self.requesters[q].notice_from(i);
+                        self.send_notice(peer, coming);
+                    }
                     self.requesters[q].hold = Some(psn);
-                    self.send_notice(peer, coming);
                 }
                 self.local_fault(peer, wr.wr_id, f.va, f.kind, now);
                 return false;
