@@ -9,7 +9,7 @@ set -euo pipefail
 usage() {
     cat <<'EOF'
 usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout SECS]
-                         [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F]]
+                         [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F] [--mtu M]]
                          [--disk-size SIZE] [--uboot] [-- APP ARGS...]
 
   APP              an app under apps/ (./run-qemu.sh --list shows them)
@@ -22,6 +22,7 @@ usage: ./run-qemu.sh APP [--board qemu-virt|zcu102] [--smp N] [--el2] [--timeout
   --nodes N        boot N nodes joined by RDMA engines (hw/rdma-engine); output
                    lines are prefixed [nR]; fails if any node fails or hangs
   --loss F         with --nodes: drop this fraction of RoCE packets (tests)
+  --mtu M          with --nodes: the engines' path MTU (256..4096; default 1024)
   --disk-size SIZE the NVMe disk beside the image (qemu-virt): created this big
                    (default 1G) or grown to it, never shrunk; e.g. 4G
   --uboot          boot through U-Boot (qemu-virt, Debian's u-boot-qemu): QEMU

@@ -17,7 +17,7 @@ usage:
   faultline-image build APP [--board BOARD] [-- ARGS...]
       build APP and write target/images/BOARD/APP.{elf,bin,uimg}
   faultline-image run APP [--board BOARD] [--smp N] [--el2] [--timeout SECS]
-                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F] [--link-bench]
+                          [--qemu-arg ARG]... [--port PORT] [--nodes N [--loss F] [--mtu M] [--link-bench]
                           [--linux-peer SCRIPT]]
                           [--disk-size SIZE] [--uboot] [-- ARGS...]
       build APP, boot it under QEMU and exit with the guest's status
@@ -41,6 +41,8 @@ options:
                    prefixed [nR]; fails if any node fails or hangs (root)
   --loss F         with --nodes: each engine drops this fraction of its
                    RoCE packets (0 to 0.5), to test retransmission
+  --mtu M          with --nodes: the engines' path MTU, RoCE payload bytes per
+                   packet (256, 512, 1024, 2048 or 4096; default 1024)
   --link-bench     with --nodes: before booting, measure what the link between
                    nodes 0 and 1 gives by itself (raw UDP throughput with
                    RoCE-sized datagrams, UDP round trip), lines [link]
@@ -107,6 +109,8 @@ pub struct Run {
     pub nodes: Option<u16>,
     /// Injected fabric loss for multi-node runs.
     pub loss: Option<f64>,
+    /// The engines' path MTU (`--mtu`; 1024 when `None`).
+    pub mtu: Option<u32>,
     /// Measure the link between nodes 0 and 1 first (`--link-bench`).
     pub link_bench: bool,
     /// The Linux peers' scripts (`--linux-peer`, repeatable).
@@ -199,6 +203,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     let mut port = None;
     let mut nodes = None;
     let mut loss = None;
+    let mut mtu = None;
     let mut link_bench = false;
     let mut linux_peers = Vec::new();
     let mut disk_size = None;
@@ -254,6 +259,15 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
                 let fraction = |f: &f64| (0.0..=0.5).contains(f);
                 loss = Some(parsed(name, &value(name)?, "a fraction 0..0.5", fraction)?);
             }
+            "--mtu" if run => {
+                let valid = |m: &u32| [256, 512, 1024, 2048, 4096].contains(m);
+                mtu = Some(parsed(
+                    name,
+                    &value(name)?,
+                    "256, 512, 1024, 2048 or 4096",
+                    valid,
+                )?);
+            }
             "--link-bench" if run => link_bench = true,
             "--linux-peer" if run => linux_peers.push(value(name)?),
             "--disk-size" if run => {
@@ -281,6 +295,9 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
     if loss.is_some() && nodes.is_none() {
         return Err(usage("--loss needs --nodes"));
     }
+    if mtu.is_some() && nodes.is_none() {
+        return Err(usage("--mtu needs --nodes"));
+    }
     if link_bench && nodes.is_none_or(|n| n < 2) {
         return Err(usage("--link-bench needs --nodes 2 or more"));
     }
@@ -301,6 +318,7 @@ fn parse_app_command(run: bool, rest: &[String]) -> Result<Cli, UsageError> {
             port,
             nodes,
             loss,
+            mtu,
             link_bench,
             linux_peers,
             disk_size,
@@ -343,6 +361,12 @@ mod tests {
         assert!(p("run stencil --nodes 0").is_err());
         assert!(p("run stencil --loss 0.01").is_err());
         assert!(p("run stencil --nodes 2 --loss 0.9").is_err());
+        match p("run rdmabench --nodes 2 --mtu 4096").unwrap() {
+            Cli::Run(run) => assert_eq!(run.mtu, Some(4096)),
+            other => panic!("{other:?}"),
+        }
+        assert!(p("run rdmabench --nodes 2 --mtu 1500").is_err());
+        assert!(p("run rdmabench --mtu 4096").is_err());
     }
 
     fn p(line: &str) -> Result<Cli, UsageError> {
@@ -400,6 +424,7 @@ mod tests {
                 port: None,
                 nodes: None,
                 loss: None,
+                mtu: None,
                 link_bench: false,
                 linux_peers: Vec::new(),
                 disk_size: Some(4 << 30),

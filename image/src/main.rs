@@ -102,6 +102,7 @@ fn run_app(root: &Path, run: Run) -> ExitCode {
     if let Some(nodes) = run.nodes {
         let fabric = faultline_image::cluster::FabricOptions {
             loss: run.loss,
+            mtu: run.mtu,
             link_bench: run.link_bench,
             linux_peers: run
                 .linux_peers

@@ -67,6 +67,24 @@ impl Row {
     }
 }
 
+/// Where the time of pinning both sides went.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Registration {
+    /// Pinning our side (each never-touched 2 MiB block zeroed first).
+    pub here: Duration,
+    /// Pinning the target's side, as the target measured it.
+    pub there: Duration,
+    /// The rest of asking the target: the command's round trip.
+    pub round_trip: Duration,
+}
+
+impl Registration {
+    /// Both sides, as the pinned baseline pays it.
+    pub fn total(&self) -> Duration {
+        self.here + self.there + self.round_trip
+    }
+}
+
 /// Both arenas and a cursor that hands out never-used offsets.
 pub(crate) struct Bench<'a> {
     rdma: &'a Rdma,
@@ -86,6 +104,11 @@ impl Bench<'_> {
             .as_mut()
             .expect("the arena is back after every transfer")
             .region_mut()
+    }
+
+    /// The path MTU the engines use (what the targets' figures depend on).
+    pub(crate) fn mtu(&self) -> u32 {
+        self.rdma.mtu()
     }
 
     /// Fresh (never touched) offsets for `len` bytes on both sides.
@@ -137,9 +160,22 @@ impl Bench<'_> {
     /// Pins `len` bytes at `off` on both sides, as RDMA registration does;
     /// returns the time it took (ours, plus what the target reports).
     pub(crate) fn register(&mut self, off: usize, len: usize) -> Duration {
+        self.register_parts(off, len).total()
+    }
+
+    /// [`Bench::register`], with where its time went.
+    pub(crate) fn register_parts(&mut self, off: usize, len: usize) -> Registration {
         let t = libos::time::now();
         let _ = self.local().pin(off..off + len);
-        t.elapsed() + self.remote_ns(PIN, off, len)
+        let here = t.elapsed();
+        let t = libos::time::now();
+        let there = self.remote_ns(PIN, off, len);
+        let asking = t.elapsed();
+        Registration {
+            here,
+            there,
+            round_trip: asking.saturating_sub(there),
+        }
     }
 
     pub(crate) fn free(&mut self, off: usize, len: usize) {

@@ -33,6 +33,7 @@
 extern crate alloc;
 
 mod cell;
+mod cold;
 mod paired;
 mod protocol;
 

@@ -5,6 +5,7 @@
 //!         ratio per pair = time(pin) / time(fault-aware)  order alternating
 //!  cold:  round r: pin ─ fault-aware ─ fault-aware+prefetch, order rotating
 //!         ratio per round = time(pin) / time(other), setup included
+//!         (cold.rs, which also prints where the time goes)
 //!  reported: the median ratio (after a warm-up that is not counted)
 //! ```
 //!
@@ -35,36 +36,29 @@ const WARM_PAIRS: usize = 256;
 /// Pairs of warm 64-byte WRITEs for the latency target (ratios spread
 /// about ±20%: many more).
 const SMALL_PAIRS: usize = 2048;
-/// Rounds of the cold targets (each round allocates and frees 12 MiB on
-/// both sides, about 15 ms). A cold transfer overlaps the zeroing of both
-/// nodes, and on a 2-core host one round in four loses that overlap to the
-/// host's scheduling (the engines wait behind two zeroing vCPUs): many
-/// rounds. With 15, the median of the same code read 1.42x to 1.70x from
-/// run to run (middle halves about 1.2..1.7); with 63, 1.61x to 1.71x.
-const COLD_ROUNDS: usize = 63;
 /// Comparisons run first and not counted: the first transfers of a kind
 /// pay for caches no policy owns (QEMU's translated code, the engines'
 /// IOTLBs); the first cold round came out 0.35x to 1.4x in runs whose
 /// other rounds were steady.
-const WARMUP: usize = 1;
+pub(crate) const WARMUP: usize = 1;
 /// The transfer size of the throughput targets.
-const SIZE: usize = 4 << 20;
+pub(crate) const SIZE: usize = 4 << 20;
 
 /// The median of `v` and its middle half (first and third quartile).
-fn median(mut v: Vec<f64>) -> (f64, f64, f64, usize) {
+pub(crate) fn median(mut v: Vec<f64>) -> (f64, f64, f64, usize) {
     v.sort_unstable_by(f64::total_cmp);
     let at = |q: usize| v.get(v.len() * q / 4).copied().unwrap_or(0.0);
     (at(2), at(1), at(3), v.len())
 }
 
 /// `policies` rotated left by `round`, so each goes first in turn.
-fn rotated(policies: &[Policy], round: usize) -> Vec<Policy> {
+pub(crate) fn rotated(policies: &[Policy], round: usize) -> Vec<Policy> {
     let mut order = policies.to_vec();
     order.rotate_left(round % policies.len());
     order
 }
 
-fn show(name: &str, (ratio, q1, q3, n): (f64, f64, f64, usize), want: f64) {
+pub(crate) fn show(name: &str, (ratio, q1, q3, n): (f64, f64, f64, usize), want: f64) {
     println!(
         "  {name}: {ratio:.2}x (target >= {want}) {}; middle half {q1:.2}..{q3:.2} of {n}",
         if ratio >= want { "met" } else { "NOT met" }
@@ -74,7 +68,11 @@ fn show(name: &str, (ratio, q1, q3, n): (f64, f64, f64, usize), want: f64) {
 /// Runs every target side by side and prints it, with `errors` cells of
 /// the table that failed; returns the transfers that failed here.
 pub fn targets(b: &mut Bench, errors: usize) -> usize {
-    println!("targets (policies back to back, median of {WARM_PAIRS} / {SMALL_PAIRS} warm pairs and {COLD_ROUNDS} cold rounds):");
+    println!(
+        "targets (path MTU {}; policies back to back, median of {WARM_PAIRS} / {SMALL_PAIRS} warm pairs and {} cold rounds):",
+        b.mtu(),
+        crate::cold::ROUNDS
+    );
     let mut failed = 0;
     let mut timed = |b: &mut Bench, off: usize, len: usize, policy: Policy| {
         let start = now();
@@ -134,39 +132,7 @@ pub fn targets(b: &mut Bench, errors: usize) -> usize {
         0.98,
     );
 
-    // Cold: never-touched memory on both sides for every transfer; pin
-    // registers both sides first, and that counts.
-    let cold = [Policy::Pin, Policy::FaultAware, Policy::FaultAwarePrefetch];
-    let mut ratios = [Vec::new(), Vec::new()];
-    for round in 0..WARMUP + COLD_ROUNDS {
-        let mut t = [Duration::ZERO; 3];
-        for policy in rotated(&cold, round) {
-            let i = cold.iter().position(|&p| p == policy).unwrap_or(0);
-            let off = b.fresh(SIZE);
-            let start = now();
-            if policy == Policy::Pin {
-                b.register(off, SIZE);
-            }
-            timed(b, off, SIZE, policy);
-            t[i] = start.elapsed();
-            b.free(off, SIZE);
-        }
-        for k in 0..2 {
-            if round >= WARMUP {
-                ratios[k].push(t[0].as_secs_f64() / t[k + 1].as_secs_f64().max(1e-9));
-            }
-        }
-    }
-    for (k, r) in ratios.into_iter().enumerate() {
-        show(
-            &alloc::format!(
-                "cold 4 MiB WRITE incl. setup, {} vs pin",
-                policy_name(cold[k + 1])
-            ),
-            median(r),
-            1.46,
-        );
-    }
+    failed += crate::cold::targets(b, WARMUP);
     println!(
         "  transfers with errors: {} (target 0; every transfer is checked by status)",
         errors + failed

@@ -213,7 +213,7 @@ pub struct Completion {
     pub imm: u32,
     /// The request's `wr_id`.
     pub wr_id: u64,
-    /// Bytes moved (RECV: bytes received).
+    /// Bytes moved (RECV: bytes received; HELLO: the path MTU).
     pub len: u64,
     /// Faults taken on this node's side.
     pub local_faults: u32,
@@ -225,6 +225,9 @@ pub struct Completion {
     pub fault_va: u64,
     /// [`CQE_HAS_IMM`].
     pub flags: u32,
+    /// Microseconds the request's queue pair waited on the remote node
+    /// (RNR NAKs: its page faults), from each RNR NAK to the send again.
+    pub remote_wait_us: u32,
     /// EXPOSE: the remote key peers name to reach the exposed range.
     pub key: u64,
 }
@@ -302,6 +305,7 @@ impl Completion {
         put64(&mut b, 32, self.retransmitted_bytes);
         put64(&mut b, 40, self.fault_va);
         put32(&mut b, 48, self.flags);
+        put32(&mut b, 52, self.remote_wait_us);
         put64(&mut b, 56, self.key);
         b
     }
@@ -323,6 +327,7 @@ impl Completion {
             retransmitted_bytes: get64(b, 32),
             fault_va: get64(b, 40),
             flags: get32(b, 48),
+            remote_wait_us: get32(b, 52),
             key: get64(b, 56),
         })
     }
@@ -368,6 +373,7 @@ mod tests {
             retransmitted_bytes: 8192,
             fault_va: 0xdead_0000,
             flags: CQE_HAS_IMM,
+            remote_wait_us: 1_280,
             key: u64::MAX - 1,
         };
         assert_eq!(Completion::decode(&c.encode()), Some(c));

@@ -49,6 +49,9 @@ pub struct EngineCounters {
     pub remote_faults: u64,
     /// Bytes it sent again over the fabric.
     pub retransmitted_bytes: u64,
+    /// Microseconds the engine waited on the remote node's page faults
+    /// (from each RNR NAK to sending again).
+    pub remote_wait_us: u64,
     /// The address of the last access error it reported (0: none).
     pub fault_va: u64,
 }
@@ -58,6 +61,7 @@ impl EngineCounters {
         self.local_faults += c.local_faults as u64;
         self.remote_faults += c.remote_faults as u64;
         self.retransmitted_bytes += c.retransmitted_bytes;
+        self.remote_wait_us += u64::from(c.remote_wait_us);
         if c.fault_va != 0 {
             self.fault_va = c.fault_va;
         }

@@ -259,8 +259,9 @@ enum Pending {
         /// The engine's grant of `buffer`'s pages, for as long as it works
         /// on it.
         grant: Option<kdma::Grant>,
-        /// For the immediate of a WRITE: the transfer's outcome so far.
-        report: Option<(TransferReport, EngineCounters)>,
+        /// For the immediate of a WRITE: the transfer's outcome so far
+        /// (boxed: most direct requests have none).
+        report: Option<alloc::boxed::Box<(TransferReport, EngineCounters)>>,
     },
 }
 
@@ -274,6 +275,7 @@ struct Verbs {
     rank: u16,
     nodes: u16,
     addr: [u8; 4],
+    mtu: u32,
     next: u64,
     transfers: BTreeMap<TransferId, Pending>,
     direct: BTreeMap<u64, Pending>,
@@ -288,6 +290,7 @@ pub struct Rdma {
     rank: u16,
     nodes: u16,
     addr: [u8; 4],
+    mtu: u32,
 }
 
 /// A connection to one remote node (the engine keeps no per-pair state, so
@@ -314,6 +317,7 @@ pub fn open() -> Result<Rdma, RdmaError> {
             rank: v.rank,
             nodes: v.nodes,
             addr: v.addr,
+            mtu: v.mtu,
         });
     }
     let f = find_engine().ok_or(RdmaError::NotFound)?;
@@ -343,6 +347,7 @@ pub fn open() -> Result<Rdma, RdmaError> {
     };
     let (rank, nodes) = (answer.node, answer.imm as u16);
     let addr = (answer.key as u32).to_be_bytes();
+    let mtu = u32::try_from(answer.len).unwrap_or(0);
     *STATE.lock() = Some(State::new(device));
     let stream = f.bdf.requester_id() as u32;
     let engine = kdma::add_engine(Box::new(RdmaEngine { stream }), super::engine::WINDOW);
@@ -354,6 +359,7 @@ pub fn open() -> Result<Rdma, RdmaError> {
         rank,
         nodes,
         addr,
+        mtu,
         next: 1,
         transfers: BTreeMap::new(),
         direct: BTreeMap::new(),
@@ -367,7 +373,12 @@ pub fn open() -> Result<Rdma, RdmaError> {
         addr[2],
         addr[3]
     );
-    Ok(Rdma { rank, nodes, addr })
+    Ok(Rdma {
+        rank,
+        nodes,
+        addr,
+        mtu,
+    })
 }
 
 /// The addresses a slice covers.
@@ -410,6 +421,13 @@ impl Rdma {
     /// How many nodes the fabric has.
     pub fn nodes(&self) -> u16 {
         self.nodes
+    }
+
+    /// The path MTU of this node's engine (payload bytes per RoCE packet;
+    /// 0 from an engine that does not say): what benchmarks print beside
+    /// their figures.
+    pub fn mtu(&self) -> u32 {
+        self.mtu
     }
 
     /// The IPv4 address this node's engine sends RoCEv2 from: what a peer
@@ -658,7 +676,7 @@ impl Rdma {
                     node: wr.node,
                     buffer,
                     grant,
-                    report,
+                    report: report.map(alloc::boxed::Box::new),
                 },
             );
             id
@@ -885,10 +903,12 @@ impl Verbs {
         let mut engine = EngineCounters::default();
         engine.add(&c);
         let (report, len) = match report {
-            Some((r, before)) => {
+            Some(b) => {
+                let (r, before) = *b;
                 engine.local_faults += before.local_faults;
                 engine.remote_faults += before.remote_faults;
                 engine.retransmitted_bytes += before.retransmitted_bytes;
+                engine.remote_wait_us += before.remote_wait_us;
                 let len = r.stats.bytes_moved;
                 (Some(r), len)
             }

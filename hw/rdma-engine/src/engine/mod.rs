@@ -417,6 +417,7 @@ impl Engine {
                 node: self.rank,
                 imm: self.peers.nodes() as u32,
                 key: u64::from(u32::from(self.me)),
+                len: u64::from(self.cfg.mtu),
                 wr_id: wr.wr_id,
                 ..Completion::default()
             }),

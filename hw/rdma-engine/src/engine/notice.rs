@@ -1,10 +1,13 @@
 //! The one thing Faultline adds between two Faultline nodes: a notice that
-//! a WRITE is coming, sent by a requester whose own source just faulted, so
-//! that the responder's libOS resolves the destination while ours resolves
-//! the source, instead of after it.
+//! a WRITE is coming, sent before the first packet of a large WRITE (and of
+//! a small one whose own source just faulted), so that the responder's
+//! libOS resolves the destination while ours reads or resolves the source,
+//! instead of after the data arrives. One notice covers the queued WRITEs
+//! that continue the first (a transfer's segments).
 //!
 //! ```text
-//!  requester: first local fault of a WRITE not yet on the wire
+//!  requester: a WRITE of 64 KiB or more, or one whose source faults,
+//!  about to go on the wire
 //!     ── READ Response Only, PSN far behind, payload "FLTLPREP" va len R_Key ──▶
 //!  responder (a Faultline node): R_Key, range and right checked as for a
 //!     WRITE; one page per 2 MiB of the range probed (faults start resolving)

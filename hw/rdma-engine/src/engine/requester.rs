@@ -35,6 +35,12 @@ use crate::roce::packet::{
 use hw::rdma::wire::{Completion, Opcode, Status, WorkRequest, WRITE_WITH_IMM};
 use std::collections::VecDeque;
 
+/// WRITEs of at least this many bytes tell a Faultline responder they
+/// are coming before their first packet, whether or not their source
+/// faults (smaller ones only when it does): one small packet per run of
+/// segments, against a destination resolved while the source is read.
+const NOTICE_AHEAD: u64 = 64 * 1024;
+
 /// One posted WRITE, READ or SEND.
 struct Wqe {
     wr: WorkRequest,
@@ -82,6 +88,14 @@ pub(super) struct Requester {
     last_progress: u64,
     timeouts: u32,
     rnr_until: Option<u64>,
+    /// A WRITE whose responder was just told it is coming (notice.rs)
+    /// sends only its first packet, asking for an ACK, until that is
+    /// answered: its destination is likely still being resolved, and an
+    /// RNR NAK there would have the rest of the window sent for nothing.
+    hold: Option<u32>,
+    /// When the RNR NAK that set `rnr_until` came (its wait is counted in
+    /// the completion of the request it named).
+    rnr_since: Option<u64>,
     parked: Option<Park>,
     last_fault: Option<u64>,
     same_page_faults: u32,
@@ -152,6 +166,43 @@ impl Requester {
         psn_diff(self.max_sent, self.una) > 0 && !self.wqes.is_empty()
     }
 
+    /// The notice for the WRITE at index `i` and the WRITEs queued after it
+    /// that continue it (same key, the next remote bytes), so that the
+    /// responder resolves the whole run of segments at once; each of them
+    /// counts as told.
+    fn notice_from(&mut self, i: usize) -> super::notice::Coming {
+        let first = self.wqes[i].wr;
+        self.wqes[i].noticed = true;
+        let mut end = first.remote_va.saturating_add(first.len);
+        for w in self.wqes.iter_mut().skip(i + 1) {
+            let continues =
+                w.kind == Opcode::Write && w.wr.key == first.key && w.wr.remote_va == end;
+            if !continues {
+                break;
+            }
+            w.noticed = true;
+            end = w.wr.remote_va.saturating_add(w.wr.len);
+        }
+        super::notice::Coming {
+            va: first.remote_va,
+            len: end - first.remote_va,
+            rkey: first.key as u32,
+        }
+    }
+
+    /// An RNR wait is over: its time goes to the request it stopped (the
+    /// one at the send cursor).
+    fn end_rnr_wait(&mut self, now: u64) {
+        let Some(since) = self.rnr_since.take() else {
+            return;
+        };
+        if let Some(i) = self.index_of(self.send_psn) {
+            let waited = u32::try_from(now.saturating_sub(since)).unwrap_or(u32::MAX);
+            let c = &mut self.wqes[i].cqe;
+            c.remote_wait_us = c.remote_wait_us.saturating_add(waited);
+        }
+    }
+
     /// Forgets the numbers of every request from index `i` on: the next
     /// one to go starts at `psn` (after an error NAK the responder expects
     /// a new message there).
@@ -165,6 +216,7 @@ impl Requester {
         self.send_psn = psn;
         self.una = psn;
         self.max_sent = psn;
+        self.hold = None;
     }
 }
 
@@ -186,8 +238,13 @@ impl Engine {
             if r.parked.is_some() || r.rnr_until.is_some_and(|t| now < t) {
                 return;
             }
-            r.rnr_until = None;
+            if r.rnr_until.take().is_some() {
+                r.end_rnr_wait(now);
+            }
             if psn_diff(r.send_psn, r.una) >= self.cfg.window as i32 {
+                return;
+            }
+            if r.hold.is_some_and(|h| psn_diff(r.send_psn, h) > 0) {
                 return;
             }
             let i = match r.index_of(r.send_psn) {
@@ -226,18 +283,26 @@ impl Engine {
         let psn = r.send_psn;
         let k = psn_diff(psn, first).max(0) as u32;
         let retransmit = psn_diff(psn, r.max_sent) < 0;
-        if matches!(kind, Opcode::Write | Opcode::Send) && !w.probed {
+        let tell = kind == Opcode::Write && !w.probed && !w.noticed && self.faultline_peer(peer);
+        if tell && wr.len >= NOTICE_AHEAD {
+            // A large WRITE: its destination may well be cold, and telling
+            // a Faultline responder now costs one small packet; it then
+            // resolves the destination while our source is read.
+            let coming = self.requesters[q].notice_from(i);
+            self.send_notice(peer, coming);
+        }
+        if matches!(kind, Opcode::Write | Opcode::Send) && !self.requesters[q].wqes[i].probed {
             if let Err(f) = probe_all(dma, wr.local_va, wr.len) {
-                if kind == Opcode::Write && !w.noticed && wr.len > 0 && self.faultline_peer(peer) {
+                if tell && wr.len > 0 {
                     // Our source faults first: let a Faultline responder
-                    // resolve the destination meanwhile.
-                    self.requesters[q].wqes[i].noticed = true;
-                    let coming = super::notice::Coming {
-                        va: wr.remote_va,
-                        len: wr.len,
-                        rkey: wr.key as u32,
-                    };
-                    self.send_notice(peer, coming);
+                    // resolve the destination meanwhile (if not told yet),
+                    // and hold the rest of the WRITE back until its first
+                    // packet is answered.
+                    if !self.requesters[q].wqes[i].noticed {
+                        let coming = self.requesters[q].notice_from(i);
+                        self.send_notice(peer, coming);
+                    }
+                    self.requesters[q].hold = Some(psn);
                 }
                 self.local_fault(peer, wr.wr_id, f.va, f.kind, now);
                 return false;
@@ -292,7 +357,9 @@ impl Engine {
                     (_, false, false, true, _) => Rc::SendLast,
                     _ => Rc::SendMiddle,
                 };
-                let ack_req = last || (k + 1).is_multiple_of(self.cfg.ack_every.max(1));
+                let ack_req = last
+                    || (k + 1).is_multiple_of(self.cfg.ack_every.max(1))
+                    || self.requesters[q].hold == Some(psn);
                 next = psn_add(psn, 1);
                 Packet {
                     bth: bth(opcode, ack_req),
@@ -438,7 +505,9 @@ impl Engine {
                 let r = &self.requesters[q];
                 if r.rnr_until.is_some() && psn_add(psn, 1) == r.send_psn {
                     // The responder's "page ready": send again now.
-                    self.requesters[q].rnr_until = None;
+                    let r = &mut self.requesters[q];
+                    r.rnr_until = None;
+                    r.end_rnr_wait(now);
                 }
                 self.acked(peer, psn, now);
             }
@@ -463,7 +532,10 @@ impl Engine {
                     return self.fail_nak(peer, psn, status);
                 }
                 r.send_psn = psn;
+                // The wait is the pause; after it the window opens.
+                r.hold = None;
                 r.rnr_until = Some(now + rnr_delay_us(timer));
+                r.rnr_since.get_or_insert(now);
                 r.last_progress = now;
                 r.timeouts = 0;
             }
@@ -575,6 +647,9 @@ impl Engine {
         }
         if psn_diff(r.send_psn, r.una) < 0 {
             r.send_psn = r.una;
+        }
+        if r.hold.is_some_and(|h| psn_diff(r.una, h) > 0) {
+            r.hold = None;
         }
         if progress {
             r.last_progress = now;

@@ -216,6 +216,25 @@ impl Fabric {
     }
 }
 
+impl Fabric {
+    /// The WRITE packets of the log from `src` to `dst` (what a large
+    /// WRITE's notice, notice.rs, goes beside).
+    fn writes(&self, src: u16, dst: u16) -> Vec<(Rc, u32, Option<Syndrome>)> {
+        let write = [
+            Rc::WriteFirst,
+            Rc::WriteMiddle,
+            Rc::WriteLast,
+            Rc::WriteLastImm,
+            Rc::WriteOnly,
+            Rc::WriteOnlyImm,
+        ];
+        self.packets(src, dst)
+            .into_iter()
+            .filter(|p| write.contains(&p.0))
+            .collect()
+    }
+}
+
 fn pattern(len: usize, seed: u8) -> Vec<u8> {
     (0..len)
         .map(|i| (i as u8).wrapping_mul(31).wrapping_add(seed))
@@ -399,8 +418,9 @@ fn a_one_mebibyte_write_lands_intact_in_mtu_packets_with_coalesced_acks() {
         (Status::Success, 1 << 20, 0)
     );
     assert_eq!(f.mem(1).slice(BASE + 0x20_0000, data.len()), &data[..]);
-    let out = f.packets(0, 1);
+    let out = f.writes(0, 1);
     assert_eq!(out.len(), 1024, "one packet per 1 KiB of path MTU");
+    assert_eq!(f.packets(0, 1).len(), 1024 + 1, "and the notice");
     assert_eq!(out[0].0, Rc::WriteFirst);
     assert_eq!(out[1023].0, Rc::WriteLast);
     assert!(
@@ -442,7 +462,8 @@ fn after_a_lost_packet_the_requester_goes_back_to_it() {
     let mut f = Fabric::new(2);
     let data = pattern(64 * 1024, 4);
     f.mem(0).store(BASE, &data);
-    // Lose the tenth packet of the WRITE, once.
+    // Lose the tenth packet on the link, once: after the WRITE's notice,
+    // its ninth (PSN 8).
     f.fate = Box::new(|n, dst, _| {
         if n == 10 && dst == 1 {
             Fate::Drop
@@ -463,9 +484,9 @@ fn after_a_lost_packet_the_requester_goes_back_to_it() {
         .filter(|p| p.2 == Some(Syndrome::Nak(NakCode::PsnSequenceError)))
         .collect();
     assert_eq!(naks.len(), 1, "one NAK per gap: {naks:?}");
-    assert_eq!(naks[0].1, 9, "at the lost PSN");
+    assert_eq!(naks[0].1, 8, "at the lost PSN");
     // Everything from the lost packet on was sent again, and only that.
-    assert_eq!(f.packets(0, 1).len(), 64 + (64 - 9));
+    assert_eq!(f.writes(0, 1).len(), 64 + (64 - 8));
 }
 
 #[test]
@@ -770,7 +791,8 @@ fn requests_outside_the_exposure_or_with_a_wrong_key_or_right_touch_nothing() {
         );
     }
     assert!(f.mem(1).slice(target, 64).iter().all(|&b| b == 0));
-    assert_eq!(f.counters(1).refused, 4);
+    // The four, and the straddling WRITE's notice (it probed nothing).
+    assert_eq!(f.counters(1).refused, 5);
     // The connection still works inside the exposure.
     let mut fine = wr(Opcode::Write, 64, 1, BASE, target, 100 * 1024);
     fine.key = key;
@@ -859,7 +881,7 @@ fn a_write_at_the_largest_mtu_uses_4096_byte_packets() {
         wr(Opcode::Write, 90, 1, BASE, BASE + 0x10_0000, 64 * 1024),
     );
     assert_eq!(status(&f.wait_for(0, 90, 100)), Status::Success);
-    assert_eq!(f.packets(0, 1).len(), 16);
+    assert_eq!(f.writes(0, 1).len(), 16);
     assert_eq!(f.mem(1).slice(BASE + 0x10_0000, data.len()), &data[..]);
 }
 
@@ -922,4 +944,56 @@ fn a_notice_with_a_key_that_does_not_grant_the_write_probes_nothing() {
     f.run(1, |_| false);
     assert!(f.mem(1).faults.is_empty(), "nothing probed");
     assert_eq!(f.counters(1).refused, 1);
+}
+
+#[test]
+fn a_noticed_write_sends_one_packet_until_it_is_answered() {
+    let mut f = Fabric::new(2);
+    let (src, dst) = (BASE, BASE + 0x20_0000);
+    f.mem(0).evict(src);
+    f.mem(1).evict(dst);
+    // Two segments of one transfer: one notice covers both.
+    f.post(0, wr(Opcode::Write, 97, 1, src, dst, 32 * 1024));
+    f.post(
+        0,
+        wr(Opcode::Write, 98, 1, src + 0x8000, dst + 0x8000, 32 * 1024),
+    );
+    f.run(1, |_| false);
+    assert_eq!(f.counters(0).notices_sent, 1);
+    // Our source resolves first; the destination is still being resolved.
+    f.mem(0).make_present(src);
+    f.page_ready(0, src, PageReadiness::Resolved);
+    f.run(1, |f| f.counters(0).rnr_received > 0);
+    let writes = |f: &Fabric| f.writes(0, 1).len();
+    assert_eq!(writes(&f), 1, "only the first packet before the answer");
+    f.mem(1).make_present(dst);
+    f.page_ready(1, dst, PageReadiness::Resolved);
+    let c = f.wait_for(0, 97, 100);
+    assert_eq!(
+        (status(&c), c.remote_faults, c.retransmitted_bytes),
+        (Status::Success, 1, 1024)
+    );
+    assert_eq!(status(&f.wait_for(0, 98, 100)), Status::Success);
+    assert_eq!(f.counters(0).notices_sent, 1);
+    assert_eq!(writes(&f), 64 + 1);
+}
+
+#[test]
+fn a_large_write_tells_the_responder_before_its_first_packet() {
+    let mut f = Fabric::new(2);
+    let dst = BASE + 0x20_0000;
+    f.mem(1).evict(dst);
+    // The source is resident: the notice goes all the same.
+    f.post(0, wr(Opcode::Write, 99, 1, BASE, dst, 64 * 1024));
+    f.run(1, |_| false);
+    assert_eq!(f.counters(0).notices_sent, 1);
+    assert_eq!(f.packets(0, 1)[0].0, Rc::ReadResponseOnly, "first");
+    assert_eq!(f.counters(1).notices_taken, 1);
+    f.mem(1).make_present(dst);
+    f.page_ready(1, dst, PageReadiness::Resolved);
+    assert_eq!(status(&f.wait_for(0, 99, 100)), Status::Success);
+    // A small WRITE whose source is resident tells nothing.
+    f.post(0, wr(Opcode::Write, 100, 1, BASE, dst, 4096));
+    assert_eq!(status(&f.wait_for(0, 100, 100)), Status::Success);
+    assert_eq!(f.counters(0).notices_sent, 1);
 }
