@@ -30,9 +30,7 @@ const CLASSES: usize = SMALL_MAX / CLASS;
 /// The size class of a block of `size` bytes: `None` for none (0) or a
 /// block too large for the pool.
 pub fn class_of(size: usize) -> Option<usize> {
-    (1..=SMALL_MAX)
-        .contains(&size)
-        .then(|| (size - 1) / CLASS)
+    (1..=SMALL_MAX).contains(&size).then(|| (size - 1) / CLASS)
 }
 
 /// The bytes a block of class `class` spans.

@@ -908,6 +908,31 @@ impl Stack<'_> {
         }
     }
 
+    /// Replaces `out`'s bytes with the string at `idx` (a string only, no
+    /// conversion), keeping its buffer: what reads many strings one after
+    /// another without allocating for each. Whether there was a string.
+    pub fn string_into(&self, idx: i32, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let Some(i) = self
+            .slot(idx)
+            .ok()
+            .filter(|_| self.kind(idx) == Kind::String)
+        else {
+            return false;
+        };
+        let mut len = 0;
+        // SAFETY: i names a string; the pointer is valid for len bytes
+        // while it is on the stack, and they are copied at once.
+        unsafe {
+            let p = lua_tolstring(self.l, i, &mut len);
+            if p.is_null() {
+                return false;
+            }
+            out.extend_from_slice(core::slice::from_raw_parts(p.cast::<u8>(), len));
+        }
+        true
+    }
+
     /// The bytes of the string at stack index `i` (a string or a number,
     /// which Lua converts there).
     fn string_at(&mut self, i: c_int) -> Option<Vec<u8>> {
