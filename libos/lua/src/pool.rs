@@ -9,7 +9,8 @@
 //! from [`CHUNK`]-byte chunks of the heap, with no header and no lock.
 //! A freed block waits for the next block of its class; the chunks go back
 //! to the heap when the pool is dropped (the Lua state closed, e.g. by
-//! `SCRIPT FLUSH`). What Lua holds is counted by the state, in the sizes
+//! `SCRIPT FLUSH`). Past [`MOST_HELD`] bytes of chunks, small blocks come
+//! from the heap one by one and go back to it when freed. What Lua holds is counted by the state, in the sizes
 //! Lua asked for, as before: the pool changes where blocks come from, not
 //! what a script may hold.
 
@@ -26,6 +27,12 @@ pub const SMALL_MAX: usize = 512;
 pub const CHUNK: usize = 16 << 10;
 /// How many size classes there are.
 const CLASSES: usize = SMALL_MAX / CLASS;
+/// The most bytes of chunks a pool holds. Freed blocks wait in their
+/// class's list, so without a bound a script that fills its memory with
+/// blocks of one size, frees them, and does the same with the next size,
+/// would make the pool hold many times its limit; past this, small blocks
+/// come from the heap, one by one, and go back to it when freed.
+pub const MOST_HELD: usize = 8 << 20;
 
 /// The size class of a block of `size` bytes: `None` for none (0) or a
 /// block too large for the pool.
@@ -44,6 +51,12 @@ fn chunk_layout() -> Layout {
     Layout::from_size_align(CHUNK, CLASS).unwrap_or(Layout::new::<u8>())
 }
 
+/// The layout of a loose block of class `class`.
+fn block_layout(class: usize) -> Layout {
+    // A non-zero multiple of CLASS, a power of two.
+    Layout::from_size_align(class_size(class), CLASS).unwrap_or(Layout::new::<u8>())
+}
+
 /// Free blocks by size class, and the chunks they are carved from.
 pub struct Pool {
     /// For each class, blocks free for reuse (a stack: the last freed is
@@ -53,6 +66,14 @@ pub struct Pool {
     chunks: Vec<NonNull<u8>>,
     /// Bytes of the last chunk carved so far.
     carved: usize,
+    /// Where each chunk starts, in ascending order: what tells a chunk's
+    /// block from a loose one.
+    starts: Vec<usize>,
+    /// Blocks taken from the heap one by one (past [`Pool::most_held`])
+    /// and not given back yet.
+    loose: usize,
+    /// The most bytes of chunks this pool holds ([`MOST_HELD`]).
+    most_held: usize,
 }
 
 impl Default for Pool {
@@ -64,10 +85,18 @@ impl Default for Pool {
 impl Pool {
     /// An empty pool: it takes its first chunk when it is first asked.
     pub const fn new() -> Self {
+        Self::holding_at_most(MOST_HELD)
+    }
+
+    /// An empty pool that holds at most `bytes` of chunks.
+    const fn holding_at_most(bytes: usize) -> Self {
         Pool {
             free: [const { Vec::new() }; CLASSES],
             chunks: Vec::new(),
             carved: CHUNK,
+            starts: Vec::new(),
+            loose: 0,
+            most_held: bytes,
         }
     }
 
@@ -81,6 +110,12 @@ impl Pool {
         }
         let bytes = class_size(class);
         if self.carved + bytes > CHUNK {
+            if self.held() + CHUNK > self.most_held {
+                // SAFETY: the layout's size is not zero.
+                let block = NonNull::new(unsafe { alloc::alloc::alloc(block_layout(class)) })?;
+                self.loose += 1;
+                return Some(block);
+            }
             self.add_chunk()?;
         }
         let chunk = *self.chunks.last()?;
@@ -96,6 +131,14 @@ impl Pool {
         let Some(class) = class_of(size) else {
             return;
         };
+        if self.loose > 0 && !self.owns(block) {
+            // SAFETY: a block outside every chunk is a loose one, which
+            // came from the heap with its class's layout (the caller gives
+            // the size it was taken for), given back once.
+            unsafe { alloc::alloc::dealloc(block.as_ptr(), block_layout(class)) };
+            self.loose -= 1;
+            return;
+        }
         // A block that finds no room in its list is not reused; its chunk
         // still goes back to the heap with the pool.
         if self.free[class].try_reserve(1).is_ok() {
@@ -108,10 +151,18 @@ impl Pool {
         self.chunks.len() * CHUNK
     }
 
+    /// Whether `block` lies in one of the chunks.
+    fn owns(&self, block: NonNull<u8>) -> bool {
+        let at = block.as_ptr() as usize;
+        let after = self.starts.partition_point(|&start| start <= at);
+        after > 0 && at < self.starts[after - 1] + CHUNK
+    }
+
     /// Starts carving a new chunk; what is left of the last one becomes a
     /// free block of the largest class it holds.
     fn add_chunk(&mut self) -> Option<()> {
         self.chunks.try_reserve(1).ok()?;
+        self.starts.try_reserve(1).ok()?;
         // SAFETY: the layout's size is not zero.
         let chunk = NonNull::new(unsafe { alloc::alloc::alloc(chunk_layout()) })?;
         let rest = CHUNK - self.carved;
@@ -121,6 +172,9 @@ impl Pool {
             }
         }
         self.chunks.push(chunk);
+        let start = chunk.as_ptr() as usize;
+        let at = self.starts.partition_point(|&s| s < start);
+        self.starts.insert(at, start);
         self.carved = 0;
         Some(())
     }
@@ -131,7 +185,8 @@ impl Drop for Pool {
         for chunk in self.chunks.drain(..) {
             // SAFETY: every chunk came from the heap with this layout and
             // goes back once; no block of it is used after the pool (the
-            // state that used them is closed first).
+            // state that used them is closed first, which also gives every
+            // loose block back).
             unsafe { alloc::alloc::dealloc(chunk.as_ptr(), chunk_layout()) };
         }
     }
@@ -197,6 +252,32 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), 42);
+    }
+
+    #[test]
+    fn past_its_bound_the_pool_lends_heap_blocks_and_takes_them_back() {
+        let mut pool = Pool::holding_at_most(2 * CHUNK);
+        // 16 KiB of 512-byte blocks fill a chunk exactly: 32 a chunk.
+        let held: Vec<_> = (0..64).map(|_| pool.take(512).unwrap()).collect();
+        assert_eq!((pool.held(), pool.loose), (2 * CHUNK, 0));
+        let loose: Vec<_> = (0..3).map(|_| pool.take(512).unwrap()).collect();
+        assert_eq!((pool.held(), pool.loose), (2 * CHUNK, 3));
+        assert!(held.iter().all(|&b| pool.owns(b)));
+        assert!(loose.iter().all(|&b| !pool.owns(b)));
+        // A loose block goes back to the heap, a chunk's to its list.
+        pool.give(loose[0], 500);
+        assert_eq!(pool.loose, 2);
+        pool.give(held[5], 512);
+        assert_eq!(pool.take(497), Some(held[5]));
+        for &b in &loose[1..] {
+            pool.give(b, 512);
+        }
+        assert_eq!(pool.loose, 0);
+        // Other classes get loose blocks too, once the chunks are full.
+        let small = pool.take(16).unwrap();
+        assert!(!pool.owns(small));
+        pool.give(small, 16);
+        assert_eq!((pool.held(), pool.loose), (2 * CHUNK, 0));
     }
 
     #[test]
