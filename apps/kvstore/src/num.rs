@@ -79,6 +79,17 @@ pub fn push_i64(out: &mut Vec<u8>, value: i64) {
     out.extend_from_slice(&digits[at..]);
 }
 
+/// The decimal text of `value`, written in `buf`: [`format_i64`] on the
+/// stack, for a result that is copied where it goes (`INCR`'s).
+pub(crate) fn i64_text(value: i64, buf: &mut [u8; 21]) -> &[u8] {
+    let mut at = digits_into(value.unsigned_abs(), &mut buf[1..]) + 1;
+    if value < 0 {
+        at -= 1;
+        buf[at] = b'-';
+    }
+    &buf[at..]
+}
+
 /// Appends the decimal text of `n` to `out` (stream IDs' halves).
 pub(crate) fn push_u64(out: &mut Vec<u8>, n: u64) {
     let mut digits = [0u8; 20];
@@ -139,6 +150,14 @@ pub fn parse_memory(s: &[u8]) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_on_the_stack_is_what_format_writes() {
+        for n in [0, 7, -7, 10, -100, 123_456_789, i64::MAX, i64::MIN] {
+            let mut buf = [0; 21];
+            assert_eq!(i64_text(n, &mut buf), format_i64(n).as_slice());
+        }
+    }
 
     #[test]
     fn integers_follow_redis_strictness() {

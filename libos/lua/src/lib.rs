@@ -12,6 +12,7 @@ extern crate alloc;
 
 pub mod ffi;
 pub mod libc;
+pub mod pool;
 pub mod stack;
 pub mod state;
 

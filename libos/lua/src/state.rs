@@ -112,12 +112,16 @@ struct Shared {
     host: *mut c_void,
     /// The [`Tick<H>`] set, as a pointer, or null.
     tick: *const c_void,
+    /// Where Lua's small blocks come from.
+    pool: crate::pool::Pool,
 }
 
 /// Alignment of every block Lua gets (its largest type is a double).
-const ALIGN: usize = 16;
+const ALIGN: usize = crate::pool::CLASS;
 
-/// Lua's allocator: the kernel's heap, counted against [`Shared::limit`].
+/// Lua's allocator: blocks of up to [`crate::pool::SMALL_MAX`] bytes from
+/// the state's pool, larger ones from the kernel's heap, all counted
+/// against [`Shared::limit`].
 unsafe extern "C" fn allocate(
     ud: *mut c_void,
     ptr: *mut c_void,
@@ -126,41 +130,97 @@ unsafe extern "C" fn allocate(
 ) -> *mut c_void {
     // SAFETY: ud is the State's Shared, which outlives its lua_State.
     let shared = unsafe { &mut *ud.cast::<Shared>() };
+    let old = NonNull::new(ptr.cast::<u8>());
     if nsize == 0 {
-        if !ptr.is_null() {
-            // SAFETY: ptr is a live block of osize bytes from this function.
-            unsafe {
-                alloc::alloc::dealloc(ptr.cast(), Layout::from_size_align_unchecked(osize, ALIGN))
-            };
+        if let Some(old) = old {
+            // SAFETY: old is a live block of osize bytes from this function.
+            unsafe { release(&mut shared.pool, old, osize) };
             shared.used -= osize;
         }
         return core::ptr::null_mut();
     }
-    let after = shared.used - if ptr.is_null() { 0 } else { osize } + nsize;
+    let after = shared.used - if old.is_none() { 0 } else { osize } + nsize;
     if shared.strict && nsize > osize && after > shared.limit {
         return core::ptr::null_mut();
     }
-    let Ok(layout) = Layout::from_size_align(nsize, ALIGN) else {
-        return core::ptr::null_mut();
+    let fresh = match old {
+        None => obtain(&mut shared.pool, nsize),
+        // SAFETY: old is a live block of osize bytes from this function.
+        Some(old) => unsafe { resize(&mut shared.pool, old, osize, nsize) },
     };
-    let fresh = if ptr.is_null() {
-        // SAFETY: nsize is not zero.
-        unsafe { alloc::alloc::alloc(layout) }
+    match fresh {
+        Some(block) => {
+            shared.used = after;
+            block.as_ptr().cast()
+        }
+        None => core::ptr::null_mut(),
+    }
+}
+
+/// A block of `size` (not zero) bytes, aligned to [`ALIGN`].
+fn obtain(pool: &mut crate::pool::Pool, size: usize) -> Option<NonNull<u8>> {
+    if size <= crate::pool::SMALL_MAX {
+        return pool.take(size);
+    }
+    let layout = Layout::from_size_align(size, ALIGN).ok()?;
+    // SAFETY: size is not zero.
+    NonNull::new(unsafe { alloc::alloc::alloc(layout) })
+}
+
+/// Gives back `block`, of `size` bytes.
+///
+/// # Safety
+/// `block` is a live block [`obtain`] or [`resize`] gave for `size`
+/// bytes, not used after.
+unsafe fn release(pool: &mut crate::pool::Pool, block: NonNull<u8>, size: usize) {
+    if size <= crate::pool::SMALL_MAX {
+        pool.give(block, size);
     } else {
-        // SAFETY: ptr is a live block of osize bytes from this function,
-        // with this alignment; nsize is not zero.
+        // SAFETY: a large block came from the heap with this layout.
         unsafe {
+            alloc::alloc::dealloc(
+                block.as_ptr(),
+                Layout::from_size_align_unchecked(size, ALIGN),
+            )
+        };
+    }
+}
+
+/// `block` (of `osize` bytes) resized to `nsize` (not zero) bytes, moved
+/// if need be; `None`, with the block untouched, when there is no room.
+///
+/// # Safety
+/// As [`release`], for `osize`.
+unsafe fn resize(
+    pool: &mut crate::pool::Pool,
+    block: NonNull<u8>,
+    osize: usize,
+    nsize: usize,
+) -> Option<NonNull<u8>> {
+    use crate::pool::{class_of, SMALL_MAX};
+    if osize > SMALL_MAX && nsize > SMALL_MAX {
+        // SAFETY: a large block came from the heap with this layout;
+        // nsize is not zero.
+        let moved = unsafe {
             alloc::alloc::realloc(
-                ptr.cast(),
+                block.as_ptr(),
                 Layout::from_size_align_unchecked(osize, ALIGN),
                 nsize,
             )
-        }
-    };
-    if !fresh.is_null() {
-        shared.used = after;
+        };
+        return NonNull::new(moved);
     }
-    fresh.cast()
+    if class_of(osize).is_some() && class_of(osize) == class_of(nsize) {
+        return Some(block);
+    }
+    let fresh = obtain(pool, nsize)?;
+    // SAFETY: both blocks are live, distinct, and hold at least the
+    // bytes copied; the old one is given back once.
+    unsafe {
+        core::ptr::copy_nonoverlapping(block.as_ptr(), fresh.as_ptr(), osize.min(nsize));
+        release(pool, block, osize);
+    }
+    Some(fresh)
 }
 
 /// The [`Shared`] of the state `l` belongs to.
@@ -281,6 +341,7 @@ impl<H> State<H> {
             strict: false,
             host: core::ptr::null_mut(),
             tick: core::ptr::null(),
+            pool: crate::pool::Pool::new(),
         });
         let ud: *mut Shared = &mut *shared;
         // SAFETY: allocate is a lua_Alloc; ud stays valid as long as the
@@ -845,6 +906,31 @@ impl Stack<'_> {
             }
             _ => None,
         }
+    }
+
+    /// Replaces `out`'s bytes with the string at `idx` (a string only, no
+    /// conversion), keeping its buffer: what reads many strings one after
+    /// another without allocating for each. Whether there was a string.
+    pub fn string_into(&self, idx: i32, out: &mut Vec<u8>) -> bool {
+        out.clear();
+        let Some(i) = self
+            .slot(idx)
+            .ok()
+            .filter(|_| self.kind(idx) == Kind::String)
+        else {
+            return false;
+        };
+        let mut len = 0;
+        // SAFETY: i names a string; the pointer is valid for len bytes
+        // while it is on the stack, and they are copied at once.
+        unsafe {
+            let p = lua_tolstring(self.l, i, &mut len);
+            if p.is_null() {
+                return false;
+            }
+            out.extend_from_slice(core::slice::from_raw_parts(p.cast::<u8>(), len));
+        }
+        true
     }
 
     /// The bytes of the string at stack index `i` (a string or a number,

@@ -56,12 +56,18 @@ impl ClientCtx {
     /// A new connection; `id` is what `CLIENT ID` reports (unique per
     /// server run, chosen by the server).
     pub fn new(id: u64) -> Self {
+        Self::with_user(id, crate::acl::DEFAULT_USER.to_vec())
+    }
+
+    /// [`ClientCtx::new`] with `user` as the user name (a script's own
+    /// client, whose name buffer is reused from the last script's).
+    pub(crate) fn with_user(id: u64, user: Vec<u8>) -> Self {
         ClientCtx {
             id,
             name: None,
             quit: false,
             authenticated: false,
-            user: crate::acl::DEFAULT_USER.to_vec(),
+            user,
             acl_exempt: false,
             db: 0,
             multi: None,

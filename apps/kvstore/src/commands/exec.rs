@@ -162,6 +162,24 @@ impl Exec<'_> {
     }
 
     fn count(&mut self, key: &[u8], touch: bool) -> Option<&Entry> {
+        if !self.loading && self.store.volatile_len() == 0 {
+            // No key can be expired: one search, and the counters and the
+            // miss event reached by field (the entry borrows the store).
+            let entry = match touch {
+                true => self.store.get_touched(key),
+                false => self.store.get(key),
+            };
+            match entry {
+                Some(_) => self.stats.keyspace_hits += 1,
+                None => {
+                    self.stats.keyspace_misses += 1;
+                    let flags = self.config.notify_keyspace_events;
+                    let (class, db) = (crate::notify::KEY_MISS, self.db);
+                    crate::notify::publish(self.pubsub, flags, class, "keymiss", key, db);
+                }
+            }
+            return entry;
+        }
         let found = self.lookup(key, touch).is_some();
         if self.loading {
             // Replay is not client traffic.

@@ -189,6 +189,12 @@ pub struct Engine {
     scripts: crate::scripting::Scripts<Engine>,
     /// The script running now, if one is.
     script_run: Option<scripting::ScriptRun>,
+    /// The buffers `redis.call` reads its arguments into (see
+    /// `Host::call_args`).
+    script_call_args: Vec<Vec<u8>>,
+    /// The user name buffer of the last script's own client, for the next
+    /// one's: starting a script allocates nothing for it.
+    script_user: Vec<u8>,
     /// What scripts' `math.random` draws from, shared by all of them.
     lua_random: crate::scripting::random::Rand48,
     /// The error the script just finished answers was counted when a
@@ -249,6 +255,8 @@ impl Engine {
             rewrite: None,
             scripts: crate::scripting::Scripts::default(),
             script_run: None,
+            script_call_args: Vec::new(),
+            script_user: Vec::new(),
             lua_random: Default::default(),
             cjson_settings: Default::default(),
             reply_error_counted: false,

@@ -262,10 +262,11 @@ impl Engine {
         (function, command): (Option<alloc::string::String>, &[Vec<u8>]),
         run: impl FnOnce(&mut Engine) -> Reply,
     ) -> Outcome {
-        let mut script_client = ClientCtx::new(client.id());
+        let mut user = core::mem::take(&mut self.script_user);
+        user.clone_from(&client.user);
+        let mut script_client = ClientCtx::with_user(client.id(), user);
         script_client.db = client.db;
         script_client.authenticated = true;
-        script_client.user.clone_from(&client.user);
         script_client.in_script = true;
         let declared = !flags.has(Flags::COMPAT);
         self.script_run = Some(ScriptRun {
@@ -275,8 +276,12 @@ impl Engine {
             effects: Effects::default(),
             resp3: false,
             started_us: (self.clock_us)(),
+            // Only a function's command is shown (`FUNCTION STATS`).
+            command: match function {
+                Some(_) => command.to_vec(),
+                None => Vec::new(),
+            },
             function,
-            command: command.to_vec(),
             busy: false,
             killed: false,
         });
@@ -295,11 +300,13 @@ impl Engine {
         }
         self.in_exec = in_exec;
         self.script_allows_oom = allow_oom;
-        let effects = self
-            .script_run
-            .take()
-            .map(|run| run.effects)
-            .unwrap_or_default();
+        let effects = match self.script_run.take() {
+            Some(run) => {
+                self.script_user = run.client.user;
+                run.effects
+            }
+            None => Effects::default(),
+        };
         Outcome { reply, effects }
     }
 
@@ -353,16 +360,20 @@ impl Host for Engine {
         self.reply_error_counted = true;
     }
 
-    fn command(&mut self, mut args: Vec<Vec<u8>>) -> Reply {
+    fn command(&mut self, args: &mut [Vec<u8>]) -> Reply {
         let Some(mut run) = self.script_run.take() else {
             return Reply::error("ERR no script is running");
         };
-        let reply = self.script_call(&mut args, &mut run);
+        let reply = self.script_call(args, &mut run);
         self.script_run = Some(run);
         if let Reply::Error(text) = &reply {
             self.stats.count_error(text);
         }
         reply
+    }
+
+    fn call_args(&mut self) -> &mut Vec<Vec<u8>> {
+        &mut self.script_call_args
     }
 
     fn resp3(&self) -> bool {

@@ -178,13 +178,14 @@ fn add(x: &mut Exec<'_>, key: &[u8], delta: i64) -> Reply {
     let Some(new) = current.checked_add(delta) else {
         return errors::overflow();
     };
-    let text = format_i64(new);
+    let mut digits = [0; 21];
+    let text = crate::num::i64_text(new, &mut digits);
     // In place: one lookup, and the key and its expiry stay as they are.
     x.store.update_string(key, |value| {
         value.clear();
-        value.extend_from_slice(&text);
+        value.extend_from_slice(text);
     });
-    x.log([&b"SET"[..], key, &text, b"KEEPTTL"]);
+    x.log([&b"SET"[..], key, text, b"KEEPTTL"]);
     x.notify(notify::STRING, "incrby", key);
     Reply::Integer(new)
 }

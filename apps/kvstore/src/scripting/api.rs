@@ -22,10 +22,16 @@ pub fn pcall<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
 }
 
 fn command<H: Host>(s: &mut Stack<'_>, host: &mut H, raise: bool) -> Result<usize, Raise> {
-    let reply = match arguments(s) {
-        Ok(args) => host.command(args),
+    // The arguments are read into the host's buffer, kept from the last
+    // call: a script's commands allocate nothing for their arguments.
+    let mut args = core::mem::take(host.call_args());
+    let reply = match arguments(s, &mut args) {
+        Ok(()) => host.command(&mut args),
         Err(why) => Reply::error(why),
     };
+    if args.len() <= KEPT_ARGS && args.iter().all(|a| a.capacity() <= KEPT_ARG_BYTES) {
+        *host.call_args() = args;
+    }
     s.pop(s.top());
     if push_reply(s, &reply, host.resp3()).is_err() {
         return Err(s.raise_message(b"ERR reached lua stack limit"));
@@ -46,29 +52,39 @@ fn command<H: Host>(s: &mut Stack<'_>, host: &mut H, raise: bool) -> Result<usiz
     }
 }
 
-/// The command's arguments: strings, or numbers with all their digits
-/// (`%.17g`, as Redis writes them: Lua's own `%.14g` would round).
-fn arguments(s: &mut Stack<'_>) -> Result<Vec<Vec<u8>>, &'static str> {
-    let n = s.top();
+/// The most arguments, and the largest argument, whose buffers are kept
+/// for the next `redis.call`: a large call's memory is given back.
+const KEPT_ARGS: usize = 16;
+const KEPT_ARG_BYTES: usize = 4096;
+
+/// Reads the command's arguments into `args` (reusing its buffers):
+/// strings, or numbers with all their digits (`%.17g`, as Redis writes
+/// them: Lua's own `%.14g` would round).
+fn arguments(s: &mut Stack<'_>, args: &mut Vec<Vec<u8>>) -> Result<(), &'static str> {
+    let n = usize::try_from(s.top()).unwrap_or(0);
     if n == 0 {
         return Err("ERR Please specify at least one argument for this redis lib call");
     }
-    (1..=n)
-        .map(|i| match s.kind(i) {
-            Kind::Number => Ok(super::convert::double_text(s.number(i).unwrap_or(0.0))),
-            Kind::String => s.bytes(i).ok_or(""),
-            _ => Err("ERR Lua redis lib command arguments must be strings or integers"),
-        })
-        .collect()
+    args.truncate(n);
+    args.resize_with(n, Vec::new);
+    for (i, arg) in (1..).zip(args.iter_mut()) {
+        match s.kind(i) {
+            Kind::Number => *arg = super::convert::double_text(s.number(i).unwrap_or(0.0)),
+            Kind::String if s.string_into(i, arg) => {}
+            Kind::String => return Err(""),
+            _ => return Err("ERR Lua redis lib command arguments must be strings or integers"),
+        }
+    }
+    Ok(())
 }
 
 /// `redis.acl_check_cmd(name, ...)`: whether the script's user may run
 /// the command with these arguments.
 pub fn acl_check_cmd<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
-    let args = match arguments(s) {
-        Ok(args) => args,
-        Err(why) => return Err(s.raise_message(why.as_bytes())),
-    };
+    let mut args = Vec::new();
+    if let Err(why) = arguments(s, &mut args) {
+        return Err(s.raise_message(why.as_bytes()));
+    }
     let Some(allowed) = host.acl_check(&args) else {
         return Err(s.raise_message(b"ERR Invalid command passed to redis.acl_check_cmd()"));
     };

@@ -38,7 +38,11 @@ use crate::resp::Reply;
 pub trait Host {
     /// Runs one command for the running script and returns its reply (an
     /// error reply for a command scripts may not run).
-    fn command(&mut self, args: Vec<Vec<u8>>) -> Reply;
+    fn command(&mut self, args: &mut [Vec<u8>]) -> Reply;
+
+    /// Where the arguments of `redis.call` are read, kept between calls so
+    /// that reading them does not allocate each time (empty at first).
+    fn call_args(&mut self) -> &mut Vec<Vec<u8>>;
 
     /// `redis.acl_check_cmd(...)`: whether the script's user may run
     /// `args`; `None` if they name no command.
