@@ -253,10 +253,12 @@ fn requirepass_is_the_default_users_password() {
 #[test]
 fn scripts_check_with_their_callers_user() {
     let mut s = Session::new();
-    s.run("ACL SETUSER bob on >123 +@scripting +set ~x*");
-    s.run("AUTH bob 123");
     s.transcript(
         r#"
+        > ACL SETUSER bob on >123 +@scripting +set ~x*
+        OK
+        > AUTH bob 123
+        OK
         > EVAL "return redis.acl_check_cmd('set','xx',1)" 1 xx
         (integer) 1
         > EVAL "return redis.acl_check_cmd('hset','xx','f',1)" 1 xx

@@ -106,9 +106,10 @@ fn bitcount_over_bytes_and_bits() {
 #[test]
 fn lcs_finds_the_subsequence_its_length_and_its_runs() {
     let mut s = Session::new();
-    s.run("MSET a ohmytext b mynewtext");
     s.transcript(
         r#"
+        > MSET a ohmytext b mynewtext
+        OK
         > LCS a b
         "mytext"
         > LCS a b LEN
@@ -165,20 +166,20 @@ fn lcs_refuses_a_table_past_proto_max_bulk_len() {
 #[test]
 fn object_tells_how_a_value_is_kept_without_touching_it() {
     let mut s = Session::new();
-    s.run("SET k v");
-    s.run("HSET h f v");
     s.transcript(
         r#"
+        > SET k v
+        OK
+        > HSET h f v
+        (integer) 1
         > OBJECT ENCODING k
         "raw"
         > OBJECT ENCODING h
         "listpack"
-    "#,
-    );
-    s.run("CONFIG SET hash-max-listpack-entries 1");
-    s.run("HSET h g v");
-    s.transcript(
-        r#"
+        > CONFIG SET hash-max-listpack-entries 1
+        OK
+        > HSET h g v
+        (integer) 1
         > OBJECT ENCODING h
         "hashtable"
         > OBJECT ENCODING missing

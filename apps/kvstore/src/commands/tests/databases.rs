@@ -58,9 +58,10 @@ fn records_say_their_database_only_when_it_changes() {
 #[test]
 fn move_swapdb_and_flushes() {
     let mut s = Session::new();
-    s.run("SET k v");
     s.transcript(
         r#"
+        > SET k v
+        OK
         > MOVE k 1
         (integer) 1
         > EXISTS k
@@ -72,11 +73,8 @@ fn move_swapdb_and_flushes() {
         (error) ERR source and destination objects are the same
         > MOVE k 99
         (error) ERR DB index is out of range
-    "#,
-    );
-    s.run("SET here x");
-    s.transcript(
-        r#"
+        > SET here x
+        OK
         > SWAPDB 0 1
         OK
         // db 1's keys are db 0's now
@@ -89,11 +87,8 @@ fn move_swapdb_and_flushes() {
         (error) ERR invalid second DB index
         > SWAPDB 99999999999 0
         (error) ERR invalid first DB index
-    "#,
-    );
-    s.run("SELECT 1");
-    s.transcript(
-        r#"
+        > SELECT 1
+        OK
         > GET here
         "x"
         > FLUSHDB

@@ -132,9 +132,10 @@ fn allkeys_lfu_evicts_the_least_used_key_and_object_freq_tells() {
         s.run("GET a");
         s.run("GET c");
     }
-    s.run("GET b");
     s.transcript(
         r#"
+        > GET b
+        "0123456789"
         > OBJECT FREQ a
         (integer) 10
         > OBJECT FREQ b

@@ -4,18 +4,14 @@ use super::*;
 
 #[test]
 fn ttl_codes() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > TTL missing
         (integer) -2
         > PTTL missing
         (integer) -2
-    "#,
-    );
-    s.run("SET k v");
-    s.transcript(
-        r#"
+        > SET k v
+        OK
         > TTL k
         (integer) -1
         > PTTL k
@@ -62,9 +58,10 @@ fn keys_expire_lazily_when_touched() {
 #[test]
 fn expire_family() {
     let mut s = Session::new();
-    s.run("SET k v");
     s.transcript(
         r#"
+        > SET k v
+        OK
         > EXPIRE k 10
         (integer) 1
         > PTTL k
@@ -137,9 +134,10 @@ fn expire_errors() {
 #[test]
 fn expire_conditions() {
     let mut s = Session::new();
-    s.run("SET k v");
     s.transcript(
         r#"
+        > SET k v
+        OK
         // XX: no TTL yet
         > EXPIRE k 10 XX
         (integer) 0
@@ -179,9 +177,10 @@ fn persist() {
     assert_eq!(s.run("PERSIST missing"), int(0));
     s.run("SET k v");
     assert_eq!(s.run("PERSIST k"), int(0), "no TTL to remove");
-    s.run("EXPIRE k 10");
     s.transcript(
         r#"
+        > EXPIRE k 10
+        (integer) 1
         > PERSIST k
         (integer) 1
         > TTL k

@@ -115,9 +115,10 @@ fn hmget_answers_nil_for_what_is_missing() {
 #[test]
 fn hdel_removes_fields_and_the_last_one_takes_the_key() {
     let mut s = Session::new();
-    s.run("HSET h a 1 b 2 c 3");
     s.transcript(
         r#"
+        > HSET h a 1 b 2 c 3
+        (integer) 3
         // a counted once
         > HDEL h a nope a
         (integer) 1
@@ -238,8 +239,7 @@ fn hincrby_adds_to_integers() {
 
 #[test]
 fn hincrbyfloat_adds_like_incrbyfloat() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > HINCRBYFLOAT h x 10.5
         "10.5"
@@ -251,11 +251,8 @@ fn hincrbyfloat_adds_like_incrbyfloat() {
         "5010"
         > HGET h x
         "5010"
-    "#,
-    );
-    s.run("HSET h text abc inf inf");
-    s.transcript(
-        r#"
+        > HSET h text abc inf inf
+        (integer) 2
         > HINCRBYFLOAT h text 1
         (error) ERR hash value is not a float
         > HINCRBYFLOAT h x abc
@@ -335,9 +332,10 @@ fn wrong_types_are_refused_both_ways() {
 #[test]
 fn hash_keys_expire_and_move_like_any_key() {
     let mut s = Session::new();
-    s.run("HSET h f v");
     s.transcript(
         r#"
+        > HSET h f v
+        (integer) 1
         > EXPIRE h 10
         (integer) 1
         > HSET h g w
@@ -360,12 +358,9 @@ fn hash_keys_expire_and_move_like_any_key() {
         (integer) 1
         > TTL h
         (integer) -1
-    "#,
-    );
-    // RENAME, COPY and MOVE carry the hash, TTL included.
-    s.run("PEXPIRE h 5000");
-    s.transcript(
-        r#"
+        // RENAME, COPY and MOVE carry the hash, TTL included.
+        > PEXPIRE h 5000
+        (integer) 1
         > RENAME h r
         OK
         > HGET r f
@@ -787,9 +782,10 @@ fn small_hashes_are_compact_up_to_the_configured_limits() {
         s.run("CONFIG GET hash-max-ziplist-value"),
         bulks(&["hash-max-ziplist-value", "64"])
     );
-    s.run("HSET small a 1 b 2");
     s.transcript(
         r#"
+        > HSET small a 1 b 2
+        (integer) 2
         > OBJECT ENCODING small
         "listpack"
         > HGETALL small
@@ -806,11 +802,8 @@ fn small_hashes_are_compact_up_to_the_configured_limits() {
         // until it next grows
         > OBJECT ENCODING small
         "listpack"
-    "#,
-    );
-    s.run("HSET small c 12345");
-    s.transcript(
-        r#"
+        > HSET small c 12345
+        (integer) 1
         > OBJECT ENCODING small
         "hashtable"
         > HGET small c

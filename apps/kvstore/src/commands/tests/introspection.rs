@@ -209,19 +209,17 @@ fn ttl_type_and_exists_do_not_alter_the_last_access_time() {
         r#"
         > OBJECT IDLETIME foo
         (integer) 3
-    "#,
-    );
-    s.run("TOUCH foo");
-    s.transcript(
-        r#"
+        > TOUCH foo
+        (integer) 1
         > OBJECT IDLETIME foo
         (integer) 0
     "#,
     );
     s.advance(3000);
-    s.run("GET foo");
     s.transcript(
         r#"
+        > GET foo
+        "bar"
         > OBJECT IDLETIME foo
         (integer) 0
     "#,

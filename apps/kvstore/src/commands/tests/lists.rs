@@ -50,11 +50,8 @@ fn pushes_and_pops_at_both_ends() {
         (nil array)
         > LPOP l 0
         (nil array)
-    "#,
-    );
-    s.run("RPUSH l z");
-    s.transcript(
-        r#"
+        > RPUSH l z
+        (integer) 1
         > LPOP l 0
         (empty array)
         > LPOP l -1
@@ -124,9 +121,10 @@ fn reading_by_index_and_range() {
 #[test]
 fn changing_elements_in_place() {
     let mut s = Session::new();
-    s.run("RPUSH l a b c b");
     s.transcript(
         r#"
+        > RPUSH l a b c b
+        (integer) 4
         > LSET l 1 B
         OK
         > LSET l -1 end
@@ -186,9 +184,10 @@ fn changing_elements_in_place() {
 #[test]
 fn lpos_finds_matches_by_rank_count_and_maxlen() {
     let mut s = Session::new();
-    s.run("RPUSH l a b c 1 2 3 c c");
     s.transcript(
         r#"
+        > RPUSH l a b c 1 2 3 c c
+        (integer) 8
         > LPOS l c
         (integer) 2
         > LPOS l c RANK 2
@@ -237,9 +236,10 @@ fn lpos_finds_matches_by_rank_count_and_maxlen() {
 #[test]
 fn moves_between_lists() {
     let mut s = Session::new();
-    s.run("RPUSH src a b c");
     s.transcript(
         r#"
+        > RPUSH src a b c
+        (integer) 3
         > RPOPLPUSH src dst
         "c"
         > LMOVE src dst LEFT RIGHT
@@ -283,9 +283,10 @@ fn moves_between_lists() {
 #[test]
 fn lmpop_pops_from_the_first_list() {
     let mut s = Session::new();
-    s.run("RPUSH b 1 2 3");
     s.transcript(
         r#"
+        > RPUSH b 1 2 3
+        (integer) 3
         > LMPOP 2 a b LEFT
         1) "b"
         2) 1) "1"
@@ -363,10 +364,12 @@ fn wrong_types_are_refused_both_ways() {
 #[test]
 fn list_keys_expire_rename_copy_and_move_like_any_key() {
     let mut s = Session::new();
-    s.run("RPUSH l a b");
-    s.run("PEXPIRE l 100");
     s.transcript(
         r#"
+        > RPUSH l a b
+        (integer) 2
+        > PEXPIRE l 100
+        (integer) 1
         > COPY l c
         (integer) 1
         > RENAME l r
@@ -639,9 +642,10 @@ fn a_blocking_command_with_data_answers_at_once() {
     let mut s = Session::new();
     s.run("RPUSH a 1");
     assert_eq!(s.run("BLPOP nothing a 0"), array(&[bulk("a"), bulk("1")]));
-    s.run("RPUSH a 1 2");
     s.transcript(
         r#"
+        > RPUSH a 1 2
+        (integer) 2
         > BLMOVE a b RIGHT LEFT 0
         "2"
         > BRPOPLPUSH a b 0

@@ -65,9 +65,10 @@ fn sadd_scard_sismember_smismember_smembers() {
 #[test]
 fn srem_removes_members_and_the_last_one_takes_the_key() {
     let mut s = Session::new();
-    s.run("SADD myset a b c d");
     s.transcript(
         r#"
+        > SADD myset a b c d
+        (integer) 4
         > SREM myset k k k
         (integer) 0
         > SREM myset b d x y b
@@ -76,9 +77,10 @@ fn srem_removes_members_and_the_last_one_takes_the_key() {
     );
     assert_eq!(sorted(s.run("SMEMBERS myset")), ["a", "c"]);
     assert_eq!(s.run("SREM nokey a"), int(0));
-    s.run("SADD nums 1 2 3");
     s.transcript(
         r#"
+        > SADD nums 1 2 3
+        (integer) 3
         > SREM nums 1 2 3 4 5 6 7 8
         (integer) 3
         // an empty set is no key
@@ -100,9 +102,10 @@ fn integer_sets_are_intsets_up_to_the_configured_size() {
         s.run("CONFIG GET set-max-intset-entries"),
         bulks(&["set-max-intset-entries", "512"])
     );
-    s.run("SADD nums 17 16 -3");
     s.transcript(
         r#"
+        > SADD nums 17 16 -3
+        (integer) 3
         > OBJECT ENCODING nums
         "intset"
         // sorted
@@ -123,31 +126,26 @@ fn integer_sets_are_intsets_up_to_the_configured_size() {
         bulk("hashtable"),
         "no way back"
     );
-    s.run("SADD big 213244124402402314402033402");
     s.transcript(
         r#"
+        > SADD big 213244124402402314402033402
+        (integer) 1
         // past 64 bits
         > OBJECT ENCODING big
         "hashtable"
         > SISMEMBER big 213244124402402314402033402
         (integer) 1
-    "#,
-    );
-    // Small sets of strings are hash tables too (Redis 7.0 has no
-    // listpack sets).
-    s.run("SADD words foo");
-    s.transcript(
-        r#"
+        // Small sets of strings are hash tables too (Redis 7.0 has no
+        // listpack sets).
+        > SADD words foo
+        (integer) 1
         > OBJECT ENCODING words
         "hashtable"
         // One integer past the limit converts.
         > CONFIG SET set-max-intset-entries 4
         OK
-    "#,
-    );
-    s.run("SADD four 1 2 3 4");
-    s.transcript(
-        r#"
+        > SADD four 1 2 3 4
+        (integer) 4
         > OBJECT ENCODING four
         "intset"
         > SADD four 5
@@ -342,13 +340,11 @@ fn spop_removes_what_it_returns_and_logs_it() {
         (error) ERR value is out of range, must be positive
         > SPOP myset 1 2
         (error) ERR syntax error
-    "#,
-    );
-    // The last member takes the key.
-    s.run("DEL one");
-    s.run("SADD one x");
-    s.transcript(
-        r#"
+        // The last member takes the key.
+        > DEL one
+        (integer) 0
+        > SADD one x
+        (integer) 1
         > SPOP one
         "x"
         > EXISTS one
@@ -395,10 +391,12 @@ fn smove_moves_a_member_between_sets() {
     s.run("SADD to x");
     s.run("WATCH to");
     assert_eq!(s.run("SMOVE from to x"), int(1));
-    s.run("MULTI");
-    s.run("SCARD to");
     s.transcript(
         r#"
+        > MULTI
+        OK
+        > SCARD to
+        QUEUED
         > EXEC
         1) (integer) 1
         > SMEMBERS from
@@ -505,12 +503,16 @@ fn stores_replace_or_delete_the_destination() {
     assert_eq!(s.logged("SINTERSTORE res nokey1 nokey2"), ["DEL res"]);
     assert_eq!(s.run("EXISTS res"), int(0));
     assert_eq!(s.logged("SUNIONSTORE res nokey1"), Vec::<String>::new());
-    s.run("SADD a x y");
-    s.run("SADD b y z");
-    s.run("SET res string");
-    s.run("EXPIRE res 100");
     s.transcript(
         r#"
+        > SADD a x y
+        (integer) 2
+        > SADD b y z
+        (integer) 2
+        > SET res string
+        OK
+        > EXPIRE res 100
+        (integer) 1
         > SDIFFSTORE res a b
         (integer) 1
         // the old key's expiry went with it
@@ -593,10 +595,11 @@ fn sscan_walks_every_member() {
     };
     assert_eq!(parts[0], bulk("0"));
     assert_eq!(words(parts[1].clone()).len(), 10);
-    // An intset comes whole.
-    s.run("SADD nums 3 1 2");
     s.transcript(
         r#"
+        // An intset comes whole.
+        > SADD nums 3 1 2
+        (integer) 3
         > SSCAN nums 0 COUNT 1
         1) "0"
         2) 1) "1"
@@ -618,10 +621,12 @@ fn sscan_walks_every_member() {
 #[test]
 fn set_keys_expire_copy_rename_and_move_like_any_key() {
     let mut s = Session::new();
-    s.run("SADD s a b");
-    s.run("PEXPIRE s 5000");
     s.transcript(
         r#"
+        > SADD s a b
+        (integer) 2
+        > PEXPIRE s 5000
+        (integer) 1
         > SADD s c
         (integer) 1
         // a change keeps the TTL

@@ -409,11 +409,8 @@ fn groups_deliver_track_pending_and_claim() {
            2) "carl"
            3) (integer) 0
            4) (integer) 1
-    "#,
-    );
-    s.run("XDEL g1 3");
-    s.transcript(
-        r#"
+        > XDEL g1 3
+        (integer) 1
         > XAUTOCLAIM g1 grp dan 0 0 COUNT 10
         1) "0-0"
         2) 1) 1) "2-0"
@@ -819,13 +816,29 @@ fn xautoclaim_counts_dropped_deleted_entries_toward_count() {
     for id in 1..=4 {
         s.run(&format!("XADD x {id}-0 f v"));
     }
-    s.run("XGROUP CREATE x grp 0");
-    s.run("XREADGROUP GROUP grp Alice STREAMS x >");
-    s.run("XDEL x 1-0");
-    s.run("XDEL x 2-0");
-    // Replies of redis-server 7.0.15.
     s.transcript(
         r#"
+        > XGROUP CREATE x grp 0
+        OK
+        > XREADGROUP GROUP grp Alice STREAMS x >
+        1) 1) "x"
+           2) 1) 1) "1-0"
+                 2) 1) "f"
+                    2) "v"
+              2) 1) "2-0"
+                 2) 1) "f"
+                    2) "v"
+              3) 1) "3-0"
+                 2) 1) "f"
+                    2) "v"
+              4) 1) "4-0"
+                 2) 1) "f"
+                    2) "v"
+        > XDEL x 1-0
+        (integer) 1
+        > XDEL x 2-0
+        (integer) 1
+        // Replies of redis-server 7.0.15.
         > XAUTOCLAIM x grp Bob 0 0-0 COUNT 1
         1) "2-0"
         2) (empty array)

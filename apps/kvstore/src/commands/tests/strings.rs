@@ -245,9 +245,10 @@ fn counter_errors() {
     assert_eq!(s.run("INCR text"), not_int);
     s.run("SET spaced \" 1\"");
     assert_eq!(s.run("INCR spaced"), not_int);
-    s.run("SET padded 01");
     s.transcript(
         r#"
+        > SET padded 01
+        OK
         > INCR padded
         (error) ERR value is not an integer or out of range
         > INCRBY n abc
@@ -261,9 +262,10 @@ fn counter_errors() {
     let overflow = err("ERR increment or decrement would overflow");
     s.run("SET max 9223372036854775807");
     assert_eq!(s.run("INCR max"), overflow);
-    s.run("SET min -9223372036854775808");
     s.transcript(
         r#"
+        > SET min -9223372036854775808
+        OK
         > DECR min
         (error) ERR increment or decrement would overflow
         > DECRBY x -9223372036854775808
@@ -390,9 +392,10 @@ fn getdel_and_getex() {
 #[test]
 fn incrbyfloat_keeps_redis_text() {
     let mut s = Session::new();
-    s.run("SET f 10.50");
     s.transcript(
         r#"
+        > SET f 10.50
+        OK
         > INCRBYFLOAT f 0.1
         "10.6"
         > INCRBYFLOAT f -5
@@ -528,9 +531,10 @@ fn incrbyfloat_adds_plain_decimals_exactly() {
         Reply::bulk("0.3"),
         "doubles would say 0.30000000000000004"
     );
-    s.run("SET g 9.95");
     s.transcript(
         r#"
+        > SET g 9.95
+        OK
         > INCRBYFLOAT g 0.1
         "10.05"
         > INCRBYFLOAT g -10.05

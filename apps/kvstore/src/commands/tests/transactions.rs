@@ -47,9 +47,10 @@ fn errors_while_queuing_abort_and_runtime_errors_do_not() {
         s.run("GET"),
         Reply::error("ERR wrong number of arguments for 'get' command")
     );
-    s.run("SET a 1");
     s.transcript(
         r#"
+        > SET a 1
+        QUEUED
         > EXEC
         (error) EXECABORT Transaction discarded because of previous errors.
         // nothing ran
@@ -75,18 +76,16 @@ fn errors_while_queuing_abort_and_runtime_errors_do_not() {
 fn discard_nesting_and_watch_inside() {
     let mut s = Session::new();
     assert_eq!(s.run("DISCARD"), Reply::error("ERR DISCARD without MULTI"));
-    s.run("MULTI");
     s.transcript(
         r#"
+        > MULTI
+        OK
         > MULTI
         (error) ERR MULTI calls can not be nested
         > WATCH a
         (error) ERR WATCH inside MULTI is not allowed
-    "#,
-    );
-    s.run("SET a 1");
-    s.transcript(
-        r#"
+        > SET a 1
+        QUEUED
         > DISCARD
         OK
         > GET a
@@ -160,10 +159,11 @@ fn a_malformed_exec_aborts_whether_or_not_a_transaction_is_open() {
         > GET a
         (nil)
     "#);
-    // UNWATCH inside MULTI is queued, as in Redis.
-    s.run("MULTI");
     s.transcript(
         r#"
+        // UNWATCH inside MULTI is queued, as in Redis.
+        > MULTI
+        OK
         > UNWATCH
         QUEUED
         > EXEC

@@ -31,8 +31,7 @@ fn run_line(s: &mut Session, command: &str) -> String {
 
 #[test]
 fn zadd_flags_and_replies() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > ZADD z 1 a 2 b 3 c
         (integer) 3
@@ -79,11 +78,8 @@ fn zadd_flags_and_replies() {
         (error) ERR value is not a valid float
         > ZADD z 1e400 b
         (error) ERR value is not a valid float
-    "#,
-    );
-    s.run("ZADD inf +inf x");
-    s.transcript(
-        r#"
+        > ZADD inf +inf x
+        (integer) 1
         > ZINCRBY inf -inf x
         (error) ERR resulting score is not a number (NaN)
         > ZSCORE inf x
@@ -101,10 +97,10 @@ fn zadd_flags_and_replies() {
 
 #[test]
 fn reads_by_member_and_rank() {
-    let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c");
-    s.transcript(
+    transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c
+        (integer) 3
         > ZCARD z
         (integer) 3
         > ZCARD missing
@@ -188,9 +184,10 @@ fn ranges_by_rank_score_and_lex() {
 #[test]
 fn range_removals_and_range_store() {
     let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c 4 d 5 e");
     s.transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c 4 d 5 e
+        (integer) 5
         > ZREMRANGEBYRANK z 0 1
         (integer) 2
         > ZREMRANGEBYSCORE z (4 +inf
@@ -198,9 +195,10 @@ fn range_removals_and_range_store() {
     "#,
     );
     assert_eq!(run_line(&mut s, "ZRANGE z 0 -1"), "c d");
-    s.run("ZADD l 0 a 0 b 0 c");
     s.transcript(
         r#"
+        > ZADD l 0 a 0 b 0 c
+        (integer) 3
         > ZREMRANGEBYLEX l [a (c
         (integer) 2
         > ZRANGESTORE dst z 0 0
@@ -215,11 +213,8 @@ fn range_removals_and_range_store() {
         // an empty result removes dst
         > EXISTS dst
         (integer) 0
-    "#,
-    );
-    s.run("SET str x");
-    s.transcript(
-        r#"
+        > SET str x
+        OK
         > ZRANGESTORE dst str 0 -1
         (error) WRONGTYPE Operation against a key holding the wrong kind of value
         > ZRANGESTORE dst z 0 -1 WITHSCORES
@@ -399,9 +394,10 @@ fn encodings_follow_the_config_and_never_go_back() {
     s.run("CONFIG SET zset-max-listpack-value 3");
     s.run("ZADD long 1 abcd");
     assert_eq!(s.run("OBJECT ENCODING long"), bulk("skiplist"));
-    s.run("ZADD src 1 a 2 b");
     s.transcript(
         r#"
+        > ZADD src 1 a 2 b
+        (integer) 2
         > ZRANGESTORE one src 0 0
         (integer) 1
         > OBJECT ENCODING one
@@ -410,11 +406,8 @@ fn encodings_follow_the_config_and_never_go_back() {
         (integer) 2
         > OBJECT ENCODING two
         "listpack"
-    "#,
-    );
-    s.run("ZADD three 1 a 2 b 3 c");
-    s.transcript(
-        r#"
+        > ZADD three 1 a 2 b 3 c
+        (integer) 3
         > ZUNIONSTORE big 1 three
         (integer) 3
         > OBJECT ENCODING big
