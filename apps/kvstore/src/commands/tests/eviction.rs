@@ -142,11 +142,16 @@ fn allkeys_lfu_evicts_the_least_used_key_and_object_freq_tells() {
         (integer) 6
     "#,
     );
-    assert_eq!(s.logged("SET d 0123456789"), ["DEL b", "SET d 0123456789"]);
-    assert_eq!(
-        s.logged("SET e 0123456789"),
-        ["DEL d", "SET e 0123456789"],
-        "the newcomer, at 5, is now the least used"
+    s.logs(
+        r#"
+        > SET d 0123456789
+        DEL b
+        SET d 0123456789
+        // the newcomer, at 5, is now the least used
+        > SET e 0123456789
+        DEL d
+        SET e 0123456789
+    "#,
     );
     // A minute idle takes one off, per lfu-decay-time.
     s.advance(3 * 60_000);

@@ -463,16 +463,32 @@ fn transactions_queue_hash_commands() {
 #[test]
 fn hash_writes_log_their_effect() {
     let mut s = Session::new();
-    assert_eq!(s.logged("HSET h a 1 b 2"), ["HSET h a 1 b 2"]);
-    assert_eq!(s.logged("HMSET h a 3"), ["HSET h a 3"]);
-    assert_eq!(s.logged("HSETNX h a 9"), Vec::<String>::new());
-    assert_eq!(s.logged("HSETNX h c 4"), ["HSET h c 4"]);
-    assert_eq!(s.logged("HINCRBY h a 10"), ["HSET h a 13"]);
-    assert_eq!(s.logged("HINCRBYFLOAT h b 0.5"), ["HSET h b 2.5"]);
-    assert_eq!(s.logged("HDEL h a nope"), ["HDEL h a"]);
-    assert_eq!(s.logged("HDEL h nope"), Vec::<String>::new());
-    assert_eq!(s.logged("HINCRBY h c x"), Vec::<String>::new(), "errors");
-    assert_eq!(s.logged("HGETALL h"), Vec::<String>::new(), "reads");
+    s.logs(
+        r#"
+        > HSET h a 1 b 2
+        HSET h a 1 b 2
+        > HMSET h a 3
+        HSET h a 3
+        > HSETNX h a 9
+        (nothing)
+        > HSETNX h c 4
+        HSET h c 4
+        > HINCRBY h a 10
+        HSET h a 13
+        > HINCRBYFLOAT h b 0.5
+        HSET h b 2.5
+        > HDEL h a nope
+        HDEL h a
+        > HDEL h nope
+        (nothing)
+        // errors
+        > HINCRBY h c x
+        (nothing)
+        // reads
+        > HGETALL h
+        (nothing)
+    "#,
+    );
     s.run("PEXPIRE h 60000");
     let at = s.now + 60_000;
     assert_eq!(

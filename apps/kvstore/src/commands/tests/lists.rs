@@ -415,27 +415,46 @@ fn lists_count_toward_maxmemory() {
 #[test]
 fn list_writes_log_their_effect() {
     let mut s = Session::new();
-    assert_eq!(s.logged("RPUSH l a b"), ["RPUSH l a b"]);
-    assert_eq!(s.logged("LPUSH l x y"), ["LPUSH l x y"]);
-    assert_eq!(s.logged("LPUSHX l z"), ["LPUSH l z"]);
-    assert_eq!(s.logged("RPUSHX nothing z"), Vec::<String>::new());
-    assert_eq!(s.logged("LPOP l"), ["LPOP l"]);
-    assert_eq!(s.logged("RPOP l 1"), ["RPOP l 1"]);
-    assert_eq!(s.logged("RPOP nothing 3"), Vec::<String>::new());
-    assert_eq!(s.logged("LSET l 0 q"), ["LSET l 0 q"]);
-    assert_eq!(s.logged("LINSERT l AFTER q r"), ["LINSERT l AFTER q r"]);
-    assert_eq!(s.logged("LINSERT l AFTER none r"), Vec::<String>::new());
-    assert_eq!(s.logged("LREM l 0 none"), Vec::<String>::new());
-    assert_eq!(s.logged("LREM l 0 r"), ["LREM l 0 r"]);
-    assert_eq!(
-        s.logged("LTRIM l 0 -1"),
-        Vec::<String>::new(),
-        "nothing trimmed"
+    s.logs(
+        r#"
+        > RPUSH l a b
+        RPUSH l a b
+        > LPUSH l x y
+        LPUSH l x y
+        > LPUSHX l z
+        LPUSH l z
+        > RPUSHX nothing z
+        (nothing)
+        > LPOP l
+        LPOP l
+        > RPOP l 1
+        RPOP l 1
+        > RPOP nothing 3
+        (nothing)
+        > LSET l 0 q
+        LSET l 0 q
+        > LINSERT l AFTER q r
+        LINSERT l AFTER q r
+        > LINSERT l AFTER none r
+        (nothing)
+        > LREM l 0 none
+        (nothing)
+        > LREM l 0 r
+        LREM l 0 r
+        // nothing trimmed
+        > LTRIM l 0 -1
+        (nothing)
+        > RPOPLPUSH l m
+        LMOVE l m RIGHT LEFT
+        > LMPOP 2 none l LEFT COUNT 9
+        LPOP l 2
+        > BLPOP m 1
+        LPOP m
+        // reads
+        > LRANGE l 0 -1
+        (nothing)
+    "#,
     );
-    assert_eq!(s.logged("RPOPLPUSH l m"), ["LMOVE l m RIGHT LEFT"]);
-    assert_eq!(s.logged("LMPOP 2 none l LEFT COUNT 9"), ["LPOP l 2"]);
-    assert_eq!(s.logged("BLPOP m 1"), ["LPOP m"]);
-    assert_eq!(s.logged("LRANGE l 0 -1"), Vec::<String>::new(), "reads");
 }
 
 #[test]
@@ -448,8 +467,15 @@ fn while_a_rewrite_runs_list_changes_are_logged_as_they_are() {
     // The new log does not hold `l` yet: a push is logged as it is (it
     // replays there onto a missing key, and the scan's record of `l`
     // replaces what it built).
-    assert_eq!(s.logged("RPUSH l c"), ["RPUSH l c"]);
-    assert_eq!(s.logged("LTRIM l 0 5"), Vec::<String>::new(), "kept all");
+    s.logs(
+        r#"
+        > RPUSH l c
+        RPUSH l c
+        // kept all
+        > LTRIM l 0 5
+        (nothing)
+    "#,
+    );
     // But an LSET would fail there: it logs the whole list.
     assert_eq!(
         s.logged("LSET l 0 z"),
@@ -460,16 +486,32 @@ fn while_a_rewrite_runs_list_changes_are_logged_as_they_are() {
         ]
     );
     // And a move out of it would move nothing there: a pop and a push.
-    assert_eq!(s.logged("LMOVE l m LEFT RIGHT"), ["LPOP l", "RPUSH m z"]);
-    assert_eq!(s.logged("LMOVE l l LEFT RIGHT"), ["LMOVE l l LEFT RIGHT"]);
-    // Emptied: a DEL after, as the new log's copy may hold other elements.
-    assert_eq!(s.logged("LPOP l 5"), ["LPOP l 2", "DEL l"]);
+    s.logs(
+        r#"
+        > LMOVE l m LEFT RIGHT
+        LPOP l
+        RPUSH m z
+        > LMOVE l l LEFT RIGHT
+        LMOVE l l LEFT RIGHT
+        // Emptied: a DEL after, as the new log's copy may hold other elements.
+        > LPOP l 5
+        LPOP l 2
+        DEL l
+    "#,
+    );
     // Once the scan is past the keys, every change is logged as usual.
     while !s.engine.aof_rewrite_step(1, &mut Vec::new()) {}
     s.run("RPUSH l a b");
-    assert_eq!(s.logged("LSET l 0 z"), ["LSET l 0 z"]);
-    assert_eq!(s.logged("LMOVE l m LEFT LEFT"), ["LMOVE l m LEFT LEFT"]);
-    assert_eq!(s.logged("LPOP l 5"), ["LPOP l 1"]);
+    s.logs(
+        r#"
+        > LSET l 0 z
+        LSET l 0 z
+        > LMOVE l m LEFT LEFT
+        LMOVE l m LEFT LEFT
+        > LPOP l 5
+        LPOP l 1
+    "#,
+    );
     s.engine.aof_rewrite_finished(Some(0), 0);
     s.run("RPUSH l a");
     assert_eq!(s.logged("LSET l 0 z"), ["LSET l 0 z"]);

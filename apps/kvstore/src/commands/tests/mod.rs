@@ -201,30 +201,42 @@ impl Session {
     /// ```
     #[track_caller]
     pub fn transcript(&mut self, transcript: &str) {
-        let lines: Vec<&str> = transcript
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
-            .collect();
-        let indent = lines
-            .iter()
-            .map(|l| l.len() - l.trim_start().len())
-            .min()
-            .unwrap_or(0);
-        let mut steps: Vec<(&str, Vec<&str>)> = Vec::new();
-        for line in lines.iter().map(|l| &l[indent..]) {
-            match (line.strip_prefix("> "), steps.last_mut()) {
-                (Some(command), _) => steps.push((command, Vec::new())),
-                (None, Some((_, reply))) => reply.push(line),
-                (None, None) => panic!("a reply before any command: {line}"),
-            }
-        }
-        for (step, (line, expected)) in steps.into_iter().enumerate() {
+        for (step, (line, expected)) in steps(transcript).into_iter().enumerate() {
             let expected = expected.join("\n");
             let actual = cli(&self.run(line));
             if actual != expected {
                 panic!(
                     "step {step} `{line}`: wrong reply\n  \
                      expected:\n{expected}\n  actual:\n{actual}"
+                );
+            }
+        }
+    }
+
+    /// Runs each command of `transcript`, written as for
+    /// [`Session::transcript`], and checks what it logs instead of its
+    /// reply: the lines after a `> ` line are the commands it logs, one a
+    /// line, or `(nothing)`. A wrong log stops the test naming the step,
+    /// its command, and the log expected and got.
+    ///
+    /// ```text
+    /// > SET k v NX GET
+    /// SET k v
+    /// // did not write
+    /// > SET k w NX
+    /// (nothing)
+    /// ```
+    #[track_caller]
+    pub fn logs(&mut self, transcript: &str) {
+        for (step, (line, mut expected)) in steps(transcript).into_iter().enumerate() {
+            if expected == ["(nothing)"] {
+                expected.clear();
+            }
+            let actual = self.logged(line);
+            if actual != expected {
+                panic!(
+                    "step {step} `{line}`: wrong log\n  \
+                     expected: {expected:?}\n  actual:   {actual:?}"
                 );
             }
         }
@@ -305,6 +317,30 @@ impl Session {
         self.engine.aof_rewrite_finished(Some(0), 0);
         new_log
     }
+}
+
+/// The steps of a transcript (see [`Session::transcript`]): each `> `
+/// line's command with the lines after it; `//` lines, blank lines and the
+/// common indentation passed over.
+fn steps(transcript: &str) -> Vec<(&str, Vec<&str>)> {
+    let lines: Vec<&str> = transcript
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+        .collect();
+    let indent = lines
+        .iter()
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut steps: Vec<(&str, Vec<&str>)> = Vec::new();
+    for line in lines.iter().map(|l| &l[indent..]) {
+        match (line.strip_prefix("> "), steps.last_mut()) {
+            (Some(command), _) => steps.push((command, Vec::new())),
+            (None, Some((_, reply))) => reply.push(line),
+            (None, None) => panic!("a reply before any command: {line}"),
+        }
+    }
+    steps
 }
 
 /// Runs `transcript` (see [`Session::transcript`]) on a fresh server: a

@@ -716,12 +716,24 @@ fn transactions_queue_set_commands() {
 #[test]
 fn set_writes_log_their_effect() {
     let mut s = Session::new();
-    assert_eq!(s.logged("SADD s a b a"), ["SADD s a b a"]);
-    assert_eq!(s.logged("SADD s a"), Vec::<String>::new(), "nothing new");
-    assert_eq!(s.logged("SREM s a nope"), ["SREM s a"]);
-    assert_eq!(s.logged("SREM s nope"), Vec::<String>::new());
-    assert_eq!(s.logged("SMOVE s t nope"), Vec::<String>::new());
-    assert_eq!(s.logged("SINTER s t"), Vec::<String>::new(), "reads");
+    s.logs(
+        r#"
+        > SADD s a b a
+        SADD s a b a
+        // nothing new
+        > SADD s a
+        (nothing)
+        > SREM s a nope
+        SREM s a
+        > SREM s nope
+        (nothing)
+        > SMOVE s t nope
+        (nothing)
+        // reads
+        > SINTER s t
+        (nothing)
+    "#,
+    );
 }
 
 #[test]
@@ -729,15 +741,30 @@ fn while_a_rewrite_runs_set_changes_are_logged_as_they_are() {
     let mut s = Session::new();
     s.run("SADD s a b");
     s.engine.aof_rewrite_started(s.now);
-    assert_eq!(s.logged("SADD s c"), ["SADD s c"]);
-    // A move out of a set the new log does not hold yet would move
-    // nothing there: a removal and an add.
-    assert_eq!(s.logged("SMOVE s t a"), ["SREM s a", "SADD t a"]);
-    // Emptied: a DEL after, as the new log's copy may hold other members.
-    assert_eq!(s.logged("SREM s b c"), ["SREM s b c", "DEL s"]);
+    s.logs(
+        r#"
+        > SADD s c
+        SADD s c
+        // A move out of a set the new log does not hold yet would move
+        // nothing there: a removal and an add.
+        > SMOVE s t a
+        SREM s a
+        SADD t a
+        // Emptied: a DEL after, as the new log's copy may hold other members.
+        > SREM s b c
+        SREM s b c
+        DEL s
+    "#,
+    );
     while !s.engine.aof_rewrite_step(1, &mut Vec::new()) {}
-    assert_eq!(s.logged("SMOVE t s a"), ["SMOVE t s a"]);
-    assert_eq!(s.logged("SREM s a"), ["SREM s a"]);
+    s.logs(
+        r#"
+        > SMOVE t s a
+        SMOVE t s a
+        > SREM s a
+        SREM s a
+    "#,
+    );
     s.engine.aof_rewrite_finished(Some(0), 0);
 }
 

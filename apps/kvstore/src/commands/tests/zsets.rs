@@ -579,25 +579,30 @@ fn blocking_pops_wait_for_a_zadd() {
 #[test]
 fn pops_and_stores_log_their_results() {
     let mut s = Session::new();
-    assert_eq!(s.logged("ZADD z 1 a 2 b 3 c"), ["ZADD z 1 a 2 b 3 c"]);
-    assert_eq!(s.logged("ZADD z NX 9 a 4 d"), ["ZADD z 4 d"]);
-    assert_eq!(
-        s.logged("ZADD z 4 d"),
-        Vec::<String>::new(),
-        "nothing changed"
+    s.logs(
+        r#"
+        > ZADD z 1 a 2 b 3 c
+        ZADD z 1 a 2 b 3 c
+        > ZADD z NX 9 a 4 d
+        ZADD z 4 d
+        // nothing changed
+        > ZADD z 4 d
+        (nothing)
+        > ZINCRBY z 0.5 a
+        ZADD z 1.5 a
+        > ZPOPMAX z 2
+        ZREM z d c
+        > ZREM z x
+        (nothing)
+        > ZRANGESTORE d z 0 -1
+        DEL d
+        ZADD d 1.5 a 2 b
+        > ZREMRANGEBYSCORE z 0 1.5
+        ZREMRANGEBYSCORE z 0 1.5
+        > ZMPOP 1 z MIN
+        ZREM z b
+    "#,
     );
-    assert_eq!(s.logged("ZINCRBY z 0.5 a"), ["ZADD z 1.5 a"]);
-    assert_eq!(s.logged("ZPOPMAX z 2"), ["ZREM z d c"]);
-    assert_eq!(s.logged("ZREM z x"), Vec::<String>::new());
-    assert_eq!(
-        s.logged("ZRANGESTORE d z 0 -1"),
-        ["DEL d", "ZADD d 1.5 a 2 b"]
-    );
-    assert_eq!(
-        s.logged("ZREMRANGEBYSCORE z 0 1.5"),
-        ["ZREMRANGEBYSCORE z 0 1.5"]
-    );
-    assert_eq!(s.logged("ZMPOP 1 z MIN"), ["ZREM z b"]);
 }
 
 /// A random sorted-set command over a few keys (and some of other types
@@ -682,12 +687,17 @@ fn while_a_rewrite_runs_sorted_set_changes_are_logged_as_they_are() {
     let mut s = Session::new();
     s.run("ZADD z 1 a 2 b");
     s.engine.aof_rewrite_started(s.now);
-    assert_eq!(s.logged("ZADD z 3 c"), ["ZADD z 3 c"]);
-    assert_eq!(s.logged("ZPOPMIN z"), ["ZREM z a"]);
-    // Emptied: a DEL after, as the new log's copy may hold other members.
-    assert_eq!(
-        s.logged("ZREMRANGEBYRANK z 0 -1"),
-        ["ZREMRANGEBYRANK z 0 -1", "DEL z"]
+    s.logs(
+        r#"
+        > ZADD z 3 c
+        ZADD z 3 c
+        > ZPOPMIN z
+        ZREM z a
+        // Emptied: a DEL after, as the new log's copy may hold other members.
+        > ZREMRANGEBYRANK z 0 -1
+        ZREMRANGEBYRANK z 0 -1
+        DEL z
+    "#,
     );
     s.engine.aof_rewrite_finished(Some(0), 0);
     s.run("ZADD z 1 a");
