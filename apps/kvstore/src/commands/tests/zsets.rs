@@ -131,38 +131,65 @@ fn reads_by_member_and_rank() {
 #[test]
 fn ranges_by_rank_score_and_lex() {
     let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c 4 d 5 e");
-    assert_eq!(run_line(&mut s, "ZRANGE z 0 -1"), "a b c d e");
-    assert_eq!(run_line(&mut s, "ZRANGE z -2 10 WITHSCORES"), "d 4 e 5");
-    assert_eq!(run_line(&mut s, "ZREVRANGE z 0 1"), "e d");
-    assert_eq!(run_line(&mut s, "ZRANGE z 0 1 REV"), "e d");
-    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z (1 3"), "b c");
-    assert_eq!(
-        run_line(&mut s, "ZRANGEBYSCORE z -inf +inf LIMIT 1 2"),
-        "b c"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZREVRANGEBYSCORE z 4 (2 WITHSCORES"),
-        "d 4 c 3"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZRANGE z 5 0 BYSCORE REV LIMIT 0 2 WITHSCORES"),
-        "e 5 d 4"
-    );
-    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z 1 5 LIMIT -1 2"), "");
-    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z 1 5 LIMIT 3 -1"), "d e");
     s.transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c 4 d 5 e
+        (integer) 5
+        > ZRANGE z 0 -1
+        1) "a"
+        2) "b"
+        3) "c"
+        4) "d"
+        5) "e"
+        > ZRANGE z -2 10 WITHSCORES
+        1) "d"
+        2) "4"
+        3) "e"
+        4) "5"
+        > ZREVRANGE z 0 1
+        1) "e"
+        2) "d"
+        > ZRANGE z 0 1 REV
+        1) "e"
+        2) "d"
+        > ZRANGEBYSCORE z (1 3
+        1) "b"
+        2) "c"
+        > ZRANGEBYSCORE z -inf +inf LIMIT 1 2
+        1) "b"
+        2) "c"
+        > ZREVRANGEBYSCORE z 4 (2 WITHSCORES
+        1) "d"
+        2) "4"
+        3) "c"
+        4) "3"
+        > ZRANGE z 5 0 BYSCORE REV LIMIT 0 2 WITHSCORES
+        1) "e"
+        2) "5"
+        3) "d"
+        4) "4"
+        > ZRANGEBYSCORE z 1 5 LIMIT -1 2
+        (empty array)
+        > ZRANGEBYSCORE z 1 5 LIMIT 3 -1
+        1) "d"
+        2) "e"
         > ZCOUNT z (1 +inf
         (integer) 4
         > ZCOUNT z 3 2
         (integer) 0
+        > ZADD l 0 a 0 b 0 c 0 d
+        (integer) 4
+        > ZRANGEBYLEX l [b (d
+        1) "b"
+        2) "c"
+        > ZREVRANGEBYLEX l + - LIMIT 1 2
+        1) "c"
+        2) "b"
+        > ZRANGE l - [b BYLEX
+        1) "a"
+        2) "b"
     "#,
     );
-    s.run("ZADD l 0 a 0 b 0 c 0 d");
-    assert_eq!(run_line(&mut s, "ZRANGEBYLEX l [b (d"), "b c");
-    assert_eq!(run_line(&mut s, "ZREVRANGEBYLEX l + - LIMIT 1 2"), "c b");
-    assert_eq!(run_line(&mut s, "ZRANGE l - [b BYLEX"), "a b");
     s.transcript(r#"
         > ZLEXCOUNT l (a +
         (integer) 3
@@ -226,23 +253,34 @@ fn range_removals_and_range_store() {
 #[test]
 fn union_intersection_and_difference() {
     let mut s = Session::new();
-    s.run("ZADD a 1 x 2 y 3 z");
-    s.run("ZADD b 1 y 2 z 3 w");
-    assert_eq!(
-        run_line(&mut s, "ZUNION 2 a b WITHSCORES"),
-        "x 1 w 3 y 3 z 5"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZINTER 2 a b WEIGHTS 2 3 WITHSCORES"),
-        "y 7 z 12"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZINTER 2 a b AGGREGATE MAX WITHSCORES"),
-        "y 2 z 3"
-    );
-    assert_eq!(run_line(&mut s, "ZDIFF 2 a b WITHSCORES"), "x 1");
     s.transcript(
         r#"
+        > ZADD a 1 x 2 y 3 z
+        (integer) 3
+        > ZADD b 1 y 2 z 3 w
+        (integer) 3
+        > ZUNION 2 a b WITHSCORES
+        1) "x"
+        2) "1"
+        3) "w"
+        4) "3"
+        5) "y"
+        6) "3"
+        7) "z"
+        8) "5"
+        > ZINTER 2 a b WEIGHTS 2 3 WITHSCORES
+        1) "y"
+        2) "7"
+        3) "z"
+        4) "12"
+        > ZINTER 2 a b AGGREGATE MAX WITHSCORES
+        1) "y"
+        2) "2"
+        3) "z"
+        4) "3"
+        > ZDIFF 2 a b WITHSCORES
+        1) "x"
+        2) "1"
         > ZINTERCARD 2 a b LIMIT 1
         (integer) 1
         > ZINTERCARD 2 a b
@@ -286,14 +324,20 @@ fn plain_sets_take_part_in_the_algebra_with_every_member_scoring_1() {
     s.run("SADD tags y z"); // a hash-table set
     s.run("SADD ids 7 x"); // not all integers: a hash table too
     s.run("SADD nums 7 8"); // an intset, whose members are written out
-    assert_eq!(
-        run_line(&mut s, "ZUNION 2 ranked tags WEIGHTS 1 10 WITHSCORES"),
-        "x 2 z 10 y 15"
-    );
-    assert_eq!(run_line(&mut s, "ZINTER 2 ranked tags WITHSCORES"), "y 6");
-    assert_eq!(run_line(&mut s, "ZDIFF 2 ranked ids"), "y");
     s.transcript(
         r#"
+        > ZUNION 2 ranked tags WEIGHTS 1 10 WITHSCORES
+        1) "x"
+        2) "2"
+        3) "z"
+        4) "10"
+        5) "y"
+        6) "15"
+        > ZINTER 2 ranked tags WITHSCORES
+        1) "y"
+        2) "6"
+        > ZDIFF 2 ranked ids
+        1) "y"
         > ZINTERCARD 2 ids nums
         (integer) 1
         > ZUNIONSTORE out 2 nums ids AGGREGATE MAX
@@ -318,12 +362,20 @@ fn plain_sets_take_part_in_the_algebra_with_every_member_scoring_1() {
 #[test]
 fn pops_and_random_members() {
     let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c 4 d");
-    assert_eq!(run_line(&mut s, "ZPOPMIN z"), "a 1");
-    assert_eq!(run_line(&mut s, "ZPOPMAX z 2"), "d 4 c 3");
-    assert_eq!(run_line(&mut s, "ZPOPMIN z 0"), "");
     s.transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c 4 d
+        (integer) 4
+        > ZPOPMIN z
+        1) "a"
+        2) "1"
+        > ZPOPMAX z 2
+        1) "d"
+        2) "4"
+        3) "c"
+        4) "3"
+        > ZPOPMIN z 0
+        (empty array)
         > ZPOPMIN z -1
         (error) ERR value is out of range, must be positive
         > ZMPOP 2 missing z MAX COUNT 5
