@@ -242,6 +242,14 @@ impl Session {
         }
     }
 
+    /// Runs each command of `transcript` and checks the reply as it goes
+    /// on the wire (see [`Session::wire`]); written as for
+    /// [`wire_transcript`].
+    #[track_caller]
+    pub fn wire_transcript(&mut self, transcript: &str) {
+        wire_transcript(transcript, |line| self.wire(line));
+    }
+
     /// Asserts that each of `lines` is refused with [`WRONGTYPE`]: what a
     /// command gives a key of another type, whichever way round.
     #[track_caller]
@@ -341,6 +349,30 @@ fn steps(transcript: &str) -> Vec<(&str, Vec<&str>)> {
         }
     }
     steps
+}
+
+/// Checks the bytes `wire` sends for each command of `transcript`, written
+/// as for [`Session::transcript`] but with the reply's protocol lines, as
+/// `nc` shows them: one line each, without their `\r\n`.
+///
+/// ```text
+/// > SMEMBERS s
+/// ~1
+/// $1
+/// a
+/// ```
+#[track_caller]
+pub(super) fn wire_transcript(transcript: &str, mut wire: impl FnMut(&str) -> String) {
+    for (step, (line, expected)) in steps(transcript).into_iter().enumerate() {
+        let expected: String = expected.iter().map(|l| format!("{l}\r\n")).collect();
+        let actual = wire(line);
+        if actual != expected {
+            panic!(
+                "step {step} `{line}`: wrong reply\n  \
+                 expected: {expected:?}\n  actual:   {actual:?}"
+            );
+        }
+    }
 }
 
 /// Runs `transcript` (see [`Session::transcript`]) on a fresh server: a
