@@ -276,12 +276,14 @@ fn scripts_check_with_their_callers_user() {
 #[test]
 fn users_survive_a_restart_and_a_rewrite() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "ACL SETUSER alice on >pw ~a* +@read",
-        "ACL SETUSER gone on nopass",
-        "ACL DELUSER gone",
-        "SET a1 v",
-    ]);
+    let log = s.log_lines(
+        r#"
+        ACL SETUSER alice on >pw ~a* +@read
+        ACL SETUSER gone on nopass
+        ACL DELUSER gone
+        SET a1 v
+    "#,
+    );
     let mut restarted = load(&log, s.now);
     let mut client = ClientCtx::new(3);
     let run = |e: &mut Engine, c: &mut ClientCtx, line: &str| {

@@ -241,7 +241,12 @@ fn bitfield_errors() {
 #[test]
 fn a_logged_bitfield_replays_under_a_lower_proto_max_bulk_len() {
     let mut s = Session::new();
-    let log = s.log_lines(&["BITFIELD b SET u8 16777216 7", "SETBIT s 16777216 1"]);
+    let log = s.log_lines(
+        r#"
+        BITFIELD b SET u8 16777216 7
+        SETBIT s 16777216 1
+    "#,
+    );
     let config = Config {
         proto_max_bulk_len: 1 << 20,
         ..Config::default()

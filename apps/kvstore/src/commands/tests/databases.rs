@@ -119,20 +119,22 @@ fn swapdb_waits_for_a_rewrite() {
 #[test]
 fn the_log_and_a_rewrite_replay_every_database() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "SET a 0",
-        "SELECT 4",
-        "SET a 4",
-        "SET b 4",
-        "MOVE b 7",
-        "SELECT 7",
-        "SET c 7",
-        "SWAPDB 4 9",
-        "SELECT 9",
-        "APPEND a x",
-        "SELECT 0",
-        "SET z 0",
-    ]);
+    let log = s.log_lines(
+        r#"
+        SET a 0
+        SELECT 4
+        SET a 4
+        SET b 4
+        MOVE b 7
+        SELECT 7
+        SET c 7
+        SWAPDB 4 9
+        SELECT 9
+        APPEND a x
+        SELECT 0
+        SET z 0
+    "#,
+    );
     let now = s.now;
     assert_eq!(keys_of(&load(&log, now)), keys_of(&s.engine));
     // A compact log of every database replays to the same keys.

@@ -542,21 +542,23 @@ fn while_a_rewrite_runs_hash_changes_are_logged_as_they_are() {
 #[test]
 fn the_log_and_a_rewrite_reproduce_hashes() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "HSET user name ada lang rust",
-        "HMSET user year 1815",
-        "HSETNX user name nobody",
-        "HINCRBY counters visits 41",
-        "HINCRBY counters visits 1",
-        "HINCRBYFLOAT counters ratio 0.25",
-        "HDEL user lang",
-        "HSET temp f v",
-        "HDEL temp f",
-        "HSET volatile f v",
-        "EXPIRE volatile 100",
-        "SET plain string",
-        "RENAME user person",
-    ]);
+    let log = s.log_lines(
+        r#"
+        HSET user name ada lang rust
+        HMSET user year 1815
+        HSETNX user name nobody
+        HINCRBY counters visits 41
+        HINCRBY counters visits 1
+        HINCRBYFLOAT counters ratio 0.25
+        HDEL user lang
+        HSET temp f v
+        HDEL temp f
+        HSET volatile f v
+        EXPIRE volatile 100
+        SET plain string
+        RENAME user person
+    "#,
+    );
     let now = s.now;
     s.assert_reloads(&log);
     // The rewrite: one record per string or hash, plus the hash's expiry.
@@ -730,17 +732,19 @@ fn hscan_errors() {
 #[test]
 fn hashes_copied_and_moved_between_databases_replay_there() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "HSET h a 1 b 2",
-        "PEXPIRE h 50000",
-        "SELECT 3",
-        "SET h2 old-string",
-        "SELECT 0",
-        "COPY h h2 DB 3 REPLACE",
-        "MOVE h 5",
-        "SELECT 5",
-        "HDEL h a",
-    ]);
+    let log = s.log_lines(
+        r#"
+        HSET h a 1 b 2
+        PEXPIRE h 50000
+        SELECT 3
+        SET h2 old-string
+        SELECT 0
+        COPY h h2 DB 3 REPLACE
+        MOVE h 5
+        SELECT 5
+        HDEL h a
+    "#,
+    );
     let now = s.now;
     let every_db = |engine: &Engine| -> Vec<Vec<(Vec<u8>, crate::store::Entry)>> {
         engine

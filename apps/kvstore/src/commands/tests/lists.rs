@@ -576,23 +576,25 @@ fn the_log_and_a_rewrite_reproduce_lists() {
     for i in 0..300 {
         long.push_str(&format!(" e{i}"));
     }
-    let log = s.log_lines(&[
-        "RPUSH q a b c d",
-        "LPUSH q z",
-        "LPOP q",
-        "RPOP q 2",
-        "LINSERT q BEFORE b x",
-        "LSET q -1 y",
-        "LREM q 1 x",
-        "RPUSH t 1 2 3 4 5",
-        "LTRIM t 1 3",
-        "RPOPLPUSH t q",
-        "LMOVE t q LEFT RIGHT",
-        "LMPOP 1 t LEFT COUNT 9",
-        "RPUSH v only",
-        "EXPIRE v 100",
-        long.as_str(),
-    ]);
+    let log = s.log_lines(&format!(
+        r#"
+        RPUSH q a b c d
+        LPUSH q z
+        LPOP q
+        RPOP q 2
+        LINSERT q BEFORE b x
+        LSET q -1 y
+        LREM q 1 x
+        RPUSH t 1 2 3 4 5
+        LTRIM t 1 3
+        RPOPLPUSH t q
+        LMOVE t q LEFT RIGHT
+        LMPOP 1 t LEFT COUNT 9
+        RPUSH v only
+        EXPIRE v 100
+        {long}
+    "#
+    ));
     let now = s.now;
     s.assert_reloads(&log);
     let compact = rewrite(s.engine.store(), now);

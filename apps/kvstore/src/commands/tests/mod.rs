@@ -276,11 +276,15 @@ impl Session {
             .collect()
     }
 
-    /// Runs each of `lines` and returns the log they write, header first.
-    pub fn log_lines(&mut self, lines: &[&str]) -> Vec<u8> {
+    /// Runs each command of `commands`, one a line (blank lines and `//`
+    /// comments passed over, as in a transcript), and returns the log
+    /// they write, header first.
+    pub fn log_lines(&mut self, commands: &str) -> Vec<u8> {
         let mut log = HEADER.to_vec();
-        for line in lines {
-            log.extend(self.exec(line).effects.to_bytes());
+        for line in commands.lines().map(str::trim) {
+            if !line.is_empty() && !line.starts_with("//") {
+                log.extend(self.exec(line).effects.to_bytes());
+            }
         }
         log
     }

@@ -790,19 +790,21 @@ fn a_rewrite_writes_a_large_set_in_records_of_128() {
 #[test]
 fn the_log_reproduces_sets() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "SADD s a b c d e f",
-        "SADD n 1 2 3 4 5",
-        "SPOP s",
-        "SPOP n 2",
-        "SREM s a",
-        "SMOVE s n b",
-        "SMOVE n fresh 1",
-        "SINTERSTORE i s n",
-        "SUNIONSTORE u s n fresh",
-        "SDIFFSTORE d u s",
-        "SPOP fresh 10",
-    ]);
+    let log = s.log_lines(
+        r#"
+        SADD s a b c d e f
+        SADD n 1 2 3 4 5
+        SPOP s
+        SPOP n 2
+        SREM s a
+        SMOVE s n b
+        SMOVE n fresh 1
+        SINTERSTORE i s n
+        SUNIONSTORE u s n fresh
+        SDIFFSTORE d u s
+        SPOP fresh 10
+    "#,
+    );
     s.assert_reloads(&log);
 }
 

@@ -440,18 +440,20 @@ fn store_is_logged_as_its_result_and_replays() {
     // Replaying the log gives the same dataset, whatever the sources hold
     // by then.
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "RPUSH src 3 1 2",
-        "SADD set x y z",
-        "ZADD z 1 p 2 q",
-        "SET k_x 10",
-        "SORT src STORE a",
-        "SORT set ALPHA DESC STORE b",
-        "SORT z BY nosort GET # GET k_* STORE c",
-        "SORT set BY k_* LIMIT 0 1 STORE d",
-        "DEL src",
-        "SORT src STORE a",
-    ]);
+    let log = s.log_lines(
+        r#"
+        RPUSH src 3 1 2
+        SADD set x y z
+        ZADD z 1 p 2 q
+        SET k_x 10
+        SORT src STORE a
+        SORT set ALPHA DESC STORE b
+        SORT z BY nosort GET # GET k_* STORE c
+        SORT set BY k_* LIMIT 0 1 STORE d
+        DEL src
+        SORT src STORE a
+    "#,
+    );
     s.assert_reloads(&log);
     s.transcript(
         r#"
