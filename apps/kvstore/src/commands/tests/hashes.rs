@@ -450,8 +450,7 @@ fn transactions_queue_hash_commands() {
     );
     let out = s.exec("EXEC");
     assert_eq!(out.reply, array(&[int(1), int(3), bulk("3")]));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["HSET h f 1", "HSET h f 3"]);
+    assert_eq!(shown(&out.effects), ["HSET h f 1", "HSET h f 3"]);
     // WATCH sees a change to a field.
     s.run("WATCH h");
     s.run("HSET h g 1");

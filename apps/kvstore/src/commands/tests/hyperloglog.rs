@@ -200,7 +200,7 @@ fn writes_are_logged_to_replay_the_same_bytes() {
     let mut logged = |s: &mut Session, line: &str| -> Vec<String> {
         let effects = s.exec(line).effects;
         log.extend(effects.to_bytes());
-        effects.commands().iter().map(show).collect()
+        shown(&effects)
     };
     for line in ["PFADD h a b", "PFADD h c", "PFMERGE m h", "SET s x EX 100"] {
         logged(&mut s, line);

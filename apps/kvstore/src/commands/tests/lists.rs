@@ -668,8 +668,7 @@ fn blocked_clients_are_served_in_order_of_arrival() {
     // logs its push, then what each served command did.
     let out = s.exec("RPUSH q a b c");
     assert_eq!(out.reply, int(3));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["RPUSH q a b c", "LPOP q", "RPOP q"]);
+    assert_eq!(shown(&out.effects), ["RPUSH q a b c", "LPOP q", "RPOP q"]);
     assert_eq!(
         s.engine.take_unblocked(),
         [
@@ -782,8 +781,7 @@ fn a_transaction_serves_once_it_is_done() {
         s.engine.take_unblocked(),
         [(1, array(&[bulk("l"), bulk("b")]))]
     );
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["LPUSH l a", "LPUSH l b", "LPOP l"]);
+    assert_eq!(shown(&out.effects), ["LPUSH l a", "LPUSH l b", "LPOP l"]);
 }
 
 #[test]
@@ -794,9 +792,8 @@ fn served_moves_chain_and_wrong_types_answer_errors() {
     as_client(&mut s, &mut a, "BLMOVE list1 list2 RIGHT LEFT 0");
     as_client(&mut s, &mut b, "BLMOVE list2 list3 LEFT RIGHT 0");
     let out = s.exec("RPUSH list1 foo");
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
     assert_eq!(
-        logged,
+        shown(&out.effects),
         [
             "RPUSH list1 foo",
             "LMOVE list1 list2 RIGHT LEFT",
@@ -844,8 +841,7 @@ fn keys_moved_into_place_and_swapped_databases_serve() {
         s.engine.take_unblocked(),
         [(1, array(&[bulk("k"), bulk("hello")]))]
     );
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["SWAPDB 1 9", "SELECT 9", "RPOP k"]);
+    assert_eq!(shown(&out.effects), ["SWAPDB 1 9", "SELECT 9", "RPOP k"]);
 }
 
 #[test]

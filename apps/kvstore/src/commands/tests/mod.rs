@@ -268,12 +268,7 @@ impl Session {
 
     /// Runs `line` and returns what it logged, one string per command.
     pub fn logged(&mut self, line: &str) -> Vec<String> {
-        self.exec(line)
-            .effects
-            .commands()
-            .iter()
-            .map(show)
-            .collect()
+        shown(&self.exec(line).effects)
     }
 
     /// Runs each command of `commands`, one a line (blank lines and `//`
@@ -393,6 +388,11 @@ pub(super) fn show(args: &Args) -> String {
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     words.join(" ")
+}
+
+/// The commands `effects` log, each as one readable line (see [`show`]).
+pub(super) fn shown(effects: &Effects) -> Vec<String> {
+    effects.commands().iter().map(show).collect()
 }
 
 /// `reply` as `redis-cli` shows it, from the RESP2 it encodes to (two

@@ -296,8 +296,7 @@ fn spop_removes_what_it_returns_and_logs_it() {
         panic!("a member");
     };
     let popped = String::from_utf8(popped).unwrap();
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, [format!("SREM myset {popped}")]);
+    assert_eq!(shown(&out.effects), [format!("SREM myset {popped}")]);
     assert_eq!(s.run("SCARD myset"), int(2));
     assert_eq!(
         s.run(&format!("SISMEMBER myset {popped}")),
@@ -309,8 +308,10 @@ fn spop_removes_what_it_returns_and_logs_it() {
     let out = s.exec("SPOP nums 3");
     let taken = words(out.reply);
     assert_eq!(taken.len(), 3);
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, [format!("SREM nums {}", taken.join(" "))]);
+    assert_eq!(
+        shown(&out.effects),
+        [format!("SREM nums {}", taken.join(" "))]
+    );
     s.transcript(
         r#"
         > SCARD nums
@@ -322,8 +323,7 @@ fn spop_removes_what_it_returns_and_logs_it() {
     // All of it: the key goes, logged as DEL.
     let out = s.exec("SPOP nums 100");
     assert_eq!(words(out.reply).len(), 7);
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["DEL nums"]);
+    assert_eq!(shown(&out.effects), ["DEL nums"]);
     s.transcript(
         r#"
         > EXISTS nums
@@ -708,8 +708,7 @@ fn transactions_queue_set_commands() {
     assert_eq!(s.run("SPOP myset"), Reply::Simple("QUEUED".into()));
     let out = s.exec("EXEC");
     assert_eq!(out.reply, array(&[bulk("a")]));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["SREM myset a"]);
+    assert_eq!(shown(&out.effects), ["SREM myset a"]);
     assert_eq!(s.run("EXISTS myset"), int(0));
 }
 

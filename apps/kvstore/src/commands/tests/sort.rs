@@ -523,8 +523,7 @@ fn pattern_keys_are_read_through_expiry() {
     // w_1 expired: missing, so 0; its removal is logged first.
     let out = s.exec("SORT ids BY w_* STORE dst");
     assert_eq!(out.reply, int(2));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["DEL w_1", "DEL dst", "RPUSH dst 1 2"]);
+    assert_eq!(shown(&out.effects), ["DEL w_1", "DEL dst", "RPUSH dst 1 2"]);
     assert_eq!(s.run("EXISTS w_1"), int(0));
 }
 
@@ -571,8 +570,10 @@ fn a_stored_result_serves_a_blocked_client() {
     s.run("RPUSH src 2 1");
     let out = s.exec("SORT src STORE dst");
     assert_eq!(out.reply, int(2));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["DEL dst", "RPUSH dst 1 2", "LPOP dst"]);
+    assert_eq!(
+        shown(&out.effects),
+        ["DEL dst", "RPUSH dst 1 2", "LPOP dst"]
+    );
     assert_eq!(
         s.engine.take_unblocked(),
         [(42, array(&[bulk("dst"), bulk("1")]))]

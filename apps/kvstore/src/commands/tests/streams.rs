@@ -717,10 +717,7 @@ fn an_expired_stream_answers_its_group_waiters() {
     s.run("PEXPIRE s 100");
     s.advance(101);
     let logged = s.engine.active_expire(s.now, 20);
-    assert_eq!(
-        logged.commands().iter().map(show).collect::<Vec<_>>(),
-        ["DEL s"]
-    );
+    assert_eq!(shown(&logged), ["DEL s"]);
     assert_eq!(
         s.engine.take_unblocked(),
         [(1, err("UNBLOCKED the stream key no longer exists"))]

@@ -29,9 +29,8 @@ fn a_transaction_queues_then_runs_in_order() {
             Reply::Bulk(None)
         ])
     );
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
     assert_eq!(
-        logged,
+        shown(&out.effects),
         ["SET a 1", "SET a 2 KEEPTTL"],
         "one batch for the log"
     );
