@@ -156,23 +156,21 @@ fn cat_genpass_and_dryrun() {
     assert_eq!(length(s.run("ACL GENPASS")), 64);
     assert_eq!(length(s.run("ACL GENPASS 5")), 2);
     assert!(error(s.run("ACL GENPASS 5000")).contains("ACL GENPASS argument must be"));
-    s.run("ACL SETUSER u on nopass +get %W~w*");
-    assert_eq!(s.run("ACL DRYRUN default get x"), ok());
-    assert_eq!(
-        s.run("ACL DRYRUN u set x 1"),
-        bulk("This user has no permissions to run the 'set' command")
-    );
-    assert_eq!(
-        s.run("ACL DRYRUN u get w1"),
-        bulk("This user has no permissions to access the 'w1' key")
-    );
-    assert_eq!(
-        error(s.run("ACL DRYRUN nouser get x")),
-        "ERR User 'nouser' not found"
-    );
-    assert_eq!(
-        error(s.run("ACL DRYRUN u nosuch")),
-        "ERR Command 'nosuch' not found"
+    s.transcript(
+        r#"
+        > ACL SETUSER u on nopass +get %W~w*
+        OK
+        > ACL DRYRUN default get x
+        OK
+        > ACL DRYRUN u set x 1
+        "This user has no permissions to run the 'set' command"
+        > ACL DRYRUN u get w1
+        "This user has no permissions to access the 'w1' key"
+        > ACL DRYRUN nouser get x
+        (error) ERR User 'nouser' not found
+        > ACL DRYRUN u nosuch
+        (error) ERR Command 'nosuch' not found
+    "#,
     );
 }
 
