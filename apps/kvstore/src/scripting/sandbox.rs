@@ -22,6 +22,9 @@ pub const LIBRARY_ENTRIES: [&[u8]; 4] = [
     b"__redis__fcall",
 ];
 
+/// A library's functions, each with its Lua name.
+type Functions<'a, H> = &'a [(&'a [u8], Callback<H>)];
+
 /// A new state for scripts, in which Lua may hold `limit` bytes, with the
 /// function library machinery if `libraries`; `None` when there is no
 /// memory for it.
@@ -33,7 +36,7 @@ pub fn new_state<H: Host>(limit: usize, libraries: bool) -> Option<State<H>> {
             &[$((stringify!($name).as_bytes(), $module::$name::<H> as Callback<H>)),+]
         };
     }
-    let natives: [(&[u8], &[(&[u8], Callback<H>)]); 8] = [
+    let natives: [(&[u8], Functions<H>); 8] = [
         (
             b"redis",
             functions!(api: call, pcall, sha1hex, acl_check_cmd, log, set_repl,
