@@ -607,10 +607,7 @@ fn canonical(s: &Session, record: &str) -> String {
 fn hrandfield_picks_fields_at_random() {
     let mut s = Session::new();
     s.run("HSET h a 1 b 2 c 3");
-    let Reply::Bulk(Some(one)) = s.run("HRANDFIELD h") else {
-        panic!("one field");
-    };
-    assert!([&b"a"[..], b"b", b"c"].contains(&one.as_slice()));
+    assert_one_of(s.run("HRANDFIELD h"), &["a", "b", "c"]);
     assert_eq!(s.run("HRANDFIELD nokey"), nil());
     // A positive count: distinct fields, at most all of them.
     let two = words(s.run("HRANDFIELD h 2"));
@@ -797,12 +794,11 @@ fn hrandfield_refuses_a_reply_bigger_than_one_reply_may_take() {
 #[test]
 fn small_hashes_are_compact_up_to_the_configured_limits() {
     let mut s = Session::new();
-    assert_eq!(
-        s.run("CONFIG GET hash-max-ziplist-value"),
-        bulks(&["hash-max-ziplist-value", "64"])
-    );
     s.transcript(
         r#"
+        > CONFIG GET hash-max-ziplist-value
+        1) "hash-max-ziplist-value"
+        2) "64"
         > HSET small a 1 b 2
         (integer) 2
         > OBJECT ENCODING small

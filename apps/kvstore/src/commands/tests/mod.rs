@@ -502,6 +502,16 @@ pub(super) fn bulks(items: &[&str]) -> Reply {
     Reply::array(items.iter().map(|s| bulk(s)).collect())
 }
 
+/// Asserts that `reply` is one of the bulk strings `choices`: what a
+/// random pick of one must be.
+#[track_caller]
+pub(super) fn assert_one_of(reply: Reply, choices: &[&str]) {
+    assert!(
+        choices.iter().any(|c| reply == bulk(c)),
+        "{reply:?} is none of {choices:?}"
+    );
+}
+
 /// The bulk strings of an array reply, in order (`nil` for a missing
 /// value).
 pub(super) fn words(reply: Reply) -> Vec<String> {
