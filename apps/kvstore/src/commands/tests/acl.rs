@@ -224,8 +224,7 @@ fn rules_changed_after_queueing_are_checked_at_exec() {
     s.run("MULTI");
     assert_eq!(s.run("INCR k"), Reply::Simple("QUEUED".into()));
     let mut admin = ClientCtx::new(99);
-    let args = split_args(b"ACL SETUSER u -incr").unwrap();
-    s.engine.execute(&args, &mut admin, s.now);
+    s.exec_as(&mut admin, "ACL SETUSER u -incr");
     let replies = s.run("EXEC").into_items().unwrap();
     assert!(error(replies[0].clone()).starts_with("NOPERM ACLs rules changed between"));
 }
@@ -244,8 +243,7 @@ fn requirepass_is_the_default_users_password() {
     s.run("CONFIG SET requirepass \"\"");
     s.run("ACL SETUSER default off");
     let mut fresh = ClientCtx::new(50);
-    let args = split_args(b"PING").unwrap();
-    assert!(error(s.engine.execute(&args, &mut fresh, s.now).reply).starts_with("NOAUTH"));
+    assert!(error(s.exec_as(&mut fresh, "PING").reply).starts_with("NOAUTH"));
 }
 
 #[test]

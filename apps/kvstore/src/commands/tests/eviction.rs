@@ -238,8 +238,7 @@ fn eviction_reaches_every_database_and_logs_its_select() {
 fn evictions_are_published_as_evicted_events() {
     let mut s = evicting("allkeys-lru", 2);
     let mut sub = ClientCtx::new(99);
-    let args = split_args(b"PSUBSCRIBE *").unwrap();
-    s.engine.execute(&args, &mut sub, s.now);
+    s.exec_as(&mut sub, "PSUBSCRIBE *");
     s.run("CONFIG SET notify-keyspace-events Ee");
     fill(&mut s, "abc");
     let heard: Vec<String> = s
@@ -260,8 +259,7 @@ fn evictions_are_published_as_evicted_events() {
 fn blocked_clients_are_not_woken_by_evictions() {
     let mut s = evicting("allkeys-lru", 2);
     let mut waiter = ClientCtx::new(50);
-    let args = split_args(b"BLPOP queue 0").unwrap();
-    s.engine.execute(&args, &mut waiter, s.now);
+    s.exec_as(&mut waiter, "BLPOP queue 0");
     assert_eq!(s.engine.blocked_clients(), 1);
     fill(&mut s, "abcd");
     assert_eq!(s.engine.blocked_clients(), 1);

@@ -12,12 +12,6 @@ fn range(s: &mut Session, key: &str) -> String {
     words(s.run(&format!("LRANGE {key} 0 -1"))).join(" ")
 }
 
-/// A second client of the same engine, `id`, running `line`.
-fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
-    let args = split_args(line.as_bytes()).unwrap();
-    s.engine.execute(&args, client, s.now)
-}
-
 #[test]
 fn pushes_and_pops_at_both_ends() {
     let mut s = Session::new();
@@ -609,7 +603,7 @@ fn the_log_and_a_rewrite_reproduce_lists() {
 fn keyspace_events_of_list_commands() {
     let mut s = Session::new();
     let mut sub = ClientCtx::new(99);
-    as_client(&mut s, &mut sub, "PSUBSCRIBE __keyevent@0__:*");
+    s.exec_as(&mut sub, "PSUBSCRIBE __keyevent@0__:*");
     s.run("CONFIG SET notify-keyspace-events El$g");
     s.run("RPUSH l a b");
     s.run("LPUSH l c");
@@ -651,9 +645,9 @@ fn blocked_clients_are_served_in_order_of_arrival() {
     let mut s = Session::new();
     let mut first = ClientCtx::new(1);
     let mut second = ClientCtx::new(2);
-    let out = as_client(&mut s, &mut first, "BLPOP q 0");
+    let out = s.exec_as(&mut first, "BLPOP q 0");
     assert!(first.is_blocked() && out.effects.is_empty());
-    as_client(&mut s, &mut second, "BRPOP other q 0");
+    s.exec_as(&mut second, "BRPOP other q 0");
     assert!(second.is_blocked());
     assert_eq!(s.engine.blocked_clients(), 2);
     assert_eq!(
@@ -717,17 +711,17 @@ fn timeouts_are_seconds_as_decimals() {
         ),
         ("BLMPOP 0 0 l LEFT", "ERR numkeys should be greater than 0"),
     ] {
-        assert_eq!(as_client(&mut s, &mut c, line).reply, err(error), "{line}");
+        assert_eq!(s.exec_as(&mut c, line).reply, err(error), "{line}");
         assert!(!c.is_blocked());
     }
-    as_client(&mut s, &mut c, "BLPOP l 0.25");
+    s.exec_as(&mut c, "BLPOP l 0.25");
     assert_eq!(s.engine.next_block_deadline(), Some(s.now + 250));
     s.engine.unblock_timed_out(s.now + 249);
     assert!(s.engine.take_unblocked().is_empty());
     s.engine.unblock_timed_out(s.now + 250);
     assert_eq!(s.engine.take_unblocked(), [(1, Reply::Array(None))]);
     c.unblocked();
-    as_client(&mut s, &mut c, "BLMOVE a b LEFT LEFT 0.001");
+    s.exec_as(&mut c, "BLMOVE a b LEFT LEFT 0.001");
     s.engine.unblock_timed_out(s.now + 1);
     assert_eq!(
         s.engine.take_unblocked(),
@@ -762,7 +756,7 @@ fn inside_exec_blocking_commands_do_not_block() {
 fn a_transaction_serves_once_it_is_done() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.run("MULTI");
     s.run("LPUSH l a");
     s.run("DEL l");
@@ -789,8 +783,8 @@ fn served_moves_chain_and_wrong_types_answer_errors() {
     let mut s = Session::new();
     let (mut a, mut b, mut c) = (ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3));
     // a moves list1 -> list2, b waits on list2 and moves it on to list3.
-    as_client(&mut s, &mut a, "BLMOVE list1 list2 RIGHT LEFT 0");
-    as_client(&mut s, &mut b, "BLMOVE list2 list3 LEFT RIGHT 0");
+    s.exec_as(&mut a, "BLMOVE list1 list2 RIGHT LEFT 0");
+    s.exec_as(&mut b, "BLMOVE list2 list3 LEFT RIGHT 0");
     let out = s.exec("RPUSH list1 foo");
     assert_eq!(
         shown(&out.effects),
@@ -810,8 +804,8 @@ fn served_moves_chain_and_wrong_types_answer_errors() {
     s.run("SET bad x");
     a.unblocked();
     b.unblocked();
-    as_client(&mut s, &mut a, "BRPOPLPUSH src bad 0");
-    as_client(&mut s, &mut c, "BRPOPLPUSH src good 0");
+    s.exec_as(&mut a, "BRPOPLPUSH src bad 0");
+    s.exec_as(&mut c, "BRPOPLPUSH src good 0");
     s.run("RPUSH src a b c");
     assert_eq!(
         s.engine.take_unblocked(),
@@ -824,7 +818,7 @@ fn served_moves_chain_and_wrong_types_answer_errors() {
 fn keys_moved_into_place_and_swapped_databases_serve() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "BLPOP foo 0");
+    s.exec_as(&mut c, "BLPOP foo 0");
     s.run("RPUSH bob abc def");
     s.run("RENAME bob foo");
     assert_eq!(
@@ -832,8 +826,8 @@ fn keys_moved_into_place_and_swapped_databases_serve() {
         [(1, array(&[bulk("foo"), bulk("abc")]))]
     );
     c.unblocked();
-    as_client(&mut s, &mut c, "SELECT 9");
-    as_client(&mut s, &mut c, "BRPOP k 5");
+    s.exec_as(&mut c, "SELECT 9");
+    s.exec_as(&mut c, "BRPOP k 5");
     s.run("SELECT 1");
     s.run("RPUSH k hello");
     let out = s.exec("SWAPDB 1 9");
@@ -848,7 +842,7 @@ fn keys_moved_into_place_and_swapped_databases_serve() {
 fn client_unblock_and_closed_connections() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(5);
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.transcript(
         r#"
         > CLIENT UNBLOCK 5
@@ -859,7 +853,7 @@ fn client_unblock_and_closed_connections() {
     );
     assert_eq!(s.engine.take_unblocked(), [(5, Reply::Array(None))]);
     c.unblocked();
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.run("CONFIG RESETSTAT");
     assert_eq!(s.run("CLIENT UNBLOCK 5 ERROR"), int(1));
     assert_eq!(
@@ -885,7 +879,7 @@ fn client_unblock_and_closed_connections() {
     "#,
     );
     c.unblocked();
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.engine.client_gone(5);
     assert_eq!(s.engine.blocked_clients(), 0);
     s.run("RPUSH l a");

@@ -162,6 +162,12 @@ impl Session {
         self.engine.execute(&args, &mut self.client, self.now)
     }
 
+    /// Runs `line` as `client`, another client of the same engine.
+    pub fn exec_as(&mut self, client: &mut ClientCtx, line: &str) -> Outcome {
+        let args = split_args(line.as_bytes()).expect("balanced quotes");
+        self.engine.execute(&args, client, self.now)
+    }
+
     /// Runs `line` and returns just the reply.
     pub fn run(&mut self, line: &str) -> Reply {
         self.exec(line).reply

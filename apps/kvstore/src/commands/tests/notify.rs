@@ -6,21 +6,14 @@ use alloc::vec::Vec;
 
 use super::Session;
 use crate::commands::ClientCtx;
-use crate::resp::split_args;
 
 /// A session with a subscriber to every channel and the given setting.
 pub(super) fn listening(setting: &str) -> Session {
     let mut s = Session::new();
     let mut sub = ClientCtx::new(99);
-    let args = split_args(b"PSUBSCRIBE *").unwrap();
-    s.engine.execute(&args, &mut sub, s.now);
-    let set =
-        split_args(format!("CONFIG SET notify-keyspace-events {setting}").as_bytes()).unwrap();
-    assert!(!s
-        .engine
-        .execute(&set, &mut s.client, s.now)
-        .reply
-        .is_error());
+    s.exec_as(&mut sub, "PSUBSCRIBE *");
+    let set = format!("CONFIG SET notify-keyspace-events {setting}");
+    assert!(!s.run(&set).is_error());
     s
 }
 

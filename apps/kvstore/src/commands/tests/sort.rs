@@ -564,8 +564,7 @@ fn store_announces_sortstore_or_del() {
 fn a_stored_result_serves_a_blocked_client() {
     let mut s = Session::new();
     let mut waiter = crate::commands::ClientCtx::new(42);
-    let blpop = crate::resp::split_args(b"BLPOP dst 0").unwrap();
-    s.engine.execute(&blpop, &mut waiter, s.now);
+    s.exec_as(&mut waiter, "BLPOP dst 0");
     assert!(waiter.is_blocked());
     s.run("RPUSH src 2 1");
     let out = s.exec("SORT src STORE dst");

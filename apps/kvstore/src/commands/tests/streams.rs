@@ -9,11 +9,6 @@ use super::*;
 use crate::aof::{rewrite, HEADER};
 use faultline_rng::Rng;
 
-fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
-    let args = split_args(line.as_bytes()).unwrap();
-    s.engine.execute(&args, client, s.now)
-}
-
 /// An entry reply: `[id, [field, value, ...]]`.
 fn entry(id: &str, fields: &[&str]) -> Reply {
     array(&[bulk(id), bulks(fields)])
@@ -208,10 +203,10 @@ fn xread_reads_after_ids_and_blocks_until_xadd() {
     assert_eq!(s.wire("XREAD STREAMS a $"), "_\r\n");
     // Blocking: `$` is the last ID when the client blocked.
     let mut c = ClientCtx::new(1);
-    let out = as_client(&mut s, &mut c, "XREAD BLOCK 0 STREAMS b a $ $");
+    let out = s.exec_as(&mut c, "XREAD BLOCK 0 STREAMS b a $ $");
     assert!(c.is_blocked() && out.effects.is_empty());
     let mut d = ClientCtx::new(2);
-    as_client(&mut s, &mut d, "XREAD BLOCK 100 STREAMS a $");
+    s.exec_as(&mut d, "XREAD BLOCK 100 STREAMS a $");
     s.run("XADD b 5 g 5");
     assert_eq!(
         s.engine.take_unblocked(),
@@ -434,7 +429,7 @@ fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
     let mut s = Session::new();
     s.run("XGROUP CREATE q g $ MKSTREAM");
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
     assert!(c.is_blocked());
     let out = s.exec("XADD q 1 f v");
     assert_eq!(
@@ -453,7 +448,7 @@ fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
         )]
     );
     c.unblocked();
-    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
     s.run("XGROUP DESTROY q g");
     assert_eq!(
         s.engine.take_unblocked(),
@@ -667,7 +662,7 @@ fn blocked_in_group() -> (Session, ClientCtx) {
     s.run("XADD s 1 f v");
     s.run("XGROUP CREATE s g $");
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
     assert!(c.is_blocked());
     (s, c)
 }
@@ -731,7 +726,7 @@ fn an_answered_group_waiter_logs_nothing_and_counts_as_a_failed_call() {
     s.run("CONFIG RESETSTAT");
     for id in [1, 2] {
         let mut c = ClientCtx::new(id);
-        as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+        s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
     }
     // Only the deletion is logged: the answered clients wrote nothing.
     assert_eq!(s.logged("DEL s"), ["DEL s"]);
@@ -759,9 +754,9 @@ fn xread_waiters_outlive_their_stream_and_wait_after_their_own_ids() {
     let mut s = Session::new();
     s.run("XADD s 1 f v");
     let (mut a, mut b, mut c) = (ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3));
-    as_client(&mut s, &mut a, "XREAD BLOCK 0 STREAMS s $");
-    as_client(&mut s, &mut b, "XREAD BLOCK 0 STREAMS s 99");
-    as_client(&mut s, &mut c, "XREAD BLOCK 0 STREAMS s $");
+    s.exec_as(&mut a, "XREAD BLOCK 0 STREAMS s $");
+    s.exec_as(&mut b, "XREAD BLOCK 0 STREAMS s 99");
+    s.exec_as(&mut c, "XREAD BLOCK 0 STREAMS s $");
     s.run("DEL s");
     s.run("SET s x");
     s.run("DEL s");

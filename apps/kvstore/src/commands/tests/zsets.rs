@@ -535,8 +535,7 @@ fn keyspace_events_of_sorted_sets() {
     s.run("ZADD z 1 a");
     assert!(events(&mut s, "ZINCRBY z 1 a").is_empty());
     let mut subscriber = ClientCtx::new(9);
-    let args = split_args(b"PSUBSCRIBE __keyevent@0__:*").unwrap();
-    s.engine.execute(&args, &mut subscriber, s.now);
+    s.exec_as(&mut subscriber, "PSUBSCRIBE __keyevent@0__:*");
     s.engine.take_messages();
     let mut seen = Vec::new();
     for command in [
@@ -591,12 +590,10 @@ fn keyspace_events_of_sorted_sets() {
 fn blocking_pops_wait_for_a_zadd() {
     let mut s = Session::new();
     let mut waiter = ClientCtx::new(1);
-    let args = split_args(b"BZPOPMIN q other 0").unwrap();
-    let out = s.engine.execute(&args, &mut waiter, s.now);
+    let out = s.exec_as(&mut waiter, "BZPOPMIN q other 0");
     assert!(waiter.is_blocked() && out.effects.is_empty());
     let mut second = ClientCtx::new(2);
-    let args = split_args(b"BZMPOP 0 1 q MAX COUNT 5").unwrap();
-    s.engine.execute(&args, &mut second, s.now);
+    s.exec_as(&mut second, "BZMPOP 0 1 q MAX COUNT 5");
     let out = s.exec("ZADD q 1 a 2 b 3 c");
     assert_eq!(
         shown(&out.effects),
@@ -614,8 +611,7 @@ fn blocking_pops_wait_for_a_zadd() {
     );
     assert_eq!(s.run("EXISTS q"), int(0));
     // A key of another type does not serve a sorted-set waiter.
-    let args = split_args(b"BZPOPMAX k 0.5").unwrap();
-    s.engine.execute(&args, &mut waiter, s.now);
+    s.exec_as(&mut waiter, "BZPOPMAX k 0.5");
     s.run("LPUSH k x");
     assert!(s.engine.take_unblocked().is_empty());
     s.advance(600);
