@@ -3,9 +3,7 @@
 use super::*;
 
 fn sicily() -> Session {
-    let mut s = Session::new();
-    s.run("GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania");
-    s
+    Session::after("GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania")
 }
 
 #[test]

@@ -156,6 +156,13 @@ impl Session {
         s
     }
 
+    /// A fresh server after `line` ran: where a file's tests start from.
+    pub fn after(line: &str) -> Self {
+        let mut s = Self::new();
+        s.run(line);
+        s
+    }
+
     /// Runs `line` (split with `redis-cli` quoting) and returns the outcome.
     pub fn exec(&mut self, line: &str) -> Outcome {
         let args = split_args(line.as_bytes()).expect("balanced quotes");

@@ -5,9 +5,7 @@ use super::Session;
 
 /// A RESP3 session: `HELLO 3` sent.
 fn resp3() -> Session {
-    let mut s = Session::new();
-    s.run("HELLO 3");
-    s
+    Session::after("HELLO 3")
 }
 
 #[test]
