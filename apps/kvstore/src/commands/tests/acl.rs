@@ -90,8 +90,7 @@ fn commands_keys_and_channels_are_refused_with_noperm() {
 
 #[test]
 fn getuser_and_list_describe_users_as_redis() {
-    let mut s = Session::new();
-    s.run("ACL SETUSER u1 on >abc ~foo* %R~r* %W~w* %RW~rw* &ch* +get");
+    let mut s = Session::after("ACL SETUSER u1 on >abc ~foo* %R~r* %W~w* %RW~rw* &ch* +get");
     let getuser = s.run("ACL GETUSER u1").into_items().unwrap();
     assert_eq!(getuser[1], bulks(&["on"]));
     assert_eq!(
@@ -120,8 +119,7 @@ fn getuser_and_list_describe_users_as_redis() {
 
 #[test]
 fn bad_rules_change_nothing() {
-    let mut s = Session::new();
-    s.run("ACL SETUSER u on +get");
+    let mut s = Session::after("ACL SETUSER u on +get");
     assert_eq!(
         error(s.run("ACL SETUSER u -get +config|get|appendonly")),
         "ERR Error in ACL SETUSER modifier '+config|get|appendonly': Allowing first-arg of a subcommand is not supported"

@@ -115,8 +115,7 @@ fn bitpos_finds_the_first_bit_in_a_range() {
 
 #[test]
 fn bitpos_errors() {
-    let mut s = Session::new();
-    s.run("SET bp x");
+    let mut s = Session::after("SET bp x");
     assert_eq!(
         s.run("BITPOS bp 2"),
         err("ERR The bit argument must be 1 or 0.")

@@ -34,8 +34,7 @@ fn setbit_grows_the_string_and_returns_the_old_bit() {
 
 #[test]
 fn setbit_keeps_the_expiry_and_is_logged_as_itself() {
-    let mut s = Session::new();
-    s.run("SET k a EX 100");
+    let mut s = Session::after("SET k a EX 100");
     assert_eq!(s.logged("SETBIT k 7 0"), ["SETBIT k 7 0"]);
     s.transcript(
         r#"
@@ -153,8 +152,7 @@ fn lcs_finds_the_subsequence_its_length_and_its_runs() {
 
 #[test]
 fn lcs_refuses_a_table_past_proto_max_bulk_len() {
-    let mut s = Session::new();
-    s.run("CONFIG SET proto-max-bulk-len 1mb");
+    let mut s = Session::after("CONFIG SET proto-max-bulk-len 1mb");
     let long = "x".repeat(600);
     s.run(&format!("MSET a {long} b {long}"));
     assert!(matches!(

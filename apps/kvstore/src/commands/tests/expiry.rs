@@ -22,8 +22,7 @@ fn ttl_codes() {
 
 #[test]
 fn ttl_rounds_to_the_nearest_second() {
-    let mut s = Session::new();
-    s.run("SET k v PX 2499");
+    let mut s = Session::after("SET k v PX 2499");
     assert_eq!(s.run("TTL k"), int(2));
     s.run("SET k v PX 2500");
     assert_eq!(s.run("TTL k"), int(3));
@@ -31,8 +30,7 @@ fn ttl_rounds_to_the_nearest_second() {
 
 #[test]
 fn keys_expire_lazily_when_touched() {
-    let mut s = Session::new();
-    s.run("SET k v PX 100");
+    let mut s = Session::after("SET k v PX 100");
     s.advance(100);
     s.transcript(
         r#"

@@ -172,8 +172,7 @@ fn hexists_hlen_and_hstrlen() {
 
 #[test]
 fn hkeys_hvals_and_hgetall_list_the_whole_hash() {
-    let mut s = Session::new();
-    s.run("HSET h a 1 b 2 c 3");
+    let mut s = Session::after("HSET h a 1 b 2 c 3");
     assert_eq!(sorted(s.run("HKEYS h")), ["a", "b", "c"]);
     assert_eq!(sorted(s.run("HVALS h")), ["1", "2", "3"]);
     assert_eq!(
@@ -521,8 +520,7 @@ fn hash_fields(s: &mut Session, key: &str) -> String {
 
 #[test]
 fn while_a_rewrite_runs_hash_changes_are_logged_as_they_are() {
-    let mut s = Session::new();
-    s.run("HSET h a 1 b 2");
+    let mut s = Session::after("HSET h a 1 b 2");
     s.engine.aof_rewrite_started(s.now);
     // Before the scan reaches `h` and after: the same records.
     assert_eq!(s.logged("HSET h c 3"), ["HSET h c 3"]);
@@ -605,8 +603,7 @@ fn canonical(s: &Session, record: &str) -> String {
 
 #[test]
 fn hrandfield_picks_fields_at_random() {
-    let mut s = Session::new();
-    s.run("HSET h a 1 b 2 c 3");
+    let mut s = Session::after("HSET h a 1 b 2 c 3");
     assert_one_of(s.run("HRANDFIELD h"), &["a", "b", "c"]);
     assert_eq!(s.run("HRANDFIELD nokey"), nil());
     // A positive count: distinct fields, at most all of them.
@@ -768,8 +765,7 @@ fn hashes_copied_and_moved_between_databases_replay_there() {
 
 #[test]
 fn hrandfield_refuses_a_reply_bigger_than_one_reply_may_take() {
-    let mut s = Session::new();
-    s.run("CONFIG SET proto-max-bulk-len 1mb");
+    let mut s = Session::after("CONFIG SET proto-max-bulk-len 1mb");
     let value = "v".repeat(100_000);
     s.run(&format!("HSET h f {value}"));
     assert!(s.run("HRANDFIELD h -5 WITHVALUES").to_bytes().len() > 500_000);

@@ -193,8 +193,7 @@ fn config_rewrite_and_helps() {
 
 #[test]
 fn ttl_type_and_exists_do_not_alter_the_last_access_time() {
-    let mut s = Session::new();
-    s.run("SET foo bar");
+    let mut s = Session::after("SET foo bar");
     s.advance(3000);
     for command in [
         "TTL foo",

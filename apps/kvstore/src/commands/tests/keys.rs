@@ -49,8 +49,7 @@ fn type_of_keys() {
 
 #[test]
 fn keys_with_glob_patterns() {
-    let mut s = Session::new();
-    s.run("MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h*llo 6 other 7");
+    let mut s = Session::after("MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h*llo 6 other 7");
     assert_eq!(
         sorted(s.run("KEYS h?llo")),
         ["h*llo", "hallo", "hello", "hxllo"]

@@ -676,8 +676,7 @@ fn blocked_clients_are_served_in_order_of_arrival() {
 
 #[test]
 fn a_blocking_command_with_data_answers_at_once() {
-    let mut s = Session::new();
-    s.run("RPUSH a 1");
+    let mut s = Session::after("RPUSH a 1");
     assert_eq!(s.run("BLPOP nothing a 0"), array(&[bulk("a"), bulk("1")]));
     s.transcript(
         r#"

@@ -123,8 +123,7 @@ fn new_keys_come_before_the_change_that_made_them() {
 
 #[test]
 fn the_setting_reads_back_and_bad_classes_are_refused() {
-    let mut s = Session::new();
-    s.run("CONFIG SET notify-keyspace-events KA");
+    let mut s = Session::after("CONFIG SET notify-keyspace-events KA");
     assert_eq!(
         s.run("CONFIG GET notify-keyspace-events"),
         super::bulks(&["notify-keyspace-events", "AK"])

@@ -91,8 +91,7 @@ fn counters_log_their_result() {
 
 #[test]
 fn deletes_log_only_what_existed() {
-    let mut s = Session::new();
-    s.run("MSET a 1 b 2");
+    let mut s = Session::after("MSET a 1 b 2");
     s.logs(
         r#"
         > DEL a missing b
@@ -122,8 +121,7 @@ fn other_writes_log_as_given() {
 
 #[test]
 fn reads_log_nothing_unless_they_expire_a_key() {
-    let mut s = Session::new();
-    s.run("SET k v PX 10");
+    let mut s = Session::after("SET k v PX 10");
     assert_eq!(s.logged("GET k"), Vec::<String>::new());
     s.advance(11);
     s.logs(
@@ -336,8 +334,7 @@ fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
 
 #[test]
 fn appends_are_logged_as_they_are_while_a_rewrite_runs() {
-    let mut s = Session::new();
-    s.run("SET k abc EX 60");
+    let mut s = Session::after("SET k abc EX 60");
     s.engine.aof_rewrite_started(s.now);
     assert_eq!(s.logged("APPEND k de"), ["APPEND k de"]);
     let new_log = s.rewrite(1, |_| Effects::default());
@@ -533,8 +530,7 @@ fn a_logged_value_stays_as_logged_until_the_log_lets_it_go() {
 
 #[test]
 fn while_the_log_cannot_be_written_writes_are_refused_and_reads_served() {
-    let mut s = Session::new();
-    s.run("SET k v");
+    let mut s = Session::after("SET k v");
     s.engine
         .log_write_failed("log full: 2000 bytes needed, its extent holds 1024");
     for write in ["SET k w", "DEL k", "FLUSHALL", "INCR n", "EXPIRE k 10"] {

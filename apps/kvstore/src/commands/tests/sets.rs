@@ -217,8 +217,7 @@ fn wrong_types_are_refused_both_ways() {
 
 #[test]
 fn srandmember_picks_members_at_random() {
-    let mut s = Session::new();
-    s.run("SADD myset a b c");
+    let mut s = Session::after("SADD myset a b c");
     assert_one_of(s.run("SRANDMEMBER myset"), &["a", "b", "c"]);
     s.transcript(
         r#"
@@ -260,8 +259,7 @@ fn srandmember_picks_members_at_random() {
 
 #[test]
 fn srandmember_errors_and_limits() {
-    let mut s = Session::new();
-    s.run("SADD myset a");
+    let mut s = Session::after("SADD myset a");
     s.transcript(r#"
         > SRANDMEMBER myset -9223372036854775808
         (error) ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807
@@ -285,8 +283,7 @@ fn srandmember_errors_and_limits() {
 
 #[test]
 fn spop_removes_what_it_returns_and_logs_it() {
-    let mut s = Session::new();
-    s.run("SADD myset a b c");
+    let mut s = Session::after("SADD myset a b c");
     let out = s.exec("SPOP myset");
     let Reply::Bulk(Some(popped)) = out.reply else {
         panic!("a member");
@@ -684,8 +681,7 @@ fn sets_count_toward_maxmemory() {
     "#,
     );
     // Intsets cost eight bytes a member.
-    let mut s = Session::new();
-    s.run("SADD n 1 2 3");
+    let mut s = Session::after("SADD n 1 2 3");
     assert_eq!(
         s.engine.store().used_memory(),
         Store::cost(1, 3 * INT_MEMBER_SIZE)
@@ -733,8 +729,7 @@ fn set_writes_log_their_effect() {
 
 #[test]
 fn while_a_rewrite_runs_set_changes_are_logged_as_they_are() {
-    let mut s = Session::new();
-    s.run("SADD s a b");
+    let mut s = Session::after("SADD s a b");
     s.engine.aof_rewrite_started(s.now);
     s.logs(
         r#"

@@ -618,8 +618,7 @@ fn store_counts_toward_maxmemory_and_replies_are_bounded() {
     "#,
     );
     // A reply larger than proto-max-bulk-len is refused.
-    let mut s = Session::new();
-    s.run("CONFIG SET proto-max-bulk-len 1mb");
+    let mut s = Session::after("CONFIG SET proto-max-bulk-len 1mb");
     for n in 1..=3 {
         s.run(&format!("SET big_{n} {}", "x".repeat(400_000)));
     }

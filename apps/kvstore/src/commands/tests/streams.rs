@@ -83,8 +83,7 @@ fn xadd_picks_ids_and_xrange_reads_them() {
 
 #[test]
 fn errors_are_worded_as_redis_words_them() {
-    let mut s = Session::new();
-    s.run("XADD s 5-5 a b");
+    let mut s = Session::after("XADD s 5-5 a b");
     for (line, error) in [
         ("XADD s 0-0 a b", "ERR The ID specified in XADD must be greater than 0-0"),
         ("XADD s 5-5 a b", "ERR The ID specified in XADD is equal or smaller than the target stream top item"),
@@ -124,8 +123,7 @@ fn errors_are_worded_as_redis_words_them() {
 
 #[test]
 fn trims_exactly_or_by_whole_nodes() {
-    let mut s = Session::new();
-    s.run("CONFIG SET stream-node-max-entries 10");
+    let mut s = Session::after("CONFIG SET stream-node-max-entries 10");
     for i in 1..=100 {
         s.run(&format!("XADD s {i} f v"));
     }
@@ -426,8 +424,7 @@ fn groups_deliver_track_pending_and_claim() {
 
 #[test]
 fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
-    let mut s = Session::new();
-    s.run("XGROUP CREATE q g $ MKSTREAM");
+    let mut s = Session::after("XGROUP CREATE q g $ MKSTREAM");
     let mut c = ClientCtx::new(1);
     s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
     assert!(c.is_blocked());
@@ -581,8 +578,7 @@ fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
 /// missing key ("ERR no such key"). Such changes log the whole stream.
 #[test]
 fn while_a_rewrite_lags_a_stream_its_id_and_group_changes_log_it_whole() {
-    let mut s = Session::new();
-    s.run("XADD x 5-1 f v");
+    let mut s = Session::after("XADD x 5-1 f v");
     s.engine.aof_rewrite_started(s.now);
     let logged = s.logged("XSETID x 9-0");
     assert_eq!(
@@ -751,8 +747,7 @@ fn an_answered_group_waiter_logs_nothing_and_counts_as_a_failed_call() {
 
 #[test]
 fn xread_waiters_outlive_their_stream_and_wait_after_their_own_ids() {
-    let mut s = Session::new();
-    s.run("XADD s 1 f v");
+    let mut s = Session::after("XADD s 1 f v");
     let (mut a, mut b, mut c) = (ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3));
     s.exec_as(&mut a, "XREAD BLOCK 0 STREAMS s $");
     s.exec_as(&mut b, "XREAD BLOCK 0 STREAMS s 99");

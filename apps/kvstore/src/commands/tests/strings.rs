@@ -168,8 +168,7 @@ fn set_syntax_and_expire_errors() {
 
 #[test]
 fn set_with_expiry_in_the_past_deletes() {
-    let mut s = Session::new();
-    s.run("SET k v");
+    let mut s = Session::after("SET k v");
     assert_eq!(s.logged("SET k v2 PXAT 5"), ["DEL k"]);
     assert_eq!(s.run("EXISTS k"), int(0));
     assert_eq!(
@@ -501,8 +500,7 @@ fn getrange_and_setrange_follow_redis_offsets() {
 
 #[test]
 fn an_offset_past_the_size_limit_is_a_size_error_under_maxmemory_too() {
-    let mut s = Session::new();
-    s.run("CONFIG SET maxmemory 1000000");
+    let mut s = Session::after("CONFIG SET maxmemory 1000000");
     let too_big = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
     for offset in ["9223372036854775807", "2147483647"] {
         assert_eq!(

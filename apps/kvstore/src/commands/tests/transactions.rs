@@ -39,8 +39,7 @@ fn a_transaction_queues_then_runs_in_order() {
 
 #[test]
 fn errors_while_queuing_abort_and_runtime_errors_do_not() {
-    let mut s = Session::new();
-    s.run("MULTI");
+    let mut s = Session::after("MULTI");
     assert!(matches!(s.run("NOPE"), Reply::Error(e) if e.starts_with("ERR unknown command")));
     assert_eq!(
         s.run("GET"),

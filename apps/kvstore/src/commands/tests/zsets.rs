@@ -431,8 +431,7 @@ fn a_negative_random_count_is_refused_before_its_reply_is_built() {
 
 #[test]
 fn encodings_follow_the_config_and_never_go_back() {
-    let mut s = Session::new();
-    s.run("ZADD z 1 a");
+    let mut s = Session::after("ZADD z 1 a");
     assert_eq!(s.run("OBJECT ENCODING z"), bulk("listpack"));
     s.run("CONFIG SET zset-max-ziplist-entries 2");
     assert_eq!(
@@ -521,8 +520,7 @@ fn the_zset_type_among_the_others() {
 
 #[test]
 fn keyspace_events_of_sorted_sets() {
-    let mut s = Session::new();
-    s.run("CONFIG SET notify-keyspace-events Ez");
+    let mut s = Session::after("CONFIG SET notify-keyspace-events Ez");
     let events = |s: &mut Session, command: &str| -> Vec<String> {
         s.run(command);
         s.engine
@@ -734,8 +732,7 @@ fn sorted_sets_count_toward_maxmemory() {
 
 #[test]
 fn while_a_rewrite_runs_sorted_set_changes_are_logged_as_they_are() {
-    let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b");
+    let mut s = Session::after("ZADD z 1 a 2 b");
     s.engine.aof_rewrite_started(s.now);
     s.logs(
         r#"
