@@ -50,82 +50,191 @@ fn one_argument(s: &mut Stack<'_>, name: &str) -> Result<(), Raise> {
 pub fn encode<H: Host>(s: &mut Stack<'_>, host: &mut H) -> Result<usize, Raise> {
     one_argument(s, "encode")?;
     let settings = *host.cjson_settings();
-    let mut out = Vec::new();
-    if let Err(msg) = encode_value(s, 1, 0, &settings, &mut out) {
+    let mut encoder = Encoder {
+        settings: &settings,
+        out: Vec::new(),
+    };
+    if let Err(msg) = encoder.value(s, 1, 0) {
         return Err(fail(s, &msg));
     }
-    s.push_bytes(&out).map_err(|_| s.raise())?;
+    s.push_bytes(&encoder.out).map_err(|_| s.raise())?;
     Ok(1)
 }
 
-/// Appends the JSON of the value at `idx`, a table being at nesting
-/// `depth` + 1; the error is lua-cjson's message.
-fn encode_value(
-    s: &mut Stack<'_>,
-    idx: i32,
-    depth: usize,
-    settings: &CjsonSettings,
-    out: &mut Vec<u8>,
-) -> Result<(), Vec<u8>> {
-    if out.len() > MAX_TEXT {
-        return Err(b"Cannot serialise: the text is too long".to_vec());
-    }
-    match s.kind(idx) {
-        Kind::Nil | Kind::None => out.extend_from_slice(b"null"),
-        Kind::Boolean => match s.truthy(idx) {
-            true => out.extend_from_slice(b"true"),
-            false => out.extend_from_slice(b"false"),
-        },
-        Kind::Number => number(s, idx, settings, out)?,
-        Kind::String => string(&s.bytes(idx).unwrap_or_default(), out),
-        Kind::Table => table(s, idx, depth + 1, settings, out)?,
-        Kind::Other if s.is_null_pointer(idx) => out.extend_from_slice(b"null"),
-        kind => {
-            let name = match kind {
-                Kind::Function => "function",
-                _ if s.is_thread(idx) => "thread",
-                _ => "userdata",
-            };
-            return Err(alloc::format!("Cannot serialise {name}: type not supported").into_bytes());
-        }
-    }
-    Ok(())
+/// One `cjson.encode`: the settings it follows and the text it has written
+/// so far. Its methods append to the text; their error is lua-cjson's
+/// message.
+struct Encoder<'a> {
+    settings: &'a CjsonSettings,
+    out: Vec<u8>,
 }
 
-/// A number as C's `%.{precision}g` writes it (the default 14 is how Lua
-/// writes numbers); NaN and the infinities as the settings say.
-fn number(
-    s: &mut Stack<'_>,
-    idx: i32,
-    settings: &CjsonSettings,
-    out: &mut Vec<u8>,
-) -> Result<(), Vec<u8>> {
-    let n = s.number(idx).unwrap_or(f64::NAN);
-    if !n.is_finite() {
-        match settings.invalid_numbers {
-            InvalidNumbers::Refuse => {
-                return Err(b"Cannot serialise number: must not be NaN or Inf".to_vec())
-            }
-            InvalidNumbers::AsNull => {
-                out.extend_from_slice(b"null");
-                return Ok(());
-            }
-            // NaN has no sign in the text, whatever its bits.
-            InvalidNumbers::Write if n.is_nan() => {
-                out.extend_from_slice(b"nan");
-                return Ok(());
-            }
-            InvalidNumbers::Write => {}
+impl Encoder<'_> {
+    /// Appends the JSON of the value at `idx`, a table being at nesting
+    /// `depth` + 1.
+    fn value(&mut self, s: &mut Stack<'_>, idx: i32, depth: usize) -> Result<(), Vec<u8>> {
+        let out = &mut self.out;
+        if out.len() > MAX_TEXT {
+            return Err(b"Cannot serialise: the text is too long".to_vec());
         }
+        match s.kind(idx) {
+            Kind::Nil | Kind::None => out.extend_from_slice(b"null"),
+            Kind::Boolean => match s.truthy(idx) {
+                true => out.extend_from_slice(b"true"),
+                false => out.extend_from_slice(b"false"),
+            },
+            Kind::Number => self.number(s, idx)?,
+            Kind::String => string(&s.bytes(idx).unwrap_or_default(), out),
+            Kind::Table => self.table(s, idx, depth + 1)?,
+            Kind::Other if s.is_null_pointer(idx) => out.extend_from_slice(b"null"),
+            kind => {
+                let name = match kind {
+                    Kind::Function => "function",
+                    _ if s.is_thread(idx) => "thread",
+                    _ => "userdata",
+                };
+                return Err(
+                    alloc::format!("Cannot serialise {name}: type not supported").into_bytes(),
+                );
+            }
+        }
+        Ok(())
     }
-    let mut text = alloc::string::String::new();
-    if n.is_sign_negative() {
-        text.push('-');
+
+    /// A number as C's `%.{precision}g` writes it (the default 14 is how Lua
+    /// writes numbers); NaN and the infinities as the settings say.
+    fn number(&mut self, s: &mut Stack<'_>, idx: i32) -> Result<(), Vec<u8>> {
+        let (settings, out) = (self.settings, &mut self.out);
+        let n = s.number(idx).unwrap_or(f64::NAN);
+        if !n.is_finite() {
+            match settings.invalid_numbers {
+                InvalidNumbers::Refuse => {
+                    return Err(b"Cannot serialise number: must not be NaN or Inf".to_vec())
+                }
+                InvalidNumbers::AsNull => {
+                    out.extend_from_slice(b"null");
+                    return Ok(());
+                }
+                // NaN has no sign in the text, whatever its bits.
+                InvalidNumbers::Write if n.is_nan() => {
+                    out.extend_from_slice(b"nan");
+                    return Ok(());
+                }
+                InvalidNumbers::Write => {}
+            }
+        }
+        let mut text = alloc::string::String::new();
+        if n.is_sign_negative() {
+            text.push('-');
+        }
+        let digits = settings.precision as usize;
+        faultline_lua::libc::float::format_double(&mut text, n, b'g', digits, false);
+        out.extend_from_slice(text.as_bytes());
+        Ok(())
     }
-    let digits = settings.precision as usize;
-    faultline_lua::libc::float::format_double(&mut text, n, b'g', digits, false);
-    out.extend_from_slice(text.as_bytes());
-    Ok(())
+
+    /// How lua-cjson writes a table: as an array when every key is a positive
+    /// integer, `null` filling holes (unless the array is excessively sparse,
+    /// as `encode_sparse_array` says: refused, or written as an object); as an
+    /// object otherwise.
+    fn table(&mut self, s: &mut Stack<'_>, idx: i32, depth: usize) -> Result<(), Vec<u8>> {
+        let settings = self.settings;
+        if depth > MAX_ENCODE_DEPTH.min(settings.encode_max_depth as usize) {
+            return Err(
+                alloc::format!("Cannot serialise, excessive nesting ({depth})").into_bytes(),
+            );
+        }
+        // lua-cjson keeps the largest key in a C int: a key past its range
+        // reads as the smallest int (as x86-64 converts), which makes the
+        // table an object unless a later key is larger.
+        let mut largest: i32 = 0;
+        let mut items: i32 = 0;
+        let mut array = true;
+        s.pairs(idx, |v| match v.number(1) {
+            Some(k) if k >= 1.0 && k == libm_floor(k) => {
+                if k > f64::from(largest) {
+                    largest = if k < 2_147_483_648.0 {
+                        k as i32
+                    } else {
+                        i32::MIN
+                    };
+                }
+                items = items.saturating_add(1);
+                true
+            }
+            _ => {
+                array = false;
+                false
+            }
+        })
+        .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
+        if array && settings.is_sparse(largest, items) {
+            if !settings.sparse_convert {
+                return Err(b"Cannot serialise table: excessively sparse array".to_vec());
+            }
+            array = false;
+        }
+        if array && largest > 0 {
+            self.out.push(b'[');
+            for i in 1..=largest as usize {
+                if i > 1 {
+                    self.out.push(b',');
+                }
+                s.get_index(idx, i)
+                    .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
+                let done = self.value(s, -1, depth);
+                s.pop(1);
+                done?;
+            }
+            self.out.push(b']');
+            return Ok(());
+        }
+        self.out.push(b'{');
+        let mut first = true;
+        let mut failure = None;
+        s.pairs(idx, |v| {
+            let done = self.member(v, depth, first);
+            first = false;
+            match done {
+                Ok(()) => true,
+                Err(msg) => {
+                    failure = Some(msg);
+                    false
+                }
+            }
+        })
+        .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
+        if let Some(msg) = failure {
+            return Err(msg);
+        }
+        self.out.push(b'}');
+        Ok(())
+    }
+
+    /// One `"key":value` of an object, the key at 1 and the value at 2 of `v`.
+    fn member(&mut self, v: &mut Stack<'_>, depth: usize, first: bool) -> Result<(), Vec<u8>> {
+        if !first {
+            self.out.push(b',');
+        }
+        match v.kind(1) {
+            Kind::String => string(&v.bytes(1).unwrap_or_default(), &mut self.out),
+            Kind::Number => {
+                self.out.push(b'"');
+                self.number(v, 1)?;
+                self.out.push(b'"');
+            }
+            _ => {
+                let name = v.type_name(1);
+                let name = if v.is_thread(1) { "thread" } else { name };
+                return Err(alloc::format!(
+                    "Cannot serialise {name}: table key must be a number or string"
+                )
+                .into_bytes());
+            }
+        }
+        self.out.push(b':');
+        self.value(v, 2, depth)
+    }
 }
 
 /// A JSON string: control characters, DEL, `"`, `\` and `/` escaped as
@@ -152,118 +261,6 @@ fn string(text: &[u8], out: &mut Vec<u8>) {
         }
     }
     out.push(b'"');
-}
-
-/// How lua-cjson writes a table: as an array when every key is a positive
-/// integer, `null` filling holes (unless the array is excessively sparse,
-/// as `encode_sparse_array` says: refused, or written as an object); as an
-/// object otherwise.
-fn table(
-    s: &mut Stack<'_>,
-    idx: i32,
-    depth: usize,
-    settings: &CjsonSettings,
-    out: &mut Vec<u8>,
-) -> Result<(), Vec<u8>> {
-    if depth > MAX_ENCODE_DEPTH.min(settings.encode_max_depth as usize) {
-        return Err(alloc::format!("Cannot serialise, excessive nesting ({depth})").into_bytes());
-    }
-    // lua-cjson keeps the largest key in a C int: a key past its range
-    // reads as the smallest int (as x86-64 converts), which makes the
-    // table an object unless a later key is larger.
-    let mut largest: i32 = 0;
-    let mut items: i32 = 0;
-    let mut array = true;
-    s.pairs(idx, |v| match v.number(1) {
-        Some(k) if k >= 1.0 && k == libm_floor(k) => {
-            if k > f64::from(largest) {
-                largest = if k < 2_147_483_648.0 {
-                    k as i32
-                } else {
-                    i32::MIN
-                };
-            }
-            items = items.saturating_add(1);
-            true
-        }
-        _ => {
-            array = false;
-            false
-        }
-    })
-    .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
-    if array && settings.is_sparse(largest, items) {
-        if !settings.sparse_convert {
-            return Err(b"Cannot serialise table: excessively sparse array".to_vec());
-        }
-        array = false;
-    }
-    if array && largest > 0 {
-        out.push(b'[');
-        for i in 1..=largest as usize {
-            if i > 1 {
-                out.push(b',');
-            }
-            s.get_index(idx, i)
-                .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
-            let done = encode_value(s, -1, depth, settings, out);
-            s.pop(1);
-            done?;
-        }
-        out.push(b']');
-        return Ok(());
-    }
-    out.push(b'{');
-    let mut first = true;
-    let mut failure = None;
-    s.pairs(idx, |v| {
-        let done = member(v, depth, first, settings, out);
-        first = false;
-        match done {
-            Ok(()) => true,
-            Err(msg) => {
-                failure = Some(msg);
-                false
-            }
-        }
-    })
-    .map_err(|_| b"Cannot serialise table: out of stack space".to_vec())?;
-    if let Some(msg) = failure {
-        return Err(msg);
-    }
-    out.push(b'}');
-    Ok(())
-}
-
-/// One `"key":value` of an object, the key at 1 and the value at 2 of `v`.
-fn member(
-    v: &mut Stack<'_>,
-    depth: usize,
-    first: bool,
-    settings: &CjsonSettings,
-    out: &mut Vec<u8>,
-) -> Result<(), Vec<u8>> {
-    if !first {
-        out.push(b',');
-    }
-    match v.kind(1) {
-        Kind::String => string(&v.bytes(1).unwrap_or_default(), out),
-        Kind::Number => {
-            out.push(b'"');
-            number(v, 1, settings, out)?;
-            out.push(b'"');
-        }
-        _ => {
-            let name = v.type_name(1);
-            let name = if v.is_thread(1) { "thread" } else { name };
-            return Err(alloc::format!(
-                "Cannot serialise {name}: table key must be a number or string"
-            )
-            .into_bytes());
-        }
-    }
-    out.push(b':');
-    encode_value(v, 2, depth, settings, out)
 }
 
 /// `floor` for the finite numbers keys are (core has none without std).

@@ -90,8 +90,7 @@ fn commands_keys_and_channels_are_refused_with_noperm() {
 
 #[test]
 fn getuser_and_list_describe_users_as_redis() {
-    let mut s = Session::new();
-    s.run("ACL SETUSER u1 on >abc ~foo* %R~r* %W~w* %RW~rw* &ch* +get");
+    let mut s = Session::after("ACL SETUSER u1 on >abc ~foo* %R~r* %W~w* %RW~rw* &ch* +get");
     let getuser = s.run("ACL GETUSER u1").into_items().unwrap();
     assert_eq!(getuser[1], bulks(&["on"]));
     assert_eq!(
@@ -120,8 +119,7 @@ fn getuser_and_list_describe_users_as_redis() {
 
 #[test]
 fn bad_rules_change_nothing() {
-    let mut s = Session::new();
-    s.run("ACL SETUSER u on +get");
+    let mut s = Session::after("ACL SETUSER u on +get");
     assert_eq!(
         error(s.run("ACL SETUSER u -get +config|get|appendonly")),
         "ERR Error in ACL SETUSER modifier '+config|get|appendonly': Allowing first-arg of a subcommand is not supported"
@@ -156,23 +154,21 @@ fn cat_genpass_and_dryrun() {
     assert_eq!(length(s.run("ACL GENPASS")), 64);
     assert_eq!(length(s.run("ACL GENPASS 5")), 2);
     assert!(error(s.run("ACL GENPASS 5000")).contains("ACL GENPASS argument must be"));
-    s.run("ACL SETUSER u on nopass +get %W~w*");
-    assert_eq!(s.run("ACL DRYRUN default get x"), ok());
-    assert_eq!(
-        s.run("ACL DRYRUN u set x 1"),
-        bulk("This user has no permissions to run the 'set' command")
-    );
-    assert_eq!(
-        s.run("ACL DRYRUN u get w1"),
-        bulk("This user has no permissions to access the 'w1' key")
-    );
-    assert_eq!(
-        error(s.run("ACL DRYRUN nouser get x")),
-        "ERR User 'nouser' not found"
-    );
-    assert_eq!(
-        error(s.run("ACL DRYRUN u nosuch")),
-        "ERR Command 'nosuch' not found"
+    s.transcript(
+        r#"
+        > ACL SETUSER u on nopass +get %W~w*
+        OK
+        > ACL DRYRUN default get x
+        OK
+        > ACL DRYRUN u set x 1
+        "This user has no permissions to run the 'set' command"
+        > ACL DRYRUN u get w1
+        "This user has no permissions to access the 'w1' key"
+        > ACL DRYRUN nouser get x
+        (error) ERR User 'nouser' not found
+        > ACL DRYRUN u nosuch
+        (error) ERR Command 'nosuch' not found
+    "#,
     );
 }
 
@@ -226,8 +222,7 @@ fn rules_changed_after_queueing_are_checked_at_exec() {
     s.run("MULTI");
     assert_eq!(s.run("INCR k"), Reply::Simple("QUEUED".into()));
     let mut admin = ClientCtx::new(99);
-    let args = split_args(b"ACL SETUSER u -incr").unwrap();
-    s.engine.execute(&args, &mut admin, s.now);
+    s.exec_as(&mut admin, "ACL SETUSER u -incr");
     let replies = s.run("EXEC").into_items().unwrap();
     assert!(error(replies[0].clone()).starts_with("NOPERM ACLs rules changed between"));
 }
@@ -246,17 +241,18 @@ fn requirepass_is_the_default_users_password() {
     s.run("CONFIG SET requirepass \"\"");
     s.run("ACL SETUSER default off");
     let mut fresh = ClientCtx::new(50);
-    let args = split_args(b"PING").unwrap();
-    assert!(error(s.engine.execute(&args, &mut fresh, s.now).reply).starts_with("NOAUTH"));
+    assert!(error(s.exec_as(&mut fresh, "PING").reply).starts_with("NOAUTH"));
 }
 
 #[test]
 fn scripts_check_with_their_callers_user() {
     let mut s = Session::new();
-    s.run("ACL SETUSER bob on >123 +@scripting +set ~x*");
-    s.run("AUTH bob 123");
     s.transcript(
         r#"
+        > ACL SETUSER bob on >123 +@scripting +set ~x*
+        OK
+        > AUTH bob 123
+        OK
         > EVAL "return redis.acl_check_cmd('set','xx',1)" 1 xx
         (integer) 1
         > EVAL "return redis.acl_check_cmd('hset','xx','f',1)" 1 xx
@@ -274,12 +270,14 @@ fn scripts_check_with_their_callers_user() {
 #[test]
 fn users_survive_a_restart_and_a_rewrite() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "ACL SETUSER alice on >pw ~a* +@read",
-        "ACL SETUSER gone on nopass",
-        "ACL DELUSER gone",
-        "SET a1 v",
-    ]);
+    let log = s.log_lines(
+        r#"
+        ACL SETUSER alice on >pw ~a* +@read
+        ACL SETUSER gone on nopass
+        ACL DELUSER gone
+        SET a1 v
+    "#,
+    );
     let mut restarted = load(&log, s.now);
     let mut client = ClientCtx::new(3);
     let run = |e: &mut Engine, c: &mut ClientCtx, line: &str| {

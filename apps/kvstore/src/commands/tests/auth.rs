@@ -80,14 +80,15 @@ fn hello_authenticates_names_and_describes_the_server() {
     };
     assert_eq!(map[0], Reply::bulk("server"));
     assert_eq!(map[4..6], [Reply::bulk("proto"), Reply::Integer(2)]);
-    assert_eq!(s.run("CLIENT GETNAME"), Reply::bulk("app"));
-    assert_eq!(
-        err(s.run("HELLO 4")),
-        "NOPROTO unsupported protocol version"
-    );
-    assert_eq!(
-        err(s.run("HELLO 1")),
-        "NOPROTO unsupported protocol version"
+    s.transcript(
+        r#"
+        > CLIENT GETNAME
+        "app"
+        > HELLO 4
+        (error) NOPROTO unsupported protocol version
+        > HELLO 1
+        (error) NOPROTO unsupported protocol version
+    "#,
     );
     assert!(err(s.run("HELLO 3 SETNAME \"a b\"")).starts_with("ERR Client names cannot"));
     assert!(err(s.run("HELLO two")).starts_with("ERR Protocol version"));

@@ -5,9 +5,10 @@ use super::*;
 #[test]
 fn bitop_combines_strings_into_the_destination() {
     let mut s = Session::new();
-    s.run("MSET a foobar b abcdef c x");
     s.transcript(
         r#"
+        > MSET a foobar b abcdef c x
+        OK
         > BITOP AND dest a b
         (integer) 6
         > GET dest
@@ -25,13 +26,11 @@ fn bitop_combines_strings_into_the_destination() {
         // ~'x' is 0x87
         > GETBIT dest 0
         (integer) 1
-    "#,
-    );
-    // Shorter sources count as zero bytes; the result loses any expiry.
-    s.run("BITOP OR c2 a");
-    s.run("EXPIRE c2 100");
-    s.transcript(
-        r#"
+        // Shorter sources count as zero bytes; the result loses any expiry.
+        > BITOP OR c2 a
+        (integer) 6
+        > EXPIRE c2 100
+        (integer) 1
         > BITOP OR c2 c
         (integer) 1
         > TTL c2
@@ -50,9 +49,10 @@ fn bitop_combines_strings_into_the_destination() {
 #[test]
 fn bitop_errors() {
     let mut s = Session::new();
-    s.run("SET a x");
     s.transcript(
         r#"
+        > SET a x
+        OK
         > BITOP NOT dest a a
         (error) ERR BITOP NOT must be called with a single source key.
         > BITOP NAND dest a
@@ -115,8 +115,7 @@ fn bitpos_finds_the_first_bit_in_a_range() {
 
 #[test]
 fn bitpos_errors() {
-    let mut s = Session::new();
-    s.run("SET bp x");
+    let mut s = Session::after("SET bp x");
     assert_eq!(
         s.run("BITPOS bp 2"),
         err("ERR The bit argument must be 1 or 0.")
@@ -189,10 +188,12 @@ fn a_failed_write_still_makes_the_string_and_is_logged() {
         s.logged("BITFIELD nf SET u8 0 1"),
         ["BITFIELD nf SET u8 0 1"]
     );
-    s.run("SET t x EX 100");
-    s.run("BITFIELD t SET u8 0 121");
     s.transcript(
         r#"
+        > SET t x EX 100
+        OK
+        > BITFIELD t SET u8 0 121
+        1) (integer) 120
         > GET t
         "y"
         // the expiry stays
@@ -239,7 +240,12 @@ fn bitfield_errors() {
 #[test]
 fn a_logged_bitfield_replays_under_a_lower_proto_max_bulk_len() {
     let mut s = Session::new();
-    let log = s.log_lines(&["BITFIELD b SET u8 16777216 7", "SETBIT s 16777216 1"]);
+    let log = s.log_lines(
+        r#"
+        BITFIELD b SET u8 16777216 7
+        SETBIT s 16777216 1
+    "#,
+    );
     let config = Config {
         proto_max_bulk_len: 1 << 20,
         ..Config::default()

@@ -58,9 +58,10 @@ fn records_say_their_database_only_when_it_changes() {
 #[test]
 fn move_swapdb_and_flushes() {
     let mut s = Session::new();
-    s.run("SET k v");
     s.transcript(
         r#"
+        > SET k v
+        OK
         > MOVE k 1
         (integer) 1
         > EXISTS k
@@ -72,11 +73,8 @@ fn move_swapdb_and_flushes() {
         (error) ERR source and destination objects are the same
         > MOVE k 99
         (error) ERR DB index is out of range
-    "#,
-    );
-    s.run("SET here x");
-    s.transcript(
-        r#"
+        > SET here x
+        OK
         > SWAPDB 0 1
         OK
         // db 1's keys are db 0's now
@@ -89,11 +87,8 @@ fn move_swapdb_and_flushes() {
         (error) ERR invalid second DB index
         > SWAPDB 99999999999 0
         (error) ERR invalid first DB index
-    "#,
-    );
-    s.run("SELECT 1");
-    s.transcript(
-        r#"
+        > SELECT 1
+        OK
         > GET here
         "x"
         > FLUSHDB
@@ -124,20 +119,22 @@ fn swapdb_waits_for_a_rewrite() {
 #[test]
 fn the_log_and_a_rewrite_replay_every_database() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "SET a 0",
-        "SELECT 4",
-        "SET a 4",
-        "SET b 4",
-        "MOVE b 7",
-        "SELECT 7",
-        "SET c 7",
-        "SWAPDB 4 9",
-        "SELECT 9",
-        "APPEND a x",
-        "SELECT 0",
-        "SET z 0",
-    ]);
+    let log = s.log_lines(
+        r#"
+        SET a 0
+        SELECT 4
+        SET a 4
+        SET b 4
+        MOVE b 7
+        SELECT 7
+        SET c 7
+        SWAPDB 4 9
+        SELECT 9
+        APPEND a x
+        SELECT 0
+        SET z 0
+    "#,
+    );
     let now = s.now;
     assert_eq!(keys_of(&load(&log, now)), keys_of(&s.engine));
     // A compact log of every database replays to the same keys.

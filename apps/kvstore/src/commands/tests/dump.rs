@@ -75,8 +75,7 @@ fn every_type_round_trips_and_the_log_rebuilds_it() {
 
 #[test]
 fn options_and_errors_as_redis_7_0() {
-    let mut s = Session::new();
-    s.run("SET foo bar");
+    let mut s = Session::after("SET foo bar");
     let payload = dump(&mut s, "foo");
     assert_eq!(s.run("DUMP missing"), Reply::Bulk(None));
     s.transcript(
@@ -140,8 +139,7 @@ fn options_and_errors_as_redis_7_0() {
 
 #[test]
 fn ttl_absttl_and_a_ttl_already_past() {
-    let mut s = Session::new();
-    s.run("SET foo bar");
+    let mut s = Session::after("SET foo bar");
     let payload = dump(&mut s, "foo");
     assert_eq!(restore(&mut s, "a", "5000", &payload, ""), ok());
     assert_eq!(s.run("PTTL a"), int(5000));
@@ -190,8 +188,7 @@ fn ttl_absttl_and_a_ttl_already_past() {
 
 #[test]
 fn idletime_and_freq_follow_the_eviction_policy() {
-    let mut s = Session::new();
-    s.run("SET foo bar");
+    let mut s = Session::after("SET foo bar");
     let payload = dump(&mut s, "foo");
     s.run("CONFIG SET maxmemory-policy allkeys-lru");
     assert_eq!(restore(&mut s, "lru", "0", &payload, "IDLETIME 1000"), ok());

@@ -132,20 +132,26 @@ fn allkeys_lfu_evicts_the_least_used_key_and_object_freq_tells() {
         s.run("GET a");
         s.run("GET c");
     }
-    s.run("GET b");
     s.transcript(
         r#"
+        > GET b
+        "0123456789"
         > OBJECT FREQ a
         (integer) 10
         > OBJECT FREQ b
         (integer) 6
     "#,
     );
-    assert_eq!(s.logged("SET d 0123456789"), ["DEL b", "SET d 0123456789"]);
-    assert_eq!(
-        s.logged("SET e 0123456789"),
-        ["DEL d", "SET e 0123456789"],
-        "the newcomer, at 5, is now the least used"
+    s.logs(
+        r#"
+        > SET d 0123456789
+        DEL b
+        SET d 0123456789
+        // the newcomer, at 5, is now the least used
+        > SET e 0123456789
+        DEL d
+        SET e 0123456789
+    "#,
     );
     // A minute idle takes one off, per lfu-decay-time.
     s.advance(3 * 60_000);
@@ -232,8 +238,7 @@ fn eviction_reaches_every_database_and_logs_its_select() {
 fn evictions_are_published_as_evicted_events() {
     let mut s = evicting("allkeys-lru", 2);
     let mut sub = ClientCtx::new(99);
-    let args = split_args(b"PSUBSCRIBE *").unwrap();
-    s.engine.execute(&args, &mut sub, s.now);
+    s.exec_as(&mut sub, "PSUBSCRIBE *");
     s.run("CONFIG SET notify-keyspace-events Ee");
     fill(&mut s, "abc");
     let heard: Vec<String> = s
@@ -254,8 +259,7 @@ fn evictions_are_published_as_evicted_events() {
 fn blocked_clients_are_not_woken_by_evictions() {
     let mut s = evicting("allkeys-lru", 2);
     let mut waiter = ClientCtx::new(50);
-    let args = split_args(b"BLPOP queue 0").unwrap();
-    s.engine.execute(&args, &mut waiter, s.now);
+    s.exec_as(&mut waiter, "BLPOP queue 0");
     assert_eq!(s.engine.blocked_clients(), 1);
     fill(&mut s, "abcd");
     assert_eq!(s.engine.blocked_clients(), 1);

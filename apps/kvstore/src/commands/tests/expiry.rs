@@ -4,18 +4,14 @@ use super::*;
 
 #[test]
 fn ttl_codes() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > TTL missing
         (integer) -2
         > PTTL missing
         (integer) -2
-    "#,
-    );
-    s.run("SET k v");
-    s.transcript(
-        r#"
+        > SET k v
+        OK
         > TTL k
         (integer) -1
         > PTTL k
@@ -26,8 +22,7 @@ fn ttl_codes() {
 
 #[test]
 fn ttl_rounds_to_the_nearest_second() {
-    let mut s = Session::new();
-    s.run("SET k v PX 2499");
+    let mut s = Session::after("SET k v PX 2499");
     assert_eq!(s.run("TTL k"), int(2));
     s.run("SET k v PX 2500");
     assert_eq!(s.run("TTL k"), int(3));
@@ -35,8 +30,7 @@ fn ttl_rounds_to_the_nearest_second() {
 
 #[test]
 fn keys_expire_lazily_when_touched() {
-    let mut s = Session::new();
-    s.run("SET k v PX 100");
+    let mut s = Session::after("SET k v PX 100");
     s.advance(100);
     s.transcript(
         r#"
@@ -62,9 +56,10 @@ fn keys_expire_lazily_when_touched() {
 #[test]
 fn expire_family() {
     let mut s = Session::new();
-    s.run("SET k v");
     s.transcript(
         r#"
+        > SET k v
+        OK
         > EXPIRE k 10
         (integer) 1
         > PTTL k
@@ -137,9 +132,10 @@ fn expire_errors() {
 #[test]
 fn expire_conditions() {
     let mut s = Session::new();
-    s.run("SET k v");
     s.transcript(
         r#"
+        > SET k v
+        OK
         // XX: no TTL yet
         > EXPIRE k 10 XX
         (integer) 0
@@ -179,9 +175,10 @@ fn persist() {
     assert_eq!(s.run("PERSIST missing"), int(0));
     s.run("SET k v");
     assert_eq!(s.run("PERSIST k"), int(0), "no TTL to remove");
-    s.run("EXPIRE k 10");
     s.transcript(
         r#"
+        > EXPIRE k 10
+        (integer) 1
         > PERSIST k
         (integer) 1
         > TTL k

@@ -3,9 +3,7 @@
 use super::*;
 
 fn sicily() -> Session {
-    let mut s = Session::new();
-    s.run("GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania");
-    s
+    Session::after("GEOADD Sicily 13.361389 38.115556 Palermo 15.087269 37.502669 Catania")
 }
 
 #[test]
@@ -111,9 +109,10 @@ fn scores_no_geoadd_wrote_decode_as_redis_decodes_them() {
 #[test]
 fn georadius_finds_sorts_counts_and_describes() {
     let mut s = sicily();
-    s.run("GEOADD Sicily 13.583333 37.316667 Agrigento");
     s.transcript(
         r#"
+        > GEOADD Sicily 13.583333 37.316667 Agrigento
+        (integer) 1
         // in the order the cells are searched
         > GEORADIUS Sicily 15 37 200 km
         1) "Agrigento"
@@ -143,9 +142,10 @@ fn georadius_finds_sorts_counts_and_describes() {
 #[test]
 fn geosearch_by_radius_or_box_from_a_point_or_member() {
     let mut s = sicily();
-    s.run("GEOADD Sicily 13.583333 37.316667 Agrigento");
     s.transcript(
         r#"
+        > GEOADD Sicily 13.583333 37.316667 Agrigento
+        (integer) 1
         > GEOSEARCH Sicily FROMMEMBER Palermo BYBOX 400 400 km ASC WITHDIST
         1) 1) "Palermo"
            2) "0.0000"
@@ -200,9 +200,10 @@ fn search_errors_come_in_redis_s_order() {
 #[test]
 fn stores_write_a_sorted_set_by_hash_or_distance() {
     let mut s = sicily();
-    s.run("GEOADD Sicily 13.583333 37.316667 Agrigento");
     s.transcript(
         r#"
+        > GEOADD Sicily 13.583333 37.316667 Agrigento
+        (integer) 1
         > GEORADIUS Sicily 15 37 200 km STORE dst
         (integer) 3
         > ZRANGE dst 0 -1 WITHSCORES

@@ -115,9 +115,10 @@ fn hmget_answers_nil_for_what_is_missing() {
 #[test]
 fn hdel_removes_fields_and_the_last_one_takes_the_key() {
     let mut s = Session::new();
-    s.run("HSET h a 1 b 2 c 3");
     s.transcript(
         r#"
+        > HSET h a 1 b 2 c 3
+        (integer) 3
         // a counted once
         > HDEL h a nope a
         (integer) 1
@@ -171,8 +172,7 @@ fn hexists_hlen_and_hstrlen() {
 
 #[test]
 fn hkeys_hvals_and_hgetall_list_the_whole_hash() {
-    let mut s = Session::new();
-    s.run("HSET h a 1 b 2 c 3");
+    let mut s = Session::after("HSET h a 1 b 2 c 3");
     assert_eq!(sorted(s.run("HKEYS h")), ["a", "b", "c"]);
     assert_eq!(sorted(s.run("HVALS h")), ["1", "2", "3"]);
     assert_eq!(
@@ -238,8 +238,7 @@ fn hincrby_adds_to_integers() {
 
 #[test]
 fn hincrbyfloat_adds_like_incrbyfloat() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > HINCRBYFLOAT h x 10.5
         "10.5"
@@ -251,11 +250,8 @@ fn hincrbyfloat_adds_like_incrbyfloat() {
         "5010"
         > HGET h x
         "5010"
-    "#,
-    );
-    s.run("HSET h text abc inf inf");
-    s.transcript(
-        r#"
+        > HSET h text abc inf inf
+        (integer) 2
         > HINCRBYFLOAT h text 1
         (error) ERR hash value is not a float
         > HINCRBYFLOAT h x abc
@@ -335,9 +331,10 @@ fn wrong_types_are_refused_both_ways() {
 #[test]
 fn hash_keys_expire_and_move_like_any_key() {
     let mut s = Session::new();
-    s.run("HSET h f v");
     s.transcript(
         r#"
+        > HSET h f v
+        (integer) 1
         > EXPIRE h 10
         (integer) 1
         > HSET h g w
@@ -360,12 +357,9 @@ fn hash_keys_expire_and_move_like_any_key() {
         (integer) 1
         > TTL h
         (integer) -1
-    "#,
-    );
-    // RENAME, COPY and MOVE carry the hash, TTL included.
-    s.run("PEXPIRE h 5000");
-    s.transcript(
-        r#"
+        // RENAME, COPY and MOVE carry the hash, TTL included.
+        > PEXPIRE h 5000
+        (integer) 1
         > RENAME h r
         OK
         > HGET r f
@@ -455,8 +449,7 @@ fn transactions_queue_hash_commands() {
     );
     let out = s.exec("EXEC");
     assert_eq!(out.reply, array(&[int(1), int(3), bulk("3")]));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["HSET h f 1", "HSET h f 3"]);
+    assert_eq!(shown(&out.effects), ["HSET h f 1", "HSET h f 3"]);
     // WATCH sees a change to a field.
     s.run("WATCH h");
     s.run("HSET h g 1");
@@ -468,16 +461,32 @@ fn transactions_queue_hash_commands() {
 #[test]
 fn hash_writes_log_their_effect() {
     let mut s = Session::new();
-    assert_eq!(s.logged("HSET h a 1 b 2"), ["HSET h a 1 b 2"]);
-    assert_eq!(s.logged("HMSET h a 3"), ["HSET h a 3"]);
-    assert_eq!(s.logged("HSETNX h a 9"), Vec::<String>::new());
-    assert_eq!(s.logged("HSETNX h c 4"), ["HSET h c 4"]);
-    assert_eq!(s.logged("HINCRBY h a 10"), ["HSET h a 13"]);
-    assert_eq!(s.logged("HINCRBYFLOAT h b 0.5"), ["HSET h b 2.5"]);
-    assert_eq!(s.logged("HDEL h a nope"), ["HDEL h a"]);
-    assert_eq!(s.logged("HDEL h nope"), Vec::<String>::new());
-    assert_eq!(s.logged("HINCRBY h c x"), Vec::<String>::new(), "errors");
-    assert_eq!(s.logged("HGETALL h"), Vec::<String>::new(), "reads");
+    s.logs(
+        r#"
+        > HSET h a 1 b 2
+        HSET h a 1 b 2
+        > HMSET h a 3
+        HSET h a 3
+        > HSETNX h a 9
+        (nothing)
+        > HSETNX h c 4
+        HSET h c 4
+        > HINCRBY h a 10
+        HSET h a 13
+        > HINCRBYFLOAT h b 0.5
+        HSET h b 2.5
+        > HDEL h a nope
+        HDEL h a
+        > HDEL h nope
+        (nothing)
+        // errors
+        > HINCRBY h c x
+        (nothing)
+        // reads
+        > HGETALL h
+        (nothing)
+    "#,
+    );
     s.run("PEXPIRE h 60000");
     let at = s.now + 60_000;
     assert_eq!(
@@ -511,8 +520,7 @@ fn hash_fields(s: &mut Session, key: &str) -> String {
 
 #[test]
 fn while_a_rewrite_runs_hash_changes_are_logged_as_they_are() {
-    let mut s = Session::new();
-    s.run("HSET h a 1 b 2");
+    let mut s = Session::after("HSET h a 1 b 2");
     s.engine.aof_rewrite_started(s.now);
     // Before the scan reaches `h` and after: the same records.
     assert_eq!(s.logged("HSET h c 3"), ["HSET h c 3"]);
@@ -531,21 +539,23 @@ fn while_a_rewrite_runs_hash_changes_are_logged_as_they_are() {
 #[test]
 fn the_log_and_a_rewrite_reproduce_hashes() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "HSET user name ada lang rust",
-        "HMSET user year 1815",
-        "HSETNX user name nobody",
-        "HINCRBY counters visits 41",
-        "HINCRBY counters visits 1",
-        "HINCRBYFLOAT counters ratio 0.25",
-        "HDEL user lang",
-        "HSET temp f v",
-        "HDEL temp f",
-        "HSET volatile f v",
-        "EXPIRE volatile 100",
-        "SET plain string",
-        "RENAME user person",
-    ]);
+    let log = s.log_lines(
+        r#"
+        HSET user name ada lang rust
+        HMSET user year 1815
+        HSETNX user name nobody
+        HINCRBY counters visits 41
+        HINCRBY counters visits 1
+        HINCRBYFLOAT counters ratio 0.25
+        HDEL user lang
+        HSET temp f v
+        HDEL temp f
+        HSET volatile f v
+        EXPIRE volatile 100
+        SET plain string
+        RENAME user person
+    "#,
+    );
     let now = s.now;
     s.assert_reloads(&log);
     // The rewrite: one record per string or hash, plus the hash's expiry.
@@ -593,12 +603,8 @@ fn canonical(s: &Session, record: &str) -> String {
 
 #[test]
 fn hrandfield_picks_fields_at_random() {
-    let mut s = Session::new();
-    s.run("HSET h a 1 b 2 c 3");
-    let Reply::Bulk(Some(one)) = s.run("HRANDFIELD h") else {
-        panic!("one field");
-    };
-    assert!([&b"a"[..], b"b", b"c"].contains(&one.as_slice()));
+    let mut s = Session::after("HSET h a 1 b 2 c 3");
+    assert_one_of(s.run("HRANDFIELD h"), &["a", "b", "c"]);
     assert_eq!(s.run("HRANDFIELD nokey"), nil());
     // A positive count: distinct fields, at most all of them.
     let two = words(s.run("HRANDFIELD h 2"));
@@ -719,17 +725,19 @@ fn hscan_errors() {
 #[test]
 fn hashes_copied_and_moved_between_databases_replay_there() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "HSET h a 1 b 2",
-        "PEXPIRE h 50000",
-        "SELECT 3",
-        "SET h2 old-string",
-        "SELECT 0",
-        "COPY h h2 DB 3 REPLACE",
-        "MOVE h 5",
-        "SELECT 5",
-        "HDEL h a",
-    ]);
+    let log = s.log_lines(
+        r#"
+        HSET h a 1 b 2
+        PEXPIRE h 50000
+        SELECT 3
+        SET h2 old-string
+        SELECT 0
+        COPY h h2 DB 3 REPLACE
+        MOVE h 5
+        SELECT 5
+        HDEL h a
+    "#,
+    );
     let now = s.now;
     let every_db = |engine: &Engine| -> Vec<Vec<(Vec<u8>, crate::store::Entry)>> {
         engine
@@ -757,8 +765,7 @@ fn hashes_copied_and_moved_between_databases_replay_there() {
 
 #[test]
 fn hrandfield_refuses_a_reply_bigger_than_one_reply_may_take() {
-    let mut s = Session::new();
-    s.run("CONFIG SET proto-max-bulk-len 1mb");
+    let mut s = Session::after("CONFIG SET proto-max-bulk-len 1mb");
     let value = "v".repeat(100_000);
     s.run(&format!("HSET h f {value}"));
     assert!(s.run("HRANDFIELD h -5 WITHVALUES").to_bytes().len() > 500_000);
@@ -783,13 +790,13 @@ fn hrandfield_refuses_a_reply_bigger_than_one_reply_may_take() {
 #[test]
 fn small_hashes_are_compact_up_to_the_configured_limits() {
     let mut s = Session::new();
-    assert_eq!(
-        s.run("CONFIG GET hash-max-ziplist-value"),
-        bulks(&["hash-max-ziplist-value", "64"])
-    );
-    s.run("HSET small a 1 b 2");
     s.transcript(
         r#"
+        > CONFIG GET hash-max-ziplist-value
+        1) "hash-max-ziplist-value"
+        2) "64"
+        > HSET small a 1 b 2
+        (integer) 2
         > OBJECT ENCODING small
         "listpack"
         > HGETALL small
@@ -806,11 +813,8 @@ fn small_hashes_are_compact_up_to_the_configured_limits() {
         // until it next grows
         > OBJECT ENCODING small
         "listpack"
-    "#,
-    );
-    s.run("HSET small c 12345");
-    s.transcript(
-        r#"
+        > HSET small c 12345
+        (integer) 1
         > OBJECT ENCODING small
         "hashtable"
         > HGET small c

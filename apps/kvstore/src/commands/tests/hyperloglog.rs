@@ -91,9 +91,10 @@ fn counts_and_encodings_are_redis_s() {
         (12304, 0xdee2_74a2_6e81_02a0),
         "dense"
     );
-    s.run("PFADD h a b c");
     s.transcript(
         r#"
+        > PFADD h a b c
+        (integer) 1
         > PFCOUNT mid big h
         (integer) 10982
         > PFMERGE dst h mid
@@ -137,9 +138,10 @@ fn a_small_sparse_limit_turns_the_value_dense_sooner() {
 fn foreign_and_corrupt_values_get_redis_s_errors() {
     let mut s = Session::new();
     let not_hll = err("WRONGTYPE Key is not a valid HyperLogLog string value.");
-    s.run("SET str hello");
     s.transcript(
         r#"
+        > SET str hello
+        OK
         > PFADD str a
         (error) WRONGTYPE Key is not a valid HyperLogLog string value.
         > PFCOUNT str
@@ -154,11 +156,13 @@ fn foreign_and_corrupt_values_get_redis_s_errors() {
     );
     s.run("LPUSH list a");
     assert!(matches!(s.run("PFADD list a"), Reply::Error(e) if e.contains("wrong kind")));
-    // Bytes past the last register.
-    s.run("PFADD h a b c");
-    s.run("APPEND h hello");
     s.transcript(
         r#"
+        // Bytes past the last register.
+        > PFADD h a b c
+        (integer) 1
+        > APPEND h hello
+        (integer) 32
         > PFCOUNT h
         (error) INVALIDOBJ Corrupted HLL object detected
         > PFCOUNT h h
@@ -196,7 +200,7 @@ fn writes_are_logged_to_replay_the_same_bytes() {
     let mut logged = |s: &mut Session, line: &str| -> Vec<String> {
         let effects = s.exec(line).effects;
         log.extend(effects.to_bytes());
-        effects.commands().iter().map(show).collect()
+        shown(&effects)
     };
     for line in ["PFADD h a b", "PFADD h c", "PFMERGE m h", "SET s x EX 100"] {
         logged(&mut s, line);
@@ -244,9 +248,10 @@ fn pfadd_that_changes_nothing_leaves_a_watch_alone() {
 #[test]
 fn pfdebug_shows_the_encoding_registers_and_opcodes() {
     let mut s = Session::new();
-    s.run("PFADD h a b c");
     s.transcript(
         r#"
+        > PFADD h a b c
+        (integer) 1
         > PFDEBUG DECODE h
         "Z:8436 v:1,1 Z:4274 v:2,1 Z:3068 v:1,1 Z:603"
         > PFDEBUG ENCODING h

@@ -193,8 +193,7 @@ fn config_rewrite_and_helps() {
 
 #[test]
 fn ttl_type_and_exists_do_not_alter_the_last_access_time() {
-    let mut s = Session::new();
-    s.run("SET foo bar");
+    let mut s = Session::after("SET foo bar");
     s.advance(3000);
     for command in [
         "TTL foo",
@@ -209,19 +208,17 @@ fn ttl_type_and_exists_do_not_alter_the_last_access_time() {
         r#"
         > OBJECT IDLETIME foo
         (integer) 3
-    "#,
-    );
-    s.run("TOUCH foo");
-    s.transcript(
-        r#"
+        > TOUCH foo
+        (integer) 1
         > OBJECT IDLETIME foo
         (integer) 0
     "#,
     );
     s.advance(3000);
-    s.run("GET foo");
     s.transcript(
         r#"
+        > GET foo
+        "bar"
         > OBJECT IDLETIME foo
         (integer) 0
     "#,

@@ -49,8 +49,7 @@ fn type_of_keys() {
 
 #[test]
 fn keys_with_glob_patterns() {
-    let mut s = Session::new();
-    s.run("MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h*llo 6 other 7");
+    let mut s = Session::after("MSET hello 1 hallo 2 hxllo 3 hllo 4 heeeello 5 h*llo 6 other 7");
     assert_eq!(
         sorted(s.run("KEYS h?llo")),
         ["h*llo", "hallo", "hello", "hxllo"]
@@ -137,18 +136,14 @@ fn scan_match_count_and_type() {
 
 #[test]
 fn scan_errors() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > SCAN abc
         (error) ERR invalid cursor
         > SCAN -1
         (error) ERR invalid cursor
-    "#,
-    );
-    s.run("SET k v");
-    s.transcript(
-        r#"
+        > SET k v
+        OK
         // a cursor past the end finishes the scan
         > SCAN 18446744073709551615
         1) "0"
@@ -167,21 +162,18 @@ fn scan_errors() {
 
 #[test]
 fn dbsize_and_flush() {
-    let mut s = Session::new();
-    s.run("MSET a 1 b 2 c 3");
-    s.transcript(
+    transcript(
         r#"
+        > MSET a 1 b 2 c 3
+        OK
         > DBSIZE
         (integer) 3
         > FLUSHDB
         OK
         > DBSIZE
         (integer) 0
-    "#,
-    );
-    s.run("SET a 1");
-    s.transcript(
-        r#"
+        > SET a 1
+        OK
         > FLUSHALL ASYNC
         OK
         > DBSIZE
@@ -207,11 +199,8 @@ fn rename_moves_value_and_expiry_and_logs_absolutely() {
         (integer) 500
         > RENAME a c
         (error) ERR no such key
-    "#,
-    );
-    s.run("SET c 3");
-    s.transcript(
-        r#"
+        > SET c 3
+        OK
         > RENAMENX b c
         (integer) 0
         > RENAMENX b d
@@ -227,18 +216,16 @@ fn rename_moves_value_and_expiry_and_logs_absolutely() {
 #[test]
 fn copy_touch_unlink_randomkey_and_expiretime() {
     let mut s = Session::new();
-    s.run("SET a hello");
     s.transcript(
         r#"
+        > SET a hello
+        OK
         > COPY a b
         (integer) 1
         > COPY a b
         (integer) 0
-    "#,
-    );
-    s.run("APPEND a !");
-    s.transcript(
-        r#"
+        > APPEND a !
+        (integer) 6
         // copies do not share changes
         > GET b
         "hello"
@@ -264,9 +251,10 @@ fn copy_touch_unlink_randomkey_and_expiretime() {
     );
     s.run("SELECT 1");
     assert_eq!(s.run("MGET a b"), bulks(&["hello!", "hello!"]));
-    s.run("SELECT 0");
     s.transcript(
         r#"
+        > SELECT 0
+        OK
         > COPY a b DB 16
         (error) ERR DB index is out of range
         > COPY a b DB 99999999999
@@ -284,20 +272,14 @@ fn copy_touch_unlink_randomkey_and_expiretime() {
         (integer) 2
         > RANDOMKEY
         (nil)
-    "#,
-    );
-    s.run("SET e v PXAT 2000500");
-    s.transcript(
-        r#"
+        > SET e v PXAT 2000500
+        OK
         > EXPIRETIME e
         (integer) 2000
         > PEXPIRETIME e
         (integer) 2000500
-    "#,
-    );
-    s.run("SET p v");
-    s.transcript(
-        r#"
+        > SET p v
+        OK
         > EXPIRETIME p
         (integer) -1
         > PEXPIRETIME nothing

@@ -12,12 +12,6 @@ fn range(s: &mut Session, key: &str) -> String {
     words(s.run(&format!("LRANGE {key} 0 -1"))).join(" ")
 }
 
-/// A second client of the same engine, `id`, running `line`.
-fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
-    let args = split_args(line.as_bytes()).unwrap();
-    s.engine.execute(&args, client, s.now)
-}
-
 #[test]
 fn pushes_and_pops_at_both_ends() {
     let mut s = Session::new();
@@ -50,11 +44,8 @@ fn pushes_and_pops_at_both_ends() {
         (nil array)
         > LPOP l 0
         (nil array)
-    "#,
-    );
-    s.run("RPUSH l z");
-    s.transcript(
-        r#"
+        > RPUSH l z
+        (integer) 1
         > LPOP l 0
         (empty array)
         > LPOP l -1
@@ -124,9 +115,10 @@ fn reading_by_index_and_range() {
 #[test]
 fn changing_elements_in_place() {
     let mut s = Session::new();
-    s.run("RPUSH l a b c b");
     s.transcript(
         r#"
+        > RPUSH l a b c b
+        (integer) 4
         > LSET l 1 B
         OK
         > LSET l -1 end
@@ -186,9 +178,10 @@ fn changing_elements_in_place() {
 #[test]
 fn lpos_finds_matches_by_rank_count_and_maxlen() {
     let mut s = Session::new();
-    s.run("RPUSH l a b c 1 2 3 c c");
     s.transcript(
         r#"
+        > RPUSH l a b c 1 2 3 c c
+        (integer) 8
         > LPOS l c
         (integer) 2
         > LPOS l c RANK 2
@@ -237,9 +230,10 @@ fn lpos_finds_matches_by_rank_count_and_maxlen() {
 #[test]
 fn moves_between_lists() {
     let mut s = Session::new();
-    s.run("RPUSH src a b c");
     s.transcript(
         r#"
+        > RPUSH src a b c
+        (integer) 3
         > RPOPLPUSH src dst
         "c"
         > LMOVE src dst LEFT RIGHT
@@ -283,9 +277,10 @@ fn moves_between_lists() {
 #[test]
 fn lmpop_pops_from_the_first_list() {
     let mut s = Session::new();
-    s.run("RPUSH b 1 2 3");
     s.transcript(
         r#"
+        > RPUSH b 1 2 3
+        (integer) 3
         > LMPOP 2 a b LEFT
         1) "b"
         2) 1) "1"
@@ -363,10 +358,12 @@ fn wrong_types_are_refused_both_ways() {
 #[test]
 fn list_keys_expire_rename_copy_and_move_like_any_key() {
     let mut s = Session::new();
-    s.run("RPUSH l a b");
-    s.run("PEXPIRE l 100");
     s.transcript(
         r#"
+        > RPUSH l a b
+        (integer) 2
+        > PEXPIRE l 100
+        (integer) 1
         > COPY l c
         (integer) 1
         > RENAME l r
@@ -412,27 +409,46 @@ fn lists_count_toward_maxmemory() {
 #[test]
 fn list_writes_log_their_effect() {
     let mut s = Session::new();
-    assert_eq!(s.logged("RPUSH l a b"), ["RPUSH l a b"]);
-    assert_eq!(s.logged("LPUSH l x y"), ["LPUSH l x y"]);
-    assert_eq!(s.logged("LPUSHX l z"), ["LPUSH l z"]);
-    assert_eq!(s.logged("RPUSHX nothing z"), Vec::<String>::new());
-    assert_eq!(s.logged("LPOP l"), ["LPOP l"]);
-    assert_eq!(s.logged("RPOP l 1"), ["RPOP l 1"]);
-    assert_eq!(s.logged("RPOP nothing 3"), Vec::<String>::new());
-    assert_eq!(s.logged("LSET l 0 q"), ["LSET l 0 q"]);
-    assert_eq!(s.logged("LINSERT l AFTER q r"), ["LINSERT l AFTER q r"]);
-    assert_eq!(s.logged("LINSERT l AFTER none r"), Vec::<String>::new());
-    assert_eq!(s.logged("LREM l 0 none"), Vec::<String>::new());
-    assert_eq!(s.logged("LREM l 0 r"), ["LREM l 0 r"]);
-    assert_eq!(
-        s.logged("LTRIM l 0 -1"),
-        Vec::<String>::new(),
-        "nothing trimmed"
+    s.logs(
+        r#"
+        > RPUSH l a b
+        RPUSH l a b
+        > LPUSH l x y
+        LPUSH l x y
+        > LPUSHX l z
+        LPUSH l z
+        > RPUSHX nothing z
+        (nothing)
+        > LPOP l
+        LPOP l
+        > RPOP l 1
+        RPOP l 1
+        > RPOP nothing 3
+        (nothing)
+        > LSET l 0 q
+        LSET l 0 q
+        > LINSERT l AFTER q r
+        LINSERT l AFTER q r
+        > LINSERT l AFTER none r
+        (nothing)
+        > LREM l 0 none
+        (nothing)
+        > LREM l 0 r
+        LREM l 0 r
+        // nothing trimmed
+        > LTRIM l 0 -1
+        (nothing)
+        > RPOPLPUSH l m
+        LMOVE l m RIGHT LEFT
+        > LMPOP 2 none l LEFT COUNT 9
+        LPOP l 2
+        > BLPOP m 1
+        LPOP m
+        // reads
+        > LRANGE l 0 -1
+        (nothing)
+    "#,
     );
-    assert_eq!(s.logged("RPOPLPUSH l m"), ["LMOVE l m RIGHT LEFT"]);
-    assert_eq!(s.logged("LMPOP 2 none l LEFT COUNT 9"), ["LPOP l 2"]);
-    assert_eq!(s.logged("BLPOP m 1"), ["LPOP m"]);
-    assert_eq!(s.logged("LRANGE l 0 -1"), Vec::<String>::new(), "reads");
 }
 
 #[test]
@@ -445,8 +461,15 @@ fn while_a_rewrite_runs_list_changes_are_logged_as_they_are() {
     // The new log does not hold `l` yet: a push is logged as it is (it
     // replays there onto a missing key, and the scan's record of `l`
     // replaces what it built).
-    assert_eq!(s.logged("RPUSH l c"), ["RPUSH l c"]);
-    assert_eq!(s.logged("LTRIM l 0 5"), Vec::<String>::new(), "kept all");
+    s.logs(
+        r#"
+        > RPUSH l c
+        RPUSH l c
+        // kept all
+        > LTRIM l 0 5
+        (nothing)
+    "#,
+    );
     // But an LSET would fail there: it logs the whole list.
     assert_eq!(
         s.logged("LSET l 0 z"),
@@ -457,16 +480,32 @@ fn while_a_rewrite_runs_list_changes_are_logged_as_they_are() {
         ]
     );
     // And a move out of it would move nothing there: a pop and a push.
-    assert_eq!(s.logged("LMOVE l m LEFT RIGHT"), ["LPOP l", "RPUSH m z"]);
-    assert_eq!(s.logged("LMOVE l l LEFT RIGHT"), ["LMOVE l l LEFT RIGHT"]);
-    // Emptied: a DEL after, as the new log's copy may hold other elements.
-    assert_eq!(s.logged("LPOP l 5"), ["LPOP l 2", "DEL l"]);
+    s.logs(
+        r#"
+        > LMOVE l m LEFT RIGHT
+        LPOP l
+        RPUSH m z
+        > LMOVE l l LEFT RIGHT
+        LMOVE l l LEFT RIGHT
+        // Emptied: a DEL after, as the new log's copy may hold other elements.
+        > LPOP l 5
+        LPOP l 2
+        DEL l
+    "#,
+    );
     // Once the scan is past the keys, every change is logged as usual.
     while !s.engine.aof_rewrite_step(1, &mut Vec::new()) {}
     s.run("RPUSH l a b");
-    assert_eq!(s.logged("LSET l 0 z"), ["LSET l 0 z"]);
-    assert_eq!(s.logged("LMOVE l m LEFT LEFT"), ["LMOVE l m LEFT LEFT"]);
-    assert_eq!(s.logged("LPOP l 5"), ["LPOP l 1"]);
+    s.logs(
+        r#"
+        > LSET l 0 z
+        LSET l 0 z
+        > LMOVE l m LEFT LEFT
+        LMOVE l m LEFT LEFT
+        > LPOP l 5
+        LPOP l 1
+    "#,
+    );
     s.engine.aof_rewrite_finished(Some(0), 0);
     s.run("RPUSH l a");
     assert_eq!(s.logged("LSET l 0 z"), ["LSET l 0 z"]);
@@ -531,23 +570,25 @@ fn the_log_and_a_rewrite_reproduce_lists() {
     for i in 0..300 {
         long.push_str(&format!(" e{i}"));
     }
-    let log = s.log_lines(&[
-        "RPUSH q a b c d",
-        "LPUSH q z",
-        "LPOP q",
-        "RPOP q 2",
-        "LINSERT q BEFORE b x",
-        "LSET q -1 y",
-        "LREM q 1 x",
-        "RPUSH t 1 2 3 4 5",
-        "LTRIM t 1 3",
-        "RPOPLPUSH t q",
-        "LMOVE t q LEFT RIGHT",
-        "LMPOP 1 t LEFT COUNT 9",
-        "RPUSH v only",
-        "EXPIRE v 100",
-        long.as_str(),
-    ]);
+    let log = s.log_lines(&format!(
+        r#"
+        RPUSH q a b c d
+        LPUSH q z
+        LPOP q
+        RPOP q 2
+        LINSERT q BEFORE b x
+        LSET q -1 y
+        LREM q 1 x
+        RPUSH t 1 2 3 4 5
+        LTRIM t 1 3
+        RPOPLPUSH t q
+        LMOVE t q LEFT RIGHT
+        LMPOP 1 t LEFT COUNT 9
+        RPUSH v only
+        EXPIRE v 100
+        {long}
+    "#
+    ));
     let now = s.now;
     s.assert_reloads(&log);
     let compact = rewrite(s.engine.store(), now);
@@ -562,7 +603,7 @@ fn the_log_and_a_rewrite_reproduce_lists() {
 fn keyspace_events_of_list_commands() {
     let mut s = Session::new();
     let mut sub = ClientCtx::new(99);
-    as_client(&mut s, &mut sub, "PSUBSCRIBE __keyevent@0__:*");
+    s.exec_as(&mut sub, "PSUBSCRIBE __keyevent@0__:*");
     s.run("CONFIG SET notify-keyspace-events El$g");
     s.run("RPUSH l a b");
     s.run("LPUSH l c");
@@ -604,9 +645,9 @@ fn blocked_clients_are_served_in_order_of_arrival() {
     let mut s = Session::new();
     let mut first = ClientCtx::new(1);
     let mut second = ClientCtx::new(2);
-    let out = as_client(&mut s, &mut first, "BLPOP q 0");
+    let out = s.exec_as(&mut first, "BLPOP q 0");
     assert!(first.is_blocked() && out.effects.is_empty());
-    as_client(&mut s, &mut second, "BRPOP other q 0");
+    s.exec_as(&mut second, "BRPOP other q 0");
     assert!(second.is_blocked());
     assert_eq!(s.engine.blocked_clients(), 2);
     assert_eq!(
@@ -621,8 +662,7 @@ fn blocked_clients_are_served_in_order_of_arrival() {
     // logs its push, then what each served command did.
     let out = s.exec("RPUSH q a b c");
     assert_eq!(out.reply, int(3));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["RPUSH q a b c", "LPOP q", "RPOP q"]);
+    assert_eq!(shown(&out.effects), ["RPUSH q a b c", "LPOP q", "RPOP q"]);
     assert_eq!(
         s.engine.take_unblocked(),
         [
@@ -636,12 +676,12 @@ fn blocked_clients_are_served_in_order_of_arrival() {
 
 #[test]
 fn a_blocking_command_with_data_answers_at_once() {
-    let mut s = Session::new();
-    s.run("RPUSH a 1");
+    let mut s = Session::after("RPUSH a 1");
     assert_eq!(s.run("BLPOP nothing a 0"), array(&[bulk("a"), bulk("1")]));
-    s.run("RPUSH a 1 2");
     s.transcript(
         r#"
+        > RPUSH a 1 2
+        (integer) 2
         > BLMOVE a b RIGHT LEFT 0
         "2"
         > BRPOPLPUSH a b 0
@@ -670,17 +710,17 @@ fn timeouts_are_seconds_as_decimals() {
         ),
         ("BLMPOP 0 0 l LEFT", "ERR numkeys should be greater than 0"),
     ] {
-        assert_eq!(as_client(&mut s, &mut c, line).reply, err(error), "{line}");
+        assert_eq!(s.exec_as(&mut c, line).reply, err(error), "{line}");
         assert!(!c.is_blocked());
     }
-    as_client(&mut s, &mut c, "BLPOP l 0.25");
+    s.exec_as(&mut c, "BLPOP l 0.25");
     assert_eq!(s.engine.next_block_deadline(), Some(s.now + 250));
     s.engine.unblock_timed_out(s.now + 249);
     assert!(s.engine.take_unblocked().is_empty());
     s.engine.unblock_timed_out(s.now + 250);
     assert_eq!(s.engine.take_unblocked(), [(1, Reply::Array(None))]);
     c.unblocked();
-    as_client(&mut s, &mut c, "BLMOVE a b LEFT LEFT 0.001");
+    s.exec_as(&mut c, "BLMOVE a b LEFT LEFT 0.001");
     s.engine.unblock_timed_out(s.now + 1);
     assert_eq!(
         s.engine.take_unblocked(),
@@ -715,7 +755,7 @@ fn inside_exec_blocking_commands_do_not_block() {
 fn a_transaction_serves_once_it_is_done() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.run("MULTI");
     s.run("LPUSH l a");
     s.run("DEL l");
@@ -734,8 +774,7 @@ fn a_transaction_serves_once_it_is_done() {
         s.engine.take_unblocked(),
         [(1, array(&[bulk("l"), bulk("b")]))]
     );
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["LPUSH l a", "LPUSH l b", "LPOP l"]);
+    assert_eq!(shown(&out.effects), ["LPUSH l a", "LPUSH l b", "LPOP l"]);
 }
 
 #[test]
@@ -743,12 +782,11 @@ fn served_moves_chain_and_wrong_types_answer_errors() {
     let mut s = Session::new();
     let (mut a, mut b, mut c) = (ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3));
     // a moves list1 -> list2, b waits on list2 and moves it on to list3.
-    as_client(&mut s, &mut a, "BLMOVE list1 list2 RIGHT LEFT 0");
-    as_client(&mut s, &mut b, "BLMOVE list2 list3 LEFT RIGHT 0");
+    s.exec_as(&mut a, "BLMOVE list1 list2 RIGHT LEFT 0");
+    s.exec_as(&mut b, "BLMOVE list2 list3 LEFT RIGHT 0");
     let out = s.exec("RPUSH list1 foo");
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
     assert_eq!(
-        logged,
+        shown(&out.effects),
         [
             "RPUSH list1 foo",
             "LMOVE list1 list2 RIGHT LEFT",
@@ -765,8 +803,8 @@ fn served_moves_chain_and_wrong_types_answer_errors() {
     s.run("SET bad x");
     a.unblocked();
     b.unblocked();
-    as_client(&mut s, &mut a, "BRPOPLPUSH src bad 0");
-    as_client(&mut s, &mut c, "BRPOPLPUSH src good 0");
+    s.exec_as(&mut a, "BRPOPLPUSH src bad 0");
+    s.exec_as(&mut c, "BRPOPLPUSH src good 0");
     s.run("RPUSH src a b c");
     assert_eq!(
         s.engine.take_unblocked(),
@@ -779,7 +817,7 @@ fn served_moves_chain_and_wrong_types_answer_errors() {
 fn keys_moved_into_place_and_swapped_databases_serve() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "BLPOP foo 0");
+    s.exec_as(&mut c, "BLPOP foo 0");
     s.run("RPUSH bob abc def");
     s.run("RENAME bob foo");
     assert_eq!(
@@ -787,8 +825,8 @@ fn keys_moved_into_place_and_swapped_databases_serve() {
         [(1, array(&[bulk("foo"), bulk("abc")]))]
     );
     c.unblocked();
-    as_client(&mut s, &mut c, "SELECT 9");
-    as_client(&mut s, &mut c, "BRPOP k 5");
+    s.exec_as(&mut c, "SELECT 9");
+    s.exec_as(&mut c, "BRPOP k 5");
     s.run("SELECT 1");
     s.run("RPUSH k hello");
     let out = s.exec("SWAPDB 1 9");
@@ -796,15 +834,14 @@ fn keys_moved_into_place_and_swapped_databases_serve() {
         s.engine.take_unblocked(),
         [(1, array(&[bulk("k"), bulk("hello")]))]
     );
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["SWAPDB 1 9", "SELECT 9", "RPOP k"]);
+    assert_eq!(shown(&out.effects), ["SWAPDB 1 9", "SELECT 9", "RPOP k"]);
 }
 
 #[test]
 fn client_unblock_and_closed_connections() {
     let mut s = Session::new();
     let mut c = ClientCtx::new(5);
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.transcript(
         r#"
         > CLIENT UNBLOCK 5
@@ -815,7 +852,7 @@ fn client_unblock_and_closed_connections() {
     );
     assert_eq!(s.engine.take_unblocked(), [(5, Reply::Array(None))]);
     c.unblocked();
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.run("CONFIG RESETSTAT");
     assert_eq!(s.run("CLIENT UNBLOCK 5 ERROR"), int(1));
     assert_eq!(
@@ -841,7 +878,7 @@ fn client_unblock_and_closed_connections() {
     "#,
     );
     c.unblocked();
-    as_client(&mut s, &mut c, "BLPOP l 0");
+    s.exec_as(&mut c, "BLPOP l 0");
     s.engine.client_gone(5);
     assert_eq!(s.engine.blocked_clients(), 0);
     s.run("RPUSH l a");

@@ -156,10 +156,23 @@ impl Session {
         s
     }
 
+    /// A fresh server after `line` ran: where a file's tests start from.
+    pub fn after(line: &str) -> Self {
+        let mut s = Self::new();
+        s.run(line);
+        s
+    }
+
     /// Runs `line` (split with `redis-cli` quoting) and returns the outcome.
     pub fn exec(&mut self, line: &str) -> Outcome {
         let args = split_args(line.as_bytes()).expect("balanced quotes");
         self.engine.execute(&args, &mut self.client, self.now)
+    }
+
+    /// Runs `line` as `client`, another client of the same engine.
+    pub fn exec_as(&mut self, client: &mut ClientCtx, line: &str) -> Outcome {
+        let args = split_args(line.as_bytes()).expect("balanced quotes");
+        self.engine.execute(&args, client, self.now)
     }
 
     /// Runs `line` and returns just the reply.
@@ -201,24 +214,7 @@ impl Session {
     /// ```
     #[track_caller]
     pub fn transcript(&mut self, transcript: &str) {
-        let lines: Vec<&str> = transcript
-            .lines()
-            .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
-            .collect();
-        let indent = lines
-            .iter()
-            .map(|l| l.len() - l.trim_start().len())
-            .min()
-            .unwrap_or(0);
-        let mut steps: Vec<(&str, Vec<&str>)> = Vec::new();
-        for line in lines.iter().map(|l| &l[indent..]) {
-            match (line.strip_prefix("> "), steps.last_mut()) {
-                (Some(command), _) => steps.push((command, Vec::new())),
-                (None, Some((_, reply))) => reply.push(line),
-                (None, None) => panic!("a reply before any command: {line}"),
-            }
-        }
-        for (step, (line, expected)) in steps.into_iter().enumerate() {
+        for (step, (line, expected)) in steps(transcript).into_iter().enumerate() {
             let expected = expected.join("\n");
             let actual = cli(&self.run(line));
             if actual != expected {
@@ -228,6 +224,43 @@ impl Session {
                 );
             }
         }
+    }
+
+    /// Runs each command of `transcript`, written as for
+    /// [`Session::transcript`], and checks what it logs instead of its
+    /// reply: the lines after a `> ` line are the commands it logs, one a
+    /// line, or `(nothing)`. A wrong log stops the test naming the step,
+    /// its command, and the log expected and got.
+    ///
+    /// ```text
+    /// > SET k v NX GET
+    /// SET k v
+    /// // did not write
+    /// > SET k w NX
+    /// (nothing)
+    /// ```
+    #[track_caller]
+    pub fn logs(&mut self, transcript: &str) {
+        for (step, (line, mut expected)) in steps(transcript).into_iter().enumerate() {
+            if expected == ["(nothing)"] {
+                expected.clear();
+            }
+            let actual = self.logged(line);
+            if actual != expected {
+                panic!(
+                    "step {step} `{line}`: wrong log\n  \
+                     expected: {expected:?}\n  actual:   {actual:?}"
+                );
+            }
+        }
+    }
+
+    /// Runs each command of `transcript` and checks the reply as it goes
+    /// on the wire (see [`Session::wire`]); written as for
+    /// [`wire_transcript`].
+    #[track_caller]
+    pub fn wire_transcript(&mut self, transcript: &str) {
+        wire_transcript(transcript, |line| self.wire(line));
     }
 
     /// Asserts that each of `lines` is refused with [`WRONGTYPE`]: what a
@@ -248,19 +281,18 @@ impl Session {
 
     /// Runs `line` and returns what it logged, one string per command.
     pub fn logged(&mut self, line: &str) -> Vec<String> {
-        self.exec(line)
-            .effects
-            .commands()
-            .iter()
-            .map(show)
-            .collect()
+        shown(&self.exec(line).effects)
     }
 
-    /// Runs each of `lines` and returns the log they write, header first.
-    pub fn log_lines(&mut self, lines: &[&str]) -> Vec<u8> {
+    /// Runs each command of `commands`, one a line (blank lines and `//`
+    /// comments passed over, as in a transcript), and returns the log
+    /// they write, header first.
+    pub fn log_lines(&mut self, commands: &str) -> Vec<u8> {
         let mut log = HEADER.to_vec();
-        for line in lines {
-            log.extend(self.exec(line).effects.to_bytes());
+        for line in commands.lines().map(str::trim) {
+            if !line.is_empty() && !line.starts_with("//") {
+                log.extend(self.exec(line).effects.to_bytes());
+            }
         }
         log
     }
@@ -307,6 +339,54 @@ impl Session {
     }
 }
 
+/// The steps of a transcript (see [`Session::transcript`]): each `> `
+/// line's command with the lines after it; `//` lines, blank lines and the
+/// common indentation passed over.
+fn steps(transcript: &str) -> Vec<(&str, Vec<&str>)> {
+    let lines: Vec<&str> = transcript
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.trim_start().starts_with("//"))
+        .collect();
+    let indent = lines
+        .iter()
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    let mut steps: Vec<(&str, Vec<&str>)> = Vec::new();
+    for line in lines.iter().map(|l| &l[indent..]) {
+        match (line.strip_prefix("> "), steps.last_mut()) {
+            (Some(command), _) => steps.push((command, Vec::new())),
+            (None, Some((_, reply))) => reply.push(line),
+            (None, None) => panic!("a reply before any command: {line}"),
+        }
+    }
+    steps
+}
+
+/// Checks the bytes `wire` sends for each command of `transcript`, written
+/// as for [`Session::transcript`] but with the reply's protocol lines, as
+/// `nc` shows them: one line each, without their `\r\n`.
+///
+/// ```text
+/// > SMEMBERS s
+/// ~1
+/// $1
+/// a
+/// ```
+#[track_caller]
+pub(super) fn wire_transcript(transcript: &str, mut wire: impl FnMut(&str) -> String) {
+    for (step, (line, expected)) in steps(transcript).into_iter().enumerate() {
+        let expected: String = expected.iter().map(|l| format!("{l}\r\n")).collect();
+        let actual = wire(line);
+        if actual != expected {
+            panic!(
+                "step {step} `{line}`: wrong reply\n  \
+                 expected: {expected:?}\n  actual:   {actual:?}"
+            );
+        }
+    }
+}
+
 /// Runs `transcript` (see [`Session::transcript`]) on a fresh server: a
 /// test that is one session from the start.
 #[track_caller]
@@ -321,6 +401,11 @@ pub(super) fn show(args: &Args) -> String {
         .map(|a| String::from_utf8_lossy(a).into_owned())
         .collect();
     words.join(" ")
+}
+
+/// The commands `effects` log, each as one readable line (see [`show`]).
+pub(super) fn shown(effects: &Effects) -> Vec<String> {
+    effects.commands().iter().map(show).collect()
 }
 
 /// `reply` as `redis-cli` shows it, from the RESP2 it encodes to (two
@@ -428,6 +513,16 @@ pub(super) fn array(items: &[Reply]) -> Reply {
 
 pub(super) fn bulks(items: &[&str]) -> Reply {
     Reply::array(items.iter().map(|s| bulk(s)).collect())
+}
+
+/// Asserts that `reply` is one of the bulk strings `choices`: what a
+/// random pick of one must be.
+#[track_caller]
+pub(super) fn assert_one_of(reply: Reply, choices: &[&str]) {
+    assert!(
+        choices.iter().any(|c| reply == bulk(c)),
+        "{reply:?} is none of {choices:?}"
+    );
 }
 
 /// The bulk strings of an array reply, in order (`nil` for a missing

@@ -6,21 +6,14 @@ use alloc::vec::Vec;
 
 use super::Session;
 use crate::commands::ClientCtx;
-use crate::resp::split_args;
 
 /// A session with a subscriber to every channel and the given setting.
 pub(super) fn listening(setting: &str) -> Session {
     let mut s = Session::new();
     let mut sub = ClientCtx::new(99);
-    let args = split_args(b"PSUBSCRIBE *").unwrap();
-    s.engine.execute(&args, &mut sub, s.now);
-    let set =
-        split_args(format!("CONFIG SET notify-keyspace-events {setting}").as_bytes()).unwrap();
-    assert!(!s
-        .engine
-        .execute(&set, &mut s.client, s.now)
-        .reply
-        .is_error());
+    s.exec_as(&mut sub, "PSUBSCRIBE *");
+    let set = format!("CONFIG SET notify-keyspace-events {setting}");
+    assert!(!s.run(&set).is_error());
     s
 }
 
@@ -130,8 +123,7 @@ fn new_keys_come_before_the_change_that_made_them() {
 
 #[test]
 fn the_setting_reads_back_and_bad_classes_are_refused() {
-    let mut s = Session::new();
-    s.run("CONFIG SET notify-keyspace-events KA");
+    let mut s = Session::after("CONFIG SET notify-keyspace-events KA");
     assert_eq!(
         s.run("CONFIG GET notify-keyspace-events"),
         super::bulks(&["notify-keyspace-events", "AK"])

@@ -29,38 +29,58 @@ fn relative_expiry_is_logged_as_absolute() {
         s.logged("PEXPIRE k 3"),
         [format!("PEXPIREAT k {}", now + 3)]
     );
-    assert_eq!(s.logged("EXPIREAT k 5000"), ["PEXPIREAT k 5000000"]);
-    assert_eq!(s.logged("PERSIST k"), ["PERSIST k"]);
-    assert_eq!(
-        s.logged("PERSIST k"),
-        Vec::<String>::new(),
-        "nothing to remove"
+    s.logs(
+        r#"
+        > EXPIREAT k 5000
+        PEXPIREAT k 5000000
+        > PERSIST k
+        PERSIST k
+        // nothing to remove
+        > PERSIST k
+        (nothing)
+    "#,
     );
 }
 
 #[test]
 fn conditional_writes_are_logged_unconditionally() {
     let mut s = Session::new();
-    assert_eq!(s.logged("SET k v NX GET"), ["SET k v"]);
-    assert_eq!(
-        s.logged("SET k w NX"),
-        Vec::<String>::new(),
-        "did not write"
+    s.logs(
+        r#"
+        > SET k v NX GET
+        SET k v
+        // did not write
+        > SET k w NX
+        (nothing)
+        > SET k w XX GET
+        SET k w
+        > SET k x KEEPTTL
+        SET k x KEEPTTL
+        > SETNX k y
+        (nothing)
+        > SETNX j y
+        SET j y
+        > GETSET j z
+        SET j z
+    "#,
     );
-    assert_eq!(s.logged("SET k w XX GET"), ["SET k w"]);
-    assert_eq!(s.logged("SET k x KEEPTTL"), ["SET k x KEEPTTL"]);
-    assert_eq!(s.logged("SETNX k y"), Vec::<String>::new());
-    assert_eq!(s.logged("SETNX j y"), ["SET j y"]);
-    assert_eq!(s.logged("GETSET j z"), ["SET j z"]);
 }
 
 #[test]
 fn counters_log_their_result() {
     let mut s = Session::new();
-    assert_eq!(s.logged("INCR n"), ["SET n 1 KEEPTTL"]);
-    assert_eq!(s.logged("INCRBY n 10"), ["SET n 11 KEEPTTL"]);
-    assert_eq!(s.logged("DECRBY n 20"), ["SET n -9 KEEPTTL"]);
-    assert_eq!(s.logged("DECR n"), ["SET n -10 KEEPTTL"]);
+    s.logs(
+        r#"
+        > INCR n
+        SET n 1 KEEPTTL
+        > INCRBY n 10
+        SET n 11 KEEPTTL
+        > DECRBY n 20
+        SET n -9 KEEPTTL
+        > DECR n
+        SET n -10 KEEPTTL
+    "#,
+    );
     s.run("SET text abc");
     assert_eq!(
         s.logged("INCR text"),
@@ -71,29 +91,48 @@ fn counters_log_their_result() {
 
 #[test]
 fn deletes_log_only_what_existed() {
-    let mut s = Session::new();
-    s.run("MSET a 1 b 2");
-    assert_eq!(s.logged("DEL a missing b"), ["DEL a b"]);
-    assert_eq!(s.logged("DEL a"), Vec::<String>::new());
-    assert_eq!(s.logged("FLUSHDB"), ["FLUSHDB"]);
-    assert_eq!(s.logged("FLUSHALL"), ["FLUSHALL"]);
+    let mut s = Session::after("MSET a 1 b 2");
+    s.logs(
+        r#"
+        > DEL a missing b
+        DEL a b
+        > DEL a
+        (nothing)
+        > FLUSHDB
+        FLUSHDB
+        > FLUSHALL
+        FLUSHALL
+    "#,
+    );
 }
 
 #[test]
 fn other_writes_log_as_given() {
     let mut s = Session::new();
-    assert_eq!(s.logged("APPEND k abc"), ["APPEND k abc"]);
-    assert_eq!(s.logged("mset a 1 b 2"), ["MSET a 1 b 2"]);
+    s.logs(
+        r#"
+        > APPEND k abc
+        APPEND k abc
+        > mset a 1 b 2
+        MSET a 1 b 2
+    "#,
+    );
 }
 
 #[test]
 fn reads_log_nothing_unless_they_expire_a_key() {
-    let mut s = Session::new();
-    s.run("SET k v PX 10");
+    let mut s = Session::after("SET k v PX 10");
     assert_eq!(s.logged("GET k"), Vec::<String>::new());
     s.advance(11);
-    assert_eq!(s.logged("GET k"), ["DEL k"], "lazy expiry is logged");
-    assert_eq!(s.logged("GET k"), Vec::<String>::new());
+    s.logs(
+        r#"
+        // lazy expiry is logged
+        > GET k
+        DEL k
+        > GET k
+        (nothing)
+    "#,
+    );
     s.run("SET n 5 PX 10");
     s.advance(11);
     assert_eq!(
@@ -295,8 +334,7 @@ fn a_rewrite_in_steps_with_writes_in_between_replays_to_the_end_state() {
 
 #[test]
 fn appends_are_logged_as_they_are_while_a_rewrite_runs() {
-    let mut s = Session::new();
-    s.run("SET k abc EX 60");
+    let mut s = Session::after("SET k abc EX 60");
     s.engine.aof_rewrite_started(s.now);
     assert_eq!(s.logged("APPEND k de"), ["APPEND k de"]);
     let new_log = s.rewrite(1, |_| Effects::default());
@@ -492,8 +530,7 @@ fn a_logged_value_stays_as_logged_until_the_log_lets_it_go() {
 
 #[test]
 fn while_the_log_cannot_be_written_writes_are_refused_and_reads_served() {
-    let mut s = Session::new();
-    s.run("SET k v");
+    let mut s = Session::after("SET k v");
     s.engine
         .log_write_failed("log full: 2000 bytes needed, its extent holds 1024");
     for write in ["SET k w", "DEL k", "FLUSHALL", "INCR n", "EXPIRE k 10"] {

@@ -4,7 +4,7 @@ use alloc::vec;
 
 use super::Session;
 use crate::commands::ClientCtx;
-use crate::resp::{split_args, Reply};
+use crate::resp::Reply;
 
 fn bulk(s: &str) -> Reply {
     Reply::bulk(s.as_bytes())
@@ -16,8 +16,7 @@ fn confirm(kind: &str, name: &str, n: i64) -> Reply {
 
 /// Runs `line` as `client` on `s`'s engine.
 fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Reply {
-    let args = split_args(line.as_bytes()).unwrap();
-    s.engine.execute(&args, client, s.now).reply
+    s.exec_as(client, line).reply
 }
 
 #[test]

@@ -5,9 +5,7 @@ use super::Session;
 
 /// A RESP3 session: `HELLO 3` sent.
 fn resp3() -> Session {
-    let mut s = Session::new();
-    s.run("HELLO 3");
-    s
+    Session::after("HELLO 3")
 }
 
 #[test]
@@ -23,133 +21,301 @@ fn hello_3_switches_the_connection_and_answers_a_map() {
         "{hello:?}"
     );
     assert!(hello.ends_with("$4\r\nmode\r\n$10\r\nstandalone\r\n$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n"), "{hello:?}");
-    assert_eq!(s.wire("GET missing"), "_\r\n");
+    s.wire_transcript(
+        r#"
+        > GET missing
+        _
+    "#,
+    );
     // HELLO without a version answers in the protocol spoken.
     assert!(s.wire("HELLO").starts_with("%7\r\n"));
     let back = s.wire("HELLO 2");
     assert!(back.starts_with("*14\r\n$6\r\nserver\r\n"), "{back:?}");
     assert!(back.contains("$5\r\nproto\r\n:2\r\n"), "{back:?}");
-    assert_eq!(s.wire("GET missing"), "$-1\r\n");
+    s.wire_transcript(
+        r#"
+        > GET missing
+        $-1
+    "#,
+    );
     // A refused HELLO leaves the protocol alone.
     s.run("HELLO 3");
     assert!(s.wire("HELLO 4").starts_with("-NOPROTO"));
-    assert_eq!(s.wire("GET missing"), "_\r\n");
+    s.wire_transcript(
+        r#"
+        > GET missing
+        _
+    "#,
+    );
 }
 
 #[test]
 fn reset_goes_back_to_resp2() {
     let mut s = resp3();
-    assert_eq!(s.wire("RESET"), "+RESET\r\n");
-    assert_eq!(s.wire("GET missing"), "$-1\r\n");
+    s.wire_transcript(
+        r#"
+        > RESET
+        +RESET
+        > GET missing
+        $-1
+    "#,
+    );
 }
 
 #[test]
 fn both_nulls_are_one_null() {
     let mut s = resp3();
-    assert_eq!(s.wire("LPOP missing 2"), "_\r\n");
-    assert_eq!(s.wire("ZMPOP 1 missing MIN"), "_\r\n");
-    assert_eq!(s.wire("HGET missing f"), "_\r\n");
+    s.wire_transcript(
+        r#"
+        > LPOP missing 2
+        _
+        > ZMPOP 1 missing MIN
+        _
+        > HGET missing f
+        _
+    "#,
+    );
 }
 
 #[test]
 fn hashes_and_config_are_maps() {
     let mut s = resp3();
-    s.run("HSET h a 1 b 2");
-    assert_eq!(
-        s.wire("HGETALL h"),
-        "%2\r\n$1\r\na\r\n$1\r\n1\r\n$1\r\nb\r\n$1\r\n2\r\n"
-    );
-    assert_eq!(s.wire("HGETALL missing"), "%0\r\n");
-    assert_eq!(
-        s.wire("CONFIG GET maxmemory"),
-        "%1\r\n$9\r\nmaxmemory\r\n$1\r\n0\r\n"
-    );
-    s.run("HSET one f v");
-    assert_eq!(
-        s.wire("HRANDFIELD one 1 WITHVALUES"),
-        "*1\r\n*2\r\n$1\r\nf\r\n$1\r\nv\r\n"
-    );
-    assert_eq!(s.wire("HRANDFIELD one 1"), "*1\r\n$1\r\nf\r\n");
-    assert_eq!(s.wire("COMMAND DOCS"), "%0\r\n");
-    s.run("MSET a ohmytext b mynewtext");
-    assert_eq!(
-        s.wire("LCS a b IDX MINMATCHLEN 4"),
-        "%2\r\n$7\r\nmatches\r\n*1\r\n*2\r\n*2\r\n:4\r\n:7\r\n*2\r\n:5\r\n:8\r\n$3\r\nlen\r\n:6\r\n"
+    s.wire_transcript(
+        r#"
+        > HSET h a 1 b 2
+        :2
+        > HGETALL h
+        %2
+        $1
+        a
+        $1
+        1
+        $1
+        b
+        $1
+        2
+        > HGETALL missing
+        %0
+        > CONFIG GET maxmemory
+        %1
+        $9
+        maxmemory
+        $1
+        0
+        > HSET one f v
+        :1
+        > HRANDFIELD one 1 WITHVALUES
+        *1
+        *2
+        $1
+        f
+        $1
+        v
+        > HRANDFIELD one 1
+        *1
+        $1
+        f
+        > COMMAND DOCS
+        %0
+        > MSET a ohmytext b mynewtext
+        +OK
+        > LCS a b IDX MINMATCHLEN 4
+        %2
+        $7
+        matches
+        *1
+        *2
+        *2
+        :4
+        :7
+        *2
+        :5
+        :8
+        $3
+        len
+        :6
+    "#,
     );
 }
 
 #[test]
 fn set_commands_answer_sets() {
     let mut s = resp3();
-    s.run("SADD s a");
-    s.run("SADD t a");
-    assert_eq!(s.wire("SMEMBERS s"), "~1\r\n$1\r\na\r\n");
-    assert_eq!(s.wire("SMEMBERS missing"), "~0\r\n");
-    assert_eq!(s.wire("SINTER s t"), "~1\r\n$1\r\na\r\n");
-    assert_eq!(s.wire("SUNION s t"), "~1\r\n$1\r\na\r\n");
-    assert_eq!(s.wire("SDIFF s t"), "~0\r\n");
-    assert_eq!(s.wire("SPOP s 5"), "~1\r\n$1\r\na\r\n");
-    assert_eq!(s.wire("SPOP missing 5"), "~0\r\n");
-    // SRANDMEMBER's picks may repeat: an array.
-    assert_eq!(s.wire("SRANDMEMBER t -2"), "*2\r\n$1\r\na\r\n$1\r\na\r\n");
-    // SMISMEMBER answers integers, not booleans, in Redis 7.0.
-    assert_eq!(s.wire("SMISMEMBER t a b"), "*2\r\n:1\r\n:0\r\n");
+    s.wire_transcript(
+        r#"
+        > SADD s a
+        :1
+        > SADD t a
+        :1
+        > SMEMBERS s
+        ~1
+        $1
+        a
+        > SMEMBERS missing
+        ~0
+        > SINTER s t
+        ~1
+        $1
+        a
+        > SUNION s t
+        ~1
+        $1
+        a
+        > SDIFF s t
+        ~0
+        > SPOP s 5
+        ~1
+        $1
+        a
+        > SPOP missing 5
+        ~0
+        // SRANDMEMBER's picks may repeat: an array.
+        > SRANDMEMBER t -2
+        *2
+        $1
+        a
+        $1
+        a
+        // SMISMEMBER answers integers, not booleans, in Redis 7.0.
+        > SMISMEMBER t a b
+        *2
+        :1
+        :0
+    "#,
+    );
 }
 
 #[test]
 fn scores_are_doubles_and_withscores_pairs() {
     let mut s = resp3();
-    s.run("ZADD z 1.5 a 3 b");
-    assert_eq!(s.wire("ZSCORE z a"), ",1.5\r\n");
-    assert_eq!(s.wire("ZSCORE z nope"), "_\r\n");
-    assert_eq!(s.wire("ZMSCORE z b nope"), "*2\r\n,3\r\n_\r\n");
-    assert_eq!(s.wire("ZINCRBY z 1 a"), ",2.5\r\n");
-    assert_eq!(s.wire("ZADD z INCR 1 a"), ",3.5\r\n");
-    assert_eq!(
-        s.wire("ZRANGE z 0 -1 WITHSCORES"),
-        "*2\r\n*2\r\n$1\r\nb\r\n,3\r\n*2\r\n$1\r\na\r\n,3.5\r\n"
+    s.wire_transcript(
+        r#"
+        > ZADD z 1.5 a 3 b
+        :2
+        > ZSCORE z a
+        ,1.5
+        > ZSCORE z nope
+        _
+        > ZMSCORE z b nope
+        *2
+        ,3
+        _
+        > ZINCRBY z 1 a
+        ,2.5
+        > ZADD z INCR 1 a
+        ,3.5
+        > ZRANGE z 0 -1 WITHSCORES
+        *2
+        *2
+        $1
+        b
+        ,3
+        *2
+        $1
+        a
+        ,3.5
+        > ZRANGE z 0 0
+        *1
+        $1
+        b
+        > ZUNION 1 z WITHSCORES
+        *2
+        *2
+        $1
+        b
+        ,3
+        *2
+        $1
+        a
+        ,3.5
+        // A scan's batch is strings only.
+        > ZSCAN z 0
+        *2
+        $1
+        0
+        *4
+        $1
+        b
+        $1
+        3
+        $1
+        a
+        $3
+        3.5
+        // Without a count, one flat pair; with one, an array of pairs.
+        > ZPOPMIN z
+        *2
+        $1
+        b
+        ,3
+        > ZADD z 4 c
+        :1
+        > ZPOPMAX z 1
+        *1
+        *2
+        $1
+        c
+        ,4
+        > ZMPOP 1 z MIN
+        *2
+        $1
+        z
+        *1
+        *2
+        $1
+        a
+        ,3.5
+        > ZADD z 1e300 big -inf low
+        :2
+        > BZPOPMIN z 0
+        *3
+        $1
+        z
+        $3
+        low
+        ,-inf
+        > ZSCORE z big
+        ,1.0000000000000001e+300
+        // INCRBYFLOAT answers a bulk string in RESP3 too.
+        > INCRBYFLOAT f 1.5
+        $3
+        1.5
+    "#,
     );
-    assert_eq!(s.wire("ZRANGE z 0 0"), "*1\r\n$1\r\nb\r\n");
-    assert_eq!(
-        s.wire("ZUNION 1 z WITHSCORES"),
-        "*2\r\n*2\r\n$1\r\nb\r\n,3\r\n*2\r\n$1\r\na\r\n,3.5\r\n"
-    );
-    // A scan's batch is strings only.
-    assert_eq!(
-        s.wire("ZSCAN z 0"),
-        "*2\r\n$1\r\n0\r\n*4\r\n$1\r\nb\r\n$1\r\n3\r\n$1\r\na\r\n$3\r\n3.5\r\n"
-    );
-    // Without a count, one flat pair; with one, an array of pairs.
-    assert_eq!(s.wire("ZPOPMIN z"), "*2\r\n$1\r\nb\r\n,3\r\n");
-    s.run("ZADD z 4 c");
-    assert_eq!(s.wire("ZPOPMAX z 1"), "*1\r\n*2\r\n$1\r\nc\r\n,4\r\n");
-    assert_eq!(
-        s.wire("ZMPOP 1 z MIN"),
-        "*2\r\n$1\r\nz\r\n*1\r\n*2\r\n$1\r\na\r\n,3.5\r\n"
-    );
-    s.run("ZADD z 1e300 big -inf low");
-    assert_eq!(
-        s.wire("BZPOPMIN z 0"),
-        "*3\r\n$1\r\nz\r\n$3\r\nlow\r\n,-inf\r\n"
-    );
-    assert_eq!(s.wire("ZSCORE z big"), ",1.0000000000000001e+300\r\n");
-    // INCRBYFLOAT answers a bulk string in RESP3 too.
-    assert_eq!(s.wire("INCRBYFLOAT f 1.5"), "$3\r\n1.5\r\n");
 }
 
 #[test]
 fn the_same_replies_keep_their_resp2_shapes() {
     let mut s = Session::new();
-    s.run("ZADD z 1.5 a");
-    s.run("HSET h f v");
-    s.run("SADD s m");
-    assert_eq!(s.wire("ZSCORE z a"), "$3\r\n1.5\r\n");
-    assert_eq!(
-        s.wire("ZRANGE z 0 -1 WITHSCORES"),
-        "*2\r\n$1\r\na\r\n$3\r\n1.5\r\n"
+    s.wire_transcript(
+        r#"
+        > ZADD z 1.5 a
+        :1
+        > HSET h f v
+        :1
+        > SADD s m
+        :1
+        > ZSCORE z a
+        $3
+        1.5
+        > ZRANGE z 0 -1 WITHSCORES
+        *2
+        $1
+        a
+        $3
+        1.5
+        > HGETALL h
+        *2
+        $1
+        f
+        $1
+        v
+        > SMEMBERS s
+        *1
+        $1
+        m
+    "#,
     );
-    assert_eq!(s.wire("HGETALL h"), "*2\r\n$1\r\nf\r\n$1\r\nv\r\n");
-    assert_eq!(s.wire("SMEMBERS s"), "*1\r\n$1\r\nm\r\n");
     assert!(s.wire("INFO server").starts_with("$"));
     assert!(s
         .wire("SUBSCRIBE c")
@@ -178,16 +344,33 @@ fn text_for_humans_is_verbatim() {
 #[test]
 fn pubsub_confirmations_are_pushes_and_other_commands_run() {
     let mut s = resp3();
-    assert_eq!(
-        s.wire("SUBSCRIBE a b"),
-        ">3\r\n$9\r\nsubscribe\r\n$1\r\na\r\n:1\r\n>3\r\n$9\r\nsubscribe\r\n$1\r\nb\r\n:2\r\n"
-    );
-    // RESP2 allows only the pub/sub commands here; RESP3 anything.
-    assert_eq!(s.wire("SET k v"), "+OK\r\n");
-    assert_eq!(s.wire("PING"), "+PONG\r\n");
-    assert_eq!(
-        s.wire("PUNSUBSCRIBE"),
-        ">3\r\n$12\r\npunsubscribe\r\n_\r\n:2\r\n"
+    s.wire_transcript(
+        r#"
+        > SUBSCRIBE a b
+        >3
+        $9
+        subscribe
+        $1
+        a
+        :1
+        >3
+        $9
+        subscribe
+        $1
+        b
+        :2
+        // RESP2 allows only the pub/sub commands here; RESP3 anything.
+        > SET k v
+        +OK
+        > PING
+        +PONG
+        > PUNSUBSCRIBE
+        >3
+        $12
+        punsubscribe
+        _
+        :2
+    "#,
     );
 }
 
@@ -195,26 +378,52 @@ fn pubsub_confirmations_are_pushes_and_other_commands_run() {
 #[test]
 fn shard_confirmations_are_pushes_too() {
     let mut s = resp3();
-    assert_eq!(
-        s.wire("SSUBSCRIBE a b"),
-        ">3\r\n$10\r\nssubscribe\r\n$1\r\na\r\n:1\r\n>3\r\n$10\r\nssubscribe\r\n$1\r\nb\r\n:2\r\n"
-    );
-    assert_eq!(
-        s.wire("SUBSCRIBE c"),
-        ">3\r\n$9\r\nsubscribe\r\n$1\r\nc\r\n:1\r\n"
-    );
-    assert_eq!(s.wire("GET k"), "_\r\n");
-    assert_eq!(s.wire("PING"), "+PONG\r\n");
-    assert_eq!(
-        s.wire("SUNSUBSCRIBE a"),
-        ">3\r\n$12\r\nsunsubscribe\r\n$1\r\na\r\n:1\r\n"
-    );
-    assert_eq!(
-        s.wire("SUNSUBSCRIBE"),
-        ">3\r\n$12\r\nsunsubscribe\r\n$1\r\nb\r\n:0\r\n"
-    );
-    assert_eq!(
-        s.wire("SUNSUBSCRIBE"),
-        ">3\r\n$12\r\nsunsubscribe\r\n_\r\n:0\r\n"
+    s.wire_transcript(
+        r#"
+        > SSUBSCRIBE a b
+        >3
+        $10
+        ssubscribe
+        $1
+        a
+        :1
+        >3
+        $10
+        ssubscribe
+        $1
+        b
+        :2
+        > SUBSCRIBE c
+        >3
+        $9
+        subscribe
+        $1
+        c
+        :1
+        > GET k
+        _
+        > PING
+        +PONG
+        > SUNSUBSCRIBE a
+        >3
+        $12
+        sunsubscribe
+        $1
+        a
+        :1
+        > SUNSUBSCRIBE
+        >3
+        $12
+        sunsubscribe
+        $1
+        b
+        :0
+        > SUNSUBSCRIBE
+        >3
+        $12
+        sunsubscribe
+        _
+        :0
+    "#,
     );
 }

@@ -316,8 +316,7 @@ fn info_sections() {
 
 #[test]
 fn resetstat_zeroes_counters() {
-    let mut s = Session::new();
-    s.run("GET missing");
+    let mut s = Session::after("GET missing");
     assert_eq!(s.run("CONFIG RESETSTAT"), ok());
     assert_eq!(s.engine.stats().keyspace_misses, 0);
 }
@@ -366,8 +365,7 @@ fn info_commandstats_counts_calls_refusals_and_failures() {
 
 #[test]
 fn info_sections_default_all_and_named() {
-    let mut s = Session::new();
-    s.run("PING");
+    let mut s = Session::after("PING");
     let default = text(s.run("INFO"));
     assert!(default.contains("# Replication\r\nrole:master\r\n"));
     assert!(default.contains("master_repl_offset:0\r\n"));
@@ -698,8 +696,7 @@ fn the_latency_monitor_records_commands_over_the_threshold() {
 
 #[test]
 fn transactions_are_counted_as_redis_counts_them() {
-    let mut s = Session::new();
-    s.run("CONFIG RESETSTAT");
+    let mut s = Session::after("CONFIG RESETSTAT");
     for line in [
         "MULTI", "SET a b", "AUTH a", "EXEC", "EXEC", "MULTI", "SET", "EXEC",
     ] {

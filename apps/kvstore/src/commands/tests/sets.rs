@@ -65,9 +65,10 @@ fn sadd_scard_sismember_smismember_smembers() {
 #[test]
 fn srem_removes_members_and_the_last_one_takes_the_key() {
     let mut s = Session::new();
-    s.run("SADD myset a b c d");
     s.transcript(
         r#"
+        > SADD myset a b c d
+        (integer) 4
         > SREM myset k k k
         (integer) 0
         > SREM myset b d x y b
@@ -76,9 +77,10 @@ fn srem_removes_members_and_the_last_one_takes_the_key() {
     );
     assert_eq!(sorted(s.run("SMEMBERS myset")), ["a", "c"]);
     assert_eq!(s.run("SREM nokey a"), int(0));
-    s.run("SADD nums 1 2 3");
     s.transcript(
         r#"
+        > SADD nums 1 2 3
+        (integer) 3
         > SREM nums 1 2 3 4 5 6 7 8
         (integer) 3
         // an empty set is no key
@@ -96,13 +98,13 @@ fn srem_removes_members_and_the_last_one_takes_the_key() {
 #[test]
 fn integer_sets_are_intsets_up_to_the_configured_size() {
     let mut s = Session::new();
-    assert_eq!(
-        s.run("CONFIG GET set-max-intset-entries"),
-        bulks(&["set-max-intset-entries", "512"])
-    );
-    s.run("SADD nums 17 16 -3");
     s.transcript(
         r#"
+        > CONFIG GET set-max-intset-entries
+        1) "set-max-intset-entries"
+        2) "512"
+        > SADD nums 17 16 -3
+        (integer) 3
         > OBJECT ENCODING nums
         "intset"
         // sorted
@@ -123,31 +125,26 @@ fn integer_sets_are_intsets_up_to_the_configured_size() {
         bulk("hashtable"),
         "no way back"
     );
-    s.run("SADD big 213244124402402314402033402");
     s.transcript(
         r#"
+        > SADD big 213244124402402314402033402
+        (integer) 1
         // past 64 bits
         > OBJECT ENCODING big
         "hashtable"
         > SISMEMBER big 213244124402402314402033402
         (integer) 1
-    "#,
-    );
-    // Small sets of strings are hash tables too (Redis 7.0 has no
-    // listpack sets).
-    s.run("SADD words foo");
-    s.transcript(
-        r#"
+        // Small sets of strings are hash tables too (Redis 7.0 has no
+        // listpack sets).
+        > SADD words foo
+        (integer) 1
         > OBJECT ENCODING words
         "hashtable"
         // One integer past the limit converts.
         > CONFIG SET set-max-intset-entries 4
         OK
-    "#,
-    );
-    s.run("SADD four 1 2 3 4");
-    s.transcript(
-        r#"
+        > SADD four 1 2 3 4
+        (integer) 4
         > OBJECT ENCODING four
         "intset"
         > SADD four 5
@@ -220,12 +217,8 @@ fn wrong_types_are_refused_both_ways() {
 
 #[test]
 fn srandmember_picks_members_at_random() {
-    let mut s = Session::new();
-    s.run("SADD myset a b c");
-    let Reply::Bulk(Some(one)) = s.run("SRANDMEMBER myset") else {
-        panic!("one member");
-    };
-    assert!([&b"a"[..], b"b", b"c"].contains(&one.as_slice()));
+    let mut s = Session::after("SADD myset a b c");
+    assert_one_of(s.run("SRANDMEMBER myset"), &["a", "b", "c"]);
     s.transcript(
         r#"
         > SRANDMEMBER nokey
@@ -266,8 +259,7 @@ fn srandmember_picks_members_at_random() {
 
 #[test]
 fn srandmember_errors_and_limits() {
-    let mut s = Session::new();
-    s.run("SADD myset a");
+    let mut s = Session::after("SADD myset a");
     s.transcript(r#"
         > SRANDMEMBER myset -9223372036854775808
         (error) ERR value is out of range, value must between -9223372036854775807 and 9223372036854775807
@@ -291,15 +283,13 @@ fn srandmember_errors_and_limits() {
 
 #[test]
 fn spop_removes_what_it_returns_and_logs_it() {
-    let mut s = Session::new();
-    s.run("SADD myset a b c");
+    let mut s = Session::after("SADD myset a b c");
     let out = s.exec("SPOP myset");
     let Reply::Bulk(Some(popped)) = out.reply else {
         panic!("a member");
     };
     let popped = String::from_utf8(popped).unwrap();
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, [format!("SREM myset {popped}")]);
+    assert_eq!(shown(&out.effects), [format!("SREM myset {popped}")]);
     assert_eq!(s.run("SCARD myset"), int(2));
     assert_eq!(
         s.run(&format!("SISMEMBER myset {popped}")),
@@ -311,8 +301,10 @@ fn spop_removes_what_it_returns_and_logs_it() {
     let out = s.exec("SPOP nums 3");
     let taken = words(out.reply);
     assert_eq!(taken.len(), 3);
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, [format!("SREM nums {}", taken.join(" "))]);
+    assert_eq!(
+        shown(&out.effects),
+        [format!("SREM nums {}", taken.join(" "))]
+    );
     s.transcript(
         r#"
         > SCARD nums
@@ -324,8 +316,7 @@ fn spop_removes_what_it_returns_and_logs_it() {
     // All of it: the key goes, logged as DEL.
     let out = s.exec("SPOP nums 100");
     assert_eq!(words(out.reply).len(), 7);
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["DEL nums"]);
+    assert_eq!(shown(&out.effects), ["DEL nums"]);
     s.transcript(
         r#"
         > EXISTS nums
@@ -342,13 +333,11 @@ fn spop_removes_what_it_returns_and_logs_it() {
         (error) ERR value is out of range, must be positive
         > SPOP myset 1 2
         (error) ERR syntax error
-    "#,
-    );
-    // The last member takes the key.
-    s.run("DEL one");
-    s.run("SADD one x");
-    s.transcript(
-        r#"
+        // The last member takes the key.
+        > DEL one
+        (integer) 0
+        > SADD one x
+        (integer) 1
         > SPOP one
         "x"
         > EXISTS one
@@ -395,10 +384,12 @@ fn smove_moves_a_member_between_sets() {
     s.run("SADD to x");
     s.run("WATCH to");
     assert_eq!(s.run("SMOVE from to x"), int(1));
-    s.run("MULTI");
-    s.run("SCARD to");
     s.transcript(
         r#"
+        > MULTI
+        OK
+        > SCARD to
+        QUEUED
         > EXEC
         1) (integer) 1
         > SMEMBERS from
@@ -505,12 +496,16 @@ fn stores_replace_or_delete_the_destination() {
     assert_eq!(s.logged("SINTERSTORE res nokey1 nokey2"), ["DEL res"]);
     assert_eq!(s.run("EXISTS res"), int(0));
     assert_eq!(s.logged("SUNIONSTORE res nokey1"), Vec::<String>::new());
-    s.run("SADD a x y");
-    s.run("SADD b y z");
-    s.run("SET res string");
-    s.run("EXPIRE res 100");
     s.transcript(
         r#"
+        > SADD a x y
+        (integer) 2
+        > SADD b y z
+        (integer) 2
+        > SET res string
+        OK
+        > EXPIRE res 100
+        (integer) 1
         > SDIFFSTORE res a b
         (integer) 1
         // the old key's expiry went with it
@@ -593,10 +588,11 @@ fn sscan_walks_every_member() {
     };
     assert_eq!(parts[0], bulk("0"));
     assert_eq!(words(parts[1].clone()).len(), 10);
-    // An intset comes whole.
-    s.run("SADD nums 3 1 2");
     s.transcript(
         r#"
+        // An intset comes whole.
+        > SADD nums 3 1 2
+        (integer) 3
         > SSCAN nums 0 COUNT 1
         1) "0"
         2) 1) "1"
@@ -618,10 +614,12 @@ fn sscan_walks_every_member() {
 #[test]
 fn set_keys_expire_copy_rename_and_move_like_any_key() {
     let mut s = Session::new();
-    s.run("SADD s a b");
-    s.run("PEXPIRE s 5000");
     s.transcript(
         r#"
+        > SADD s a b
+        (integer) 2
+        > PEXPIRE s 5000
+        (integer) 1
         > SADD s c
         (integer) 1
         // a change keeps the TTL
@@ -683,8 +681,7 @@ fn sets_count_toward_maxmemory() {
     "#,
     );
     // Intsets cost eight bytes a member.
-    let mut s = Session::new();
-    s.run("SADD n 1 2 3");
+    let mut s = Session::after("SADD n 1 2 3");
     assert_eq!(
         s.engine.store().used_memory(),
         Store::cost(1, 3 * INT_MEMBER_SIZE)
@@ -703,36 +700,61 @@ fn transactions_queue_set_commands() {
     assert_eq!(s.run("SPOP myset"), Reply::Simple("QUEUED".into()));
     let out = s.exec("EXEC");
     assert_eq!(out.reply, array(&[bulk("a")]));
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["SREM myset a"]);
+    assert_eq!(shown(&out.effects), ["SREM myset a"]);
     assert_eq!(s.run("EXISTS myset"), int(0));
 }
 
 #[test]
 fn set_writes_log_their_effect() {
     let mut s = Session::new();
-    assert_eq!(s.logged("SADD s a b a"), ["SADD s a b a"]);
-    assert_eq!(s.logged("SADD s a"), Vec::<String>::new(), "nothing new");
-    assert_eq!(s.logged("SREM s a nope"), ["SREM s a"]);
-    assert_eq!(s.logged("SREM s nope"), Vec::<String>::new());
-    assert_eq!(s.logged("SMOVE s t nope"), Vec::<String>::new());
-    assert_eq!(s.logged("SINTER s t"), Vec::<String>::new(), "reads");
+    s.logs(
+        r#"
+        > SADD s a b a
+        SADD s a b a
+        // nothing new
+        > SADD s a
+        (nothing)
+        > SREM s a nope
+        SREM s a
+        > SREM s nope
+        (nothing)
+        > SMOVE s t nope
+        (nothing)
+        // reads
+        > SINTER s t
+        (nothing)
+    "#,
+    );
 }
 
 #[test]
 fn while_a_rewrite_runs_set_changes_are_logged_as_they_are() {
-    let mut s = Session::new();
-    s.run("SADD s a b");
+    let mut s = Session::after("SADD s a b");
     s.engine.aof_rewrite_started(s.now);
-    assert_eq!(s.logged("SADD s c"), ["SADD s c"]);
-    // A move out of a set the new log does not hold yet would move
-    // nothing there: a removal and an add.
-    assert_eq!(s.logged("SMOVE s t a"), ["SREM s a", "SADD t a"]);
-    // Emptied: a DEL after, as the new log's copy may hold other members.
-    assert_eq!(s.logged("SREM s b c"), ["SREM s b c", "DEL s"]);
+    s.logs(
+        r#"
+        > SADD s c
+        SADD s c
+        // A move out of a set the new log does not hold yet would move
+        // nothing there: a removal and an add.
+        > SMOVE s t a
+        SREM s a
+        SADD t a
+        // Emptied: a DEL after, as the new log's copy may hold other members.
+        > SREM s b c
+        SREM s b c
+        DEL s
+    "#,
+    );
     while !s.engine.aof_rewrite_step(1, &mut Vec::new()) {}
-    assert_eq!(s.logged("SMOVE t s a"), ["SMOVE t s a"]);
-    assert_eq!(s.logged("SREM s a"), ["SREM s a"]);
+    s.logs(
+        r#"
+        > SMOVE t s a
+        SMOVE t s a
+        > SREM s a
+        SREM s a
+    "#,
+    );
     s.engine.aof_rewrite_finished(Some(0), 0);
 }
 
@@ -758,19 +780,21 @@ fn a_rewrite_writes_a_large_set_in_records_of_128() {
 #[test]
 fn the_log_reproduces_sets() {
     let mut s = Session::new();
-    let log = s.log_lines(&[
-        "SADD s a b c d e f",
-        "SADD n 1 2 3 4 5",
-        "SPOP s",
-        "SPOP n 2",
-        "SREM s a",
-        "SMOVE s n b",
-        "SMOVE n fresh 1",
-        "SINTERSTORE i s n",
-        "SUNIONSTORE u s n fresh",
-        "SDIFFSTORE d u s",
-        "SPOP fresh 10",
-    ]);
+    let log = s.log_lines(
+        r#"
+        SADD s a b c d e f
+        SADD n 1 2 3 4 5
+        SPOP s
+        SPOP n 2
+        SREM s a
+        SMOVE s n b
+        SMOVE n fresh 1
+        SINTERSTORE i s n
+        SUNIONSTORE u s n fresh
+        SDIFFSTORE d u s
+        SPOP fresh 10
+    "#,
+    );
     s.assert_reloads(&log);
 }
 

@@ -9,11 +9,6 @@ use super::*;
 use crate::aof::{rewrite, HEADER};
 use faultline_rng::Rng;
 
-fn as_client(s: &mut Session, client: &mut ClientCtx, line: &str) -> Outcome {
-    let args = split_args(line.as_bytes()).unwrap();
-    s.engine.execute(&args, client, s.now)
-}
-
 /// An entry reply: `[id, [field, value, ...]]`.
 fn entry(id: &str, fields: &[&str]) -> Reply {
     array(&[bulk(id), bulks(fields)])
@@ -88,8 +83,7 @@ fn xadd_picks_ids_and_xrange_reads_them() {
 
 #[test]
 fn errors_are_worded_as_redis_words_them() {
-    let mut s = Session::new();
-    s.run("XADD s 5-5 a b");
+    let mut s = Session::after("XADD s 5-5 a b");
     for (line, error) in [
         ("XADD s 0-0 a b", "ERR The ID specified in XADD must be greater than 0-0"),
         ("XADD s 5-5 a b", "ERR The ID specified in XADD is equal or smaller than the target stream top item"),
@@ -129,8 +123,7 @@ fn errors_are_worded_as_redis_words_them() {
 
 #[test]
 fn trims_exactly_or_by_whole_nodes() {
-    let mut s = Session::new();
-    s.run("CONFIG SET stream-node-max-entries 10");
+    let mut s = Session::after("CONFIG SET stream-node-max-entries 10");
     for i in 1..=100 {
         s.run(&format!("XADD s {i} f v"));
     }
@@ -208,10 +201,10 @@ fn xread_reads_after_ids_and_blocks_until_xadd() {
     assert_eq!(s.wire("XREAD STREAMS a $"), "_\r\n");
     // Blocking: `$` is the last ID when the client blocked.
     let mut c = ClientCtx::new(1);
-    let out = as_client(&mut s, &mut c, "XREAD BLOCK 0 STREAMS b a $ $");
+    let out = s.exec_as(&mut c, "XREAD BLOCK 0 STREAMS b a $ $");
     assert!(c.is_blocked() && out.effects.is_empty());
     let mut d = ClientCtx::new(2);
-    as_client(&mut s, &mut d, "XREAD BLOCK 100 STREAMS a $");
+    s.exec_as(&mut d, "XREAD BLOCK 100 STREAMS a $");
     s.run("XADD b 5 g 5");
     assert_eq!(
         s.engine.take_unblocked(),
@@ -409,11 +402,8 @@ fn groups_deliver_track_pending_and_claim() {
            2) "carl"
            3) (integer) 0
            4) (integer) 1
-    "#,
-    );
-    s.run("XDEL g1 3");
-    s.transcript(
-        r#"
+        > XDEL g1 3
+        (integer) 1
         > XAUTOCLAIM g1 grp dan 0 0 COUNT 10
         1) "0-0"
         2) 1) 1) "2-0"
@@ -434,10 +424,9 @@ fn groups_deliver_track_pending_and_claim() {
 
 #[test]
 fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
-    let mut s = Session::new();
-    s.run("XGROUP CREATE q g $ MKSTREAM");
+    let mut s = Session::after("XGROUP CREATE q g $ MKSTREAM");
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
     assert!(c.is_blocked());
     let out = s.exec("XADD q 1 f v");
     assert_eq!(
@@ -456,7 +445,7 @@ fn xreadgroup_blocks_until_xadd_and_destroy_answers_nogroup() {
         )]
     );
     c.unblocked();
-    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
+    s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS q >");
     s.run("XGROUP DESTROY q g");
     assert_eq!(
         s.engine.take_unblocked(),
@@ -589,8 +578,7 @@ fn a_bad_xgroup_option_names_the_subcommand_as_typed() {
 /// missing key ("ERR no such key"). Such changes log the whole stream.
 #[test]
 fn while_a_rewrite_lags_a_stream_its_id_and_group_changes_log_it_whole() {
-    let mut s = Session::new();
-    s.run("XADD x 5-1 f v");
+    let mut s = Session::after("XADD x 5-1 f v");
     s.engine.aof_rewrite_started(s.now);
     let logged = s.logged("XSETID x 9-0");
     assert_eq!(
@@ -670,7 +658,7 @@ fn blocked_in_group() -> (Session, ClientCtx) {
     s.run("XADD s 1 f v");
     s.run("XGROUP CREATE s g $");
     let mut c = ClientCtx::new(1);
-    as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+    s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
     assert!(c.is_blocked());
     (s, c)
 }
@@ -720,10 +708,7 @@ fn an_expired_stream_answers_its_group_waiters() {
     s.run("PEXPIRE s 100");
     s.advance(101);
     let logged = s.engine.active_expire(s.now, 20);
-    assert_eq!(
-        logged.commands().iter().map(show).collect::<Vec<_>>(),
-        ["DEL s"]
-    );
+    assert_eq!(shown(&logged), ["DEL s"]);
     assert_eq!(
         s.engine.take_unblocked(),
         [(1, err("UNBLOCKED the stream key no longer exists"))]
@@ -737,7 +722,7 @@ fn an_answered_group_waiter_logs_nothing_and_counts_as_a_failed_call() {
     s.run("CONFIG RESETSTAT");
     for id in [1, 2] {
         let mut c = ClientCtx::new(id);
-        as_client(&mut s, &mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
+        s.exec_as(&mut c, "XREADGROUP GROUP g c BLOCK 0 STREAMS s >");
     }
     // Only the deletion is logged: the answered clients wrote nothing.
     assert_eq!(s.logged("DEL s"), ["DEL s"]);
@@ -762,12 +747,11 @@ fn an_answered_group_waiter_logs_nothing_and_counts_as_a_failed_call() {
 
 #[test]
 fn xread_waiters_outlive_their_stream_and_wait_after_their_own_ids() {
-    let mut s = Session::new();
-    s.run("XADD s 1 f v");
+    let mut s = Session::after("XADD s 1 f v");
     let (mut a, mut b, mut c) = (ClientCtx::new(1), ClientCtx::new(2), ClientCtx::new(3));
-    as_client(&mut s, &mut a, "XREAD BLOCK 0 STREAMS s $");
-    as_client(&mut s, &mut b, "XREAD BLOCK 0 STREAMS s 99");
-    as_client(&mut s, &mut c, "XREAD BLOCK 0 STREAMS s $");
+    s.exec_as(&mut a, "XREAD BLOCK 0 STREAMS s $");
+    s.exec_as(&mut b, "XREAD BLOCK 0 STREAMS s 99");
+    s.exec_as(&mut c, "XREAD BLOCK 0 STREAMS s $");
     s.run("DEL s");
     s.run("SET s x");
     s.run("DEL s");
@@ -819,13 +803,29 @@ fn xautoclaim_counts_dropped_deleted_entries_toward_count() {
     for id in 1..=4 {
         s.run(&format!("XADD x {id}-0 f v"));
     }
-    s.run("XGROUP CREATE x grp 0");
-    s.run("XREADGROUP GROUP grp Alice STREAMS x >");
-    s.run("XDEL x 1-0");
-    s.run("XDEL x 2-0");
-    // Replies of redis-server 7.0.15.
     s.transcript(
         r#"
+        > XGROUP CREATE x grp 0
+        OK
+        > XREADGROUP GROUP grp Alice STREAMS x >
+        1) 1) "x"
+           2) 1) 1) "1-0"
+                 2) 1) "f"
+                    2) "v"
+              2) 1) "2-0"
+                 2) 1) "f"
+                    2) "v"
+              3) 1) "3-0"
+                 2) 1) "f"
+                    2) "v"
+              4) 1) "4-0"
+                 2) 1) "f"
+                    2) "v"
+        > XDEL x 1-0
+        (integer) 1
+        > XDEL x 2-0
+        (integer) 1
+        // Replies of redis-server 7.0.15.
         > XAUTOCLAIM x grp Bob 0 0-0 COUNT 1
         1) "2-0"
         2) (empty array)

@@ -168,8 +168,7 @@ fn set_syntax_and_expire_errors() {
 
 #[test]
 fn set_with_expiry_in_the_past_deletes() {
-    let mut s = Session::new();
-    s.run("SET k v");
+    let mut s = Session::after("SET k v");
     assert_eq!(s.logged("SET k v2 PXAT 5"), ["DEL k"]);
     assert_eq!(s.run("EXISTS k"), int(0));
     assert_eq!(
@@ -245,9 +244,10 @@ fn counter_errors() {
     assert_eq!(s.run("INCR text"), not_int);
     s.run("SET spaced \" 1\"");
     assert_eq!(s.run("INCR spaced"), not_int);
-    s.run("SET padded 01");
     s.transcript(
         r#"
+        > SET padded 01
+        OK
         > INCR padded
         (error) ERR value is not an integer or out of range
         > INCRBY n abc
@@ -261,9 +261,10 @@ fn counter_errors() {
     let overflow = err("ERR increment or decrement would overflow");
     s.run("SET max 9223372036854775807");
     assert_eq!(s.run("INCR max"), overflow);
-    s.run("SET min -9223372036854775808");
     s.transcript(
         r#"
+        > SET min -9223372036854775808
+        OK
         > DECR min
         (error) ERR increment or decrement would overflow
         > DECRBY x -9223372036854775808
@@ -390,9 +391,10 @@ fn getdel_and_getex() {
 #[test]
 fn incrbyfloat_keeps_redis_text() {
     let mut s = Session::new();
-    s.run("SET f 10.50");
     s.transcript(
         r#"
+        > SET f 10.50
+        OK
         > INCRBYFLOAT f 0.1
         "10.6"
         > INCRBYFLOAT f -5
@@ -498,8 +500,7 @@ fn getrange_and_setrange_follow_redis_offsets() {
 
 #[test]
 fn an_offset_past_the_size_limit_is_a_size_error_under_maxmemory_too() {
-    let mut s = Session::new();
-    s.run("CONFIG SET maxmemory 1000000");
+    let mut s = Session::after("CONFIG SET maxmemory 1000000");
     let too_big = "ERR string exceeds maximum allowed size (proto-max-bulk-len)";
     for offset in ["9223372036854775807", "2147483647"] {
         assert_eq!(
@@ -528,9 +529,10 @@ fn incrbyfloat_adds_plain_decimals_exactly() {
         Reply::bulk("0.3"),
         "doubles would say 0.30000000000000004"
     );
-    s.run("SET g 9.95");
     s.transcript(
         r#"
+        > SET g 9.95
+        OK
         > INCRBYFLOAT g 0.1
         "10.05"
         > INCRBYFLOAT g -10.05

@@ -29,9 +29,8 @@ fn a_transaction_queues_then_runs_in_order() {
             Reply::Bulk(None)
         ])
     );
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
     assert_eq!(
-        logged,
+        shown(&out.effects),
         ["SET a 1", "SET a 2 KEEPTTL"],
         "one batch for the log"
     );
@@ -40,16 +39,16 @@ fn a_transaction_queues_then_runs_in_order() {
 
 #[test]
 fn errors_while_queuing_abort_and_runtime_errors_do_not() {
-    let mut s = Session::new();
-    s.run("MULTI");
+    let mut s = Session::after("MULTI");
     assert!(matches!(s.run("NOPE"), Reply::Error(e) if e.starts_with("ERR unknown command")));
     assert_eq!(
         s.run("GET"),
         Reply::error("ERR wrong number of arguments for 'get' command")
     );
-    s.run("SET a 1");
     s.transcript(
         r#"
+        > SET a 1
+        QUEUED
         > EXEC
         (error) EXECABORT Transaction discarded because of previous errors.
         // nothing ran
@@ -75,18 +74,16 @@ fn errors_while_queuing_abort_and_runtime_errors_do_not() {
 fn discard_nesting_and_watch_inside() {
     let mut s = Session::new();
     assert_eq!(s.run("DISCARD"), Reply::error("ERR DISCARD without MULTI"));
-    s.run("MULTI");
     s.transcript(
         r#"
+        > MULTI
+        OK
         > MULTI
         (error) ERR MULTI calls can not be nested
         > WATCH a
         (error) ERR WATCH inside MULTI is not allowed
-    "#,
-    );
-    s.run("SET a 1");
-    s.transcript(
-        r#"
+        > SET a 1
+        QUEUED
         > DISCARD
         OK
         > GET a
@@ -160,10 +157,11 @@ fn a_malformed_exec_aborts_whether_or_not_a_transaction_is_open() {
         > GET a
         (nil)
     "#);
-    // UNWATCH inside MULTI is queued, as in Redis.
-    s.run("MULTI");
     s.transcript(
         r#"
+        // UNWATCH inside MULTI is queued, as in Redis.
+        > MULTI
+        OK
         > UNWATCH
         QUEUED
         > EXEC

@@ -31,8 +31,7 @@ fn run_line(s: &mut Session, command: &str) -> String {
 
 #[test]
 fn zadd_flags_and_replies() {
-    let mut s = Session::new();
-    s.transcript(
+    transcript(
         r#"
         > ZADD z 1 a 2 b 3 c
         (integer) 3
@@ -79,11 +78,8 @@ fn zadd_flags_and_replies() {
         (error) ERR value is not a valid float
         > ZADD z 1e400 b
         (error) ERR value is not a valid float
-    "#,
-    );
-    s.run("ZADD inf +inf x");
-    s.transcript(
-        r#"
+        > ZADD inf +inf x
+        (integer) 1
         > ZINCRBY inf -inf x
         (error) ERR resulting score is not a number (NaN)
         > ZSCORE inf x
@@ -101,10 +97,10 @@ fn zadd_flags_and_replies() {
 
 #[test]
 fn reads_by_member_and_rank() {
-    let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c");
-    s.transcript(
+    transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c
+        (integer) 3
         > ZCARD z
         (integer) 3
         > ZCARD missing
@@ -135,38 +131,65 @@ fn reads_by_member_and_rank() {
 #[test]
 fn ranges_by_rank_score_and_lex() {
     let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c 4 d 5 e");
-    assert_eq!(run_line(&mut s, "ZRANGE z 0 -1"), "a b c d e");
-    assert_eq!(run_line(&mut s, "ZRANGE z -2 10 WITHSCORES"), "d 4 e 5");
-    assert_eq!(run_line(&mut s, "ZREVRANGE z 0 1"), "e d");
-    assert_eq!(run_line(&mut s, "ZRANGE z 0 1 REV"), "e d");
-    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z (1 3"), "b c");
-    assert_eq!(
-        run_line(&mut s, "ZRANGEBYSCORE z -inf +inf LIMIT 1 2"),
-        "b c"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZREVRANGEBYSCORE z 4 (2 WITHSCORES"),
-        "d 4 c 3"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZRANGE z 5 0 BYSCORE REV LIMIT 0 2 WITHSCORES"),
-        "e 5 d 4"
-    );
-    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z 1 5 LIMIT -1 2"), "");
-    assert_eq!(run_line(&mut s, "ZRANGEBYSCORE z 1 5 LIMIT 3 -1"), "d e");
     s.transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c 4 d 5 e
+        (integer) 5
+        > ZRANGE z 0 -1
+        1) "a"
+        2) "b"
+        3) "c"
+        4) "d"
+        5) "e"
+        > ZRANGE z -2 10 WITHSCORES
+        1) "d"
+        2) "4"
+        3) "e"
+        4) "5"
+        > ZREVRANGE z 0 1
+        1) "e"
+        2) "d"
+        > ZRANGE z 0 1 REV
+        1) "e"
+        2) "d"
+        > ZRANGEBYSCORE z (1 3
+        1) "b"
+        2) "c"
+        > ZRANGEBYSCORE z -inf +inf LIMIT 1 2
+        1) "b"
+        2) "c"
+        > ZREVRANGEBYSCORE z 4 (2 WITHSCORES
+        1) "d"
+        2) "4"
+        3) "c"
+        4) "3"
+        > ZRANGE z 5 0 BYSCORE REV LIMIT 0 2 WITHSCORES
+        1) "e"
+        2) "5"
+        3) "d"
+        4) "4"
+        > ZRANGEBYSCORE z 1 5 LIMIT -1 2
+        (empty array)
+        > ZRANGEBYSCORE z 1 5 LIMIT 3 -1
+        1) "d"
+        2) "e"
         > ZCOUNT z (1 +inf
         (integer) 4
         > ZCOUNT z 3 2
         (integer) 0
+        > ZADD l 0 a 0 b 0 c 0 d
+        (integer) 4
+        > ZRANGEBYLEX l [b (d
+        1) "b"
+        2) "c"
+        > ZREVRANGEBYLEX l + - LIMIT 1 2
+        1) "c"
+        2) "b"
+        > ZRANGE l - [b BYLEX
+        1) "a"
+        2) "b"
     "#,
     );
-    s.run("ZADD l 0 a 0 b 0 c 0 d");
-    assert_eq!(run_line(&mut s, "ZRANGEBYLEX l [b (d"), "b c");
-    assert_eq!(run_line(&mut s, "ZREVRANGEBYLEX l + - LIMIT 1 2"), "c b");
-    assert_eq!(run_line(&mut s, "ZRANGE l - [b BYLEX"), "a b");
     s.transcript(r#"
         > ZLEXCOUNT l (a +
         (integer) 3
@@ -188,9 +211,10 @@ fn ranges_by_rank_score_and_lex() {
 #[test]
 fn range_removals_and_range_store() {
     let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c 4 d 5 e");
     s.transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c 4 d 5 e
+        (integer) 5
         > ZREMRANGEBYRANK z 0 1
         (integer) 2
         > ZREMRANGEBYSCORE z (4 +inf
@@ -198,9 +222,10 @@ fn range_removals_and_range_store() {
     "#,
     );
     assert_eq!(run_line(&mut s, "ZRANGE z 0 -1"), "c d");
-    s.run("ZADD l 0 a 0 b 0 c");
     s.transcript(
         r#"
+        > ZADD l 0 a 0 b 0 c
+        (integer) 3
         > ZREMRANGEBYLEX l [a (c
         (integer) 2
         > ZRANGESTORE dst z 0 0
@@ -215,11 +240,8 @@ fn range_removals_and_range_store() {
         // an empty result removes dst
         > EXISTS dst
         (integer) 0
-    "#,
-    );
-    s.run("SET str x");
-    s.transcript(
-        r#"
+        > SET str x
+        OK
         > ZRANGESTORE dst str 0 -1
         (error) WRONGTYPE Operation against a key holding the wrong kind of value
         > ZRANGESTORE dst z 0 -1 WITHSCORES
@@ -231,23 +253,34 @@ fn range_removals_and_range_store() {
 #[test]
 fn union_intersection_and_difference() {
     let mut s = Session::new();
-    s.run("ZADD a 1 x 2 y 3 z");
-    s.run("ZADD b 1 y 2 z 3 w");
-    assert_eq!(
-        run_line(&mut s, "ZUNION 2 a b WITHSCORES"),
-        "x 1 w 3 y 3 z 5"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZINTER 2 a b WEIGHTS 2 3 WITHSCORES"),
-        "y 7 z 12"
-    );
-    assert_eq!(
-        run_line(&mut s, "ZINTER 2 a b AGGREGATE MAX WITHSCORES"),
-        "y 2 z 3"
-    );
-    assert_eq!(run_line(&mut s, "ZDIFF 2 a b WITHSCORES"), "x 1");
     s.transcript(
         r#"
+        > ZADD a 1 x 2 y 3 z
+        (integer) 3
+        > ZADD b 1 y 2 z 3 w
+        (integer) 3
+        > ZUNION 2 a b WITHSCORES
+        1) "x"
+        2) "1"
+        3) "w"
+        4) "3"
+        5) "y"
+        6) "3"
+        7) "z"
+        8) "5"
+        > ZINTER 2 a b WEIGHTS 2 3 WITHSCORES
+        1) "y"
+        2) "7"
+        3) "z"
+        4) "12"
+        > ZINTER 2 a b AGGREGATE MAX WITHSCORES
+        1) "y"
+        2) "2"
+        3) "z"
+        4) "3"
+        > ZDIFF 2 a b WITHSCORES
+        1) "x"
+        2) "1"
         > ZINTERCARD 2 a b LIMIT 1
         (integer) 1
         > ZINTERCARD 2 a b
@@ -291,14 +324,20 @@ fn plain_sets_take_part_in_the_algebra_with_every_member_scoring_1() {
     s.run("SADD tags y z"); // a hash-table set
     s.run("SADD ids 7 x"); // not all integers: a hash table too
     s.run("SADD nums 7 8"); // an intset, whose members are written out
-    assert_eq!(
-        run_line(&mut s, "ZUNION 2 ranked tags WEIGHTS 1 10 WITHSCORES"),
-        "x 2 z 10 y 15"
-    );
-    assert_eq!(run_line(&mut s, "ZINTER 2 ranked tags WITHSCORES"), "y 6");
-    assert_eq!(run_line(&mut s, "ZDIFF 2 ranked ids"), "y");
     s.transcript(
         r#"
+        > ZUNION 2 ranked tags WEIGHTS 1 10 WITHSCORES
+        1) "x"
+        2) "2"
+        3) "z"
+        4) "10"
+        5) "y"
+        6) "15"
+        > ZINTER 2 ranked tags WITHSCORES
+        1) "y"
+        2) "6"
+        > ZDIFF 2 ranked ids
+        1) "y"
         > ZINTERCARD 2 ids nums
         (integer) 1
         > ZUNIONSTORE out 2 nums ids AGGREGATE MAX
@@ -323,12 +362,20 @@ fn plain_sets_take_part_in_the_algebra_with_every_member_scoring_1() {
 #[test]
 fn pops_and_random_members() {
     let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b 3 c 4 d");
-    assert_eq!(run_line(&mut s, "ZPOPMIN z"), "a 1");
-    assert_eq!(run_line(&mut s, "ZPOPMAX z 2"), "d 4 c 3");
-    assert_eq!(run_line(&mut s, "ZPOPMIN z 0"), "");
     s.transcript(
         r#"
+        > ZADD z 1 a 2 b 3 c 4 d
+        (integer) 4
+        > ZPOPMIN z
+        1) "a"
+        2) "1"
+        > ZPOPMAX z 2
+        1) "d"
+        2) "4"
+        3) "c"
+        4) "3"
+        > ZPOPMIN z 0
+        (empty array)
         > ZPOPMIN z -1
         (error) ERR value is out of range, must be positive
         > ZMPOP 2 missing z MAX COUNT 5
@@ -384,8 +431,7 @@ fn a_negative_random_count_is_refused_before_its_reply_is_built() {
 
 #[test]
 fn encodings_follow_the_config_and_never_go_back() {
-    let mut s = Session::new();
-    s.run("ZADD z 1 a");
+    let mut s = Session::after("ZADD z 1 a");
     assert_eq!(s.run("OBJECT ENCODING z"), bulk("listpack"));
     s.run("CONFIG SET zset-max-ziplist-entries 2");
     assert_eq!(
@@ -399,9 +445,10 @@ fn encodings_follow_the_config_and_never_go_back() {
     s.run("CONFIG SET zset-max-listpack-value 3");
     s.run("ZADD long 1 abcd");
     assert_eq!(s.run("OBJECT ENCODING long"), bulk("skiplist"));
-    s.run("ZADD src 1 a 2 b");
     s.transcript(
         r#"
+        > ZADD src 1 a 2 b
+        (integer) 2
         > ZRANGESTORE one src 0 0
         (integer) 1
         > OBJECT ENCODING one
@@ -410,11 +457,8 @@ fn encodings_follow_the_config_and_never_go_back() {
         (integer) 2
         > OBJECT ENCODING two
         "listpack"
-    "#,
-    );
-    s.run("ZADD three 1 a 2 b 3 c");
-    s.transcript(
-        r#"
+        > ZADD three 1 a 2 b 3 c
+        (integer) 3
         > ZUNIONSTORE big 1 three
         (integer) 3
         > OBJECT ENCODING big
@@ -476,8 +520,7 @@ fn the_zset_type_among_the_others() {
 
 #[test]
 fn keyspace_events_of_sorted_sets() {
-    let mut s = Session::new();
-    s.run("CONFIG SET notify-keyspace-events Ez");
+    let mut s = Session::after("CONFIG SET notify-keyspace-events Ez");
     let events = |s: &mut Session, command: &str| -> Vec<String> {
         s.run(command);
         s.engine
@@ -490,8 +533,7 @@ fn keyspace_events_of_sorted_sets() {
     s.run("ZADD z 1 a");
     assert!(events(&mut s, "ZINCRBY z 1 a").is_empty());
     let mut subscriber = ClientCtx::new(9);
-    let args = split_args(b"PSUBSCRIBE __keyevent@0__:*").unwrap();
-    s.engine.execute(&args, &mut subscriber, s.now);
+    s.exec_as(&mut subscriber, "PSUBSCRIBE __keyevent@0__:*");
     s.engine.take_messages();
     let mut seen = Vec::new();
     for command in [
@@ -546,15 +588,15 @@ fn keyspace_events_of_sorted_sets() {
 fn blocking_pops_wait_for_a_zadd() {
     let mut s = Session::new();
     let mut waiter = ClientCtx::new(1);
-    let args = split_args(b"BZPOPMIN q other 0").unwrap();
-    let out = s.engine.execute(&args, &mut waiter, s.now);
+    let out = s.exec_as(&mut waiter, "BZPOPMIN q other 0");
     assert!(waiter.is_blocked() && out.effects.is_empty());
     let mut second = ClientCtx::new(2);
-    let args = split_args(b"BZMPOP 0 1 q MAX COUNT 5").unwrap();
-    s.engine.execute(&args, &mut second, s.now);
+    s.exec_as(&mut second, "BZMPOP 0 1 q MAX COUNT 5");
     let out = s.exec("ZADD q 1 a 2 b 3 c");
-    let logged: Vec<String> = out.effects.commands().iter().map(show).collect();
-    assert_eq!(logged, ["ZADD q 1 a 2 b 3 c", "ZREM q a", "ZREM q c b"]);
+    assert_eq!(
+        shown(&out.effects),
+        ["ZADD q 1 a 2 b 3 c", "ZREM q a", "ZREM q c b"]
+    );
     assert_eq!(
         s.engine.take_unblocked(),
         [
@@ -567,8 +609,7 @@ fn blocking_pops_wait_for_a_zadd() {
     );
     assert_eq!(s.run("EXISTS q"), int(0));
     // A key of another type does not serve a sorted-set waiter.
-    let args = split_args(b"BZPOPMAX k 0.5").unwrap();
-    s.engine.execute(&args, &mut waiter, s.now);
+    s.exec_as(&mut waiter, "BZPOPMAX k 0.5");
     s.run("LPUSH k x");
     assert!(s.engine.take_unblocked().is_empty());
     s.advance(600);
@@ -586,25 +627,30 @@ fn blocking_pops_wait_for_a_zadd() {
 #[test]
 fn pops_and_stores_log_their_results() {
     let mut s = Session::new();
-    assert_eq!(s.logged("ZADD z 1 a 2 b 3 c"), ["ZADD z 1 a 2 b 3 c"]);
-    assert_eq!(s.logged("ZADD z NX 9 a 4 d"), ["ZADD z 4 d"]);
-    assert_eq!(
-        s.logged("ZADD z 4 d"),
-        Vec::<String>::new(),
-        "nothing changed"
+    s.logs(
+        r#"
+        > ZADD z 1 a 2 b 3 c
+        ZADD z 1 a 2 b 3 c
+        > ZADD z NX 9 a 4 d
+        ZADD z 4 d
+        // nothing changed
+        > ZADD z 4 d
+        (nothing)
+        > ZINCRBY z 0.5 a
+        ZADD z 1.5 a
+        > ZPOPMAX z 2
+        ZREM z d c
+        > ZREM z x
+        (nothing)
+        > ZRANGESTORE d z 0 -1
+        DEL d
+        ZADD d 1.5 a 2 b
+        > ZREMRANGEBYSCORE z 0 1.5
+        ZREMRANGEBYSCORE z 0 1.5
+        > ZMPOP 1 z MIN
+        ZREM z b
+    "#,
     );
-    assert_eq!(s.logged("ZINCRBY z 0.5 a"), ["ZADD z 1.5 a"]);
-    assert_eq!(s.logged("ZPOPMAX z 2"), ["ZREM z d c"]);
-    assert_eq!(s.logged("ZREM z x"), Vec::<String>::new());
-    assert_eq!(
-        s.logged("ZRANGESTORE d z 0 -1"),
-        ["DEL d", "ZADD d 1.5 a 2 b"]
-    );
-    assert_eq!(
-        s.logged("ZREMRANGEBYSCORE z 0 1.5"),
-        ["ZREMRANGEBYSCORE z 0 1.5"]
-    );
-    assert_eq!(s.logged("ZMPOP 1 z MIN"), ["ZREM z b"]);
 }
 
 /// A random sorted-set command over a few keys (and some of other types
@@ -686,15 +732,19 @@ fn sorted_sets_count_toward_maxmemory() {
 
 #[test]
 fn while_a_rewrite_runs_sorted_set_changes_are_logged_as_they_are() {
-    let mut s = Session::new();
-    s.run("ZADD z 1 a 2 b");
+    let mut s = Session::after("ZADD z 1 a 2 b");
     s.engine.aof_rewrite_started(s.now);
-    assert_eq!(s.logged("ZADD z 3 c"), ["ZADD z 3 c"]);
-    assert_eq!(s.logged("ZPOPMIN z"), ["ZREM z a"]);
-    // Emptied: a DEL after, as the new log's copy may hold other members.
-    assert_eq!(
-        s.logged("ZREMRANGEBYRANK z 0 -1"),
-        ["ZREMRANGEBYRANK z 0 -1", "DEL z"]
+    s.logs(
+        r#"
+        > ZADD z 3 c
+        ZADD z 3 c
+        > ZPOPMIN z
+        ZREM z a
+        // Emptied: a DEL after, as the new log's copy may hold other members.
+        > ZREMRANGEBYRANK z 0 -1
+        ZREMRANGEBYRANK z 0 -1
+        DEL z
+    "#,
     );
     s.engine.aof_rewrite_finished(Some(0), 0);
     s.run("ZADD z 1 a");
