@@ -25,7 +25,7 @@ use alloc::vec::Vec;
 use super::errors;
 use super::exec::Exec;
 use super::lists::{end_name, oom, parse_end, pop_elements, pop_event, push_event};
-use super::multi_pop::{self, MultiPop};
+use super::multi_pop;
 use super::string_ops::parse_float;
 use super::strings::copy_for_reply;
 use crate::blocking::Wait;
@@ -136,7 +136,7 @@ fn lmove_now(x: &mut Exec<'_>, src: &[u8], dst: &[u8], from: End, to: End) -> Re
 /// `count` (default 1) elements from the first of the keys that holds a
 /// list; `[key, [elements]]`, or a null array if none does.
 pub(crate) fn lmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    multi_pop::serve(x, args, false, parse_end, multi_pop, "list")
+    multi_pop::serve(x, args, false, parse_end, &LISTS)
 }
 
 /// `BLPOP key [key ...] timeout`: pops the first element of the first of
@@ -237,30 +237,18 @@ fn blocking_move(
 /// keys to get a list if none holds one (a null array when the time runs
 /// out).
 pub(crate) fn blmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    multi_pop::serve(x, args, true, parse_end, multi_pop, "list")
+    multi_pop::serve(x, args, true, parse_end, &LISTS)
 }
 
-/// Pops for `LMPOP` from the first key of `request` that holds a list:
-/// the reply, `None` if no key does, `WRONGTYPE` at the first key of
-/// another type before it.
-fn multi_pop(
-    x: &mut Exec<'_>,
-    args: &[Vec<u8>],
-    request: &MultiPop<End>,
-) -> Result<Option<Reply>, Reply> {
-    for key in &args[request.keys.clone()] {
-        if x.live_list(key)?.is_none() {
-            continue;
-        }
+/// `LMPOP`'s type: lists, popped as bulk strings.
+const LISTS: multi_pop::Kind<End> = multi_pop::Kind {
+    name: "list",
+    holds: |x, key| Ok(x.live_list(key)?.is_some()),
+    pop: |x, key, request| {
         let popped = pop_elements(x, key, request.side, request.count, true)?;
-        let elements = popped.into_iter().map(|e| Reply::Bulk(Some(e))).collect();
-        return Ok(Some(Reply::array(alloc::vec![
-            Reply::bulk(key.clone()),
-            Reply::array(elements),
-        ])));
-    }
-    Ok(None)
-}
+        Ok(popped.into_iter().map(|e| Reply::Bulk(Some(e))).collect())
+    },
+};
 
 /// Nothing to serve now: the client waits on `keys` until `deadline` for
 /// a value of `kind`, if it may block here (answered `nil` when the time

@@ -60,23 +60,53 @@ impl<W> MultiPop<W> {
     }
 }
 
-/// Pops one command's elements from the first of `request`'s keys holding
-/// its type: the reply, `None` if no key does, `WRONGTYPE` at the first
+/// What a multi-key pop does with its type: `holds` tells whether a key
+/// holds a live value of it (`WRONGTYPE` for a value of another type), and
+/// `pop` pops up to the request's count from such a key, as replied.
+pub(super) struct Kind<W> {
+    /// The type's name, as a blocked client waits for it.
+    pub name: &'static str,
+    /// Whether the key holds a live value of the type.
+    pub holds: fn(&mut Exec<'_>, &[u8]) -> Result<bool, Reply>,
+    /// Pops from a key that holds the type.
+    pub pop: PopFrom<W>,
+}
+
+/// Pops up to a request's count from one key, the popped items as replied.
+pub(super) type PopFrom<W> = fn(&mut Exec<'_>, &[u8], &MultiPop<W>) -> Result<Vec<Reply>, Reply>;
+
+/// Pops from the first of `request`'s keys holding `kind`'s type:
+/// `[key, [popped ...]]`, `None` if no key does, `WRONGTYPE` at the first
 /// key of another type before it.
-pub(super) type Pop<W> =
-    fn(&mut Exec<'_>, &[Vec<u8>], &MultiPop<W>) -> Result<Option<Reply>, Reply>;
+fn pop_first<W>(
+    x: &mut Exec<'_>,
+    args: &[Vec<u8>],
+    request: &MultiPop<W>,
+    kind: &Kind<W>,
+) -> Result<Option<Reply>, Reply> {
+    for key in &args[request.keys.clone()] {
+        if (kind.holds)(x, key)? {
+            let popped = (kind.pop)(x, key, request)?;
+            return Ok(Some(Reply::array(alloc::vec![
+                Reply::bulk(key.clone()),
+                Reply::array(popped),
+            ])));
+        }
+    }
+    Ok(None)
+}
 
 /// Runs `LMPOP`/`ZMPOP` (`blocking` false: `numkeys` is `args[1]`) or
 /// `BLMPOP`/`BZMPOP` (`timeout` first): the request read with `side`,
-/// `pop` served, and with nothing to pop a null array, which a blocking
-/// form first waits for a `kind` value on every key to change.
+/// popped from the first key holding `kind`, and with nothing to pop a
+/// null array, which a blocking form first waits for a value of the kind
+/// on every key to change.
 pub(super) fn serve<W>(
     x: &mut Exec<'_>,
     args: &[Vec<u8>],
     blocking: bool,
     side: impl Fn(&[u8]) -> Option<W>,
-    pop: Pop<W>,
-    kind: &'static str,
+    kind: &Kind<W>,
 ) -> Reply {
     let (at, deadline) = if blocking {
         match parse_timeout(&args[1], x.now) {
@@ -90,13 +120,13 @@ pub(super) fn serve<W>(
         Ok(request) => request,
         Err(reply) => return reply,
     };
-    match pop(x, args, &request) {
+    match pop_first(x, args, &request, kind) {
         Ok(Some(reply)) => reply,
         Ok(None) if blocking => wait_or_nil(
             x,
             &args[request.keys.clone()],
             deadline,
-            kind,
+            kind.name,
             Reply::Array(None),
         ),
         Ok(None) => Reply::Array(None),

@@ -7,7 +7,7 @@ use alloc::vec::Vec;
 
 use super::exec::Exec;
 use super::list_moves::pop_first_or_wait;
-use super::multi_pop::{self, MultiPop};
+use super::multi_pop;
 use super::zsets::{oom, pop_members, score_reply};
 use crate::resp::Reply;
 
@@ -22,18 +22,11 @@ fn parse_min_max(arg: &[u8]) -> Option<bool> {
     }
 }
 
-/// Pops for `ZMPOP` from the first key of `request` holding a sorted set:
-/// `[key, [[member, score], ...]]`, `None` if no key does, `WRONGTYPE` at
-/// the first key of another type before it.
-fn multi_pop(
-    x: &mut Exec<'_>,
-    args: &[Vec<u8>],
-    request: &MultiPop<bool>,
-) -> Result<Option<Reply>, Reply> {
-    for key in &args[request.keys.clone()] {
-        if x.live_zset(key)?.is_none() {
-            continue;
-        }
+/// `ZMPOP`'s type: sorted sets, popped as `[member, score]` pairs.
+const ZSETS: multi_pop::Kind<bool> = multi_pop::Kind {
+    name: "zset",
+    holds: |x, key| Ok(x.live_zset(key)?.is_some()),
+    pop: |x, key, request| {
         let popped = pop_members(x, key, request.side, request.count)?;
         let mut pairs = Vec::new();
         pairs.try_reserve_exact(popped.len()).map_err(|_| oom())?;
@@ -43,26 +36,22 @@ fn multi_pop(
                 score_reply(score)
             ]));
         }
-        return Ok(Some(Reply::array(alloc::vec![
-            Reply::bulk(key.clone()),
-            Reply::array(pairs),
-        ])));
-    }
-    Ok(None)
-}
+        Ok(pairs)
+    },
+};
 
 /// `ZMPOP numkeys key [key ...] MIN|MAX [COUNT count]`: pops up to
 /// `count` members from the first non-empty sorted set; its key and the
 /// members with their scores, or a null array.
 pub(crate) fn zmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    multi_pop::serve(x, args, false, parse_min_max, multi_pop, "zset")
+    multi_pop::serve(x, args, false, parse_min_max, &ZSETS)
 }
 
 /// `BZMPOP timeout numkeys key [key ...] MIN|MAX [COUNT count]`: `ZMPOP`,
 /// waiting up to `timeout` seconds (0: forever) for one of the keys to
 /// get a sorted set (a null array when the time runs out).
 pub(crate) fn bzmpop(x: &mut Exec<'_>, args: &mut [Vec<u8>]) -> Reply {
-    multi_pop::serve(x, args, true, parse_min_max, multi_pop, "zset")
+    multi_pop::serve(x, args, true, parse_min_max, &ZSETS)
 }
 
 /// `BZPOPMIN key [key ...] timeout`: pops the lowest-scored member of the
