@@ -524,7 +524,7 @@ def run(args):
     quick = args.mode == "quick"
     boots = 3 if quick else 5
     # Requests per run (fewer for MSET and LRANGE_100: REQUEST_DIVISOR).
-    requests = {1: 3000, 16: 12000} if quick else {1: 20000, 16: 80000}
+    requests = {1: 3000, 16: 40000} if quick else {1: 20000, 16: 80000}
     # LPOP pops what the LPUSH cell before it pushed; XRANGE reads what XADD added.
     tests = ["set", "get", "incr", "mset", "lpush", "lpop", "sadd", "hset", "zadd", "lrange_100",
              "xadd", "xrange", "pfadd", "geoadd", "get_resp3", "evalsha"]
