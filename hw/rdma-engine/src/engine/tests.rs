@@ -220,17 +220,11 @@ impl Fabric {
     /// The WRITE packets of the log from `src` to `dst` (what a large
     /// WRITE's notice, notice.rs, goes beside).
     fn writes(&self, src: u16, dst: u16) -> Vec<(Rc, u32, Option<Syndrome>)> {
-        let write = [
-            Rc::WriteFirst,
-            Rc::WriteMiddle,
-            Rc::WriteLast,
-            Rc::WriteLastImm,
-            Rc::WriteOnly,
-            Rc::WriteOnlyImm,
-        ];
+        // The WRITE opcodes are the run WriteFirst..=WriteOnlyImm.
+        let write = Rc::WriteFirst as u8..=Rc::WriteOnlyImm as u8;
         self.packets(src, dst)
             .into_iter()
-            .filter(|p| write.contains(&p.0))
+            .filter(|p| write.contains(&(p.0 as u8)))
             .collect()
     }
 }
