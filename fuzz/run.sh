@@ -4,11 +4,12 @@
 #   fuzz/run.sh [TARGET ...]
 #       The test (what ./run-tests.sh runs): each target tries a fixed
 #       number of inputs from a fixed seed, starting from the committed
-#       seeds (fuzz/seeds/<target>) alone, so every run, here or in CI,
-#       starts on the same inputs. Not all the same: two runs part after
-#       about a thousand inputs (something in the targets differs from run
-#       to run, e.g. the RDMA engine's hash maps), so a test run is close
-#       to, not exactly, the one before; new crashes are --explore's job.
+#       seeds (fuzz/seeds/<target>) alone, with address randomization
+#       off and no corpus reloads: then every run, here or in CI, tries
+#       exactly the same inputs, and a new crash comes from a change, not
+#       from luck. Except roce_engine's: the engine draws its R_Keys and
+#       ids from /dev/urandom, so its runs part after a few hundred inputs.
+#       New crashes are --explore's job.
 #
 #   fuzz/run.sh --explore SECONDS [TARGET ...]
 #       The search: each target for SECONDS with a new random seed,
@@ -60,6 +61,15 @@ else
     done
 fi
 
+# libFuzzer keys its tables of compared values by code address, so the
+# same inputs need the same addresses: run without ASLR where the machine
+# allows it (a container's seccomp may not).
+same_addresses=(setarch -R)
+if ! setarch -R true 2>/dev/null; then
+    echo "fuzz/run.sh: cannot turn address randomization off (setarch -R); runs will differ" >&2
+    same_addresses=()
+fi
+
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 for target in "${targets[@]}"; do
@@ -71,11 +81,13 @@ for target in "${targets[@]}"; do
         runs=$(runs_for "$target")
         echo "fuzz/run.sh: $target, $runs inputs from seed 1" >&2
         corpus=$scratch/$target
-        limit=(-seed=1 -runs="$runs")
+        # -reload=0: rereading the corpus directory each second would
+        # rerun inputs at moments that depend on the machine's speed.
+        limit=(-seed=1 -runs="$runs" -reload=0)
     fi
     mkdir -p "$corpus" fuzz/corpus
     # -timeout: one input taking 10 s is a hang (they take milliseconds).
-    cargo +nightly fuzz run --sanitizer none --debug-assertions "$target" \
+    "${same_addresses[@]}" cargo +nightly fuzz run --sanitizer none --debug-assertions "$target" \
         "$corpus" "fuzz/seeds/$target" -- \
         "${limit[@]}" -timeout=10 -print_final_stats=1 \
         2>"fuzz/corpus/$target.log" || {
