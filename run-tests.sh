@@ -60,8 +60,8 @@ done
 
 # Coverage-guided fuzzing of the kvstore lib (fuzz/README.md): each target
 # tries a fixed number of inputs (about 45 s) from a fixed seed, starting
-# from the committed seeds, so every run tries the same inputs (all but
-# roce_engine's, whose engine draws random keys); a crash fails it.
+# from the committed seeds, so every run of a clone tries the same inputs
+# (all but roce_engine's, whose engine draws random keys); a crash fails it.
 step "fuzzing kvstore and the RDMA engine (5 targets, about 45 s each)"
 fuzz/run.sh
 

@@ -5,11 +5,12 @@
 #       The test (what ./run-tests.sh runs): each target tries a fixed
 #       number of inputs from a fixed seed, starting from the committed
 #       seeds (fuzz/seeds/<target>) alone, with address randomization
-#       off and no corpus reloads: then every run, here or in CI, tries
-#       exactly the same inputs, and a new crash comes from a change, not
-#       from luck. Except roce_engine's: the engine draws its R_Keys and
-#       ids from /dev/urandom, so its runs part after a few hundred inputs.
-#       New crashes are --explore's job.
+#       off and no corpus reloads: then every run of one clone tries
+#       exactly the same inputs (a clone elsewhere builds other addresses,
+#       so other inputs, as fixed), and a new crash comes from a change,
+#       not from luck. Except roce_engine's: the engine draws its R_Keys
+#       and ids from /dev/urandom, so its runs part after a few hundred
+#       inputs. New crashes are --explore's job.
 #
 #   fuzz/run.sh --explore SECONDS [TARGET ...]
 #       The search: each target for SECONDS with a new random seed,
